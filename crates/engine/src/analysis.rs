@@ -1,0 +1,316 @@
+//! From raw samples to a result: subtract the empty loop, summarise, judge, warn.
+//!
+//! The rules here decide what the user is told, so each is a small public function with its
+//! thresholds named and tested on synthetic data.
+
+use crate::model::{BenchResult, Integrity, ResultKind, Verdict, Warning};
+use crate::runner::MIN_SAMPLES;
+use crate::stats::{Summary, mann_whitney_p, median_in_place};
+use std::collections::BTreeMap;
+
+/// A benchmark whose cost over the empty loop is below this share of the empty loop's own
+/// cost per iteration is judged optimised away even when the difference is statistically
+/// significant: two copies of the same machine code at different addresses can differ by a
+/// few per cent, while one real instruction on the dependency path adds a whole cycle.
+pub const OPTIMISED_AWAY_SHARE: f64 = 0.10;
+/// Coefficient of variation above which a result is called unstable.
+pub const HIGH_VARIANCE_CV: f64 = 0.10;
+/// Early samples differing from the rest by more than this share (and significantly) mean
+/// the benchmark was not at steady state.
+pub const STEADY_STATE_SHIFT: f64 = 0.05;
+/// Significance level of the steady-state test.
+pub const STEADY_STATE_P: f64 = 0.01;
+
+/// Per-sample totals of a benchmark's loop and of the empty loop, in nanoseconds.
+#[derive(Debug, Clone)]
+pub(crate) struct LoopSamples {
+    pub iterations: u64,
+    bench_ns: Vec<f64>,
+    empty_ns: Vec<f64>,
+    bench_cpu_ns: Vec<f64>,
+    empty_cpu_ns: Vec<f64>,
+}
+
+impl LoopSamples {
+    pub fn with_capacity(iterations: u64, samples: usize) -> LoopSamples {
+        LoopSamples {
+            iterations,
+            bench_ns: Vec::with_capacity(samples),
+            empty_ns: Vec::with_capacity(samples),
+            bench_cpu_ns: Vec::with_capacity(samples),
+            empty_cpu_ns: Vec::with_capacity(samples),
+        }
+    }
+
+    /// Adds one pair: (wall, CPU) nanoseconds of the benchmark and of the empty loop.
+    pub fn push(&mut self, bench: (f64, f64), empty: (f64, f64)) {
+        self.bench_ns.push(bench.0);
+        self.bench_cpu_ns.push(bench.1);
+        self.empty_ns.push(empty.0);
+        self.empty_cpu_ns.push(empty.1);
+    }
+
+    fn per_op(&self, totals: &[f64]) -> Vec<f64> {
+        totals.iter().map(|t| t / self.iterations as f64).collect()
+    }
+}
+
+/// The result of a calibrated loop.
+pub(crate) fn timed_loop_result(
+    name: &str,
+    method: &str,
+    samples: &LoopSamples,
+    cold_ns: f64,
+    integrity: Integrity,
+    resolution_ns: f64,
+    wanted_samples: usize,
+) -> BenchResult {
+    let bench = samples.per_op(&samples.bench_ns);
+    let empty = samples.per_op(&samples.empty_ns);
+    let overhead_ns = median_in_place(&mut empty.clone());
+    let net: Vec<f64> = bench.iter().map(|b| b - overhead_ns).collect();
+    let summary = Summary::of(&net).expect("at least MIN_SAMPLES finite samples");
+    let verdict = verdict(&bench, &empty, samples.iterations, resolution_ns);
+    let empty_cpu_ns = median_in_place(&mut samples.per_op(&samples.empty_cpu_ns));
+    let cpu_samples_ns = samples
+        .per_op(&samples.bench_cpu_ns)
+        .iter()
+        .map(|c| c - empty_cpu_ns)
+        .collect();
+
+    let mut warnings = common_warnings(&bench, &summary, integrity, wanted_samples);
+    if verdict.is_suspect() {
+        warnings.retain(|w| w.code != crate::model::WarningCode::HighVariance);
+    }
+    BenchResult {
+        name: name.to_string(),
+        method: method.to_string(),
+        parameters: BTreeMap::new(),
+        kind: ResultKind::TimedLoop,
+        iterations: samples.iterations,
+        samples_ns: net,
+        summary,
+        cpu_samples_ns,
+        loop_overhead_ns: Some(overhead_ns),
+        cold_ns: Some(cold_ns),
+        derived_from: Vec::new(),
+        verdict,
+        warnings,
+        integrity,
+    }
+}
+
+/// The result of events timed one at a time.
+pub(crate) fn observations_result(
+    name: &str,
+    method: &str,
+    samples_ns: Vec<f64>,
+    cpu_samples_ns: Vec<f64>,
+    cold_ns: f64,
+    integrity: Integrity,
+    wanted_samples: usize,
+) -> BenchResult {
+    let summary = Summary::of(&samples_ns).expect("at least MIN_SAMPLES finite samples");
+    let warnings = common_warnings(&samples_ns, &summary, integrity, wanted_samples);
+    BenchResult {
+        name: name.to_string(),
+        method: method.to_string(),
+        parameters: BTreeMap::new(),
+        kind: ResultKind::Observations,
+        iterations: 1,
+        samples_ns,
+        summary,
+        cpu_samples_ns,
+        loop_overhead_ns: None,
+        cold_ns: Some(cold_ns),
+        derived_from: Vec::new(),
+        verdict: Verdict::Measured,
+        warnings,
+        integrity,
+    }
+}
+
+/// Whether the benchmark measured anything beyond the empty loop. `bench` and `empty` are
+/// per-iteration times of samples taken in pairs. The work is judged optimised away when the
+/// 95% confidence interval of the median paired difference reaches zero, when that median is
+/// below [`OPTIMISED_AWAY_SHARE`] of the empty loop's cost, or when the work in a whole sample
+/// is below one clock resolution.
+pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64) -> Verdict {
+    let differences: Vec<f64> = bench.iter().zip(empty).map(|(b, e)| b - e).collect();
+    let Some(difference) = Summary::of(&differences) else {
+        return Verdict::OptimisedAway;
+    };
+    let overhead = median_in_place(&mut empty.to_vec());
+    let indistinguishable = difference.median_ci95[0] <= 0.0
+        || difference.median < OPTIMISED_AWAY_SHARE * overhead
+        || difference.median * (iterations as f64) < resolution_ns;
+    if indistinguishable {
+        Verdict::OptimisedAway
+    } else {
+        Verdict::Measured
+    }
+}
+
+/// Warns when the first fifth of the samples (at least three) differs from the rest by more
+/// than [`STEADY_STATE_SHIFT`] and a Mann–Whitney test says the difference is real.
+pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {
+    if samples.len() < 2 * MIN_SAMPLES {
+        return None;
+    }
+    let early_count = samples.len().div_ceil(5).max(3);
+    let (early, late) = samples.split_at(early_count);
+    let early_median = median_in_place(&mut early.to_vec());
+    let late_median = median_in_place(&mut late.to_vec());
+    if late_median <= 0.0 {
+        return None;
+    }
+    let shift = early_median / late_median - 1.0;
+    (shift.abs() > STEADY_STATE_SHIFT && mann_whitney_p(early, late) < STEADY_STATE_P)
+        .then(|| Warning::not_steady_state(early_count, shift))
+}
+
+/// Warnings every kind of result can carry. `raw` are the samples before any subtraction.
+fn common_warnings(
+    raw: &[f64],
+    summary: &Summary,
+    integrity: Integrity,
+    wanted_samples: usize,
+) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if summary.n < wanted_samples {
+        warnings.push(Warning::few_samples(summary.n, wanted_samples));
+    }
+    warnings.extend(steady_state_warning(raw));
+    if let Some(cv) = summary.cv.filter(|&cv| cv > HIGH_VARIANCE_CV) {
+        warnings.push(Warning::high_variance(cv));
+    }
+    if integrity.involuntary_switches > (summary.n as u64 / 10).max(1) {
+        warnings.push(Warning::preempted(integrity.involuntary_switches));
+    }
+    if integrity.major_page_faults > 0 {
+        warnings.push(Warning::major_page_faults(integrity.major_page_faults));
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::WarningCode;
+    use crate::runner::{Config, Runner};
+    use std::hint::black_box;
+
+    fn wobble(base: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| base * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)))
+            .collect()
+    }
+
+    #[test]
+    fn identical_loops_are_judged_optimised_away() {
+        let empty = wobble(0.40, 30);
+        let mut same = empty.clone();
+        same.rotate_left(3);
+        assert_eq!(
+            verdict(&same, &empty, 1 << 22, 10.0),
+            Verdict::OptimisedAway
+        );
+    }
+
+    #[test]
+    fn a_tiny_systematic_difference_is_still_optimised_away() {
+        let empty = wobble(0.40, 30);
+        let aligned_differently: Vec<f64> = empty.iter().map(|e| e * 1.04).collect();
+        assert_eq!(
+            verdict(&aligned_differently, &empty, 1 << 22, 10.0),
+            Verdict::OptimisedAway
+        );
+    }
+
+    #[test]
+    fn one_extra_cycle_is_measured() {
+        let empty = wobble(0.40, 30);
+        let bench: Vec<f64> = empty.iter().map(|e| e + 0.40).collect();
+        assert_eq!(verdict(&bench, &empty, 1 << 22, 10.0), Verdict::Measured);
+    }
+
+    #[test]
+    fn work_below_the_clock_resolution_is_flagged() {
+        let empty = wobble(100.0, 30);
+        let bench: Vec<f64> = empty.iter().map(|e| e + 50.0).collect();
+        assert_eq!(verdict(&bench, &empty, 2, 1000.0), Verdict::OptimisedAway);
+    }
+
+    #[test]
+    fn slow_early_samples_are_not_steady_state() {
+        let mut samples = wobble(10.0, 40);
+        for s in &mut samples[..8] {
+            *s *= 1.5;
+        }
+        let warning = steady_state_warning(&samples).expect("warned");
+        assert_eq!(warning.code, WarningCode::NotSteadyState);
+        assert!(steady_state_warning(&wobble(10.0, 40)).is_none());
+    }
+
+    fn small_config() -> Config {
+        Config {
+            samples: 15,
+            target_sample_time: std::time::Duration::from_micros(500),
+            ..Config::quick()
+        }
+    }
+
+    #[test]
+    fn a_planted_dead_benchmark_is_detected() {
+        let mut runner = Runner::new(small_config());
+        // The sum is never used, so the compiler deletes the loop: nothing is left to time.
+        let result = runner
+            .bench("planted/dead", "a sum nobody reads", || {
+                let _unused: u64 = (0..64u64).map(|x| x * x).sum();
+            })
+            .unwrap();
+        assert_eq!(
+            result.verdict,
+            Verdict::OptimisedAway,
+            "{:?}",
+            result.summary
+        );
+    }
+
+    #[test]
+    fn real_work_is_not_flagged() {
+        let mut runner = Runner::new(small_config());
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let result = runner
+            .bench("planted/live", "eight dependent multiplications", || {
+                for _ in 0..8 {
+                    x = black_box(x).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 1;
+                }
+                x
+            })
+            .unwrap();
+        assert_eq!(result.verdict, Verdict::Measured, "{:?}", result.summary);
+        assert!(result.summary.median > 0.5, "{:?}", result.summary);
+    }
+
+    #[test]
+    fn more_work_takes_longer() {
+        let mut runner = Runner::new(small_config());
+        let mut chain = |n: u32| {
+            let mut x = 3u64;
+            runner
+                .bench("chain", "dependent multiplications", move || {
+                    for _ in 0..n {
+                        x = black_box(x.wrapping_mul(x) | 1);
+                    }
+                    x
+                })
+                .unwrap()
+                .summary
+                .median
+        };
+        let short = chain(4);
+        let long = chain(64);
+        assert!(long > 4.0 * short, "4 steps {short} ns, 64 steps {long} ns");
+    }
+}

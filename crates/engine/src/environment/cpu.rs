@@ -1,0 +1,141 @@
+//! The processor: model, core counts, SMT, frequency and its governor, and the hypervisor.
+
+use super::sysfs::{parse_cpu_list, read_trimmed};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuInfo {
+    pub model: String,
+    /// Online logical CPUs.
+    pub logical_cpus: usize,
+    /// Distinct (package, core) pairs among the online CPUs.
+    pub physical_cores: Option<usize>,
+    /// Whether simultaneous multithreading is active.
+    pub smt_active: Option<bool>,
+    /// The frequency /proc/cpuinfo reports for CPU 0 now.
+    pub mhz: Option<f64>,
+    /// The highest frequency cpufreq allows CPU 0.
+    pub max_mhz: Option<f64>,
+    /// The cpufreq governor of CPU 0; absent when the kernel exposes no cpufreq (often a VM).
+    pub governor: Option<String>,
+}
+
+impl CpuInfo {
+    pub(crate) fn collect() -> CpuInfo {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let online = read_trimmed("/sys/devices/system/cpu/online")
+            .and_then(|l| parse_cpu_list(&l))
+            .unwrap_or_default();
+        let logical_cpus = if online.is_empty() {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            online.len()
+        };
+        let physical_cores = physical_cores(&online);
+        let smt_active = read_trimmed("/sys/devices/system/cpu/smt/active")
+            .map(|s| s == "1")
+            .or_else(|| physical_cores.map(|cores| cores < logical_cpus));
+        CpuInfo {
+            model: cpuinfo_field(&cpuinfo, "model name")
+                .or_else(|| cpuinfo_field(&cpuinfo, "Hardware"))
+                .unwrap_or_else(|| format!("unknown {} CPU", std::env::consts::ARCH)),
+            logical_cpus,
+            physical_cores,
+            smt_active,
+            mhz: cpuinfo_field(&cpuinfo, "cpu MHz").and_then(|s| s.parse().ok()),
+            max_mhz: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+                .and_then(|khz| khz.parse::<f64>().ok())
+                .map(|khz| khz / 1000.0),
+            governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        }
+    }
+}
+
+fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name.trim() == key).then(|| value.trim().to_string())
+    })
+}
+
+fn physical_cores(online: &[usize]) -> Option<usize> {
+    let cores: BTreeSet<(String, String)> = online
+        .iter()
+        .filter_map(|cpu| {
+            let topology = format!("/sys/devices/system/cpu/cpu{cpu}/topology");
+            Some((
+                read_trimmed(format!("{topology}/physical_package_id"))?,
+                read_trimmed(format!("{topology}/core_id"))?,
+            ))
+        })
+        .collect();
+    (!cores.is_empty()).then_some(cores.len())
+}
+
+/// The hypervisor's name when the CPU reports running under one.
+pub(crate) fn hypervisor() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // Leaf 1 always exists; the hypervisor leaf is defined whenever leaf 1 sets the
+        // hypervisor bit.
+        let present = __cpuid(1).ecx & (1 << 31) != 0;
+        if !present {
+            return None;
+        }
+        let leaf = __cpuid(0x4000_0000);
+        let mut signature = Vec::with_capacity(12);
+        for register in [leaf.ebx, leaf.ecx, leaf.edx] {
+            signature.extend_from_slice(&register.to_le_bytes());
+        }
+        let signature = String::from_utf8_lossy(&signature)
+            .trim_matches(char::from(0))
+            .trim()
+            .to_string();
+        Some(hypervisor_name(&signature))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        read_trimmed("/sys/hypervisor/type")
+    }
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn hypervisor_name(signature: &str) -> String {
+    match signature {
+        "KVMKVMKVM" => "KVM",
+        "Microsoft Hv" => "Hyper-V",
+        "VMwareVMware" => "VMware",
+        "XenVMMXenVMM" => "Xen",
+        "TCGTCGTCGTCG" => "QEMU (TCG emulation)",
+        "VBoxVBoxVBox" => "VirtualBox",
+        "bhyve bhyve" => "bhyve",
+        "ACRNACRNACRN" => "ACRN",
+        "" => "an unnamed hypervisor",
+        other => other,
+    }
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpuinfo_fields_are_found_by_exact_key() {
+        let text = "processor\t: 0\nmodel name\t: Some CPU @ 2.0GHz\ncpu MHz\t\t: 1999.9\n";
+        assert_eq!(
+            cpuinfo_field(text, "model name").as_deref(),
+            Some("Some CPU @ 2.0GHz")
+        );
+        assert_eq!(cpuinfo_field(text, "cpu MHz").as_deref(), Some("1999.9"));
+        assert_eq!(cpuinfo_field(text, "model"), None);
+    }
+
+    #[test]
+    fn hypervisor_signatures_have_names() {
+        assert_eq!(hypervisor_name("KVMKVMKVM"), "KVM");
+        assert_eq!(hypervisor_name("SomethingNew"), "SomethingNew");
+    }
+}

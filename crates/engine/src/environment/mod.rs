@@ -1,0 +1,180 @@
+//! The machine a run happened on: a result without its context is not a result.
+//!
+//! Everything is read from places an unprivileged process can read (/proc, sysfs, CPUID,
+//! `uname`, `getrlimit`), and every field is optional where the source can be missing, so that
+//! a VM or container that hides something yields "unknown", not a failure.
+
+mod caches;
+mod cpu;
+mod privileges;
+mod sysfs;
+
+pub use caches::CacheInfo;
+pub use cpu::CpuInfo;
+pub use privileges::{PerfCounters, Privileges};
+pub use sysfs::parse_cpu_list;
+
+use serde::{Deserialize, Serialize};
+
+/// The machine, its kernel and the build that measured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub host_name: String,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub cpu: CpuInfo,
+    /// The caches of CPU 0, as the kernel reports them.
+    pub caches: Vec<CacheInfo>,
+    /// The hypervisor, when the CPU says it runs under one.
+    pub virtualization: Option<String>,
+    /// The kernel's clock source (`tsc`, `kvm-clock`, `hpet`...).
+    pub clocksource: Option<String>,
+    /// Transparent huge pages mode: `always`, `madvise` or `never`.
+    pub transparent_hugepages: Option<String>,
+    pub privileges: Privileges,
+    pub perf_counters: PerfCounters,
+    /// Load average over 1, 5 and 15 minutes when the run started.
+    pub load_avg: Option<[f64; 3]>,
+    /// `release` when the measuring code was optimised, else `debug`.
+    pub build_profile: String,
+    /// The optimisation level the measuring code was compiled at.
+    pub opt_level: String,
+    pub latlab_version: String,
+}
+
+impl Environment {
+    /// Reads the environment of this machine now.
+    pub fn collect() -> Environment {
+        let uname = sysfs::uname();
+        Environment {
+            host_name: uname.node_name,
+            os: uname.system,
+            kernel: format!("{} {}", uname.release, uname.version),
+            arch: std::env::consts::ARCH.to_string(),
+            cpu: CpuInfo::collect(),
+            caches: caches::collect(),
+            virtualization: cpu::hypervisor(),
+            clocksource: sysfs::read_trimmed(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            ),
+            transparent_hugepages: sysfs::read_trimmed(
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+            )
+            .and_then(|modes| sysfs::bracketed_choice(&modes)),
+            privileges: Privileges::collect(),
+            perf_counters: PerfCounters::probe(),
+            load_avg: load_average(),
+            build_profile: build_profile().to_string(),
+            opt_level: env!("LATLAB_OPT_LEVEL").to_string(),
+            latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// A fixed environment for test mode, identical on every machine.
+    pub fn synthetic() -> Environment {
+        Environment {
+            host_name: "test-host".into(),
+            os: "Linux".into(),
+            kernel: "6.0.0 synthetic".into(),
+            arch: "x86_64".into(),
+            cpu: CpuInfo {
+                model: "Synthetic CPU".into(),
+                logical_cpus: 4,
+                physical_cores: Some(4),
+                smt_active: Some(false),
+                mhz: Some(3000.0),
+                max_mhz: None,
+                governor: Some("performance".into()),
+            },
+            caches: vec![
+                CacheInfo::synthetic(1, "Data", 32 * 1024, 1),
+                CacheInfo::synthetic(2, "Unified", 1024 * 1024, 1),
+                CacheInfo::synthetic(3, "Unified", 32 * 1024 * 1024, 4),
+            ],
+            virtualization: None,
+            clocksource: Some("tsc".into()),
+            transparent_hugepages: Some("madvise".into()),
+            privileges: Privileges::synthetic(),
+            perf_counters: PerfCounters::synthetic(),
+            load_avg: Some([0.0, 0.0, 0.0]),
+            build_profile: "release".into(),
+            opt_level: "3".into(),
+            latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// What about this environment makes figures less trustworthy, each with what to do.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.build_profile != "release" {
+            notes.push(
+                "this is a debug build: its figures say nothing about optimised code; run \
+                 `cargo run --release`"
+                    .to_string(),
+            );
+        }
+        if let Some(governor) = self.cpu.governor.as_deref().filter(|g| *g != "performance") {
+            notes.push(format!(
+                "the frequency governor is `{governor}`: figures vary with the clock speed; set \
+                 `performance` (cpupower frequency-set -g performance) for stable numbers"
+            ));
+        }
+        if let Some(hypervisor) = &self.virtualization {
+            notes.push(format!(
+                "running under {hypervisor}: the hypervisor can steal time and hide hardware \
+                 counters; compare only with runs on the same kind of machine"
+            ));
+        }
+        if let Some([one_minute, ..]) = self.load_avg {
+            if one_minute > 0.5 * self.cpu.logical_cpus as f64 {
+                notes.push(format!(
+                    "load average {one_minute:.2} on {} CPUs at the start: other work competes \
+                     for the CPUs; figures may be slower and noisier",
+                    self.cpu.logical_cpus
+                ));
+            }
+        }
+        notes
+    }
+}
+
+/// The load average over 1, 5 and 15 minutes.
+pub fn load_average() -> Option<[f64; 3]> {
+    let mut loads = [0.0f64; 3];
+    // SAFETY: `loads` has room for the three values requested.
+    let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };
+    (got == 3).then_some(loads)
+}
+
+fn build_profile() -> &'static str {
+    if env!("LATLAB_OPT_LEVEL") == "0" {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_machine_has_a_cpu_and_a_kernel() {
+        let env = Environment::collect();
+        assert!(env.cpu.logical_cpus >= 1);
+        assert!(!env.kernel.trim().is_empty());
+        assert_eq!(env.build_profile, build_profile());
+    }
+
+    #[test]
+    fn a_debug_build_is_called_out() {
+        let mut env = Environment::synthetic();
+        assert!(env.notes().is_empty(), "{:?}", env.notes());
+        env.build_profile = "debug".into();
+        env.cpu.governor = Some("powersave".into());
+        let notes = env.notes();
+        assert!(notes.iter().any(|n| n.contains("debug build")));
+        assert!(notes.iter().any(|n| n.contains("powersave")));
+    }
+}

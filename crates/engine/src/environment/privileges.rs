@@ -1,0 +1,100 @@
+//! What this process may do: real-time priority, locked memory, hardware counters.
+//! latlab runs unprivileged by default; these decide which optional controls can take effect.
+
+use serde::{Deserialize, Serialize};
+
+const CAP_IPC_LOCK: u32 = 14;
+const CAP_SYS_NICE: u32 = 23;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Privileges {
+    pub euid: u32,
+    /// RLIMIT_RTPRIO (soft); absent means unlimited.
+    pub rtprio_limit: Option<u64>,
+    /// RLIMIT_MEMLOCK (soft) in bytes; absent means unlimited.
+    pub memlock_limit_bytes: Option<u64>,
+    pub cap_sys_nice: bool,
+    pub cap_ipc_lock: bool,
+}
+
+impl Privileges {
+    pub(crate) fn collect() -> Privileges {
+        let effective = effective_capabilities();
+        Privileges {
+            // SAFETY: geteuid cannot fail.
+            euid: unsafe { libc::geteuid() },
+            rtprio_limit: soft_limit(libc::RLIMIT_RTPRIO),
+            memlock_limit_bytes: soft_limit(libc::RLIMIT_MEMLOCK),
+            cap_sys_nice: effective & (1 << CAP_SYS_NICE) != 0,
+            cap_ipc_lock: effective & (1 << CAP_IPC_LOCK) != 0,
+        }
+    }
+
+    pub(crate) fn synthetic() -> Privileges {
+        Privileges {
+            euid: 1000,
+            rtprio_limit: Some(0),
+            memlock_limit_bytes: Some(8 << 20),
+            cap_sys_nice: false,
+            cap_ipc_lock: false,
+        }
+    }
+}
+
+/// A soft resource limit; `None` when unlimited.
+pub(crate) fn soft_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit and `resource` a valid resource constant.
+    unsafe { libc::getrlimit(resource, &mut limit) };
+    (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+fn effective_capabilities() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+            u64::from_str_radix(hex.trim(), 16).ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Whether perf counters can be opened by this process, found by trying.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounters {
+    /// A hardware cycle counter could be opened.
+    pub hardware: bool,
+    /// A software task-clock counter could be opened.
+    pub software: bool,
+    /// /proc/sys/kernel/perf_event_paranoid.
+    pub paranoid: Option<i32>,
+    /// Why hardware counters are not available, in the kernel's words.
+    pub hardware_error: Option<String>,
+}
+
+impl PerfCounters {
+    pub(crate) fn probe() -> PerfCounters {
+        use perf_event::Builder;
+        use perf_event::events::{Hardware, Software};
+        let hardware = Builder::new(Hardware::CPU_CYCLES).build();
+        PerfCounters {
+            hardware: hardware.is_ok(),
+            software: Builder::new(Software::TASK_CLOCK).build().is_ok(),
+            paranoid: super::sysfs::read_trimmed("/proc/sys/kernel/perf_event_paranoid")
+                .and_then(|p| p.parse().ok()),
+            hardware_error: hardware.err().map(|e| e.to_string()),
+        }
+    }
+
+    pub(crate) fn synthetic() -> PerfCounters {
+        PerfCounters {
+            hardware: true,
+            software: true,
+            paranoid: Some(2),
+            hardware_error: None,
+        }
+    }
+}

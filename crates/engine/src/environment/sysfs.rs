@@ -1,0 +1,108 @@
+//! Small readers for the kernel's text interfaces.
+
+use std::path::Path;
+
+/// A file's contents without surrounding whitespace; `None` when unreadable or empty.
+pub(crate) fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// The selected word of a sysfs choice list such as `always [madvise] never`.
+pub(crate) fn bracketed_choice(choices: &str) -> Option<String> {
+    choices
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+        .map(str::to_string)
+}
+
+/// Parses a kernel CPU list such as `0-3,8,10-11`; `None` when malformed.
+pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last): (usize, usize) = (first.parse().ok()?, last.parse().ok()?);
+                if first > last {
+                    return None;
+                }
+                cpus.extend(first..=last);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    Some(cpus)
+}
+
+/// Parses a sysfs cache size such as `32K`, `1024K` or `32M` into bytes.
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, multiplier) = match text.chars().last()? {
+        'K' => (&text[..text.len() - 1], 1 << 10),
+        'M' => (&text[..text.len() - 1], 1 << 20),
+        'G' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok().map(|n| n * multiplier)
+}
+
+pub(crate) struct Uname {
+    pub system: String,
+    pub node_name: String,
+    pub release: String,
+    pub version: String,
+}
+
+pub(crate) fn uname() -> Uname {
+    // SAFETY: utsname is plain old data; uname only writes NUL-terminated fields into it.
+    let mut raw: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `raw` is a valid, writable utsname.
+    let ok = unsafe { libc::uname(&mut raw) } == 0;
+    let field = |chars: &[libc::c_char]| -> String {
+        if !ok {
+            return "unknown".into();
+        }
+        let bytes: Vec<u8> = chars
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    Uname {
+        system: field(&raw.sysname),
+        node_name: field(&raw.nodename),
+        release: field(&raw.release),
+        version: field(&raw.version),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_parse_and_malformed_ones_are_refused() {
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(parse_cpu_list("5\n"), Some(vec![5]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list("a"), None);
+    }
+
+    #[test]
+    fn sizes_and_choices_parse() {
+        assert_eq!(parse_size("32K"), Some(32768));
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(
+            bracketed_choice("always [madvise] never").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(bracketed_choice("always madvise never"), None);
+    }
+}

@@ -1,0 +1,34 @@
+//! The latlab measurement engine.
+//!
+//! This crate knows how to time a piece of code honestly and nothing about what latlab
+//! measures: probes, the command line and the exporters live elsewhere. Someone benchmarking
+//! their own functions can depend on it alone.
+//!
+//! The path of one benchmark through the engine:
+//!
+//! 1. [`clock`] picks the cheapest trustworthy clock (an invariant TSC read with fences on
+//!    x86-64, `CNTVCT_EL0` on aarch64, `CLOCK_MONOTONIC_RAW` otherwise), calibrates it and
+//!    measures its own resolution and the cost of an empty timed region.
+//! 2. [`Runner::bench`] times the first, cold call on its own, doubles the iteration count
+//!    until one sample lasts long enough to dwarf the clock's resolution, then takes samples,
+//!    alternating with samples of the same loop with an empty body.
+//! 3. [`analysis`] subtracts the empty loop, summarises the samples ([`stats`]), decides
+//!    whether the work was optimised away, and attaches warnings that say what to do.
+//! 4. The outcome is a [`model::BenchResult`]: one serialisable record with the raw samples.
+//!
+//! [`environment`] records the machine and [`isolation`] the controls (CPU pinning, memory
+//! locking, real-time priority, the lock between concurrent runs) that make a run trustworthy.
+
+pub mod analysis;
+pub mod clock;
+pub mod environment;
+mod fake;
+pub mod isolation;
+pub mod model;
+mod runner;
+pub mod stats;
+mod usage;
+
+pub use clock::{Clock, ClockInfo, ClockKind};
+pub use model::{BenchResult, Verdict, Warning};
+pub use runner::{Config, Interrupted, Runner};

@@ -1,0 +1,308 @@
+//! The result model: what a run produced, in one serialisable shape that every exporter
+//! renders and that later tools (`latlab compare`, `latlab report`) read back.
+//!
+//! Times are nanoseconds per operation unless a field's name says otherwise; every field
+//! carrying a unit names it (`_ns`, `_hz`, `_bytes`).
+
+use crate::clock::ClockInfo;
+use crate::environment::Environment;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How a result's samples were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    /// A calibrated loop of many iterations per sample, the empty loop's cost subtracted.
+    TimedLoop,
+    /// Each sample is one timed event (a clock step, a thread start).
+    Observations,
+    /// Computed sample by sample from other results (a difference, a ratio).
+    Derived,
+}
+
+/// Whether a figure measures real work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The figure is distinguishable from the empty loop and above the clock's resolution.
+    Measured,
+    /// Statistically indistinguishable from the loop with an empty body: the compiler removed
+    /// the work, or it costs less than the loop can resolve.
+    OptimisedAway,
+    /// The work per sample is below the clock's resolution.
+    BelowResolution,
+}
+
+impl Verdict {
+    /// Whether the figure should be shouted about.
+    pub fn is_suspect(self) -> bool {
+        self != Verdict::Measured
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Measured => "measured",
+            Verdict::OptimisedAway => {
+                "OPTIMISED AWAY? indistinguishable from the empty loop: the compiler removed the \
+                 work or it costs less than the loop can resolve; pass inputs and results through \
+                 std::hint::black_box"
+            }
+            Verdict::BelowResolution => {
+                "BELOW CLOCK RESOLUTION: the work per sample is smaller than one clock step; \
+                 raise --target-time"
+            }
+        })
+    }
+}
+
+/// What kind of trouble a warning reports; the message says what to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    NotSteadyState,
+    HighVariance,
+    Preempted,
+    MajorPageFaults,
+    FewSamples,
+    DifferenceNotSignificant,
+}
+
+/// A warning attached to one result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub code: WarningCode,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn not_steady_state(early_samples: usize, shift: f64) -> Warning {
+        let direction = if shift > 0.0 { "slower" } else { "faster" };
+        Warning {
+            code: WarningCode::NotSteadyState,
+            message: format!(
+                "not at steady state: the first {early_samples} samples were {:.0}% {direction} \
+                 than the rest (frequency ramp, cold caches or page faults); raise --samples or \
+                 --target-time",
+                shift.abs() * 100.0
+            ),
+        }
+    }
+
+    pub fn high_variance(cv: f64) -> Warning {
+        Warning {
+            code: WarningCode::HighVariance,
+            message: format!(
+                "unstable: coefficient of variation {:.0}%; the machine was busy or its frequency \
+                 changed; close other programs, try --pin, or raise --samples",
+                cv * 100.0
+            ),
+        }
+    }
+
+    pub fn preempted(involuntary_switches: u64) -> Warning {
+        Warning {
+            code: WarningCode::Preempted,
+            message: format!(
+                "preempted {involuntary_switches} times while sampling: another task wanted this \
+                 CPU; try --pin to an idle CPU or --rt"
+            ),
+        }
+    }
+
+    pub fn major_page_faults(count: u64) -> Warning {
+        Warning {
+            code: WarningCode::MajorPageFaults,
+            message: format!(
+                "{count} major page faults while sampling: the benchmark waited for storage; \
+                 try --mlock"
+            ),
+        }
+    }
+
+    pub fn few_samples(taken: usize, wanted: usize) -> Warning {
+        Warning {
+            code: WarningCode::FewSamples,
+            message: format!(
+                "only {taken} of {wanted} samples fitted in the time budget: the confidence \
+                 interval is wider; use the full suite for more"
+            ),
+        }
+    }
+
+    pub fn difference_not_significant() -> Warning {
+        Warning {
+            code: WarningCode::DifferenceNotSignificant,
+            message: "the 95% confidence interval of the difference includes zero: no \
+                      difference was detected"
+                .into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What else happened on the measuring thread while its samples were taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Integrity {
+    /// The thread blocked and gave up the CPU.
+    pub voluntary_switches: u64,
+    /// The thread was preempted.
+    pub involuntary_switches: u64,
+    pub minor_page_faults: u64,
+    pub major_page_faults: u64,
+}
+
+/// One benchmark's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// `probe.id/variant`, unique in a run.
+    pub name: String,
+    /// How it was measured, in one line.
+    pub method: String,
+    /// The benchmark's parameters (sizes, patterns), as text.
+    pub parameters: BTreeMap<String, String>,
+    pub kind: ResultKind,
+    /// Operations timed per sample (1 for observations).
+    pub iterations: u64,
+    /// Nanoseconds per operation, one per sample, in the order taken; the empty loop's median
+    /// cost already subtracted.
+    pub samples_ns: Vec<f64>,
+    pub summary: Summary,
+    /// CPU time of the measuring thread per operation, one per sample; for timed loops the
+    /// empty loop's median CPU time is subtracted. Empty when not measured.
+    pub cpu_samples_ns: Vec<f64>,
+    /// The empty loop's median cost per iteration that was subtracted.
+    pub loop_overhead_ns: Option<f64>,
+    /// The first call, timed alone before anything was warmed up, less the cost of an empty
+    /// timed region. Below the clock's resolution it is noise (and can be negative).
+    pub cold_ns: Option<f64>,
+    /// The results this one was computed from, for derived results.
+    pub derived_from: Vec<String>,
+    pub verdict: Verdict,
+    pub warnings: Vec<Warning>,
+    pub integrity: Integrity,
+}
+
+impl BenchResult {
+    /// Adds a parameter, builder style.
+    pub fn with_parameter(mut self, key: &str, value: impl fmt::Display) -> BenchResult {
+        self.parameters.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// A result computed sample by sample as `scale × (a − b)`, pairing the samples by the
+    /// order they were taken in. `None` when either has no samples.
+    pub fn derived_difference(
+        name: &str,
+        method: &str,
+        a: &BenchResult,
+        b: &BenchResult,
+        scale: f64,
+    ) -> Option<BenchResult> {
+        let samples_ns: Vec<f64> = a
+            .samples_ns
+            .iter()
+            .zip(&b.samples_ns)
+            .map(|(x, y)| scale * (x - y))
+            .collect();
+        let cpu_samples_ns = a
+            .cpu_samples_ns
+            .iter()
+            .zip(&b.cpu_samples_ns)
+            .map(|(x, y)| scale * (x - y))
+            .collect();
+        let summary = Summary::of(&samples_ns)?;
+        let straddles_zero = summary.median_ci95[0] <= 0.0 && summary.median_ci95[1] >= 0.0;
+        Some(BenchResult {
+            name: name.to_string(),
+            method: method.to_string(),
+            parameters: BTreeMap::new(),
+            kind: ResultKind::Derived,
+            iterations: a.iterations.min(b.iterations),
+            samples_ns,
+            summary,
+            cpu_samples_ns,
+            loop_overhead_ns: None,
+            cold_ns: None,
+            derived_from: vec![a.name.clone(), b.name.clone()],
+            verdict: Verdict::Measured,
+            warnings: if straddles_zero {
+                vec![Warning::difference_not_significant()]
+            } else {
+                Vec::new()
+            },
+            integrity: Integrity::default(),
+        })
+    }
+}
+
+/// How one probe ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ProbeStatus {
+    Ok,
+    Failed { reason: String },
+    Skipped { reason: String },
+    Interrupted,
+}
+
+/// One probe's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeOutcome {
+    pub id: String,
+    /// The probe's one-line method.
+    pub method: String,
+    #[serde(flatten)]
+    pub status: ProbeStatus,
+    pub results: Vec<BenchResult>,
+    pub duration_ns: u64,
+}
+
+/// The settings a run was made with, and which controls took effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub suite: String,
+    pub samples: usize,
+    pub target_sample_time_ns: u64,
+    pub budget_per_benchmark_ns: u64,
+    /// The CPU the run was pinned to, when `--pin` took effect.
+    pub pinned_cpu: Option<usize>,
+    /// Whether `--mlock` took effect.
+    pub memory_locked: bool,
+    /// Whether `--rt` took effect (SCHED_FIFO with an RLIMIT_RTTIME safety net).
+    pub realtime: bool,
+}
+
+/// A whole run: what was measured, on what, how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub latlab_version: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub settings: RunSettings,
+    pub clock: ClockInfo,
+    pub environment: Environment,
+    /// Load average when the run ended (the environment has the one before).
+    pub load_avg_after: Option<[f64; 3]>,
+    /// Run-level notes: controls that could not be applied, a debug build, the clock fallback.
+    pub notes: Vec<String>,
+    pub probes: Vec<ProbeOutcome>,
+    /// False while the run is in progress or when it was interrupted.
+    pub complete: bool,
+}
+
+impl RunRecord {
+    /// Every result of every probe, in run order.
+    pub fn results(&self) -> impl Iterator<Item = &BenchResult> {
+        self.probes.iter().flat_map(|p| p.results.iter())
+    }
+}

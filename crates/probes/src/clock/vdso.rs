@@ -1,0 +1,38 @@
+//! `clock.vdso`: `clock_gettime(CLOCK_MONOTONIC)`, the call behind `std::time::Instant::now`.
+//!
+//! glibc routes it through the vDSO, so no system call happens when the kernel's clock source
+//! can be read from user space (`tsc`, `kvm-clock` with a stable TSC); with another clock
+//! source (`hpet`, `acpi_pm`, or Xen's without a stable TSC) it falls back to a real system
+//! call, many times slower. The clock source in use is recorded as a parameter.
+
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "clock.vdso",
+    method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
+    run,
+};
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let clocksource =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .map_or_else(|_| "unknown".to_string(), |s| s.trim().to_string());
+    let result = ctx
+        .runner
+        .bench(
+            "clock.vdso/monotonic",
+            "clock_gettime(CLOCK_MONOTONIC) via glibc and the vDSO, back to back",
+            || {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: `ts` is a valid, writable timespec.
+                unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+                ts.tv_nsec
+            },
+        )?
+        .with_parameter("clocksource", clocksource);
+    Ok(vec![result])
+}

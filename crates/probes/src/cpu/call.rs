@@ -1,0 +1,31 @@
+//! `cpu.call`: a call to an empty function that is not inlined, and its return.
+//!
+//! The function's body is an empty `asm!` block: it emits no instruction, but the compiler
+//! must assume it has effects, so it can neither inline the function away nor delete the
+//! call. What is left is `call` + `ret`, which the return-stack buffer predicts perfectly: the
+//! figure is the cheapest possible call, not one that misses the branch predictor or caches.
+
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+use std::arch::asm;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "cpu.call",
+    method: "direct call to an empty non-inlined function and its return",
+    run,
+};
+
+#[inline(never)]
+fn empty_function() {
+    // SAFETY: an empty instruction sequence touches no memory, stack or flags.
+    unsafe { asm!("", options(nomem, nostack, preserves_flags)) };
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let result = ctx.runner.bench(
+        "cpu.call/empty",
+        "call + ret of an empty #[inline(never)] function whose body the compiler cannot see into",
+        empty_function,
+    )?;
+    Ok(vec![result])
+}

@@ -1,0 +1,4 @@
+//! The CPU family: calls and branches.
+
+pub(crate) mod branch;
+pub(crate) mod call;

@@ -1,0 +1,96 @@
+//! latlab's probes: what is measured, one file per probe, grouped by family.
+//!
+//! A probe is a row of [`PROBES`]: an id (`family.name`), a one-line method and a function
+//! that measures with the engine's [`Runner`] and returns results named `id/variant`. Probes
+//! never print; the registry drives `latlab list`, `--only`/`--skip` and the documentation.
+
+mod clock;
+mod cpu;
+mod mem;
+mod syscall;
+
+use latlab_engine::{BenchResult, Interrupted, Runner};
+
+/// Which suite a probe runs in: the quick one keeps sizes and counts small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    Quick,
+    Full,
+}
+
+impl Suite {
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Quick => "quick",
+            Suite::Full => "full",
+        }
+    }
+}
+
+/// What a probe measures with.
+pub struct ProbeContext<'a> {
+    pub runner: &'a mut Runner,
+    pub suite: Suite,
+}
+
+/// Why a probe produced no results.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// One probe: its id, its method in one line, and the function that runs it.
+#[derive(Debug)]
+pub struct ProbeSpec {
+    pub id: &'static str,
+    pub method: &'static str,
+    pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
+}
+
+/// Every probe, in the order a run takes them.
+pub static PROBES: &[ProbeSpec] = &[
+    clock::read::SPEC,
+    clock::vdso::SPEC,
+    cpu::call::SPEC,
+    cpu::branch::SPEC,
+    syscall::getppid::SPEC,
+    mem::alloc::SPEC,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latlab_engine::Config;
+    use std::collections::HashSet;
+
+    #[test]
+    fn probe_ids_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for probe in PROBES {
+            assert!(seen.insert(probe.id), "duplicate id {}", probe.id);
+            let (family, name) = probe.id.split_once('.').expect("family.name");
+            assert!(!family.is_empty() && !name.is_empty());
+            assert!(!probe.method.is_empty() && !probe.method.contains('\n'));
+        }
+    }
+
+    /// Every probe runs in test mode and names its results after itself.
+    #[test]
+    fn every_probe_runs_and_names_its_results() {
+        let mut runner = Runner::with_fake_clock(Config::quick());
+        for probe in PROBES {
+            let mut ctx = ProbeContext {
+                runner: &mut runner,
+                suite: Suite::Quick,
+            };
+            let results = (probe.run)(&mut ctx).unwrap();
+            assert!(!results.is_empty(), "{} produced nothing", probe.id);
+            for r in results {
+                assert!(r.name.starts_with(&format!("{}/", probe.id)), "{}", r.name);
+            }
+        }
+    }
+}

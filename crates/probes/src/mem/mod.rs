@@ -1,0 +1,3 @@
+//! The memory family.
+
+pub(crate) mod alloc;

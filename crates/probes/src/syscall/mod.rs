@@ -1,0 +1,3 @@
+//! The system-call family.
+
+pub(crate) mod getppid;

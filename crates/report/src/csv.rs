@@ -1,0 +1,84 @@
+//! CSV: one row per result, every figure in full precision, every row naming its unit.
+
+use crate::{ExportError, Exporter};
+use latlab_engine::model::RunRecord;
+
+pub struct CsvExporter;
+
+const HEADER: [&str; 22] = [
+    "name",
+    "probe",
+    "kind",
+    "verdict",
+    "unit",
+    "median",
+    "median_ci95_low",
+    "median_ci95_high",
+    "min",
+    "p5",
+    "p95",
+    "max",
+    "mean",
+    "stddev",
+    "mad",
+    "cv",
+    "samples",
+    "iterations_per_sample",
+    "loop_overhead",
+    "cold",
+    "outliers",
+    "warnings",
+];
+
+impl Exporter for CsvExporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
+        let encode = |e: &dyn std::fmt::Display| ExportError::Encode {
+            format: "CSV",
+            detail: e.to_string(),
+        };
+        let mut writer = ::csv::Writer::from_writer(Vec::new());
+        writer.write_record(HEADER).map_err(|e| encode(&e))?;
+        for probe in &run.probes {
+            for r in &probe.results {
+                let s = &r.summary;
+                let optional = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+                let warnings: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+                let record = [
+                    r.name.clone(),
+                    probe.id.clone(),
+                    to_snake(&r.kind),
+                    to_snake(&r.verdict),
+                    "ns".to_string(),
+                    s.median.to_string(),
+                    s.median_ci95[0].to_string(),
+                    s.median_ci95[1].to_string(),
+                    s.min.to_string(),
+                    s.p5.to_string(),
+                    s.p95.to_string(),
+                    s.max.to_string(),
+                    s.mean.to_string(),
+                    s.stddev.to_string(),
+                    s.mad.to_string(),
+                    optional(s.cv),
+                    s.n.to_string(),
+                    r.iterations.to_string(),
+                    optional(r.loop_overhead_ns),
+                    optional(r.cold_ns),
+                    (s.outliers_low + s.outliers_high).to_string(),
+                    warnings.join("; "),
+                ];
+                writer.write_record(&record).map_err(|e| encode(&e))?;
+            }
+        }
+        let bytes = writer.into_inner().map_err(|e| encode(&e))?;
+        String::from_utf8(bytes).map_err(|e| encode(&e))
+    }
+}
+
+/// The serde name of a unit enum variant (`timed_loop`, `optimised_away`).
+fn to_snake<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

@@ -1,0 +1,41 @@
+//! latlab's exporters: one result model ([`RunRecord`]), many renderings.
+//!
+//! Each format is one file behind the [`Exporter`] trait. Exporters never measure; they are
+//! pure functions of the record, so they are tested on synthetic records and the command
+//! line can rewrite every output after each probe (a crash then loses nothing).
+
+mod csv;
+mod json;
+mod markdown;
+mod rows;
+mod table;
+pub mod units;
+mod write;
+
+pub use crate::csv::CsvExporter;
+pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
+pub use markdown::MarkdownExporter;
+pub use table::TableExporter;
+pub use write::{OutputTarget, write_output};
+
+use latlab_engine::model::RunRecord;
+
+/// Why an output could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("could not encode the results as {format}: {detail}")]
+    Encode {
+        format: &'static str,
+        detail: String,
+    },
+    #[error("could not write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Renders a run in one format.
+pub trait Exporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError>;
+}

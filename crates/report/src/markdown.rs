@@ -1,0 +1,44 @@
+//! Markdown: the table as a pipe table, for READMEs and issue reports.
+
+use crate::rows::{HEADERS, headline, rows};
+use crate::{ExportError, Exporter};
+use latlab_engine::model::RunRecord;
+use std::fmt::Write;
+
+pub struct MarkdownExporter;
+
+impl Exporter for MarkdownExporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
+        let rows = rows(run);
+        let mut out = format!("{}\n\n", headline(run));
+        let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+        let _ = writeln!(out, "|:--|{}", "--:|".repeat(HEADERS.len() - 1));
+        for row in &rows.cells {
+            let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        let lists = [
+            ("Warnings", &rows.findings),
+            ("Probes without results", &rows.incomplete),
+        ];
+        for (title, items) in lists {
+            if !items.is_empty() {
+                let _ = writeln!(out, "\n**{title}**\n");
+                for (name, message) in items {
+                    let _ = writeln!(out, "- `{name}`: {}", escape(message));
+                }
+            }
+        }
+        if !run.notes.is_empty() {
+            out.push_str("\n**About this run**\n\n");
+            for note in &run.notes {
+                let _ = writeln!(out, "- {}", escape(note));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|")
+}

@@ -1,0 +1,110 @@
+//! The rows that the terminal table and Markdown share: one per result, already formatted,
+//! plus the warnings, notes and failures listed under the table.
+
+use crate::units::{format_ns, format_percent};
+use latlab_engine::model::{ProbeStatus, RunRecord};
+
+pub(crate) const HEADERS: [&str; 7] = [
+    "benchmark",
+    "median",
+    "95% CI of median",
+    "p5 … p95",
+    "cv",
+    "cold",
+    "samples",
+];
+
+pub(crate) struct Rows {
+    pub cells: Vec<[String; 7]>,
+    /// `(result name, message)`, verdicts first.
+    pub findings: Vec<(String, String)>,
+    /// Probes that failed, were skipped or interrupted: `(id, what happened)`.
+    pub incomplete: Vec<(String, String)>,
+}
+
+pub(crate) fn rows(run: &RunRecord) -> Rows {
+    let mut cells = Vec::new();
+    let mut findings = Vec::new();
+    for result in run.results() {
+        let s = &result.summary;
+        let mut name = result.name.clone();
+        if result.verdict.is_suspect() {
+            name.push_str("  !! OPTIMISED AWAY?");
+            findings.push((result.name.clone(), result.verdict.to_string()));
+        }
+        findings.extend(
+            result
+                .warnings
+                .iter()
+                .map(|w| (result.name.clone(), w.message.clone())),
+        );
+        cells.push([
+            name,
+            format_ns(s.median),
+            format!(
+                "{} … {}",
+                format_ns(s.median_ci95[0]),
+                format_ns(s.median_ci95[1])
+            ),
+            format!("{} … {}", format_ns(s.p5), format_ns(s.p95)),
+            s.cv.map_or_else(|| "–".to_string(), format_percent),
+            result.cold_ns.map_or_else(
+                || "–".to_string(),
+                |cold| {
+                    if cold < run.clock.resolution_ns {
+                        format!("< {}", format_ns(run.clock.resolution_ns))
+                    } else {
+                        format_ns(cold)
+                    }
+                },
+            ),
+            if result.iterations > 1 {
+                format!("{} × {}", s.n, result.iterations)
+            } else {
+                s.n.to_string()
+            },
+        ]);
+    }
+    let incomplete = run
+        .probes
+        .iter()
+        .filter_map(|p| {
+            let what = match &p.status {
+                ProbeStatus::Ok => return None,
+                ProbeStatus::Failed { reason } => format!("failed: {reason}"),
+                ProbeStatus::Skipped { reason } => format!("skipped: {reason}"),
+                ProbeStatus::Interrupted => "interrupted".to_string(),
+            };
+            Some((p.id.clone(), what))
+        })
+        .collect();
+    Rows {
+        cells,
+        findings,
+        incomplete,
+    }
+}
+
+/// One line saying what was measured how: version, suite, CPU, clock.
+pub(crate) fn headline(run: &RunRecord) -> String {
+    let env = &run.environment;
+    let clock = &run.clock;
+    let machine = match &env.virtualization {
+        Some(hypervisor) => format!(
+            "{}, {} CPUs, {hypervisor}",
+            env.cpu.model, env.cpu.logical_cpus
+        ),
+        None => format!("{}, {} CPUs", env.cpu.model, env.cpu.logical_cpus),
+    };
+    format!(
+        "latlab {} · {} suite · {} · {} · clock {} at {:.3} GHz, resolution {}, timed-region overhead {}",
+        run.latlab_version,
+        run.settings.suite,
+        env.host_name,
+        machine,
+        clock.kind,
+        clock.frequency_hz / 1e9,
+        format_ns(clock.resolution_ns),
+        format_ns(clock.region_overhead_ns),
+    )
+}

@@ -1,0 +1,64 @@
+//! The terminal table: aligned columns in human units, then what went wrong and what to do.
+
+use crate::rows::{HEADERS, headline, rows};
+use crate::{ExportError, Exporter};
+use latlab_engine::model::RunRecord;
+use std::fmt::Write;
+
+pub struct TableExporter;
+
+impl Exporter for TableExporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
+        let rows = rows(run);
+        let mut widths = HEADERS.map(|h| h.chars().count());
+        for row in &rows.cells {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", headline(run));
+        out.push('\n');
+        push_row(&mut out, &HEADERS.map(String::from), &widths);
+        for row in &rows.cells {
+            push_row(&mut out, row, &widths);
+        }
+        if !rows.findings.is_empty() {
+            out.push_str("\nwarnings\n");
+            for (name, message) in &rows.findings {
+                let _ = writeln!(out, "  {name}: {message}");
+            }
+        }
+        if !rows.incomplete.is_empty() {
+            out.push_str("\nprobes without results\n");
+            for (id, what) in &rows.incomplete {
+                let _ = writeln!(out, "  {id}: {what}");
+            }
+        }
+        if !run.notes.is_empty() {
+            out.push_str("\nabout this run\n");
+            for note in &run.notes {
+                let _ = writeln!(out, "  {note}");
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The first column left-aligned, figures right-aligned, two spaces apart.
+fn push_row(out: &mut String, cells: &[String; 7], widths: &[usize; 7]) {
+    let mut line = String::new();
+    for (i, (cell, &width)) in cells.iter().zip(widths).enumerate() {
+        let pad = " ".repeat(width - cell.chars().count());
+        if i == 0 {
+            line.push_str(cell);
+            line.push_str(&pad);
+        } else {
+            line.push_str("  ");
+            line.push_str(&pad);
+            line.push_str(cell);
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}

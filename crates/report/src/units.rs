@@ -1,0 +1,55 @@
+//! Human units for the terminal and Markdown; machine formats keep full precision in
+//! nanoseconds.
+
+/// A duration in nanoseconds with three significant digits in ns, µs, ms or s.
+pub fn format_ns(ns: f64) -> String {
+    let magnitude = ns.abs();
+    let (value, unit) = if magnitude < 1e3 {
+        (ns, "ns")
+    } else if magnitude < 1e6 {
+        (ns / 1e3, "µs")
+    } else if magnitude < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = match value.abs() {
+        v if v >= 99.95 => 0,
+        v if v >= 9.995 => 1,
+        _ => 2,
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// A ratio as a percentage with no decimals below 10% and none above.
+pub fn format_percent(fraction: f64) -> String {
+    let percent = fraction * 100.0;
+    if percent < 9.95 {
+        format!("{percent:.1}%")
+    } else {
+        format!("{percent:.0}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_unit_and_three_digits() {
+        assert_eq!(format_ns(0.3141), "0.31 ns");
+        assert_eq!(format_ns(12.34), "12.3 ns");
+        assert_eq!(format_ns(187.2), "187 ns");
+        assert_eq!(format_ns(999.96), "1.00 µs");
+        assert_eq!(format_ns(1_234.0), "1.23 µs");
+        assert_eq!(format_ns(56_700_000.0), "56.7 ms");
+        assert_eq!(format_ns(2.5e9), "2.50 s");
+        assert_eq!(format_ns(-0.05), "-0.05 ns");
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(format_percent(0.0123), "1.2%");
+        assert_eq!(format_percent(0.25), "25%");
+    }
+}

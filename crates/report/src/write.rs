@@ -1,0 +1,86 @@
+//! Writing an output: standard output for `-`, otherwise atomically (a temporary file in
+//! the same directory, renamed over the target), so a reader never sees half a file and a
+//! failure leaves the previous version, or nothing, in place.
+
+use crate::ExportError;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where an output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputTarget {
+    Stdout,
+    File(PathBuf),
+}
+
+impl OutputTarget {
+    /// `-` is standard output, anything else a file path.
+    pub fn parse(text: &str) -> OutputTarget {
+        if text == "-" {
+            OutputTarget::Stdout
+        } else {
+            OutputTarget::File(PathBuf::from(text))
+        }
+    }
+}
+
+pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportError> {
+    match target {
+        OutputTarget::Stdout => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(contents.as_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|source| ExportError::Write {
+                    path: "standard output".into(),
+                    source,
+                })
+        }
+        OutputTarget::File(path) => {
+            write_atomically(path, contents).map_err(|source| ExportError::Write {
+                path: path.display().to_string(),
+                source,
+            })
+        }
+    }
+}
+
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix(".latlab-")
+        .tempfile_in(directory)?;
+    file.write_all(contents.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_and_no_temporary_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let target = OutputTarget::File(path.clone());
+        write_output(&target, "first").unwrap();
+        write_output(&target, "second").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_path() {
+        let target = OutputTarget::File("/nonexistent-latlab-dir/out.json".into());
+        let error = write_output(&target, "x").unwrap_err().to_string();
+        assert!(
+            error.contains("/nonexistent-latlab-dir/out.json"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! The command-line surface. Raw arguments are parsed here; `plan.rs` turns them into a
+//! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0    every probe ran
+  1    a probe failed (the others' results are still written)
+  2    bad arguments or a fatal error (nothing is written)
+  130  interrupted by Ctrl-C (results measured so far are written)";
+
+/// Measures the latency numbers of this machine.
+#[derive(Debug, Parser)]
+#[command(
+    name = "latlab",
+    version,
+    about,
+    long_about = "Measures the latency numbers of this machine: clock, calls, system calls, \
+                  branches, allocation. With no subcommand, runs the quick suite.",
+    args_conflicts_with_subcommands = true,
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run probes and write the results (the default).
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// List every probe with its one-line method.
+    List,
+    /// Print the environment report: CPU, caches, kernel, clock, privileges.
+    Env(EnvArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SuiteArg {
+    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
+    Quick,
+    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
+    Full,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Which suite: its sample count, sample length and time budget.
+    #[arg(long, value_enum, default_value_t = SuiteArg::Quick)]
+    pub suite: SuiteArg,
+    /// Run only probes whose id matches this regular expression (e.g. 'clock|cpu').
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Option<String>,
+    /// Leave out probes whose id matches this regular expression.
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Option<String>,
+    /// Directory for results.json (created if its parent exists).
+    #[arg(long, value_name = "DIR", default_value = "latlab-results")]
+    pub out: PathBuf,
+    /// Write the JSON here instead of DIR/results.json; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Also write CSV here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Also write a Markdown table here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+    /// Samples per benchmark [default: 30 quick, 100 full].
+    #[arg(long, value_name = "N", value_parser = parse_samples, allow_negative_numbers = true)]
+    pub samples: Option<usize>,
+    /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
+    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_negative_numbers = true)]
+    pub target_time: Option<Duration>,
+    /// Pin the run to this CPU.
+    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub pin: Option<usize>,
+    /// Lock memory (mlockall) so no page fault lands in a sample.
+    #[arg(long)]
+    pub mlock: bool,
+    /// Run at SCHED_FIFO priority 1, bounded by RLIMIT_RTTIME.
+    #[arg(long)]
+    pub rt: bool,
+    /// Test mode: a deterministic fake clock and environment; every figure is synthetic.
+    #[arg(long, hide = true)]
+    pub fake_clock: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Test mode: the synthetic environment and clock.
+    #[arg(long, hide = true)]
+    pub fake_clock: bool,
+}
+
+pub const SAMPLES_RANGE: std::ops::RangeInclusive<usize> = 5..=100_000;
+pub const TARGET_TIME_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_micros(10)..=Duration::from_secs(10);
+
+fn parse_samples(text: &str) -> Result<usize, String> {
+    let (low, high) = (SAMPLES_RANGE.start(), SAMPLES_RANGE.end());
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| SAMPLES_RANGE.contains(n))
+        .ok_or_else(|| format!("must be a whole number from {low} to {high}"))
+}
+
+fn parse_target_time(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("not a duration ({e}); write a number and a unit, such as 2ms or 500us")
+    })?;
+    if TARGET_TIME_RANGE.contains(&duration) {
+        Ok(duration)
+    } else {
+        Err("must be from 10us to 10s".to_string())
+    }
+}
+
+fn parse_cpu(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn samples_are_bounded() {
+        assert_eq!(parse_samples("30"), Ok(30));
+        assert!(parse_samples("0").is_err());
+        assert!(parse_samples("-3").is_err());
+        assert!(parse_samples("4").is_err());
+        assert!(parse_samples("100001").is_err());
+        assert!(parse_samples("ten").is_err());
+    }
+
+    #[test]
+    fn target_times_parse_with_units_and_are_bounded() {
+        assert_eq!(parse_target_time("2ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(parse_target_time("500us"), Ok(Duration::from_micros(500)));
+        assert!(parse_target_time("2").is_err());
+        assert!(parse_target_time("1ns").is_err());
+        assert!(parse_target_time("1h").is_err());
+        assert!(parse_target_time("-2ms").is_err());
+    }
+}

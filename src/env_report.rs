@@ -1,0 +1,155 @@
+//! `latlab env`: the environment every run records, on its own, as text or JSON.
+
+use crate::cli::EnvArgs;
+use latlab_engine::environment::Environment;
+use latlab_engine::{Clock, ClockInfo};
+use latlab_report::units::format_ns;
+use serde_json::json;
+use std::io::Write;
+
+pub fn print(args: &EnvArgs) -> anyhow::Result<()> {
+    let (environment, clock) = if args.fake_clock {
+        let runner = latlab_engine::Runner::with_fake_clock(Default::default());
+        (Environment::synthetic(), runner.clock().info().clone())
+    } else {
+        (Environment::collect(), Clock::detect().info().clone())
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let document = json!({ "environment": environment, "clock": clock });
+        writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+    } else {
+        out.write_all(text(&environment, &clock).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn text(env: &Environment, clock: &ClockInfo) -> String {
+    let unknown = || "unknown".to_string();
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let limit = |l: Option<u64>| l.map_or_else(|| "unlimited".to_string(), |v| v.to_string());
+    let caches: Vec<String> = env
+        .caches
+        .iter()
+        .map(|c| {
+            format!(
+                "L{} {} {} KiB (shared by {})",
+                c.level,
+                c.kind.to_lowercase(),
+                c.size_bytes / 1024,
+                c.shared_by_cpus
+            )
+        })
+        .collect();
+    let perf = &env.perf_counters;
+    let lines = [
+        ("host", env.host_name.clone()),
+        ("cpu", env.cpu.model.clone()),
+        (
+            "cores",
+            format!(
+                "{} logical, {} physical, SMT {}",
+                env.cpu.logical_cpus,
+                env.cpu
+                    .physical_cores
+                    .map_or_else(unknown, |c| c.to_string()),
+                env.cpu
+                    .smt_active
+                    .map_or_else(unknown, |s| if s { "on" } else { "off" }.into())
+            ),
+        ),
+        (
+            "caches",
+            if caches.is_empty() {
+                unknown()
+            } else {
+                caches.join(", ")
+            },
+        ),
+        (
+            "frequency",
+            format!(
+                "{} MHz now, governor {}",
+                env.cpu.mhz.map_or_else(unknown, |m| format!("{m:.0}")),
+                env.cpu
+                    .governor
+                    .clone()
+                    .unwrap_or_else(|| "none (no cpufreq)".into())
+            ),
+        ),
+        (
+            "virtualisation",
+            env.virtualization
+                .clone()
+                .unwrap_or_else(|| "none detected".into()),
+        ),
+        ("kernel", format!("{} {}", env.os, env.kernel)),
+        (
+            "clocksource",
+            env.clocksource.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "transparent huge pages",
+            env.transparent_hugepages.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "clock",
+            format!(
+                "{} at {:.3} GHz: {}; resolution {}, timed-region overhead {}{}",
+                clock.kind,
+                clock.frequency_hz / 1e9,
+                clock.method,
+                format_ns(clock.resolution_ns),
+                format_ns(clock.region_overhead_ns),
+                clock
+                    .fallback_reason
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!(" (fallback: {r})"))
+            ),
+        ),
+        (
+            "privileges",
+            format!(
+                "euid {}, RLIMIT_RTPRIO {}, RLIMIT_MEMLOCK {}, CAP_SYS_NICE {}, CAP_IPC_LOCK {}",
+                env.privileges.euid,
+                limit(env.privileges.rtprio_limit),
+                limit(env.privileges.memlock_limit_bytes),
+                yes_no(env.privileges.cap_sys_nice),
+                yes_no(env.privileges.cap_ipc_lock)
+            ),
+        ),
+        (
+            "perf counters",
+            format!(
+                "hardware {}, software {}, perf_event_paranoid {}{}",
+                yes_no(perf.hardware),
+                yes_no(perf.software),
+                perf.paranoid.map_or_else(unknown, |p| p.to_string()),
+                perf.hardware_error
+                    .as_ref()
+                    .map_or_else(String::new, |e| format!(" (hardware: {e})"))
+            ),
+        ),
+        (
+            "load average",
+            env.load_avg
+                .map_or_else(unknown, |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2])),
+        ),
+        (
+            "build",
+            format!(
+                "{} (opt-level {}), latlab {}",
+                env.build_profile, env.opt_level, env.latlab_version
+            ),
+        ),
+    ];
+    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut text: String = lines
+        .iter()
+        .map(|(key, value)| format!("{key:width$}  {value}\n"))
+        .collect();
+    for note in env.notes() {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    text
+}

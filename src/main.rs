@@ -1,0 +1,106 @@
+//! latlab: measures the latency numbers of the machine it runs on.
+//!
+//! This binary is the command line and glue only: `cli` parses, `plan` validates, `run`
+//! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
+//! the exporters (crates/report).
+
+mod cli;
+mod env_report;
+mod plan;
+mod run;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use plan::UsageError;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return report_clap_error(error),
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => run_probes(&cli.run),
+        Some(Command::Run(args)) => run_probes(&args),
+        Some(Command::List) => {
+            list_probes()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Env(args)) => {
+            env_report::print(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn run_probes(args: &cli::RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = match plan::plan(args) {
+        Ok(plan) => plan,
+        Err(UsageError(message)) => {
+            eprintln!("error: {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second Ctrl-C while the first is being handled ends the process at once.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&cancel))?;
+        signal_hook::flag::register(signal, Arc::clone(&cancel))?;
+    }
+    run::execute(plan, cancel)
+}
+
+fn list_probes() -> std::io::Result<()> {
+    let width = latlab_probes::PROBES
+        .iter()
+        .map(|p| p.id.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = std::io::stdout().lock();
+    for probe in latlab_probes::PROBES {
+        writeln!(out, "{:width$}  {}", probe.id, probe.method)?;
+    }
+    Ok(())
+}
+
+/// Help and version go to standard output with status 0; errors become one line on standard
+/// error with status 2.
+fn report_clap_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = error.render().to_string();
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: invalid arguments");
+    eprintln!("{first}; see `latlab --help`");
+    ExitCode::from(2)
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,250 @@
+//! Turns the parsed arguments into a validated plan: which probes, how much sampling, where
+//! each output goes. Everything that can be refused is refused here, before anything is
+//! measured or written, so bad input never leaves a partial file behind.
+
+use crate::cli::{RunArgs, SuiteArg};
+use latlab_engine::Config;
+use latlab_engine::isolation::allowed_cpus;
+use latlab_probes::{PROBES, ProbeSpec, Suite};
+use latlab_report::OutputTarget;
+use regex::Regex;
+use std::path::{Path, PathBuf};
+
+/// Bad input: one line saying what was wrong and what to do. Exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Where each output goes.
+#[derive(Debug)]
+pub struct Outputs {
+    pub json: OutputTarget,
+    pub csv: Option<OutputTarget>,
+    pub markdown: Option<OutputTarget>,
+    /// A directory to create before the first write (the default `--out`).
+    pub create_dir: Option<PathBuf>,
+}
+
+impl Outputs {
+    pub fn all(&self) -> impl Iterator<Item = &OutputTarget> {
+        std::iter::once(&self.json)
+            .chain(&self.csv)
+            .chain(&self.markdown)
+    }
+
+    /// Whether a machine format goes to standard output (the table then goes to stderr).
+    pub fn uses_stdout(&self) -> bool {
+        self.all().any(|t| *t == OutputTarget::Stdout)
+    }
+}
+
+#[derive(Debug)]
+pub struct RunPlan {
+    pub suite: Suite,
+    pub probes: Vec<&'static ProbeSpec>,
+    pub config: Config,
+    pub outputs: Outputs,
+    pub pin: Option<usize>,
+    pub mlock: bool,
+    pub rt: bool,
+    pub fake_clock: bool,
+}
+
+pub fn plan(args: &RunArgs) -> Result<RunPlan, UsageError> {
+    let suite = match args.suite {
+        SuiteArg::Quick => Suite::Quick,
+        SuiteArg::Full => Suite::Full,
+    };
+    let mut config = match suite {
+        Suite::Quick => Config::quick(),
+        Suite::Full => Config::full(),
+    };
+    if let Some(samples) = args.samples {
+        config.samples = samples;
+    }
+    if let Some(target) = args.target_time {
+        config.target_sample_time = target;
+    }
+    if let Some(cpu) = args.pin {
+        check_cpu(cpu)?;
+    }
+    Ok(RunPlan {
+        suite,
+        probes: select_probes(args.only.as_deref(), args.skip.as_deref())?,
+        config,
+        outputs: outputs(args)?,
+        pin: args.pin,
+        mlock: args.mlock,
+        rt: args.rt,
+        fake_clock: args.fake_clock,
+    })
+}
+
+fn select_probes(
+    only: Option<&str>,
+    skip: Option<&str>,
+) -> Result<Vec<&'static ProbeSpec>, UsageError> {
+    let only = only.map(|p| pattern("--only", p)).transpose()?;
+    let skip = skip.map(|p| pattern("--skip", p)).transpose()?;
+    let selected: Vec<&'static ProbeSpec> = PROBES
+        .iter()
+        .filter(|probe| only.as_ref().is_none_or(|re| re.is_match(probe.id)))
+        .filter(|probe| skip.as_ref().is_none_or(|re| !re.is_match(probe.id)))
+        .collect();
+    if selected.is_empty() {
+        let what = match (only, skip) {
+            (Some(only), None) => format!("--only '{only}' matches no probe"),
+            (None, Some(skip)) => format!("--skip '{skip}' leaves no probe"),
+            (Some(only), Some(skip)) => {
+                format!("--only '{only}' with --skip '{skip}' leaves no probe")
+            }
+            (None, None) => "there are no probes".to_string(),
+        };
+        return Err(UsageError(format!(
+            "{what}; `latlab list` shows the probe ids"
+        )));
+    }
+    Ok(selected)
+}
+
+fn pattern(flag: &str, text: &str) -> Result<Regex, UsageError> {
+    Regex::new(text).map_err(|e| {
+        let detail = e.to_string();
+        let reason = detail.lines().last().unwrap_or("invalid").trim();
+        UsageError(format!(
+            "{flag} '{text}' is not a valid regular expression ({reason}); for example 'clock|cpu'"
+        ))
+    })
+}
+
+fn check_cpu(cpu: usize) -> Result<(), UsageError> {
+    let allowed = allowed_cpus();
+    if allowed.contains(&cpu) {
+        return Ok(());
+    }
+    let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+    Err(UsageError(format!(
+        "--pin {cpu}: this process cannot run on CPU {cpu}; choose one of {}",
+        list.join(", ")
+    )))
+}
+
+fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
+    let (json, create_dir) = match &args.json {
+        Some(text) => (OutputTarget::parse(text), None),
+        None => {
+            let dir = &args.out;
+            check_out_dir(dir)?;
+            let create = (!dir.exists()).then(|| dir.clone());
+            (OutputTarget::File(dir.join("results.json")), create)
+        }
+    };
+    let outputs = Outputs {
+        json,
+        csv: args.csv.as_deref().map(OutputTarget::parse),
+        markdown: args.markdown.as_deref().map(OutputTarget::parse),
+        create_dir,
+    };
+    if outputs
+        .all()
+        .filter(|t| **t == OutputTarget::Stdout)
+        .count()
+        > 1
+    {
+        return Err(UsageError(
+            "only one of --json, --csv and --markdown can be '-' (standard output)".into(),
+        ));
+    }
+    for target in outputs.all() {
+        if let OutputTarget::File(path) = target {
+            if outputs.create_dir.as_deref() != path.parent() {
+                check_file_target(path)?;
+            }
+        }
+    }
+    Ok(outputs)
+}
+
+/// The results directory must exist and be writable, or be creatable in an existing parent.
+fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
+    if dir.is_dir() {
+        return check_writable(dir, &format!("--out {}", dir.display()));
+    }
+    if dir.exists() {
+        return Err(UsageError(format!(
+            "--out {}: exists and is not a directory; name a directory",
+            dir.display()
+        )));
+    }
+    let parent = parent_or_current(dir);
+    if !parent.is_dir() {
+        return Err(UsageError(format!(
+            "--out {}: the parent directory {} does not exist; create it first",
+            dir.display(),
+            parent.display()
+        )));
+    }
+    check_writable(parent, &format!("--out {}", dir.display()))
+}
+
+fn check_file_target(path: &Path) -> Result<(), UsageError> {
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "{} is a directory; give a file name such as {}",
+            path.display(),
+            path.join("results.json").display()
+        )));
+    }
+    let dir = parent_or_current(path);
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "cannot write {}: the directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
+        )));
+    }
+    check_writable(dir, &format!("cannot write {}", path.display()))
+}
+
+/// Tries to create an unnamed temporary file in `dir`: nothing is left behind either way.
+fn check_writable(dir: &Path, context: &str) -> Result<(), UsageError> {
+    tempfile::tempfile_in(dir).map(drop).map_err(|e| {
+        UsageError(format!(
+            "{context}: the directory {} is not writable ({e}); choose another with --out",
+            dir.display()
+        ))
+    })
+}
+
+fn parent_or_current(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_select_by_id() {
+        let clock = select_probes(Some("^clock\\."), None).unwrap();
+        assert!(!clock.is_empty() && clock.iter().all(|p| p.id.starts_with("clock.")));
+        let rest = select_probes(None, Some("clock")).unwrap();
+        assert!(rest.iter().all(|p| !p.id.contains("clock")));
+        assert_eq!(clock.len() + rest.len(), PROBES.len());
+    }
+
+    #[test]
+    fn unknown_and_invalid_patterns_are_refused_in_one_line() {
+        let unknown = select_probes(Some("no-such-probe"), None).unwrap_err().0;
+        assert!(unknown.contains("matches no probe") && unknown.contains("latlab list"));
+        let invalid = select_probes(Some("clock("), None).unwrap_err().0;
+        assert!(
+            invalid.contains("not a valid regular expression"),
+            "{invalid}"
+        );
+        assert!(!invalid.contains('\n'), "{invalid}");
+    }
+}

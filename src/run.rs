@@ -1,0 +1,271 @@
+//! Executes a plan: take the machine-wide lock, apply the controls, run each probe, and
+//! rewrite every file output after each probe so that a crash or Ctrl-C loses nothing.
+
+use crate::plan::RunPlan;
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use latlab_engine::environment::{Environment, load_average};
+use latlab_engine::isolation::{self, RT_PAUSE, RunLock};
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::{BenchResult, Runner};
+use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_report::{
+    CsvExporter, Exporter, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
+    write_output,
+};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a run waits for another latlab run on this machine to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+/// The start time a fake run reports, so its output is the same every time.
+const FAKE_START: &str = "2000-01-01T00:00:00Z";
+
+pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let mut notes = Vec::new();
+    let _lock = if plan.fake_clock {
+        None
+    } else {
+        take_lock(&mut notes)
+    };
+    let settings = apply_controls(&mut plan, &mut notes);
+    plan.config.cancel = cancel;
+
+    let environment = if plan.fake_clock {
+        Environment::synthetic()
+    } else {
+        Environment::collect()
+    };
+    let mut runner = if plan.fake_clock {
+        Runner::with_fake_clock(plan.config.clone())
+    } else {
+        Runner::new(plan.config.clone())
+    };
+    if let Some(reason) = &runner.clock().info().fallback_reason {
+        notes.push(format!(
+            "no cycle counter: {reason}; timing with clock_gettime, whose resolution limits \
+             figures below a few hundred nanoseconds"
+        ));
+    }
+    let mut notes_all = environment.notes();
+    notes_all.extend(notes);
+    let mut record = RunRecord {
+        latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: if plan.fake_clock {
+            FAKE_START.to_string()
+        } else {
+            humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+        },
+        settings,
+        clock: runner.clock().info().clone(),
+        environment,
+        load_avg_after: None,
+        notes: notes_all,
+        probes: Vec::new(),
+        complete: false,
+    };
+
+    if let Some(dir) = &plan.outputs.create_dir {
+        std::fs::create_dir(dir)
+            .with_context(|| format!("could not create the results directory {}", dir.display()))?;
+    }
+    let progress = progress_bar(plan.probes.len());
+    let mut interrupted = false;
+    for probe in &plan.probes {
+        progress.set_message(probe.id);
+        let outcome = run_probe(probe, &mut runner, &plan);
+        interrupted = outcome.status == ProbeStatus::Interrupted;
+        record.probes.push(outcome);
+        write_files(&plan, &record)?;
+        progress.inc(1);
+        if interrupted {
+            break;
+        }
+    }
+    progress.finish_and_clear();
+
+    record.load_avg_after = if plan.fake_clock {
+        record.environment.load_avg
+    } else {
+        load_average()
+    };
+    record.complete = !interrupted;
+    write_files(&plan, &record)?;
+    write_stdout_and_table(&plan, &record)?;
+
+    let failed = record
+        .probes
+        .iter()
+        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn take_lock(notes: &mut Vec<String>) -> Option<RunLock> {
+    match RunLock::acquire(Duration::ZERO) {
+        Ok(lock) => Some(lock),
+        Err(_) => {
+            eprintln!(
+                "latlab: another latlab run is measuring on this machine; waiting up to {} s \
+                 for it to finish",
+                LOCK_WAIT.as_secs()
+            );
+            match RunLock::acquire(LOCK_WAIT) {
+                Ok(lock) => Some(lock),
+                Err(waited) => {
+                    let message = format!(
+                        "another latlab run was still measuring after {} s; this run went ahead \
+                         and the two disturbed each other: run them one at a time",
+                        waited.as_secs()
+                    );
+                    eprintln!("latlab: {message}");
+                    notes.push(message);
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Applies --pin, --mlock and --rt, each degrading to a note when not permitted.
+fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
+    let mut settings = RunSettings {
+        suite: plan.suite.name().to_string(),
+        samples: plan.config.samples,
+        target_sample_time_ns: plan.config.target_sample_time.as_nanos() as u64,
+        budget_per_benchmark_ns: plan.config.budget.as_nanos() as u64,
+        pinned_cpu: None,
+        memory_locked: false,
+        realtime: false,
+    };
+    if plan.fake_clock {
+        settings.pinned_cpu = plan.pin;
+        settings.memory_locked = plan.mlock;
+        settings.realtime = plan.rt;
+        return settings;
+    }
+    if let Some(cpu) = plan.pin {
+        match isolation::pin_to_cpu(cpu) {
+            Ok(()) => settings.pinned_cpu = Some(cpu),
+            Err(reason) => notes.push(format!("--pin had no effect: {reason}")),
+        }
+    }
+    if plan.mlock {
+        match isolation::lock_memory() {
+            Ok(()) => settings.memory_locked = true,
+            Err(reason) => notes.push(format!("--mlock had no effect: {reason}")),
+        }
+    }
+    if plan.rt {
+        match isolation::enter_realtime() {
+            Ok(()) => {
+                settings.realtime = true;
+                plan.config.pause_between_samples = Some(RT_PAUSE);
+            }
+            Err(reason) => notes.push(format!("--rt had no effect: {reason}")),
+        }
+    }
+    settings
+}
+
+/// Runs one probe; a panic inside it is reported as the probe's failure, not the run's.
+fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOutcome {
+    let started = Instant::now();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut ctx = ProbeContext {
+            runner,
+            suite: plan.suite,
+        };
+        (probe.run)(&mut ctx)
+    }));
+    let (status, results): (ProbeStatus, Vec<BenchResult>) = match outcome {
+        Ok(Ok(results)) => (ProbeStatus::Ok, results),
+        Ok(Err(ProbeError::Interrupted(_))) => (ProbeStatus::Interrupted, Vec::new()),
+        Ok(Err(ProbeError::Failed(reason))) => (ProbeStatus::Failed { reason }, Vec::new()),
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "the probe panicked".to_string());
+            (
+                ProbeStatus::Failed {
+                    reason: format!("panicked: {reason}"),
+                },
+                Vec::new(),
+            )
+        }
+    };
+    ProbeOutcome {
+        id: probe.id.to_string(),
+        method: probe.method.to_string(),
+        status,
+        results,
+        duration_ns: if plan.fake_clock {
+            0
+        } else {
+            started.elapsed().as_nanos() as u64
+        },
+    }
+}
+
+fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {
+    let mut list: Vec<(&OutputTarget, &'static dyn Exporter)> =
+        vec![(&plan.outputs.json, &JsonExporter)];
+    if let Some(csv) = &plan.outputs.csv {
+        list.push((csv, &CsvExporter));
+    }
+    if let Some(markdown) = &plan.outputs.markdown {
+        list.push((markdown, &MarkdownExporter));
+    }
+    list
+}
+
+/// Rewrites every file output from the record as it stands.
+fn write_files(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
+    for (target, exporter) in exporters(plan) {
+        if matches!(target, OutputTarget::File(_)) {
+            write_output(target, &exporter.render(record)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the machine format bound for standard output, if any, and the table: to standard
+/// output normally, to standard error when standard output carries a machine format.
+fn write_stdout_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
+    let table = TableExporter.render(record)?;
+    if plan.outputs.uses_stdout() {
+        eprint!("{table}");
+        for (target, exporter) in exporters(plan) {
+            if *target == OutputTarget::Stdout {
+                write_output(target, &exporter.render(record)?)?;
+            }
+        }
+    } else {
+        write_output(&OutputTarget::Stdout, &table)?;
+    }
+    Ok(())
+}
+
+/// Progress on standard error, only when it is a terminal.
+fn progress_bar(probes: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(probes as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed})")
+            .expect("a valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
