@@ -73,13 +73,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<String>,
     /// Samples per benchmark [default: 30 quick, 100 full].
-    #[arg(long, value_name = "N", value_parser = parse_samples, allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
     pub samples: Option<usize>,
     /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
-    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
     pub target_time: Option<Duration>,
     /// Pin the run to this CPU.
-    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_negative_numbers = true)]
+    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
     /// Lock memory (mlockall) so no page fault lands in a sample.
     #[arg(long)]

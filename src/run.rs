@@ -52,6 +52,9 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     }
     let mut notes_all = environment.notes();
     notes_all.extend(notes);
+    if plan.fake_clock {
+        notes_all.push("test mode (--fake-clock): every figure in this run is synthetic".into());
+    }
     let mut record = RunRecord {
         latlab_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: if plan.fake_clock {

@@ -3,12 +3,13 @@
 
 /// A duration in nanoseconds with three significant digits in ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
+    // A figure that would round up to 1000 of one unit is shown in the next.
     let magnitude = ns.abs();
-    let (value, unit) = if magnitude < 1e3 {
+    let (value, unit) = if magnitude < 999.5 {
         (ns, "ns")
-    } else if magnitude < 1e6 {
+    } else if magnitude < 999.5e3 {
         (ns / 1e3, "µs")
-    } else if magnitude < 1e9 {
+    } else if magnitude < 999.5e6 {
         (ns / 1e6, "ms")
     } else {
         (ns / 1e9, "s")

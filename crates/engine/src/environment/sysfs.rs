@@ -66,7 +66,12 @@ pub(crate) fn uname() -> Uname {
         let bytes: Vec<u8> = chars
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            // c_char is i8 on x86-64 and u8 on aarch64: the cast is a no-op on one of them.
+            .map(|&c| {
+                #[allow(clippy::unnecessary_cast)]
+                let byte = c as u8;
+                byte
+            })
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };

@@ -1,0 +1,132 @@
+//! Bad input: one line on stderr saying what was wrong and what to do, exit status 2, no
+//! panic, and nothing written.
+
+use crate::{files_in, latlab};
+
+/// Runs latlab with `args` in an empty directory and checks the refusal.
+fn refused(args: &[&str], expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path()).args(args).output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected {expected:?} in {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "{args:?} left files"
+    );
+}
+
+#[test]
+fn an_unknown_probe_pattern() {
+    refused(
+        &["run", "--fake-clock", "--only", "nosuch"],
+        "matches no probe; `latlab list`",
+    );
+    refused(&["run", "--fake-clock", "--skip", "."], "leaves no probe");
+}
+
+#[test]
+fn an_invalid_pattern() {
+    refused(
+        &["run", "--fake-clock", "--only", "clock("],
+        "not a valid regular expression",
+    );
+}
+
+#[test]
+fn zero_negative_and_absurd_sample_counts() {
+    for n in ["0", "-3", "4", "1000000", "many"] {
+        refused(&["run", "--fake-clock", "--samples", n], "from 5 to 100000");
+    }
+}
+
+#[test]
+fn unparsable_and_absurd_durations() {
+    refused(
+        &["run", "--fake-clock", "--target-time", "soon"],
+        "not a duration",
+    );
+    refused(
+        &["run", "--fake-clock", "--target-time", "5"],
+        "not a duration",
+    );
+    refused(
+        &["run", "--fake-clock", "--target-time", "-2ms"],
+        "not a duration",
+    );
+    refused(
+        &["run", "--fake-clock", "--target-time", "1h"],
+        "from 10us to 10s",
+    );
+    refused(
+        &["run", "--fake-clock", "--target-time", "1ns"],
+        "from 10us to 10s",
+    );
+}
+
+#[test]
+fn outputs_in_missing_or_unwritable_directories() {
+    refused(
+        &["run", "--fake-clock", "--json", "missing/r.json"],
+        "does not exist",
+    );
+    refused(
+        &["run", "--fake-clock", "--csv", "missing/r.csv"],
+        "does not exist",
+    );
+    refused(
+        &["run", "--fake-clock", "--out", "missing/deeper"],
+        "does not exist",
+    );
+    refused(
+        &["run", "--fake-clock", "--json", "/proc/r.json"],
+        "not writable",
+    );
+    refused(
+        &["run", "--fake-clock", "--markdown", "."],
+        "is a directory",
+    );
+    refused(
+        &["run", "--fake-clock", "--csv", "-", "--json", "-"],
+        "only one of",
+    );
+}
+
+#[test]
+fn an_out_path_that_is_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taken"), "x").unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--fake-clock", "--out", "taken"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a directory"));
+}
+
+#[test]
+fn a_cpu_that_does_not_exist() {
+    refused(
+        &["run", "--fake-clock", "--pin", "4095"],
+        "cannot run on CPU 4095",
+    );
+    refused(&["run", "--fake-clock", "--pin", "-1"], "a CPU number");
+}
+
+#[test]
+fn an_unknown_flag_or_suite() {
+    refused(&["run", "--frobnicate"], "--frobnicate");
+    refused(&["run", "--suite", "huge"], "huge");
+}

@@ -1,0 +1,59 @@
+//! `latlab list`, `latlab env`, help and version.
+
+use crate::latlab;
+
+#[test]
+fn list_names_every_probe_with_its_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path()).arg("list").assert().success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert_eq!(stdout.lines().count(), latlab_probes::PROBES.len());
+    for probe in latlab_probes::PROBES {
+        let line = stdout.lines().find(|l| l.starts_with(probe.id)).unwrap();
+        assert!(line.ends_with(probe.method), "{line}");
+    }
+}
+
+#[test]
+fn env_reports_the_synthetic_machine_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args(["env", "--fake-clock"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "caches                  L1 data 32 KiB (shared by 1), L2 unified 1024 KiB (shared by 1), L3 unified 32768 KiB (shared by 4)\n",
+        ))
+        .stdout(predicates::str::contains(
+            "privileges              euid 1000, RLIMIT_RTPRIO 0, RLIMIT_MEMLOCK 8388608, CAP_SYS_NICE no, CAP_IPC_LOCK no\n",
+        ));
+}
+
+#[test]
+fn env_describes_this_machine_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["env", "--json"])
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let cpus = value["environment"]["cpu"]["logical_cpus"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        cpus as usize,
+        std::thread::available_parallelism().unwrap().get()
+    );
+    assert!(value["clock"]["resolution_ns"].as_f64().unwrap() > 0.0);
+    assert!(value["environment"]["kernel"].as_str().unwrap().len() > 3);
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("130  interrupted by Ctrl-C"));
+}

@@ -1,0 +1,100 @@
+//! A whole run in test mode: exact terminal output, and every output format written.
+
+use crate::{files_in, latlab};
+
+const EXPECTED_TABLE: &str = "\
+latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock fake at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
+
+benchmark                median   95% CI of median           p5 … p95    cv     cold      samples
+cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns  48.7 ns … 50.7 ns  1.5%   497 ns   30 × 65536
+cpu.branch/random        133 ns    132 ns … 134 ns    130 ns … 136 ns  1.4%  1.33 µs   30 × 16384
+cpu.branch/predictable  12.5 ns  12.4 ns … 12.6 ns  12.2 ns … 12.8 ns  1.5%   125 ns  30 × 262144
+cpu.branch/difference    121 ns    119 ns … 122 ns    118 ns … 123 ns  1.4%        –   30 × 16384
+cpu.branch/mispredict    241 ns    239 ns … 244 ns    236 ns … 246 ns  1.4%        –   30 × 16384
+mem.alloc/16B            120 ns    119 ns … 122 ns    118 ns … 123 ns  1.4%  1.20 µs   30 × 32768
+mem.alloc/128B           152 ns    151 ns … 154 ns    149 ns … 155 ns  1.4%  1.52 µs   30 × 16384
+mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
+
+about this run
+  test mode (--fake-clock): every figure in this run is synthetic
+";
+
+#[test]
+fn the_table_is_exactly_as_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args(["run", "--fake-clock", "--only", "cpu|mem"])
+        .assert()
+        .success()
+        .stdout(EXPECTED_TABLE)
+        .stderr("");
+    assert_eq!(
+        files_in(dir.path()),
+        ["latlab-results", "latlab-results/results.json"]
+    );
+}
+
+#[test]
+fn no_arguments_runs_the_quick_suite_of_every_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path()).arg("--fake-clock").assert().success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("quick suite"));
+    for probe in latlab_probes::PROBES {
+        assert!(
+            stdout.contains(&format!("\n{}/", probe.id)),
+            "{} missing",
+            probe.id
+        );
+    }
+}
+
+#[test]
+fn every_format_is_written_where_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "syscall",
+            "--json",
+            "r.json",
+        ])
+        .args(["--csv", "r.csv", "--markdown", "r.md", "--samples", "7"])
+        .assert()
+        .success();
+    assert_eq!(files_in(dir.path()), ["r.csv", "r.json", "r.md"]);
+
+    let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("name,probe,kind,verdict,unit,median,")
+    );
+    let row = lines.next().unwrap();
+    assert!(row.starts_with("syscall.getppid/getppid,syscall.getppid,timed_loop,measured,ns,"));
+    assert_eq!(lines.next(), None);
+
+    let markdown = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(markdown.contains("| benchmark | median | 95% CI of median |"));
+    assert!(
+        markdown.contains("| syscall.getppid/getppid | 46.5 ns |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_machine_format_on_stdout_moves_the_table_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--fake-clock", "--only", "cpu.call", "--csv", "-"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+    assert!(stdout.starts_with("name,probe,"), "{stdout}");
+    assert!(stderr.contains("cpu.call/empty"), "{stderr}");
+}

@@ -1,0 +1,35 @@
+//! End-to-end tests of the `latlab` command line, organised by topic. Most run in test mode
+//! (`--fake-clock`): a deterministic clock and environment, so output can be asserted exactly.
+
+mod bad_input;
+mod commands;
+mod fake_run;
+mod json_schema;
+mod real_run;
+
+use assert_cmd::Command;
+use std::path::Path;
+
+/// The latlab binary, in a fresh temporary working directory.
+pub fn latlab(dir: &Path) -> Command {
+    let mut command = Command::cargo_bin("latlab").expect("the latlab binary is built");
+    command.current_dir(dir);
+    command
+}
+
+/// Every file under `dir`, relative, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            found.push(path.strip_prefix(dir).unwrap().display().to_string());
+        }
+    }
+    found.sort();
+    found
+}

@@ -1,0 +1,66 @@
+//! Runs on the real clock: what the numbers must respect, and Ctrl-C. Small and short: these
+//! check behaviour and orderings with wide margins, not speed.
+
+use crate::{files_in, latlab};
+use latlab_engine::model::{ProbeStatus, RunRecord, Verdict};
+use std::time::Duration;
+
+fn record(json: &[u8]) -> RunRecord {
+    let value: serde_json::Value = serde_json::from_slice(json).unwrap();
+    serde_json::from_value(value["latlab"].clone()).unwrap()
+}
+
+#[test]
+fn a_system_call_costs_more_than_a_function_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--only", "cpu.call|syscall", "--samples", "10"])
+        .args(["--target-time", "500us", "--json", "-"])
+        .assert()
+        .success();
+    let run = record(&output.get_output().stdout);
+    let median = |name: &str| {
+        let result = run.results().find(|r| r.name == name).unwrap();
+        assert_eq!(result.verdict, Verdict::Measured, "{name}");
+        result.summary.median
+    };
+    let call = median("cpu.call/empty");
+    let syscall = median("syscall.getppid/getppid");
+    assert!(
+        syscall > 10.0 * call,
+        "getppid {syscall} ns vs call {call} ns"
+    );
+    assert!(run.clock.resolution_ns > 0.0);
+    assert!(run.load_avg_after.is_some());
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .current_dir(dir.path())
+        .args(["run", "--samples", "100000", "--target-time", "5ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Each benchmark takes its whole one-second budget; stop during the second or third.
+    std::thread::sleep(Duration::from_millis(2500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        files_in(dir.path()),
+        ["latlab-results", "latlab-results/results.json"]
+    );
+    let json = std::fs::read(dir.path().join("latlab-results/results.json")).unwrap();
+    let run = record(&json);
+    assert!(!run.complete);
+    let last = run.probes.last().unwrap();
+    assert_eq!(last.status, ProbeStatus::Interrupted);
+    assert!(run.probes.len() < latlab_probes::PROBES.len());
+}
