@@ -195,6 +195,14 @@ fn check_file_target(path: &Path) -> Result<(), UsageError> {
             path.join("results.json").display()
         )));
     }
+    if std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        // A device or pipe (/dev/null, /dev/stdout) is written in place: it must be writable.
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())));
+    }
     let dir = parent_or_current(path);
     if !dir.is_dir() {
         return Err(UsageError(format!(

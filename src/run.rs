@@ -82,7 +82,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
         record.probes.push(outcome);
-        write_files(&plan, &record)?;
+        write_rewritable(&plan, &record)?;
         progress.inc(1);
         if interrupted {
             break;
@@ -96,8 +96,8 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         load_average()
     };
     record.complete = !interrupted;
-    write_files(&plan, &record)?;
-    write_stdout_and_table(&plan, &record)?;
+    write_rewritable(&plan, &record)?;
+    write_once_and_table(&plan, &record)?;
 
     let failed = record
         .probes
@@ -232,28 +232,30 @@ fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {
     list
 }
 
-/// Rewrites every file output from the record as it stands.
-fn write_files(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
+/// Rewrites every regular-file output from the record as it stands.
+fn write_rewritable(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
     for (target, exporter) in exporters(plan) {
-        if matches!(target, OutputTarget::File(_)) {
+        if target.is_rewritable() {
             write_output(target, &exporter.render(record)?)?;
         }
     }
     Ok(())
 }
 
-/// Writes the machine format bound for standard output, if any, and the table: to standard
-/// output normally, to standard error when standard output carries a machine format.
-fn write_stdout_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
+/// Writes the outputs that take a single write (standard output, devices, pipes) and the
+/// table: to standard output normally, to standard error when standard output carries a
+/// machine format.
+fn write_once_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
     let table = TableExporter.render(record)?;
     if plan.outputs.uses_stdout() {
         eprint!("{table}");
-        for (target, exporter) in exporters(plan) {
-            if *target == OutputTarget::Stdout {
-                write_output(target, &exporter.render(record)?)?;
-            }
+    }
+    for (target, exporter) in exporters(plan) {
+        if !target.is_rewritable() {
+            write_output(target, &exporter.render(record)?)?;
         }
-    } else {
+    }
+    if !plan.outputs.uses_stdout() {
         write_output(&OutputTarget::Stdout, &table)?;
     }
     Ok(())

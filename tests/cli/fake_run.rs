@@ -98,3 +98,41 @@ fn a_machine_format_on_stdout_moves_the_table_to_stderr() {
     assert!(stdout.starts_with("name,probe,"), "{stdout}");
     assert!(stderr.contains("cpu.call/empty"), "{stderr}");
 }
+
+#[test]
+fn a_device_target_gets_one_document_and_stays_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "cpu|syscall",
+            "--json",
+            "/dev/stdout",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert_eq!(
+        stdout.matches("\"latlab_schema_version\"").count(),
+        1,
+        "{stdout}"
+    );
+    let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(kind.is_char_device());
+    latlab(dir.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "syscall",
+            "--json",
+            "/dev/null",
+        ])
+        .assert()
+        .success();
+    let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(kind.is_char_device(), "/dev/null was replaced");
+}

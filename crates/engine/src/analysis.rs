@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 /// significant: two copies of the same machine code at different addresses can differ by a
 /// few per cent, while one real instruction on the dependency path adds a whole cycle.
 pub const OPTIMISED_AWAY_SHARE: f64 = 0.10;
-/// Coefficient of variation above which a result is called unstable.
+/// Coefficient of variation above which a result is called unstable, provided the spread is
+/// also wider than one clock step (a narrower spread is the clock's granularity, not noise).
 pub const HIGH_VARIANCE_CV: f64 = 0.10;
 /// Early samples differing from the rest by more than this share (and significantly) mean
 /// the benchmark was not at steady state.
@@ -78,7 +79,14 @@ pub(crate) fn timed_loop_result(
         .map(|c| c - empty_cpu_ns)
         .collect();
 
-    let mut warnings = common_warnings(&bench, &summary, integrity, wanted_samples);
+    let resolution_per_op = resolution_ns / samples.iterations as f64;
+    let mut warnings = common_warnings(
+        &bench,
+        &summary,
+        integrity,
+        wanted_samples,
+        resolution_per_op,
+    );
     if verdict.is_suspect() {
         warnings.retain(|w| w.code != crate::model::WarningCode::HighVariance);
     }
@@ -108,10 +116,17 @@ pub(crate) fn observations_result(
     cpu_samples_ns: Vec<f64>,
     cold_ns: f64,
     integrity: Integrity,
+    resolution_ns: f64,
     wanted_samples: usize,
 ) -> BenchResult {
     let summary = Summary::of(&samples_ns).expect("at least MIN_SAMPLES finite samples");
-    let warnings = common_warnings(&samples_ns, &summary, integrity, wanted_samples);
+    let warnings = common_warnings(
+        &samples_ns,
+        &summary,
+        integrity,
+        wanted_samples,
+        resolution_ns,
+    );
     BenchResult {
         name: name.to_string(),
         method: method.to_string(),
@@ -169,19 +184,25 @@ pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {
         .then(|| Warning::not_steady_state(early_count, shift))
 }
 
-/// Warnings every kind of result can carry. `raw` are the samples before any subtraction.
+/// Warnings every kind of result can carry. `raw` are the samples before any subtraction;
+/// `resolution_ns` is the clock's resolution in the samples' unit (per operation).
 fn common_warnings(
     raw: &[f64],
     summary: &Summary,
     integrity: Integrity,
     wanted_samples: usize,
+    resolution_ns: f64,
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if summary.n < wanted_samples {
         warnings.push(Warning::few_samples(summary.n, wanted_samples));
     }
     warnings.extend(steady_state_warning(raw));
-    if let Some(cv) = summary.cv.filter(|&cv| cv > HIGH_VARIANCE_CV) {
+    let beyond_clock_step = summary.stddev > resolution_ns;
+    if let Some(cv) = summary
+        .cv
+        .filter(|&cv| cv > HIGH_VARIANCE_CV && beyond_clock_step)
+    {
         warnings.push(Warning::high_variance(cv));
     }
     if integrity.involuntary_switches > (summary.n as u64 / 10).max(1) {
@@ -250,6 +271,18 @@ mod tests {
         let warning = steady_state_warning(&samples).expect("warned");
         assert_eq!(warning.code, WarningCode::NotSteadyState);
         assert!(steady_state_warning(&wobble(10.0, 40)).is_none());
+    }
+
+    #[test]
+    fn spread_within_one_clock_step_is_not_called_unstable() {
+        let steps: Vec<f64> = (0..30)
+            .map(|i| if i % 3 == 0 { 30.0 } else { 20.0 })
+            .collect();
+        let summary = Summary::of(&steps).unwrap();
+        let quiet = Integrity::default();
+        assert!(common_warnings(&steps, &summary, quiet, 30, 20.0).is_empty());
+        let warnings = common_warnings(&steps, &summary, quiet, 30, 1.0);
+        assert_eq!(warnings[0].code, WarningCode::HighVariance);
     }
 
     fn small_config() -> Config {

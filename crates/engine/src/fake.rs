@@ -53,6 +53,7 @@ impl FakeTimer {
             samples,
             10.0 * nominal,
             Integrity::default(),
+            1.0,
             count,
         )
     }

@@ -171,6 +171,7 @@ impl Runner {
             cpu_samples_ns,
             cold_ns,
             usage.elapsed(),
+            self.clock.info().resolution_ns,
             count,
         ))
     }

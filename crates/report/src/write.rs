@@ -1,6 +1,8 @@
 //! Writing an output: standard output for `-`, otherwise atomically (a temporary file in
 //! the same directory, renamed over the target), so a reader never sees half a file and a
-//! failure leaves the previous version, or nothing, in place.
+//! failure leaves the previous version, or nothing, in place. A target that exists and is not
+//! a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: renaming over it
+//! would replace the device or pipe itself.
 
 use crate::ExportError;
 use std::io::Write;
@@ -22,6 +24,19 @@ impl OutputTarget {
             OutputTarget::File(PathBuf::from(text))
         }
     }
+
+    /// Whether the output can be rewritten whole after every probe: a regular file (or one
+    /// not yet created). Standard output, devices and pipes take one write, at the end.
+    pub fn is_rewritable(&self) -> bool {
+        match self {
+            OutputTarget::Stdout => false,
+            OutputTarget::File(path) => is_regular_or_absent(path),
+        }
+    }
+}
+
+fn is_regular_or_absent(path: &Path) -> bool {
+    std::fs::metadata(path).map_or(true, |m| m.file_type().is_file())
 }
 
 pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportError> {
@@ -46,6 +61,12 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
 }
 
 fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    if !is_regular_or_absent(path) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)?
+            .write_all(contents.as_bytes());
+    }
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -72,6 +93,15 @@ mod tests {
         write_output(&target, "second").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let target = OutputTarget::File("/dev/null".into());
+        write_output(&target, "discarded").unwrap();
+        let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert!(kind.is_char_device(), "/dev/null is no longer a device");
     }
 
     #[test]
