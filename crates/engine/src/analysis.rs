@@ -56,22 +56,29 @@ impl LoopSamples {
     }
 }
 
+/// What a result is and what it was measured against, beside its samples.
+pub(crate) struct Subject<'a> {
+    pub name: &'a str,
+    pub method: &'a str,
+    /// The samples asked for (fewer may have fitted in the budget).
+    pub wanted_samples: usize,
+    /// The clock's resolution, in nanoseconds.
+    pub resolution_ns: f64,
+}
+
 /// The result of a calibrated loop.
 pub(crate) fn timed_loop_result(
-    name: &str,
-    method: &str,
+    subject: &Subject,
     samples: &LoopSamples,
     cold_ns: f64,
     integrity: Integrity,
-    resolution_ns: f64,
-    wanted_samples: usize,
 ) -> BenchResult {
     let bench = samples.per_op(&samples.bench_ns);
     let empty = samples.per_op(&samples.empty_ns);
     let overhead_ns = median_in_place(&mut empty.clone());
     let net: Vec<f64> = bench.iter().map(|b| b - overhead_ns).collect();
     let summary = Summary::of(&net).expect("at least MIN_SAMPLES finite samples");
-    let verdict = verdict(&bench, &empty, samples.iterations, resolution_ns);
+    let verdict = verdict(&bench, &empty, samples.iterations, subject.resolution_ns);
     let empty_cpu_ns = median_in_place(&mut samples.per_op(&samples.empty_cpu_ns));
     let cpu_samples_ns = samples
         .per_op(&samples.bench_cpu_ns)
@@ -79,20 +86,20 @@ pub(crate) fn timed_loop_result(
         .map(|c| c - empty_cpu_ns)
         .collect();
 
-    let resolution_per_op = resolution_ns / samples.iterations as f64;
+    let resolution_per_op = subject.resolution_ns / samples.iterations as f64;
     let mut warnings = common_warnings(
         &bench,
         &summary,
         integrity,
-        wanted_samples,
+        subject.wanted_samples,
         resolution_per_op,
     );
     if verdict.is_suspect() {
         warnings.retain(|w| w.code != crate::model::WarningCode::HighVariance);
     }
     BenchResult {
-        name: name.to_string(),
-        method: method.to_string(),
+        name: subject.name.to_string(),
+        method: subject.method.to_string(),
         parameters: BTreeMap::new(),
         kind: ResultKind::TimedLoop,
         iterations: samples.iterations,
@@ -110,26 +117,23 @@ pub(crate) fn timed_loop_result(
 
 /// The result of events timed one at a time.
 pub(crate) fn observations_result(
-    name: &str,
-    method: &str,
+    subject: &Subject,
     samples_ns: Vec<f64>,
     cpu_samples_ns: Vec<f64>,
     cold_ns: f64,
     integrity: Integrity,
-    resolution_ns: f64,
-    wanted_samples: usize,
 ) -> BenchResult {
     let summary = Summary::of(&samples_ns).expect("at least MIN_SAMPLES finite samples");
     let warnings = common_warnings(
         &samples_ns,
         &summary,
         integrity,
-        wanted_samples,
-        resolution_ns,
+        subject.wanted_samples,
+        subject.resolution_ns,
     );
     BenchResult {
-        name: name.to_string(),
-        method: method.to_string(),
+        name: subject.name.to_string(),
+        method: subject.method.to_string(),
         parameters: BTreeMap::new(),
         kind: ResultKind::Observations,
         iterations: 1,

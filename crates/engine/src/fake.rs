@@ -4,7 +4,7 @@
 //! in a fixed pattern. The synthetic samples go through the same analysis as real ones, so a
 //! fake run exercises everything but the clock, and its output is identical on every machine.
 
-use crate::analysis::{self, LoopSamples};
+use crate::analysis::{self, LoopSamples, Subject};
 use crate::model::{BenchResult, Integrity};
 use crate::runner::{Config, MIN_SAMPLES};
 
@@ -12,6 +12,8 @@ use crate::runner::{Config, MIN_SAMPLES};
 const WOBBLE: [f64; 5] = [0.0, 0.01, -0.01, 0.02, -0.02];
 /// The synthetic empty loop's cost per iteration.
 const EMPTY_LOOP_NS: f64 = 0.5;
+/// The fake clock's resolution, as `Clock::fake` reports it.
+pub(crate) const FAKE_RESOLUTION_NS: f64 = 1.0;
 
 pub(crate) struct FakeTimer;
 
@@ -30,15 +32,13 @@ impl FakeTimer {
             let empty = per_sample(EMPTY_LOOP_NS, i + 2);
             samples.push((bench, bench), (empty, empty));
         }
-        analysis::timed_loop_result(
+        let subject = Subject {
             name,
             method,
-            &samples,
-            10.0 * nominal,
-            Integrity::default(),
-            1.0,
-            config.samples,
-        )
+            wanted_samples: config.samples,
+            resolution_ns: FAKE_RESOLUTION_NS,
+        };
+        analysis::timed_loop_result(&subject, &samples, 10.0 * nominal, Integrity::default())
     }
 
     pub(crate) fn observe(&self, name: &str, method: &str, count: usize) -> BenchResult {
@@ -46,15 +46,19 @@ impl FakeTimer {
         let samples: Vec<f64> = (0..count.max(MIN_SAMPLES))
             .map(|i| nominal * (1.0 + WOBBLE[i % WOBBLE.len()]))
             .collect();
-        analysis::observations_result(
+        let subject = Subject {
             name,
             method,
+            wanted_samples: count,
+            resolution_ns: FAKE_RESOLUTION_NS,
+        };
+        let cold_ns = 10.0 * nominal;
+        analysis::observations_result(
+            &subject,
             samples.clone(),
             samples,
-            10.0 * nominal,
+            cold_ns,
             Integrity::default(),
-            1.0,
-            count,
         )
     }
 }

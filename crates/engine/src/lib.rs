@@ -31,4 +31,4 @@ mod usage;
 
 pub use clock::{Clock, ClockInfo, ClockKind};
 pub use model::{BenchResult, Verdict, Warning};
-pub use runner::{Config, Interrupted, Runner};
+pub use runner::{Config, Interrupted, MIN_SAMPLES, Runner};

@@ -4,7 +4,7 @@
 //! Samples of the benchmark and of the same loop with an empty body are taken in pairs, their
 //! order alternating, so that slow drift (frequency, a neighbour's load) falls on both alike.
 
-use crate::analysis::{self, LoopSamples};
+use crate::analysis::{self, LoopSamples, Subject};
 use crate::clock::Clock;
 use crate::fake::FakeTimer;
 use crate::model::BenchResult;
@@ -124,13 +124,10 @@ impl Runner {
         let usage = ThreadUsage::now();
         let samples = self.sample_pairs(iterations, &mut f, started)?;
         Ok(analysis::timed_loop_result(
-            name,
-            method,
+            &self.subject(name, method, self.config.samples),
             &samples,
             cold_ns,
             usage.elapsed(),
-            self.clock.info().resolution_ns,
-            self.config.samples,
         ))
     }
 
@@ -165,15 +162,21 @@ impl Runner {
             samples_ns.push(self.clock.ticks_to_ns(ticks));
         }
         Ok(analysis::observations_result(
-            name,
-            method,
+            &self.subject(name, method, count),
             samples_ns,
             cpu_samples_ns,
             cold_ns,
             usage.elapsed(),
-            self.clock.info().resolution_ns,
-            count,
         ))
+    }
+
+    fn subject<'a>(&self, name: &'a str, method: &'a str, wanted_samples: usize) -> Subject<'a> {
+        Subject {
+            name,
+            method,
+            wanted_samples,
+            resolution_ns: self.clock.info().resolution_ns,
+        }
     }
 
     fn check_cancel(&self) -> Result<(), Interrupted> {

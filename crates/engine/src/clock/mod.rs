@@ -16,7 +16,7 @@
 //!   two consecutive reads (for a TSC that is its read cost, not its tick); the region overhead
 //!   is the median duration of an empty timed region. Both are reported with every run.
 //!
-//! The timed loop is generic over a zero-sized [`TickSource`] as well as over the benchmark, so
+//! The timed loop is generic over a zero-sized `TickSource` as well as over the benchmark, so
 //! the clock choice is made once per sample, never inside the loop.
 
 mod os;
@@ -115,7 +115,7 @@ impl Clock {
                 kind: ClockKind::Fake,
                 method: "deterministic test clock (--fake-clock): figures are synthetic".into(),
                 frequency_hz: 1e9,
-                resolution_ns: 1.0,
+                resolution_ns: crate::fake::FAKE_RESOLUTION_NS,
                 region_overhead_ns: 20.0,
                 fallback_reason: None,
             },
