@@ -2,11 +2,19 @@
 //! panic, and nothing written.
 
 use crate::{files_in, latlab};
+use std::path::Path;
 
 /// Runs latlab with `args` in an empty directory and checks the refusal.
 fn refused(args: &[&str], expected: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path()).args(args).output().unwrap();
+    refused_in(dir.path(), args, expected);
+}
+
+/// Runs latlab with `args` in `dir` and checks the refusal: exit 2, one line naming the
+/// problem, nothing on stdout, and no file added to `dir`.
+fn refused_in(dir: &Path, args: &[&str], expected: &str) {
+    let before = files_in(dir);
+    let output = latlab(dir).args(args).output().unwrap();
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(
@@ -21,11 +29,7 @@ fn refused(args: &[&str], expected: &str) {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
-    assert_eq!(
-        files_in(dir.path()),
-        Vec::<String>::new(),
-        "{args:?} left files"
-    );
+    assert_eq!(files_in(dir), before, "{args:?} left files");
 }
 
 #[test]
@@ -108,12 +112,11 @@ fn outputs_in_missing_or_unwritable_directories() {
 fn an_out_path_that_is_a_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("taken"), "x").unwrap();
-    let output = latlab(dir.path())
-        .args(["run", "--fake-clock", "--out", "taken"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a directory"));
+    refused_in(
+        dir.path(),
+        &["run", "--fake-clock", "--out", "taken"],
+        "is not a directory",
+    );
 }
 
 #[test]

@@ -35,6 +35,42 @@ fn a_system_call_costs_more_than_a_function_call() {
 }
 
 #[test]
+fn each_control_takes_effect_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args([
+            "run",
+            "--only",
+            "cpu.call",
+            "--samples",
+            "5",
+            "--target-time",
+            "100us",
+        ])
+        .args(["--pin", "0", "--mlock", "--rt", "--json", "-"])
+        .assert()
+        .success();
+    let run = record(&output.get_output().stdout);
+    let noted = |flag: &str| {
+        run.notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{flag} had no effect: ")))
+    };
+    assert!(
+        run.settings.pinned_cpu == Some(0) || noted("--pin"),
+        "{:?}",
+        run.notes
+    );
+    assert!(
+        run.settings.memory_locked || noted("--mlock"),
+        "{:?}",
+        run.notes
+    );
+    assert!(run.settings.realtime || noted("--rt"), "{:?}", run.notes);
+    assert_eq!(run.probes[0].status, ProbeStatus::Ok);
+}
+
+#[test]
 fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
