@@ -150,9 +150,9 @@ fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
         realtime: false,
     };
     if plan.fake_clock {
-        settings.pinned_cpu = plan.pin;
-        settings.memory_locked = plan.mlock;
-        settings.realtime = plan.rt;
+        if plan.pin.is_some() || plan.mlock || plan.rt {
+            notes.push("test mode (--fake-clock): --pin, --mlock and --rt are not applied".into());
+        }
         return settings;
     }
     if let Some(cpu) = plan.pin {
