@@ -35,6 +35,9 @@ pub enum Command {
     /// Run probes and write the results (the default).
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
+    /// Run the memory family (probes mem.*): latency by working-set size, cache levels.
+    #[command(after_help = EXIT_CODES)]
+    Mem(RunArgs),
     /// List every probe with its one-line method.
     List,
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
@@ -81,6 +84,12 @@ pub struct RunArgs {
     /// Pin the run to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
+    /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level cache].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
+    pub max_size: Option<u64>,
+    /// Ask for transparent huge pages in the memory probes (default: base pages).
+    #[arg(long)]
+    pub huge_pages: bool,
     /// Lock memory (mlockall) so no page fault lands in a sample.
     #[arg(long)]
     pub mlock: bool,
@@ -125,6 +134,34 @@ fn parse_target_time(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// The smallest --max-size: a few lines in a page.
+pub const MIN_MAX_SIZE: u64 = 4096;
+
+/// A size in bytes with an optional binary unit: `4096`, `64KiB`, `256M`, `1GiB`.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || "not a size; write a number and a unit, such as 64KiB or 256MiB".to_string();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" | "k" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    let bytes = (number * scale as f64).round();
+    if bytes < MIN_MAX_SIZE as f64 {
+        return Err("must be at least 4KiB".to_string());
+    }
+    if bytes > u64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
 fn parse_cpu(text: &str) -> Result<usize, String> {
     text.parse()
         .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
@@ -148,6 +185,18 @@ mod tests {
         assert!(parse_samples("4").is_err());
         assert!(parse_samples("100001").is_err());
         assert!(parse_samples("ten").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert!(parse_size("12").is_err());
+        assert!(parse_size("-1M").is_err());
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5TB").is_err());
     }
 
     #[test]

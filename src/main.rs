@@ -34,8 +34,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_probes(&cli.run),
-        Some(Command::Run(args)) => run_probes(&args),
+        None => run_probes(&cli.run, None),
+        Some(Command::Run(args)) => run_probes(&args, None),
+        Some(Command::Mem(args)) => run_probes(&args, Some("mem.")),
         Some(Command::List) => {
             list_probes()?;
             Ok(ExitCode::SUCCESS)
@@ -47,8 +48,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn run_probes(args: &cli::RunArgs) -> anyhow::Result<ExitCode> {
-    let plan = match plan::plan(args) {
+/// Runs the probes the arguments select, within `family` (an id prefix) when given.
+fn run_probes(args: &cli::RunArgs, family: Option<&str>) -> anyhow::Result<ExitCode> {
+    let plan = match plan::plan(args, family) {
         Ok(plan) => plan,
         Err(UsageError(message)) => {
             eprintln!("error: {message}");

@@ -4,8 +4,9 @@
 
 use crate::cli::{RunArgs, SuiteArg};
 use latlab_engine::Config;
+use latlab_engine::environment::available_memory_bytes;
 use latlab_engine::isolation::allowed_cpus;
-use latlab_probes::{PROBES, ProbeSpec, Suite};
+use latlab_probes::{MemoryOptions, PROBES, ProbeSpec, Suite, default_max_size};
 use latlab_report::OutputTarget;
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -44,13 +45,22 @@ pub struct RunPlan {
     pub probes: Vec<&'static ProbeSpec>,
     pub config: Config,
     pub outputs: Outputs,
+    pub memory: MemoryOptions,
+    /// What the plan changed from the defaults, for the run's notes.
+    pub notes: Vec<String>,
     pub pin: Option<usize>,
     pub mlock: bool,
     pub rt: bool,
     pub fake_clock: bool,
 }
 
-pub fn plan(args: &RunArgs) -> Result<RunPlan, UsageError> {
+/// Memory a working set of `size` bytes needs while it is measured: the ring, its visiting
+/// order (one index per line), and room for everything else.
+fn memory_needed(size: u64) -> u64 {
+    size + size / 8 + (64 << 20)
+}
+
+pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
     let suite = match args.suite {
         SuiteArg::Quick => Suite::Quick,
         SuiteArg::Full => Suite::Full,
@@ -68,11 +78,19 @@ pub fn plan(args: &RunArgs) -> Result<RunPlan, UsageError> {
     if let Some(cpu) = args.pin {
         check_cpu(cpu)?;
     }
+    let probes = select_probes(family, args.only.as_deref(), args.skip.as_deref())?;
+    let mut notes = Vec::new();
+    let memory = MemoryOptions {
+        max_size_bytes: max_size(args.max_size, &probes, &mut notes)?,
+        huge_pages: args.huge_pages,
+    };
     Ok(RunPlan {
         suite,
-        probes: select_probes(args.only.as_deref(), args.skip.as_deref())?,
+        probes,
         config,
         outputs: outputs(args)?,
+        memory,
+        notes,
         pin: args.pin,
         mlock: args.mlock,
         rt: args.rt,
@@ -80,7 +98,54 @@ pub fn plan(args: &RunArgs) -> Result<RunPlan, UsageError> {
     })
 }
 
+/// The largest working set: as asked when it fits in the memory available now (refused
+/// otherwise), else the default, clamped with a note when it does not fit.
+fn max_size(
+    asked: Option<u64>,
+    probes: &[&ProbeSpec],
+    notes: &mut Vec<String>,
+) -> Result<Option<u64>, UsageError> {
+    let available = available_memory_bytes();
+    let fits = |size: u64| available.is_none_or(|a| memory_needed(size) <= a);
+    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    match asked {
+        Some(size) if fits(size) => Ok(Some(size)),
+        Some(size) => {
+            let available = available.unwrap_or(0);
+            Err(UsageError(format!(
+                "--max-size {:.2}GiB needs about {:.2}GiB of memory but {:.2}GiB is available \
+                 now; choose at most {:.2}GiB",
+                gib(size),
+                gib(memory_needed(size)),
+                gib(available),
+                gib(largest_fitting(available))
+            )))
+        }
+        None if probes.iter().any(|p| p.id.starts_with("mem.")) => {
+            let default = default_max_size();
+            if fits(default) {
+                return Ok(None);
+            }
+            let clamped = largest_fitting(available.unwrap_or(0)).max(1 << 20);
+            notes.push(format!(
+                "the default largest working set ({:.2}GiB, 4 × the last-level cache) does not \
+                 fit in the memory available; the memory probes stop at {:.2}GiB",
+                gib(default),
+                gib(clamped)
+            ));
+            Ok(Some(clamped))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The largest working set whose `memory_needed` fits in `available`.
+fn largest_fitting(available: u64) -> u64 {
+    (available.saturating_sub(64 << 20) / 9 * 8) & !((1 << 20) - 1)
+}
+
 fn select_probes(
+    family: Option<&str>,
     only: Option<&str>,
     skip: Option<&str>,
 ) -> Result<Vec<&'static ProbeSpec>, UsageError> {
@@ -88,6 +153,7 @@ fn select_probes(
     let skip = skip.map(|p| pattern("--skip", p)).transpose()?;
     let selected: Vec<&'static ProbeSpec> = PROBES
         .iter()
+        .filter(|probe| family.is_none_or(|prefix| probe.id.starts_with(prefix)))
         .filter(|probe| only.as_ref().is_none_or(|re| re.is_match(probe.id)))
         .filter(|probe| skip.as_ref().is_none_or(|re| !re.is_match(probe.id)))
         .collect();
@@ -237,18 +303,36 @@ mod tests {
 
     #[test]
     fn patterns_select_by_id() {
-        let clock = select_probes(Some("^clock\\."), None).unwrap();
+        let clock = select_probes(None, Some("^clock\\."), None).unwrap();
         assert!(!clock.is_empty() && clock.iter().all(|p| p.id.starts_with("clock.")));
-        let rest = select_probes(None, Some("clock")).unwrap();
+        let rest = select_probes(None, None, Some("clock")).unwrap();
         assert!(rest.iter().all(|p| !p.id.contains("clock")));
         assert_eq!(clock.len() + rest.len(), PROBES.len());
     }
 
     #[test]
+    fn a_family_narrows_the_selection() {
+        let memory = select_probes(Some("mem."), None, None).unwrap();
+        assert!(memory.iter().all(|p| p.id.starts_with("mem.")));
+        let latency = select_probes(Some("mem."), Some("latency"), None).unwrap();
+        assert_eq!(latency.len(), 1);
+        assert!(select_probes(Some("mem."), Some("^cpu"), None).is_err());
+    }
+
+    #[test]
+    fn the_largest_fitting_size_fits() {
+        for available in [100 << 20, 1 << 30, 24 << 30] {
+            assert!(memory_needed(largest_fitting(available)) <= available);
+        }
+    }
+
+    #[test]
     fn unknown_and_invalid_patterns_are_refused_in_one_line() {
-        let unknown = select_probes(Some("no-such-probe"), None).unwrap_err().0;
+        let unknown = select_probes(None, Some("no-such-probe"), None)
+            .unwrap_err()
+            .0;
         assert!(unknown.contains("matches no probe") && unknown.contains("latlab list"));
-        let invalid = select_probes(Some("clock("), None).unwrap_err().0;
+        let invalid = select_probes(None, Some("clock("), None).unwrap_err().0;
         assert!(
             invalid.contains("not a valid regular expression"),
             "{invalid}"

@@ -51,6 +51,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         ));
     }
     let mut notes_all = environment.notes();
+    notes_all.extend(plan.notes.iter().cloned());
     notes_all.extend(notes);
     if plan.fake_clock {
         notes_all.push("test mode (--fake-clock): every figure in this run is synthetic".into());
@@ -186,6 +187,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
         let mut ctx = ProbeContext {
             runner,
             suite: plan.suite,
+            memory: plan.memory,
         };
         (probe.run)(&mut ctx)
     }));

@@ -120,6 +120,23 @@ fn an_out_path_that_is_a_file() {
 }
 
 #[test]
+fn a_working_set_beyond_memory_or_malformed() {
+    refused(
+        &["mem", "--fake-clock", "--max-size", "100000GiB"],
+        "is available now; choose at most",
+    );
+    refused(
+        &["mem", "--fake-clock", "--max-size", "12"],
+        "at least 4KiB",
+    );
+    refused(&["mem", "--fake-clock", "--max-size", "big"], "not a size");
+    refused(
+        &["mem", "--fake-clock", "--only", "^cpu"],
+        "matches no probe",
+    );
+}
+
+#[test]
 fn a_cpu_that_does_not_exist() {
     refused(
         &["run", "--fake-clock", "--pin", "4095"],

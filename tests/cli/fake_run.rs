@@ -23,7 +23,12 @@ about this run
 fn the_table_is_exactly_as_expected() {
     let dir = tempfile::tempdir().unwrap();
     latlab(dir.path())
-        .args(["run", "--fake-clock", "--only", "cpu|mem"])
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "cpu.call|cpu.branch|mem.alloc",
+        ])
         .assert()
         .success()
         .stdout(EXPECTED_TABLE)
@@ -37,7 +42,10 @@ fn the_table_is_exactly_as_expected() {
 #[test]
 fn no_arguments_runs_the_quick_suite_of_every_probe() {
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path()).arg("--fake-clock").assert().success();
+    let output = latlab(dir.path())
+        .args(["--fake-clock", "--max-size", "256KiB"])
+        .assert()
+        .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("quick suite"));
     for probe in latlab_probes::PROBES {
@@ -135,4 +143,26 @@ fn a_device_target_gets_one_document_and_stays_a_device() {
         .success();
     let kind = std::fs::metadata("/dev/null").unwrap().file_type();
     assert!(kind.is_char_device(), "/dev/null was replaced");
+}
+
+#[test]
+fn mem_runs_the_memory_family_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["mem", "--fake-clock", "--max-size", "64KiB", "--json", "-"])
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let probes = value["latlab"]["probes"].as_array().unwrap();
+    let ids: Vec<&str> = probes.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["mem.alloc", "mem.latency"]);
+    let latency = &probes[1]["results"];
+    let largest = latency
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["parameters"]["working_set_bytes"].as_str())
+        .map(|s| s.parse::<u64>().unwrap())
+        .max();
+    assert_eq!(largest, Some(64 << 10));
 }

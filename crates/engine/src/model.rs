@@ -70,6 +70,7 @@ pub enum WarningCode {
     MajorPageFaults,
     FewSamples,
     DifferenceNotSignificant,
+    CacheSizeMismatch,
 }
 
 /// A warning attached to one result.
@@ -144,6 +145,21 @@ impl Warning {
     }
 }
 
+impl Warning {
+    pub fn cache_size_mismatch(level: &str, measured_bytes: u64, reported_bytes: u64) -> Warning {
+        Warning {
+            code: WarningCode::CacheSizeMismatch,
+            message: format!(
+                "the latency curve puts the end of {level} near {} KiB but the kernel reports {} \
+                 KiB: a VM may report the host's caches, or the cache is shared with busy \
+                 neighbours; trust the curve for this machine as it runs",
+                measured_bytes / 1024,
+                reported_bytes / 1024
+            ),
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -199,6 +215,34 @@ impl BenchResult {
         self
     }
 
+    /// A result computed from other results: `samples_ns` (and `cpu_samples_ns`, possibly
+    /// empty) are already derived. `None` when there are no samples.
+    pub fn derived(
+        name: &str,
+        method: &str,
+        samples_ns: Vec<f64>,
+        cpu_samples_ns: Vec<f64>,
+        derived_from: Vec<String>,
+    ) -> Option<BenchResult> {
+        let summary = Summary::of(&samples_ns)?;
+        Some(BenchResult {
+            name: name.to_string(),
+            method: method.to_string(),
+            parameters: BTreeMap::new(),
+            kind: ResultKind::Derived,
+            iterations: 1,
+            samples_ns,
+            summary,
+            cpu_samples_ns,
+            loop_overhead_ns: None,
+            cold_ns: None,
+            derived_from,
+            verdict: Verdict::Measured,
+            warnings: Vec::new(),
+            integrity: Integrity::default(),
+        })
+    }
+
     /// A result computed sample by sample as `scale × (a − b)`, pairing the samples by the
     /// order they were taken in. `None` when either has no samples.
     pub fn derived_difference(
@@ -208,40 +252,41 @@ impl BenchResult {
         b: &BenchResult,
         scale: f64,
     ) -> Option<BenchResult> {
-        let samples_ns: Vec<f64> = a
+        let paired = |x: &[f64], y: &[f64]| -> Vec<f64> {
+            x.iter().zip(y).map(|(x, y)| scale * (x - y)).collect()
+        };
+        let mut result = BenchResult::derived(
+            name,
+            method,
+            paired(&a.samples_ns, &b.samples_ns),
+            paired(&a.cpu_samples_ns, &b.cpu_samples_ns),
+            vec![a.name.clone(), b.name.clone()],
+        )?;
+        result.iterations = a.iterations.min(b.iterations);
+        let [low, high] = result.summary.median_ci95;
+        if low <= 0.0 && high >= 0.0 {
+            result.warnings.push(Warning::difference_not_significant());
+        }
+        Some(result)
+    }
+
+    /// Re-expresses a timed loop whose every call performed `operations` operations (loads of
+    /// an unrolled chase, bytes of a copy) per operation: samples, CPU time, loop overhead and
+    /// cold call are divided, iterations multiplied. The verdict stands: it was made per call.
+    pub fn per_operation(mut self, operations: u64) -> BenchResult {
+        let n = operations as f64;
+        for sample in self
             .samples_ns
-            .iter()
-            .zip(&b.samples_ns)
-            .map(|(x, y)| scale * (x - y))
-            .collect();
-        let cpu_samples_ns = a
-            .cpu_samples_ns
-            .iter()
-            .zip(&b.cpu_samples_ns)
-            .map(|(x, y)| scale * (x - y))
-            .collect();
-        let summary = Summary::of(&samples_ns)?;
-        let straddles_zero = summary.median_ci95[0] <= 0.0 && summary.median_ci95[1] >= 0.0;
-        Some(BenchResult {
-            name: name.to_string(),
-            method: method.to_string(),
-            parameters: BTreeMap::new(),
-            kind: ResultKind::Derived,
-            iterations: a.iterations.min(b.iterations),
-            samples_ns,
-            summary,
-            cpu_samples_ns,
-            loop_overhead_ns: None,
-            cold_ns: None,
-            derived_from: vec![a.name.clone(), b.name.clone()],
-            verdict: Verdict::Measured,
-            warnings: if straddles_zero {
-                vec![Warning::difference_not_significant()]
-            } else {
-                Vec::new()
-            },
-            integrity: Integrity::default(),
-        })
+            .iter_mut()
+            .chain(self.cpu_samples_ns.iter_mut())
+        {
+            *sample /= n;
+        }
+        self.summary = Summary::of(&self.samples_ns).expect("the samples were summarised before");
+        self.loop_overhead_ns = self.loop_overhead_ns.map(|o| o / n);
+        self.cold_ns = self.cold_ns.map(|c| c / n);
+        self.iterations *= operations;
+        self.with_parameter("operations_per_call", operations)
     }
 }
 

@@ -11,6 +11,8 @@ mod syscall;
 
 use latlab_engine::{BenchResult, Interrupted, Runner};
 
+pub use mem::latency::default_max_size;
+
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Suite {
@@ -27,10 +29,20 @@ impl Suite {
     }
 }
 
+/// Options of the memory probes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryOptions {
+    /// The largest working set; `None` for the suite's default.
+    pub max_size_bytes: Option<u64>,
+    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) instead of refusing them.
+    pub huge_pages: bool,
+}
+
 /// What a probe measures with.
 pub struct ProbeContext<'a> {
     pub runner: &'a mut Runner,
     pub suite: Suite,
+    pub memory: MemoryOptions,
 }
 
 /// Why a probe produced no results.
@@ -54,10 +66,12 @@ pub struct ProbeSpec {
 pub static PROBES: &[ProbeSpec] = &[
     clock::read::SPEC,
     clock::vdso::SPEC,
+    cpu::frequency::SPEC,
     cpu::call::SPEC,
     cpu::branch::SPEC,
     syscall::getppid::SPEC,
     mem::alloc::SPEC,
+    mem::latency::SPEC,
 ];
 
 #[cfg(test)]
@@ -85,6 +99,10 @@ mod tests {
             let mut ctx = ProbeContext {
                 runner: &mut runner,
                 suite: Suite::Quick,
+                memory: MemoryOptions {
+                    max_size_bytes: Some(64 << 10),
+                    huge_pages: false,
+                },
             };
             let results = (probe.run)(&mut ctx).unwrap();
             assert!(!results.is_empty(), "{} produced nothing", probe.id);

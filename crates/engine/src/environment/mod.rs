@@ -53,7 +53,7 @@ impl Environment {
             kernel: format!("{} {}", uname.release, uname.version),
             arch: std::env::consts::ARCH.to_string(),
             cpu: CpuInfo::collect(),
-            caches: caches::collect(),
+            caches: cache_hierarchy(),
             virtualization: cpu::hypervisor(),
             clocksource: sysfs::read_trimmed(
                 "/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -139,6 +139,25 @@ impl Environment {
     }
 }
 
+/// The cache hierarchy of CPU 0 as the kernel reports it, smallest level first.
+pub fn cache_hierarchy() -> Vec<CacheInfo> {
+    caches::collect()
+}
+
+/// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
+pub fn available_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// The load average over 1, 5 and 15 minutes.
 pub fn load_average() -> Option<[f64; 3]> {
     let mut loads = [0.0f64; 3];
@@ -158,6 +177,12 @@ fn build_profile() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn available_memory_is_plausible() {
+        let available = available_memory_bytes().expect("Linux reports MemAvailable");
+        assert!(available > 16 << 20, "{available}");
+    }
 
     #[test]
     fn this_machine_has_a_cpu_and_a_kernel() {

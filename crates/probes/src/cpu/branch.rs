@@ -163,6 +163,7 @@ mod tests {
         let mut ctx = ProbeContext {
             runner: &mut runner,
             suite: crate::Suite::Quick,
+            memory: crate::MemoryOptions::default(),
         };
         let random = measure(&mut ctx, "random", random_pattern()).unwrap();
         let predictable = measure(&mut ctx, "predictable", alternating_pattern()).unwrap();

@@ -2,3 +2,4 @@
 
 pub(crate) mod branch;
 pub(crate) mod call;
+pub(crate) mod frequency;

@@ -1,3 +1,7 @@
 //! The memory family.
 
 pub(crate) mod alloc;
+mod buffer;
+mod chase;
+pub mod latency;
+mod levels;

@@ -1,0 +1,65 @@
+//! `cpu.frequency`: the core clock, measured rather than read from a table.
+//!
+//! A chain of 64 dependent register additions, written in assembly so the compiler cannot
+//! fold them into one: an integer add has a latency of exactly one cycle on every current
+//! x86-64 and aarch64 core, so the time per add is the length of one cycle at the clock the
+//! core actually runs now (turbo included), which neither /proc/cpuinfo nor a VM reports.
+
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "cpu.frequency",
+    method: "the core clock from a chain of dependent one-cycle register additions",
+    run,
+};
+
+const ADDS_PER_CALL: u64 = 64;
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    Ok(vec![cycle_time(ctx)?])
+}
+
+/// One cycle of the core clock, as a result (nanoseconds per cycle), with the frequency as a
+/// parameter.
+pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeError> {
+    let result = ctx
+        .runner
+        .bench(
+            "cpu.frequency/cycle",
+            "one dependent 64-bit add (one cycle) in a chain of 64",
+            || add_chain(std::hint::black_box(1)),
+        )?
+        .per_operation(ADDS_PER_CALL);
+    let ghz = 1.0 / result.summary.median;
+    Ok(result.with_parameter("core_clock_ghz", format!("{ghz:.3}")))
+}
+
+#[inline(always)]
+fn add_chain(mut x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: register arithmetic only; no memory, stack or flags are relied upon.
+    unsafe {
+        std::arch::asm!(".rept 64", "add {x}, 1", ".endr", x = inout(reg) x, options(nomem, nostack));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above.
+    unsafe {
+        std::arch::asm!(".rept 64", "add {x}, {x}, #1", ".endr", x = inout(reg) x, options(nomem, nostack));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    for _ in 0..ADDS_PER_CALL {
+        x = std::hint::black_box(x) + 1;
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_adds_sixty_four() {
+        assert_eq!(add_chain(1), 65);
+    }
+}

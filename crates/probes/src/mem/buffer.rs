@@ -1,0 +1,72 @@
+//! Anonymous memory mapped for a measurement, with explicit transparent-huge-page advice.
+//!
+//! The memory probes map their working sets themselves rather than using the heap, so that
+//! the page size is a choice recorded with the result (`MADV_HUGEPAGE` on request,
+//! `MADV_NOHUGEPAGE` otherwise) and so that a failed allocation is an error, not an abort.
+
+use std::io;
+use std::ptr::NonNull;
+
+/// A private anonymous mapping, unmapped on drop.
+pub(crate) struct MappedBuffer {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+impl MappedBuffer {
+    /// Maps `len` bytes (at least one page), advising huge pages or not, and touches every
+    /// page so that no first-touch fault lands in a measurement.
+    pub(crate) fn new(len: usize, huge_pages: bool) -> io::Result<MappedBuffer> {
+        let len = len.max(page_size());
+        // SAFETY: a fresh private anonymous mapping; the kernel chooses the address.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let buffer = MappedBuffer {
+            base: NonNull::new(raw.cast()).expect("mmap never returns null on success"),
+            len,
+        };
+        let advice = if huge_pages {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        // SAFETY: the range is exactly the mapping made above. Advice that the kernel does
+        // not support (no THP) is harmless to ignore: the page size is then the base one.
+        unsafe { libc::madvise(raw, len, advice) };
+        for offset in (0..len).step_by(page_size()) {
+            // SAFETY: `offset` is inside the mapping, which is readable and writable.
+            unsafe { buffer.base.as_ptr().add(offset).write_volatile(0) };
+        }
+        Ok(buffer)
+    }
+
+    pub(crate) fn as_mut_ptr(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+}
+
+impl Drop for MappedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `new` with this base and length, and no reference
+        // into it outlives the buffer.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// The base page size.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096)
+}

@@ -1,0 +1,181 @@
+//! The pointer chase: a ring of cache lines, each holding the address of the next, walked
+//! with dependent loads (`p = *p`), so each load waits for the one before and the time per
+//! load is the load-to-use latency of wherever the line lives.
+//!
+//! The ring's order decides what the hardware can do about it:
+//! * [`Layout::Random`]: every line in one random order. The prefetchers see no pattern;
+//!   beyond the TLB's reach each load also misses the TLB.
+//! * [`Layout::PageGroups`]: lines in random order within groups of pages and groups in
+//!   random order, as multichase does: the cache still sees random lines, but the walk stays
+//!   within a TLB-sized set of pages for a long time, isolating cache latency from TLB misses.
+//! * [`Layout::Sequential`]: lines in address order, which the prefetchers follow: the
+//!   difference from the random layouts is what prefetching hides.
+//!
+//! Every layout is a single cycle through every line of the working set, so between two
+//! visits of a line every other line is visited: no part of the set stays cached by being
+//! skipped.
+
+use super::buffer::MappedBuffer;
+use std::io;
+
+/// How the lines of a working set are ordered in the ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Random,
+    PageGroups { group_bytes: usize },
+    Sequential,
+}
+
+/// A working set laid out as a ring of lines.
+pub(crate) struct Chase {
+    buffer: MappedBuffer,
+    lines: usize,
+}
+
+impl Chase {
+    pub(crate) fn build(
+        working_set: usize,
+        line_bytes: usize,
+        layout: Layout,
+        huge_pages: bool,
+    ) -> io::Result<Chase> {
+        let lines = (working_set / line_bytes).max(2);
+        let buffer = MappedBuffer::new(lines * line_bytes, huge_pages)?;
+        let order = visiting_order(lines, line_bytes, layout);
+        let base = buffer.as_mut_ptr();
+        for (i, &line) in order.iter().enumerate() {
+            let next = order[(i + 1) % order.len()];
+            // SAFETY: both lines are inside the mapping (`order` holds indices below `lines`)
+            // and line starts are aligned for a pointer (line_bytes is a multiple of 8).
+            unsafe {
+                let slot = base.add(line * line_bytes).cast::<*const u8>();
+                slot.write(base.add(next * line_bytes));
+            }
+        }
+        Ok(Chase { buffer, lines })
+    }
+
+    /// Where the walk starts: the first line of the mapping.
+    pub(crate) fn start(&self) -> *const u8 {
+        self.buffer.as_mut_ptr()
+    }
+
+    pub(crate) fn lines(&self) -> usize {
+        self.lines
+    }
+}
+
+/// Follows `loads` links from `p` and returns where it ended. The loop has a constant trip
+/// count so the compiler unrolls it; each load depends on the one before.
+///
+/// # Safety
+/// `p` must point into a ring built by [`Chase::build`] that is still alive.
+#[inline(always)]
+pub(crate) unsafe fn walk<const LOADS: usize>(mut p: *const u8) -> *const u8 {
+    for _ in 0..LOADS {
+        // SAFETY: every line of the ring holds a pointer to another line of the same ring.
+        p = unsafe { p.cast::<*const u8>().read() };
+    }
+    p
+}
+
+/// The order in which the ring visits the lines: a permutation of `0..lines`.
+fn visiting_order(lines: usize, line_bytes: usize, layout: Layout) -> Vec<usize> {
+    let mut rng = SplitMix64(0x5eed_1a71_ab00_0001);
+    match layout {
+        Layout::Sequential => (0..lines).collect(),
+        Layout::Random => {
+            let mut order: Vec<usize> = (0..lines).collect();
+            rng.shuffle(&mut order);
+            order
+        }
+        Layout::PageGroups { group_bytes } => {
+            let per_group = (group_bytes / line_bytes).max(1);
+            let mut groups: Vec<Vec<usize>> = (0..lines)
+                .step_by(per_group)
+                .map(|first| (first..(first + per_group).min(lines)).collect())
+                .collect();
+            rng.shuffle(&mut groups);
+            for group in &mut groups {
+                rng.shuffle(group);
+            }
+            groups.into_iter().flatten().collect()
+        }
+    }
+}
+
+/// A small, fixed-seed generator (SplitMix64): the same ring on every run.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher–Yates.
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_single_cycle(layout: Layout, working_set: usize) {
+        let chase = Chase::build(working_set, 64, layout, false).unwrap();
+        let mut seen = vec![false; chase.lines()];
+        let mut p = chase.start();
+        for step in 0..chase.lines() {
+            let line = (p as usize - chase.start() as usize) / 64;
+            assert!(
+                !seen[line],
+                "{layout:?}: line {line} revisited at step {step}"
+            );
+            seen[line] = true;
+            // SAFETY: the ring is alive.
+            p = unsafe { walk::<1>(p) };
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "{layout:?}: a line was never visited"
+        );
+        assert_eq!(
+            p,
+            chase.start(),
+            "{layout:?}: the walk did not close the cycle"
+        );
+    }
+
+    #[test]
+    fn every_layout_is_one_cycle_through_every_line() {
+        for size in [128, 4096, 100 * 1024 + 192, 1 << 20] {
+            assert_single_cycle(Layout::Random, size);
+            assert_single_cycle(Layout::Sequential, size);
+            assert_single_cycle(
+                Layout::PageGroups {
+                    group_bytes: 16 * 4096,
+                },
+                size,
+            );
+        }
+    }
+
+    #[test]
+    fn page_groups_keep_each_group_together() {
+        let order = visiting_order(1024, 64, Layout::PageGroups { group_bytes: 4096 });
+        for chunk in order.chunks(64) {
+            let group = chunk[0] / 64;
+            assert!(chunk.iter().all(|&line| line / 64 == group), "{chunk:?}");
+        }
+        let random = visiting_order(1024, 64, Layout::Random);
+        assert_ne!(random, (0..1024).collect::<Vec<_>>());
+    }
+}

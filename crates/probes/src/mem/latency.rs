@@ -1,0 +1,324 @@
+//! `mem.latency`: load-to-use latency by working-set size, and the cache levels it reveals.
+//!
+//! For each working set from 1 KiB up to the largest (by default four times the last-level
+//! cache) a ring of cache lines is built (see `chase.rs`) and walked with dependent loads, 16
+//! per call, the last pointer returned through the engine's value sink. Three layouts show
+//! what the hardware does: `random` (prefetchers defeated, TLB misses included),
+//! `pagegroups` (random lines within 64-page groups: cache latency without most TLB misses;
+//! 64 pages because that is what the first-level data TLB of current cores maps, and the
+//! default of multichase) and `sequential` (prefetched: what the prefetchers hide).
+//!
+//! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
+//! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
+//! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
+
+use super::chase::{Chase, Layout, walk};
+use super::levels::{self, Point};
+use crate::cpu::frequency::cycle_time;
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::environment::{CacheInfo, cache_hierarchy};
+use latlab_engine::{BenchResult, Warning};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "mem.latency",
+    method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
+    run,
+};
+
+/// The smallest working set.
+const MIN_WORKING_SET: u64 = 1024;
+/// Dependent loads per call of the measured closure.
+const LOADS_PER_CALL: usize = 16;
+/// Pages per group of the `pagegroups` layout.
+const TLB_GROUP_PAGES: usize = 64;
+/// The largest working set when neither the caller nor the kernel says otherwise.
+const FALLBACK_MAX: u64 = 256 << 20;
+/// A kernel-reported cache size and the curve's estimate may differ by this factor.
+const SIZE_TOLERANCE: f64 = 2.0;
+
+/// The default largest working set: four times the last-level cache.
+pub fn default_max_size() -> u64 {
+    cache_hierarchy()
+        .iter()
+        .map(|c| c.size_bytes)
+        .max()
+        .map_or(FALLBACK_MAX, |llc| 4 * llc)
+}
+
+fn points_per_octave(suite: Suite) -> usize {
+    match suite {
+        Suite::Quick => 2,
+        Suite::Full => 8,
+    }
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let caches = cache_hierarchy();
+    let line = caches
+        .iter()
+        .find(|c| c.level == 1 && c.kind != "Instruction")
+        .and_then(|c| c.line_bytes)
+        .map_or(64, |l| l as usize);
+    let max = ctx.memory.max_size_bytes.unwrap_or_else(default_max_size);
+    let per_octave = points_per_octave(ctx.suite);
+    let sizes = working_sets(MIN_WORKING_SET, max, per_octave, line as u64);
+    let cycle_ns = cycle_time(ctx)?.summary.median;
+    let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
+    let layouts = [
+        ("random", Layout::Random),
+        ("pagegroups", Layout::PageGroups { group_bytes }),
+        ("sequential", Layout::Sequential),
+    ];
+    let mut results = Vec::new();
+    let mut curve = Vec::new();
+    for (label, layout) in layouts {
+        for &size in &sizes {
+            let result = measure(ctx, label, layout, size, line, cycle_ns)?;
+            if label == "pagegroups" {
+                curve.push((size, result.summary.median, result.name.clone()));
+            }
+            results.push(result);
+        }
+    }
+    results.extend(level_results(&curve, per_octave, &caches, cycle_ns));
+    Ok(results)
+}
+
+fn measure(
+    ctx: &mut ProbeContext,
+    label: &str,
+    layout: Layout,
+    size: u64,
+    line: usize,
+    cycle_ns: f64,
+) -> Result<BenchResult, ProbeError> {
+    let huge = ctx.memory.huge_pages;
+    let chase = Chase::build(size as usize, line, layout, huge).map_err(|e| {
+        ProbeError::Failed(format!(
+            "could not map a {} working set: {e}",
+            size_label(size)
+        ))
+    })?;
+    let mut p = chase.start();
+    let result = ctx
+        .runner
+        .bench(
+            &format!("mem.latency/{label}/{}", size_label(size)),
+            &format!(
+                "dependent loads over a {label} ring of {} {line}-byte lines ({})",
+                chase.lines(),
+                size_label(size)
+            ),
+            // SAFETY: the ring lives until after the benchmark (`chase` is dropped below).
+            move || {
+                p = unsafe { walk::<LOADS_PER_CALL>(p) };
+                p
+            },
+        )?
+        .per_operation(LOADS_PER_CALL as u64);
+    drop(chase);
+    let cycles = result.summary.median / cycle_ns;
+    Ok(result
+        .with_parameter("working_set_bytes", size)
+        .with_parameter("layout", label)
+        .with_parameter("line_bytes", line)
+        .with_parameter(
+            "pages",
+            if huge {
+                "transparent huge pages requested (MADV_HUGEPAGE)"
+            } else {
+                "base pages (MADV_NOHUGEPAGE)"
+            },
+        )
+        .with_parameter("cycles_per_load", format!("{cycles:.1}")))
+}
+
+/// One result per detected level: the median over its plateau, its estimated size, and the
+/// size the kernel reports for a cache of that level. Levels are named `L1`, `L2`, ... in
+/// order; the last is `DRAM` when the sweep went to at least twice the largest cache the
+/// kernel reports (a VM may report a bigger cache than it gets, so its plateau may start
+/// early).
+fn level_results(
+    curve: &[(u64, f64, String)],
+    per_octave: usize,
+    caches: &[CacheInfo],
+    cycle_ns: f64,
+) -> Vec<BenchResult> {
+    let points: Vec<Point> = curve
+        .iter()
+        .map(|&(size_bytes, latency_ns, _)| Point {
+            size_bytes,
+            latency_ns,
+        })
+        .collect();
+    let found = levels::detect(&points, per_octave);
+    let largest_cache = caches.iter().map(|c| c.size_bytes).max();
+    let largest_set = points.last().map_or(0, |p| p.size_bytes);
+    let reached_memory = largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
+    let count = found.len();
+    found
+        .iter()
+        .enumerate()
+        .filter_map(|(i, level)| {
+            let name = if i + 1 == count && i > 0 && reached_memory {
+                "DRAM".to_string()
+            } else {
+                format!("L{}", i + 1)
+            };
+            let plateau = &curve[level.points.clone()];
+            let mut result = BenchResult::derived(
+                &format!("mem.latency/level/{name}"),
+                &format!(
+                    "{name}: the pagegroups chase over its plateau, {} to {}",
+                    size_label(plateau[0].0),
+                    size_label(plateau[plateau.len() - 1].0)
+                ),
+                plateau.iter().map(|p| p.1).collect(),
+                Vec::new(),
+                plateau.iter().map(|p| p.2.clone()).collect(),
+            )?;
+            result = result.with_parameter(
+                "cycles_per_load",
+                format!("{:.1}", level.latency_ns / cycle_ns),
+            );
+            if let Some(estimate) = level.size_estimate_bytes {
+                result = result.with_parameter("size_estimate_bytes", estimate);
+                if let Some(reported) = reported_size(&name, caches) {
+                    result = result.with_parameter("kernel_reported_bytes", reported);
+                    let ratio = estimate as f64 / reported as f64;
+                    if !(1.0 / SIZE_TOLERANCE..=SIZE_TOLERANCE).contains(&ratio) {
+                        result
+                            .warnings
+                            .push(Warning::cache_size_mismatch(&name, estimate, reported));
+                    }
+                }
+            }
+            Some(result)
+        })
+        .collect()
+}
+
+/// The kernel's size for a level name such as `L2` (data or unified cache).
+fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
+    let level: u8 = name.strip_prefix('L')?.parse().ok()?;
+    caches
+        .iter()
+        .find(|c| c.level == level && c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+}
+
+/// Working sets from `min` to `max`, `per_octave` per doubling, multiples of the line size,
+/// each with a distinct label; `max` itself is always the last.
+fn working_sets(min: u64, max: u64, per_octave: usize, line: u64) -> Vec<u64> {
+    let mut sizes: Vec<u64> = Vec::new();
+    for k in 0.. {
+        let exact = min as f64 * 2f64.powf(k as f64 / per_octave as f64);
+        if exact > max as f64 {
+            break;
+        }
+        let size = ((exact / line as f64).round() as u64).max(2) * line;
+        if sizes
+            .last()
+            .is_none_or(|&last| size_label(last) != size_label(size))
+        {
+            sizes.push(size);
+        }
+    }
+    // `max` replaces the last points of the grid within half a step of it.
+    let max = (max / line).max(2) * line;
+    let half_step = 2f64.powf(0.5 / per_octave as f64);
+    while sizes
+        .last()
+        .is_some_and(|&last| last >= max || (max as f64 / last as f64) < half_step)
+    {
+        sizes.pop();
+    }
+    sizes.push(max);
+    sizes
+}
+
+/// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
+pub(crate) fn size_label(bytes: u64) -> String {
+    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    let (unit, scale) = units
+        .into_iter()
+        .find(|&(_, scale)| bytes >= scale)
+        .unwrap_or(("B", 1));
+    let value = bytes as f64 / scale as f64;
+    let text = if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latlab_engine::{Config, Runner};
+
+    #[test]
+    fn sizes_cover_the_range_with_distinct_labels() {
+        let sizes = working_sets(1024, 64 << 20, 8, 64);
+        assert_eq!(sizes[0], 1024);
+        assert_eq!(*sizes.last().unwrap(), 64 << 20);
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+        assert!(sizes.iter().all(|s| s % 64 == 0));
+        let octaves = 16.0;
+        assert!(sizes.len() as f64 >= 8.0 * octaves, "{}", sizes.len());
+        let labels: std::collections::HashSet<String> =
+            sizes.iter().map(|&s| size_label(s)).collect();
+        assert_eq!(labels.len(), sizes.len());
+        assert_eq!(working_sets(1024, 3000, 2, 64), [1024, 1472, 2048, 2944]);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(size_label(1024), "1KiB");
+        assert_eq!(size_label(1448), "1.41KiB");
+        assert_eq!(size_label(32 << 20), "32MiB");
+        assert_eq!(size_label(100), "100B");
+    }
+
+    /// Small sizes only: a working set well outside L1 is slower than one inside it, and a
+    /// bigger working set is never faster by more than noise.
+    #[test]
+    fn bigger_working_sets_are_not_faster() {
+        let config = Config {
+            samples: 7,
+            target_sample_time: std::time::Duration::from_micros(500),
+            ..Config::quick()
+        };
+        let mut runner = Runner::new(config);
+        let mut ctx = ProbeContext {
+            runner: &mut runner,
+            suite: Suite::Quick,
+            memory: crate::MemoryOptions::default(),
+        };
+        let mut latency = |size: u64| {
+            measure(&mut ctx, "random", Layout::Random, size, 64, 0.3)
+                .unwrap()
+                .summary
+                .median
+        };
+        let small = latency(8 << 10);
+        let medium = latency(256 << 10);
+        let large = latency(8 << 20);
+        assert!(
+            medium > 1.5 * small,
+            "8 KiB {small} ns, 256 KiB {medium} ns"
+        );
+        assert!(
+            large > 0.8 * medium,
+            "256 KiB {medium} ns, 8 MiB {large} ns"
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! Cache levels from a latency-by-working-set curve.
+//!
+//! The curve is a staircase: a plateau per level of the hierarchy, joined by ramps where the
+//! working set outgrows a level. The steps are found by change-point detection: the log
+//! latencies, ordered by size, are split into segments of constant level by optimal
+//! partitioning (dynamic programming over every split, each segment costing its squared error
+//! plus a penalty), which finds the best staircase for the noise, not a greedy one. Segments
+//! spanning at least an octave are plateaus; shorter ones are ramps. Adjacent plateaus
+//! within 20% of each other are one level.
+//!
+//! A level's latency is the median of its plateau; its size is estimated where the curve
+//! crosses halfway (geometrically) from this plateau to the next.
+
+/// One point of the curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    pub size_bytes: u64,
+    pub latency_ns: f64,
+}
+
+/// A level found on the curve.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Level {
+    /// Indices of the points on its plateau, first to last.
+    pub points: std::ops::Range<usize>,
+    pub latency_ns: f64,
+    /// Where the curve leaves this level; `None` for the last level.
+    pub size_estimate_bytes: Option<u64>,
+}
+
+/// Plateau latencies closer than this ratio are the same level.
+const SAME_LEVEL_RATIO: f64 = 1.2;
+/// The cost of one more segment, in squared log-latency: a split must explain at least this
+/// much. 0.02 ≈ a 15% step over three points on each side; noise of a few per cent costs far
+/// less.
+const SEGMENT_PENALTY: f64 = 0.02;
+
+/// Finds the levels of a curve sampled at `points_per_octave`, points in increasing size.
+pub(crate) fn detect(points: &[Point], points_per_octave: usize) -> Vec<Level> {
+    let logs: Vec<f64> = points.iter().map(|p| p.latency_ns.max(1e-3).ln()).collect();
+    let min_points = points_per_octave + 1;
+    let plateaus: Vec<std::ops::Range<usize>> = segments(&logs, SEGMENT_PENALTY)
+        .into_iter()
+        .filter(|segment| segment.len() >= min_points)
+        .collect();
+    let mut levels: Vec<Level> = Vec::new();
+    for plateau in plateaus {
+        let latency = median(&points[plateau.clone()]);
+        match levels.last_mut() {
+            Some(previous) if latency / previous.latency_ns < SAME_LEVEL_RATIO => {
+                previous.points = previous.points.start..plateau.end;
+                previous.latency_ns = median(&points[previous.points.clone()]);
+            }
+            _ => levels.push(Level {
+                points: plateau,
+                latency_ns: latency,
+                size_estimate_bytes: None,
+            }),
+        }
+    }
+    for i in 0..levels.len().saturating_sub(1) {
+        let threshold = (levels[i].latency_ns * levels[i + 1].latency_ns).sqrt();
+        let from = levels[i].points.end - 1;
+        levels[i].size_estimate_bytes = crossing(points, from, threshold);
+    }
+    levels
+}
+
+/// Optimal partitioning of `values` into segments of constant mean.
+fn segments(values: &[f64], penalty: f64) -> Vec<std::ops::Range<usize>> {
+    let n = values.len();
+    let (mut sum, mut sum_sq) = (vec![0.0; n + 1], vec![0.0; n + 1]);
+    for (i, v) in values.iter().enumerate() {
+        sum[i + 1] = sum[i] + v;
+        sum_sq[i + 1] = sum_sq[i] + v * v;
+    }
+    let cost = |i: usize, j: usize| {
+        let (s, len) = (sum[j] - sum[i], (j - i) as f64);
+        (sum_sq[j] - sum_sq[i]) - s * s / len
+    };
+    let mut best = vec![f64::INFINITY; n + 1];
+    let mut split = vec![0; n + 1];
+    best[0] = -penalty;
+    for j in 1..=n {
+        for i in 0..j {
+            let candidate = best[i] + cost(i, j) + penalty;
+            if candidate < best[j] {
+                best[j] = candidate;
+                split[j] = i;
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        found.push(split[end]..end);
+        end = split[end];
+    }
+    found.reverse();
+    found
+}
+
+/// The size at which the curve, after point `from`, first reaches `threshold`, interpolated
+/// on log–log axes between the two points around it.
+fn crossing(points: &[Point], from: usize, threshold: f64) -> Option<u64> {
+    points[from..].windows(2).find_map(|pair| {
+        let (a, b) = (pair[0], pair[1]);
+        if a.latency_ns < threshold && b.latency_ns >= threshold {
+            let t = (threshold.ln() - a.latency_ns.ln()) / (b.latency_ns.ln() - a.latency_ns.ln());
+            let log_size = (a.size_bytes as f64).ln()
+                + t * ((b.size_bytes as f64).ln() - (a.size_bytes as f64).ln());
+            Some(log_size.exp().round() as u64)
+        } else {
+            None
+        }
+    })
+}
+
+fn median(points: &[Point]) -> f64 {
+    let mut latencies: Vec<f64> = points.iter().map(|p| p.latency_ns).collect();
+    latlab_engine::stats::median_in_place(&mut latencies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A staircase with smooth ramps: (capacity, latency) per level, sampled from 1 KiB.
+    fn curve(
+        levels: &[(u64, f64)],
+        points_per_octave: usize,
+        octaves: usize,
+        noise: f64,
+    ) -> Vec<Point> {
+        (0..=octaves * points_per_octave)
+            .map(|k| {
+                let size = 1024.0 * 2f64.powf(k as f64 / points_per_octave as f64);
+                // Latency rises from one level to the next over the octave after capacity.
+                let mut latency = levels[0].1;
+                for pair in levels.windows(2) {
+                    let (capacity, _) = pair[0];
+                    let over = (size / capacity as f64).log2().clamp(0.0, 1.0);
+                    if over > 0.0 {
+                        latency = pair[0].1 * (pair[1].1 / pair[0].1).powf(over);
+                    }
+                }
+                let wobble = 1.0 + noise * ((k * 7 % 5) as f64 - 2.0) / 2.0;
+                Point {
+                    size_bytes: size.round() as u64,
+                    latency_ns: latency * wobble,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_four_levels_with_their_sizes() {
+        let truth = [
+            (32 << 10, 1.2),
+            (512 << 10, 4.5),
+            (32 << 20, 18.0),
+            (u64::MAX, 95.0),
+        ];
+        let points = curve(&truth, 8, 17, 0.03);
+        let levels = detect(&points, 8);
+        assert_eq!(levels.len(), 4, "{levels:?}");
+        for (level, (capacity, latency)) in levels.iter().zip(truth) {
+            assert!((level.latency_ns / latency - 1.0).abs() < 0.1, "{level:?}");
+            if let Some(size) = level.size_estimate_bytes {
+                let ratio = size as f64 / capacity as f64;
+                assert!((0.5..=2.0).contains(&ratio), "{level:?} vs {capacity}");
+            }
+        }
+        assert_eq!(levels[3].size_estimate_bytes, None);
+    }
+
+    #[test]
+    fn works_with_two_points_per_octave() {
+        let truth = [(32 << 10, 1.0), (1 << 20, 5.0), (u64::MAX, 80.0)];
+        let levels = detect(&curve(&truth, 2, 14, 0.02), 2);
+        assert_eq!(levels.len(), 3, "{levels:?}");
+    }
+
+    #[test]
+    fn a_flat_curve_is_one_level() {
+        let levels = detect(&curve(&[(u64::MAX, 3.0)], 4, 10, 0.05), 4);
+        assert_eq!(levels.len(), 1, "{levels:?}");
+        assert_eq!(levels[0].size_estimate_bytes, None);
+    }
+
+    #[test]
+    fn segmentation_splits_a_clean_step_exactly() {
+        let values = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0];
+        assert_eq!(segments(&values, SEGMENT_PENALTY), [0..3, 3..6]);
+    }
+}
