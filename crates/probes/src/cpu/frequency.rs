@@ -23,12 +23,18 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 /// One cycle of the core clock, as a result (nanoseconds per cycle), with the frequency as a
 /// parameter.
 pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeError> {
+    // The chain continues from one call to the next: were each call to start afresh, the core
+    // would overlap consecutive chains and time the adders' throughput, not their latency.
+    let mut x = std::hint::black_box(1u64);
     let result = ctx
         .runner
         .bench(
             "cpu.frequency/cycle",
-            "one dependent 64-bit add (one cycle) in a chain of 64",
-            || add_chain(std::hint::black_box(1)),
+            "one dependent 64-bit add (one cycle) in a chain carried across calls",
+            move || {
+                x = add_chain(x);
+                x
+            },
         )?
         .per_operation(ADDS_PER_CALL);
     let ghz = 1.0 / result.summary.median;
@@ -61,5 +67,24 @@ mod tests {
     #[test]
     fn the_chain_adds_sixty_four() {
         assert_eq!(add_chain(1), 65);
+    }
+
+    /// A clock between 0.5 and 6 GHz: a chain that overlapped across calls would read
+    /// several times faster than any core runs.
+    #[test]
+    fn the_measured_clock_is_a_plausible_core_clock() {
+        let config = latlab_engine::Config {
+            samples: 10,
+            target_sample_time: std::time::Duration::from_millis(1),
+            ..latlab_engine::Config::quick()
+        };
+        let mut runner = latlab_engine::Runner::new(config);
+        let mut ctx = ProbeContext {
+            runner: &mut runner,
+            suite: crate::Suite::Quick,
+            memory: crate::MemoryOptions::default(),
+        };
+        let ghz = 1.0 / cycle_time(&mut ctx).unwrap().summary.median;
+        assert!((0.5..6.0).contains(&ghz), "{ghz} GHz");
     }
 }
