@@ -54,6 +54,24 @@ impl MappedBuffer {
     pub(crate) fn as_mut_ptr(&self) -> *mut u8 {
         self.base.as_ptr()
     }
+
+    /// How many bytes of the mapping the kernel backs with transparent huge pages now
+    /// (`AnonHugePages` in /proc/self/smaps); `None` when that cannot be read.
+    pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let start = format!("{:x}-", self.base.as_ptr() as usize);
+        let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&start));
+        lines.next()?;
+        let kib = lines
+            .take_while(|line| !line.contains('-') || line.contains(':'))
+            .find_map(|line| line.strip_prefix("AnonHugePages:"))?
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse::<u64>()
+            .ok()?;
+        Some(kib * 1024)
+    }
 }
 
 impl Drop for MappedBuffer {
@@ -61,6 +79,17 @@ impl Drop for MappedBuffer {
         // SAFETY: the mapping was made by `new` with this base and length, and no reference
         // into it outlives the buffer.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_pages_hold_no_huge_pages() {
+        let buffer = MappedBuffer::new(8 << 20, false).unwrap();
+        assert_eq!(buffer.huge_page_bytes(), Some(0));
     }
 }
 

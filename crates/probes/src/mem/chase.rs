@@ -63,6 +63,11 @@ impl Chase {
     pub(crate) fn lines(&self) -> usize {
         self.lines
     }
+
+    /// Bytes of the ring backed by transparent huge pages.
+    pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
+        self.buffer.huge_page_bytes()
+    }
 }
 
 /// Follows `loads` links from `p` and returns where it ended. The loop has a constant trip

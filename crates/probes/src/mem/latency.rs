@@ -99,6 +99,15 @@ fn measure(
             size_label(size)
         ))
     })?;
+    let pages = match (huge, chase.huge_page_bytes()) {
+        (false, _) => "base pages (MADV_NOHUGEPAGE)".to_string(),
+        (true, Some(bytes)) => format!(
+            "transparent huge pages requested (MADV_HUGEPAGE); {} of {} granted",
+            size_label(bytes),
+            size_label(size)
+        ),
+        (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
+    };
     let mut p = chase.start();
     let result = ctx
         .runner
@@ -122,14 +131,7 @@ fn measure(
         .with_parameter("working_set_bytes", size)
         .with_parameter("layout", label)
         .with_parameter("line_bytes", line)
-        .with_parameter(
-            "pages",
-            if huge {
-                "transparent huge pages requested (MADV_HUGEPAGE)"
-            } else {
-                "base pages (MADV_NOHUGEPAGE)"
-            },
-        )
+        .with_parameter("pages", pages)
         .with_parameter("cycles_per_load", format!("{cycles:.1}")))
 }
 
@@ -286,6 +288,7 @@ mod tests {
         assert_eq!(size_label(1448), "1.41KiB");
         assert_eq!(size_label(32 << 20), "32MiB");
         assert_eq!(size_label(100), "100B");
+        assert_eq!(size_label(0), "0B");
     }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a
