@@ -82,6 +82,13 @@ impl Drop for MappedBuffer {
     }
 }
 
+/// The base page size.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,11 +98,4 @@ mod tests {
         let buffer = MappedBuffer::new(8 << 20, false).unwrap();
         assert_eq!(buffer.huge_page_bytes(), Some(0));
     }
-}
-
-/// The base page size.
-pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096)
 }
