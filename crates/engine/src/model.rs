@@ -29,11 +29,10 @@ pub enum ResultKind {
 pub enum Verdict {
     /// The figure is distinguishable from the empty loop and above the clock's resolution.
     Measured,
-    /// Statistically indistinguishable from the loop with an empty body: the compiler removed
-    /// the work, or it costs less than the loop can resolve.
+    /// Statistically indistinguishable from the loop with an empty body, or below one clock
+    /// resolution per sample: the compiler removed the work, or it costs less than the loop
+    /// can resolve.
     OptimisedAway,
-    /// The work per sample is below the clock's resolution.
-    BelowResolution,
 }
 
 impl Verdict {
@@ -51,10 +50,6 @@ impl fmt::Display for Verdict {
                 "OPTIMISED AWAY? indistinguishable from the empty loop: the compiler removed the \
                  work or it costs less than the loop can resolve; pass inputs and results through \
                  std::hint::black_box"
-            }
-            Verdict::BelowResolution => {
-                "BELOW CLOCK RESOLUTION: the work per sample is smaller than one clock step; \
-                 raise --target-time"
             }
         })
     }

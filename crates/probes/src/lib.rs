@@ -74,6 +74,27 @@ pub static PROBES: &[ProbeSpec] = &[
     mem::latency::SPEC,
 ];
 
+/// A runner and context for probe tests: few, short samples on the real clock.
+#[cfg(test)]
+pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> Runner {
+    Runner::new(latlab_engine::Config {
+        samples,
+        target_sample_time: target,
+        ..latlab_engine::Config::quick()
+    })
+}
+
+#[cfg(test)]
+impl<'a> ProbeContext<'a> {
+    pub(crate) fn for_test(runner: &'a mut Runner) -> ProbeContext<'a> {
+        ProbeContext {
+            runner,
+            suite: Suite::Quick,
+            memory: MemoryOptions::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ mod sysfs;
 pub use caches::CacheInfo;
 pub use cpu::CpuInfo;
 pub use privileges::{PerfCounters, Privileges};
-pub use sysfs::parse_cpu_list;
+pub use sysfs::{kib_field, parse_cpu_list};
 
 use serde::{Deserialize, Serialize};
 
@@ -146,16 +146,10 @@ pub fn cache_hierarchy() -> Vec<CacheInfo> {
 
 /// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
 pub fn available_memory_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kib * 1024)
+    kib_field(
+        &std::fs::read_to_string("/proc/meminfo").ok()?,
+        "MemAvailable",
+    )
 }
 
 /// The load average over 1, 5 and 15 minutes.

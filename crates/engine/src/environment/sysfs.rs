@@ -35,6 +35,20 @@ pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     Some(cpus)
 }
 
+/// The value of a `Key:  N kB` line of /proc/meminfo or /proc/self/smaps, in bytes: the
+/// first such line in `text`.
+pub fn kib_field(text: &str, key: &str) -> Option<u64> {
+    let kib: u64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// Parses a sysfs cache size such as `32K`, `1024K` or `32M` into bytes.
 pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
@@ -96,6 +110,14 @@ mod tests {
         assert_eq!(parse_cpu_list("5\n"), Some(vec![5]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("a"), None);
+    }
+
+    #[test]
+    fn kib_fields_parse_by_exact_key() {
+        let text = "MemTotal:  100 kB\nMemAvailable:   24 kB\nAnonHugePages: 2048 kB\n";
+        assert_eq!(kib_field(text, "MemAvailable"), Some(24 * 1024));
+        assert_eq!(kib_field(text, "AnonHugePages"), Some(2 << 20));
+        assert_eq!(kib_field(text, "Mem"), None);
     }
 
     #[test]

@@ -154,17 +154,8 @@ mod tests {
 
     #[test]
     fn random_branches_are_slower_than_predictable_ones() {
-        let config = latlab_engine::Config {
-            samples: 10,
-            target_sample_time: std::time::Duration::from_millis(1),
-            ..latlab_engine::Config::quick()
-        };
-        let mut runner = latlab_engine::Runner::new(config);
-        let mut ctx = ProbeContext {
-            runner: &mut runner,
-            suite: crate::Suite::Quick,
-            memory: crate::MemoryOptions::default(),
-        };
+        let mut runner = crate::test_runner(10, std::time::Duration::from_millis(1));
+        let mut ctx = ProbeContext::for_test(&mut runner);
         let random = measure(&mut ctx, "random", random_pattern()).unwrap();
         let predictable = measure(&mut ctx, "predictable", alternating_pattern()).unwrap();
         assert!(

@@ -73,17 +73,8 @@ mod tests {
     /// several times faster than any core runs.
     #[test]
     fn the_measured_clock_is_a_plausible_core_clock() {
-        let config = latlab_engine::Config {
-            samples: 10,
-            target_sample_time: std::time::Duration::from_millis(1),
-            ..latlab_engine::Config::quick()
-        };
-        let mut runner = latlab_engine::Runner::new(config);
-        let mut ctx = ProbeContext {
-            runner: &mut runner,
-            suite: crate::Suite::Quick,
-            memory: crate::MemoryOptions::default(),
-        };
+        let mut runner = crate::test_runner(10, std::time::Duration::from_millis(1));
+        let mut ctx = ProbeContext::for_test(&mut runner);
         let ghz = 1.0 / cycle_time(&mut ctx).unwrap().summary.median;
         assert!((0.5..6.0).contains(&ghz), "{ghz} GHz");
     }

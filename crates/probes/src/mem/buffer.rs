@@ -4,6 +4,7 @@
 //! the page size is a choice recorded with the result (`MADV_HUGEPAGE` on request,
 //! `MADV_NOHUGEPAGE` otherwise) and so that a failed allocation is an error, not an abort.
 
+use latlab_engine::environment::kib_field;
 use std::io;
 use std::ptr::NonNull;
 
@@ -59,18 +60,10 @@ impl MappedBuffer {
     /// (`AnonHugePages` in /proc/self/smaps); `None` when that cannot be read.
     pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
         let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let start = format!("{:x}-", self.base.as_ptr() as usize);
-        let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&start));
-        lines.next()?;
-        let kib = lines
-            .take_while(|line| !line.contains('-') || line.contains(':'))
-            .find_map(|line| line.strip_prefix("AnonHugePages:"))?
-            .trim()
-            .strip_suffix("kB")?
-            .trim()
-            .parse::<u64>()
-            .ok()?;
-        Some(kib * 1024)
+        let header = format!("{:x}-", self.base.as_ptr() as usize);
+        let ours = smaps.find(&format!("\n{header}"))? + 1;
+        // Every mapping lists AnonHugePages, so the first one after our header is ours.
+        kib_field(&smaps[ours..], "AnonHugePages")
     }
 }
 

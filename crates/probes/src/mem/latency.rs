@@ -265,7 +265,6 @@ pub(crate) fn size_label(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_engine::{Config, Runner};
 
     #[test]
     fn sizes_cover_the_range_with_distinct_labels() {
@@ -295,17 +294,8 @@ mod tests {
     /// bigger working set is never faster by more than noise.
     #[test]
     fn bigger_working_sets_are_not_faster() {
-        let config = Config {
-            samples: 7,
-            target_sample_time: std::time::Duration::from_micros(500),
-            ..Config::quick()
-        };
-        let mut runner = Runner::new(config);
-        let mut ctx = ProbeContext {
-            runner: &mut runner,
-            suite: Suite::Quick,
-            memory: crate::MemoryOptions::default(),
-        };
+        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
+        let mut ctx = ProbeContext::for_test(&mut runner);
         let mut latency = |size: u64| {
             measure(&mut ctx, "random", Layout::Random, size, 64, 0.3)
                 .unwrap()
