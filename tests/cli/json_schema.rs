@@ -56,12 +56,14 @@ struct Row {
     real_time: f64,
     cpu_time: f64,
     time_unit: String,
+    bytes_per_second: Option<f64>,
 }
 
 fn fake_document(only: &str) -> (String, Document) {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["run", "--fake-clock", "--only", only, "--json", "-"])
+        .args(["run", "--fake-clock", "--max-size", "16KiB"])
+        .args(["--only", only, "--json", "-"])
         .assert()
         .success();
     let text = String::from_utf8(output.get_output().stdout.clone()).unwrap();
@@ -167,4 +169,37 @@ fn latlabs_own_record_is_complete_and_strict() {
     );
     let difference = &probe.results[2];
     assert!((mispredict.summary.median - 2.0 * difference.summary.median).abs() < 1e-9);
+}
+
+/// Throughputs carry Google Benchmark's `bytes_per_second` beside their times, and latlab's
+/// record the bytes per operation it was computed from.
+#[test]
+fn throughputs_carry_bytes_per_second() {
+    let (_, doc) = fake_document("mem.bandwidth");
+    let result = doc
+        .latlab
+        .results()
+        .find(|r| r.name == "mem.bandwidth/modify/all/16KiB")
+        .unwrap();
+    assert_eq!(result.bytes_per_operation, Some(16));
+    let rows: Vec<&Row> = doc
+        .benchmarks
+        .iter()
+        .filter(|r| r.run_name == result.name)
+        .collect();
+    for row in &rows {
+        match row.aggregate_name.as_deref() {
+            None | Some("mean") | Some("median") => {
+                let expected = 16.0 / row.real_time * 1e9;
+                let rate = row.bytes_per_second.unwrap();
+                assert!((rate - expected).abs() <= 1e-9 * expected, "{}", row.name);
+            }
+            Some(_) => assert!(row.bytes_per_second.is_none(), "{}", row.name),
+        }
+    }
+    let latency = doc
+        .benchmarks
+        .iter()
+        .find(|r| r.run_name.starts_with("cpu."));
+    assert!(latency.is_none_or(|r| r.bytes_per_second.is_none()));
 }

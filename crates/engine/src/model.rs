@@ -198,6 +198,9 @@ pub struct BenchResult {
     pub cold_ns: Option<f64>,
     /// The results this one was computed from, for derived results.
     pub derived_from: Vec<String>,
+    /// Bytes one operation moves (an element read, a copy), for results that are also
+    /// throughputs; `None` for pure latencies.
+    pub bytes_per_operation: Option<u64>,
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
     pub integrity: Integrity,
@@ -208,6 +211,20 @@ impl BenchResult {
     pub fn with_parameter(mut self, key: &str, value: impl fmt::Display) -> BenchResult {
         self.parameters.insert(key.to_string(), value.to_string());
         self
+    }
+
+    /// Declares that each operation moves `bytes` bytes, so that the result is also a rate.
+    pub fn with_bytes_per_operation(mut self, bytes: u64) -> BenchResult {
+        self.bytes_per_operation = Some(bytes);
+        self
+    }
+
+    /// The throughput at the median time, in GB/s (10^9 bytes per second); `None` for pure
+    /// latencies and when the median is not positive.
+    pub fn gigabytes_per_second(&self) -> Option<f64> {
+        let bytes = self.bytes_per_operation? as f64;
+        // Bytes per nanosecond are gigabytes (10^9) per second.
+        (self.summary.median > 0.0).then(|| bytes / self.summary.median)
     }
 
     /// A result computed from other results: `samples_ns` (and `cpu_samples_ns`, possibly
@@ -232,6 +249,7 @@ impl BenchResult {
             loop_overhead_ns: None,
             cold_ns: None,
             derived_from,
+            bytes_per_operation: None,
             verdict: Verdict::Measured,
             warnings: Vec::new(),
             integrity: Integrity::default(),

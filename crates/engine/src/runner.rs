@@ -105,6 +105,22 @@ impl Runner {
         &self.config
     }
 
+    /// Runs `body` with the configuration changed by `adjust` (a sweep of hundreds of sizes
+    /// takes fewer, shorter samples per size), then restores it. The cancel flag is shared
+    /// whatever `adjust` does.
+    pub fn scoped<T>(
+        &mut self,
+        adjust: impl FnOnce(&mut Config),
+        body: impl FnOnce(&mut Runner) -> T,
+    ) -> T {
+        let saved = self.config.clone();
+        adjust(&mut self.config);
+        self.config.cancel = Arc::clone(&saved.cancel);
+        let out = body(self);
+        self.config = saved;
+        out
+    }
+
     /// Measures the cost of one call of `f`: its result goes through a value sink, the empty
     /// loop's cost is subtracted, and the verdict says whether anything was left to measure.
     pub fn bench<F: FnMut() -> R, R>(

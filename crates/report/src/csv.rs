@@ -5,7 +5,7 @@ use latlab_engine::model::RunRecord;
 
 pub struct CsvExporter;
 
-const HEADER: [&str; 22] = [
+const HEADER: [&str; 24] = [
     "name",
     "probe",
     "kind",
@@ -27,6 +27,8 @@ const HEADER: [&str; 22] = [
     "loop_overhead",
     "cold",
     "outliers",
+    "bytes_per_operation",
+    "gigabytes_per_second",
     "warnings",
 ];
 
@@ -65,6 +67,9 @@ impl Exporter for CsvExporter {
                     optional(r.loop_overhead_ns),
                     optional(r.cold_ns),
                     (s.outliers_low + s.outliers_high).to_string(),
+                    r.bytes_per_operation
+                        .map_or_else(String::new, |b| b.to_string()),
+                    optional(r.gigabytes_per_second()),
                     warnings.join("; "),
                 ];
                 writer.write_record(&record).map_err(|e| encode(&e))?;

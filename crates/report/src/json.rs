@@ -70,6 +70,10 @@ struct Row<'a> {
     real_time: f64,
     cpu_time: f64,
     time_unit: &'static str,
+    /// For throughputs: bytes per operation over the real time (Google Benchmark's
+    /// `SetBytesProcessed` counter, here always per wall-clock second).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_per_second: Option<f64>,
 }
 
 impl Exporter for JsonExporter {
@@ -139,6 +143,19 @@ fn rows(run: &RunRecord) -> Vec<Row<'_>> {
 fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Vec<Row<'_>> {
     let n = result.samples_ns.len();
     let cpu = |i: usize| result.cpu_samples_ns.get(i).copied();
+    let threads = result
+        .parameters
+        .get("threads")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1);
+    // A rate for each sample and for the central aggregates; a spread has none.
+    let rate = |aggregate: Option<&str>, real_ns: f64| match (result.bytes_per_operation, aggregate)
+    {
+        (Some(bytes), None | Some("mean" | "median")) if real_ns > 0.0 => {
+            Some(bytes as f64 / real_ns * 1e9)
+        }
+        _ => None,
+    };
     let row = |name: String,
                run_type,
                index,
@@ -153,13 +170,14 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         run_type,
         repetitions: n,
         repetition_index: index,
-        threads: 1,
+        threads,
         aggregate_name: aggregate.map(|a| a.0),
         aggregate_unit: aggregate.map(|a| a.1),
         iterations,
         real_time: real,
         cpu_time,
         time_unit: "ns",
+        bytes_per_second: rate(aggregate.map(|a| a.0), real),
     };
     let mut rows: Vec<Row> = result
         .samples_ns

@@ -1,6 +1,6 @@
 //! Markdown: the table as a pipe table, for READMEs and issue reports.
 
-use crate::rows::{HEADERS, headline, rows};
+use crate::rows::{headline, rows};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 use std::fmt::Write;
@@ -11,8 +11,8 @@ impl Exporter for MarkdownExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
         let rows = rows(run);
         let mut out = format!("{}\n\n", headline(run));
-        let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
-        let _ = writeln!(out, "|:--|{}", "--:|".repeat(HEADERS.len() - 1));
+        let _ = writeln!(out, "| {} |", rows.headers.join(" | "));
+        let _ = writeln!(out, "|:--|{}", "--:|".repeat(rows.headers.len() - 1));
         for row in &rows.cells {
             let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));

@@ -1,21 +1,26 @@
 //! The rows that the terminal table and Markdown share: one per result, already formatted,
 //! plus the warnings, notes and failures listed under the table.
 
-use crate::units::{format_ns, format_percent};
+use crate::units::{format_ns, format_percent, format_rate};
 use latlab_engine::model::{ProbeStatus, RunRecord};
 
-pub(crate) const HEADERS: [&str; 7] = [
+/// The columns of the table; `rate` only appears when some result is a throughput.
+const HEADERS: [&str; 8] = [
     "benchmark",
     "median",
+    "rate",
     "95% CI of median",
     "p5 … p95",
     "cv",
     "cold",
     "samples",
 ];
+const RATE_COLUMN: usize = 2;
 
 pub(crate) struct Rows {
-    pub cells: Vec<[String; 7]>,
+    pub headers: Vec<&'static str>,
+    /// One row per result, as many cells as headers.
+    pub cells: Vec<Vec<String>>,
     /// `(result name, message)`, verdicts first.
     pub findings: Vec<(String, String)>,
     /// Probes that failed, were skipped or interrupted: `(id, what happened)`.
@@ -25,6 +30,7 @@ pub(crate) struct Rows {
 pub(crate) fn rows(run: &RunRecord) -> Rows {
     let mut cells = Vec::new();
     let mut findings = Vec::new();
+    let with_rate = run.results().any(|r| r.bytes_per_operation.is_some());
     for result in run.results() {
         let s = &result.summary;
         let mut name = result.name.clone();
@@ -38,9 +44,12 @@ pub(crate) fn rows(run: &RunRecord) -> Rows {
                 .iter()
                 .map(|w| (result.name.clone(), w.message.clone())),
         );
-        cells.push([
+        let mut row = vec![
             name,
             format_ns(s.median),
+            result
+                .gigabytes_per_second()
+                .map_or_else(String::new, format_rate),
             format!(
                 "{} … {}",
                 format_ns(s.median_ci95[0]),
@@ -63,7 +72,11 @@ pub(crate) fn rows(run: &RunRecord) -> Rows {
             } else {
                 s.n.to_string()
             },
-        ]);
+        ];
+        if !with_rate {
+            row.remove(RATE_COLUMN);
+        }
+        cells.push(row);
     }
     let incomplete = run
         .probes
@@ -78,7 +91,12 @@ pub(crate) fn rows(run: &RunRecord) -> Rows {
             Some((p.id.clone(), what))
         })
         .collect();
+    let mut headers = HEADERS.to_vec();
+    if !with_rate {
+        headers.remove(RATE_COLUMN);
+    }
     Rows {
+        headers,
         cells,
         findings,
         incomplete,

@@ -1,6 +1,6 @@
 //! The terminal table: aligned columns in human units, then what went wrong and what to do.
 
-use crate::rows::{HEADERS, headline, rows};
+use crate::rows::{headline, rows};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 use std::fmt::Write;
@@ -10,7 +10,8 @@ pub struct TableExporter;
 impl Exporter for TableExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
         let rows = rows(run);
-        let mut widths = HEADERS.map(|h| h.chars().count());
+        let headers: Vec<String> = rows.headers.iter().map(|h| h.to_string()).collect();
+        let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
         for row in &rows.cells {
             for (width, cell) in widths.iter_mut().zip(row) {
                 *width = (*width).max(cell.chars().count());
@@ -19,7 +20,7 @@ impl Exporter for TableExporter {
         let mut out = String::new();
         let _ = writeln!(out, "{}", headline(run));
         out.push('\n');
-        push_row(&mut out, &HEADERS.map(String::from), &widths);
+        push_row(&mut out, &headers, &widths);
         for row in &rows.cells {
             push_row(&mut out, row, &widths);
         }
@@ -46,7 +47,7 @@ impl Exporter for TableExporter {
 }
 
 /// The first column left-aligned, figures right-aligned, two spaces apart.
-fn push_row(out: &mut String, cells: &[String; 7], widths: &[usize; 7]) {
+fn push_row(out: &mut String, cells: &[String], widths: &[usize]) {
     let mut line = String::new();
     for (i, (cell, &width)) in cells.iter().zip(widths).enumerate() {
         let pad = " ".repeat(width - cell.chars().count());

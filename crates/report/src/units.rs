@@ -22,6 +22,24 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
+/// A throughput given in GB/s (10^9 bytes per second) with three significant digits in
+/// kB/s, MB/s, GB/s or TB/s, all decimal.
+pub fn format_rate(gigabytes_per_second: f64) -> String {
+    let bytes = gigabytes_per_second * 1e9;
+    let units = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|&(scale, _)| bytes.abs() >= scale * 0.9995)
+        .unwrap_or((1.0, "B/s"));
+    let value = bytes / scale;
+    let decimals = match value.abs() {
+        v if v >= 99.95 => 0,
+        v if v >= 9.995 => 1,
+        _ => 2,
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
 /// A ratio as a percentage with no decimals below 10% and none above.
 pub fn format_percent(fraction: f64) -> String {
     let percent = fraction * 100.0;
@@ -46,6 +64,16 @@ mod tests {
         assert_eq!(format_ns(56_700_000.0), "56.7 ms");
         assert_eq!(format_ns(2.5e9), "2.50 s");
         assert_eq!(format_ns(-0.05), "-0.05 ns");
+    }
+
+    #[test]
+    fn rates_pick_a_decimal_unit_and_three_digits() {
+        assert_eq!(format_rate(193.2), "193 GB/s");
+        assert_eq!(format_rate(20.51), "20.5 GB/s");
+        assert_eq!(format_rate(0.5712), "571 MB/s");
+        assert_eq!(format_rate(0.9999), "1.00 GB/s");
+        assert_eq!(format_rate(1530.0), "1.53 TB/s");
+        assert_eq!(format_rate(2e-7), "200 B/s");
     }
 
     #[test]

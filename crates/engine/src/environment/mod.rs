@@ -6,11 +6,15 @@
 
 mod caches;
 mod cpu;
+mod memory_modules;
 mod privileges;
 mod sysfs;
 
 pub use caches::CacheInfo;
 pub use cpu::CpuInfo;
+pub use memory_modules::{
+    MemoryModule, memory_modules, parse_memory_devices, peak_bandwidth_bytes_per_s,
+};
 pub use privileges::{PerfCounters, Privileges};
 pub use sysfs::{kib_field, parse_cpu_list};
 
