@@ -155,14 +155,24 @@ fn mem_runs_the_memory_family_only() {
     let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
     let probes = value["latlab"]["probes"].as_array().unwrap();
     let ids: Vec<&str> = probes.iter().map(|p| p["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["mem.alloc", "mem.latency"]);
-    let latency = &probes[1]["results"];
-    let largest = latency
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["parameters"]["working_set_bytes"].as_str())
-        .map(|s| s.parse::<u64>().unwrap())
-        .max();
-    assert_eq!(largest, Some(64 << 10));
+    assert_eq!(ids, ["mem.alloc", "mem.latency", "mem.bandwidth"]);
+    for sweep in &probes[1..] {
+        let largest = sweep["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["parameters"]["working_set_bytes"].as_str())
+            .map(|s| s.parse::<u64>().unwrap())
+            .max();
+        assert_eq!(largest, Some(64 << 10), "{}", sweep["id"]);
+    }
+    // Throughputs get a rate column; the table goes to stderr when JSON takes stdout.
+    let table = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    let header = table.lines().find(|l| l.starts_with("benchmark")).unwrap();
+    assert!(header.contains("  rate  "), "{header}");
+    let read = table
+        .lines()
+        .find(|l| l.starts_with("mem.bandwidth/read/all/64KiB "))
+        .unwrap();
+    assert!(read.contains(" GB/s") || read.contains(" MB/s"), "{read}");
 }

@@ -72,6 +72,7 @@ pub static PROBES: &[ProbeSpec] = &[
     syscall::getppid::SPEC,
     mem::alloc::SPEC,
     mem::latency::SPEC,
+    mem::bandwidth::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.

@@ -56,6 +56,15 @@ impl MappedBuffer {
         self.base.as_ptr()
     }
 
+    /// The mapping as 64-bit words (a mapping is page-aligned, so they are aligned too).
+    pub(crate) fn as_words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: the mapping is readable, writable, initialised (zero-filled by the kernel),
+        // aligned for u64, and borrowed mutably from `self` for the slice's lifetime.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.base.as_ptr().cast(), self.len / size_of::<u64>())
+        }
+    }
+
     /// How many bytes of the mapping the kernel backs with transparent huge pages now
     /// (`AnonHugePages` in /proc/self/smaps); `None` when that cannot be read.
     pub(crate) fn huge_page_bytes(&self) -> Option<u64> {

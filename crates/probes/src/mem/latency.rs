@@ -14,10 +14,12 @@
 
 use super::chase::{Chase, Layout, walk};
 use super::levels::{self, Point};
+use super::sizes::{size_label, working_sets};
+use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::environment::{CacheInfo, cache_hierarchy};
-use latlab_engine::{BenchResult, Warning};
+use latlab_engine::{BenchResult, Runner, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
@@ -69,30 +71,50 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ("pagegroups", Layout::PageGroups { group_bytes }),
         ("sequential", Layout::Sequential),
     ];
-    let mut results = Vec::new();
-    let mut curve = Vec::new();
-    for (label, layout) in layouts {
-        for &size in &sizes {
-            let result = measure(ctx, label, layout, size, line, cycle_ns)?;
-            if label == "pagegroups" {
-                curve.push((size, result.summary.median, result.name.clone()));
+    let huge_pages = ctx.memory.huge_pages;
+    let (mut results, curve) = ctx.runner.scoped(sweep_point, |runner| {
+        let mut results = Vec::new();
+        let mut curve = Vec::new();
+        for (label, layout) in layouts {
+            for &size in &sizes {
+                let ring = Ring {
+                    label,
+                    layout,
+                    size,
+                    line,
+                    huge_pages,
+                };
+                let result = measure(runner, ring, cycle_ns)?;
+                if label == "pagegroups" {
+                    curve.push((size, result.summary.median, result.name.clone()));
+                }
+                results.push(result);
             }
-            results.push(result);
         }
-    }
+        Ok::<_, ProbeError>((results, curve))
+    })?;
     results.extend(level_results(&curve, per_octave, &caches, cycle_ns));
     Ok(results)
 }
 
-fn measure(
-    ctx: &mut ProbeContext,
-    label: &str,
+/// One ring of the sweep.
+#[derive(Clone, Copy)]
+struct Ring {
+    label: &'static str,
     layout: Layout,
     size: u64,
     line: usize,
-    cycle_ns: f64,
-) -> Result<BenchResult, ProbeError> {
-    let huge = ctx.memory.huge_pages;
+    huge_pages: bool,
+}
+
+fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult, ProbeError> {
+    let Ring {
+        label,
+        layout,
+        size,
+        line,
+        huge_pages: huge,
+    } = ring;
     let chase = Chase::build(size as usize, line, layout, huge).map_err(|e| {
         ProbeError::Failed(format!(
             "could not map a {} working set: {e}",
@@ -109,8 +131,7 @@ fn measure(
         (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
     };
     let mut p = chase.start();
-    let result = ctx
-        .runner
+    let result = runner
         .bench(
             &format!("mem.latency/{label}/{}", size_label(size)),
             &format!(
@@ -209,98 +230,24 @@ fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
         .map(|c| c.size_bytes)
 }
 
-/// Working sets from `min` to `max`, `per_octave` per doubling, multiples of the line size,
-/// each with a distinct label; `max` itself is always the last.
-fn working_sets(min: u64, max: u64, per_octave: usize, line: u64) -> Vec<u64> {
-    let mut sizes: Vec<u64> = Vec::new();
-    for k in 0.. {
-        let exact = min as f64 * 2f64.powf(k as f64 / per_octave as f64);
-        if exact > max as f64 {
-            break;
-        }
-        let size = ((exact / line as f64).round() as u64).max(2) * line;
-        if sizes
-            .last()
-            .is_none_or(|&last| size_label(last) != size_label(size))
-        {
-            sizes.push(size);
-        }
-    }
-    // `max` replaces the last points of the grid within half a step of it.
-    let max = (max / line).max(2) * line;
-    let half_step = 2f64.powf(0.5 / per_octave as f64);
-    while sizes
-        .last()
-        .is_some_and(|&last| last >= max || (max as f64 / last as f64) < half_step)
-    {
-        sizes.pop();
-    }
-    sizes.push(max);
-    sizes
-}
-
-/// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
-pub(crate) fn size_label(bytes: u64) -> String {
-    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    let (unit, scale) = units
-        .into_iter()
-        .find(|&(_, scale)| bytes >= scale)
-        .unwrap_or(("B", 1));
-    let value = bytes as f64 / scale as f64;
-    let text = if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    };
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text}{unit}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_cover_the_range_with_distinct_labels() {
-        let sizes = working_sets(1024, 64 << 20, 8, 64);
-        assert_eq!(sizes[0], 1024);
-        assert_eq!(*sizes.last().unwrap(), 64 << 20);
-        assert!(sizes.windows(2).all(|w| w[0] < w[1]));
-        assert!(sizes.iter().all(|s| s % 64 == 0));
-        let octaves = 16.0;
-        assert!(sizes.len() as f64 >= 8.0 * octaves, "{}", sizes.len());
-        let labels: std::collections::HashSet<String> =
-            sizes.iter().map(|&s| size_label(s)).collect();
-        assert_eq!(labels.len(), sizes.len());
-        assert_eq!(working_sets(1024, 3000, 2, 64), [1024, 1472, 2048, 2944]);
-    }
-
-    #[test]
-    fn labels() {
-        assert_eq!(size_label(1024), "1KiB");
-        assert_eq!(size_label(1448), "1.41KiB");
-        assert_eq!(size_label(32 << 20), "32MiB");
-        assert_eq!(size_label(100), "100B");
-        assert_eq!(size_label(0), "0B");
-    }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a
     /// bigger working set is never faster by more than noise.
     #[test]
     fn bigger_working_sets_are_not_faster() {
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
-        let mut ctx = ProbeContext::for_test(&mut runner);
         let mut latency = |size: u64| {
-            measure(&mut ctx, "random", Layout::Random, size, 64, 0.3)
-                .unwrap()
-                .summary
-                .median
+            let ring = Ring {
+                label: "random",
+                layout: Layout::Random,
+                size,
+                line: 64,
+                huge_pages: false,
+            };
+            measure(&mut runner, ring, 0.3).unwrap().summary.median
         };
         let small = latency(8 << 10);
         let medium = latency(256 << 10);

@@ -1,0 +1,253 @@
+//! `mem.bandwidth`: how fast one thread, and then every CPU together, reads, writes and
+//! modifies memory, by working-set size.
+//!
+//! For each working set from 4 KiB up to the largest (four times the last-level cache by
+//! default) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
+//! `kernels.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
+//! element or every 4th (two elements per 64-byte line: the whole line still moves, so the
+//! useful rate drops where the set leaves the caches). One pass is one call of the measured
+//! closure; results are per element visited, and as GB/s (10^9 bytes per second) counting the
+//! bytes the loop reads plus the bytes it writes, as STREAM does. At the largest size every
+//! loop is run again on every online CPU at once (`parallel.rs`), and the read rates are
+//! compared with the peak the memory modules could deliver, when the firmware says what they
+//! are.
+
+use super::buffer::MappedBuffer;
+use super::kernels::{Access, Kernel};
+use super::latency::default_max_size;
+use super::parallel::measure_all_cpus;
+use super::sizes::{size_label, working_sets};
+use super::sweep_point;
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::environment::{memory_modules, peak_bandwidth_bytes_per_s};
+use latlab_engine::{BenchResult, Runner};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "mem.bandwidth",
+    method: "read, write and modify passes over 64-bit elements, every element and every 4th, by \
+             working-set size; all CPUs at the largest",
+    run,
+};
+
+/// The smallest working set: below it the call of the loop dominates a pass.
+const MIN_WORKING_SET: u64 = 4 << 10;
+/// Sizes are whole cache lines.
+const LINE_BYTES: u64 = 64;
+/// Every element, or every 4th.
+const PATTERNS: [(usize, &str); 2] = [(1, "all"), (4, "every4th")];
+
+fn points_per_octave(suite: Suite) -> usize {
+    match suite {
+        Suite::Quick => 1,
+        Suite::Full => 4,
+    }
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let max = ctx.memory.max_size_bytes.unwrap_or_else(default_max_size);
+    let sizes = working_sets(
+        MIN_WORKING_SET,
+        max,
+        points_per_octave(ctx.suite),
+        LINE_BYTES,
+    );
+    let huge_pages = ctx.memory.huge_pages;
+    let peak = MemoryPeak::read();
+    ctx.runner.scoped(sweep_point, |runner| {
+        let mut results = Vec::new();
+        for (index, &size) in sizes.iter().enumerate() {
+            let mut buffer = MappedBuffer::new(size as usize, huge_pages).map_err(|e| {
+                ProbeError::Failed(format!("could not map {}: {e}", size_label(size)))
+            })?;
+            let data = buffer.as_words_mut();
+            let largest = index + 1 == sizes.len();
+            for access in Access::ALL {
+                for (step, pattern) in PATTERNS {
+                    let kernel = Kernel::new(access, step);
+                    let single = one_thread(runner, kernel, pattern, data, size)?;
+                    if !largest {
+                        results.push(single);
+                        continue;
+                    }
+                    let pass_ns =
+                        single.summary.median * kernel.elements_visited(data.len()) as f64;
+                    let all = all_cpus(runner, kernel, pattern, data, size, pass_ns)?;
+                    results.push(peak.compare(single, kernel));
+                    results.push(peak.compare(all, kernel));
+                }
+            }
+        }
+        Ok(results)
+    })
+}
+
+/// One thread, one pass per call.
+fn one_thread(
+    runner: &mut Runner,
+    kernel: Kernel,
+    pattern: &str,
+    data: &mut [u64],
+    size: u64,
+) -> Result<BenchResult, ProbeError> {
+    let access = kernel.access.label();
+    let elements = kernel.elements_visited(data.len());
+    let result = runner
+        .bench(
+            &format!("mem.bandwidth/{access}/{pattern}/{}", size_label(size)),
+            &format!(
+                "{access} pass over {pattern} 64-bit elements of a {} buffer, one thread",
+                size_label(size)
+            ),
+            || kernel.pass(data),
+        )?
+        .per_operation(elements as u64);
+    Ok(described(result, kernel, pattern, size, 1))
+}
+
+/// Every online CPU at once over shares of the same buffer.
+fn all_cpus(
+    runner: &mut Runner,
+    kernel: Kernel,
+    pattern: &str,
+    data: &mut [u64],
+    size: u64,
+    pass_ns: f64,
+) -> Result<BenchResult, ProbeError> {
+    let access = kernel.access.label();
+    let name = format!(
+        "mem.bandwidth/{access}/{pattern}/{}/all-cpus",
+        size_label(size)
+    );
+    let method = format!(
+        "{access} passes over {pattern} 64-bit elements of a {} buffer shared out among one \
+         pinned thread per online CPU, timed from the first start to the last end",
+        size_label(size)
+    );
+    let parallel = measure_all_cpus(runner, &name, &method, kernel, data, pass_ns)?;
+    let result = described(parallel.result, kernel, pattern, size, parallel.threads);
+    Ok(if parallel.unpinned > 0 {
+        result.with_parameter(
+            "unpinned_threads",
+            format!(
+                "{} (could not be pinned; ran where the kernel put them)",
+                parallel.unpinned
+            ),
+        )
+    } else {
+        result
+    })
+}
+
+fn described(
+    result: BenchResult,
+    kernel: Kernel,
+    pattern: &str,
+    size: u64,
+    threads: usize,
+) -> BenchResult {
+    result
+        .with_bytes_per_operation(kernel.access.bytes_per_element())
+        .with_parameter("working_set_bytes", size)
+        .with_parameter("access", kernel.access.label())
+        .with_parameter("pattern", pattern)
+        .with_parameter("element_bytes", size_of::<u64>())
+        .with_parameter("threads", threads)
+        .with_parameter("vector_isa", kernel.vector_isa())
+}
+
+/// The most the memory modules could deliver, or why that is not known.
+struct MemoryPeak(Result<(f64, String), String>);
+
+impl MemoryPeak {
+    fn read() -> MemoryPeak {
+        MemoryPeak(memory_modules().and_then(|modules| {
+            let peak = peak_bandwidth_bytes_per_s(&modules).ok_or_else(|| {
+                "the firmware's memory table gives no module speeds (common in VMs)".to_string()
+            })?;
+            let first = &modules[0];
+            let how = format!(
+                "{} {} module(s) at {} MT/s × {} bits, one per channel assumed",
+                modules.len(),
+                first.memory_type,
+                first.speed_mts,
+                first.data_width_bits
+            );
+            Ok((peak, how))
+        }))
+    }
+
+    /// Adds the peak, and the share of it reached, to a read-every-element result.
+    fn compare(&self, result: BenchResult, kernel: Kernel) -> BenchResult {
+        if kernel.access != Access::Read || kernel.step != 1 {
+            return result;
+        }
+        match &self.0 {
+            Ok((peak, how)) => {
+                let share = result.gigabytes_per_second().map_or_else(
+                    || "unknown".to_string(),
+                    |rate| format!("{:.0}%", 100.0 * rate * 1e9 / peak),
+                );
+                result
+                    .with_parameter("plausible_peak", format!("{:.1} GB/s ({how})", peak / 1e9))
+                    .with_parameter("share_of_peak", share)
+            }
+            Err(why) => result.with_parameter("plausible_peak", format!("unknown: {why}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_rate(runner: &mut Runner, size: u64) -> f64 {
+        let mut buffer = MappedBuffer::new(size as usize, false).unwrap();
+        let kernel = Kernel::new(Access::Read, 1);
+        let r = one_thread(runner, kernel, "all", buffer.as_words_mut(), size).unwrap();
+        r.gigabytes_per_second().unwrap()
+    }
+
+    #[test]
+    fn no_loop_is_optimised_away() {
+        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(300));
+        let mut buffer = MappedBuffer::new(16 << 10, false).unwrap();
+        for access in Access::ALL {
+            for (step, pattern) in PATTERNS {
+                let kernel = Kernel::new(access, step);
+                let r = one_thread(
+                    &mut runner,
+                    kernel,
+                    pattern,
+                    buffer.as_words_mut(),
+                    16 << 10,
+                )
+                .unwrap();
+                assert_eq!(r.verdict, latlab_engine::Verdict::Measured, "{}", r.name);
+            }
+        }
+    }
+
+    /// A set in L1 is read faster than one far beyond L2; wide margin, small sizes.
+    #[test]
+    fn bandwidth_falls_when_the_set_leaves_the_caches() {
+        let mut runner = crate::test_runner(5, std::time::Duration::from_micros(500));
+        let cached = read_rate(&mut runner, 16 << 10);
+        let beyond = read_rate(&mut runner, 32 << 20);
+        assert!(
+            cached > 1.5 * beyond,
+            "16 KiB {cached} GB/s, 32 MiB {beyond} GB/s"
+        );
+    }
+
+    #[test]
+    fn a_rate_is_bytes_over_time() {
+        let mut runner = crate::test_runner(5, std::time::Duration::from_micros(200));
+        let mut buffer = MappedBuffer::new(16 << 10, false).unwrap();
+        let kernel = Kernel::new(Access::Modify, 1);
+        let r = one_thread(&mut runner, kernel, "all", buffer.as_words_mut(), 16 << 10).unwrap();
+        assert_eq!(r.bytes_per_operation, Some(16));
+        let rate = r.gigabytes_per_second().unwrap();
+        assert!((rate - 16.0 / r.summary.median).abs() < 1e-9);
+        assert_eq!(r.parameters["threads"], "1");
+    }
+}

@@ -1,0 +1,120 @@
+//! Running a bandwidth loop on every online CPU at once.
+//!
+//! One worker thread per online CPU, each pinned to its CPU, each with its own contiguous
+//! share of the working set. A sample releases all workers through a barrier; each makes the
+//! same number of passes over its share, reading the clock before its first and after its
+//! last. The sample is the window from the earliest start to the latest end, so a worker
+//! that wakes late makes the figure slower, never faster.
+
+use super::kernels::Kernel;
+use latlab_engine::environment::parse_cpu_list;
+use latlab_engine::isolation::{allowed_cpus, pin_to_cpu};
+use latlab_engine::{BenchResult, Clock, Interrupted, Runner};
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A sample of all CPUs lasts at least this long, so that waking the workers (tens of
+/// microseconds on a busy VM) is a small part of it.
+const MIN_SAMPLE: Duration = Duration::from_millis(10);
+
+/// What a parallel measurement ran on.
+pub(crate) struct Parallel {
+    pub result: BenchResult,
+    pub threads: usize,
+    /// Workers that could not be pinned to their CPU and ran where the kernel put them.
+    pub unpinned: usize,
+}
+
+/// The CPUs that are online (all of them, even when this process was pinned to one with
+/// `--pin`), else the ones this process may use.
+pub(crate) fn online_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|list| parse_cpu_list(list.trim()))
+        .filter(|cpus| !cpus.is_empty())
+        .unwrap_or_else(allowed_cpus)
+}
+
+/// Measures `kernel` on every online CPU at once over `data`, shared out in contiguous
+/// pieces. `pass_ns` is one single-thread pass over the whole of `data`, to size the samples.
+/// The result is per element visited, over all threads.
+pub(crate) fn measure_all_cpus(
+    runner: &mut Runner,
+    name: &str,
+    method: &str,
+    kernel: Kernel,
+    data: &mut [u64],
+    pass_ns: f64,
+) -> Result<Parallel, Interrupted> {
+    let cpus = online_cpus();
+    let threads = cpus.len().max(1);
+    // Shares start on cache-line boundaries (8 words of a 64-byte line).
+    let share_len = data.len().div_ceil(threads).next_multiple_of(8).max(8);
+    let shares: Vec<&mut [u64]> = data.chunks_mut(share_len).collect();
+    let elements_per_pass: usize = shares
+        .iter()
+        .map(|s| kernel.elements_visited(s.len()))
+        .sum();
+    let target_ns = runner
+        .config()
+        .target_sample_time
+        .max(MIN_SAMPLE)
+        .as_nanos() as f64;
+    // If every thread went as fast as one alone: the sample is at least the target.
+    let passes = (target_ns / (pass_ns / shares.len() as f64))
+        .ceil()
+        .max(1.0) as u64;
+
+    let workers = shares.len();
+    let start = Barrier::new(workers + 1);
+    let end = Barrier::new(workers + 1);
+    let stop = AtomicBool::new(false);
+    let unpinned = AtomicUsize::new(0);
+    let windows: Vec<(AtomicU64, AtomicU64)> = (0..workers)
+        .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
+        .collect();
+    let clock: Clock = runner.clock().clone();
+    let samples = runner.config().samples;
+
+    let result = std::thread::scope(|scope| {
+        for ((share, window), &cpu) in shares.into_iter().zip(&windows).zip(cpus.iter().cycle()) {
+            let (start, end, stop, unpinned, clock) = (&start, &end, &stop, &unpinned, &clock);
+            scope.spawn(move || {
+                if pin_to_cpu(cpu).is_err() {
+                    unpinned.fetch_add(1, Ordering::Relaxed);
+                }
+                loop {
+                    start.wait();
+                    if stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    let t0 = clock.start();
+                    for _ in 0..passes {
+                        black_box(kernel.pass(share));
+                    }
+                    let t1 = clock.end();
+                    window.0.store(t0, Ordering::Relaxed);
+                    window.1.store(t1, Ordering::Relaxed);
+                    end.wait();
+                }
+            });
+        }
+        let result = runner.observe(name, method, samples, |_| {
+            start.wait();
+            end.wait();
+            let first = windows.iter().map(|w| w.0.load(Ordering::Relaxed)).min();
+            let last = windows.iter().map(|w| w.1.load(Ordering::Relaxed)).max();
+            last.unwrap_or(0).saturating_sub(first.unwrap_or(0))
+        });
+        stop.store(true, Ordering::Release);
+        start.wait();
+        result
+    })?;
+    Ok(Parallel {
+        result: result.per_operation(passes * elements_per_pass as u64),
+        threads: workers,
+        unpinned: unpinned.into_inner(),
+    })
+}

@@ -1,0 +1,83 @@
+//! Working-set sizes of the memory sweeps, and their labels.
+
+/// Working sets from `min` to `max`, `per_octave` per doubling, multiples of the line size,
+/// each with a distinct label; `max` itself is always the last.
+pub(crate) fn working_sets(min: u64, max: u64, per_octave: usize, line: u64) -> Vec<u64> {
+    let mut sizes: Vec<u64> = Vec::new();
+    for k in 0.. {
+        let exact = min as f64 * 2f64.powf(k as f64 / per_octave as f64);
+        if exact > max as f64 {
+            break;
+        }
+        let size = ((exact / line as f64).round() as u64).max(2) * line;
+        if sizes
+            .last()
+            .is_none_or(|&last| size_label(last) != size_label(size))
+        {
+            sizes.push(size);
+        }
+    }
+    // `max` replaces the last points of the grid within half a step of it.
+    let max = (max / line).max(2) * line;
+    let half_step = 2f64.powf(0.5 / per_octave as f64);
+    while sizes
+        .last()
+        .is_some_and(|&last| last >= max || (max as f64 / last as f64) < half_step)
+    {
+        sizes.pop();
+    }
+    sizes.push(max);
+    sizes
+}
+
+/// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
+pub(crate) fn size_label(bytes: u64) -> String {
+    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    let (unit, scale) = units
+        .into_iter()
+        .find(|&(_, scale)| bytes >= scale)
+        .unwrap_or(("B", 1));
+    let value = bytes as f64 / scale as f64;
+    let text = if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_cover_the_range_with_distinct_labels() {
+        let sizes = working_sets(1024, 64 << 20, 8, 64);
+        assert_eq!(sizes[0], 1024);
+        assert_eq!(*sizes.last().unwrap(), 64 << 20);
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+        assert!(sizes.iter().all(|s| s % 64 == 0));
+        let octaves = 16.0;
+        assert!(sizes.len() as f64 >= 8.0 * octaves, "{}", sizes.len());
+        let labels: std::collections::HashSet<String> =
+            sizes.iter().map(|&s| size_label(s)).collect();
+        assert_eq!(labels.len(), sizes.len());
+        assert_eq!(working_sets(1024, 3000, 2, 64), [1024, 1472, 2048, 2944]);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(size_label(1024), "1KiB");
+        assert_eq!(size_label(1448), "1.41KiB");
+        assert_eq!(size_label(32 << 20), "32MiB");
+        assert_eq!(size_label(100), "100B");
+        assert_eq!(size_label(0), "0B");
+    }
+}
