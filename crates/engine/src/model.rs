@@ -201,6 +201,10 @@ pub struct BenchResult {
     /// Bytes one operation moves (an element read, a copy), for results that are also
     /// throughputs; `None` for pure latencies.
     pub bytes_per_operation: Option<u64>,
+    /// One of many points of a dense sweep (a memcpy size between two powers of two): the
+    /// terminal table leaves it out for brevity; every file output keeps it.
+    #[serde(default)]
+    pub sweep_detail: bool,
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
     pub integrity: Integrity,
@@ -216,6 +220,12 @@ impl BenchResult {
     /// Declares that each operation moves `bytes` bytes, so that the result is also a rate.
     pub fn with_bytes_per_operation(mut self, bytes: u64) -> BenchResult {
         self.bytes_per_operation = Some(bytes);
+        self
+    }
+
+    /// Marks the result as an in-between point of a dense sweep, or not.
+    pub fn as_sweep_detail(mut self, detail: bool) -> BenchResult {
+        self.sweep_detail = detail;
         self
     }
 
@@ -250,6 +260,7 @@ impl BenchResult {
             cold_ns: None,
             derived_from,
             bytes_per_operation: None,
+            sweep_detail: false,
             verdict: Verdict::Measured,
             warnings: Vec::new(),
             integrity: Integrity::default(),

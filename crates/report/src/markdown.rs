@@ -1,6 +1,6 @@
 //! Markdown: the table as a pipe table, for READMEs and issue reports.
 
-use crate::rows::{headline, rows};
+use crate::rows::{Sweeps, headline, rows};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 use std::fmt::Write;
@@ -9,7 +9,7 @@ pub struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
-        let rows = rows(run);
+        let rows = rows(run, Sweeps::Whole);
         let mut out = format!("{}\n\n", headline(run));
         let _ = writeln!(out, "| {} |", rows.headers.join(" | "));
         let _ = writeln!(out, "|:--|{}", "--:|".repeat(rows.headers.len() - 1));

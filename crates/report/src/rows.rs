@@ -25,13 +25,28 @@ pub(crate) struct Rows {
     pub findings: Vec<(String, String)>,
     /// Probes that failed, were skipped or interrupted: `(id, what happened)`.
     pub incomplete: Vec<(String, String)>,
+    /// What was folded away, when sweeps were folded.
+    pub folded: Option<String>,
 }
 
-pub(crate) fn rows(run: &RunRecord) -> Rows {
+/// Whether in-between points of dense sweeps get rows of their own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sweeps {
+    Folded,
+    Whole,
+}
+
+pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let mut cells = Vec::new();
     let mut findings = Vec::new();
     let with_rate = run.results().any(|r| r.bytes_per_operation.is_some());
+    let (mut folded_points, mut folded_findings) = (0, 0);
     for result in run.results() {
+        if sweeps == Sweeps::Folded && result.sweep_detail {
+            folded_points += 1;
+            folded_findings += result.warnings.len() + usize::from(result.verdict.is_suspect());
+            continue;
+        }
         let s = &result.summary;
         let mut name = result.name.clone();
         if result.verdict.is_suspect() {
@@ -95,11 +110,18 @@ pub(crate) fn rows(run: &RunRecord) -> Rows {
     if !with_rate {
         headers.remove(RATE_COLUMN);
     }
+    let folded = (folded_points > 0).then(|| {
+        format!(
+            "{folded_points} in-between points of the sweeps (with {folded_findings} warnings) are \
+             not shown here; the JSON, CSV and Markdown files and the plots have them all"
+        )
+    });
     Rows {
         headers,
         cells,
         findings,
         incomplete,
+        folded,
     }
 }
 

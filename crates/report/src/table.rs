@@ -1,6 +1,6 @@
 //! The terminal table: aligned columns in human units, then what went wrong and what to do.
 
-use crate::rows::{headline, rows};
+use crate::rows::{Sweeps, headline, rows};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 use std::fmt::Write;
@@ -9,7 +9,7 @@ pub struct TableExporter;
 
 impl Exporter for TableExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
-        let rows = rows(run);
+        let rows = rows(run, Sweeps::Folded);
         let headers: Vec<String> = rows.headers.iter().map(|h| h.to_string()).collect();
         let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
         for row in &rows.cells {
@@ -23,6 +23,9 @@ impl Exporter for TableExporter {
         push_row(&mut out, &headers, &widths);
         for row in &rows.cells {
             push_row(&mut out, row, &widths);
+        }
+        if let Some(folded) = &rows.folded {
+            let _ = writeln!(out, "({folded})");
         }
         if !rows.findings.is_empty() {
             out.push_str("\nwarnings\n");
