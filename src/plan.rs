@@ -54,10 +54,11 @@ pub struct RunPlan {
     pub fake_clock: bool,
 }
 
-/// Memory a working set of `size` bytes needs while it is measured: the ring, its visiting
-/// order (one index per line), and room for everything else.
+/// Memory the memory probes need for a largest working set of `size` bytes: the memcpy
+/// sweep's source and destination of `size` bytes each (more than a chase ring and its
+/// visiting order, one index per line), and room for everything else.
 fn memory_needed(size: u64) -> u64 {
-    size + size / 8 + (64 << 20)
+    2 * size + (64 << 20)
 }
 
 pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
@@ -141,7 +142,7 @@ fn max_size(
 
 /// The largest working set whose `memory_needed` fits in `available`.
 fn largest_fitting(available: u64) -> u64 {
-    (available.saturating_sub(64 << 20) / 9 * 8) & !((1 << 20) - 1)
+    (available.saturating_sub(64 << 20) / 2) & !((1 << 20) - 1)
 }
 
 fn select_probes(

@@ -155,17 +155,32 @@ fn mem_runs_the_memory_family_only() {
     let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
     let probes = value["latlab"]["probes"].as_array().unwrap();
     let ids: Vec<&str> = probes.iter().map(|p| p["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["mem.alloc", "mem.latency", "mem.bandwidth"]);
-    for sweep in &probes[1..] {
+    assert_eq!(
+        ids,
+        ["mem.alloc", "mem.latency", "mem.bandwidth", "mem.memcpy"]
+    );
+    // The largest working set, or copy (whose working set is twice as big), is --max-size.
+    for (sweep, key) in
+        probes[1..]
+            .iter()
+            .zip(["working_set_bytes", "working_set_bytes", "copy_bytes"])
+    {
         let largest = sweep["results"]
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|r| r["parameters"]["working_set_bytes"].as_str())
+            .filter_map(|r| r["parameters"][key].as_str())
             .map(|s| s.parse::<u64>().unwrap())
             .max();
         assert_eq!(largest, Some(64 << 10), "{}", sweep["id"]);
     }
+    let names: Vec<&str> = probes[3]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mem.memcpy/65B") && names.contains(&"mem.memcpy/64KiB"));
     // Throughputs get a rate column; the table goes to stderr when JSON takes stdout.
     let table = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
     let header = table.lines().find(|l| l.starts_with("benchmark")).unwrap();
@@ -175,4 +190,7 @@ fn mem_runs_the_memory_family_only() {
         .find(|l| l.starts_with("mem.bandwidth/read/all/64KiB "))
         .unwrap();
     assert!(read.contains(" GB/s") || read.contains(" MB/s"), "{read}");
+    // In-between points of the sweeps are folded away in the table, and it says so.
+    assert!(table.contains("\nmem.memcpy/64B ") && !table.contains("\nmem.memcpy/65B "));
+    assert!(table.contains("in-between points of the sweeps"), "{table}");
 }

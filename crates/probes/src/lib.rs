@@ -73,6 +73,7 @@ pub static PROBES: &[ProbeSpec] = &[
     mem::alloc::SPEC,
     mem::latency::SPEC,
     mem::bandwidth::SPEC,
+    mem::memcpy::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.

@@ -16,7 +16,7 @@ use super::buffer::MappedBuffer;
 use super::kernels::{Access, Kernel};
 use super::latency::default_max_size;
 use super::parallel::measure_all_cpus;
-use super::sizes::{size_label, working_sets};
+use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::environment::{memory_modules, peak_bandwidth_bytes_per_s};
@@ -66,7 +66,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     let kernel = Kernel::new(access, step);
                     let single = one_thread(runner, kernel, pattern, data, size)?;
                     if !largest {
-                        results.push(single);
+                        results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
                         continue;
                     }
                     let pass_ns =

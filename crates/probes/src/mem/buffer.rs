@@ -56,6 +56,11 @@ impl MappedBuffer {
         self.base.as_ptr()
     }
 
+    /// Bytes mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     /// The mapping as 64-bit words (a mapping is page-aligned, so they are aligned too).
     pub(crate) fn as_words_mut(&mut self) -> &mut [u64] {
         // SAFETY: the mapping is readable, writable, initialised (zero-filled by the kernel),

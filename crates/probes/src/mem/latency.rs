@@ -14,7 +14,7 @@
 
 use super::chase::{Chase, Layout, walk};
 use super::levels::{self, Point};
-use super::sizes::{size_label, working_sets};
+use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
@@ -72,6 +72,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ("sequential", Layout::Sequential),
     ];
     let huge_pages = ctx.memory.huge_pages;
+    let largest = sizes.last().copied().unwrap_or(max);
     let (mut results, curve) = ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         let mut curve = Vec::new();
@@ -88,7 +89,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 if label == "pagegroups" {
                     curve.push((size, result.summary.median, result.name.clone()));
                 }
-                results.push(result);
+                results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
             }
         }
         Ok::<_, ProbeError>((results, curve))

@@ -7,6 +7,7 @@ mod chase;
 mod kernels;
 pub mod latency;
 mod levels;
+pub(crate) mod memcpy;
 mod parallel;
 mod sizes;
 

@@ -30,6 +30,12 @@ pub(crate) fn working_sets(min: u64, max: u64, per_octave: usize, line: u64) -> 
     sizes
 }
 
+/// Whether a sweep point lies between the powers of two, and is not its last: the terminal
+/// table folds those away (the files and plots keep them).
+pub(crate) fn is_sweep_detail(size: u64, largest: u64) -> bool {
+    !size.is_power_of_two() && size != largest
+}
+
 /// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
 pub(crate) fn size_label(bytes: u64) -> String {
     let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
