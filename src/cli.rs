@@ -63,9 +63,11 @@ pub struct RunArgs {
     /// Leave out probes whose id matches this regular expression.
     #[arg(long, value_name = "PATTERN")]
     pub skip: Option<String>,
-    /// Directory for results.json (created if its parent exists).
-    #[arg(long, value_name = "DIR", default_value = "latlab-results")]
-    pub out: PathBuf,
+    /// Directory for results.json and the plots (created if its parent exists)
+    /// [default: latlab-results]. With --json, only the plots go here, and only when
+    /// --out is given.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Write the JSON here instead of DIR/results.json; '-' for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,

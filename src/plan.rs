@@ -24,6 +24,8 @@ pub struct Outputs {
     pub markdown: Option<OutputTarget>,
     /// A directory to create before the first write (the default `--out`).
     pub create_dir: Option<PathBuf>,
+    /// Where plots go: the results directory, when there is one.
+    pub plots_dir: Option<PathBuf>,
 }
 
 impl Outputs {
@@ -196,21 +198,34 @@ fn check_cpu(cpu: usize) -> Result<(), UsageError> {
     )))
 }
 
+/// The results directory when neither --out nor --json says otherwise.
+const DEFAULT_RESULTS_DIR: &str = "latlab-results";
+
 fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
-    let (json, create_dir) = match &args.json {
-        Some(text) => (OutputTarget::parse(text), None),
-        None => {
-            let dir = &args.out;
-            check_out_dir(dir)?;
-            let create = (!dir.exists()).then(|| dir.clone());
-            (OutputTarget::File(dir.join("results.json")), create)
-        }
+    let results_dir = match (&args.json, &args.out) {
+        (Some(_), None) => None,
+        (_, Some(dir)) => Some(dir.clone()),
+        (None, None) => Some(PathBuf::from(DEFAULT_RESULTS_DIR)),
+    };
+    if let Some(dir) = &results_dir {
+        check_out_dir(dir)?;
+    }
+    let create_dir = results_dir.as_ref().filter(|d| !d.exists()).cloned();
+    let json = match &args.json {
+        Some(text) => OutputTarget::parse(text),
+        None => OutputTarget::File(
+            results_dir
+                .as_deref()
+                .unwrap_or(Path::new(DEFAULT_RESULTS_DIR))
+                .join("results.json"),
+        ),
     };
     let outputs = Outputs {
         json,
         csv: args.csv.as_deref().map(OutputTarget::parse),
         markdown: args.markdown.as_deref().map(OutputTarget::parse),
         create_dir,
+        plots_dir: results_dir,
     };
     if outputs
         .all()

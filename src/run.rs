@@ -11,7 +11,7 @@ use latlab_engine::{BenchResult, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
     CsvExporter, Exporter, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
-    write_output,
+    write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -98,7 +98,15 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     record.complete = !interrupted;
     write_rewritable(&plan, &record)?;
+    let plots = match &plan.outputs.plots_dir {
+        Some(dir) => write_plots(&record, dir)?,
+        None => Vec::new(),
+    };
     write_once_and_table(&plan, &record)?;
+    if !plots.is_empty() {
+        let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("plots: {}", names.join(", "));
+    }
 
     let failed = record
         .probes

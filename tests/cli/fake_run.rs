@@ -193,4 +193,26 @@ fn mem_runs_the_memory_family_only() {
     // In-between points of the sweeps are folded away in the table, and it says so.
     assert!(table.contains("\nmem.memcpy/64B ") && !table.contains("\nmem.memcpy/65B "));
     assert!(table.contains("in-between points of the sweeps"), "{table}");
+    // With --json and no --out there is no results directory, so no plots.
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn plots_go_into_the_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["mem", "--fake-clock", "--max-size", "64KiB", "--out", "res"])
+        .assert()
+        .success();
+    let mut expected: Vec<String> = ["latency", "bandwidth", "memcpy"]
+        .iter()
+        .flat_map(|p| ["png", "svg"].map(|ext| format!("res/mem-{p}.{ext}")))
+        .collect();
+    expected.extend(["res".into(), "res/results.json".into()]);
+    expected.sort();
+    assert_eq!(files_in(dir.path()), expected);
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr);
+    assert!(stderr.contains("plots: res/mem-latency.svg"), "{stderr}");
+    let svg = std::fs::read_to_string(dir.path().join("res/mem-memcpy.svg")).unwrap();
+    assert!(svg.contains("ns per byte") && svg.contains("derivative of the minimum"));
 }

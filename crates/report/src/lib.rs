@@ -7,6 +7,7 @@
 mod csv;
 mod json;
 mod markdown;
+mod plots;
 mod rows;
 mod table;
 pub mod units;
@@ -15,6 +16,7 @@ mod write;
 pub use crate::csv::CsvExporter;
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
+pub use plots::{RenderedPlot, render_plots, write_plots};
 pub use table::TableExporter;
 pub use write::{OutputTarget, write_output};
 

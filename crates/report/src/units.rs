@@ -40,6 +40,29 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
+/// A size in bytes with binary units (B, KiB, MiB, GiB) and up to three significant digits.
+pub fn format_bytes(bytes: f64) -> String {
+    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|&(scale, _)| bytes.abs() >= scale as f64)
+        .unwrap_or((1, "B"));
+    let value = bytes / scale as f64;
+    let text = if value.abs() >= 99.95 {
+        format!("{value:.0}")
+    } else if value.abs() >= 9.995 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{unit}")
+}
+
 /// A ratio as a percentage with no decimals below 10% and none above.
 pub fn format_percent(fraction: f64) -> String {
     let percent = fraction * 100.0;
@@ -74,6 +97,15 @@ mod tests {
         assert_eq!(format_rate(0.9999), "1.00 GB/s");
         assert_eq!(format_rate(1530.0), "1.53 TB/s");
         assert_eq!(format_rate(2e-7), "200 B/s");
+    }
+
+    #[test]
+    fn sizes_in_binary_units() {
+        assert_eq!(format_bytes(1024.0), "1KiB");
+        assert_eq!(format_bytes(1448.0), "1.41KiB");
+        assert_eq!(format_bytes(32.0 * 1048576.0), "32MiB");
+        assert_eq!(format_bytes(100.0), "100B");
+        assert_eq!(format_bytes(3.0), "3B");
     }
 
     #[test]

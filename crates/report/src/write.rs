@@ -6,6 +6,7 @@
 
 use crate::ExportError;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Where an output goes.
@@ -60,21 +61,24 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
     }
 }
 
-fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let contents = contents.as_ref();
     if !is_regular_or_absent(path) {
         return std::fs::OpenOptions::new()
             .write(true)
             .open(path)?
-            .write_all(contents.as_bytes());
+            .write_all(contents);
     }
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    // Readable as any new file would be (0666 less the umask), not only by its owner.
     let mut file = tempfile::Builder::new()
         .prefix(".latlab-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(directory)?;
-    file.write_all(contents.as_bytes())?;
+    file.write_all(contents)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -93,6 +97,14 @@ mod tests {
         write_output(&target, "second").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+            .unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask, "mode {mode:o}, umask {umask:o}");
     }
 
     #[test]

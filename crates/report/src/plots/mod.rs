@@ -1,0 +1,265 @@
+//! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
+//!
+//! Figures are pure functions of the record (`memory.rs` says which), drawn by `figure.rs`
+//! once on an SVG backend and once on a bitmap that is encoded as PNG. Each file is written
+//! atomically, like every other output.
+
+mod figure;
+mod memory;
+
+use crate::ExportError;
+use crate::write::write_atomically;
+use figure::{Figure, WIDTH};
+use latlab_engine::model::RunRecord;
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
+use std::path::{Path, PathBuf};
+
+/// One figure in both formats.
+pub struct RenderedPlot {
+    /// The file name without its extension, `mem-latency`.
+    pub stem: &'static str,
+    pub svg: String,
+    pub png: Vec<u8>,
+}
+
+/// Every figure the run has data for, rendered.
+pub fn render_plots(run: &RunRecord) -> Result<Vec<RenderedPlot>, ExportError> {
+    memory::figures(run)
+        .into_iter()
+        .map(|(stem, figure)| {
+            Ok(RenderedPlot {
+                stem,
+                svg: svg(&figure)?,
+                png: png(&figure)?,
+            })
+        })
+        .collect()
+}
+
+/// Renders every figure and writes `STEM.svg` and `STEM.png` into `dir`; returns the paths.
+pub fn write_plots(run: &RunRecord, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    let mut written = Vec::new();
+    for plot in render_plots(run)? {
+        for (extension, bytes) in [("svg", plot.svg.as_bytes()), ("png", plot.png.as_slice())] {
+            let path = dir.join(format!("{}.{extension}", plot.stem));
+            write_atomically(&path, bytes).map_err(|source| ExportError::Write {
+                path: path.display().to_string(),
+                source,
+            })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn drawing_error(format: &'static str, detail: impl std::fmt::Display) -> ExportError {
+    ExportError::Encode {
+        format,
+        detail: detail.to_string(),
+    }
+}
+
+fn svg(figure: &Figure) -> Result<String, ExportError> {
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (WIDTH, figure.height())).into_drawing_area();
+        figure.draw(&root).map_err(|e| drawing_error("SVG", e))?;
+    }
+    Ok(text)
+}
+
+fn png(figure: &Figure) -> Result<Vec<u8>, ExportError> {
+    let (width, height) = (WIDTH, figure.height());
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        figure.draw(&root).map_err(|e| drawing_error("PNG", e))?;
+    }
+    let mut encoded = Vec::new();
+    let mut encoder = png::Encoder::new(&mut encoded, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(&rgb))
+        .map_err(|e| drawing_error("PNG", e))?;
+    Ok(encoded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latlab_engine::environment::Environment;
+    use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunSettings};
+    use latlab_engine::{BenchResult, ClockInfo, ClockKind};
+
+    fn result(name: &str, median: f64, parameters: &[(&str, String)]) -> BenchResult {
+        let mut r =
+            BenchResult::derived(name, "test", vec![median; 5], Vec::new(), Vec::new()).unwrap();
+        for (key, value) in parameters {
+            r = r.with_parameter(key, value);
+        }
+        r
+    }
+
+    fn probe(id: &str, results: Vec<BenchResult>) -> ProbeOutcome {
+        ProbeOutcome {
+            id: id.into(),
+            method: "test".into(),
+            status: ProbeStatus::Ok,
+            results,
+            duration_ns: 1,
+        }
+    }
+
+    fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
+        RunRecord {
+            latlab_version: "0".into(),
+            started_at: "2000-01-01T00:00:00Z".into(),
+            settings: RunSettings {
+                suite: "quick".into(),
+                samples: 5,
+                target_sample_time_ns: 1,
+                budget_per_benchmark_ns: 1,
+                pinned_cpu: None,
+                memory_locked: false,
+                realtime: false,
+            },
+            clock: ClockInfo {
+                kind: ClockKind::Fake,
+                method: "test".into(),
+                frequency_hz: 1e9,
+                resolution_ns: 1.0,
+                region_overhead_ns: 1.0,
+                fallback_reason: None,
+            },
+            environment: Environment::synthetic(),
+            load_avg_after: None,
+            notes: Vec::new(),
+            probes,
+            complete: true,
+        }
+    }
+
+    /// A memory run in miniature: a latency curve with one level, a bandwidth sweep and a
+    /// memcpy sweep.
+    fn memory_record() -> RunRecord {
+        let sizes = [1024u64, 2048, 4096, 8192];
+        let mut latency: Vec<BenchResult> = sizes
+            .iter()
+            .map(|&s| {
+                let params = [
+                    ("working_set_bytes", s.to_string()),
+                    ("layout", "pagegroups".to_string()),
+                ];
+                result(
+                    &format!("mem.latency/pagegroups/{s}"),
+                    1.0 + s as f64 / 4096.0,
+                    &params,
+                )
+            })
+            .collect();
+        let mut level = result(
+            "mem.latency/level/L1",
+            1.2,
+            &[("size_estimate_bytes", "3000".into())],
+        );
+        level.derived_from = vec![
+            "mem.latency/pagegroups/1024".into(),
+            "mem.latency/pagegroups/2048".into(),
+        ];
+        latency.push(level);
+        let bandwidth = sizes
+            .iter()
+            .map(|&s| {
+                let params = [
+                    ("working_set_bytes", s.to_string()),
+                    ("access", "read".to_string()),
+                    ("pattern", "all".to_string()),
+                    ("threads", "1".to_string()),
+                ];
+                result(&format!("mem.bandwidth/read/all/{s}"), 0.05, &params)
+                    .with_bytes_per_operation(8)
+            })
+            .collect();
+        let memcpy = sizes
+            .iter()
+            .map(|&s| {
+                let params = [
+                    ("copy_bytes", s.to_string()),
+                    ("derivative_ns_per_byte", "0.01".to_string()),
+                ];
+                result(&format!("mem.memcpy/{s}"), s as f64 / 20.0, &params)
+                    .with_bytes_per_operation(s)
+            })
+            .collect();
+        record(vec![
+            probe("mem.latency", latency),
+            probe("mem.bandwidth", bandwidth),
+            probe("mem.memcpy", memcpy),
+        ])
+    }
+
+    #[test]
+    fn each_sweep_gets_a_figure_in_both_formats() {
+        let plots = render_plots(&memory_record()).unwrap();
+        let stems: Vec<&str> = plots.iter().map(|p| p.stem).collect();
+        assert_eq!(stems, ["mem-latency", "mem-bandwidth", "mem-memcpy"]);
+        let latency = &plots[0];
+        assert!(latency.svg.starts_with("<svg") && latency.svg.trim_end().ends_with("</svg>"));
+        assert!(latency.svg.contains("pagegroups") && latency.svg.contains("L1: 1.20 ns"));
+        assert!(
+            latency.svg.contains("L1 ends ≈ 2.93KiB"),
+            "the level is marked"
+        );
+        assert!(plots[2].svg.contains("derivative of the minimum"));
+
+        for plot in &plots {
+            let decoder = png::Decoder::new(std::io::Cursor::new(&plot.png));
+            let mut reader = decoder.read_info().unwrap();
+            let mut pixels = vec![0; reader.output_buffer_size()];
+            let frame = reader.next_frame(&mut pixels).unwrap();
+            assert_eq!(frame.width, figure::WIDTH);
+            let colours: std::collections::HashSet<&[u8]> =
+                pixels[..frame.buffer_size()].chunks(3).collect();
+            assert!(
+                colours.len() > 10,
+                "{}: {} colours",
+                plot.stem,
+                colours.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_without_sweeps_has_no_plots() {
+        let run = record(vec![probe(
+            "cpu.call",
+            vec![result("cpu.call/empty", 1.0, &[])],
+        )]);
+        assert!(render_plots(&run).unwrap().is_empty());
+    }
+
+    #[test]
+    fn plots_are_written_whole_into_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_plots(&memory_record(), dir.path()).unwrap();
+        assert_eq!(written.len(), 6);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "mem-bandwidth.png",
+                "mem-bandwidth.svg",
+                "mem-latency.png",
+                "mem-latency.svg",
+                "mem-memcpy.png",
+                "mem-memcpy.svg"
+            ]
+        );
+    }
+}
