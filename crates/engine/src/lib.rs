@@ -27,6 +27,7 @@ pub mod isolation;
 pub mod model;
 mod runner;
 pub mod stats;
+pub mod units;
 mod usage;
 
 pub use clock::{Clock, ClockInfo, ClockKind};

@@ -1,6 +1,9 @@
 //! Human units for the terminal and Markdown; machine formats keep full precision in
 //! nanoseconds.
 
+pub use latlab_engine::units::format_bytes;
+use latlab_engine::units::three_digit_decimals;
+
 /// A duration in nanoseconds with three significant digits in ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
     // A figure that would round up to 1000 of one unit is shown in the next.
@@ -14,12 +17,7 @@ pub fn format_ns(ns: f64) -> String {
     } else {
         (ns / 1e9, "s")
     };
-    let decimals = match value.abs() {
-        v if v >= 99.95 => 0,
-        v if v >= 9.995 => 1,
-        _ => 2,
-    };
-    format!("{value:.decimals$} {unit}")
+    format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
 /// A throughput given in GB/s (10^9 bytes per second) with three significant digits in
@@ -32,35 +30,7 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
         .find(|&(scale, _)| bytes.abs() >= scale * 0.9995)
         .unwrap_or((1.0, "B/s"));
     let value = bytes / scale;
-    let decimals = match value.abs() {
-        v if v >= 99.95 => 0,
-        v if v >= 9.995 => 1,
-        _ => 2,
-    };
-    format!("{value:.decimals$} {unit}")
-}
-
-/// A size in bytes with binary units (B, KiB, MiB, GiB) and up to three significant digits.
-pub fn format_bytes(bytes: f64) -> String {
-    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    let (scale, unit) = units
-        .into_iter()
-        .find(|&(scale, _)| bytes.abs() >= scale as f64)
-        .unwrap_or((1, "B"));
-    let value = bytes / scale as f64;
-    let text = if value.abs() >= 99.95 {
-        format!("{value:.0}")
-    } else if value.abs() >= 9.995 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    };
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text}{unit}")
+    format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
 /// A ratio as a percentage with no decimals below 10% and none above.
@@ -97,15 +67,6 @@ mod tests {
         assert_eq!(format_rate(0.9999), "1.00 GB/s");
         assert_eq!(format_rate(1530.0), "1.53 TB/s");
         assert_eq!(format_rate(2e-7), "200 B/s");
-    }
-
-    #[test]
-    fn sizes_in_binary_units() {
-        assert_eq!(format_bytes(1024.0), "1KiB");
-        assert_eq!(format_bytes(1448.0), "1.41KiB");
-        assert_eq!(format_bytes(32.0 * 1048576.0), "32MiB");
-        assert_eq!(format_bytes(100.0), "100B");
-        assert_eq!(format_bytes(3.0), "3B");
     }
 
     #[test]

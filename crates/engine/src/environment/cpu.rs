@@ -1,6 +1,6 @@
 //! The processor: model, core counts, SMT, frequency and its governor, and the hypervisor.
 
-use super::sysfs::{parse_cpu_list, read_trimmed};
+use super::sysfs::read_trimmed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -24,9 +24,7 @@ pub struct CpuInfo {
 impl CpuInfo {
     pub(crate) fn collect() -> CpuInfo {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let online = read_trimmed("/sys/devices/system/cpu/online")
-            .and_then(|l| parse_cpu_list(&l))
-            .unwrap_or_default();
+        let online = super::online_cpus();
         let logical_cpus = if online.is_empty() {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {

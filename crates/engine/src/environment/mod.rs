@@ -148,6 +148,14 @@ pub fn cache_hierarchy() -> Vec<CacheInfo> {
     caches::collect()
 }
 
+/// The CPUs the kernel has online (all of them, whatever this process's affinity); empty
+/// when sysfs does not say.
+pub fn online_cpus() -> Vec<usize> {
+    sysfs::read_trimmed("/sys/devices/system/cpu/online")
+        .and_then(|list| parse_cpu_list(&list))
+        .unwrap_or_default()
+}
+
 /// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
 pub fn available_memory_bytes() -> Option<u64> {
     kib_field(

@@ -7,7 +7,7 @@
 //! that wakes late makes the figure slower, never faster.
 
 use super::kernels::Kernel;
-use latlab_engine::environment::parse_cpu_list;
+use latlab_engine::environment::online_cpus;
 use latlab_engine::isolation::{allowed_cpus, pin_to_cpu};
 use latlab_engine::{BenchResult, Clock, Interrupted, Runner};
 use std::hint::black_box;
@@ -27,16 +27,6 @@ pub(crate) struct Parallel {
     pub unpinned: usize,
 }
 
-/// The CPUs that are online (all of them, even when this process was pinned to one with
-/// `--pin`), else the ones this process may use.
-pub(crate) fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|list| parse_cpu_list(list.trim()))
-        .filter(|cpus| !cpus.is_empty())
-        .unwrap_or_else(allowed_cpus)
-}
-
 /// Measures `kernel` on every online CPU at once over `data`, shared out in contiguous
 /// pieces. `pass_ns` is one single-thread pass over the whole of `data`, to size the samples.
 /// The result is per element visited, over all threads.
@@ -48,7 +38,11 @@ pub(crate) fn measure_all_cpus(
     data: &mut [u64],
     pass_ns: f64,
 ) -> Result<Parallel, Interrupted> {
-    let cpus = online_cpus();
+    // All online CPUs, even when this process was pinned to one with --pin.
+    let mut cpus = online_cpus();
+    if cpus.is_empty() {
+        cpus = allowed_cpus();
+    }
     let threads = cpus.len().max(1);
     // Shares start on cache-line boundaries (8 words of a 64-byte line).
     let share_len = data.len().div_ceil(threads).next_multiple_of(8).max(8);

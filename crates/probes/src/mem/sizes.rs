@@ -1,5 +1,7 @@
 //! Working-set sizes of the memory sweeps, and their labels.
 
+use latlab_engine::units::format_bytes;
+
 /// Working sets from `min` to `max`, `per_octave` per doubling, multiples of the line size,
 /// each with a distinct label; `max` itself is always the last.
 pub(crate) fn working_sets(min: u64, max: u64, per_octave: usize, line: u64) -> Vec<u64> {
@@ -38,25 +40,7 @@ pub(crate) fn is_sweep_detail(size: u64, largest: u64) -> bool {
 
 /// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
 pub(crate) fn size_label(bytes: u64) -> String {
-    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    let (unit, scale) = units
-        .into_iter()
-        .find(|&(_, scale)| bytes >= scale)
-        .unwrap_or(("B", 1));
-    let value = bytes as f64 / scale as f64;
-    let text = if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    };
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text}{unit}")
+    format_bytes(bytes as f64)
 }
 
 #[cfg(test)]
