@@ -131,6 +131,7 @@ fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult
         ),
         (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
     };
+    chase.warm();
     let mut p = chase.start();
     let result = runner
         .bench(
