@@ -26,22 +26,56 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// Pins the calling thread (and the threads it starts later) to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    set_allowed_cpus(&[cpu])
+}
+
+/// Lets the calling thread (and the threads and processes it starts later) run on `cpus`.
+pub fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
+    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= libc::CPU_SETSIZE as usize) {
         return Err(format!(
             "CPU {cpu} is beyond what the kernel interface can address"
         ));
     }
-    // SAFETY: as in `allowed_cpus`; `cpu` was checked against the set's capacity.
+    // SAFETY: cpu_set_t is plain old data, valid when zeroed.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        // SAFETY: `cpu` was checked against the set's capacity.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: `set` is a valid cpu_set_t of the size passed.
     if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } == 0 {
         Ok(())
     } else {
         Err(format!(
-            "could not pin to CPU {cpu}: {}",
+            "could not run on CPUs {cpus:?}: {}",
             io::Error::last_os_error()
         ))
+    }
+}
+
+/// The calling thread's CPU affinity, restored when dropped: a probe that pins itself for a
+/// while leaves the run as it found it.
+#[derive(Debug)]
+pub struct AffinityGuard {
+    saved: Vec<usize>,
+}
+
+impl AffinityGuard {
+    /// Remembers the calling thread's current affinity.
+    pub fn save() -> AffinityGuard {
+        AffinityGuard {
+            saved: allowed_cpus(),
+        }
+    }
+}
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        if !self.saved.is_empty() {
+            // Restoring a set the thread held a moment ago cannot be refused for lack of
+            // rights; should the CPUs have gone offline since, there is nothing better to do.
+            let _ = set_allowed_cpus(&self.saved);
+        }
     }
 }
 

@@ -75,6 +75,9 @@ pub struct Runner {
     clock: Clock,
     config: Config,
     fake: Option<FakeTimer>,
+    /// Set by a probe's own watchdog (a peer process died or hung): stops the benchmark at
+    /// the next sample as Ctrl-C does. See [`Runner::with_abort`].
+    abort: Option<Arc<AtomicBool>>,
 }
 
 impl Runner {
@@ -84,6 +87,7 @@ impl Runner {
             clock: Clock::detect(),
             config,
             fake: None,
+            abort: None,
         }
     }
 
@@ -94,6 +98,7 @@ impl Runner {
             clock: Clock::fake(),
             config,
             fake: Some(FakeTimer),
+            abort: None,
         }
     }
 
@@ -118,6 +123,22 @@ impl Runner {
         self.config.cancel = Arc::clone(&saved.cancel);
         let out = body(self);
         self.config = saved;
+        out
+    }
+
+    /// Runs `body` with a second cancel flag: when `abort` is set (by a watchdog that killed
+    /// a hung peer, or by a measured closure that saw its peer die), the benchmark under way
+    /// stops at its next sample or calibration step with [`Interrupted`], and the caller,
+    /// which knows why, reports the failure. Without it, a benchmark whose peer is gone would
+    /// calibrate a loop of failing calls up to its iteration limit.
+    pub fn with_abort<T>(
+        &mut self,
+        abort: Arc<AtomicBool>,
+        body: impl FnOnce(&mut Runner) -> T,
+    ) -> T {
+        let saved = self.abort.replace(abort);
+        let out = body(self);
+        self.abort = saved;
         out
     }
 
@@ -186,6 +207,91 @@ impl Runner {
         ))
     }
 
+    /// Records events that pass through consecutive phases, such as a thread's creation,
+    /// start and end. `f` performs one event and fills the slice it is given with clock ticks
+    /// (of the clock it is given, which may be read on any thread): when the event began, then
+    /// when each phase ended, so the slice has one more entry than `phases`. The first event
+    /// is the cold one and is reported apart; `count` more follow, within the time budget.
+    ///
+    /// Returns the whole event (first timestamp to last) named `name`, then one result per
+    /// phase, each an `(name, method)` pair. Timestamps taken on different CPUs need not be
+    /// in order, so a phase's samples may be negative (a thread that ran before the call that
+    /// created it returned); they are kept as measured. Phase samples add up to the whole
+    /// event's, event by event.
+    pub fn observe_phases<F: FnMut(&Clock, &mut [u64])>(
+        &mut self,
+        name: &str,
+        method: &str,
+        phases: &[(&str, &str)],
+        count: usize,
+        mut f: F,
+    ) -> Result<Vec<BenchResult>, Interrupted> {
+        self.check_cancel()?;
+        let mut stamps = vec![0u64; phases.len() + 1];
+        if let Some(fake) = &self.fake {
+            f(&self.clock, &mut stamps);
+            let mut results = vec![fake.observe(name, method, count)];
+            results.extend(
+                phases
+                    .iter()
+                    .map(|(phase, phase_method)| fake.observe(phase, phase_method, count)),
+            );
+            return Ok(results);
+        }
+        let signed_ns = |from: u64, to: u64| {
+            if to >= from {
+                self.clock.ticks_to_ns(to - from)
+            } else {
+                -self.clock.ticks_to_ns(from - to)
+            }
+        };
+        let event_ns = |stamps: &[u64]| -> Vec<f64> {
+            let mut spans = vec![signed_ns(stamps[0], stamps[phases.len()])];
+            spans.extend(stamps.windows(2).map(|w| signed_ns(w[0], w[1])));
+            spans
+        };
+        f(&self.clock, &mut stamps);
+        let cold = event_ns(&stamps);
+        let started = Instant::now();
+        let usage = ThreadUsage::now();
+        let mut spans: Vec<Vec<f64>> = vec![Vec::with_capacity(count); phases.len() + 1];
+        let mut cpu_samples_ns = Vec::with_capacity(count);
+        while spans[0].len() < count.max(MIN_SAMPLES) {
+            self.check_cancel()?;
+            if spans[0].len() >= MIN_SAMPLES && started.elapsed() > self.config.budget {
+                break;
+            }
+            let cpu_before = thread_cpu_ns();
+            f(&self.clock, &mut stamps);
+            cpu_samples_ns.push(thread_cpu_ns().saturating_sub(cpu_before) as f64);
+            for (series, span) in spans.iter_mut().zip(event_ns(&stamps)) {
+                series.push(span);
+            }
+        }
+        let integrity = usage.elapsed();
+        let names = std::iter::once((name, method)).chain(phases.iter().copied());
+        Ok(names
+            .zip(spans)
+            .zip(cold)
+            .enumerate()
+            .map(|(i, (((name, method), samples), cold_ns))| {
+                // The thread's CPU time belongs to the whole event, not to one phase.
+                let cpu = if i == 0 {
+                    cpu_samples_ns.clone()
+                } else {
+                    Vec::new()
+                };
+                analysis::observations_result(
+                    &self.subject(name, method, count),
+                    samples,
+                    cpu,
+                    cold_ns,
+                    integrity,
+                )
+            })
+            .collect())
+    }
+
     fn subject<'a>(&self, name: &'a str, method: &'a str, wanted_samples: usize) -> Subject<'a> {
         Subject {
             name,
@@ -196,7 +302,11 @@ impl Runner {
     }
 
     fn check_cancel(&self) -> Result<(), Interrupted> {
-        if self.config.cancel.load(Ordering::Relaxed) {
+        let aborted = self
+            .abort
+            .as_ref()
+            .is_some_and(|abort| abort.load(Ordering::Relaxed));
+        if aborted || self.config.cancel.load(Ordering::Relaxed) {
             Err(Interrupted)
         } else {
             Ok(())
@@ -261,5 +371,66 @@ impl Runner {
         let ticks = self.clock.time_loop(iterations, f);
         let cpu_ns = thread_cpu_ns().saturating_sub(cpu_before);
         (self.clock.ticks_to_ns(ticks), cpu_ns as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_config() -> Config {
+        Config {
+            samples: 7,
+            target_sample_time: Duration::from_micros(200),
+            ..Config::quick()
+        }
+    }
+
+    /// Phases are spans between consecutive timestamps and add up to the whole event; a
+    /// phase that waits longer shows it.
+    #[test]
+    fn phases_add_up_to_the_whole_event() {
+        let mut runner = Runner::new(small_config());
+        let results = runner
+            .observe_phases(
+                "event",
+                "two phases",
+                &[("event/short", "no wait"), ("event/long", "a 200 µs sleep")],
+                7,
+                |clock, stamps| {
+                    stamps[0] = clock.start();
+                    stamps[1] = clock.end();
+                    std::thread::sleep(Duration::from_micros(200));
+                    stamps[2] = clock.end();
+                },
+            )
+            .unwrap();
+        let [whole, short, long] = &results[..] else {
+            panic!("{} results", results.len());
+        };
+        assert_eq!(short.name, "event/short");
+        assert!(long.summary.median >= 200_000.0, "{:?}", long.summary);
+        assert!(short.summary.median < 0.1 * long.summary.median);
+        for i in 0..whole.samples_ns.len() {
+            let sum = short.samples_ns[i] + long.samples_ns[i];
+            assert!((sum - whole.samples_ns[i]).abs() < 1.0, "event {i}");
+        }
+    }
+
+    /// A set abort flag stops the benchmark under way, and is forgotten afterwards.
+    #[test]
+    fn an_abort_flag_stops_the_benchmark() {
+        let mut runner = Runner::new(small_config());
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut calls = 0u64;
+        let outcome = runner.with_abort(Arc::clone(&abort), |runner| {
+            runner.bench("aborted", "a peer that died", || {
+                calls += 1;
+                abort.store(true, Ordering::Relaxed);
+            })
+        });
+        assert_eq!(outcome.unwrap_err(), Interrupted);
+        assert!(calls < 10, "{calls} calls after the abort");
+        assert!(runner.bench("after", "no abort", || 1u8).is_ok());
     }
 }

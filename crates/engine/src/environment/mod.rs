@@ -156,6 +156,16 @@ pub fn online_cpus() -> Vec<usize> {
         .unwrap_or_default()
 }
 
+/// The hardware threads that share `cpu`'s core (itself included); empty when sysfs does
+/// not say.
+pub fn thread_siblings(cpu: usize) -> Vec<usize> {
+    sysfs::read_trimmed(format!(
+        "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+    ))
+    .and_then(|list| parse_cpu_list(&list))
+    .unwrap_or_default()
+}
+
 /// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
 pub fn available_memory_bytes() -> Option<u64> {
     kib_field(
