@@ -100,3 +100,53 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     assert_eq!(last.status, ProbeStatus::Interrupted);
     assert!(run.probes.len() < latlab_probes::PROBES.len());
 }
+
+/// The pids of processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_during_a_ping_pong_leaves_no_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("peers-marker-results");
+    let marker = out.display().to_string();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .current_dir(dir.path())
+        .args(["run", "--only", "proc.pipe", "--samples", "100000"])
+        .args(["--target-time", "5ms", "--out", &marker])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the forked peer is there (latlab and its child share the command line).
+    let started = std::time::Instant::now();
+    while processes_with(&marker).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the peer never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    // Killed peers vanish within moments; a leak would stay.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_with(&marker), Vec::<u32>::new());
+    let run = record(&std::fs::read(out.join("results.json")).unwrap());
+    assert_eq!(run.probes[0].status, ProbeStatus::Interrupted);
+}

@@ -7,7 +7,10 @@
 mod clock;
 mod cpu;
 mod mem;
+mod peer;
+mod proc;
 mod syscall;
+mod thread;
 
 use latlab_engine::{BenchResult, Interrupted, Runner};
 
@@ -74,6 +77,14 @@ pub static PROBES: &[ProbeSpec] = &[
     mem::latency::SPEC,
     mem::bandwidth::SPEC,
     mem::memcpy::SPEC,
+    thread::lifecycle::SPEC,
+    thread::handoff::SPEC,
+    thread::pool::SPEC,
+    thread::mutex::SPEC,
+    thread::atomic::SPEC,
+    thread::core_to_core::SPEC,
+    proc::pipe::SPEC,
+    proc::spawn::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.

@@ -1,0 +1,435 @@
+//! The peers of a measurement (forked child processes, helper threads) and the limits that
+//! keep them from outliving it.
+//!
+//! * A [`Child`] is a forked process running a closure. It dies with latlab
+//!   (`PR_SET_PDEATHSIG`), ignores Ctrl-C so that the parent decides when it ends, and is
+//!   killed and reaped when dropped: no zombie, no orphan, whatever path the probe takes.
+//! * A [`Watchdog`] kills the children it guards when a time limit passes, so a peer that
+//!   hangs turns a blocked `read` into an end of file instead of a frozen run.
+//! * A [`Failure`] carries the first reason a peer failed from wherever it was seen (the
+//!   watchdog, a measured closure, a helper thread) to the probe, and doubles as the runner's
+//!   abort flag ([`Runner::with_abort`]).
+
+use crate::ProbeError;
+use latlab_engine::Runner;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The first reason a measurement's peer failed, shared by everything that can see it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Failure {
+    flag: Arc<AtomicBool>,
+    reason: Arc<Mutex<Option<String>>>,
+}
+
+impl Failure {
+    /// Records `reason` unless a reason is already recorded, and raises the flag.
+    pub(crate) fn fail(&self, reason: impl Into<String>) {
+        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert_with(|| reason.into());
+        self.flag.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn has_failed(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Runs `body` so that a failure stops its benchmark at the next sample, and turns the
+    /// outcome into the probe's: a recorded failure wins over an interruption it caused.
+    pub(crate) fn guard<T>(
+        &self,
+        runner: &mut Runner,
+        body: impl FnOnce(&mut Runner) -> Result<T, ProbeError>,
+    ) -> Result<T, ProbeError> {
+        let outcome = runner.with_abort(Arc::clone(&self.flag), body);
+        match (outcome, self.reason()) {
+            (Ok(_), Some(reason)) | (Err(ProbeError::Interrupted(_)), Some(reason)) => {
+                Err(ProbeError::Failed(reason))
+            }
+            (outcome, _) => outcome,
+        }
+    }
+}
+
+/// A forked child process running a closure; killed and reaped when dropped.
+#[derive(Debug)]
+pub(crate) struct Child {
+    pid: libc::pid_t,
+    reaped: bool,
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl Child {
+    /// Forks a child that runs `body` and exits with its return value.
+    ///
+    /// The child is a copy of a process that may have other threads, so `body` must keep to
+    /// async-signal-safe calls: raw system calls on descriptors and memory prepared before the
+    /// fork, no allocation, no locks, no printing.
+    pub(crate) fn fork(body: impl FnOnce() -> i32) -> io::Result<Child> {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the child only runs async-signal-safe code (see above) and leaves with
+        // _exit, never returning into the parent's stack frames.
+        match unsafe { libc::fork() } {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                // SAFETY: prctl, getppid, signal and _exit are async-signal-safe.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                    libc::signal(libc::SIGINT, libc::SIG_IGN);
+                }
+                leave_realtime();
+                let code = body();
+                // SAFETY: as above.
+                unsafe { libc::_exit(code) }
+            }
+            pid => Ok(Child { pid, reaped: false }),
+        }
+    }
+
+    pub(crate) fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Takes charge of a child started some other way (`posix_spawn`).
+    pub(crate) fn adopt(pid: libc::pid_t) -> Child {
+        Child { pid, reaped: false }
+    }
+
+    /// Hands the child over: the caller must reap it (or [`Child::adopt`] it again).
+    pub(crate) fn into_pid(self) -> libc::pid_t {
+        let pid = self.pid;
+        std::mem::forget(self);
+        pid
+    }
+
+    /// Waits for the child to end, for as long as that takes (after a kill, not long).
+    pub(crate) fn wait(&mut self) -> io::Result<Exit> {
+        self.wait_with(0)
+            .map(|exit| exit.expect("a blocking wait reaps"))
+    }
+
+    fn wait_with(&mut self, flags: libc::c_int) -> io::Result<Option<Exit>> {
+        let mut status = 0;
+        loop {
+            // SAFETY: `status` is a valid int to write; `pid` is our unreaped child.
+            match unsafe { libc::waitpid(self.pid, &mut status, flags) } {
+                0 => return Ok(None),
+                -1 => {
+                    let error = io::Error::last_os_error();
+                    if error.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(error);
+                }
+                _ => {
+                    self.reaped = true;
+                    return Ok(Some(if libc::WIFSIGNALED(status) {
+                        Exit::Signal(libc::WTERMSIG(status))
+                    } else {
+                        Exit::Code(libc::WEXITSTATUS(status))
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Kills the child (if it is still there) and reaps it.
+    pub(crate) fn kill(&mut self) {
+        if !self.reaped {
+            // SAFETY: the pid is our child and not yet reaped, so it cannot have been reused.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            let _ = self.wait();
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Kills the guarded processes and records a failure if it is not dropped within its limit.
+pub(crate) struct Watchdog {
+    disarm: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Starts watching `pids`; `what` names the measurement in the failure's reason.
+    pub(crate) fn arm(
+        pids: Vec<libc::pid_t>,
+        limit: Duration,
+        what: &str,
+        failure: &Failure,
+    ) -> Watchdog {
+        let (disarm, disarmed) = mpsc::channel::<()>();
+        let failure = failure.clone();
+        let what = what.to_string();
+        let thread = std::thread::Builder::new()
+            .name("latlab-watchdog".into())
+            .spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
+                    failure.fail(format!(
+                        "{what}: a peer did not answer within {} s and was killed",
+                        limit.as_secs_f64()
+                    ));
+                    for pid in pids {
+                        // SAFETY: the pids are children that are reaped only after this
+                        // watchdog is dropped (it is declared after them), so none was reused.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+            })
+            .ok();
+        Watchdog {
+            disarm: Some(disarm),
+            thread,
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        drop(self.disarm.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The time limit of one peer-based measurement: far beyond what a healthy benchmark takes
+/// (calibration plus its sample budget), short enough that a hung peer costs seconds.
+pub(crate) fn time_limit(runner: &Runner) -> Duration {
+    runner.config().budget * 3 + Duration::from_secs(5)
+}
+
+/// Watches one short-lived child at a time (a fork, an exec) and kills it if it outlives
+/// its limit, at the cost of two atomic stores per child: a thread looks every few
+/// milliseconds at which child is current and since when.
+///
+/// The protocol keeps the pid from being reused under the sentinel: the caller waits for
+/// the child's exit without reaping it ([`wait_exited`]), clears the sentinel, and only then
+/// reaps ([`Child::wait`]).
+pub(crate) struct Sentinel {
+    watched: Arc<Watched>,
+    epoch: Instant,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Watched {
+    pid: std::sync::atomic::AtomicI32,
+    since_ms: std::sync::atomic::AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Sentinel {
+    pub(crate) fn start(limit: Duration, what: &str, failure: &Failure) -> Sentinel {
+        let watched = Arc::new(Watched::default());
+        let epoch = Instant::now();
+        let thread = {
+            let (watched, failure, what) =
+                (Arc::clone(&watched), failure.clone(), what.to_string());
+            std::thread::Builder::new()
+                .name("latlab-sentinel".into())
+                .spawn(move || {
+                    while !watched.stop.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(5));
+                        let pid = watched.pid.load(Ordering::Acquire);
+                        let since = Duration::from_millis(watched.since_ms.load(Ordering::Acquire));
+                        if pid > 0 && epoch.elapsed().saturating_sub(since) > limit {
+                            failure.fail(format!(
+                                "{what}: a child ran longer than {} s and was killed",
+                                limit.as_secs_f64()
+                            ));
+                            // SAFETY: `pid` is a child not yet reaped (see the protocol).
+                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                            watched.pid.store(0, Ordering::Release);
+                        }
+                    }
+                })
+                .ok()
+        };
+        Sentinel {
+            watched,
+            epoch,
+            thread,
+        }
+    }
+
+    /// Starts watching `pid`.
+    pub(crate) fn watch(&self, pid: libc::pid_t) {
+        let now_ms = self.epoch.elapsed().as_millis() as u64;
+        self.watched.since_ms.store(now_ms, Ordering::Release);
+        self.watched.pid.store(pid, Ordering::Release);
+    }
+
+    /// Stops watching, before the watched child is reaped.
+    pub(crate) fn clear(&self) {
+        self.watched.pid.store(0, Ordering::Release);
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        self.watched.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Blocks until child `pid` has ended, leaving it unreaped (`waitid` with `WNOWAIT`).
+pub(crate) fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is plain old data, valid when zeroed; waitid writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is writable; `pid` is our child.
+        let done = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if done == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Moves the calling thread to the normal scheduling class if it inherited a real-time one
+/// (`--rt`): a helper that spins or answers must not run unbounded at real-time priority,
+/// nor be killed by the RLIMIT_RTTIME that guards the measuring thread. Async-signal-safe,
+/// so forked children call it too.
+pub(crate) fn leave_realtime() {
+    // SAFETY: sched_getscheduler and sched_setscheduler take a pid (0: the caller) and a
+    // valid sched_param.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proc::{Pipe, raw, read_byte, write_byte};
+
+    /// Whether `pid` still exists, as a process or a zombie.
+    fn exists(pid: libc::pid_t) -> bool {
+        // SAFETY: signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    /// A peer that answers `answers` round trips, then hangs or exits.
+    fn ping_pong_with(answers: u32, hang: bool, limit: Duration) -> (Result<(), ProbeError>, i32) {
+        let mut runner = crate::test_runner(5, Duration::from_micros(200));
+        let (there, back) = (Pipe::new().unwrap(), Pipe::new().unwrap());
+        let (child_read, child_write) = (raw(&there.read), raw(&back.write));
+        let child = Child::fork(move || {
+            for _ in 0..answers {
+                match read_byte(child_read) {
+                    Some(byte) if write_byte(child_write, byte) => {}
+                    _ => return 0,
+                }
+            }
+            if hang {
+                loop {
+                    // SAFETY: pause only waits for a signal.
+                    unsafe { libc::pause() };
+                }
+            }
+            3
+        })
+        .unwrap();
+        let pid = child.pid();
+        drop((there.read, back.write));
+        let failure = Failure::default();
+        let watchdog = Watchdog::arm(vec![pid], limit, "test", &failure);
+        let (to, from) = (raw(&there.write), raw(&back.read));
+        let outcome = failure.guard(&mut runner, |runner| {
+            runner.bench("test/ping-pong", "a planted peer", || {
+                if !write_byte(to, 1) || read_byte(from).is_none() {
+                    failure.fail("the peer stopped answering");
+                }
+            })?;
+            Ok(())
+        });
+        drop(watchdog);
+        drop(child);
+        (outcome, pid)
+    }
+
+    #[test]
+    fn a_hung_peer_is_killed_reported_and_reaped() {
+        let (outcome, pid) = ping_pong_with(3, true, Duration::from_millis(300));
+        match outcome {
+            Err(ProbeError::Failed(reason)) => {
+                assert!(reason.contains("did not answer within"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!exists(pid), "the hung child {pid} is still there");
+    }
+
+    #[test]
+    fn a_peer_that_exits_is_reported_and_reaped() {
+        let (outcome, pid) = ping_pong_with(3, false, Duration::from_secs(30));
+        match outcome {
+            Err(ProbeError::Failed(reason)) => {
+                assert!(reason.contains("stopped answering"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!exists(pid), "the child {pid} was not reaped");
+    }
+
+    #[test]
+    fn a_sentinel_kills_a_child_that_outlives_its_limit() {
+        let failure = Failure::default();
+        let sentinel = Sentinel::start(Duration::from_millis(50), "test", &failure);
+        let mut child = Child::fork(|| {
+            loop {
+                // SAFETY: pause only waits for a signal.
+                unsafe { libc::pause() };
+            }
+        })
+        .unwrap();
+        sentinel.watch(child.pid());
+        wait_exited(child.pid()).unwrap();
+        sentinel.clear();
+        assert_eq!(child.wait().unwrap(), Exit::Signal(libc::SIGKILL));
+        assert!(failure.reason().unwrap().contains("longer than"));
+    }
+}

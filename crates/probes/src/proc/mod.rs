@@ -1,0 +1,50 @@
+//! The process family: context switches through pipes, and creating processes.
+
+pub(crate) mod pipe;
+pub(crate) mod spawn;
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// A pipe's two ends, closed on exec and when dropped.
+pub(crate) struct Pipe {
+    pub(crate) read: OwnedFd,
+    pub(crate) write: OwnedFd,
+}
+
+impl Pipe {
+    pub(crate) fn new() -> io::Result<Pipe> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
+        Ok(unsafe {
+            Pipe {
+                read: OwnedFd::from_raw_fd(fds[0]),
+                write: OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+}
+
+/// Writes one byte to `fd`: true if it was written.
+#[inline(always)]
+pub(crate) fn write_byte(fd: RawFd, byte: u8) -> bool {
+    // SAFETY: the buffer is one valid byte.
+    unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) == 1 }
+}
+
+/// Reads one byte from `fd`: `None` at end of file or on error.
+#[inline(always)]
+pub(crate) fn read_byte(fd: RawFd) -> Option<u8> {
+    let mut byte = 0u8;
+    // SAFETY: the buffer is one valid, writable byte.
+    (unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) } == 1).then_some(byte)
+}
+
+/// The raw descriptor, for code that runs in a forked child.
+pub(crate) fn raw(fd: &OwnedFd) -> RawFd {
+    fd.as_raw_fd()
+}

@@ -1,0 +1,182 @@
+//! `proc.pipe`: the pipe ping-pong context-switch test, printing three numbers.
+//!
+//! * `write-read`: one byte written to a pipe and read back by the same process, the system
+//!   calls without any switch.
+//! * `round-trip`: one byte to a child process through one pipe and back through another;
+//!   each side blocks in `read` until the other answers, so a round trip is two writes, two
+//!   reads and two context switches. This is what `perf bench sched pipe` reports per op.
+//! * `switch`: (round trip − 2 × write-read) ÷ 2, sample by sample: one context switch with
+//!   the pipe's own cost taken out, as lmbench's `lat_ctx` does.
+//!
+//! Each comes `pinned` (parent and child on one CPU: the switch is a switch on that CPU) and
+//! `unpinned` (any online CPU: each answer may wake the other CPU, which on a VM costs far
+//! more than a switch).
+
+use super::{Pipe, raw, read_byte, write_byte};
+use crate::peer::{Child, Failure, Watchdog, time_limit};
+use crate::thread::{Pair, cpu_pair};
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::environment::online_cpus;
+use latlab_engine::isolation::{AffinityGuard, allowed_cpus, set_allowed_cpus};
+use latlab_engine::{BenchResult, Runner};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "proc.pipe",
+    method: "one byte through a pipe within a process, and back and forth between two: the context switch",
+    run,
+};
+
+#[derive(Clone, Copy)]
+enum Placement {
+    Pinned,
+    Unpinned,
+}
+
+impl Placement {
+    fn label(self) -> &'static str {
+        match self {
+            Placement::Pinned => "pinned",
+            Placement::Unpinned => "unpinned",
+        }
+    }
+
+    /// The CPUs both processes may run on.
+    fn cpus(self) -> Vec<usize> {
+        match self {
+            Placement::Pinned => {
+                let (cpu, _) = cpu_pair(Pair::SameCpu).unwrap_or((0, 0));
+                vec![cpu]
+            }
+            Placement::Unpinned => {
+                let online = online_cpus();
+                if online.is_empty() {
+                    allowed_cpus()
+                } else {
+                    online
+                }
+            }
+        }
+    }
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let mut results = Vec::new();
+    for placement in [Placement::Pinned, Placement::Unpinned] {
+        results.extend(measure(ctx.runner, placement)?);
+    }
+    Ok(results)
+}
+
+fn io_failure(what: &str, e: std::io::Error) -> ProbeError {
+    ProbeError::Failed(format!("{what}: {e}"))
+}
+
+fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>, ProbeError> {
+    let cpus = placement.cpus();
+    let label = placement.label();
+    let _affinity = AffinityGuard::save();
+    set_allowed_cpus(&cpus).map_err(ProbeError::Failed)?;
+    let cpu_list = format!("{cpus:?}");
+
+    let alone = Pipe::new().map_err(|e| io_failure("pipe", e))?;
+    let (alone_read, alone_write) = (raw(&alone.read), raw(&alone.write));
+    let failure = Failure::default();
+    let write_read = failure.guard(runner, |runner| {
+        Ok(runner.bench(
+            &format!("proc.pipe/{label}/write-read"),
+            "write one byte to a pipe and read it back, in one process",
+            || {
+                if !write_byte(alone_write, 1) || read_byte(alone_read).is_none() {
+                    failure.fail("a pipe within one process failed");
+                }
+            },
+        )?)
+    })?;
+    drop(alone);
+
+    let there = Pipe::new().map_err(|e| io_failure("pipe", e))?;
+    let back = Pipe::new().map_err(|e| io_failure("pipe", e))?;
+    let (child_read, child_write) = (raw(&there.read), raw(&back.write));
+    let (parent_write, parent_read) = (raw(&there.write), raw(&back.read));
+    let child = Child::fork(move || {
+        // SAFETY: closing the parent's ends of the pipes in the child.
+        unsafe {
+            libc::close(parent_write);
+            libc::close(parent_read);
+        }
+        while let Some(byte) = read_byte(child_read) {
+            if !write_byte(child_write, byte) {
+                break;
+            }
+        }
+        0
+    })
+    .map_err(|e| io_failure("fork", e))?;
+    drop(there.read);
+    drop(back.write);
+    let name = format!("proc.pipe/{label}/round-trip");
+    let watchdog = Watchdog::arm(vec![child.pid()], time_limit(runner), &name, &failure);
+    let round_trip = failure.guard(runner, |runner| {
+        Ok(runner.bench(
+            &name,
+            "one byte to a child process through a pipe and back through another",
+            || {
+                if !write_byte(parent_write, 1) || read_byte(parent_read).is_none() {
+                    failure.fail(format!("{name}: the child process stopped answering"));
+                }
+            },
+        )?)
+    });
+    drop(watchdog);
+    drop(there.write);
+    drop(back.read);
+    drop(child);
+    let round_trip = round_trip?;
+
+    let switch = BenchResult::derived(
+        &format!("proc.pipe/{label}/switch"),
+        "(round trip − 2 × write-read) ÷ 2, sample by sample: one context switch",
+        round_trip
+            .samples_ns
+            .iter()
+            .zip(&write_read.samples_ns)
+            .map(|(rt, wr)| (rt - 2.0 * wr) / 2.0)
+            .collect(),
+        Vec::new(),
+        vec![round_trip.name.clone(), write_read.name.clone()],
+    );
+    let mut results = vec![write_read, round_trip];
+    results.extend(switch);
+    Ok(results
+        .into_iter()
+        .map(|r| r.with_parameter("cpus", &cpu_list))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On one CPU a round trip between two processes costs more than two write+read pairs
+    /// in one: the switches are not free.
+    #[test]
+    fn a_round_trip_between_processes_costs_more_than_within_one() {
+        let mut runner = crate::test_runner(9, std::time::Duration::from_micros(500));
+        let results = measure(&mut runner, Placement::Pinned).unwrap();
+        let median = |suffix: &str| {
+            results
+                .iter()
+                .find(|r| r.name == format!("proc.pipe/pinned/{suffix}"))
+                .unwrap()
+                .summary
+                .median
+        };
+        assert!(
+            median("round-trip") > 2.0 * median("write-read"),
+            "round trip {} ns, write-read {} ns",
+            median("round-trip"),
+            median("write-read")
+        );
+        assert!(median("switch") > 0.0);
+    }
+}

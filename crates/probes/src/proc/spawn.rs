@@ -1,0 +1,225 @@
+//! `proc.spawn`: creating a process and waiting for it to end.
+//!
+//! Each event is timed from before the call that creates the child until the parent knows it
+//! has ended (`waitid`, before reaping):
+//!
+//! * `fork`: `fork`, the child calls `_exit(0)` at once, the parent waits. The cost grows
+//!   with the parent's mapped memory (its page tables are copied), recorded as
+//!   `parent_rss_bytes`.
+//! * `fork-exec`: `fork`, the child `execve`s a tiny program (`true`, found on the `PATH`,
+//!   dynamically linked like nearly every program), the parent waits for it to end: loading
+//!   and linking included.
+//! * `posix-spawn`: `posix_spawn` of the same program (glibc creates the child with
+//!   `CLONE_VM | CLONE_VFORK`, copying no page tables), and the wait.
+//!
+//! Every child is watched by a sentinel that kills it after the probe's time limit, and
+//! every child is reaped.
+
+use crate::peer::{Child, Failure, Sentinel, time_limit, wait_exited};
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::{BenchResult, Clock};
+use std::ffi::CString;
+use std::path::PathBuf;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "proc.spawn",
+    method: "fork + _exit + wait, fork + exec of `true` + wait, posix_spawn of `true` + wait",
+    run,
+};
+
+/// The tiny program that the exec variants run.
+const PROGRAM: &str = "true";
+
+/// Where `name` is on the `PATH` (or in /bin, /usr/bin when there is no `PATH`).
+fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            let c = CString::new(candidate.as_os_str().as_encoded_bytes()).ok();
+            // SAFETY: `c` is a valid C string.
+            c.is_some_and(|c| unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
+        })
+}
+
+/// The resident set of this process, from /proc/self/statm.
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * page.max(0) as u64)
+}
+
+/// How a child is made.
+#[derive(Clone, Copy)]
+enum Creation {
+    Fork,
+    ForkExec,
+    PosixSpawn,
+}
+
+/// A program and its argument and environment vectors, built before any fork.
+struct Program {
+    path: CString,
+    argv: [*const libc::c_char; 2],
+    envp: [*const libc::c_char; 1],
+}
+
+impl Program {
+    fn new(path: &std::path::Path) -> Option<Program> {
+        let path = CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+        let mut program = Program {
+            path,
+            argv: [std::ptr::null(); 2],
+            envp: [std::ptr::null()],
+        };
+        program.argv[0] = program.path.as_ptr();
+        Some(program)
+    }
+}
+
+/// Creates one child the `creation` way; the caller reaps it.
+fn start_child(creation: Creation, program: &Program) -> Result<libc::pid_t, String> {
+    match creation {
+        Creation::Fork => Child::fork(|| 0)
+            .map(Child::into_pid)
+            .map_err(|e| format!("fork: {e}")),
+        Creation::ForkExec => Child::fork(|| {
+            // SAFETY: path, argv and envp are valid, null-terminated, built before the fork;
+            // execve and _exit are async-signal-safe.
+            unsafe {
+                libc::execve(
+                    program.path.as_ptr(),
+                    program.argv.as_ptr(),
+                    program.envp.as_ptr(),
+                );
+            }
+            127
+        })
+        .map(Child::into_pid)
+        .map_err(|e| format!("fork: {e}")),
+        Creation::PosixSpawn => {
+            let mut pid = 0;
+            // SAFETY: as above; no file actions or attributes.
+            let status = unsafe {
+                libc::posix_spawn(
+                    &mut pid,
+                    program.path.as_ptr(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    program.argv.as_ptr().cast(),
+                    program.envp.as_ptr().cast(),
+                )
+            };
+            if status == 0 {
+                Ok(pid)
+            } else {
+                Err(format!(
+                    "posix_spawn: {}",
+                    std::io::Error::from_raw_os_error(status)
+                ))
+            }
+        }
+    }
+}
+
+/// One event: create, wait for the end, then (untimed) reap. Returns the ticks.
+fn one_event(
+    clock: &Clock,
+    creation: Creation,
+    program: &Program,
+    sentinel: &Sentinel,
+) -> Result<u64, String> {
+    let start = clock.start();
+    let pid = start_child(creation, program)?;
+    sentinel.watch(pid);
+    let waited = wait_exited(pid);
+    let end = clock.end();
+    sentinel.clear();
+    // Dropped on any early return: killed and reaped.
+    let mut child = Child::adopt(pid);
+    waited.map_err(|e| format!("waitid: {e}"))?;
+    let exit = child.wait().map_err(|e| format!("waitpid: {e}"))?;
+    match exit {
+        crate::peer::Exit::Code(0) => Ok(end.wrapping_sub(start)),
+        other => Err(format!("the child ended with {other:?}")),
+    }
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let path = find_program(PROGRAM).ok_or_else(|| {
+        ProbeError::Failed(format!(
+            "no `{PROGRAM}` program on the PATH: the exec variants need one"
+        ))
+    })?;
+    let program = Program::new(&path)
+        .ok_or_else(|| ProbeError::Failed(format!("{} is not a valid path", path.display())))?;
+    let count = ctx.runner.config().samples;
+    let limit = time_limit(ctx.runner);
+    let rss = resident_bytes().unwrap_or(0);
+    let variants = [
+        (
+            Creation::Fork,
+            "fork",
+            "fork, the child _exits at once, waitid".to_string(),
+        ),
+        (
+            Creation::ForkExec,
+            "fork-exec",
+            format!("fork, the child execs {}, waitid", path.display()),
+        ),
+        (
+            Creation::PosixSpawn,
+            "posix-spawn",
+            format!("posix_spawn of {}, waitid", path.display()),
+        ),
+    ];
+    let mut results = Vec::new();
+    for (creation, label, method) in variants {
+        let name = format!("proc.spawn/{label}");
+        let failure = Failure::default();
+        let sentinel = Sentinel::start(limit, &name, &failure);
+        let result = failure.guard(ctx.runner, |runner| {
+            Ok(runner.observe(&name, &method, count, |clock| {
+                one_event(clock, creation, &program, &sentinel).unwrap_or_else(|e| {
+                    failure.fail(format!("{name}: {e}"));
+                    0
+                })
+            })?)
+        });
+        drop(sentinel);
+        results.push(
+            result?
+                .with_parameter("parent_rss_bytes", rss)
+                .with_parameter("program", path.display()),
+        );
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loading a program costs more than a fork alone.
+    #[test]
+    fn exec_costs_more_than_fork() {
+        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
+        let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
+        let median = |name: &str| {
+            results
+                .iter()
+                .find(|r| r.name == format!("proc.spawn/{name}"))
+                .unwrap()
+                .summary
+                .median
+        };
+        assert!(
+            median("fork-exec") > median("fork"),
+            "fork-exec {} ns, fork {} ns",
+            median("fork-exec"),
+            median("fork")
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! `thread.handoff`: two threads waking each other through semaphores (futex ping-pong).
+//!
+//! Each thread has its own semaphore ([`Semaphore`]). The measuring thread posts its peer's
+//! and waits on its own; the peer waits on its own and posts back. One timed call is one
+//! round trip, two hand-offs, and the figure is per hand-off: a post, a `FUTEX_WAKE`, the
+//! wakee being scheduled, and its `FUTEX_WAIT` returning. Measured twice:
+//!
+//! * `same-cpu`: both threads pinned to one CPU, so each hand-off is a context switch on it;
+//! * `two-cpus`: pinned to two different CPUs, so each hand-off wakes an idle CPU (an
+//!   inter-processor interrupt, and on a VM an exit to the hypervisor).
+
+use super::semaphore::Semaphore;
+use super::{Pair, cpu_pair};
+use crate::peer::{Failure, leave_realtime, time_limit};
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+use latlab_engine::isolation::{AffinityGuard, pin_to_cpu};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "thread.handoff",
+    method: "two threads posting each other's futex semaphore: time per hand-off",
+    run,
+};
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let mut results = Vec::new();
+    for pair in [Pair::SameCpu, Pair::TwoCpus] {
+        let Some((mine, theirs)) = cpu_pair(pair) else {
+            continue;
+        };
+        results.push(measure(ctx, pair, mine, theirs)?);
+    }
+    Ok(results)
+}
+
+fn measure(
+    ctx: &mut ProbeContext,
+    pair: Pair,
+    mine: usize,
+    theirs: usize,
+) -> Result<BenchResult, ProbeError> {
+    let limit = time_limit(ctx.runner);
+    let failure = Failure::default();
+    let (ping, pong) = (
+        Arc::new(Semaphore::default()),
+        Arc::new(Semaphore::default()),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let _affinity = AffinityGuard::save();
+    pin_to_cpu(mine).map_err(ProbeError::Failed)?;
+    let peer = {
+        let (ping, pong, stop, failure) = (
+            Arc::clone(&ping),
+            Arc::clone(&pong),
+            Arc::clone(&stop),
+            failure.clone(),
+        );
+        std::thread::Builder::new()
+            .name("latlab-handoff".into())
+            .spawn(move || {
+                leave_realtime();
+                if let Err(e) = pin_to_cpu(theirs) {
+                    failure.fail(e);
+                }
+                while !stop.load(Ordering::Relaxed) {
+                    if ping.wait(limit).is_err() {
+                        break;
+                    }
+                    pong.post();
+                }
+            })
+            .map_err(|e| ProbeError::Failed(format!("could not start a thread: {e}")))?
+    };
+    let name = format!("thread.handoff/{}", pair.label());
+    let outcome = failure.guard(ctx.runner, |runner| {
+        Ok(runner.bench(
+            &name,
+            &format!("futex semaphore ping-pong, {}", pair.describe(mine, theirs)),
+            || {
+                ping.post();
+                if pong.wait(limit).is_err() {
+                    failure.fail(format!("{name}: the peer thread stopped answering"));
+                }
+            },
+        )?)
+    });
+    stop.store(true, Ordering::Relaxed);
+    ping.post();
+    let _ = peer.join();
+    Ok(outcome?
+        .per_operation(2)
+        .with_parameter("cpus", format!("{mine},{theirs}")))
+}
