@@ -6,6 +6,7 @@
 
 mod clock;
 mod cpu;
+mod ipc;
 mod mem;
 mod peer;
 mod proc;
@@ -85,6 +86,7 @@ pub static PROBES: &[ProbeSpec] = &[
     thread::core_to_core::SPEC,
     proc::pipe::SPEC,
     proc::spawn::SPEC,
+    ipc::throughput::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.

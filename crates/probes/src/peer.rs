@@ -177,9 +177,12 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    /// Starts watching `pids`; `what` names the measurement in the failure's reason.
+    /// Starts watching `pids`; `what` names the measurement in the failure's reason. After a
+    /// kill it adds one to each eventfd in `wake` (which must stay open until the watchdog is
+    /// dropped), to wake a client that waits on one.
     pub(crate) fn arm(
         pids: Vec<libc::pid_t>,
+        wake: Vec<std::os::fd::RawFd>,
         limit: Duration,
         what: &str,
         failure: &Failure,
@@ -199,6 +202,11 @@ impl Watchdog {
                         // SAFETY: the pids are children that are reaped only after this
                         // watchdog is dropped (it is declared after them), so none was reused.
                         unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                    for fd in wake {
+                        let one: u64 = 1;
+                        // SAFETY: an eventfd the caller keeps open; it takes 8 bytes.
+                        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
                     }
                 }
             })
@@ -376,7 +384,7 @@ mod tests {
         let pid = child.pid();
         drop((there.read, back.write));
         let failure = Failure::default();
-        let watchdog = Watchdog::arm(vec![pid], limit, "test", &failure);
+        let watchdog = Watchdog::arm(vec![pid], Vec::new(), limit, "test", &failure);
         let (to, from) = (raw(&there.write), raw(&back.read));
         let outcome = failure.guard(&mut runner, |runner| {
             runner.bench("test/ping-pong", "a planted peer", || {

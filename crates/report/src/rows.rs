@@ -2,12 +2,16 @@
 //! plus the warnings, notes and failures listed under the table.
 
 use crate::units::{format_ns, format_percent, format_rate};
-use latlab_engine::model::{ProbeStatus, RunRecord};
+use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
+use latlab_engine::stats::Summary;
 
-/// The columns of the table; `rate` only appears when some result is a throughput.
-const HEADERS: [&str; 8] = [
+/// The columns of the table. `cpu` (the measuring thread's median CPU time per operation, as
+/// Google Benchmark prints it) only appears when some result spent a tenth of its time off
+/// the CPU, blocked or waiting; `rate` only when some result is a throughput.
+const HEADERS: [&str; 9] = [
     "benchmark",
     "median",
+    "cpu",
     "rate",
     "95% CI of median",
     "p5 … p95",
@@ -15,7 +19,22 @@ const HEADERS: [&str; 8] = [
     "cold",
     "samples",
 ];
-const RATE_COLUMN: usize = 2;
+const CPU_COLUMN: usize = 2;
+const RATE_COLUMN: usize = 3;
+/// A result whose CPU time differs from its wall time by more than this share gets the
+/// `cpu` column shown.
+const OFF_CPU_SHARE: f64 = 0.1;
+
+/// The median CPU time per operation, when measured.
+fn cpu_median(result: &BenchResult) -> Option<f64> {
+    Summary::of(&result.cpu_samples_ns).map(|s| s.median)
+}
+
+/// Whether the result spent a noticeable part of its time off the CPU.
+fn waited(result: &BenchResult) -> bool {
+    let wall = result.summary.median;
+    cpu_median(result).is_some_and(|cpu| wall > 0.0 && (wall - cpu).abs() > OFF_CPU_SHARE * wall)
+}
 
 pub(crate) struct Rows {
     pub headers: Vec<&'static str>,
@@ -40,6 +59,14 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let mut cells = Vec::new();
     let mut findings = Vec::new();
     let with_rate = run.results().any(|r| r.bytes_per_operation.is_some());
+    let with_cpu = run
+        .results()
+        .any(|r| waited(r) && !(sweeps == Sweeps::Folded && r.sweep_detail));
+    let shown = |column: usize| match column {
+        CPU_COLUMN => with_cpu,
+        RATE_COLUMN => with_rate,
+        _ => true,
+    };
     let (mut folded_points, mut folded_findings) = (0, 0);
     for result in run.results() {
         if sweeps == Sweeps::Folded && result.sweep_detail {
@@ -59,9 +86,10 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .iter()
                 .map(|w| (result.name.clone(), w.message.clone())),
         );
-        let mut row = vec![
+        let row = vec![
             name,
             format_ns(s.median),
+            cpu_median(result).map_or_else(|| "–".to_string(), format_ns),
             result
                 .gigabytes_per_second()
                 .map_or_else(String::new, format_rate),
@@ -88,10 +116,12 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 s.n.to_string()
             },
         ];
-        if !with_rate {
-            row.remove(RATE_COLUMN);
-        }
-        cells.push(row);
+        cells.push(
+            row.into_iter()
+                .enumerate()
+                .filter_map(|(i, cell)| shown(i).then_some(cell))
+                .collect(),
+        );
     }
     let incomplete = run
         .probes
@@ -106,10 +136,11 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
             Some((p.id.clone(), what))
         })
         .collect();
-    let mut headers = HEADERS.to_vec();
-    if !with_rate {
-        headers.remove(RATE_COLUMN);
-    }
+    let headers = HEADERS
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &header)| shown(i).then_some(header))
+        .collect();
     let folded = (folded_points > 0).then(|| {
         format!(
             "{folded_points} in-between points of the sweeps (with {folded_findings} warnings) are \

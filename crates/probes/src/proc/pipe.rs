@@ -115,7 +115,13 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     drop(there.read);
     drop(back.write);
     let name = format!("proc.pipe/{label}/round-trip");
-    let watchdog = Watchdog::arm(vec![child.pid()], time_limit(runner), &name, &failure);
+    let watchdog = Watchdog::arm(
+        vec![child.pid()],
+        Vec::new(),
+        time_limit(runner),
+        &name,
+        &failure,
+    );
     let round_trip = failure.guard(runner, |runner| {
         Ok(runner.bench(
             &name,

@@ -1,0 +1,138 @@
+//! `ipc.throughput`: round trips of a payload between two processes, by payload size and
+//! transport.
+//!
+//! For each transport ([`Transport`]: pipes, a Unix stream socket pair, a Unix datagram
+//! socket pair, eventfd signalling with the payload in shared memory, TCP over 127.0.0.1)
+//! and each payload from 4 B to 64 KiB (doubling), a forked server echoes every message of
+//! that size back; one timed call of the client is one round trip. The time and the client's
+//! CPU time are per round trip, and the rate counts the payload both ways (2 × size bytes
+//! per round trip), as Google Benchmark's `bytes_per_second` counts the bytes an iteration
+//! processes. The processes run where the scheduler puts them (the `cpus` parameter says
+//! which were allowed); `proc.pipe` shows what that costs against one CPU.
+
+use super::link::{Link, Transport};
+use crate::mem::sweep_point;
+use crate::peer::{Child, Failure, Watchdog, time_limit};
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::units::format_bytes;
+use latlab_engine::{BenchResult, Runner};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "ipc.throughput",
+    method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
+    run,
+};
+
+/// The smallest and largest payloads.
+const SMALLEST: usize = 4;
+const LARGEST: usize = 64 << 10;
+
+fn payload_sizes() -> Vec<usize> {
+    std::iter::successors(Some(SMALLEST), |&n| (n < LARGEST).then_some(n * 2)).collect()
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let cpus = format!("{:?}", latlab_engine::isolation::allowed_cpus());
+    ctx.runner.scoped(sweep_point, |runner| {
+        let mut results = Vec::new();
+        for transport in Transport::ALL {
+            for n in payload_sizes() {
+                results.push(measure(runner, transport, n)?.with_parameter("cpus", &cpus));
+            }
+        }
+        Ok(results)
+    })
+}
+
+fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchResult, ProbeError> {
+    let name = format!(
+        "ipc.throughput/{}/{}",
+        transport.label(),
+        format_bytes(n as f64)
+    );
+    let mut link = Link::open(transport, n)
+        .map_err(|e| ProbeError::Failed(format!("{name}: could not open the channel: {e}")))?;
+    let mut server_buffer = vec![0u8; n];
+    let closes = link.child_closes();
+    let child = {
+        let link = &link;
+        Child::fork(move || link.serve(&mut server_buffer, n, &closes))
+            .map_err(|e| ProbeError::Failed(format!("{name}: fork: {e}")))?
+    };
+    link.close_server_half();
+    let failure = Failure::default();
+    let watchdog = Watchdog::arm(
+        vec![child.pid()],
+        link.wake_on_kill(),
+        time_limit(runner),
+        &name,
+        &failure,
+    );
+    let mut buffer: Vec<u8> = (0..n).map(|i| i as u8).collect();
+    let outcome = failure.guard(runner, |runner| {
+        Ok(runner.bench(
+            &name,
+            &format!("{} B echoed over {}", n, transport.describe()),
+            || {
+                if !link.round_trip(&mut buffer, n) || failure.has_failed() {
+                    failure.fail(format!("{name}: the server process stopped answering"));
+                }
+            },
+        )?)
+    });
+    drop(watchdog);
+    drop(child);
+    drop(link);
+    Ok(outcome?
+        .with_bytes_per_operation(2 * n as u64)
+        .with_parameter("payload_bytes", n)
+        .with_parameter("transport", transport.label()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every transport carries every byte of a payload there and back intact.
+    #[test]
+    fn every_transport_echoes_the_payload_intact() {
+        for transport in Transport::ALL {
+            for n in [4, 1000, LARGEST] {
+                let mut link = Link::open(transport, n).unwrap();
+                let mut server_buffer = vec![0u8; n];
+                let closes = link.child_closes();
+                let child = {
+                    let link = &link;
+                    Child::fork(move || link.serve(&mut server_buffer, n, &closes)).unwrap()
+                };
+                link.close_server_half();
+                for round in 0..3u8 {
+                    let sent: Vec<u8> = (0..n).map(|i| (i as u8) ^ round).collect();
+                    let mut buffer = sent.clone();
+                    assert!(link.round_trip(&mut buffer, n), "{transport:?} {n} B");
+                    assert_eq!(buffer, sent, "{transport:?} {n} B, round {round}");
+                }
+                drop(child);
+            }
+        }
+    }
+
+    /// A bigger payload never travels faster than a much smaller one (both processes on one
+    /// CPU, so that waking the other CPU does not drown the difference).
+    #[test]
+    fn a_large_payload_takes_longer_than_a_small_one() {
+        let _affinity = latlab_engine::isolation::AffinityGuard::save();
+        let cpu = latlab_engine::isolation::allowed_cpus()[0];
+        latlab_engine::isolation::pin_to_cpu(cpu).unwrap();
+        let mut runner = crate::test_runner(5, std::time::Duration::from_micros(500));
+        let small = measure(&mut runner, Transport::UnixStream, 4).unwrap();
+        let large = measure(&mut runner, Transport::UnixStream, LARGEST).unwrap();
+        assert!(
+            large.summary.median > small.summary.median,
+            "64 KiB {} ns, 4 B {} ns",
+            large.summary.median,
+            small.summary.median
+        );
+        assert_eq!(large.bytes_per_operation, Some(2 * LARGEST as u64));
+    }
+}
