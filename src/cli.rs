@@ -92,6 +92,18 @@ pub struct RunArgs {
     /// Ask for transparent huge pages in the memory probes (default: base pages).
     #[arg(long)]
     pub huge_pages: bool,
+    /// Client/server pairs of the IPC latency test (at most one per CPU).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_pairs, allow_hyphen_values = true)]
+    pub pairs: usize,
+    /// Round trips per pair and arm of the IPC latency test [default: 1000 quick, 10000 full].
+    #[arg(long, value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
+    pub iterations: Option<usize>,
+    /// Deadline of one IPC latency round trip, e.g. 2.5ms, 500us.
+    #[arg(long, value_name = "DURATION", default_value = "2.5ms", value_parser = parse_deadline, allow_hyphen_values = true)]
+    pub deadline: Duration,
+    /// At the first missed IPC deadline, write an ftrace marker and stop tracing.
+    #[arg(long)]
+    pub trace_on_miss: bool,
     /// Lock memory (mlockall) so no page fault lands in a sample.
     #[arg(long)]
     pub mlock: bool,
@@ -162,6 +174,36 @@ fn parse_size(text: &str) -> Result<u64, String> {
         return Err(bad());
     }
     Ok(bytes as u64)
+}
+
+pub const ITERATIONS_RANGE: std::ops::RangeInclusive<usize> = 10..=10_000_000;
+pub const DEADLINE_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_micros(1)..=Duration::from_secs(10);
+
+fn parse_pairs(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| "must be a whole number of pairs, at least 1".to_string())
+}
+
+fn parse_iterations(text: &str) -> Result<usize, String> {
+    let (low, high) = (ITERATIONS_RANGE.start(), ITERATIONS_RANGE.end());
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| ITERATIONS_RANGE.contains(n))
+        .ok_or_else(|| format!("must be a whole number from {low} to {high}"))
+}
+
+fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("not a duration ({e}); write a number and a unit, such as 2.5ms or 500us")
+    })?;
+    if DEADLINE_RANGE.contains(&duration) {
+        Ok(duration)
+    } else {
+        Err("must be from 1us to 10s".to_string())
+    }
 }
 
 fn parse_cpu(text: &str) -> Result<usize, String> {

@@ -4,9 +4,9 @@
 
 use crate::cli::{RunArgs, SuiteArg};
 use latlab_engine::Config;
-use latlab_engine::environment::available_memory_bytes;
+use latlab_engine::environment::{available_memory_bytes, online_cpus};
 use latlab_engine::isolation::allowed_cpus;
-use latlab_probes::{MemoryOptions, PROBES, ProbeSpec, Suite, default_max_size};
+use latlab_probes::{IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, default_max_size};
 use latlab_report::OutputTarget;
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,7 @@ pub struct RunPlan {
     pub config: Config,
     pub outputs: Outputs,
     pub memory: MemoryOptions,
+    pub ipc: IpcOptions,
     /// What the plan changed from the defaults, for the run's notes.
     pub notes: Vec<String>,
     pub pin: Option<usize>,
@@ -87,12 +88,19 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         max_size_bytes: max_size(args.max_size, &probes, &mut notes)?,
         huge_pages: args.huge_pages,
     };
+    let ipc = IpcOptions {
+        pairs: check_pairs(args.pairs)?,
+        iterations: args.iterations,
+        deadline: args.deadline,
+        trace_on_miss: args.trace_on_miss,
+    };
     Ok(RunPlan {
         suite,
         probes,
         config,
         outputs: outputs(args)?,
         memory,
+        ipc,
         notes,
         pin: args.pin,
         mlock: args.mlock,
@@ -196,6 +204,18 @@ fn check_cpu(cpu: usize) -> Result<(), UsageError> {
         "--pin {cpu}: this process cannot run on CPU {cpu}; choose one of {}",
         list.join(", ")
     )))
+}
+
+/// At most one IPC latency pair per online CPU.
+fn check_pairs(pairs: usize) -> Result<usize, UsageError> {
+    let cpus = online_cpus().len().max(allowed_cpus().len()).max(1);
+    if pairs <= cpus {
+        Ok(pairs)
+    } else {
+        Err(UsageError(format!(
+            "--pairs {pairs} is more than the {cpus} CPUs of this machine; use at most {cpus}"
+        )))
+    }
 }
 
 /// The results directory when neither --out nor --json says otherwise.

@@ -150,3 +150,29 @@ fn an_unknown_flag_or_suite() {
     refused(&["run", "--frobnicate"], "--frobnicate");
     refused(&["run", "--suite", "huge"], "huge");
 }
+
+#[test]
+fn more_ipc_pairs_than_cpus() {
+    refused(
+        &[
+            "run",
+            "--fake-clock",
+            "--only",
+            "ipc.latency",
+            "--pairs",
+            "100000",
+        ],
+        "--pairs 100000 is more than the",
+    );
+    refused(&["run", "--pairs", "0"], "at least 1");
+}
+
+#[test]
+fn a_malformed_ipc_deadline_or_iteration_count() {
+    refused(&["run", "--deadline", "soon"], "not a duration");
+    refused(&["run", "--deadline", "20s"], "must be from 1us to 10s");
+    refused(
+        &["run", "--iterations", "3"],
+        "must be a whole number from 10",
+    );
+}

@@ -66,6 +66,10 @@ pub enum WarningCode {
     FewSamples,
     DifferenceNotSignificant,
     CacheSizeMismatch,
+    /// Part of a probe could not run here (no permission, no interface).
+    PartSkipped,
+    /// A correctness check that the probe makes (not a timing) failed.
+    CheckFailed,
 }
 
 /// A warning attached to one result.
@@ -141,6 +145,22 @@ impl Warning {
 }
 
 impl Warning {
+    /// `part` of the probe did not run, and why (the reason says what would let it run).
+    pub fn part_skipped(part: &str, reason: &str) -> Warning {
+        Warning {
+            code: WarningCode::PartSkipped,
+            message: format!("{part} skipped: {reason}"),
+        }
+    }
+
+    /// The check `what` failed, and how.
+    pub fn check_failed(what: &str, how: &str) -> Warning {
+        Warning {
+            code: WarningCode::CheckFailed,
+            message: format!("{what} FAILED: {how}"),
+        }
+    }
+
     pub fn cache_size_mismatch(level: &str, measured_bytes: u64, reported_bytes: u64) -> Warning {
         Warning {
             code: WarningCode::CacheSizeMismatch,

@@ -292,6 +292,31 @@ impl Runner {
             .collect())
     }
 
+    /// Makes a result of events timed elsewhere (by other threads, each event on its own):
+    /// `samples_ns` in the order they happened, the first being the cold one. In test mode
+    /// the figures are the fake timer's, like every other result's.
+    pub fn record_observations(
+        &self,
+        name: &str,
+        method: &str,
+        samples_ns: Vec<f64>,
+    ) -> Option<BenchResult> {
+        let (&cold_ns, rest) = samples_ns.split_first()?;
+        if let Some(fake) = &self.fake {
+            return Some(fake.observe(name, method, rest.len()));
+        }
+        if rest.is_empty() {
+            return None;
+        }
+        Some(analysis::observations_result(
+            &self.subject(name, method, rest.len()),
+            rest.to_vec(),
+            Vec::new(),
+            cold_ns,
+            crate::model::Integrity::default(),
+        ))
+    }
+
     fn subject<'a>(&self, name: &'a str, method: &'a str, wanted_samples: usize) -> Subject<'a> {
         Subject {
             name,

@@ -42,11 +42,36 @@ pub struct MemoryOptions {
     pub huge_pages: bool,
 }
 
+/// Options of the IPC latency test (`ipc.latency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpcOptions {
+    /// Client/server pairs running at once.
+    pub pairs: usize,
+    /// Round trips per pair and arm; `None` for the suite's default.
+    pub iterations: Option<usize>,
+    /// A round trip slower than this is a missed deadline.
+    pub deadline: std::time::Duration,
+    /// At the first missed deadline, write an ftrace marker and stop tracing.
+    pub trace_on_miss: bool,
+}
+
+impl Default for IpcOptions {
+    fn default() -> IpcOptions {
+        IpcOptions {
+            pairs: 1,
+            iterations: None,
+            deadline: ipc::latency::DEFAULT_DEADLINE,
+            trace_on_miss: false,
+        }
+    }
+}
+
 /// What a probe measures with.
 pub struct ProbeContext<'a> {
     pub runner: &'a mut Runner,
     pub suite: Suite,
     pub memory: MemoryOptions,
+    pub ipc: IpcOptions,
 }
 
 /// Why a probe produced no results.
@@ -87,6 +112,7 @@ pub static PROBES: &[ProbeSpec] = &[
     proc::pipe::SPEC,
     proc::spawn::SPEC,
     ipc::throughput::SPEC,
+    ipc::latency::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.
@@ -106,6 +132,7 @@ impl<'a> ProbeContext<'a> {
             runner,
             suite: Suite::Quick,
             memory: MemoryOptions::default(),
+            ipc: IpcOptions::default(),
         }
     }
 }
@@ -138,6 +165,10 @@ mod tests {
                 memory: MemoryOptions {
                     max_size_bytes: Some(64 << 10),
                     huge_pages: false,
+                },
+                ipc: IpcOptions {
+                    iterations: Some(20),
+                    ..IpcOptions::default()
                 },
             };
             let results = (probe.run)(&mut ctx).unwrap();

@@ -1,4 +1,5 @@
 //! The IPC family: moving data and requests between processes.
 
+pub(crate) mod latency;
 mod link;
 pub(crate) mod throughput;
