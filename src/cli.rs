@@ -92,6 +92,9 @@ pub struct RunArgs {
     /// Ask for transparent huge pages in the memory probes (default: base pages).
     #[arg(long)]
     pub huge_pages: bool,
+    /// Workers of the oversubscribed thread pool (thread.pool), and its jobs per round.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_workers, allow_hyphen_values = true)]
+    pub workers: usize,
     /// Client/server pairs of the IPC latency test (at most one per CPU).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_pairs, allow_hyphen_values = true)]
     pub pairs: usize,
@@ -179,6 +182,16 @@ fn parse_size(text: &str) -> Result<u64, String> {
 pub const ITERATIONS_RANGE: std::ops::RangeInclusive<usize> = 10..=10_000_000;
 pub const DEADLINE_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_micros(1)..=Duration::from_secs(10);
+
+pub const WORKERS_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
+
+fn parse_workers(text: &str) -> Result<usize, String> {
+    let (low, high) = (WORKERS_RANGE.start(), WORKERS_RANGE.end());
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| WORKERS_RANGE.contains(n))
+        .ok_or_else(|| format!("must be a whole number of threads from {low} to {high}"))
+}
 
 fn parse_pairs(text: &str) -> Result<usize, String> {
     text.parse::<usize>()

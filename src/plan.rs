@@ -6,7 +6,9 @@ use crate::cli::{RunArgs, SuiteArg};
 use latlab_engine::Config;
 use latlab_engine::environment::{available_memory_bytes, online_cpus};
 use latlab_engine::isolation::allowed_cpus;
-use latlab_probes::{IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, default_max_size};
+use latlab_probes::{
+    IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions, default_max_size,
+};
 use latlab_report::OutputTarget;
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -48,6 +50,7 @@ pub struct RunPlan {
     pub config: Config,
     pub outputs: Outputs,
     pub memory: MemoryOptions,
+    pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     /// What the plan changed from the defaults, for the run's notes.
     pub notes: Vec<String>,
@@ -100,6 +103,9 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         config,
         outputs: outputs(args)?,
         memory,
+        threads: ThreadOptions {
+            pool_workers: args.workers,
+        },
         ipc,
         notes,
         pin: args.pin,

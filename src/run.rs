@@ -196,6 +196,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
             runner,
             suite: plan.suite,
             memory: plan.memory,
+            threads: plan.threads,
             ipc: plan.ipc,
         };
         (probe.run)(&mut ctx)

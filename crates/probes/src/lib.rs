@@ -66,11 +66,27 @@ impl Default for IpcOptions {
     }
 }
 
+/// Options of the thread probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadOptions {
+    /// Workers of the oversubscribed pool (`thread.pool`), and its jobs per round.
+    pub pool_workers: usize,
+}
+
+impl Default for ThreadOptions {
+    fn default() -> ThreadOptions {
+        ThreadOptions {
+            pool_workers: thread::pool::DEFAULT_WORKERS,
+        }
+    }
+}
+
 /// What a probe measures with.
 pub struct ProbeContext<'a> {
     pub runner: &'a mut Runner,
     pub suite: Suite,
     pub memory: MemoryOptions,
+    pub threads: ThreadOptions,
     pub ipc: IpcOptions,
 }
 
@@ -132,6 +148,7 @@ impl<'a> ProbeContext<'a> {
             runner,
             suite: Suite::Quick,
             memory: MemoryOptions::default(),
+            threads: ThreadOptions::default(),
             ipc: IpcOptions::default(),
         }
     }
@@ -166,6 +183,7 @@ mod tests {
                     max_size_bytes: Some(64 << 10),
                     huge_pages: false,
                 },
+                threads: ThreadOptions::default(),
                 ipc: IpcOptions {
                     iterations: Some(20),
                     ..IpcOptions::default()

@@ -4,11 +4,11 @@
 //! Each worker waits on its own semaphore, runs its share of the round's jobs (a job is a
 //! chain of dependent multiply-adds, about a microsecond) and counts down a shared futex
 //! word; the main thread posts every worker's semaphore and sleeps until the count reaches
-//! zero. One timed call is one round of 16 jobs, and the figure is per job. Measured with 16
-//! workers (one job each) and with as many workers as this run has CPUs (16 ÷ CPUs jobs
-//! each, rounded up), beside the job run inline on one thread. Both pools do the same jobs
-//! per round and wake the main thread once, so what the 16-worker pool adds is the waking
-//! of, and switching between, more threads than CPUs.
+//! zero. One timed call is one round of 16 jobs (`--workers`), and the figure is per job.
+//! Measured with 16 workers (one job each) and with as many workers as this run has CPUs (16
+//! ÷ CPUs jobs each, rounded up), beside the job run inline on one thread. Both pools do the
+//! same jobs per round and wake the main thread once, so what the 16-worker pool adds is the
+//! waking of, and switching between, more threads than CPUs.
 
 use super::semaphore::{Semaphore, futex_wait, futex_wake};
 use crate::peer::{Failure, leave_realtime, time_limit};
@@ -26,8 +26,8 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     run,
 };
 
-/// Workers of the oversubscribed pool, and jobs per round.
-const OVERSUBSCRIBED: usize = 16;
+/// Workers of the oversubscribed pool, and jobs per round, unless `--workers` says otherwise.
+pub(crate) const DEFAULT_WORKERS: usize = 16;
 /// Multiply-adds of one job.
 const JOB_STEPS: u64 = 1000;
 
@@ -105,12 +105,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             )?
             .with_parameter("job_steps", JOB_STEPS),
     ];
-    let mut sizes = vec![OVERSUBSCRIBED];
-    if cpus != OVERSUBSCRIBED {
+    let jobs = ctx.threads.pool_workers;
+    let mut sizes = vec![jobs];
+    if cpus != jobs {
         sizes.push(cpus);
     }
     for workers in sizes {
-        results.push(measure_pool(ctx, workers, cpus)?);
+        results.push(measure_pool(ctx, workers, jobs, cpus)?);
     }
     Ok(results)
 }
@@ -118,10 +119,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 fn measure_pool(
     ctx: &mut ProbeContext,
     workers: usize,
+    jobs: usize,
     cpus: usize,
 ) -> Result<BenchResult, ProbeError> {
     let limit = time_limit(ctx.runner);
-    let jobs_per_worker = OVERSUBSCRIBED.div_ceil(workers);
+    let jobs_per_worker = jobs.div_ceil(workers);
     let round = Arc::new(Round {
         go: (0..workers).map(|_| Semaphore::default()).collect(),
         jobs_per_worker,
@@ -198,7 +200,7 @@ mod tests {
             );
             let workers: usize = pool.parameters["workers"].parse().unwrap();
             let jobs: usize = pool.parameters["jobs_per_worker"].parse().unwrap();
-            assert!(workers * jobs >= OVERSUBSCRIBED, "{}", pool.name);
+            assert!(workers * jobs >= DEFAULT_WORKERS, "{}", pool.name);
         }
     }
 }
