@@ -92,6 +92,10 @@ pub struct RunArgs {
     /// Ask for transparent huge pages in the memory probes (default: base pages).
     #[arg(long)]
     pub huge_pages: bool,
+    /// Directory whose file system the file probes measure (they work in a private
+    /// directory made inside it, and remove it) [default: the system's temporary directory].
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
     /// Workers of the oversubscribed thread pool (thread.pool), and its jobs per round.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_workers, allow_hyphen_values = true)]
     pub workers: usize,

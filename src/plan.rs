@@ -7,7 +7,8 @@ use latlab_engine::Config;
 use latlab_engine::environment::{available_memory_bytes, online_cpus};
 use latlab_engine::isolation::allowed_cpus;
 use latlab_probes::{
-    IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions, default_max_size,
+    FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
+    default_max_size,
 };
 use latlab_report::OutputTarget;
 use regex::Regex;
@@ -52,6 +53,7 @@ pub struct RunPlan {
     pub memory: MemoryOptions,
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
+    pub files: FileOptions,
     /// What the plan changed from the defaults, for the run's notes.
     pub notes: Vec<String>,
     pub pin: Option<usize>,
@@ -107,6 +109,9 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
             pool_workers: args.workers,
         },
         ipc,
+        files: FileOptions {
+            dir: args.dir.as_deref().map(check_dir).transpose()?,
+        },
         notes,
         pin: args.pin,
         mlock: args.mlock,
@@ -210,6 +215,31 @@ fn check_cpu(cpu: usize) -> Result<(), UsageError> {
         "--pin {cpu}: this process cannot run on CPU {cpu}; choose one of {}",
         list.join(", ")
     )))
+}
+
+/// The file probes' --dir: an existing directory this process can write in.
+fn check_dir(dir: &Path) -> Result<PathBuf, UsageError> {
+    let shown = dir.display();
+    let metadata = std::fs::metadata(dir).map_err(|e| {
+        UsageError(format!(
+            "--dir {shown}: {e}; give an existing directory on the file system to measure"
+        ))
+    })?;
+    if !metadata.is_dir() {
+        return Err(UsageError(format!(
+            "--dir {shown}: not a directory; give a directory on the file system to measure"
+        )));
+    }
+    // The surest test of writability is to do it: a private directory, removed at once.
+    tempfile::Builder::new()
+        .prefix("latlab-check-")
+        .tempdir_in(dir)
+        .map_err(|e| {
+            UsageError(format!(
+                "--dir {shown}: cannot create files there ({e}); choose a directory you can write to"
+            ))
+        })?;
+    Ok(dir.to_path_buf())
 }
 
 /// At most one IPC latency pair per online CPU.

@@ -198,6 +198,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
             memory: plan.memory,
             threads: plan.threads,
             ipc: plan.ipc,
+            files: plan.files.clone(),
         };
         (probe.run)(&mut ctx)
     }));
@@ -205,6 +206,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
         Ok(Ok(results)) => (ProbeStatus::Ok, results),
         Ok(Err(ProbeError::Interrupted(_))) => (ProbeStatus::Interrupted, Vec::new()),
         Ok(Err(ProbeError::Failed(reason))) => (ProbeStatus::Failed { reason }, Vec::new()),
+        Ok(Err(ProbeError::Skipped(reason))) => (ProbeStatus::Skipped { reason }, Vec::new()),
         Err(panic) => {
             let reason = panic
                 .downcast_ref::<String>()

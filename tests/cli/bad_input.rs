@@ -176,3 +176,24 @@ fn a_malformed_ipc_deadline_or_iteration_count() {
         "must be a whole number from 10",
     );
 }
+
+#[test]
+fn a_file_directory_that_cannot_be_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    refused(
+        &["run", "--only", "file", "--dir", missing.to_str().unwrap()],
+        "give an existing directory",
+    );
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    refused(
+        &["run", "--only", "file", "--dir", file.to_str().unwrap()],
+        "not a directory",
+    );
+    // Not even root may create files in /proc.
+    refused(
+        &["run", "--only", "file", "--dir", "/proc"],
+        "cannot create files there",
+    );
+}

@@ -150,3 +150,71 @@ fn ctrl_c_during_a_ping_pong_leaves_no_process_behind() {
     let run = record(&std::fs::read(out.join("results.json")).unwrap());
     assert_eq!(run.probes[0].status, ProbeStatus::Interrupted);
 }
+
+#[test]
+fn the_file_probes_touch_only_their_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("measured");
+    std::fs::create_dir(&measured).unwrap();
+    std::fs::write(measured.join("keep-me"), b"untouched").unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--only", "file.read", "--samples", "5"])
+        .args(["--target-time", "100us", "--json", "-", "--dir"])
+        .arg(&measured)
+        .assert()
+        .success();
+    let run = record(&output.get_output().stdout);
+    let result = run.results().next().unwrap();
+    assert_eq!(
+        result.parameters["directory"],
+        measured.display().to_string()
+    );
+    assert!(!result.parameters["file_system"].is_empty());
+    assert_eq!(files_in(&measured), ["keep-me"]);
+    assert_eq!(
+        std::fs::read(measured.join("keep-me")).unwrap(),
+        b"untouched"
+    );
+}
+
+/// A full file system fails the probe with a plain reason, the run goes on, and the private
+/// directory is removed. Needs root to mount a small tmpfs; skipped otherwise.
+#[test]
+fn a_full_disk_is_reported_and_cleaned_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&small)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let output = latlab(dir.path())
+        .args(["run", "--only", "file.write|file.cold", "--samples", "5"])
+        .args(["--target-time", "100us", "--json", "-", "--dir"])
+        .arg(&small)
+        .output()
+        .unwrap();
+    let left = files_in(&small);
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(output.status.code(), Some(1));
+    let run = record(&output.stdout);
+    let write = run.probes.iter().find(|p| p.id == "file.write").unwrap();
+    match &write.status {
+        ProbeStatus::Failed { reason } => assert!(reason.contains("is full"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // The run went on to the next probe, which also found no room.
+    let cold = run.probes.iter().find(|p| p.id == "file.cold").unwrap();
+    assert!(
+        matches!(&cold.status, ProbeStatus::Failed { reason } if reason.contains("is full")),
+        "{:?}",
+        cold.status
+    );
+    assert_eq!(left, Vec::<String>::new());
+}

@@ -6,6 +6,7 @@
 
 mod clock;
 mod cpu;
+mod file;
 mod ipc;
 mod mem;
 mod peer;
@@ -66,6 +67,14 @@ impl Default for IpcOptions {
     }
 }
 
+/// Options of the file probes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOptions {
+    /// The directory in which the file probes make their private directory; `None` for the
+    /// system's temporary directory.
+    pub dir: Option<std::path::PathBuf>,
+}
+
 /// Options of the thread probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadOptions {
@@ -88,6 +97,7 @@ pub struct ProbeContext<'a> {
     pub memory: MemoryOptions,
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
+    pub files: FileOptions,
 }
 
 /// Why a probe produced no results.
@@ -97,6 +107,10 @@ pub enum ProbeError {
     Interrupted(#[from] Interrupted),
     #[error("{0}")]
     Failed(String),
+    /// Nothing the probe measures can be had here (no such interface, no permission); not a
+    /// failure of the run.
+    #[error("skipped: {0}")]
+    Skipped(String),
 }
 
 /// One probe: its id, its method in one line, and the function that runs it.
@@ -129,6 +143,9 @@ pub static PROBES: &[ProbeSpec] = &[
     proc::spawn::SPEC,
     ipc::throughput::SPEC,
     ipc::latency::SPEC,
+    file::read::SPEC,
+    file::write::SPEC,
+    file::cold::SPEC,
 ];
 
 /// A runner and context for probe tests: few, short samples on the real clock.
@@ -150,6 +167,7 @@ impl<'a> ProbeContext<'a> {
             memory: MemoryOptions::default(),
             threads: ThreadOptions::default(),
             ipc: IpcOptions::default(),
+            files: FileOptions::default(),
         }
     }
 }
@@ -188,6 +206,7 @@ mod tests {
                     iterations: Some(20),
                     ..IpcOptions::default()
                 },
+                files: FileOptions::default(),
             };
             let results = (probe.run)(&mut ctx).unwrap();
             assert!(!results.is_empty(), "{} produced nothing", probe.id);

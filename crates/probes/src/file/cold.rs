@@ -1,0 +1,149 @@
+//! `file.cold`: reads that bypass the page cache (`O_DIRECT`), where the file system allows
+//! it.
+//!
+//! A 64 MiB file is written and synced, then read with `O_DIRECT` into a page-aligned
+//! buffer, so every read goes to the device:
+//!
+//! * `random-4KiB`: `pread` of 4 KiB at a random 4 KiB-aligned offset;
+//! * `sequential/{size}`: `pread` of 64 KiB, 1 MiB and 8 MiB at successive offsets,
+//!   wrapping at the end of the file.
+//!
+//! What "the device" is depends on the machine: a VM's virtual disk may be cached by its
+//! host, which no guest can see or prevent. A file system that refuses `O_DIRECT` (tmpfs)
+//! has no device to read: the probe is then skipped, saying that only cached reads
+//! (`file.read`) were measured.
+
+use super::{Workspace, c_path, last_error};
+use crate::mem::sweep_point;
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+use latlab_engine::units::format_bytes;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "file.cold",
+    method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
+    run,
+};
+
+/// The file read by the probe.
+const FILE_BYTES: u64 = 64 << 20;
+/// Alignment of O_DIRECT buffers, offsets and sizes.
+const ALIGN: usize = 4096;
+
+/// A zeroed buffer aligned for O_DIRECT.
+struct Aligned {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let layout = std::alloc::Layout::from_size_align(len, ALIGN).expect("a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Aligned { ptr, layout }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// A small generator for the random offsets (xorshift), seeded the same on every run.
+struct Offsets(u64);
+
+impl Offsets {
+    fn next_aligned(&mut self, limit: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % (limit / ALIGN as u64)) * ALIGN as u64
+    }
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let workspace = Workspace::create(ctx.files.dir.as_deref())?;
+    let fs = workspace.fs_type().to_string();
+    let path = workspace.fill("cold", FILE_BYTES)?;
+    let c = c_path(&path);
+    // SAFETY: a valid C path; closed at the end.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECT | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            return Err(ProbeError::Skipped(format!(
+                "{fs} at {} does not support O_DIRECT, so only cached reads (file.read) were \
+                 measured; give --dir a directory on a disk to read the device",
+                workspace.location()
+            )));
+        }
+        return Err(last_error(&format!(
+            "opening {} with O_DIRECT",
+            path.display()
+        )));
+    }
+    let outcome = measure(ctx, fd);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+    Ok(outcome?
+        .into_iter()
+        .map(|r| {
+            r.with_parameter("file_system", &fs)
+                .with_parameter("directory", workspace.location())
+                .with_parameter("cache", "bypassed (O_DIRECT); a VM host may still cache")
+        })
+        .collect())
+}
+
+fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, ProbeError> {
+    let buffer = Aligned::new(8 << 20);
+    let mut results = Vec::new();
+    let mut failed = false;
+    let mut offsets = Offsets(0x9e37_79b9_7f4a_7c15);
+    let read = |len: usize, offset: u64| -> bool {
+        // SAFETY: the buffer holds at least `len` bytes; offset and length are aligned.
+        unsafe { libc::pread(fd, buffer.ptr.cast(), len, offset as libc::off_t) == len as isize }
+    };
+    ctx.runner.scoped(sweep_point, |runner| {
+        results.push(
+            runner
+                .bench(
+                    "file.cold/random-4KiB",
+                    "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
+                    || failed |= !read(ALIGN, offsets.next_aligned(FILE_BYTES)),
+                )?
+                .with_bytes_per_operation(ALIGN as u64),
+        );
+        for len in [64usize << 10, 1 << 20, 8 << 20] {
+            let mut offset = 0u64;
+            results.push(
+                runner
+                    .bench(
+                        &format!("file.cold/sequential/{}", format_bytes(len as f64)),
+                        &format!("pread O_DIRECT of {len} bytes at successive offsets"),
+                        || {
+                            failed |= !read(len, offset);
+                            offset = (offset + len as u64) % FILE_BYTES;
+                        },
+                    )?
+                    .with_bytes_per_operation(len as u64),
+            );
+        }
+        Ok::<_, ProbeError>(())
+    })?;
+    if failed {
+        return Err(last_error("an O_DIRECT read"));
+    }
+    Ok(results)
+}

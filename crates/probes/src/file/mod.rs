@@ -1,0 +1,167 @@
+//! The file family: what file operations cost by size, inside a private directory.
+//!
+//! Every file probe works in its own [`Workspace`]: a directory latlab creates (with a
+//! random name, mode 0700) inside the system's temporary directory or `--dir`, touches
+//! nothing outside it, and removes with everything in it when the probe ends, whether it
+//! ends well, fails (a full disk) or is interrupted.
+
+pub(crate) mod cold;
+pub(crate) mod read;
+pub(crate) mod write;
+
+use crate::ProbeError;
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// File sizes: 1 B, 2 B, 4 B … 8 MiB (doubling), then 10 MiB.
+pub(crate) fn sizes() -> Vec<u64> {
+    let mut sizes: Vec<u64> = (0..24).map(|i| 1u64 << i).collect();
+    sizes.push(10 << 20);
+    sizes
+}
+
+/// Whether `size` is an in-between point of a file-size sweep, folded in the terminal table:
+/// all but 0 B, 1 B, 4 KiB, 64 KiB, 1 MiB and 10 MiB.
+pub(crate) fn is_sweep_detail(size: u64) -> bool {
+    ![0, 1, 4 << 10, 64 << 10, 1 << 20, 10 << 20].contains(&size)
+}
+
+/// A private directory for one probe's files, removed when dropped.
+pub(crate) struct Workspace {
+    dir: tempfile::TempDir,
+    fs_type: String,
+}
+
+impl Workspace {
+    /// Creates the directory inside `parent` (the system's temporary directory if `None`).
+    pub(crate) fn create(parent: Option<&Path>) -> Result<Workspace, ProbeError> {
+        let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("latlab-files-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(&parent)
+            .map_err(|e| io_error(&format!("creating a directory in {}", parent.display()), &e))?;
+        let fs_type = filesystem_type(dir.path());
+        Ok(Workspace { dir, fs_type })
+    }
+
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The file system's type (`ext4`, `tmpfs` …), from statfs.
+    pub(crate) fn fs_type(&self) -> &str {
+        &self.fs_type
+    }
+
+    /// Where the directory is, for the results.
+    pub(crate) fn location(&self) -> String {
+        self.dir
+            .path()
+            .parent()
+            .map_or_else(String::new, |p| p.display().to_string())
+    }
+
+    /// Writes a file of `size` bytes of a non-zero pattern (so no file system can store it
+    /// as a hole or compress it to nothing).
+    pub(crate) fn fill(&self, name: &str, size: u64) -> Result<PathBuf, ProbeError> {
+        let path = self.path(name);
+        let chunk: Vec<u8> = (0..(1 << 20))
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1)
+            .collect();
+        let mut file = std::fs::File::create(&path)
+            .map_err(|e| io_error(&format!("creating {}", path.display()), &e))?;
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            file.write_all(&chunk[..n])
+                .map_err(|e| io_error(&format!("writing {}", path.display()), &e))?;
+            left -= n as u64;
+        }
+        Ok(path)
+    }
+}
+
+/// An I/O error as the probe's failure, a full disk said plainly.
+pub(crate) fn io_error(what: &str, e: &io::Error) -> ProbeError {
+    if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
+        ProbeError::Failed(format!(
+            "{what}: the file system is full ({e}); free some space or measure another with --dir"
+        ))
+    } else {
+        ProbeError::Failed(format!("{what}: {e}"))
+    }
+}
+
+/// A path as a C string, for the raw calls of the measured loops.
+pub(crate) fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).expect("latlab's own paths have no NUL")
+}
+
+/// The last OS error as the probe's failure.
+pub(crate) fn last_error(what: &str) -> ProbeError {
+    io_error(what, &io::Error::last_os_error())
+}
+
+/// The name of the file system holding `path`, from statfs's magic number.
+pub(crate) fn filesystem_type(path: &Path) -> String {
+    // SAFETY: statfs is plain old data, valid when zeroed.
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    let c = c_path(path);
+    // SAFETY: a valid C string and a writable statfs.
+    if unsafe { libc::statfs(c.as_ptr(), &mut stat) } != 0 {
+        return "unknown".into();
+    }
+    let magic = stat.f_type as u64;
+    let name = match magic {
+        0xEF53 => "ext4",
+        0x0102_1994 => "tmpfs",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x794C_7630 => "overlayfs",
+        0x6969 => "nfs",
+        0x2FC1_2FC1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x6573_5546 => "fuse",
+        0x7366_7362 | 0x7346_7362 => "squashfs",
+        0x4d44 => "vfat",
+        0x5346_544e => "ntfs",
+        0x0102_1997 => "9p",
+        0x6264_6576 => "bcachefs",
+        0x858458f6 => "ramfs",
+        _ => return format!("unknown (statfs type {magic:#x})"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_is_private_and_removed() {
+        let workspace = Workspace::create(None).unwrap();
+        let file = workspace.fill("data", 3 << 20).unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), 3 << 20);
+        let dir = file.parent().unwrap().to_path_buf();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert!(!workspace.fs_type().is_empty());
+        drop(workspace);
+        assert!(!dir.exists(), "{} was left behind", dir.display());
+    }
+
+    #[test]
+    fn sizes_double_from_one_byte_and_end_at_ten_mebibytes() {
+        let sizes = sizes();
+        assert_eq!(sizes[0], 1);
+        assert_eq!(sizes[sizes.len() - 2], 8 << 20);
+        assert_eq!(*sizes.last().unwrap(), 10 << 20);
+    }
+}

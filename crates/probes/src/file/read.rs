@@ -1,0 +1,200 @@
+//! `file.read`: reading a whole file from the page cache, by size, two ways.
+//!
+//! For each size from 1 B to 10 MiB (doubling, then 10 MiB) a file is written and read once,
+//! so it sits in the page cache, then timed:
+//!
+//! * `open-read-close`: `open`, `read` until the whole file is in a buffer, `close`;
+//! * `pread`: `pread` of the whole file at offset 0 on a descriptor kept open.
+//!
+//! Two results come from the curves: `open-close`, the fixed cost of opening and closing
+//! (at each size up to 64 KiB, open-read-close less pread; the median over sizes), and
+//! `per-byte`, the
+//! cost of each further byte (the slope of pread between consecutive sizes from 64 KiB up;
+//! the median over sizes, with its rate). Every figure is a cached read: `file.cold`
+//! measures the device.
+
+use super::{Workspace, c_path, last_error};
+use crate::mem::sweep_point;
+use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::BenchResult;
+use latlab_engine::units::format_bytes;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "file.read",
+    method: "open+read+close of a whole cached file vs pread on an open descriptor, 1 B … 10 MiB",
+    run,
+};
+
+/// The slope is taken from this size up, where the per-byte cost dominates.
+const SLOPE_FROM: u64 = 64 << 10;
+/// The open/close cost is taken up to this size, where the read is small beside it and the
+/// difference of two medians is not lost in the read's own noise.
+const OPEN_CLOSE_UP_TO: u64 = 64 << 10;
+
+/// Reads `size` bytes from `fd` at offset 0 into `buffer`; false on error or short file.
+#[inline]
+fn pread_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
+    let mut done = 0;
+    while done < buffer.len() {
+        // SAFETY: the destination is the unfilled rest of `buffer`.
+        let got = unsafe {
+            libc::pread(
+                fd,
+                buffer[done..].as_mut_ptr().cast(),
+                buffer.len() - done,
+                done as libc::off_t,
+            )
+        };
+        if got <= 0 {
+            return false;
+        }
+        done += got as usize;
+    }
+    true
+}
+
+#[inline]
+fn read_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
+    let mut done = 0;
+    while done < buffer.len() {
+        // SAFETY: as above.
+        let got =
+            unsafe { libc::read(fd, buffer[done..].as_mut_ptr().cast(), buffer.len() - done) };
+        if got <= 0 {
+            return false;
+        }
+        done += got as usize;
+    }
+    true
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let workspace = Workspace::create(ctx.files.dir.as_deref())?;
+    let fs = workspace.fs_type().to_string();
+    let location = workspace.location();
+    let sizes = super::sizes();
+    let mut buffer = vec![0u8; *sizes.last().expect("sizes") as usize];
+    let (mut whole, mut positioned) = (Vec::new(), Vec::new());
+    ctx.runner.scoped(sweep_point, |runner| {
+        for &size in &sizes {
+            let label = format_bytes(size as f64);
+            let path = workspace.fill(&format!("read-{size}"), size)?;
+            let c = c_path(&path);
+            let buffer = &mut buffer[..size as usize];
+            let mut failed = false;
+            let result = runner.bench(
+                &format!("file.read/open-read-close/{label}"),
+                &format!("open, read {size} bytes, close"),
+                || {
+                    // SAFETY: a valid C path; the descriptor is closed below.
+                    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+                    failed |= fd < 0 || !read_all(fd, buffer);
+                    // SAFETY: our descriptor (closing -1 only fails harmlessly).
+                    unsafe { libc::close(fd) };
+                },
+            )?;
+            if failed {
+                return Err(last_error(&format!("reading {}", path.display())));
+            }
+            whole.push(
+                result
+                    .with_bytes_per_operation(size)
+                    .as_sweep_detail(super::is_sweep_detail(size)),
+            );
+            // SAFETY: a valid C path.
+            let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(last_error(&format!("opening {}", path.display())));
+            }
+            let result = runner.bench(
+                &format!("file.read/pread/{label}"),
+                &format!("pread {size} bytes at offset 0 on an open descriptor"),
+                || failed |= !pread_all(fd, buffer),
+            );
+            // SAFETY: our descriptor.
+            unsafe { libc::close(fd) };
+            let result = result?;
+            if failed {
+                return Err(last_error(&format!("reading {}", path.display())));
+            }
+            positioned.push(
+                result
+                    .with_bytes_per_operation(size)
+                    .as_sweep_detail(super::is_sweep_detail(size)),
+            );
+            std::fs::remove_file(&path).ok();
+        }
+        Ok::<_, ProbeError>(())
+    })?;
+    let small = sizes.iter().take_while(|&&s| s <= OPEN_CLOSE_UP_TO).count();
+    let open_close = BenchResult::derived(
+        "file.read/open-close",
+        "at each size up to 64 KiB, open-read-close less pread: the fixed cost of open + close",
+        whole
+            .iter()
+            .zip(&positioned)
+            .take(small)
+            .map(|(w, p)| w.summary.median - p.summary.median)
+            .collect(),
+        Vec::new(),
+        whole.iter().take(small).map(|r| r.name.clone()).collect(),
+    );
+    let slopes: Vec<(f64, String)> = sizes
+        .windows(2)
+        .zip(positioned.windows(2))
+        .filter(|(s, _)| s[0] >= SLOPE_FROM)
+        .map(|(s, r)| {
+            (
+                (r[1].summary.median - r[0].summary.median) / (s[1] - s[0]) as f64,
+                r[1].name.clone(),
+            )
+        })
+        .collect();
+    let per_byte = BenchResult::derived(
+        "file.read/per-byte",
+        "the slope of pread between consecutive sizes from 64 KiB: the cost of one more byte",
+        slopes.iter().map(|s| s.0).collect(),
+        Vec::new(),
+        slopes.iter().map(|s| s.1.clone()).collect(),
+    )
+    .map(|r| r.with_bytes_per_operation(1));
+    let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
+    results.extend(open_close);
+    results.extend(per_byte);
+    Ok(results
+        .into_iter()
+        .map(|r| {
+            r.with_parameter("file_system", &fs)
+                .with_parameter("directory", &location)
+                .with_parameter("cache", "page cache (the file was just written and read)")
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opening and closing costs something, and a big read costs more than a small one.
+    #[test]
+    fn open_costs_and_bytes_cost() {
+        let mut runner = crate::test_runner(5, std::time::Duration::from_micros(200));
+        let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
+        let median = |name: &str| {
+            results
+                .iter()
+                .find(|r| r.name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+                .summary
+                .median
+        };
+        assert!(median("file.read/open-close") > 0.0);
+        assert!(median("file.read/per-byte") > 0.0);
+        assert!(median("file.read/pread/10MiB") > 10.0 * median("file.read/pread/1B"));
+        assert!(
+            results
+                .iter()
+                .all(|r| r.parameters.contains_key("file_system"))
+        );
+    }
+}
