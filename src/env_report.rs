@@ -78,6 +78,10 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
             ),
         ),
         (
+            "core classes",
+            latlab_engine::environment::describe_core_classes(&env.core_classes),
+        ),
+        (
             "virtualisation",
             env.virtualization
                 .clone()

@@ -6,11 +6,13 @@
 
 mod clock;
 mod cpu;
+mod distribution;
 mod file;
 mod ipc;
 mod mem;
 mod peer;
 mod proc;
+mod sched;
 mod syscall;
 mod thread;
 
@@ -146,16 +148,61 @@ pub static PROBES: &[ProbeSpec] = &[
     file::read::SPEC,
     file::write::SPEC,
     file::cold::SPEC,
+    sched::priority::SPEC,
+    sched::wakeup::SPEC,
 ];
 
-/// A runner and context for probe tests: few, short samples on the real clock.
+/// Tests that time something share the CPUs (read); tests that load every CPU on purpose
+/// (hogs, the whole registry) take them alone (write), so their load never lands in another
+/// test's figures.
 #[cfg(test)]
-pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> Runner {
-    Runner::new(latlab_engine::Config {
-        samples,
-        target_sample_time: target,
-        ..latlab_engine::Config::quick()
-    })
+static CPUS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held by a test whose figures a deliberate CPU load would spoil.
+#[cfg(test)]
+pub(crate) fn quiet_cpus() -> std::sync::RwLockReadGuard<'static, ()> {
+    CPUS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held by a test that loads the CPUs on purpose.
+#[cfg(test)]
+pub(crate) fn load_cpus() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CPUS.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A runner for probe tests (few, short samples on the real clock), holding the CPUs
+/// against deliberate load while it lives.
+#[cfg(test)]
+pub(crate) struct TestRunner {
+    runner: Runner,
+    _quiet: std::sync::RwLockReadGuard<'static, ()>,
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestRunner {
+    type Target = Runner;
+    fn deref(&self) -> &Runner {
+        &self.runner
+    }
+}
+
+#[cfg(test)]
+impl std::ops::DerefMut for TestRunner {
+    fn deref_mut(&mut self) -> &mut Runner {
+        &mut self.runner
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> TestRunner {
+    TestRunner {
+        _quiet: quiet_cpus(),
+        runner: Runner::new(latlab_engine::Config {
+            samples,
+            target_sample_time: target,
+            ..latlab_engine::Config::quick()
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -192,6 +239,8 @@ mod tests {
     /// Every probe runs in test mode and names its results after itself.
     #[test]
     fn every_probe_runs_and_names_its_results() {
+        // The scheduling probes load every CPU for real, even in test mode.
+        let _alone = load_cpus();
         let mut runner = Runner::with_fake_clock(Config::quick());
         for probe in PROBES {
             let mut ctx = ProbeContext {

@@ -5,12 +5,14 @@
 //! a VM or container that hides something yields "unknown", not a failure.
 
 mod caches;
+mod cores;
 mod cpu;
 mod memory_modules;
 mod privileges;
 mod sysfs;
 
 pub use caches::CacheInfo;
+pub use cores::{CoreClass, core_classes, describe_core_classes};
 pub use cpu::CpuInfo;
 pub use memory_modules::{
     MemoryModule, memory_modules, parse_memory_devices, peak_bandwidth_bytes_per_s,
@@ -30,6 +32,10 @@ pub struct Environment {
     pub cpu: CpuInfo,
     /// The caches of CPU 0, as the kernel reports them.
     pub caches: Vec<CacheInfo>,
+    /// The online CPUs grouped by what the kernel says of them (capacity, hybrid core type,
+    /// maximum frequency); one class on a homogeneous machine.
+    #[serde(default)]
+    pub core_classes: Vec<CoreClass>,
     /// The hypervisor, when the CPU says it runs under one.
     pub virtualization: Option<String>,
     /// The kernel's clock source (`tsc`, `kvm-clock`, `hpet`...).
@@ -58,6 +64,7 @@ impl Environment {
             arch: std::env::consts::ARCH.to_string(),
             cpu: CpuInfo::collect(),
             caches: cache_hierarchy(),
+            core_classes: core_classes(),
             virtualization: cpu::hypervisor(),
             clocksource: sysfs::read_trimmed(
                 "/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -96,6 +103,12 @@ impl Environment {
                 CacheInfo::synthetic(2, "Unified", 1024 * 1024, 1),
                 CacheInfo::synthetic(3, "Unified", 32 * 1024 * 1024, 4),
             ],
+            core_classes: vec![CoreClass {
+                cpus: vec![0, 1, 2, 3],
+                core_type: None,
+                capacity: None,
+                max_frequency_khz: Some(3_000_000),
+            }],
             virtualization: None,
             clocksource: Some("tsc".into()),
             transparent_hugepages: Some("madvise".into()),

@@ -193,6 +193,7 @@ mod tests {
     /// gone afterwards.
     #[test]
     fn fsync_costs_more_than_no_fsync() {
+        let _quiet = crate::quiet_cpus();
         let workspace = Workspace::create(None).unwrap();
         if matches!(workspace.fs_type(), "tmpfs" | "ramfs") {
             return; // fsync has nothing to do in memory.

@@ -25,6 +25,7 @@
 //! `trace_marker` and tracing is stopped (`tracing_on` = 0), so the trace ends at the miss;
 //! when tracefs cannot be written, the results say why.
 
+use crate::distribution::{histogram_us, percentile};
 use crate::peer::{Child, Failure, Watchdog, leave_realtime, time_limit};
 use crate::proc::read_byte;
 use crate::thread::semaphore::Semaphore;
@@ -420,10 +421,7 @@ fn describe(
     let misses = samples.iter().filter(|&&ns| ns > deadline_ns).count();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
-    let percentile = |p: f64| {
-        let index = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-        sorted.get(index).copied().unwrap_or(f64::NAN)
-    };
+    let percentile = |p: f64| percentile(&sorted, p);
     let us = |ns: f64| format!("{:.2}", ns / 1e3);
     let avg = samples.iter().sum::<f64>() / n;
     let (p50, p90, p99, p999) = (
@@ -455,34 +453,6 @@ fn describe(
             "same_cpu_share",
             format!("{:.3}", same_cpu as f64 / iterations.max(1) as f64),
         )
-}
-
-/// Counts per power-of-two microsecond bucket, `"<1:3 1-2:40 2-4:7"`, from sorted samples.
-fn histogram_us(sorted_ns: &[f64]) -> String {
-    let mut buckets: Vec<(u64, usize)> = Vec::new();
-    for &ns in sorted_ns {
-        let us = (ns / 1e3).max(0.0);
-        let upper = if us < 1.0 {
-            1
-        } else {
-            (us.floor() as u64 + 1).next_power_of_two()
-        };
-        match buckets.last_mut() {
-            Some((bound, count)) if *bound == upper => *count += 1,
-            _ => buckets.push((upper, 1)),
-        }
-    }
-    buckets
-        .iter()
-        .map(|&(upper, count)| {
-            if upper == 1 {
-                format!("<1:{count}")
-            } else {
-                format!("{}-{upper}:{count}", upper / 2)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A default-protocol-free mutex with priority inheritance, pinned in a box.
@@ -639,12 +609,6 @@ fn priority_inheritance(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeErro
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_histogram_counts_power_of_two_buckets() {
-        let ns = [500.0, 1_500.0, 1_900.0, 3_000.0, 40_000.0];
-        assert_eq!(histogram_us(&ns), "<1:1 1-2:2 2-4:1 32-64:1");
-    }
 
     #[test]
     fn misses_and_the_meet_rate_follow_the_deadline() {

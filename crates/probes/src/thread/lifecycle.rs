@@ -160,7 +160,8 @@ mod tests {
     use super::*;
 
     /// The parts add up to the whole event by event, each part is where it belongs (the
-    /// procedure, two clock reads, is the smallest), and the whole exceeds its smallest part.
+    /// procedure, two clock reads, is typically far shorter than the create call), and the
+    /// whole exceeds its smallest part.
     #[test]
     fn parts_add_up_to_the_whole() {
         let mut runner = crate::test_runner(9, std::time::Duration::from_micros(200));
@@ -177,13 +178,13 @@ mod tests {
         for (i, whole) in total.iter().enumerate() {
             let sum: f64 = parts.iter().map(|p| p[i]).sum();
             assert!((sum - whole).abs() < 1.0, "event {i}: {sum} vs {whole}");
-            assert!(parts[2][i] < parts[0][i], "event {i}: run vs create");
         }
         let median = |name: &str| {
             let mut s = samples(name).clone();
             s.sort_by(f64::total_cmp);
             s[s.len() / 2]
         };
+        assert!(median("run") < median("create"), "the procedure vs create");
         assert!(median("exit") > 0.0);
         assert!(median("total") > median("run"));
     }

@@ -1,0 +1,282 @@
+//! The scheduling family: what priority changes, alone and under contention.
+//!
+//! Shared here: the scheduling classes a thread can put itself in ([`Class`]), the hogs
+//! that compete with it ([`Hogs`]), and the conditions they make ([`Condition`]).
+
+pub(crate) mod priority;
+pub(crate) mod wakeup;
+
+use crate::peer::leave_realtime;
+use latlab_engine::environment::online_cpus;
+use latlab_engine::isolation::{allowed_cpus, pin_to_cpu, set_allowed_cpus};
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A scheduling class for the measured thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// SCHED_OTHER at nice 0.
+    Nice0,
+    /// SCHED_OTHER at nice 19.
+    Nice19,
+    SchedBatch,
+    SchedIdle,
+    /// SCHED_OTHER at nice 0 with its utilisation clamped to a quarter (uclamp max 256 of
+    /// 1024), a hint for frequency selection and placement on asymmetric machines.
+    UclampMax,
+    /// SCHED_FIFO priority 10, under RLIMIT_RTTIME (wake-up latency only).
+    Fifo,
+}
+
+impl Class {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Class::Nice0 => "nice0",
+            Class::Nice19 => "nice19",
+            Class::SchedBatch => "batch",
+            Class::SchedIdle => "idle",
+            Class::UclampMax => "uclamp-max-25",
+            Class::Fifo => "fifo",
+        }
+    }
+
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Class::Nice0 => "SCHED_OTHER, nice 0",
+            Class::Nice19 => "SCHED_OTHER, nice 19",
+            Class::SchedBatch => "SCHED_BATCH",
+            Class::SchedIdle => "SCHED_IDLE",
+            Class::UclampMax => "SCHED_OTHER, nice 0, uclamp max 256/1024",
+            Class::Fifo => "SCHED_FIFO 10",
+        }
+    }
+
+    /// Puts the calling thread in this class.
+    pub(crate) fn enter(self) -> Result<(), String> {
+        leave_realtime();
+        let policy = |policy: libc::c_int, priority: libc::c_int| {
+            let param = libc::sched_param {
+                sched_priority: priority,
+            };
+            // SAFETY: a valid sched_param for the calling thread.
+            if unsafe { libc::sched_setscheduler(0, policy, &param) } == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        match self {
+            Class::Nice0 => Ok(()),
+            Class::Nice19 => {
+                // SAFETY: gettid has no preconditions; setpriority on one's own thread id
+                // sets that thread's nice value (Linux), and raising it needs no privilege.
+                let tid = unsafe { libc::gettid() };
+                // SAFETY: as above.
+                if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19) } == 0 {
+                    Ok(())
+                } else {
+                    Err(format!("nice 19: {}", io::Error::last_os_error()))
+                }
+            }
+            Class::SchedBatch => {
+                policy(libc::SCHED_BATCH, 0).map_err(|e| format!("SCHED_BATCH: {e}"))
+            }
+            Class::SchedIdle => policy(libc::SCHED_IDLE, 0).map_err(|e| format!("SCHED_IDLE: {e}")),
+            Class::UclampMax => clamp_utilisation(256),
+            Class::Fifo => {
+                let limit = libc::rlimit {
+                    rlim_cur: latlab_engine::isolation::RT_CPU_SOFT_LIMIT.as_micros()
+                        as libc::rlim_t,
+                    rlim_max: latlab_engine::isolation::RT_CPU_HARD_LIMIT.as_micros()
+                        as libc::rlim_t,
+                };
+                // SAFETY: getrlimit/setrlimit with valid structures; only tightens the limit.
+                unsafe {
+                    let mut current: libc::rlimit = std::mem::zeroed();
+                    libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
+                    if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur
+                    {
+                        libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
+                    }
+                }
+                policy(libc::SCHED_FIFO, 10).map_err(|e| {
+                    format!("SCHED_FIFO was refused ({e}): it needs CAP_SYS_NICE or ulimit -r 10")
+                })
+            }
+        }
+    }
+
+    /// Whether a thread may enter this class here: `Err` with the reason if not.
+    pub(crate) fn available(self) -> Result<(), String> {
+        std::thread::spawn(move || self.enter())
+            .join()
+            .unwrap_or_else(|_| Err("the check thread failed".into()))
+    }
+}
+
+/// The kernel's `struct sched_attr` (size 56, as of Linux 5.3).
+#[repr(C)]
+#[derive(Default)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+    sched_util_min: u32,
+    sched_util_max: u32,
+}
+
+/// Clamps the calling thread's utilisation to `max` of 1024 with `sched_setattr`, keeping its
+/// policy and parameters.
+fn clamp_utilisation(max: u32) -> Result<(), String> {
+    const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
+    const SCHED_FLAG_KEEP_PARAMS: u64 = 0x10;
+    const SCHED_FLAG_UTIL_CLAMP_MAX: u64 = 0x40;
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_flags: SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS | SCHED_FLAG_UTIL_CLAMP_MAX,
+        sched_util_max: max,
+        ..SchedAttr::default()
+    };
+    // SAFETY: a valid sched_attr of the size it declares, for the calling thread (pid 0).
+    if unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) } == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "uclamp via sched_setattr is not available here ({}): the kernel needs \
+             CONFIG_UCLAMP_TASK",
+            io::Error::last_os_error()
+        ))
+    }
+}
+
+/// What competes with the measured thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Condition {
+    /// Nothing: the thread has its CPU to itself.
+    Alone,
+    /// A nice-0 thread spinning on the same CPU.
+    Contended,
+    /// A nice-0 thread spinning on every online CPU; the measured thread may run anywhere.
+    Loaded,
+}
+
+impl Condition {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Condition::Alone => "alone",
+            Condition::Contended => "contended",
+            Condition::Loaded => "loaded",
+        }
+    }
+
+    pub(crate) fn describe(self, cpu: usize) -> String {
+        match self {
+            Condition::Alone => format!("alone on CPU {cpu}"),
+            Condition::Contended => format!("against a nice-0 spinning thread on CPU {cpu}"),
+            Condition::Loaded => {
+                "against a nice-0 spinning thread on every CPU, free to move".into()
+            }
+        }
+    }
+
+    /// The CPUs the measured thread may use under this condition.
+    pub(crate) fn cpus(self, cpu: usize) -> Vec<usize> {
+        match self {
+            Condition::Alone | Condition::Contended => vec![cpu],
+            Condition::Loaded => every_cpu(),
+        }
+    }
+
+    /// Starts the hogs this condition needs.
+    pub(crate) fn hogs(self, cpu: usize, limit: Duration) -> Hogs {
+        match self {
+            Condition::Alone => Hogs::start(&[], limit),
+            Condition::Contended => Hogs::start(&[cpu], limit),
+            Condition::Loaded => Hogs::start(&every_cpu(), limit),
+        }
+    }
+}
+
+/// Every online CPU (those this process may use when sysfs does not say).
+fn every_cpu() -> Vec<usize> {
+    let online = online_cpus();
+    if online.is_empty() {
+        allowed_cpus()
+    } else {
+        online
+    }
+}
+
+/// The CPU the single-CPU conditions use: the first this run may use.
+pub(crate) fn home_cpu() -> usize {
+    allowed_cpus().first().copied().unwrap_or(0)
+}
+
+/// Threads spinning at nice 0, one pinned to each CPU asked for, until dropped or `limit`.
+pub(crate) struct Hogs {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Hogs {
+    fn start(cpus: &[usize], limit: Duration) -> Hogs {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = cpus
+            .iter()
+            .filter_map(|&cpu| {
+                let stop = Arc::clone(&stop);
+                std::thread::Builder::new()
+                    .name(format!("latlab-hog-{cpu}"))
+                    .spawn(move || {
+                        leave_realtime();
+                        let _ = pin_to_cpu(cpu);
+                        let deadline = Instant::now() + limit;
+                        let mut x = 1u64;
+                        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                            for _ in 0..10_000 {
+                                x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+                            }
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        Hogs { stop, threads }
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs `body` on a new thread confined to `cpus` and put in `class`; its error if either
+/// was refused.
+pub(crate) fn on_thread<T: Send>(
+    cpus: &[usize],
+    class: Class,
+    body: impl FnOnce() -> T + Send,
+) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                set_allowed_cpus(cpus)?;
+                class.enter()?;
+                Ok(body())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the measured thread panicked".into()))
+    })
+}

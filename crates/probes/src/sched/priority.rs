@@ -1,0 +1,270 @@
+//! `sched.priority`: a fixed CPU-bound job at different priorities, alone and under
+//! contention.
+//!
+//! The job is a chain of dependent multiply-adds calibrated to take 10 ms (50 ms in the full
+//! suite) alone at nice 0. It runs on a thread of its own in each class ([`Class`]: nice 0,
+//! nice 19, SCHED_BATCH, SCHED_IDLE, and a utilisation clamp where the kernel has uclamp)
+//! under each condition ([`Condition`]): alone on one CPU, against a nice-0 spinning thread on
+//! that CPU, and with such a thread on every CPU while the job may run anywhere.
+//!
+//! Each result's samples are the job's completion times; its parameters give the job's
+//! share of the CPU (its thread CPU time over its wall time), the CPUs it ran on (sampled
+//! with `sched_getcpu` every 64 Ki steps), and under contention its slowdown against the
+//! same class alone. Nothing here decides what priority should do: if classes differ alone,
+//! or do not differ under contention, the figures say so. A job starved past the time cap
+//! (0.5 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
+//! of the job it had done, which the result says.
+
+use super::{Class, Condition, home_cpu, on_thread};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::{BenchResult, Warning};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "sched.priority",
+    method: "a fixed CPU-bound job at nice 0/19, SCHED_BATCH, SCHED_IDLE, uclamp: alone, against a hog, all CPUs loaded",
+    run,
+};
+
+/// Steps between two looks at the clock and the CPU.
+const CHUNK: u64 = 1 << 16;
+
+/// How long the job takes alone, how many times each is run, and when a starved job stops.
+fn shape(suite: Suite) -> (Duration, usize, Duration) {
+    match suite {
+        Suite::Quick => (Duration::from_millis(10), 3, Duration::from_millis(500)),
+        Suite::Full => (Duration::from_millis(50), 6, Duration::from_secs(5)),
+    }
+}
+
+/// `CHUNK` dependent multiply-adds.
+#[inline(never)]
+fn chunk(mut x: u64) -> u64 {
+    for _ in 0..CHUNK {
+        x = black_box(x)
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+    }
+    x
+}
+
+/// The calling thread's CPU time in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+/// One run of the job.
+struct JobRun {
+    /// The completion time, or its extrapolation when stopped at the cap.
+    completion_ns: f64,
+    cpu_share: f64,
+    finished: bool,
+    /// Chunks run on each CPU.
+    cpus: BTreeMap<i32, u64>,
+}
+
+fn run_job(chunks: u64, cap: Duration) -> JobRun {
+    let started = Instant::now();
+    let cpu_before = thread_cpu_ns();
+    let mut cpus = BTreeMap::new();
+    let mut x = 1;
+    let mut done = 0;
+    while done < chunks {
+        x = chunk(x);
+        done += 1;
+        // SAFETY: sched_getcpu has no preconditions.
+        *cpus.entry(unsafe { libc::sched_getcpu() }).or_insert(0) += 1;
+        if started.elapsed() > cap {
+            break;
+        }
+    }
+    black_box(x);
+    let wall = started.elapsed().as_nanos() as f64;
+    let cpu = thread_cpu_ns().saturating_sub(cpu_before) as f64;
+    JobRun {
+        completion_ns: wall * chunks as f64 / done as f64,
+        cpu_share: if wall > 0.0 { cpu / wall } else { 0.0 },
+        finished: done == chunks,
+        cpus,
+    }
+}
+
+/// Chunks that take `target` alone at nice 0 on `cpu`.
+fn calibrate(cpu: usize, target: Duration) -> Result<u64, String> {
+    on_thread(&[cpu], Class::Nice0, || {
+        let mut x = 1;
+        let started = Instant::now();
+        let mut chunks = 0u64;
+        while started.elapsed() < Duration::from_millis(5) {
+            x = chunk(x);
+            chunks += 1;
+        }
+        black_box(x);
+        let per_chunk = started.elapsed().as_nanos() as f64 / chunks as f64;
+        ((target.as_nanos() as f64 / per_chunk).ceil() as u64).max(1)
+    })
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let (target, runs, cap) = shape(ctx.suite);
+    let cpu = home_cpu();
+    let chunks = calibrate(cpu, target).map_err(ProbeError::Failed)?;
+    let classes = [
+        Class::Nice0,
+        Class::Nice19,
+        Class::SchedBatch,
+        Class::SchedIdle,
+        Class::UclampMax,
+    ];
+    let mut skipped = Vec::new();
+    let available: Vec<Class> = classes
+        .into_iter()
+        .filter(|class| match class.available() {
+            Ok(()) => true,
+            Err(reason) => {
+                skipped.push((class.label(), reason));
+                false
+            }
+        })
+        .collect();
+    let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
+    let mut results = Vec::new();
+    let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();
+    for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
+        for &class in &available {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(ProbeError::Interrupted(latlab_engine::Interrupted));
+            }
+            let hogs = condition.hogs(cpu, cap * (runs as u32 + 1));
+            let allowed = condition.cpus(cpu);
+            let jobs: Vec<JobRun> = (0..runs)
+                .map(|_| on_thread(&allowed, class, || run_job(chunks, cap)))
+                .collect::<Result<_, _>>()
+                .map_err(ProbeError::Failed)?;
+            drop(hogs);
+            let name = format!("sched.priority/{}/{}", condition.label(), class.label());
+            let method = format!(
+                "a {} ms job at {}, {}",
+                target.as_millis(),
+                class.describe(),
+                condition.describe(cpu)
+            );
+            let Some(result) = ctx.runner.record_observations(
+                &name,
+                &method,
+                jobs.iter().map(|j| j.completion_ns).collect(),
+            ) else {
+                continue;
+            };
+            let result = describe(result, &jobs, cap);
+            let result = match condition {
+                Condition::Alone => {
+                    alone_medians.insert(class.label(), result.summary.median);
+                    result
+                }
+                _ => match alone_medians.get(class.label()) {
+                    Some(alone) => {
+                        let slowdown = result.summary.median / alone;
+                        result.with_parameter("slowdown_vs_alone", format!("{slowdown:.1}"))
+                    }
+                    None => result,
+                },
+            };
+            results.push(result);
+        }
+    }
+    if let Some(first) = results.first_mut() {
+        for (label, reason) in skipped {
+            first.warnings.push(Warning::part_skipped(
+                &format!("the {label} class"),
+                &reason,
+            ));
+        }
+    }
+    Ok(results)
+}
+
+/// The share, the CPUs and whether every run finished, as parameters.
+fn describe(result: BenchResult, jobs: &[JobRun], cap: Duration) -> BenchResult {
+    let mut shares: Vec<f64> = jobs.iter().map(|j| j.cpu_share).collect();
+    shares.sort_by(f64::total_cmp);
+    let mut cpus: BTreeMap<i32, u64> = BTreeMap::new();
+    for job in jobs {
+        for (&cpu, &n) in &job.cpus {
+            *cpus.entry(cpu).or_insert(0) += n;
+        }
+    }
+    let total: u64 = cpus.values().sum::<u64>().max(1);
+    let placement = cpus
+        .iter()
+        .map(|(cpu, n)| format!("{cpu}:{:.0}%", 100.0 * *n as f64 / total as f64))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let finished = jobs.iter().filter(|j| j.finished).count();
+    let completed = if finished == jobs.len() {
+        format!("{finished} of {}", jobs.len())
+    } else {
+        format!(
+            "{finished} of {}; the others were stopped at the {:.1} s cap and their completion \
+             time extrapolated from the share of the job done",
+            jobs.len(),
+            cap.as_secs_f64()
+        )
+    };
+    result
+        .with_parameter("cpu_share", format!("{:.3}", shares[shares.len() / 2]))
+        .with_parameter("cpus_run_on", placement)
+        .with_parameter("completed", completed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stopped job's completion time is extrapolated from what it did, and says so.
+    #[test]
+    fn a_capped_job_is_extrapolated() {
+        let job = run_job(1 << 40, Duration::from_millis(20));
+        assert!(!job.finished);
+        assert!(job.completion_ns > 1e9, "{} ns", job.completion_ns);
+        let whole = run_job(10, Duration::from_secs(10));
+        assert!(whole.finished);
+        assert!(whole.cpu_share > 0.0 && whole.cpu_share <= 1.2);
+    }
+
+    /// Against a nice-0 hog on its CPU, a nice-19 job is much slower than the same job at
+    /// nice 0. The ordering is the kernel's; the test only reads it.
+    #[test]
+    fn nice_matters_under_contention_only() {
+        let _alone = crate::load_cpus();
+        let cpu = home_cpu();
+        let chunks = calibrate(cpu, Duration::from_millis(5)).unwrap();
+        let cap = Duration::from_millis(300);
+        let time = |class: Class, condition: Condition| {
+            let _hogs = condition.hogs(cpu, Duration::from_secs(5));
+            let mut runs: Vec<f64> = (0..3)
+                .map(|_| {
+                    on_thread(&[cpu], class, || run_job(chunks, cap))
+                        .unwrap()
+                        .completion_ns
+                })
+                .collect();
+            runs.sort_by(f64::total_cmp);
+            runs[1]
+        };
+        let contended_nice = time(Class::Nice19, Condition::Contended);
+        let contended_normal = time(Class::Nice0, Condition::Contended);
+        assert!(
+            contended_nice > 2.0 * contended_normal,
+            "contended: nice 19 {contended_nice} ns, nice 0 {contended_normal} ns"
+        );
+    }
+}

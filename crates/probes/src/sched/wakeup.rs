@@ -1,0 +1,161 @@
+//! `sched.wakeup`: how late a sleeping thread wakes, per scheduling class, alone and under
+//! contention, as cyclictest measures it.
+//!
+//! A thread in each class ([`Class`]: nice 0, nice 19, SCHED_BATCH, SCHED_IDLE, and
+//! SCHED_FIFO where permitted) sleeps until absolute times 1 ms apart
+//! (`clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`), reads the clock when it wakes, and
+//! records how late it is. Alone on its CPU, and against a nice-0 thread spinning on that
+//! CPU. Samples are the latencies; parameters give p50/p90/p99/p99.9, the worst and a
+//! histogram in power-of-two microsecond buckets. A class starved under contention takes
+//! longer per wake-up: each condition stops after its time budget, with the count it got.
+
+use super::{Class, Condition, home_cpu, on_thread};
+use crate::distribution::{histogram_us, percentile};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::{BenchResult, Warning};
+use std::time::{Duration, Instant};
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "sched.wakeup",
+    method: "clock_nanosleep to absolute times 1 ms apart, lateness per class, alone and against a hog",
+    run,
+};
+
+const INTERVAL: Duration = Duration::from_millis(1);
+
+/// Wake-ups per class and condition, and the time allowed for them.
+fn shape(suite: Suite) -> (usize, Duration) {
+    match suite {
+        Suite::Quick => (200, Duration::from_millis(400)),
+        Suite::Full => (2000, Duration::from_secs(4)),
+    }
+}
+
+fn monotonic_ns() -> i128 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128
+}
+
+/// Sleeps until each of `count` absolute times `INTERVAL` apart (at most `budget` in all);
+/// returns how late each wake-up was, in ns.
+fn wake_ups(count: usize, budget: Duration) -> Vec<f64> {
+    let started = Instant::now();
+    let mut next = monotonic_ns() + INTERVAL.as_nanos() as i128;
+    let mut late = Vec::with_capacity(count);
+    while late.len() < count && started.elapsed() < budget {
+        let target = libc::timespec {
+            tv_sec: (next / 1_000_000_000) as libc::time_t,
+            tv_nsec: (next % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: a valid absolute timespec; no remainder is needed with TIMER_ABSTIME.
+        let slept = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &target,
+                std::ptr::null_mut(),
+            )
+        };
+        if slept != 0 {
+            continue; // Interrupted by a signal: sleep again until the same time.
+        }
+        let now = monotonic_ns();
+        late.push((now - next) as f64);
+        // The next period after now, as cyclictest does when a wake-up overruns.
+        while next <= now {
+            next += INTERVAL.as_nanos() as i128;
+        }
+    }
+    late
+}
+
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let (count, budget) = shape(ctx.suite);
+    let cpu = home_cpu();
+    let mut skipped = Vec::new();
+    let classes: Vec<Class> = [
+        Class::Nice0,
+        Class::Nice19,
+        Class::SchedBatch,
+        Class::SchedIdle,
+        Class::Fifo,
+    ]
+    .into_iter()
+    .filter(|class| match class.available() {
+        Ok(()) => true,
+        Err(reason) => {
+            skipped.push((class.label(), reason));
+            false
+        }
+    })
+    .collect();
+    let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
+    let mut results = Vec::new();
+    for condition in [Condition::Alone, Condition::Contended] {
+        for &class in &classes {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(ProbeError::Interrupted(latlab_engine::Interrupted));
+            }
+            let hogs = condition.hogs(cpu, budget * 2);
+            let late =
+                on_thread(&[cpu], class, || wake_ups(count, budget)).map_err(ProbeError::Failed)?;
+            drop(hogs);
+            let got = late.len();
+            let name = format!("sched.wakeup/{}/{}", condition.label(), class.label());
+            let method = format!(
+                "lateness of a clock_nanosleep(TIMER_ABSTIME) wake-up every 1 ms at {}, {}",
+                class.describe(),
+                condition.describe(cpu)
+            );
+            if let Some(result) = ctx.runner.record_observations(&name, &method, late) {
+                results.push(describe(result, got, count));
+            }
+        }
+    }
+    if let Some(first) = results.first_mut() {
+        for (label, reason) in skipped {
+            first.warnings.push(Warning::part_skipped(
+                &format!("the {label} class"),
+                &reason,
+            ));
+        }
+    }
+    Ok(results)
+}
+
+fn describe(result: BenchResult, got: usize, wanted: usize) -> BenchResult {
+    let mut sorted = result.samples_ns.clone();
+    sorted.sort_by(f64::total_cmp);
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    result
+        .with_parameter("wake_ups", format!("{got} of {wanted}"))
+        .with_parameter("p50_us", us(percentile(&sorted, 50.0)))
+        .with_parameter("p90_us", us(percentile(&sorted, 90.0)))
+        .with_parameter("p99_us", us(percentile(&sorted, 99.0)))
+        .with_parameter("p99.9_us", us(percentile(&sorted, 99.9)))
+        .with_parameter("worst_us", us(sorted.last().copied().unwrap_or(f64::NAN)))
+        .with_parameter("histogram_us", histogram_us(&sorted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wake-up is never early, and a thread that sleeps wakes within the interval it slept
+    /// most of the time on an idle CPU.
+    #[test]
+    fn wake_ups_are_late_never_early() {
+        let _quiet = crate::quiet_cpus();
+        let late = wake_ups(50, Duration::from_secs(2));
+        assert_eq!(late.len(), 50);
+        assert!(late.iter().all(|&ns| ns >= 0.0), "{late:?}");
+        let mut sorted = late.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert!(percentile(&sorted, 50.0) < INTERVAL.as_nanos() as f64 * 10.0);
+    }
+}
