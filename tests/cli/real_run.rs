@@ -218,3 +218,34 @@ fn a_full_disk_is_reported_and_cleaned_up() {
     );
     assert_eq!(left, Vec::<String>::new());
 }
+
+#[test]
+fn ctrl_c_during_the_file_probes_leaves_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("measured");
+    std::fs::create_dir(&measured).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .current_dir(dir.path())
+        .args(["run", "--only", "file.read", "--samples", "100000", "--dir"])
+        .arg(&measured)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the probe's private directory has files in it.
+    let started = std::time::Instant::now();
+    while files_in(&measured).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the probe never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(files_in(&measured), Vec::<String>::new());
+}
