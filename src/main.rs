@@ -34,9 +34,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_probes(&cli.run, None),
-        Some(Command::Run(args)) => run_probes(&args, None),
-        Some(Command::Mem(args)) => run_probes(&args, Some("mem.")),
+        None => run_probes(&cli.run, None, true),
+        Some(Command::Run(args)) => run_probes(&args, None, false),
+        Some(Command::Mem(args)) => run_probes(&args, Some("mem."), false),
         Some(Command::List) => {
             list_probes()?;
             Ok(ExitCode::SUCCESS)
@@ -48,10 +48,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs the probes the arguments select, within `family` (an id prefix) when given.
-fn run_probes(args: &cli::RunArgs, family: Option<&str>) -> anyhow::Result<ExitCode> {
+/// Runs the probes the arguments select, within `family` (an id prefix) when given, and ends
+/// with the headline table when asked (the default command).
+fn run_probes(
+    args: &cli::RunArgs,
+    family: Option<&str>,
+    headline: bool,
+) -> anyhow::Result<ExitCode> {
     let plan = match plan::plan(args, family) {
-        Ok(plan) => plan,
+        Ok(plan) => plan::RunPlan { headline, ..plan },
         Err(UsageError(message)) => {
             eprintln!("error: {message}");
             return Ok(ExitCode::from(2));

@@ -60,6 +60,9 @@ pub struct RunPlan {
     pub mlock: bool,
     pub rt: bool,
     pub fake_clock: bool,
+    /// End the terminal output with "Latency numbers for this machine" (the default
+    /// command does).
+    pub headline: bool,
 }
 
 /// Memory the memory probes need for a largest working set of `size` bytes: the memcpy
@@ -117,6 +120,7 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         mlock: args.mlock,
         rt: args.rt,
         fake_clock: args.fake_clock,
+        headline: false,
     })
 }
 

@@ -10,8 +10,8 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{BenchResult, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
-    CsvExporter, Exporter, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
-    write_output, write_plots,
+    CsvExporter, Exporter, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
+    TableExporter, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -260,7 +260,10 @@ fn write_rewritable(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
 /// table: to standard output normally, to standard error when standard output carries a
 /// machine format.
 fn write_once_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
-    let table = TableExporter.render(record)?;
+    let mut table = TableExporter.render(record)?;
+    if plan.headline {
+        table.push_str(&HeadlineExporter.render(record)?);
+    }
     if plan.outputs.uses_stdout() {
         eprint!("{table}");
     }

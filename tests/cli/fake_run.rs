@@ -48,6 +48,12 @@ fn no_arguments_runs_the_quick_suite_of_every_probe() {
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("quick suite"));
+    // The default command ends with the headline table.
+    let headline = stdout
+        .find("\nLatency numbers for this machine\n")
+        .expect("the headline table");
+    assert!(stdout[headline..].contains("Branch mispredict"));
+    assert!(stdout[headline..].contains("reference only: needs two continents"));
     for probe in latlab_probes::PROBES {
         assert!(
             stdout.contains(&format!("\n{}/", probe.id)),

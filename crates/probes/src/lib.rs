@@ -130,6 +130,7 @@ pub static PROBES: &[ProbeSpec] = &[
     cpu::frequency::SPEC,
     cpu::call::SPEC,
     cpu::branch::SPEC,
+    cpu::compress::SPEC,
     syscall::getppid::SPEC,
     mem::alloc::SPEC,
     mem::latency::SPEC,

@@ -5,15 +5,19 @@
 //! line can rewrite every output after each probe (a crash then loses nothing).
 
 mod csv;
+pub mod headline;
 mod json;
 mod markdown;
 mod plots;
 mod rows;
 mod table;
+#[cfg(test)]
+mod test_records;
 pub mod units;
 mod write;
 
 pub use crate::csv::CsvExporter;
+pub use headline::HeadlineExporter;
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 pub use plots::{RenderedPlot, render_plots, write_plots};

@@ -2,4 +2,5 @@
 
 pub(crate) mod branch;
 pub(crate) mod call;
+pub(crate) mod compress;
 pub(crate) mod frequency;

@@ -89,57 +89,8 @@ fn png(figure: &Figure) -> Result<Vec<u8>, ExportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_engine::environment::Environment;
-    use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunSettings};
-    use latlab_engine::{BenchResult, ClockInfo, ClockKind};
-
-    fn result(name: &str, median: f64, parameters: &[(&str, String)]) -> BenchResult {
-        let mut r =
-            BenchResult::derived(name, "test", vec![median; 5], Vec::new(), Vec::new()).unwrap();
-        for (key, value) in parameters {
-            r = r.with_parameter(key, value);
-        }
-        r
-    }
-
-    fn probe(id: &str, results: Vec<BenchResult>) -> ProbeOutcome {
-        ProbeOutcome {
-            id: id.into(),
-            method: "test".into(),
-            status: ProbeStatus::Ok,
-            results,
-            duration_ns: 1,
-        }
-    }
-
-    fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
-        RunRecord {
-            latlab_version: "0".into(),
-            started_at: "2000-01-01T00:00:00Z".into(),
-            settings: RunSettings {
-                suite: "quick".into(),
-                samples: 5,
-                target_sample_time_ns: 1,
-                budget_per_benchmark_ns: 1,
-                pinned_cpu: None,
-                memory_locked: false,
-                realtime: false,
-            },
-            clock: ClockInfo {
-                kind: ClockKind::Fake,
-                method: "test".into(),
-                frequency_hz: 1e9,
-                resolution_ns: 1.0,
-                region_overhead_ns: 1.0,
-                fallback_reason: None,
-            },
-            environment: Environment::synthetic(),
-            load_avg_after: None,
-            notes: Vec::new(),
-            probes,
-            complete: true,
-        }
-    }
+    use crate::test_records::{probe, record, result};
+    use latlab_engine::BenchResult;
 
     /// A memory run in miniature: a latency curve with one level, a bandwidth sweep and a
     /// memcpy sweep.

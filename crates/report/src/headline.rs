@@ -1,0 +1,516 @@
+//! "Latency numbers for this machine": the classic operations, this machine's figure for
+//! each, beside the 2012 table everyone quotes.
+//!
+//! Each row names the result it is read from (a probe id), so nothing is measured here. A
+//! row whose probe did not run says so; a row that one machine cannot measure (a round trip
+//! across a data centre or an ocean, a seek on a spinning disk) is shown as a reference only,
+//! never as measured. The reference is `data/latency-2012.csv` (the numbers popularised by
+//! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
+//! column stretches time so that this machine's L1 hit takes one second.
+
+use crate::units::format_ns;
+use crate::{ExportError, Exporter};
+use latlab_engine::model::{BenchResult, RunRecord};
+use std::fmt::Write as _;
+
+const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
+
+/// One row of the 2012 table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub id: String,
+    pub operation: String,
+    pub nanoseconds: f64,
+}
+
+/// The 2012 table, parsed from the bundled CSV.
+pub fn references() -> Vec<Reference> {
+    REFERENCE_CSV
+        .lines()
+        .skip(1)
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.splitn(4, ',').collect();
+            Reference {
+                id: fields[0].to_string(),
+                operation: fields[1].to_string(),
+                nanoseconds: fields[2].parse().expect("the bundled table is well formed"),
+            }
+        })
+        .collect()
+}
+
+/// Where a row's figure comes from.
+enum Source {
+    /// A result by name.
+    Result(&'static str),
+    /// The single-thread read bandwidth at the largest working set, as the time to read
+    /// this many bytes.
+    SequentialRead(u64),
+    /// Nothing one machine can measure, and why.
+    ReferenceOnly(&'static str),
+}
+
+struct RowSpec {
+    operation: &'static str,
+    reference: Option<&'static str>,
+    source: Source,
+    /// What the measured figure is, when that needs saying (page cache or device).
+    qualifier: &'static str,
+}
+
+const ROWS: &[RowSpec] = &[
+    RowSpec {
+        operation: "L1 cache hit",
+        reference: Some("l1_hit"),
+        source: Source::Result("mem.latency/level/L1"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Branch mispredict",
+        reference: Some("branch_mispredict"),
+        source: Source::Result("cpu.branch/mispredict"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "L2 cache hit",
+        reference: Some("l2_hit"),
+        source: Source::Result("mem.latency/level/L2"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "L3 cache hit",
+        reference: None,
+        source: Source::Result("mem.latency/level/L3"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Mutex lock/unlock",
+        reference: Some("mutex_lock_unlock"),
+        source: Source::Result("thread.mutex/pthread/uncontended"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Main memory reference",
+        reference: Some("dram"),
+        source: Source::Result("mem.latency/level/DRAM"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "System call",
+        reference: None,
+        source: Source::Result("syscall.getppid/getppid"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Compress 1 KiB with Snappy (Zippy)",
+        reference: Some("compress_1k"),
+        source: Source::Result("cpu.compress/snappy-1KiB"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Context switch",
+        reference: None,
+        source: Source::Result("proc.pipe/pinned/switch"),
+        qualifier: "one CPU",
+    },
+    RowSpec {
+        operation: "Pipe round trip between processes",
+        reference: None,
+        source: Source::Result("proc.pipe/pinned/round-trip"),
+        qualifier: "one CPU",
+    },
+    RowSpec {
+        operation: "Send 1 KiB over 1 Gbps network",
+        reference: Some("send_1k_1gbps"),
+        source: Source::ReferenceOnly("needs a network and a second machine"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Loopback TCP round trip",
+        reference: None,
+        source: Source::Result("ipc.throughput/tcp/4B"),
+        qualifier: "4 bytes",
+    },
+    RowSpec {
+        operation: "Thread start + join",
+        reference: None,
+        source: Source::Result("thread.lifecycle/total"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "fsync of a 4 KiB change",
+        reference: None,
+        source: Source::Result("file.write/fsync-alone/4KiB"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Read 4 KiB randomly from the file system",
+        reference: Some("ssd_random_4k"),
+        source: Source::Result("file.cold/random-4KiB"),
+        qualifier: "device, O_DIRECT",
+    },
+    RowSpec {
+        operation: "Read 1 MB sequentially from memory",
+        reference: Some("mem_seq_1m"),
+        source: Source::SequentialRead(1_000_000),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Round trip within a data centre",
+        reference: Some("dc_round_trip"),
+        source: Source::ReferenceOnly("needs a second machine"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Read 1 MiB sequentially from the file system",
+        reference: Some("ssd_seq_1m"),
+        source: Source::Result("file.cold/sequential/1MiB"),
+        qualifier: "device, O_DIRECT",
+    },
+    RowSpec {
+        operation: "Disk seek",
+        reference: Some("disk_seek"),
+        source: Source::ReferenceOnly("needs a spinning disk, which latlab does not look for"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Read 1 MB sequentially from a spinning disk",
+        reference: Some("disk_seq_1m"),
+        source: Source::ReferenceOnly("needs a spinning disk, which latlab does not look for"),
+        qualifier: "",
+    },
+    RowSpec {
+        operation: "Packet California → Netherlands → California",
+        reference: Some("wan_round_trip"),
+        source: Source::ReferenceOnly("needs two continents"),
+        qualifier: "",
+    },
+];
+
+/// This machine's figure for a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub median_ns: f64,
+    pub p5_ns: f64,
+    pub p95_ns: f64,
+    /// The result it was read from, and how when not directly.
+    pub source: String,
+}
+
+/// One row of the headline table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadlineRow {
+    pub operation: String,
+    /// `None`: not measured in this run, or not measurable on one machine (see `note`).
+    pub measured: Option<Measured>,
+    pub reference_ns: Option<f64>,
+    /// Why a row has no figure, or what its figure is (page cache, device, one CPU).
+    pub note: String,
+}
+
+impl HeadlineRow {
+    /// This machine's median over the 2012 figure.
+    pub fn ratio(&self) -> Option<f64> {
+        Some(self.measured.as_ref()?.median_ns / self.reference_ns?)
+    }
+}
+
+/// The headline rows for a run.
+pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
+    let references = references();
+    let find = |name: &str| run.results().find(|r| r.name == name);
+    ROWS.iter()
+        .map(|spec| {
+            let reference_ns = spec.reference.map(|id| {
+                references
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map(|r| r.nanoseconds)
+                    .expect("every row's reference is in the bundled table")
+            });
+            let (measured, note) = match &spec.source {
+                Source::Result(name) => match find(name) {
+                    Some(result) => (Some(figure(result, 1.0, name)), spec.qualifier.to_string()),
+                    None => (None, format!("not measured in this run ({name})")),
+                },
+                Source::SequentialRead(bytes) => match largest_read(run) {
+                    Some(result) => {
+                        let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
+                        let how = format!("{}, scaled to {bytes} bytes", result.name);
+                        (
+                            Some(figure(result, per_byte * *bytes as f64, &how)),
+                            String::new(),
+                        )
+                    }
+                    None => (
+                        None,
+                        "not measured in this run (mem.bandwidth/read/all)".to_string(),
+                    ),
+                },
+                Source::ReferenceOnly(why) => (None, format!("reference only: {why}")),
+            };
+            HeadlineRow {
+                operation: spec.operation.to_string(),
+                measured,
+                reference_ns,
+                note,
+            }
+        })
+        .collect()
+}
+
+fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
+    Measured {
+        median_ns: result.summary.median * scale,
+        p5_ns: result.summary.p5 * scale,
+        p95_ns: result.summary.p95 * scale,
+        source: source.to_string(),
+    }
+}
+
+/// The one-thread read of every element at the largest working set: streaming from memory.
+fn largest_read(run: &RunRecord) -> Option<&BenchResult> {
+    run.results()
+        .filter(|r| r.name.starts_with("mem.bandwidth/read/all/") && !r.name.ends_with("/all-cpus"))
+        .max_by_key(|r| {
+            r.parameters
+                .get("working_set_bytes")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+}
+
+/// A duration in seconds as people say it: seconds, minutes, hours, days, months, years.
+pub fn human_duration(seconds: f64) -> String {
+    const MINUTE: f64 = 60.0;
+    const HOUR: f64 = 60.0 * MINUTE;
+    const DAY: f64 = 24.0 * HOUR;
+    const MONTH: f64 = 30.44 * DAY;
+    const YEAR: f64 = 365.25 * DAY;
+    let (value, unit) = if seconds < MINUTE {
+        (seconds, "s")
+    } else if seconds < HOUR {
+        (seconds / MINUTE, "min")
+    } else if seconds < DAY {
+        (seconds / HOUR, "h")
+    } else if seconds < MONTH {
+        (seconds / DAY, "days")
+    } else if seconds < YEAR {
+        (seconds / MONTH, "months")
+    } else {
+        (seconds / YEAR, "years")
+    };
+    let digits = latlab_engine::units::three_digit_decimals(value);
+    format!("{value:.digits$} {unit}")
+}
+
+/// The terminal rendering: the rows, aligned, under a title.
+pub struct HeadlineExporter;
+
+impl Exporter for HeadlineExporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
+        let rows = headline_rows(run);
+        let l1 = rows
+            .first()
+            .and_then(|r| r.measured.as_ref())
+            .map(|m| m.median_ns);
+        let scale_title = if l1.is_some() {
+            "if an L1 hit took 1 s"
+        } else {
+            "if an L1 hit (2012) took 1 s"
+        };
+        let l1_ns = l1.unwrap_or(0.5);
+        let headers: Vec<String> = [
+            "operation",
+            "this machine",
+            "p5 … p95",
+            "2012",
+            "ratio",
+            scale_title,
+            "measured by",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| {
+                let value = row
+                    .measured
+                    .as_ref()
+                    .map(|m| m.median_ns)
+                    .or(row.reference_ns);
+                let how = match (&row.measured, row.note.is_empty()) {
+                    (Some(m), true) => m.source.clone(),
+                    (Some(m), false) => format!("{} ({})", m.source, row.note),
+                    (None, _) => row.note.clone(),
+                };
+                vec![
+                    row.operation.clone(),
+                    row.measured
+                        .as_ref()
+                        .map_or_else(|| "—".into(), |m| format_ns(m.median_ns)),
+                    row.measured.as_ref().map_or_else(String::new, |m| {
+                        format!("{} … {}", format_ns(m.p5_ns), format_ns(m.p95_ns))
+                    }),
+                    row.reference_ns.map_or_else(|| "—".into(), format_ns),
+                    row.ratio().map_or_else(String::new, format_ratio),
+                    value.map_or_else(String::new, |ns| {
+                        let scaled = human_duration(ns / l1_ns);
+                        if row.measured.is_some() {
+                            scaled
+                        } else {
+                            format!("({scaled})")
+                        }
+                    }),
+                    how,
+                ]
+            })
+            .collect();
+        let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+        for row in &cells {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let mut out = String::from("\nLatency numbers for this machine\n\n");
+        push_row(&mut out, &headers, &widths);
+        for row in &cells {
+            push_row(&mut out, row, &widths);
+        }
+        let _ = writeln!(
+            out,
+            "(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ \
+             2012; rows without a figure of this machine are references, never measured)"
+        );
+        Ok(out)
+    }
+}
+
+/// The first and last columns (text) left-aligned, the figures between right-aligned.
+fn push_row(out: &mut String, cells: &[String], widths: &[usize]) {
+    let last = cells.len() - 1;
+    let mut line = String::new();
+    for (i, (cell, &width)) in cells.iter().zip(widths).enumerate() {
+        let pad = " ".repeat(width - cell.chars().count());
+        match i {
+            0 => {
+                line.push_str(cell);
+                line.push_str(&pad);
+            }
+            _ if i == last => {
+                line.push_str("  ");
+                line.push_str(cell);
+            }
+            _ => {
+                line.push_str("  ");
+                line.push_str(&pad);
+                line.push_str(cell);
+            }
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// Three significant digits: `0.000867×`, `0.42×`, `3.50×`, `120×`.
+fn format_ratio(ratio: f64) -> String {
+    let magnitude = ratio.abs();
+    let digits = if magnitude > 0.0 && magnitude < 1.0 {
+        (2 - magnitude.log10().floor() as i32).max(0) as usize
+    } else {
+        latlab_engine::units::three_digit_decimals(ratio)
+    };
+    format!("{ratio:.digits$}×")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_reference_parses_and_has_every_row() {
+        let references = references();
+        assert_eq!(references.len(), 14);
+        assert_eq!(references[0].id, "l1_hit");
+        assert_eq!(references[0].nanoseconds, 0.5);
+        for spec in ROWS {
+            if let Some(id) = spec.reference {
+                assert!(references.iter().any(|r| r.id == id), "{id}");
+            }
+        }
+    }
+
+    /// Rows read the results they name, scale the memory bandwidth to 1 MB, keep the
+    /// reference-only rows unmeasured, and say which rows this run did not measure.
+    #[test]
+    fn rows_come_from_the_named_results_and_references_stay_references() {
+        use crate::test_records::{probe, record, result};
+        let bandwidth: Vec<_> = [4096u64, 1 << 20]
+            .iter()
+            .map(|&size| {
+                result(
+                    &format!("mem.bandwidth/read/all/{size}"),
+                    if size == 4096 { 0.01 } else { 0.4 },
+                    &[("working_set_bytes", size.to_string())],
+                )
+                .with_bytes_per_operation(8)
+            })
+            .collect();
+        let run = record(vec![
+            probe(
+                "mem.latency",
+                vec![result("mem.latency/level/L1", 1.25, &[])],
+            ),
+            probe("mem.bandwidth", bandwidth),
+        ]);
+        let rows = headline_rows(&run);
+        let row = |operation: &str| rows.iter().find(|r| r.operation == operation).unwrap();
+        let l1 = row("L1 cache hit");
+        assert_eq!(l1.measured.as_ref().unwrap().median_ns, 1.25);
+        assert_eq!(l1.ratio(), Some(2.5));
+        let memory = row("Read 1 MB sequentially from memory");
+        // 0.4 ns per 8-byte element at the largest working set: 50 µs per million bytes.
+        assert_eq!(memory.measured.as_ref().unwrap().median_ns, 50_000.0);
+        assert!(
+            memory
+                .measured
+                .as_ref()
+                .unwrap()
+                .source
+                .contains("/1048576")
+        );
+        let seek = row("Disk seek");
+        assert!(seek.measured.is_none() && seek.note.starts_with("reference only"));
+        let mutex = row("Mutex lock/unlock");
+        assert!(mutex.measured.is_none() && mutex.note.starts_with("not measured"));
+        let text = HeadlineExporter.render(&run).unwrap();
+        assert!(text.contains("Latency numbers for this machine"));
+        assert!(text.contains("if an L1 hit took 1 s"));
+        // The L1 row is one second by definition; a 2012 disk seek would be months.
+        let l1_line = text
+            .lines()
+            .find(|l| l.starts_with("L1 cache hit"))
+            .unwrap();
+        assert!(l1_line.contains("1.00 s"), "{l1_line}");
+        let seek_line = text.lines().find(|l| l.starts_with("Disk seek")).unwrap();
+        assert!(seek_line.contains("months)"), "{seek_line}");
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(format_ratio(0.000867), "0.000867×");
+        assert_eq!(format_ratio(0.42), "0.420×");
+        assert_eq!(format_ratio(3.5), "3.50×");
+        assert_eq!(format_ratio(120.0), "120×");
+    }
+
+    #[test]
+    fn human_durations_read_naturally() {
+        assert_eq!(human_duration(1.0), "1.00 s");
+        assert_eq!(human_duration(200.0), "3.33 min");
+        assert_eq!(human_duration(2.0 * 86_400.0), "2.00 days");
+        assert_eq!(human_duration(3e8 / 2.0), "4.75 years");
+    }
+}

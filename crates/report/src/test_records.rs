@@ -1,0 +1,54 @@
+//! Small synthetic run records for the exporters' tests.
+
+use latlab_engine::environment::Environment;
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::{BenchResult, ClockInfo, ClockKind};
+
+/// A derived result whose five samples are all `median`, with parameters.
+pub(crate) fn result(name: &str, median: f64, parameters: &[(&str, String)]) -> BenchResult {
+    let mut r =
+        BenchResult::derived(name, "test", vec![median; 5], Vec::new(), Vec::new()).unwrap();
+    for (key, value) in parameters {
+        r = r.with_parameter(key, value);
+    }
+    r
+}
+
+pub(crate) fn probe(id: &str, results: Vec<BenchResult>) -> ProbeOutcome {
+    ProbeOutcome {
+        id: id.into(),
+        method: "test".into(),
+        status: ProbeStatus::Ok,
+        results,
+        duration_ns: 1,
+    }
+}
+
+pub(crate) fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
+    RunRecord {
+        latlab_version: "0".into(),
+        started_at: "2000-01-01T00:00:00Z".into(),
+        settings: RunSettings {
+            suite: "quick".into(),
+            samples: 5,
+            target_sample_time_ns: 1,
+            budget_per_benchmark_ns: 1,
+            pinned_cpu: None,
+            memory_locked: false,
+            realtime: false,
+        },
+        clock: ClockInfo {
+            kind: ClockKind::Fake,
+            method: "test".into(),
+            frequency_hz: 1e9,
+            resolution_ns: 1.0,
+            region_overhead_ns: 1.0,
+            fallback_reason: None,
+        },
+        environment: Environment::synthetic(),
+        load_avg_after: None,
+        notes: Vec::new(),
+        probes,
+        complete: true,
+    }
+}
