@@ -38,6 +38,10 @@ pub enum Command {
     /// Run the memory family (probes mem.*): latency by working-set size, cache levels.
     #[command(after_help = EXIT_CODES)]
     Mem(RunArgs),
+    /// Compare runs: the same results side by side, the ratio to the first run, and whether
+    /// each difference is larger than the noise (Mann–Whitney U test).
+    #[command(after_help = COMPARE_EXIT_CODES)]
+    Compare(CompareArgs),
     /// List every probe with its one-line method.
     List,
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
@@ -121,6 +125,21 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub fake_clock: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results files written by latlab (results.json), the first being the baseline.
+    #[arg(value_name = "RESULTS.json", num_args = 2.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// Also write the comparison as Markdown here (every sweep point included); '-' for
+    /// standard output.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+}
+
+const COMPARE_EXIT_CODES: &str = "Exit status:
+  0    compared (whatever the differences)
+  2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {

@@ -37,6 +37,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => run_probes(&cli.run, None, true),
         Some(Command::Run(args)) => run_probes(&args, None, false),
         Some(Command::Mem(args)) => run_probes(&args, Some("mem."), false),
+        Some(Command::Compare(args)) => compare(&args),
         Some(Command::List) => {
             list_probes()?;
             Ok(ExitCode::SUCCESS)
@@ -69,6 +70,56 @@ fn run_probes(
         signal_hook::flag::register(signal, Arc::clone(&cancel))?;
     }
     run::execute(plan, cancel)
+}
+
+/// `latlab compare`: loads every file first (any refusal is one line and status 2), then
+/// prints the comparison and writes the Markdown if asked.
+fn compare(args: &cli::CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut runs = Vec::new();
+    for (i, path) in args.files.iter().enumerate() {
+        match latlab_report::load::load_run(path) {
+            Ok(run) => {
+                let label = char::from(b'A' + (i % 26) as u8).to_string();
+                runs.push((label, path, run));
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    let markdown_target = args
+        .markdown
+        .as_deref()
+        .map(latlab_report::OutputTarget::parse);
+    let legend: String = runs
+        .iter()
+        .map(|(label, path, run)| {
+            format!(
+                "{label} = {} ({}, {})\n",
+                path.display(),
+                run.environment.host_name,
+                run.started_at
+            )
+        })
+        .collect();
+    let labelled: Vec<(String, latlab_engine::model::RunRecord)> = runs
+        .into_iter()
+        .map(|(label, _, run)| (label, run))
+        .collect();
+    let text = format!(
+        "{legend}\n{}",
+        latlab_report::compare::compare_text(&labelled)
+    );
+    if let Some(target) = &markdown_target {
+        latlab_report::write_output(target, &latlab_report::compare::compare_markdown(&labelled))?;
+    }
+    if markdown_target != Some(latlab_report::OutputTarget::Stdout) {
+        print!("{text}");
+    } else {
+        eprint!("{text}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list_probes() -> std::io::Result<()> {

@@ -197,3 +197,36 @@ fn a_file_directory_that_cannot_be_used() {
         "cannot create files there",
     );
 }
+
+#[test]
+fn compare_refuses_what_is_not_a_latlab_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    latlab(dir.path())
+        .args(["run", "--fake-clock", "--only", "cpu.call", "--json"])
+        .arg(&good)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&good).unwrap();
+    let write = |name: &str, contents: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        path.display().to_string()
+    };
+    let truncated = write("truncated.json", &text[..text.len() / 3]);
+    let not_json = write("notes.json", "these are not results");
+    let google = write("gb.json", r#"{"context": {}, "benchmarks": []}"#);
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["latlab_schema_version"] = 99.into();
+    let newer = write("newer.json", &value.to_string());
+    let good = good.display().to_string();
+    for (bad, expected) in [
+        ("missing.json".to_string(), "cannot read it"),
+        (truncated, "truncated"),
+        (not_json, "not JSON"),
+        (google, "Google Benchmark file"),
+        (newer, "newer latlab"),
+    ] {
+        refused_in(dir.path(), &["compare", &good, &bad], expected);
+    }
+}

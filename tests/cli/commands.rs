@@ -57,3 +57,45 @@ fn help_documents_the_exit_codes() {
         .success()
         .stdout(predicates::str::contains("130  interrupted by Ctrl-C"));
 }
+
+/// Two fake runs of a few probes, as results files in `dir`.
+fn two_runs(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let files = (dir.join("a.json"), dir.join("b.json"));
+    for file in [&files.0, &files.1] {
+        latlab(dir)
+            .args(["run", "--fake-clock", "--only", "cpu.call|cpu.branch"])
+            .arg("--json")
+            .arg(file)
+            .assert()
+            .success();
+    }
+    files
+}
+
+#[test]
+fn compare_puts_runs_side_by_side_and_writes_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_runs(dir.path());
+    let markdown = dir.path().join("compare.md");
+    let output = latlab(dir.path())
+        .arg("compare")
+        .args([&a, &b])
+        .arg("--markdown")
+        .arg(&markdown)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.starts_with(&format!("A = {} (test-host, ", a.display())),
+        "{stdout}"
+    );
+    // Identical synthetic runs: every difference is noise.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("cpu.call/empty"))
+        .unwrap();
+    assert!(line.contains("1.00×") && line.contains("same (p"), "{line}");
+    assert!(stdout.contains("Mann–Whitney U"));
+    let markdown = std::fs::read_to_string(markdown).unwrap();
+    assert!(markdown.contains("| cpu.branch/mispredict |"), "{markdown}");
+}

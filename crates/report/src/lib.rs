@@ -4,9 +4,11 @@
 //! pure functions of the record, so they are tested on synthetic records and the command
 //! line can rewrite every output after each probe (a crash then loses nothing).
 
+pub mod compare;
 mod csv;
 pub mod headline;
 mod json;
+pub mod load;
 mod markdown;
 mod plots;
 mod rows;

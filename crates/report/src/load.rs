@@ -1,0 +1,131 @@
+//! Reading a results file back: latlab's JSON, and nothing that merely resembles it.
+//!
+//! Every refusal is one sentence naming the file and what to do: a missing or unreadable
+//! file, text that is not JSON (or is cut short), JSON from another tool (Google Benchmark's
+//! own files included: they lack latlab's record), and files from a newer latlab whose schema
+//! this one does not know.
+
+use crate::json::JSON_SCHEMA_VERSION;
+use latlab_engine::model::RunRecord;
+use std::path::Path;
+
+/// Why a results file was refused; the message is the whole explanation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LoadError(pub String);
+
+/// Reads the run recorded in the latlab JSON file at `path`.
+pub fn load_run(path: &Path) -> Result<RunRecord, LoadError> {
+    let shown = path.display();
+    let bytes =
+        std::fs::read(path).map_err(|e| LoadError(format!("{shown}: cannot read it ({e})")))?;
+    parse_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
+}
+
+/// Parses a latlab JSON document; the error says what is wrong with it.
+pub fn parse_run(bytes: &[u8]) -> Result<RunRecord, String> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_eof() {
+            "the JSON ends too soon: the file is truncated (was the run interrupted while it \
+             was written by another program?)"
+                .to_string()
+        } else {
+            format!("not JSON ({e}); give a results.json written by latlab")
+        }
+    })?;
+    let object = value.as_object().ok_or(
+        "JSON, but not latlab's results (not an object); give a results.json written by latlab",
+    )?;
+    let Some(version) = object.get("latlab_schema_version") else {
+        return Err(if object.contains_key("benchmarks") {
+            "a Google Benchmark file without latlab's record; give a results.json written by \
+             latlab"
+                .to_string()
+        } else {
+            "JSON, but not latlab's results (no latlab_schema_version); give a results.json \
+             written by latlab"
+                .to_string()
+        });
+    };
+    let version = version
+        .as_u64()
+        .ok_or("latlab_schema_version is not a whole number: the file is damaged")?;
+    if version > u64::from(JSON_SCHEMA_VERSION) {
+        return Err(format!(
+            "written by a newer latlab (schema {version}; this one reads up to \
+             {JSON_SCHEMA_VERSION}); use that latlab or a newer one"
+        ));
+    }
+    let record = object
+        .get("latlab")
+        .ok_or("latlab's record (the \"latlab\" field) is missing: the file is damaged")?;
+    serde_json::from_value(record.clone())
+        .map_err(|e| format!("latlab's record does not read ({e}): the file is damaged"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Exporter;
+    use proptest::prelude::*;
+
+    fn sample() -> String {
+        let run = crate::test_records::record(vec![crate::test_records::probe(
+            "cpu.call",
+            vec![crate::test_records::result("cpu.call/empty", 1.2, &[])],
+        )]);
+        crate::JsonExporter.render(&run).unwrap()
+    }
+
+    #[test]
+    fn latlab_json_reads_back() {
+        let run = parse_run(sample().as_bytes()).unwrap();
+        assert_eq!(run.results().next().unwrap().name, "cpu.call/empty");
+    }
+
+    #[test]
+    fn each_kind_of_bad_file_is_refused_with_its_reason() {
+        let refused = |text: &str| parse_run(text.as_bytes()).unwrap_err();
+        assert!(refused("hello").contains("not JSON"));
+        let full = sample();
+        assert!(refused(&full[..full.len() / 2]).contains("truncated"));
+        assert!(refused("[1, 2]").contains("not an object"));
+        assert!(refused(r#"{"context": {}, "benchmarks": []}"#).contains("Google Benchmark"));
+        assert!(refused(r#"{"tool": "other"}"#).contains("not latlab's results"));
+        let mut newer: serde_json::Value = serde_json::from_str(&full).unwrap();
+        newer["latlab_schema_version"] = 99.into();
+        assert!(refused(&newer.to_string()).contains("newer latlab"));
+        assert!(refused(r#"{"latlab_schema_version": 1}"#).contains("missing"));
+        assert!(refused(r#"{"latlab_schema_version": 1, "latlab": {"x": 1}}"#).contains("damaged"));
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let error = load_run(Path::new("/nonexistent/results.json")).unwrap_err();
+        assert!(
+            error
+                .0
+                .starts_with("/nonexistent/results.json: cannot read it")
+        );
+    }
+
+    proptest! {
+        /// Random bytes never panic the loader.
+        #[test]
+        fn random_bytes_are_refused_not_panicked_on(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = parse_run(&bytes);
+        }
+
+        /// A real file with one byte changed, or cut anywhere, reads or is refused, and
+        /// never panics.
+        #[test]
+        fn mutated_files_read_or_are_refused(at in 0usize..4096, byte in any::<u8>(), cut in 0usize..4096) {
+            let mut bytes = sample().into_bytes();
+            let at = at % bytes.len();
+            bytes[at] = byte;
+            let _ = parse_run(&bytes);
+            let cut = cut % bytes.len();
+            prop_assert!(parse_run(&bytes[..cut]).is_err());
+        }
+    }
+}
