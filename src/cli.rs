@@ -38,6 +38,9 @@ pub enum Command {
     /// Run the memory family (probes mem.*): latency by working-set size, cache levels.
     #[command(after_help = EXIT_CODES)]
     Mem(RunArgs),
+    /// Write the self-contained HTML report of a results file (a run writes one itself).
+    #[command(after_help = REPORT_EXIT_CODES)]
+    Report(ReportArgs),
     /// Compare runs: the same results side by side, the ratio to the first run, and whether
     /// each difference is larger than the noise (Mann–Whitney U test).
     #[command(after_help = COMPARE_EXIT_CODES)]
@@ -125,6 +128,20 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub fake_clock: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results file written by latlab (results.json).
+    #[arg(value_name = "RESULTS.json")]
+    pub file: PathBuf,
+    /// Where to write the page [default: report.html beside RESULTS.json].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+const REPORT_EXIT_CODES: &str = "Exit status:
+  0    the report was written
+  2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

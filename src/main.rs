@@ -37,6 +37,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => run_probes(&cli.run, None, true),
         Some(Command::Run(args)) => run_probes(&args, None, false),
         Some(Command::Mem(args)) => run_probes(&args, Some("mem."), false),
+        Some(Command::Report(args)) => report(&args),
         Some(Command::Compare(args)) => compare(&args),
         Some(Command::List) => {
             list_probes()?;
@@ -70,6 +71,38 @@ fn run_probes(
         signal_hook::flag::register(signal, Arc::clone(&cancel))?;
     }
     run::execute(plan, cancel)
+}
+
+/// `latlab report`: the HTML page of one results file.
+fn report(args: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    let run = match latlab_report::load::load_run(&args.file) {
+        Ok(run) => run,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join("report.html")
+    });
+    if out
+        .parent()
+        .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        eprintln!(
+            "error: --out {}: its directory does not exist; create it or choose another",
+            out.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    use latlab_report::Exporter;
+    let page = latlab_report::HtmlExporter.render(&run)?;
+    latlab_report::write_output(&latlab_report::OutputTarget::File(out.clone()), &page)?;
+    println!("report: {} ({} KiB)", out.display(), page.len() / 1024);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `latlab compare`: loads every file first (any refusal is one line and status 2), then

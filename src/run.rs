@@ -10,8 +10,8 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{BenchResult, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
-    CsvExporter, Exporter, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, write_output, write_plots,
+    CsvExporter, Exporter, HeadlineExporter, HtmlExporter, JsonExporter, MarkdownExporter,
+    OutputTarget, TableExporter, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -98,11 +98,21 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     };
     record.complete = !interrupted;
     write_rewritable(&plan, &record)?;
-    let plots = match &plan.outputs.plots_dir {
-        Some(dir) => write_plots(&record, dir)?,
-        None => Vec::new(),
+    let (plots, report) = match &plan.outputs.plots_dir {
+        Some(dir) => {
+            let report = dir.join("report.html");
+            write_output(
+                &OutputTarget::File(report.clone()),
+                &HtmlExporter.render(&record)?,
+            )?;
+            (write_plots(&record, dir)?, Some(report))
+        }
+        None => (Vec::new(), None),
     };
     write_once_and_table(&plan, &record)?;
+    if let Some(report) = report {
+        eprintln!("report: {}", report.display());
+    }
     if !plots.is_empty() {
         let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
         eprintln!("plots: {}", names.join(", "));

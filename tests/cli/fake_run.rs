@@ -32,10 +32,14 @@ fn the_table_is_exactly_as_expected() {
         .assert()
         .success()
         .stdout(EXPECTED_TABLE)
-        .stderr("");
+        .stderr("report: latlab-results/report.html\n");
     assert_eq!(
         files_in(dir.path()),
-        ["latlab-results", "latlab-results/results.json"]
+        [
+            "latlab-results",
+            "latlab-results/report.html",
+            "latlab-results/results.json"
+        ]
     );
 }
 
@@ -214,7 +218,11 @@ fn plots_go_into_the_results_directory() {
         .iter()
         .flat_map(|p| ["png", "svg"].map(|ext| format!("res/mem-{p}.{ext}")))
         .collect();
-    expected.extend(["res".into(), "res/results.json".into()]);
+    expected.extend([
+        "res".into(),
+        "res/report.html".into(),
+        "res/results.json".into(),
+    ]);
     expected.sort();
     assert_eq!(files_in(dir.path()), expected);
     let stderr = String::from_utf8_lossy(&output.get_output().stderr);

@@ -2,6 +2,7 @@
 //! (`--fake-clock`): a deterministic clock and environment, so output can be asserted exactly.
 
 mod bad_input;
+mod browser;
 mod commands;
 mod fake_run;
 mod json_schema;

@@ -91,7 +91,11 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     assert_eq!(status.code(), Some(130));
     assert_eq!(
         files_in(dir.path()),
-        ["latlab-results", "latlab-results/results.json"]
+        [
+            "latlab-results",
+            "latlab-results/report.html",
+            "latlab-results/results.json"
+        ]
     );
     let json = std::fs::read(dir.path().join("latlab-results/results.json")).unwrap();
     let run = record(&json);

@@ -232,7 +232,7 @@ pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
             let (measured, note) = match &spec.source {
                 Source::Result(name) => match find(name) {
                     Some(result) => (Some(figure(result, 1.0, name)), spec.qualifier.to_string()),
-                    None => (None, format!("not measured in this run ({name})")),
+                    None => (None, format!("no {name} in this run")),
                 },
                 Source::SequentialRead(bytes) => match largest_read(run) {
                     Some(result) => {
@@ -243,10 +243,7 @@ pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
                             String::new(),
                         )
                     }
-                    None => (
-                        None,
-                        "not measured in this run (mem.bandwidth/read/all)".to_string(),
-                    ),
+                    None => (None, "no mem.bandwidth/read/all in this run".to_string()),
                 },
                 Source::ReferenceOnly(why) => (None, format!("reference only: {why}")),
             };
@@ -484,7 +481,7 @@ mod tests {
         let seek = row("Disk seek");
         assert!(seek.measured.is_none() && seek.note.starts_with("reference only"));
         let mutex = row("Mutex lock/unlock");
-        assert!(mutex.measured.is_none() && mutex.note.starts_with("not measured"));
+        assert!(mutex.measured.is_none() && mutex.note.starts_with("no thread.mutex"));
         let text = HeadlineExporter.render(&run).unwrap();
         assert!(text.contains("Latency numbers for this machine"));
         assert!(text.contains("if an L1 hit took 1 s"));

@@ -7,6 +7,7 @@
 pub mod compare;
 mod csv;
 pub mod headline;
+mod html;
 mod json;
 pub mod load;
 mod markdown;
@@ -20,6 +21,7 @@ mod write;
 
 pub use crate::csv::CsvExporter;
 pub use headline::HeadlineExporter;
+pub use html::HtmlExporter;
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 pub use plots::{RenderedPlot, render_plots, write_plots};

@@ -99,6 +99,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             whole.push(
                 result
                     .with_bytes_per_operation(size)
+                    .with_parameter("size_bytes", size)
                     .as_sweep_detail(super::is_sweep_detail(size)),
             );
             // SAFETY: a valid C path.
@@ -120,6 +121,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             positioned.push(
                 result
                     .with_bytes_per_operation(size)
+                    .with_parameter("size_bytes", size)
                     .as_sweep_detail(super::is_sweep_detail(size)),
             );
             std::fs::remove_file(&path).ok();

@@ -1,10 +1,11 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
-//! Figures are pure functions of the record (`memory.rs` says which), drawn by `figure.rs`
+//! Figures are pure functions of the record (`memory.rs` and `files.rs` say which), drawn by `figure.rs`
 //! once on an SVG backend and once on a bitmap that is encoded as PNG. Each file is written
 //! atomically, like every other output.
 
 mod figure;
+mod files;
 mod memory;
 
 use crate::ExportError;
@@ -26,6 +27,7 @@ pub struct RenderedPlot {
 pub fn render_plots(run: &RunRecord) -> Result<Vec<RenderedPlot>, ExportError> {
     memory::figures(run)
         .into_iter()
+        .chain(files::figures(run))
         .map(|(stem, figure)| {
             Ok(RenderedPlot {
                 stem,

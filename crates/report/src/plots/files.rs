@@ -1,0 +1,109 @@
+//! The file family's figure: the time of each operation by file size, reads above, writes
+//! below, both axes logarithmic (a 0-byte file has no place on them and is left out).
+
+use super::figure::{Corner, Figure, Panel, Scale, Series, Stroke};
+use crate::units::{format_bytes, format_ns};
+use latlab_engine::model::{BenchResult, RunRecord};
+
+/// `(stem, figure)` when the run measured file sizes.
+pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
+    let results: Vec<&BenchResult> = run
+        .results()
+        .filter(|r| r.name.starts_with("file.read/") || r.name.starts_with("file.write/"))
+        .collect();
+    let series = |prefix: &str, suffix: &str, label: &str, style: Stroke, color: usize| {
+        let points: Vec<(f64, f64)> = results
+            .iter()
+            .filter(|r| r.name.starts_with(prefix) && r.name.ends_with(suffix))
+            .filter_map(|r| {
+                let size: f64 = r.parameters.get("size_bytes")?.parse().ok()?;
+                (size > 0.0).then_some((size, r.summary.median))
+            })
+            .collect();
+        (!points.is_empty()).then(|| Series {
+            label: label.to_string(),
+            points,
+            style,
+            color,
+        })
+    };
+    let reads: Vec<Series> = [
+        series(
+            "file.read/open-read-close/",
+            "",
+            "open + read + close",
+            Stroke::Line,
+            0,
+        ),
+        series(
+            "file.read/pread/",
+            "",
+            "pread, descriptor kept open",
+            Stroke::Line,
+            1,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let writes: Vec<Series> = [
+        series(
+            "file.write/no-fsync/",
+            "/create-write-close",
+            "create + write + close",
+            Stroke::Line,
+            2,
+        ),
+        series(
+            "file.write/fsync/",
+            "/create-write-fsync-close",
+            "… + fsync",
+            Stroke::Line,
+            3,
+        ),
+        series(
+            "file.write/no-fsync/",
+            "/unlink",
+            "unlink",
+            Stroke::Dashed,
+            2,
+        ),
+        series(
+            "file.write/fsync/",
+            "/unlink",
+            "unlink after fsync",
+            Stroke::Dashed,
+            3,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let panel = |y_label: &str, series: Vec<Series>| Panel {
+        y_label: y_label.into(),
+        y_scale: Scale::Log,
+        y_format: format_ns,
+        series,
+        marks: Vec::new(),
+        legend: Corner::UpperLeft,
+    };
+    let mut panels = Vec::new();
+    if !reads.is_empty() {
+        panels.push(panel("time per read (median)", reads));
+    }
+    if !writes.is_empty() {
+        panels.push(panel("time per file (median)", writes));
+    }
+    if panels.is_empty() {
+        return Vec::new();
+    }
+    vec![(
+        "file-sizes",
+        Figure {
+            title: "file.read and file.write: time by file size".into(),
+            x_label: "file size".into(),
+            x_format: format_bytes,
+            panels,
+        },
+    )]
+}
