@@ -230,3 +230,16 @@ fn compare_refuses_what_is_not_a_latlab_results_file() {
         refused_in(dir.path(), &["compare", &good, &bad], expected);
     }
 }
+
+#[test]
+fn report_refuses_a_bad_file_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("results.json");
+    std::fs::write(&bad, "{\"benchmarks\": [").unwrap();
+    refused_in(dir.path(), &["report", bad.to_str().unwrap()], "truncated");
+    refused_in(
+        dir.path(),
+        &["report", dir.path().join("missing.json").to_str().unwrap()],
+        "cannot read it",
+    );
+}

@@ -99,3 +99,24 @@ fn compare_puts_runs_side_by_side_and_writes_markdown() {
     let markdown = std::fs::read_to_string(markdown).unwrap();
     assert!(markdown.contains("| cpu.branch/mispredict |"), "{markdown}");
 }
+
+#[test]
+fn report_writes_the_page_beside_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _) = two_runs(dir.path());
+    let output = latlab(dir.path()).arg("report").arg(&a).assert().success();
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("cpu.branch/mispredict"));
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(stdout.starts_with("report: "), "{stdout}");
+    let elsewhere = dir.path().join("elsewhere.html");
+    latlab(dir.path())
+        .arg("report")
+        .arg(&a)
+        .arg("--out")
+        .arg(&elsewhere)
+        .assert()
+        .success();
+    assert!(elsewhere.exists());
+}
