@@ -105,6 +105,33 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     assert!(run.probes.len() < latlab_probes::PROBES.len());
 }
 
+/// Runs latlab with `args` in `dir`, sends it SIGINT as soon as `ready` holds (failing after
+/// 20 s), and returns its exit status.
+fn interrupt_once(dir: &std::path::Path, args: &[&str], ready: impl Fn() -> bool) -> Option<i32> {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !ready() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("latlab {args:?} never got ready to be interrupted");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.wait().unwrap().code()
+}
+
 /// The pids of processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
@@ -125,29 +152,11 @@ fn ctrl_c_during_a_ping_pong_leaves_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("peers-marker-results");
     let marker = out.display().to_string();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
-        .current_dir(dir.path())
-        .args(["run", "--only", "proc.pipe", "--samples", "100000"])
-        .args(["--target-time", "5ms", "--out", &marker])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the forked peer is there (latlab and its child share the command line).
-    let started = std::time::Instant::now();
-    while processes_with(&marker).len() < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the peer never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let args = ["run", "--only", "proc.pipe", "--samples", "100000"];
+    let args = [&args[..], &["--target-time", "5ms", "--out", &marker]].concat();
+    // Interrupt once the forked peer is there (latlab and its child share the command line).
+    let status = interrupt_once(dir.path(), &args, || processes_with(&marker).len() >= 2);
+    assert_eq!(status, Some(130));
     // Killed peers vanish within moments; a leak would stay.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(processes_with(&marker), Vec::<u32>::new());
@@ -228,28 +237,18 @@ fn ctrl_c_during_the_file_probes_leaves_no_files() {
     let dir = tempfile::tempdir().unwrap();
     let measured = dir.path().join("measured");
     std::fs::create_dir(&measured).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
-        .current_dir(dir.path())
-        .args(["run", "--only", "file.read", "--samples", "100000", "--dir"])
-        .arg(&measured)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the probe's private directory has files in it.
-    let started = std::time::Instant::now();
-    while files_in(&measured).len() < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the probe never started"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let dir_arg = measured.display().to_string();
+    let args = [
+        "run",
+        "--only",
+        "file.read",
+        "--samples",
+        "100000",
+        "--dir",
+        &dir_arg,
+    ];
+    // Interrupt once the probe's private directory has files in it.
+    let status = interrupt_once(dir.path(), &args, || files_in(&measured).len() >= 2);
+    assert_eq!(status, Some(130));
     assert_eq!(files_in(&measured), Vec::<String>::new());
 }

@@ -26,7 +26,7 @@
 //! when tracefs cannot be written, the results say why.
 
 use crate::distribution::{histogram_us, percentile};
-use crate::peer::{Child, Failure, Watchdog, leave_realtime, time_limit};
+use crate::peer::{Child, Failure, Watchdog, enter_fifo, leave_realtime, time_limit};
 use crate::proc::read_byte;
 use crate::thread::semaphore::Semaphore;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
@@ -81,28 +81,7 @@ fn enter(arm: Arm) -> Result<(), i32> {
             leave_realtime();
             Ok(())
         }
-        Arm::Fifo => {
-            let limit = libc::rlimit {
-                rlim_cur: latlab_engine::isolation::RT_CPU_SOFT_LIMIT.as_micros() as libc::rlim_t,
-                rlim_max: latlab_engine::isolation::RT_CPU_HARD_LIMIT.as_micros() as libc::rlim_t,
-            };
-            let param = libc::sched_param {
-                sched_priority: FIFO_PRIORITY,
-            };
-            // SAFETY: valid rlimit and sched_param; both calls act on the caller only (the
-            // limit on its process, which only tightens it).
-            unsafe {
-                let mut current: libc::rlimit = std::mem::zeroed();
-                libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
-                if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur {
-                    libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
-                }
-                if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
-                    return Err(*libc::__errno_location());
-                }
-            }
-            Ok(())
-        }
+        Arm::Fifo => enter_fifo(FIFO_PRIORITY),
     }
 }
 

@@ -6,9 +6,11 @@
 pub(crate) mod priority;
 pub(crate) mod wakeup;
 
-use crate::peer::leave_realtime;
+use crate::ProbeError;
+use crate::peer::{enter_fifo, leave_realtime};
 use latlab_engine::environment::online_cpus;
 use latlab_engine::isolation::{allowed_cpus, pin_to_cpu, set_allowed_cpus};
+use latlab_engine::{BenchResult, Warning};
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,26 +88,12 @@ impl Class {
             }
             Class::SchedIdle => policy(libc::SCHED_IDLE, 0).map_err(|e| format!("SCHED_IDLE: {e}")),
             Class::UclampMax => clamp_utilisation(256),
-            Class::Fifo => {
-                let limit = libc::rlimit {
-                    rlim_cur: latlab_engine::isolation::RT_CPU_SOFT_LIMIT.as_micros()
-                        as libc::rlim_t,
-                    rlim_max: latlab_engine::isolation::RT_CPU_HARD_LIMIT.as_micros()
-                        as libc::rlim_t,
-                };
-                // SAFETY: getrlimit/setrlimit with valid structures; only tightens the limit.
-                unsafe {
-                    let mut current: libc::rlimit = std::mem::zeroed();
-                    libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
-                    if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur
-                    {
-                        libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
-                    }
-                }
-                policy(libc::SCHED_FIFO, 10).map_err(|e| {
-                    format!("SCHED_FIFO was refused ({e}): it needs CAP_SYS_NICE or ulimit -r 10")
-                })
-            }
+            Class::Fifo => enter_fifo(10).map_err(|errno| {
+                format!(
+                    "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or ulimit -r 10",
+                    io::Error::from_raw_os_error(errno)
+                )
+            }),
         }
     }
 
@@ -114,6 +102,49 @@ impl Class {
         std::thread::spawn(move || self.enter())
             .join()
             .unwrap_or_else(|_| Err("the check thread failed".into()))
+    }
+}
+
+/// The classes of `wanted` that a thread may enter here, and for the others why not.
+pub(crate) struct Classes {
+    pub(crate) available: Vec<Class>,
+    skipped: Vec<(&'static str, String)>,
+}
+
+impl Classes {
+    pub(crate) fn check(wanted: &[Class]) -> Classes {
+        let mut classes = Classes {
+            available: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for &class in wanted {
+            match class.available() {
+                Ok(()) => classes.available.push(class),
+                Err(reason) => classes.skipped.push((class.label(), reason)),
+            }
+        }
+        classes
+    }
+
+    /// Says on the first result which classes were skipped, and why.
+    pub(crate) fn note_skipped(self, results: &mut [BenchResult]) {
+        if let Some(first) = results.first_mut() {
+            for (label, reason) in self.skipped {
+                first.warnings.push(Warning::part_skipped(
+                    &format!("the {label} class"),
+                    &reason,
+                ));
+            }
+        }
+    }
+}
+
+/// Stops a loop of measurements when the run is interrupted (Ctrl-C).
+pub(crate) fn check_cancel(cancel: &AtomicBool) -> Result<(), ProbeError> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(ProbeError::Interrupted(latlab_engine::Interrupted))
+    } else {
+        Ok(())
     }
 }
 

@@ -15,9 +15,9 @@
 //! (0.5 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
 //! of the job it had done, which the result says.
 
-use super::{Class, Condition, home_cpu, on_thread};
+use super::{Class, Classes, Condition, check_cancel, home_cpu, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
-use latlab_engine::{BenchResult, Warning};
+use latlab_engine::BenchResult;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -117,32 +117,19 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (target, runs, cap) = shape(ctx.suite);
     let cpu = home_cpu();
     let chunks = calibrate(cpu, target).map_err(ProbeError::Failed)?;
-    let classes = [
+    let classes = Classes::check(&[
         Class::Nice0,
         Class::Nice19,
         Class::SchedBatch,
         Class::SchedIdle,
         Class::UclampMax,
-    ];
-    let mut skipped = Vec::new();
-    let available: Vec<Class> = classes
-        .into_iter()
-        .filter(|class| match class.available() {
-            Ok(()) => true,
-            Err(reason) => {
-                skipped.push((class.label(), reason));
-                false
-            }
-        })
-        .collect();
+    ]);
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
-        for &class in &available {
-            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(ProbeError::Interrupted(latlab_engine::Interrupted));
-            }
+        for &class in &classes.available {
+            check_cancel(&cancel)?;
             let hogs = condition.hogs(cpu, cap * (runs as u32 + 1));
             let allowed = condition.cpus(cpu);
             let jobs: Vec<JobRun> = (0..runs)
@@ -181,14 +168,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             results.push(result);
         }
     }
-    if let Some(first) = results.first_mut() {
-        for (label, reason) in skipped {
-            first.warnings.push(Warning::part_skipped(
-                &format!("the {label} class"),
-                &reason,
-            ));
-        }
-    }
+    classes.note_skipped(&mut results);
     Ok(results)
 }
 

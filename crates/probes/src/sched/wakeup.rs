@@ -9,10 +9,10 @@
 //! histogram in power-of-two microsecond buckets. A class starved under contention takes
 //! longer per wake-up: each condition stops after its time budget, with the count it got.
 
-use super::{Class, Condition, home_cpu, on_thread};
+use super::{Class, Classes, Condition, check_cancel, home_cpu, on_thread};
 use crate::distribution::{histogram_us, percentile};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
-use latlab_engine::{BenchResult, Warning};
+use latlab_engine::BenchResult;
 use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -77,30 +77,18 @@ fn wake_ups(count: usize, budget: Duration) -> Vec<f64> {
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (count, budget) = shape(ctx.suite);
     let cpu = home_cpu();
-    let mut skipped = Vec::new();
-    let classes: Vec<Class> = [
+    let classes = Classes::check(&[
         Class::Nice0,
         Class::Nice19,
         Class::SchedBatch,
         Class::SchedIdle,
         Class::Fifo,
-    ]
-    .into_iter()
-    .filter(|class| match class.available() {
-        Ok(()) => true,
-        Err(reason) => {
-            skipped.push((class.label(), reason));
-            false
-        }
-    })
-    .collect();
+    ]);
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     for condition in [Condition::Alone, Condition::Contended] {
-        for &class in &classes {
-            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(ProbeError::Interrupted(latlab_engine::Interrupted));
-            }
+        for &class in &classes.available {
+            check_cancel(&cancel)?;
             let hogs = condition.hogs(cpu, budget * 2);
             let late =
                 on_thread(&[cpu], class, || wake_ups(count, budget)).map_err(ProbeError::Failed)?;
@@ -117,14 +105,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             }
         }
     }
-    if let Some(first) = results.first_mut() {
-        for (label, reason) in skipped {
-            first.warnings.push(Warning::part_skipped(
-                &format!("the {label} class"),
-                &reason,
-            ));
-        }
-    }
+    classes.note_skipped(&mut results);
     Ok(results)
 }
 
