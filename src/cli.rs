@@ -19,7 +19,8 @@ Exit status:
     version,
     about,
     long_about = "Measures the latency numbers of this machine: clock, calls, system calls, \
-                  branches, allocation. With no subcommand, runs the quick suite.",
+                  branches, memory, threads, processes, IPC, files, scheduling. With no \
+                  subcommand, runs the quick suite and ends with the latency-numbers table.",
     args_conflicts_with_subcommands = true,
     after_help = EXIT_CODES
 )]
