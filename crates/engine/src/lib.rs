@@ -33,3 +33,4 @@ mod usage;
 pub use clock::{Clock, ClockInfo, ClockKind};
 pub use model::{BenchResult, Verdict, Warning};
 pub use runner::{Config, Interrupted, MIN_SAMPLES, Runner};
+pub use usage::thread_cpu_ns;

@@ -2,8 +2,8 @@
 
 use crate::model::Integrity;
 
-/// The measuring thread's CPU time in nanoseconds.
-pub(crate) fn thread_cpu_ns() -> u64 {
+/// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -333,6 +333,10 @@ pub(crate) fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
     }
 }
 
+/// The SCHED_FIFO priority of latlab's real-time arms (`ipc.latency`, `sched.wakeup`): above
+/// the run's own `--rt` priority 1.
+pub(crate) const FIFO_PRIORITY: i32 = 10;
+
 /// Moves the calling thread to SCHED_FIFO at `priority`, after making sure RLIMIT_RTTIME
 /// bounds it (the limit is tightened to latlab's, never loosened), so that a real-time arm
 /// that stopped blocking is stopped by the kernel. The error number when refused.
@@ -379,7 +383,8 @@ pub(crate) fn leave_realtime() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proc::{Pipe, raw, read_byte, write_byte};
+    use crate::proc::{Pipe, read_byte, write_byte};
+    use std::os::fd::AsRawFd;
 
     /// Whether `pid` still exists, as a process or a zombie.
     fn exists(pid: libc::pid_t) -> bool {
@@ -391,7 +396,7 @@ mod tests {
     fn ping_pong_with(answers: u32, hang: bool, limit: Duration) -> (Result<(), ProbeError>, i32) {
         let mut runner = crate::test_runner(5, Duration::from_micros(200));
         let (there, back) = (Pipe::new().unwrap(), Pipe::new().unwrap());
-        let (child_read, child_write) = (raw(&there.read), raw(&back.write));
+        let (child_read, child_write) = (there.read.as_raw_fd(), back.write.as_raw_fd());
         let child = Child::fork(move || {
             for _ in 0..answers {
                 match read_byte(child_read) {
@@ -412,7 +417,7 @@ mod tests {
         drop((there.read, back.write));
         let failure = Failure::default();
         let watchdog = Watchdog::arm(vec![pid], Vec::new(), limit, "test", &failure);
-        let (to, from) = (raw(&there.write), raw(&back.read));
+        let (to, from) = (there.write.as_raw_fd(), back.read.as_raw_fd());
         let outcome = failure.guard(&mut runner, |runner| {
             runner.bench("test/ping-pong", "a planted peer", || {
                 if !write_byte(to, 1) || read_byte(from).is_none() {

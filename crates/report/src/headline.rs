@@ -214,7 +214,35 @@ impl HeadlineRow {
     pub fn ratio(&self) -> Option<f64> {
         Some(self.measured.as_ref()?.median_ns / self.reference_ns?)
     }
+
+    /// The "measured by" text: the result read, with what it is; or why there is none.
+    pub fn how(&self) -> String {
+        match &self.measured {
+            Some(m) if self.note.is_empty() => m.source.clone(),
+            Some(m) => format!("{} ({})", m.source, self.note),
+            None => self.note.clone(),
+        }
+    }
+
+    /// How long the row's figure (this machine's, else 2012's) would take if an L1 hit took
+    /// `l1_ns` nanoseconds per second.
+    pub fn human_scale(&self, l1_ns: f64) -> Option<String> {
+        let ns = self
+            .measured
+            .as_ref()
+            .map(|m| m.median_ns)
+            .or(self.reference_ns)?;
+        Some(human_duration(ns / l1_ns))
+    }
 }
+
+/// This machine's L1 hit from the rows, if measured.
+pub fn measured_l1_ns(rows: &[HeadlineRow]) -> Option<f64> {
+    rows.first()?.measured.as_ref().map(|m| m.median_ns)
+}
+
+/// The L1 hit the human-scale column stretches to one second: this machine's, else 2012's.
+pub(crate) const REFERENCE_L1_NS: f64 = 0.5;
 
 /// The headline rows for a run.
 pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
@@ -308,16 +336,13 @@ pub struct HeadlineExporter;
 impl Exporter for HeadlineExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
         let rows = headline_rows(run);
-        let l1 = rows
-            .first()
-            .and_then(|r| r.measured.as_ref())
-            .map(|m| m.median_ns);
+        let l1 = measured_l1_ns(&rows);
         let scale_title = if l1.is_some() {
             "if an L1 hit took 1 s"
         } else {
             "if an L1 hit (2012) took 1 s"
         };
-        let l1_ns = l1.unwrap_or(0.5);
+        let l1_ns = l1.unwrap_or(REFERENCE_L1_NS);
         let headers: Vec<String> = [
             "operation",
             "this machine",
@@ -333,16 +358,6 @@ impl Exporter for HeadlineExporter {
         let cells: Vec<Vec<String>> = rows
             .iter()
             .map(|row| {
-                let value = row
-                    .measured
-                    .as_ref()
-                    .map(|m| m.median_ns)
-                    .or(row.reference_ns);
-                let how = match (&row.measured, row.note.is_empty()) {
-                    (Some(m), true) => m.source.clone(),
-                    (Some(m), false) => format!("{} ({})", m.source, row.note),
-                    (None, _) => row.note.clone(),
-                };
                 vec![
                     row.operation.clone(),
                     row.measured
@@ -353,15 +368,14 @@ impl Exporter for HeadlineExporter {
                     }),
                     row.reference_ns.map_or_else(|| "—".into(), format_ns),
                     row.ratio().map_or_else(String::new, format_ratio),
-                    value.map_or_else(String::new, |ns| {
-                        let scaled = human_duration(ns / l1_ns);
+                    row.human_scale(l1_ns).map_or_else(String::new, |scaled| {
                         if row.measured.is_some() {
                             scaled
                         } else {
                             format!("({scaled})")
                         }
                     }),
-                    how,
+                    row.how(),
                 ]
             })
             .collect();

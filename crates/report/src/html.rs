@@ -7,7 +7,7 @@
 //! histograms and the core-to-core matrix drawn here as plain SVG), the scheduling table, every
 //! result with its method and spread, and every warning.
 
-use crate::headline::{HeadlineRow, headline_rows, human_duration};
+use crate::headline::{HeadlineRow, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::plots::render_plots;
 use crate::rows::headline;
 use crate::units::{format_ns, format_percent, format_rate};
@@ -137,10 +137,7 @@ fn environment(page: &mut String, run: &RunRecord) {
 }
 
 fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
-    let l1 = rows
-        .first()
-        .and_then(|r| r.measured.as_ref())
-        .map_or(0.5, |m| m.median_ns);
+    let l1 = measured_l1_ns(rows).unwrap_or(REFERENCE_L1_NS);
     page.push_str(
         "<h2 id=\"latency-numbers\">Latency numbers for this machine</h2>\n\
          <table id=\"headline\">\n<tr><th>operation</th><th>this machine</th><th>p5 … p95</th>\
@@ -148,12 +145,6 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
     );
     for row in rows {
         let measured = row.measured.as_ref();
-        let value = measured.map(|m| m.median_ns).or(row.reference_ns);
-        let how = match measured {
-            Some(m) if row.note.is_empty() => m.source.clone(),
-            Some(m) => format!("{} ({})", m.source, row.note),
-            None => row.note.clone(),
-        };
         let _ = writeln!(
             page,
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -172,8 +163,8 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
             )),
             row.reference_ns.map_or_else(|| "—".into(), format_ns),
             row.ratio().map_or_else(String::new, |r| format!("{r:.3}×")),
-            value.map_or_else(String::new, |ns| human_duration(ns / l1)),
-            escape(&how)
+            row.human_scale(l1).unwrap_or_default(),
+            escape(&row.how())
         );
     }
     page.push_str(

@@ -31,20 +31,13 @@ const SLOPE_FROM: u64 = 64 << 10;
 /// difference of two medians is not lost in the read's own noise.
 const OPEN_CLOSE_UP_TO: u64 = 64 << 10;
 
-/// Reads `size` bytes from `fd` at offset 0 into `buffer`; false on error or short file.
-#[inline]
-fn pread_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
+/// Fills `buffer` with calls of `read(rest, offset)` (a `read` or `pread` of the unfilled
+/// rest at that file offset); false on an error or a file shorter than the buffer.
+#[inline(always)]
+fn fill(buffer: &mut [u8], mut read: impl FnMut(&mut [u8], usize) -> isize) -> bool {
     let mut done = 0;
     while done < buffer.len() {
-        // SAFETY: the destination is the unfilled rest of `buffer`.
-        let got = unsafe {
-            libc::pread(
-                fd,
-                buffer[done..].as_mut_ptr().cast(),
-                buffer.len() - done,
-                done as libc::off_t,
-            )
-        };
+        let got = read(&mut buffer[done..], done);
         if got <= 0 {
             return false;
         }
@@ -53,19 +46,27 @@ fn pread_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
     true
 }
 
+/// Reads the whole of `buffer` from `fd`'s current position.
 #[inline]
 fn read_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
-    let mut done = 0;
-    while done < buffer.len() {
-        // SAFETY: as above.
-        let got =
-            unsafe { libc::read(fd, buffer[done..].as_mut_ptr().cast(), buffer.len() - done) };
-        if got <= 0 {
-            return false;
-        }
-        done += got as usize;
-    }
-    true
+    // SAFETY: the destination is the unfilled rest of `buffer`, of the length passed.
+    fill(buffer, |rest, _| unsafe {
+        libc::read(fd, rest.as_mut_ptr().cast(), rest.len())
+    })
+}
+
+/// Reads the whole of `buffer` from offset 0 of `fd` with `pread`.
+#[inline]
+fn pread_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
+    // SAFETY: as above; the offset is how much is already read.
+    fill(buffer, |rest, offset| unsafe {
+        libc::pread(
+            fd,
+            rest.as_mut_ptr().cast(),
+            rest.len(),
+            offset as libc::off_t,
+        )
+    })
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {

@@ -26,7 +26,9 @@
 //! when tracefs cannot be written, the results say why.
 
 use crate::distribution::{histogram_us, percentile};
-use crate::peer::{Child, Failure, Watchdog, enter_fifo, leave_realtime, time_limit};
+use crate::peer::{
+    Child, FIFO_PRIORITY, Failure, Watchdog, enter_fifo, leave_realtime, time_limit,
+};
 use crate::proc::read_byte;
 use crate::thread::semaphore::Semaphore;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
@@ -46,8 +48,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 
 /// The default deadline, as in the binder latency test.
 pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_micros(2500);
-/// The real-time priority of the `fifo` arm and of the priority-inheritance waiter.
-const FIFO_PRIORITY: i32 = 10;
 /// Round trips per pair and arm by default.
 fn default_iterations(suite: Suite) -> usize {
     match suite {
@@ -87,17 +87,7 @@ fn enter(arm: Arm) -> Result<(), i32> {
 
 /// Whether this process may run threads at SCHED_FIFO: `Err` with the reason if not.
 fn realtime_permitted() -> Result<(), String> {
-    std::thread::spawn(|| {
-        enter(Arm::Fifo).map_err(|errno| {
-            format!(
-                "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or a real-time priority \
-                 limit of at least {FIFO_PRIORITY} (ulimit -r)",
-                std::io::Error::from_raw_os_error(errno)
-            )
-        })
-    })
-    .join()
-    .unwrap_or_else(|_| Err("the check thread failed".into()))
+    crate::sched::Class::Fifo.available()
 }
 
 /// The CPU the caller runs on, or -1.

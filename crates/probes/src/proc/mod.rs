@@ -4,7 +4,7 @@ pub(crate) mod pipe;
 pub(crate) mod spawn;
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// A pipe's two ends, closed on exec and when dropped.
 pub(crate) struct Pipe {
@@ -42,9 +42,4 @@ pub(crate) fn read_byte(fd: RawFd) -> Option<u8> {
     let mut byte = 0u8;
     // SAFETY: the buffer is one valid, writable byte.
     (unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) } == 1).then_some(byte)
-}
-
-/// The raw descriptor, for code that runs in a forked child.
-pub(crate) fn raw(fd: &OwnedFd) -> RawFd {
-    fd.as_raw_fd()
 }

@@ -12,13 +12,14 @@
 //! `unpinned` (any online CPU: each answer may wake the other CPU, which on a VM costs far
 //! more than a switch).
 
-use super::{Pipe, raw, read_byte, write_byte};
+use super::{Pipe, read_byte, write_byte};
 use crate::peer::{Child, Failure, Watchdog, time_limit};
 use crate::thread::{Pair, cpu_pair};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::environment::online_cpus;
 use latlab_engine::isolation::{AffinityGuard, allowed_cpus, set_allowed_cpus};
 use latlab_engine::{BenchResult, Runner};
+use std::os::fd::AsRawFd;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.pipe",
@@ -79,7 +80,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let cpu_list = format!("{cpus:?}");
 
     let alone = Pipe::new().map_err(|e| io_failure("pipe", e))?;
-    let (alone_read, alone_write) = (raw(&alone.read), raw(&alone.write));
+    let (alone_read, alone_write) = (alone.read.as_raw_fd(), alone.write.as_raw_fd());
     let failure = Failure::default();
     let write_read = failure.guard(runner, |runner| {
         Ok(runner.bench(
@@ -96,8 +97,8 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
 
     let there = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let back = Pipe::new().map_err(|e| io_failure("pipe", e))?;
-    let (child_read, child_write) = (raw(&there.read), raw(&back.write));
-    let (parent_write, parent_read) = (raw(&there.write), raw(&back.read));
+    let (child_read, child_write) = (there.read.as_raw_fd(), back.write.as_raw_fd());
+    let (parent_write, parent_read) = (there.write.as_raw_fd(), back.read.as_raw_fd());
     let child = Child::fork(move || {
         // SAFETY: closing the parent's ends of the pipes in the child.
         unsafe {

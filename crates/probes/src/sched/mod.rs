@@ -7,7 +7,7 @@ pub(crate) mod priority;
 pub(crate) mod wakeup;
 
 use crate::ProbeError;
-use crate::peer::{enter_fifo, leave_realtime};
+use crate::peer::{FIFO_PRIORITY, enter_fifo, leave_realtime};
 use latlab_engine::environment::online_cpus;
 use latlab_engine::isolation::{allowed_cpus, pin_to_cpu, set_allowed_cpus};
 use latlab_engine::{BenchResult, Warning};
@@ -29,7 +29,7 @@ pub(crate) enum Class {
     /// SCHED_OTHER at nice 0 with its utilisation clamped to a quarter (uclamp max 256 of
     /// 1024), a hint for frequency selection and placement on asymmetric machines.
     UclampMax,
-    /// SCHED_FIFO priority 10, under RLIMIT_RTTIME (wake-up latency only).
+    /// SCHED_FIFO at [`FIFO_PRIORITY`], under RLIMIT_RTTIME (wake-up latency only).
     Fifo,
 }
 
@@ -88,9 +88,10 @@ impl Class {
             }
             Class::SchedIdle => policy(libc::SCHED_IDLE, 0).map_err(|e| format!("SCHED_IDLE: {e}")),
             Class::UclampMax => clamp_utilisation(256),
-            Class::Fifo => enter_fifo(10).map_err(|errno| {
+            Class::Fifo => enter_fifo(FIFO_PRIORITY).map_err(|errno| {
                 format!(
-                    "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or ulimit -r 10",
+                    "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or a real-time \
+                     priority limit of at least {FIFO_PRIORITY} (ulimit -r)",
                     io::Error::from_raw_os_error(errno)
                 )
             }),

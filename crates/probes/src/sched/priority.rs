@@ -17,7 +17,7 @@
 
 use super::{Class, Classes, Condition, check_cancel, home_cpu, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
-use latlab_engine::BenchResult;
+use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -48,17 +48,6 @@ fn chunk(mut x: u64) -> u64 {
             .wrapping_add(1_442_695_040_888_963_407);
     }
     x
-}
-
-/// The calling thread's CPU time in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 /// One run of the job.
