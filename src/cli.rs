@@ -125,9 +125,10 @@ pub struct RunArgs {
     /// Run at SCHED_FIFO priority 1, bounded by RLIMIT_RTTIME.
     #[arg(long)]
     pub rt: bool,
-    /// Test mode: a deterministic fake clock and environment; every figure is synthetic.
+    /// Measure an imaginary machine instead of this one: every figure is made up and the same
+    /// everywhere (for testing what renders results).
     #[arg(long, hide = true)]
-    pub fake_clock: bool,
+    pub synthetic: bool,
 }
 
 #[derive(Debug, Args)]
@@ -164,9 +165,9 @@ pub struct EnvArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Test mode: the synthetic environment and clock.
+    /// Describe the imaginary machine of --synthetic runs instead of this one.
     #[arg(long, hide = true)]
-    pub fake_clock: bool,
+    pub synthetic: bool,
 }
 
 pub const SAMPLES_RANGE: std::ops::RangeInclusive<usize> = 5..=100_000;

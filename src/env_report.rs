@@ -1,19 +1,16 @@
 //! `latlab env`: the environment every run records, on its own, as text or JSON.
 
 use crate::cli::EnvArgs;
+use crate::plan::host;
+use latlab_engine::ClockInfo;
 use latlab_engine::environment::Environment;
-use latlab_engine::{Clock, ClockInfo};
 use latlab_report::units::format_ns;
 use serde_json::json;
 use std::io::Write;
 
 pub fn print(args: &EnvArgs) -> anyhow::Result<()> {
-    let (environment, clock) = if args.fake_clock {
-        let runner = latlab_engine::Runner::with_fake_clock(Default::default());
-        (Environment::synthetic(), runner.clock().info().clone())
-    } else {
-        (Environment::collect(), Clock::detect().info().clone())
-    };
+    let host = host(args.synthetic);
+    let (environment, clock) = (host.environment(), host.timer().info().clone());
     let mut out = std::io::stdout().lock();
     if args.json {
         let document = json!({ "environment": environment, "clock": clock });

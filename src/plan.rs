@@ -3,9 +3,7 @@
 //! measured or written, so bad input never leaves a partial file behind.
 
 use crate::cli::{RunArgs, SuiteArg};
-use latlab_engine::Config;
-use latlab_engine::environment::{available_memory_bytes, online_cpus};
-use latlab_engine::isolation::allowed_cpus;
+use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
@@ -44,8 +42,9 @@ impl Outputs {
     }
 }
 
-#[derive(Debug)]
 pub struct RunPlan {
+    /// The machine measured: this one, or the synthetic one of `--synthetic`.
+    pub host: SharedHost,
     pub suite: Suite,
     pub probes: Vec<&'static ProbeSpec>,
     pub config: Config,
@@ -59,7 +58,6 @@ pub struct RunPlan {
     pub pin: Option<usize>,
     pub mlock: bool,
     pub rt: bool,
-    pub fake_clock: bool,
     /// End the terminal output with "Latency numbers for this machine" (the default
     /// command does).
     pub headline: bool,
@@ -72,7 +70,17 @@ fn memory_needed(size: u64) -> u64 {
     2 * size + (64 << 20)
 }
 
+/// The machine to measure: this one, or the synthetic one.
+pub fn host(synthetic: bool) -> SharedHost {
+    if synthetic {
+        std::sync::Arc::new(SyntheticHost::new())
+    } else {
+        std::sync::Arc::new(RealHost::new())
+    }
+}
+
 pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
+    let host = host(args.synthetic);
     let suite = match args.suite {
         SuiteArg::Quick => Suite::Quick,
         SuiteArg::Full => Suite::Full,
@@ -88,21 +96,22 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         config.target_sample_time = target;
     }
     if let Some(cpu) = args.pin {
-        check_cpu(cpu)?;
+        check_cpu(host.as_ref(), cpu)?;
     }
     let probes = select_probes(family, args.only.as_deref(), args.skip.as_deref())?;
     let mut notes = Vec::new();
     let memory = MemoryOptions {
-        max_size_bytes: max_size(args.max_size, &probes, &mut notes)?,
+        max_size_bytes: max_size(host.as_ref(), args.max_size, &probes, &mut notes)?,
         huge_pages: args.huge_pages,
     };
     let ipc = IpcOptions {
-        pairs: check_pairs(args.pairs)?,
+        pairs: check_pairs(host.as_ref(), args.pairs)?,
         iterations: args.iterations,
         deadline: args.deadline,
         trace_on_miss: args.trace_on_miss,
     };
     Ok(RunPlan {
+        host,
         suite,
         probes,
         config,
@@ -119,7 +128,6 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         pin: args.pin,
         mlock: args.mlock,
         rt: args.rt,
-        fake_clock: args.fake_clock,
         headline: false,
     })
 }
@@ -127,11 +135,12 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
 /// The largest working set: as asked when it fits in the memory available now (refused
 /// otherwise), else the default, clamped with a note when it does not fit.
 fn max_size(
+    host: &dyn Host,
     asked: Option<u64>,
     probes: &[&ProbeSpec],
     notes: &mut Vec<String>,
 ) -> Result<Option<u64>, UsageError> {
-    let available = available_memory_bytes();
+    let available = host.available_memory_bytes();
     let fits = |size: u64| available.is_none_or(|a| memory_needed(size) <= a);
     let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
     match asked {
@@ -148,7 +157,7 @@ fn max_size(
             )))
         }
         None if probes.iter().any(|p| p.id.starts_with("mem.")) => {
-            let default = default_max_size();
+            let default = default_max_size(&host.caches());
             if fits(default) {
                 return Ok(None);
             }
@@ -209,8 +218,8 @@ fn pattern(flag: &str, text: &str) -> Result<Regex, UsageError> {
     })
 }
 
-fn check_cpu(cpu: usize) -> Result<(), UsageError> {
-    let allowed = allowed_cpus();
+fn check_cpu(host: &dyn Host, cpu: usize) -> Result<(), UsageError> {
+    let allowed = host.allowed_cpus();
     if allowed.contains(&cpu) {
         return Ok(());
     }
@@ -247,8 +256,12 @@ fn check_dir(dir: &Path) -> Result<PathBuf, UsageError> {
 }
 
 /// At most one IPC latency pair per online CPU.
-fn check_pairs(pairs: usize) -> Result<usize, UsageError> {
-    let cpus = online_cpus().len().max(allowed_cpus().len()).max(1);
+fn check_pairs(host: &dyn Host, pairs: usize) -> Result<usize, UsageError> {
+    let cpus = host
+        .online_cpus()
+        .len()
+        .max(host.allowed_cpus().len())
+        .max(1);
     if pairs <= cpus {
         Ok(pairs)
     } else {

@@ -4,10 +4,9 @@
 use crate::plan::RunPlan;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use latlab_engine::environment::{Environment, load_average};
-use latlab_engine::isolation::{self, RT_PAUSE, RunLock};
+use latlab_engine::isolation::{RT_PAUSE, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
-use latlab_engine::{BenchResult, Runner};
+use latlab_engine::{BenchResult, Host, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
     CsvExporter, Exporter, HeadlineExporter, HtmlExporter, JsonExporter, MarkdownExporter,
@@ -17,54 +16,29 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// How long a run waits for another latlab run on this machine to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
-/// The start time a fake run reports, so its output is the same every time.
-const FAKE_START: &str = "2000-01-01T00:00:00Z";
 
 pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let host = Arc::clone(&plan.host);
     let mut notes = Vec::new();
-    let _lock = if plan.fake_clock {
-        None
-    } else {
-        take_lock(&mut notes)
-    };
+    let _lock = take_lock(host.as_ref(), &mut notes);
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
 
-    let environment = if plan.fake_clock {
-        Environment::synthetic()
-    } else {
-        Environment::collect()
-    };
-    let mut runner = if plan.fake_clock {
-        Runner::with_fake_clock(plan.config.clone())
-    } else {
-        Runner::new(plan.config.clone())
-    };
-    if let Some(reason) = &runner.clock().info().fallback_reason {
-        notes.push(format!(
-            "no cycle counter: {reason}; timing with clock_gettime, whose resolution limits \
-             figures below a few hundred nanoseconds"
-        ));
-    }
+    let environment = host.environment();
+    let mut runner = Runner::on(Arc::clone(&host), plan.config.clone());
     let mut notes_all = environment.notes();
     notes_all.extend(plan.notes.iter().cloned());
     notes_all.extend(notes);
-    if plan.fake_clock {
-        notes_all.push("test mode (--fake-clock): every figure in this run is synthetic".into());
-    }
+    notes_all.extend(host.notes());
     let mut record = RunRecord {
         latlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: if plan.fake_clock {
-            FAKE_START.to_string()
-        } else {
-            humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-        },
+        started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
         settings,
-        clock: runner.clock().info().clone(),
+        clock: host.timer().info().clone(),
         environment,
         load_avg_after: None,
         notes: notes_all,
@@ -91,11 +65,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     }
     progress.finish_and_clear();
 
-    record.load_avg_after = if plan.fake_clock {
-        record.environment.load_avg
-    } else {
-        load_average()
-    };
+    record.load_avg_after = host.load_average();
     record.complete = !interrupted;
     write_rewritable(&plan, &record)?;
     let (plots, report) = match &plan.outputs.plots_dir {
@@ -131,8 +101,8 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     })
 }
 
-fn take_lock(notes: &mut Vec<String>) -> Option<RunLock> {
-    match RunLock::acquire(Duration::ZERO) {
+fn take_lock(host: &dyn Host, notes: &mut Vec<String>) -> Option<RunLock> {
+    match host.lock_runs(Duration::ZERO) {
         Ok(lock) => Some(lock),
         Err(_) => {
             eprintln!(
@@ -140,7 +110,7 @@ fn take_lock(notes: &mut Vec<String>) -> Option<RunLock> {
                  for it to finish",
                 LOCK_WAIT.as_secs()
             );
-            match RunLock::acquire(LOCK_WAIT) {
+            match host.lock_runs(LOCK_WAIT) {
                 Ok(lock) => Some(lock),
                 Err(waited) => {
                     let message = format!(
@@ -168,26 +138,21 @@ fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
         memory_locked: false,
         realtime: false,
     };
-    if plan.fake_clock {
-        if plan.pin.is_some() || plan.mlock || plan.rt {
-            notes.push("test mode (--fake-clock): --pin, --mlock and --rt are not applied".into());
-        }
-        return settings;
-    }
+    let host = &plan.host;
     if let Some(cpu) = plan.pin {
-        match isolation::pin_to_cpu(cpu) {
+        match host.pin_to_cpu(cpu) {
             Ok(()) => settings.pinned_cpu = Some(cpu),
             Err(reason) => notes.push(format!("--pin had no effect: {reason}")),
         }
     }
     if plan.mlock {
-        match isolation::lock_memory() {
+        match host.lock_memory() {
             Ok(()) => settings.memory_locked = true,
             Err(reason) => notes.push(format!("--mlock had no effect: {reason}")),
         }
     }
     if plan.rt {
-        match isolation::enter_realtime() {
+        match host.enter_realtime() {
             Ok(()) => {
                 settings.realtime = true;
                 plan.config.pause_between_samples = Some(RT_PAUSE);
@@ -236,11 +201,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
         method: probe.method.to_string(),
         status,
         results,
-        duration_ns: if plan.fake_clock {
-            0
-        } else {
-            started.elapsed().as_nanos() as u64
-        },
+        duration_ns: plan.host.elapsed(started).as_nanos() as u64,
     }
 }
 

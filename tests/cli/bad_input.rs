@@ -35,16 +35,16 @@ fn refused_in(dir: &Path, args: &[&str], expected: &str) {
 #[test]
 fn an_unknown_probe_pattern() {
     refused(
-        &["run", "--fake-clock", "--only", "nosuch"],
+        &["run", "--synthetic", "--only", "nosuch"],
         "matches no probe; `latlab list`",
     );
-    refused(&["run", "--fake-clock", "--skip", "."], "leaves no probe");
+    refused(&["run", "--synthetic", "--skip", "."], "leaves no probe");
 }
 
 #[test]
 fn an_invalid_pattern() {
     refused(
-        &["run", "--fake-clock", "--only", "clock("],
+        &["run", "--synthetic", "--only", "clock("],
         "not a valid regular expression",
     );
 }
@@ -52,30 +52,30 @@ fn an_invalid_pattern() {
 #[test]
 fn zero_negative_and_absurd_sample_counts() {
     for n in ["0", "-3", "4", "1000000", "many"] {
-        refused(&["run", "--fake-clock", "--samples", n], "from 5 to 100000");
+        refused(&["run", "--synthetic", "--samples", n], "from 5 to 100000");
     }
 }
 
 #[test]
 fn unparsable_and_absurd_durations() {
     refused(
-        &["run", "--fake-clock", "--target-time", "soon"],
+        &["run", "--synthetic", "--target-time", "soon"],
         "not a duration",
     );
     refused(
-        &["run", "--fake-clock", "--target-time", "5"],
+        &["run", "--synthetic", "--target-time", "5"],
         "not a duration",
     );
     refused(
-        &["run", "--fake-clock", "--target-time", "-2ms"],
+        &["run", "--synthetic", "--target-time", "-2ms"],
         "not a duration",
     );
     refused(
-        &["run", "--fake-clock", "--target-time", "1h"],
+        &["run", "--synthetic", "--target-time", "1h"],
         "from 10us to 10s",
     );
     refused(
-        &["run", "--fake-clock", "--target-time", "1ns"],
+        &["run", "--synthetic", "--target-time", "1ns"],
         "from 10us to 10s",
     );
 }
@@ -83,27 +83,24 @@ fn unparsable_and_absurd_durations() {
 #[test]
 fn outputs_in_missing_or_unwritable_directories() {
     refused(
-        &["run", "--fake-clock", "--json", "missing/r.json"],
+        &["run", "--synthetic", "--json", "missing/r.json"],
         "does not exist",
     );
     refused(
-        &["run", "--fake-clock", "--csv", "missing/r.csv"],
+        &["run", "--synthetic", "--csv", "missing/r.csv"],
         "does not exist",
     );
     refused(
-        &["run", "--fake-clock", "--out", "missing/deeper"],
+        &["run", "--synthetic", "--out", "missing/deeper"],
         "does not exist",
     );
     refused(
-        &["run", "--fake-clock", "--json", "/proc/r.json"],
+        &["run", "--synthetic", "--json", "/proc/r.json"],
         "not writable",
     );
+    refused(&["run", "--synthetic", "--markdown", "."], "is a directory");
     refused(
-        &["run", "--fake-clock", "--markdown", "."],
-        "is a directory",
-    );
-    refused(
-        &["run", "--fake-clock", "--csv", "-", "--json", "-"],
+        &["run", "--synthetic", "--csv", "-", "--json", "-"],
         "only one of",
     );
 }
@@ -114,7 +111,7 @@ fn an_out_path_that_is_a_file() {
     std::fs::write(dir.path().join("taken"), "x").unwrap();
     refused_in(
         dir.path(),
-        &["run", "--fake-clock", "--out", "taken"],
+        &["run", "--synthetic", "--out", "taken"],
         "is not a directory",
     );
 }
@@ -122,16 +119,13 @@ fn an_out_path_that_is_a_file() {
 #[test]
 fn a_working_set_beyond_memory_or_malformed() {
     refused(
-        &["mem", "--fake-clock", "--max-size", "100000GiB"],
+        &["mem", "--synthetic", "--max-size", "100000GiB"],
         "is available now; choose at most",
     );
+    refused(&["mem", "--synthetic", "--max-size", "12"], "at least 4KiB");
+    refused(&["mem", "--synthetic", "--max-size", "big"], "not a size");
     refused(
-        &["mem", "--fake-clock", "--max-size", "12"],
-        "at least 4KiB",
-    );
-    refused(&["mem", "--fake-clock", "--max-size", "big"], "not a size");
-    refused(
-        &["mem", "--fake-clock", "--only", "^cpu"],
+        &["mem", "--synthetic", "--only", "^cpu"],
         "matches no probe",
     );
 }
@@ -139,10 +133,10 @@ fn a_working_set_beyond_memory_or_malformed() {
 #[test]
 fn a_cpu_that_does_not_exist() {
     refused(
-        &["run", "--fake-clock", "--pin", "4095"],
+        &["run", "--synthetic", "--pin", "4095"],
         "cannot run on CPU 4095",
     );
-    refused(&["run", "--fake-clock", "--pin", "-1"], "a CPU number");
+    refused(&["run", "--synthetic", "--pin", "-1"], "a CPU number");
 }
 
 #[test]
@@ -156,7 +150,7 @@ fn more_ipc_pairs_than_cpus() {
     refused(
         &[
             "run",
-            "--fake-clock",
+            "--synthetic",
             "--only",
             "ipc.latency",
             "--pairs",
@@ -203,7 +197,7 @@ fn compare_refuses_what_is_not_a_latlab_results_file() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.json");
     latlab(dir.path())
-        .args(["run", "--fake-clock", "--only", "cpu.call", "--json"])
+        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
         .arg(&good)
         .assert()
         .success();

@@ -22,7 +22,7 @@ fn chromium() -> String {
 fn chromium_renders_the_report_without_errors() {
     let dir = tempfile::tempdir().unwrap();
     latlab(dir.path())
-        .args(["run", "--fake-clock", "--max-size", "64KiB", "--out", "res"])
+        .args(["run", "--synthetic", "--max-size", "64KiB", "--out", "res"])
         .args([
             "--only",
             "cpu|mem|thread.core_to_core|ipc.latency|file.read",

@@ -18,7 +18,7 @@ fn list_names_every_probe_with_its_method() {
 fn env_reports_the_synthetic_machine_exactly() {
     let dir = tempfile::tempdir().unwrap();
     latlab(dir.path())
-        .args(["env", "--fake-clock"])
+        .args(["env", "--synthetic"])
         .assert()
         .success()
         .stdout(predicates::str::contains(
@@ -58,12 +58,12 @@ fn help_documents_the_exit_codes() {
         .stdout(predicates::str::contains("130  interrupted by Ctrl-C"));
 }
 
-/// Two fake runs of a few probes, as results files in `dir`.
+/// Two synthetic runs of a few probes, as results files in `dir`.
 fn two_runs(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let files = (dir.join("a.json"), dir.join("b.json"));
     for file in [&files.0, &files.1] {
         latlab(dir)
-            .args(["run", "--fake-clock", "--only", "cpu.call|cpu.branch"])
+            .args(["run", "--synthetic", "--only", "cpu.call|cpu.branch"])
             .arg("--json")
             .arg(file)
             .assert()

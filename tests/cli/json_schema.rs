@@ -59,10 +59,10 @@ struct Row {
     bytes_per_second: Option<f64>,
 }
 
-fn fake_document(only: &str) -> (String, Document) {
+fn synthetic_document(only: &str) -> (String, Document) {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["run", "--fake-clock", "--max-size", "16KiB"])
+        .args(["run", "--synthetic", "--max-size", "16KiB"])
         .args(["--only", only, "--json", "-"])
         .assert()
         .success();
@@ -73,7 +73,7 @@ fn fake_document(only: &str) -> (String, Document) {
 
 #[test]
 fn the_context_is_google_benchmarks() {
-    let (_, doc) = fake_document("syscall");
+    let (_, doc) = synthetic_document("syscall");
     assert_eq!(doc.latlab_schema_version, 1);
     let c = &doc.context;
     assert_eq!(c.json_schema_version, 1);
@@ -97,7 +97,7 @@ fn the_context_is_google_benchmarks() {
 
 #[test]
 fn each_sample_is_a_repetition_followed_by_the_aggregates() {
-    let (_, doc) = fake_document("syscall");
+    let (_, doc) = synthetic_document("syscall");
     let rows = &doc.benchmarks;
     let samples: Vec<&Row> = rows.iter().filter(|r| r.run_type == "iteration").collect();
     assert_eq!(samples.len(), 30);
@@ -138,7 +138,7 @@ fn each_sample_is_a_repetition_followed_by_the_aggregates() {
 
 #[test]
 fn latlabs_own_record_is_complete_and_strict() {
-    let (text, doc) = fake_document("cpu.branch");
+    let (text, doc) = synthetic_document("cpu.branch");
     assert!(!text.contains("NaN") && !text.contains("Infinity"));
     let run = &doc.latlab;
     assert!(run.complete);
@@ -175,7 +175,7 @@ fn latlabs_own_record_is_complete_and_strict() {
 /// record the bytes per operation it was computed from.
 #[test]
 fn throughputs_carry_bytes_per_second() {
-    let (_, doc) = fake_document("mem.bandwidth");
+    let (_, doc) = synthetic_document("mem.bandwidth");
     let result = doc
         .latlab
         .results()

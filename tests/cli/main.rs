@@ -1,12 +1,13 @@
-//! End-to-end tests of the `latlab` command line, organised by topic. Most run in test mode
-//! (`--fake-clock`): a deterministic clock and environment, so output can be asserted exactly.
+//! End-to-end tests of the `latlab` command line, organised by topic. Most run on the
+//! synthetic host (`--synthetic`): an imaginary machine whose figures are the same
+//! everywhere, so output can be asserted exactly.
 
 mod bad_input;
 mod browser;
 mod commands;
-mod fake_run;
 mod json_schema;
 mod real_run;
+mod synthetic_run;
 
 use assert_cmd::Command;
 use std::path::Path;

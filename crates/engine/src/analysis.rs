@@ -3,8 +3,8 @@
 //! The rules here decide what the user is told, so each is a small public function with its
 //! thresholds named and tested on synthetic data.
 
+use crate::config::MIN_SAMPLES;
 use crate::model::{BenchResult, Integrity, ResultKind, Verdict, Warning};
-use crate::runner::MIN_SAMPLES;
 use crate::stats::{Summary, mann_whitney_p, median_in_place};
 use std::collections::BTreeMap;
 
@@ -24,7 +24,7 @@ pub const STEADY_STATE_P: f64 = 0.01;
 
 /// Per-sample totals of a benchmark's loop and of the empty loop, in nanoseconds.
 #[derive(Debug, Clone)]
-pub(crate) struct LoopSamples {
+pub struct LoopSamples {
     pub iterations: u64,
     bench_ns: Vec<f64>,
     empty_ns: Vec<f64>,
@@ -41,6 +41,16 @@ impl LoopSamples {
             bench_cpu_ns: Vec::with_capacity(samples),
             empty_cpu_ns: Vec::with_capacity(samples),
         }
+    }
+
+    /// Pairs taken so far.
+    pub fn len(&self) -> usize {
+        self.bench_ns.len()
+    }
+
+    /// Whether no pair was taken.
+    pub fn is_empty(&self) -> bool {
+        self.bench_ns.is_empty()
     }
 
     /// Adds one pair: (wall, CPU) nanoseconds of the benchmark and of the empty loop.
@@ -225,8 +235,9 @@ fn common_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::model::WarningCode;
-    use crate::runner::{Config, Runner};
+    use crate::runner::Runner;
     use std::hint::black_box;
 
     fn wobble(base: f64, n: usize) -> Vec<f64> {

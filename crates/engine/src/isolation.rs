@@ -10,7 +10,7 @@ use std::os::unix::net::{SocketAddr, UnixListener};
 use std::time::{Duration, Instant};
 
 /// The CPUs this process may run on.
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain old data, valid when zeroed; sched_getaffinity writes into it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
@@ -24,13 +24,8 @@ pub fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-/// Pins the calling thread (and the threads it starts later) to `cpu`.
-pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
-    set_allowed_cpus(&[cpu])
-}
-
 /// Lets the calling thread (and the threads and processes it starts later) run on `cpus`.
-pub fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
+pub(crate) fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
     if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= libc::CPU_SETSIZE as usize) {
         return Err(format!(
             "CPU {cpu} is beyond what the kernel interface can address"
@@ -53,35 +48,9 @@ pub fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
     }
 }
 
-/// The calling thread's CPU affinity, restored when dropped: a probe that pins itself for a
-/// while leaves the run as it found it.
-#[derive(Debug)]
-pub struct AffinityGuard {
-    saved: Vec<usize>,
-}
-
-impl AffinityGuard {
-    /// Remembers the calling thread's current affinity.
-    pub fn save() -> AffinityGuard {
-        AffinityGuard {
-            saved: allowed_cpus(),
-        }
-    }
-}
-
-impl Drop for AffinityGuard {
-    fn drop(&mut self) {
-        if !self.saved.is_empty() {
-            // Restoring a set the thread held a moment ago cannot be refused for lack of
-            // rights; should the CPUs have gone offline since, there is nothing better to do.
-            let _ = set_allowed_cpus(&self.saved);
-        }
-    }
-}
-
 /// Locks current and future memory into RAM, so no page fault or swap-in lands inside a
 /// sample. Refused up front when the locked-memory limit would make later allocations fail.
-pub fn lock_memory() -> Result<(), String> {
+pub(crate) fn lock_memory() -> Result<(), String> {
     let privileges = crate::environment::Privileges::collect();
     if !privileges.cap_ipc_lock && privileges.memlock_limit_bytes.is_some() {
         return Err(
@@ -106,30 +75,61 @@ pub const RT_CPU_HARD_LIMIT: Duration = Duration::from_secs(2);
 /// How long the sampler sleeps before each sample in real-time mode.
 pub const RT_PAUSE: Duration = Duration::from_micros(50);
 
-/// Moves the calling thread to SCHED_FIFO priority 1, after setting RLIMIT_RTTIME as a
-/// safety net.
-pub fn enter_realtime() -> Result<(), String> {
+/// The SCHED_FIFO priority of `--rt`: the lowest, below the real-time arms of the probes.
+pub const RUN_PRIORITY: i32 = 1;
+
+/// Moves the calling thread to SCHED_FIFO at `priority`, RLIMIT_RTTIME bounding it (see
+/// [`enter_fifo`]); when refused, says what would allow it.
+pub fn enter_realtime(priority: i32) -> Result<(), String> {
+    enter_fifo(priority).map_err(|errno| {
+        format!(
+            "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or a real-time priority limit \
+             of at least {priority} (ulimit -r)",
+            io::Error::from_raw_os_error(errno)
+        )
+    })
+}
+
+/// Moves the calling thread to SCHED_FIFO at `priority`, after making sure RLIMIT_RTTIME
+/// bounds it (the limit is tightened to [`RT_CPU_SOFT_LIMIT`] and [`RT_CPU_HARD_LIMIT`],
+/// never loosened), so that a real-time thread that stopped blocking is stopped by the
+/// kernel. The error number when refused. Async-signal-safe, so forked children call it too.
+pub fn enter_fifo(priority: i32) -> Result<(), i32> {
     let limit = libc::rlimit {
         rlim_cur: RT_CPU_SOFT_LIMIT.as_micros() as libc::rlim_t,
         rlim_max: RT_CPU_HARD_LIMIT.as_micros() as libc::rlim_t,
     };
-    // SAFETY: `limit` is a valid rlimit; lowering limits needs no privilege.
-    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &limit) } != 0 {
-        return Err(format!(
-            "could not set RLIMIT_RTTIME, so real-time mode stays off: {}",
-            io::Error::last_os_error()
-        ));
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: valid rlimit and sched_param structures; the calls act on the calling thread
+    // and its process's limit only.
+    unsafe {
+        let mut current: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
+        if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur {
+            libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
+        }
+        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
+            return Err(*libc::__errno_location());
+        }
     }
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: `param` is a valid sched_param for SCHED_FIFO.
-    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or a real-time priority limit \
-             of at least 1 (ulimit -r)",
-            io::Error::last_os_error()
-        ))
+    Ok(())
+}
+
+/// Moves the calling thread to the normal scheduling class if it inherited a real-time one
+/// (`--rt`): a helper that spins or answers must not run unbounded at real-time priority,
+/// nor be killed by the RLIMIT_RTTIME that guards the measuring thread. Async-signal-safe,
+/// so forked children call it too.
+pub fn leave_realtime() {
+    // SAFETY: sched_getscheduler and sched_setscheduler take a pid (0: the caller) and a
+    // valid sched_param.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        }
     }
 }
 
@@ -139,7 +139,7 @@ pub fn enter_realtime() -> Result<(), String> {
 /// the kernel frees with its owner: nothing is left on disk, even after a crash.
 #[derive(Debug)]
 pub struct RunLock {
-    _listener: UnixListener,
+    _listener: Option<UnixListener>,
 }
 
 const LOCK_NAME: &[u8] = b"latlab-measurement-lock";
@@ -147,8 +147,13 @@ const LOCK_NAME: &[u8] = b"latlab-measurement-lock";
 impl RunLock {
     /// Takes the lock, waiting up to `wait` for another run to finish. `Err` carries how long
     /// was waited when another run still holds it.
-    pub fn acquire(wait: Duration) -> Result<RunLock, Duration> {
+    pub(crate) fn acquire(wait: Duration) -> Result<RunLock, Duration> {
         Self::acquire_named(LOCK_NAME, wait)
+    }
+
+    /// A lock that holds nothing, for a host that measures nothing (the synthetic one).
+    pub fn not_needed() -> RunLock {
+        RunLock { _listener: None }
     }
 
     fn acquire_named(name: &[u8], wait: Duration) -> Result<RunLock, Duration> {
@@ -167,7 +172,7 @@ impl RunLock {
         UnixListener::bind_addr(&address)
             .ok()
             .map(|listener| RunLock {
-                _listener: listener,
+                _listener: Some(listener),
             })
     }
 }

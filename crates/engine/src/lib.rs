@@ -6,12 +6,15 @@
 //!
 //! The path of one benchmark through the engine:
 //!
+//! 0. A [`Host`] is the machine: [`RealHost`] this one, [`SyntheticHost`] an imaginary one
+//!    whose figures are the same everywhere (for testing whatever renders results).
 //! 1. [`clock`] picks the cheapest trustworthy clock (an invariant TSC read with fences on
 //!    x86-64, `CNTVCT_EL0` on aarch64, `CLOCK_MONOTONIC_RAW` otherwise), calibrates it and
 //!    measures its own resolution and the cost of an empty timed region.
-//! 2. [`Runner::bench`] times the first, cold call on its own, doubles the iteration count
-//!    until one sample lasts long enough to dwarf the clock's resolution, then takes samples,
-//!    alternating with samples of the same loop with an empty body.
+//! 2. [`Runner::bench`] hands the benchmark to the host's timer, which times the first, cold
+//!    call on its own, doubles the iteration count until one sample lasts long enough to
+//!    dwarf the clock's resolution, then takes samples, alternating with samples of the same
+//!    loop with an empty body.
 //! 3. [`analysis`] subtracts the empty loop, summarises the samples ([`stats`]), decides
 //!    whether the work was optimised away, and attaches warnings that say what to do.
 //! 4. The outcome is a [`model::BenchResult`]: one serialisable record with the raw samples.
@@ -21,8 +24,9 @@
 
 pub mod analysis;
 pub mod clock;
+mod config;
 pub mod environment;
-mod fake;
+pub mod host;
 pub mod isolation;
 pub mod model;
 mod runner;
@@ -31,6 +35,8 @@ pub mod units;
 mod usage;
 
 pub use clock::{Clock, ClockInfo, ClockKind};
+pub use config::{Config, Interrupted, MIN_SAMPLES};
+pub use host::{Host, RealHost, SharedHost, SyntheticHost};
 pub use model::{BenchResult, Verdict, Warning};
-pub use runner::{Config, Interrupted, MIN_SAMPLES, Runner};
+pub use runner::Runner;
 pub use usage::thread_cpu_ns;

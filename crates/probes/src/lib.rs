@@ -8,6 +8,7 @@ mod clock;
 mod cpu;
 mod distribution;
 mod file;
+mod helper;
 mod ipc;
 mod mem;
 mod peer;
@@ -16,7 +17,7 @@ mod sched;
 mod syscall;
 mod thread;
 
-use latlab_engine::{BenchResult, Interrupted, Runner};
+use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
 pub use mem::latency::default_max_size;
 
@@ -100,6 +101,21 @@ pub struct ProbeContext<'a> {
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     pub files: FileOptions,
+}
+
+impl ProbeContext<'_> {
+    /// The machine being measured.
+    pub fn host(&self) -> &SharedHost {
+        self.runner.host()
+    }
+
+    /// The largest working set of the memory probes: as asked, else four times the host's
+    /// last-level cache.
+    pub fn max_working_set(&self) -> u64 {
+        self.memory
+            .max_size_bytes
+            .unwrap_or_else(|| default_max_size(&self.host().caches()))
+    }
 }
 
 /// Why a probe produced no results.
@@ -237,12 +253,13 @@ mod tests {
         }
     }
 
-    /// Every probe runs in test mode and names its results after itself.
+    /// Every probe runs on the synthetic host and names its results after itself.
     #[test]
     fn every_probe_runs_and_names_its_results() {
         // The scheduling probes load every CPU for real, even in test mode.
         let _alone = load_cpus();
-        let mut runner = Runner::with_fake_clock(Config::quick());
+        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::new());
+        let mut runner = Runner::on(host, Config::quick());
         for probe in PROBES {
             let mut ctx = ProbeContext {
                 runner: &mut runner,

@@ -12,6 +12,7 @@
 
 use crate::ProbeError;
 use latlab_engine::Runner;
+pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -336,49 +337,6 @@ pub(crate) fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
 /// The SCHED_FIFO priority of latlab's real-time arms (`ipc.latency`, `sched.wakeup`): above
 /// the run's own `--rt` priority 1.
 pub(crate) const FIFO_PRIORITY: i32 = 10;
-
-/// Moves the calling thread to SCHED_FIFO at `priority`, after making sure RLIMIT_RTTIME
-/// bounds it (the limit is tightened to latlab's, never loosened), so that a real-time arm
-/// that stopped blocking is stopped by the kernel. The error number when refused.
-/// Async-signal-safe, so forked children call it too.
-pub(crate) fn enter_fifo(priority: i32) -> Result<(), i32> {
-    let limit = libc::rlimit {
-        rlim_cur: latlab_engine::isolation::RT_CPU_SOFT_LIMIT.as_micros() as libc::rlim_t,
-        rlim_max: latlab_engine::isolation::RT_CPU_HARD_LIMIT.as_micros() as libc::rlim_t,
-    };
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: valid rlimit and sched_param structures; the calls act on the calling thread
-    // and its process's limit only.
-    unsafe {
-        let mut current: libc::rlimit = std::mem::zeroed();
-        libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
-        if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur {
-            libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
-        }
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
-            return Err(*libc::__errno_location());
-        }
-    }
-    Ok(())
-}
-
-/// Moves the calling thread to the normal scheduling class if it inherited a real-time one
-/// (`--rt`): a helper that spins or answers must not run unbounded at real-time priority,
-/// nor be killed by the RLIMIT_RTTIME that guards the measuring thread. Async-signal-safe,
-/// so forked children call it too.
-pub(crate) fn leave_realtime() {
-    // SAFETY: sched_getscheduler and sched_setscheduler take a pid (0: the caller) and a
-    // valid sched_param.
-    unsafe {
-        let policy = libc::sched_getscheduler(0);
-        if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
-            let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -38,7 +38,7 @@ pub(crate) fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
             realtime: false,
         },
         clock: ClockInfo {
-            kind: ClockKind::Fake,
+            kind: ClockKind::Synthetic,
             method: "test".into(),
             frequency_hz: 1e9,
             resolution_ns: 1.0,

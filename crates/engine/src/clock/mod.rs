@@ -47,8 +47,8 @@ pub enum ClockKind {
     Cntvct,
     /// `clock_gettime(CLOCK_MONOTONIC_RAW)`.
     MonotonicRaw,
-    /// The deterministic clock of test mode: every figure in such a run is synthetic.
-    Fake,
+    /// The synthetic host's clock: every figure in such a run is made up.
+    Synthetic,
 }
 
 impl std::fmt::Display for ClockKind {
@@ -57,7 +57,7 @@ impl std::fmt::Display for ClockKind {
             ClockKind::Tsc => "TSC",
             ClockKind::Cntvct => "CNTVCT_EL0",
             ClockKind::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
-            ClockKind::Fake => "fake",
+            ClockKind::Synthetic => "synthetic",
         })
     }
 }
@@ -105,20 +105,13 @@ impl Clock {
         }
     }
 
-    /// The clock of test mode: reads the OS clock when asked, but reports fixed, synthetic
-    /// characteristics so that a fake run's output is the same on every machine.
-    pub(crate) fn fake() -> Clock {
+    /// A clock that reads the OS clock when asked but reports `info`: the synthetic host's,
+    /// whose figures are made up and must say so.
+    pub(crate) fn reporting(info: ClockInfo) -> Clock {
         Clock {
             kind: ClockKind::MonotonicRaw,
             ns_per_tick: 1.0,
-            info: ClockInfo {
-                kind: ClockKind::Fake,
-                method: "deterministic test clock (--fake-clock): figures are synthetic".into(),
-                frequency_hz: 1e9,
-                resolution_ns: crate::fake::FAKE_RESOLUTION_NS,
-                region_overhead_ns: 20.0,
-                fallback_reason: None,
-            },
+            info,
         }
     }
 

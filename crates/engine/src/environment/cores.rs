@@ -31,7 +31,7 @@ pub(crate) struct CpuDescription {
 }
 
 /// The classes of this machine's online CPUs, biggest first.
-pub fn core_classes() -> Vec<CoreClass> {
+pub(crate) fn core_classes() -> Vec<CoreClass> {
     let performance = read_trimmed("/sys/devices/cpu_core/cpus").and_then(|l| parse_cpu_list(&l));
     let efficiency = read_trimmed("/sys/devices/cpu_atom/cpus").and_then(|l| parse_cpu_list(&l));
     let described = super::online_cpus()

@@ -12,7 +12,8 @@ mod privileges;
 mod sysfs;
 
 pub use caches::CacheInfo;
-pub use cores::{CoreClass, core_classes, describe_core_classes};
+pub(crate) use cores::core_classes;
+pub use cores::{CoreClass, describe_core_classes};
 pub use cpu::CpuInfo;
 pub use memory_modules::{
     MemoryModule, memory_modules, parse_memory_devices, peak_bandwidth_bytes_per_s,
@@ -157,13 +158,13 @@ impl Environment {
 }
 
 /// The cache hierarchy of CPU 0 as the kernel reports it, smallest level first.
-pub fn cache_hierarchy() -> Vec<CacheInfo> {
+pub(crate) fn cache_hierarchy() -> Vec<CacheInfo> {
     caches::collect()
 }
 
 /// The CPUs the kernel has online (all of them, whatever this process's affinity); empty
 /// when sysfs does not say.
-pub fn online_cpus() -> Vec<usize> {
+pub(crate) fn online_cpus() -> Vec<usize> {
     sysfs::read_trimmed("/sys/devices/system/cpu/online")
         .and_then(|list| parse_cpu_list(&list))
         .unwrap_or_default()
@@ -171,7 +172,7 @@ pub fn online_cpus() -> Vec<usize> {
 
 /// The hardware threads that share `cpu`'s core (itself included); empty when sysfs does
 /// not say.
-pub fn thread_siblings(cpu: usize) -> Vec<usize> {
+pub(crate) fn thread_siblings(cpu: usize) -> Vec<usize> {
     sysfs::read_trimmed(format!(
         "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
     ))
@@ -180,7 +181,7 @@ pub fn thread_siblings(cpu: usize) -> Vec<usize> {
 }
 
 /// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
-pub fn available_memory_bytes() -> Option<u64> {
+pub(crate) fn available_memory_bytes() -> Option<u64> {
     kib_field(
         &std::fs::read_to_string("/proc/meminfo").ok()?,
         "MemAvailable",
@@ -188,7 +189,7 @@ pub fn available_memory_bytes() -> Option<u64> {
 }
 
 /// The load average over 1, 5 and 15 minutes.
-pub fn load_average() -> Option<[f64; 3]> {
+pub(crate) fn load_average() -> Option<[f64; 3]> {
     let mut loads = [0.0f64; 3];
     // SAFETY: `loads` has room for the three values requested.
     let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };

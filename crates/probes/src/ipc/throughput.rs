@@ -32,7 +32,7 @@ fn payload_sizes() -> Vec<usize> {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = format!("{:?}", latlab_engine::isolation::allowed_cpus());
+    let cpus = format!("{:?}", ctx.host().allowed_cpus());
     ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         for transport in Transport::ALL {
@@ -121,10 +121,10 @@ mod tests {
     /// CPU, so that waking the other CPU does not drown the difference).
     #[test]
     fn a_large_payload_takes_longer_than_a_small_one() {
-        let _affinity = latlab_engine::isolation::AffinityGuard::save();
-        let cpu = latlab_engine::isolation::allowed_cpus()[0];
-        latlab_engine::isolation::pin_to_cpu(cpu).unwrap();
         let mut runner = crate::test_runner(5, std::time::Duration::from_micros(500));
+        let host = runner.host().clone();
+        let _affinity = latlab_engine::host::AffinityGuard::save(&host);
+        host.pin_to_cpu(host.first_allowed_cpu()).unwrap();
         let small = measure(&mut runner, Transport::UnixStream, 4).unwrap();
         let large = measure(&mut runner, Transport::UnixStream, LARGEST).unwrap();
         assert!(

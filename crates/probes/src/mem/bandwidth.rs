@@ -14,7 +14,6 @@
 
 use super::buffer::MappedBuffer;
 use super::kernels::{Access, Kernel};
-use super::latency::default_max_size;
 use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
@@ -44,7 +43,7 @@ fn points_per_octave(suite: Suite) -> usize {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let max = ctx.memory.max_size_bytes.unwrap_or_else(default_max_size);
+    let max = ctx.max_working_set();
     let sizes = working_sets(
         MIN_WORKING_SET,
         max,

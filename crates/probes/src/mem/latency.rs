@@ -18,7 +18,7 @@ use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
-use latlab_engine::environment::{CacheInfo, cache_hierarchy};
+use latlab_engine::environment::CacheInfo;
 use latlab_engine::{BenchResult, Runner, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -38,9 +38,9 @@ const FALLBACK_MAX: u64 = 256 << 20;
 /// A kernel-reported cache size and the curve's estimate may differ by this factor.
 const SIZE_TOLERANCE: f64 = 2.0;
 
-/// The default largest working set: four times the last-level cache.
-pub fn default_max_size() -> u64 {
-    cache_hierarchy()
+/// The default largest working set: four times the last-level cache of `caches`.
+pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
+    caches
         .iter()
         .map(|c| c.size_bytes)
         .max()
@@ -55,13 +55,13 @@ fn points_per_octave(suite: Suite) -> usize {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let caches = cache_hierarchy();
+    let caches = ctx.host().caches();
     let line = caches
         .iter()
         .find(|c| c.level == 1 && c.kind != "Instruction")
         .and_then(|c| c.line_bytes)
         .map_or(64, |l| l as usize);
-    let max = ctx.memory.max_size_bytes.unwrap_or_else(default_max_size);
+    let max = ctx.max_working_set();
     let per_octave = points_per_octave(ctx.suite);
     let sizes = working_sets(MIN_WORKING_SET, max, per_octave, line as u64);
     let cycle_ns = cycle_time(ctx)?.summary.median;

@@ -12,7 +12,6 @@
 //! cost of one more byte, whose spikes mark cache boundaries and alignment effects.
 
 use super::buffer::MappedBuffer;
-use super::latency::default_max_size;
 use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
@@ -46,7 +45,7 @@ fn copy_sampling(config: &mut Config) {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let max = ctx.memory.max_size_bytes.unwrap_or_else(default_max_size);
+    let max = ctx.max_working_set();
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
     let cycle_ns = cycle_time(ctx)?.summary.median;
     let map = |what: &str| {

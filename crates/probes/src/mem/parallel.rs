@@ -7,8 +7,6 @@
 //! that wakes late makes the figure slower, never faster.
 
 use super::kernels::Kernel;
-use latlab_engine::environment::online_cpus;
-use latlab_engine::isolation::{allowed_cpus, pin_to_cpu};
 use latlab_engine::{BenchResult, Clock, Interrupted, Runner};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -39,10 +37,8 @@ pub(crate) fn measure_all_cpus(
     pass_ns: f64,
 ) -> Result<Parallel, Interrupted> {
     // All online CPUs, even when this process was pinned to one with --pin.
-    let mut cpus = online_cpus();
-    if cpus.is_empty() {
-        cpus = allowed_cpus();
-    }
+    let host = runner.host().clone();
+    let cpus = host.every_cpu();
     let threads = cpus.len().max(1);
     // Shares start on cache-line boundaries (8 words of a 64-byte line).
     let share_len = data.len().div_ceil(threads).next_multiple_of(8).max(8);
@@ -74,9 +70,10 @@ pub(crate) fn measure_all_cpus(
 
     let result = std::thread::scope(|scope| {
         for ((share, window), &cpu) in shares.into_iter().zip(&windows).zip(cpus.iter().cycle()) {
-            let (start, end, stop, unpinned, clock) = (&start, &end, &stop, &unpinned, &clock);
+            let (start, end, stop, unpinned, clock, host) =
+                (&start, &end, &stop, &unpinned, &clock, &host);
             scope.spawn(move || {
-                if pin_to_cpu(cpu).is_err() {
+                if host.pin_to_cpu(cpu).is_err() {
                     unpinned.fetch_add(1, Ordering::Relaxed);
                 }
                 loop {

@@ -16,8 +16,8 @@ use super::{Pipe, read_byte, write_byte};
 use crate::peer::{Child, Failure, Watchdog, time_limit};
 use crate::thread::{Pair, cpu_pair};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
-use latlab_engine::environment::online_cpus;
-use latlab_engine::isolation::{AffinityGuard, allowed_cpus, set_allowed_cpus};
+use latlab_engine::Host;
+use latlab_engine::host::AffinityGuard;
 use latlab_engine::{BenchResult, Runner};
 use std::os::fd::AsRawFd;
 
@@ -42,20 +42,13 @@ impl Placement {
     }
 
     /// The CPUs both processes may run on.
-    fn cpus(self) -> Vec<usize> {
+    fn cpus(self, host: &dyn Host) -> Vec<usize> {
         match self {
             Placement::Pinned => {
-                let (cpu, _) = cpu_pair(Pair::SameCpu).unwrap_or((0, 0));
+                let (cpu, _) = cpu_pair(host, Pair::SameCpu).unwrap_or((0, 0));
                 vec![cpu]
             }
-            Placement::Unpinned => {
-                let online = online_cpus();
-                if online.is_empty() {
-                    allowed_cpus()
-                } else {
-                    online
-                }
-            }
+            Placement::Unpinned => host.every_cpu(),
         }
     }
 }
@@ -73,10 +66,11 @@ fn io_failure(what: &str, e: std::io::Error) -> ProbeError {
 }
 
 fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = placement.cpus();
+    let host = runner.host().clone();
+    let cpus = placement.cpus(host.as_ref());
     let label = placement.label();
-    let _affinity = AffinityGuard::save();
-    set_allowed_cpus(&cpus).map_err(ProbeError::Failed)?;
+    let _affinity = AffinityGuard::save(&host);
+    host.set_allowed_cpus(&cpus).map_err(ProbeError::Failed)?;
     let cpu_list = format!("{cpus:?}");
 
     let alone = Pipe::new().map_err(|e| io_failure("pipe", e))?;

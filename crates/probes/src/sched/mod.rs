@@ -7,10 +7,10 @@ pub(crate) mod priority;
 pub(crate) mod wakeup;
 
 use crate::ProbeError;
-use crate::peer::{FIFO_PRIORITY, enter_fifo, leave_realtime};
-use latlab_engine::environment::online_cpus;
-use latlab_engine::isolation::{allowed_cpus, pin_to_cpu, set_allowed_cpus};
-use latlab_engine::{BenchResult, Warning};
+use crate::helper::spawn_pinned;
+use crate::peer::{FIFO_PRIORITY, leave_realtime};
+use latlab_engine::isolation::enter_realtime;
+use latlab_engine::{BenchResult, Host, SharedHost, Warning};
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,13 +88,7 @@ impl Class {
             }
             Class::SchedIdle => policy(libc::SCHED_IDLE, 0).map_err(|e| format!("SCHED_IDLE: {e}")),
             Class::UclampMax => clamp_utilisation(256),
-            Class::Fifo => enter_fifo(FIFO_PRIORITY).map_err(|errno| {
-                format!(
-                    "SCHED_FIFO was refused ({}): it needs CAP_SYS_NICE or a real-time \
-                     priority limit of at least {FIFO_PRIORITY} (ulimit -r)",
-                    io::Error::from_raw_os_error(errno)
-                )
-            }),
+            Class::Fifo => enter_realtime(FIFO_PRIORITY),
         }
     }
 
@@ -220,36 +214,21 @@ impl Condition {
     }
 
     /// The CPUs the measured thread may use under this condition.
-    pub(crate) fn cpus(self, cpu: usize) -> Vec<usize> {
+    pub(crate) fn cpus(self, host: &dyn Host, cpu: usize) -> Vec<usize> {
         match self {
             Condition::Alone | Condition::Contended => vec![cpu],
-            Condition::Loaded => every_cpu(),
+            Condition::Loaded => host.every_cpu(),
         }
     }
 
     /// Starts the hogs this condition needs.
-    pub(crate) fn hogs(self, cpu: usize, limit: Duration) -> Hogs {
+    pub(crate) fn hogs(self, host: &SharedHost, cpu: usize, limit: Duration) -> Hogs {
         match self {
-            Condition::Alone => Hogs::start(&[], limit),
-            Condition::Contended => Hogs::start(&[cpu], limit),
-            Condition::Loaded => Hogs::start(&every_cpu(), limit),
+            Condition::Alone => Hogs::start(host, &[], limit),
+            Condition::Contended => Hogs::start(host, &[cpu], limit),
+            Condition::Loaded => Hogs::start(host, &host.every_cpu(), limit),
         }
     }
-}
-
-/// Every online CPU (those this process may use when sysfs does not say).
-fn every_cpu() -> Vec<usize> {
-    let online = online_cpus();
-    if online.is_empty() {
-        allowed_cpus()
-    } else {
-        online
-    }
-}
-
-/// The CPU the single-CPU conditions use: the first this run may use.
-pub(crate) fn home_cpu() -> usize {
-    allowed_cpus().first().copied().unwrap_or(0)
 }
 
 /// Threads spinning at nice 0, one pinned to each CPU asked for, until dropped or `limit`.
@@ -259,26 +238,22 @@ pub(crate) struct Hogs {
 }
 
 impl Hogs {
-    fn start(cpus: &[usize], limit: Duration) -> Hogs {
+    fn start(host: &SharedHost, cpus: &[usize], limit: Duration) -> Hogs {
         let stop = Arc::new(AtomicBool::new(false));
         let threads = cpus
             .iter()
             .filter_map(|&cpu| {
                 let stop = Arc::clone(&stop);
-                std::thread::Builder::new()
-                    .name(format!("latlab-hog-{cpu}"))
-                    .spawn(move || {
-                        leave_realtime();
-                        let _ = pin_to_cpu(cpu);
-                        let deadline = Instant::now() + limit;
-                        let mut x = 1u64;
-                        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                            for _ in 0..10_000 {
-                                x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
-                            }
+                let deadline = Instant::now() + limit;
+                spawn_pinned(host, &format!("latlab-hog-{cpu}"), cpu, move |_| {
+                    let mut x = 1u64;
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        for _ in 0..10_000 {
+                            x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
                         }
-                    })
-                    .ok()
+                    }
+                })
+                .ok()
             })
             .collect();
         Hogs { stop, threads }
@@ -297,6 +272,7 @@ impl Drop for Hogs {
 /// Runs `body` on a new thread confined to `cpus` and put in `class`; its error if either
 /// was refused.
 pub(crate) fn on_thread<T: Send>(
+    host: &dyn Host,
     cpus: &[usize],
     class: Class,
     body: impl FnOnce() -> T + Send,
@@ -304,7 +280,7 @@ pub(crate) fn on_thread<T: Send>(
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
-                set_allowed_cpus(cpus)?;
+                host.set_allowed_cpus(cpus)?;
                 class.enter()?;
                 Ok(body())
             })

@@ -15,8 +15,9 @@
 //! (0.5 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
 //! of the job it had done, which the result says.
 
-use super::{Class, Classes, Condition, check_cancel, home_cpu, on_thread};
+use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::Host;
 use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -87,8 +88,8 @@ fn run_job(chunks: u64, cap: Duration) -> JobRun {
 }
 
 /// Chunks that take `target` alone at nice 0 on `cpu`.
-fn calibrate(cpu: usize, target: Duration) -> Result<u64, String> {
-    on_thread(&[cpu], Class::Nice0, || {
+fn calibrate(host: &dyn Host, cpu: usize, target: Duration) -> Result<u64, String> {
+    on_thread(host, &[cpu], Class::Nice0, || {
         let mut x = 1;
         let started = Instant::now();
         let mut chunks = 0u64;
@@ -104,8 +105,9 @@ fn calibrate(cpu: usize, target: Duration) -> Result<u64, String> {
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (target, runs, cap) = shape(ctx.suite);
-    let cpu = home_cpu();
-    let chunks = calibrate(cpu, target).map_err(ProbeError::Failed)?;
+    let host = ctx.host().clone();
+    let cpu = host.first_allowed_cpu();
+    let chunks = calibrate(host.as_ref(), cpu, target).map_err(ProbeError::Failed)?;
     let classes = Classes::check(&[
         Class::Nice0,
         Class::Nice19,
@@ -119,10 +121,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
         for &class in &classes.available {
             check_cancel(&cancel)?;
-            let hogs = condition.hogs(cpu, cap * (runs as u32 + 1));
-            let allowed = condition.cpus(cpu);
+            let hogs = condition.hogs(&host, cpu, cap * (runs as u32 + 1));
+            let allowed = condition.cpus(host.as_ref(), cpu);
             let jobs: Vec<JobRun> = (0..runs)
-                .map(|_| on_thread(&allowed, class, || run_job(chunks, cap)))
+                .map(|_| on_thread(host.as_ref(), &allowed, class, || run_job(chunks, cap)))
                 .collect::<Result<_, _>>()
                 .map_err(ProbeError::Failed)?;
             drop(hogs);
@@ -214,14 +216,15 @@ mod tests {
     #[test]
     fn nice_matters_under_contention_only() {
         let _alone = crate::load_cpus();
-        let cpu = home_cpu();
-        let chunks = calibrate(cpu, Duration::from_millis(5)).unwrap();
+        let host: latlab_engine::SharedHost = std::sync::Arc::new(latlab_engine::RealHost::new());
+        let cpu = host.first_allowed_cpu();
+        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(5)).unwrap();
         let cap = Duration::from_millis(300);
         let time = |class: Class, condition: Condition| {
-            let _hogs = condition.hogs(cpu, Duration::from_secs(5));
+            let _hogs = condition.hogs(&host, cpu, Duration::from_secs(5));
             let mut runs: Vec<f64> = (0..3)
                 .map(|_| {
-                    on_thread(&[cpu], class, || run_job(chunks, cap))
+                    on_thread(host.as_ref(), &[cpu], class, || run_job(chunks, cap))
                         .unwrap()
                         .completion_ns
                 })

@@ -9,7 +9,7 @@
 //! histogram in power-of-two microsecond buckets. A class starved under contention takes
 //! longer per wake-up: each condition stops after its time budget, with the count it got.
 
-use super::{Class, Classes, Condition, check_cancel, home_cpu, on_thread};
+use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::distribution::{histogram_us, percentile};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::BenchResult;
@@ -76,7 +76,8 @@ fn wake_ups(count: usize, budget: Duration) -> Vec<f64> {
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (count, budget) = shape(ctx.suite);
-    let cpu = home_cpu();
+    let host = ctx.host().clone();
+    let cpu = host.first_allowed_cpu();
     let classes = Classes::check(&[
         Class::Nice0,
         Class::Nice19,
@@ -89,9 +90,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     for condition in [Condition::Alone, Condition::Contended] {
         for &class in &classes.available {
             check_cancel(&cancel)?;
-            let hogs = condition.hogs(cpu, budget * 2);
-            let late =
-                on_thread(&[cpu], class, || wake_ups(count, budget)).map_err(ProbeError::Failed)?;
+            let hogs = condition.hogs(&host, cpu, budget * 2);
+            let late = on_thread(host.as_ref(), &[cpu], class, || wake_ups(count, budget))
+                .map_err(ProbeError::Failed)?;
             drop(hogs);
             let got = late.len();
             let name = format!("sched.wakeup/{}/{}", condition.label(), class.label());

@@ -14,11 +14,12 @@
 //! pair's own result carries its CPUs. Where CPUs sit on different sockets or core complexes,
 //! the matrix shows it.
 
+use crate::helper::spawn_pinned;
 use crate::mem::sweep_point;
-use crate::peer::{Failure, leave_realtime, time_limit};
+use crate::peer::{Failure, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
-use latlab_engine::environment::online_cpus;
-use latlab_engine::isolation::{AffinityGuard, allowed_cpus, pin_to_cpu};
+use latlab_engine::Host;
+use latlab_engine::host::AffinityGuard;
 use latlab_engine::{BenchResult, Runner};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,11 +79,8 @@ fn spin_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// The CPUs whose pairs are measured: the online ones, or at most [`MAX_CPUS`] of them
 /// evenly spread.
-fn chosen_cpus() -> Vec<usize> {
-    let mut cpus = online_cpus();
-    if cpus.is_empty() {
-        cpus = allowed_cpus();
-    }
+fn chosen_cpus(host: &dyn Host) -> Vec<usize> {
+    let cpus = host.every_cpu();
     if cpus.len() <= MAX_CPUS {
         return cpus;
     }
@@ -92,7 +90,7 @@ fn chosen_cpus() -> Vec<usize> {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = chosen_cpus();
+    let cpus = chosen_cpus(ctx.host().as_ref());
     let pairs: Vec<(usize, usize)> = cpus
         .iter()
         .enumerate()
@@ -103,7 +101,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             "this machine has one CPU: there is no pair of CPUs to bounce a line between".into(),
         ));
     }
-    let _affinity = AffinityGuard::save();
+    let _affinity = AffinityGuard::save(ctx.host());
     let mut results = Vec::new();
     for bounce in [Bounce::Cas, Bounce::ReadWrite] {
         let per_pair = ctx.runner.scoped(sweep_point, |runner| {
@@ -146,7 +144,8 @@ fn measure_pair(
     let line = Arc::new(Line::default());
     let stop = Arc::new(AtomicBool::new(false));
     let running = Arc::new(AtomicBool::new(false));
-    pin_to_cpu(a).map_err(ProbeError::Failed)?;
+    let host = runner.host().clone();
+    host.pin_to_cpu(a).map_err(ProbeError::Failed)?;
     let peer = {
         let (line, stop, running, failure) = (
             Arc::clone(&line),
@@ -154,42 +153,38 @@ fn measure_pair(
             Arc::clone(&running),
             failure.clone(),
         );
-        std::thread::Builder::new()
-            .name("latlab-core-to-core".into())
-            .spawn(move || {
-                leave_realtime();
-                if let Err(e) = pin_to_cpu(b) {
-                    failure.fail(e);
-                    return;
-                }
-                running.store(true, Ordering::Release);
-                let deadline = Instant::now() + limit;
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                    // Answer a burst of round trips between looks at the stop flag.
-                    for _ in 0..64 {
-                        let answered = match bounce {
-                            Bounce::Cas => spin_until(Duration::from_millis(1), || {
-                                line.word
-                                    .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
-                                    .is_ok()
-                            }),
-                            Bounce::ReadWrite => spin_until(Duration::from_millis(1), || {
-                                let seen = line.word.load(Ordering::Acquire);
-                                if seen % 2 == 1 {
-                                    line.word.store(seen + 1, Ordering::Release);
-                                    true
-                                } else {
-                                    false
-                                }
-                            }),
-                        };
-                        if !answered {
-                            break;
-                        }
+        spawn_pinned(&host, "latlab-core-to-core", b, move |pinned| {
+            if let Err(e) = pinned {
+                failure.fail(e);
+                return;
+            }
+            running.store(true, Ordering::Release);
+            let deadline = Instant::now() + limit;
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                // Answer a burst of round trips between looks at the stop flag.
+                for _ in 0..64 {
+                    let answered = match bounce {
+                        Bounce::Cas => spin_until(Duration::from_millis(1), || {
+                            line.word
+                                .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
+                                .is_ok()
+                        }),
+                        Bounce::ReadWrite => spin_until(Duration::from_millis(1), || {
+                            let seen = line.word.load(Ordering::Acquire);
+                            if seen % 2 == 1 {
+                                line.word.store(seen + 1, Ordering::Release);
+                                true
+                            } else {
+                                false
+                            }
+                        }),
+                    };
+                    if !answered {
+                        break;
                     }
                 }
-            })
-            .map_err(|e| ProbeError::Failed(format!("could not start a thread: {e}")))?
+            }
+        })?
     };
     let name = format!("thread.core_to_core/{}/{a}-{b}", bounce.label());
     // Calibrate only once the peer answers, or the first, slow call sets the sample size.
@@ -239,11 +234,13 @@ mod tests {
     /// Taking a line back from another CPU costs more than incrementing one's own.
     #[test]
     fn a_line_between_cpus_is_slower_than_a_line_at_home() {
-        let Some((a, b)) = crate::thread::cpu_pair(crate::thread::Pair::TwoCpus) else {
+        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
+        let host = runner.host().clone();
+        let Some((a, b)) = crate::thread::cpu_pair(host.as_ref(), crate::thread::Pair::TwoCpus)
+        else {
             return; // One CPU: nothing to bounce between.
         };
-        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
-        let _affinity = AffinityGuard::save();
+        let _affinity = AffinityGuard::save(&host);
         let home = AtomicU64::new(0);
         let local = runner
             .bench("local", "fetch_add", || {

@@ -11,10 +11,11 @@
 
 use super::semaphore::Semaphore;
 use super::{Pair, cpu_pair};
-use crate::peer::{Failure, leave_realtime, time_limit};
+use crate::helper::spawn_pinned;
+use crate::peer::{Failure, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
-use latlab_engine::isolation::{AffinityGuard, pin_to_cpu};
+use latlab_engine::host::AffinityGuard;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,7 +28,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let mut results = Vec::new();
     for pair in [Pair::SameCpu, Pair::TwoCpus] {
-        let Some((mine, theirs)) = cpu_pair(pair) else {
+        let Some((mine, theirs)) = cpu_pair(ctx.host().as_ref(), pair) else {
             continue;
         };
         results.push(measure(ctx, pair, mine, theirs)?);
@@ -48,8 +49,9 @@ fn measure(
         Arc::new(Semaphore::default()),
     );
     let stop = Arc::new(AtomicBool::new(false));
-    let _affinity = AffinityGuard::save();
-    pin_to_cpu(mine).map_err(ProbeError::Failed)?;
+    let host = ctx.host().clone();
+    let _affinity = AffinityGuard::save(&host);
+    host.pin_to_cpu(mine).map_err(ProbeError::Failed)?;
     let peer = {
         let (ping, pong, stop, failure) = (
             Arc::clone(&ping),
@@ -57,21 +59,17 @@ fn measure(
             Arc::clone(&stop),
             failure.clone(),
         );
-        std::thread::Builder::new()
-            .name("latlab-handoff".into())
-            .spawn(move || {
-                leave_realtime();
-                if let Err(e) = pin_to_cpu(theirs) {
-                    failure.fail(e);
+        spawn_pinned(&host, "latlab-handoff", theirs, move |pinned| {
+            if let Err(e) = pinned {
+                failure.fail(e);
+            }
+            while !stop.load(Ordering::Relaxed) {
+                if ping.wait(limit).is_err() {
+                    break;
                 }
-                while !stop.load(Ordering::Relaxed) {
-                    if ping.wait(limit).is_err() {
-                        break;
-                    }
-                    pong.post();
-                }
-            })
-            .map_err(|e| ProbeError::Failed(format!("could not start a thread: {e}")))?
+                pong.post();
+            }
+        })?
     };
     let name = format!("thread.handoff/{}", pair.label());
     let outcome = failure.guard(ctx.runner, |runner| {

@@ -8,8 +8,12 @@ pub(crate) mod mutex;
 pub(crate) mod pool;
 pub(crate) mod semaphore;
 
-use latlab_engine::environment::{online_cpus, thread_siblings};
-use latlab_engine::isolation::allowed_cpus;
+use crate::helper::spawn_pinned;
+use latlab_engine::SharedHost;
+use latlab_engine::host::{AffinityGuard, Host};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Where the two threads (or processes) of a pairwise measurement run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,13 +42,17 @@ impl Pair {
 
 /// The CPUs for `pair`: the first CPU this run may use, and for [`Pair::TwoCpus`] another
 /// online CPU, on another core when there is one. `None` when the machine has one CPU.
-pub(crate) fn cpu_pair(pair: Pair) -> Option<(usize, usize)> {
-    let first = allowed_cpus().first().copied().unwrap_or(0);
+pub(crate) fn cpu_pair(host: &dyn Host, pair: Pair) -> Option<(usize, usize)> {
+    let first = host.first_allowed_cpu();
     match pair {
         Pair::SameCpu => Some((first, first)),
         Pair::TwoCpus => {
-            let others: Vec<usize> = online_cpus().into_iter().filter(|&c| c != first).collect();
-            let siblings = thread_siblings(first);
+            let others: Vec<usize> = host
+                .online_cpus()
+                .into_iter()
+                .filter(|&c| c != first)
+                .collect();
+            let siblings = host.thread_siblings(first);
             others
                 .iter()
                 .find(|c| !siblings.contains(c))
@@ -58,41 +66,34 @@ pub(crate) fn cpu_pair(pair: Pair) -> Option<(usize, usize)> {
 /// `contend` in a loop, until `body` returns or `limit` passes. `None` when the machine has
 /// one CPU, so nothing can contend at the same time.
 pub(crate) fn with_contender<T>(
-    limit: std::time::Duration,
+    host: &SharedHost,
+    limit: Duration,
     contend: impl Fn() + Send + 'static,
     body: impl FnOnce(usize, usize) -> T,
 ) -> Result<Option<T>, crate::ProbeError> {
-    use latlab_engine::isolation::{AffinityGuard, pin_to_cpu};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let Some((mine, theirs)) = cpu_pair(Pair::TwoCpus) else {
+    let Some((mine, theirs)) = cpu_pair(host.as_ref(), Pair::TwoCpus) else {
         return Ok(None);
     };
-    let _affinity = AffinityGuard::save();
-    pin_to_cpu(mine).map_err(crate::ProbeError::Failed)?;
+    let _affinity = AffinityGuard::save(host);
+    host.pin_to_cpu(mine).map_err(crate::ProbeError::Failed)?;
     let stop = Arc::new(AtomicBool::new(false));
     let running = Arc::new(AtomicBool::new(false));
     let contender = {
         let (stop, running) = (Arc::clone(&stop), Arc::clone(&running));
-        std::thread::Builder::new()
-            .name("latlab-contender".into())
-            .spawn(move || {
-                // Its own limit too: it stops even if nobody tells it to.
-                let deadline = std::time::Instant::now() + limit;
-                crate::peer::leave_realtime();
-                let _ = pin_to_cpu(theirs);
-                running.store(true, Ordering::Release);
-                while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
-                    for _ in 0..256 {
-                        contend();
-                    }
+        // Its own limit too: it stops even if nobody tells it to.
+        let deadline = Instant::now() + limit;
+        spawn_pinned(host, "latlab-contender", theirs, move |_| {
+            running.store(true, Ordering::Release);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                for _ in 0..256 {
+                    contend();
                 }
-            })
-            .map_err(|e| crate::ProbeError::Failed(format!("could not start a thread: {e}")))?
+            }
+        })?
     };
     // Measure only once the contender is there.
-    let deadline = std::time::Instant::now() + limit;
-    while !running.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
+    let deadline = Instant::now() + limit;
+    while !running.load(Ordering::Acquire) && Instant::now() < deadline {
         std::thread::yield_now();
     }
     let out = body(mine, theirs);

@@ -75,8 +75,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         "pthread_mutex_lock + increment + unlock, one thread",
         || pthread_mutex.increment(),
     )?);
+    let host = ctx.host().clone();
     let theirs = Arc::clone(&std_mutex);
     if let Some(result) = with_contender(
+        &host,
         limit,
         move || {
             std_increment(&theirs);
@@ -93,6 +95,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     }
     let theirs = Arc::clone(&pthread_mutex);
     if let Some(result) = with_contender(
+        &host,
         limit,
         move || {
             theirs.increment();

@@ -14,7 +14,6 @@ use super::semaphore::{Semaphore, futex_wait, futex_wake};
 use crate::peer::{Failure, leave_realtime, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
-use latlab_engine::isolation::allowed_cpus;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -91,7 +90,7 @@ impl Round {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = allowed_cpus().len().max(1);
+    let cpus = ctx.host().allowed_cpus().len().max(1);
     let mut seed = 1;
     let mut results = vec![
         ctx.runner
@@ -190,7 +189,7 @@ mod tests {
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
         let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
         let alone = results[0].summary.median;
-        let cpus = allowed_cpus().len().max(1) as f64;
+        let cpus = runner.host().allowed_cpus().len().max(1) as f64;
         for pool in &results[1..] {
             assert!(
                 pool.summary.median > 0.8 * alone / cpus,

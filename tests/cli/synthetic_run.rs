@@ -3,7 +3,7 @@
 use crate::{files_in, latlab};
 
 const EXPECTED_TABLE: &str = "\
-latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock fake at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
+latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
 
 benchmark                median   95% CI of median           p5 … p95    cv     cold      samples
 cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns  48.7 ns … 50.7 ns  1.5%   497 ns   30 × 65536
@@ -16,7 +16,7 @@ mem.alloc/128B           152 ns    151 ns … 154 ns    149 ns … 155 ns  1.4% 
 mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
 
 about this run
-  test mode (--fake-clock): every figure in this run is synthetic
+  synthetic machine (--synthetic): every figure in this run is made up
 ";
 
 #[test]
@@ -25,7 +25,7 @@ fn the_table_is_exactly_as_expected() {
     latlab(dir.path())
         .args([
             "run",
-            "--fake-clock",
+            "--synthetic",
             "--only",
             "cpu.call|cpu.branch|mem.alloc",
         ])
@@ -47,7 +47,7 @@ fn the_table_is_exactly_as_expected() {
 fn no_arguments_runs_the_quick_suite_of_every_probe() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["--fake-clock", "--max-size", "256KiB"])
+        .args(["--synthetic", "--max-size", "256KiB"])
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
@@ -73,7 +73,7 @@ fn every_format_is_written_where_asked() {
     latlab(dir.path())
         .args([
             "run",
-            "--fake-clock",
+            "--synthetic",
             "--only",
             "syscall",
             "--json",
@@ -108,7 +108,7 @@ fn every_format_is_written_where_asked() {
 fn a_machine_format_on_stdout_moves_the_table_to_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["run", "--fake-clock", "--only", "cpu.call", "--csv", "-"])
+        .args(["run", "--synthetic", "--only", "cpu.call", "--csv", "-"])
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
@@ -124,7 +124,7 @@ fn a_device_target_gets_one_document_and_stays_a_device() {
     let output = latlab(dir.path())
         .args([
             "run",
-            "--fake-clock",
+            "--synthetic",
             "--only",
             "cpu|syscall",
             "--json",
@@ -143,7 +143,7 @@ fn a_device_target_gets_one_document_and_stays_a_device() {
     latlab(dir.path())
         .args([
             "run",
-            "--fake-clock",
+            "--synthetic",
             "--only",
             "syscall",
             "--json",
@@ -159,7 +159,7 @@ fn a_device_target_gets_one_document_and_stays_a_device() {
 fn mem_runs_the_memory_family_only() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["mem", "--fake-clock", "--max-size", "64KiB", "--json", "-"])
+        .args(["mem", "--synthetic", "--max-size", "64KiB", "--json", "-"])
         .assert()
         .success();
     let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
@@ -211,7 +211,7 @@ fn mem_runs_the_memory_family_only() {
 fn plots_go_into_the_results_directory() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["mem", "--fake-clock", "--max-size", "64KiB", "--out", "res"])
+        .args(["mem", "--synthetic", "--max-size", "64KiB", "--out", "res"])
         .assert()
         .success();
     let mut expected: Vec<String> = ["latency", "bandwidth", "memcpy"]

@@ -1,0 +1,240 @@
+//! The machine a run measures, as one injected trait.
+//!
+//! Everything a run learns from or does to the machine goes through a [`Host`]: the timer
+//! that takes the samples, the environment (CPUs, caches, core classes, memory), wall time,
+//! the lock between concurrent runs, and the controls that pin threads or change their
+//! scheduling. Two implementations exist:
+//!
+//! * [`RealHost`] measures this machine: a calibrated cycle counter, sysfs and /proc.
+//! * [`SyntheticHost`] is a fixed, imaginary machine (four CPUs, three cache levels, a clock
+//!   whose every figure is derived from the benchmark's name). The benchmarks still run once
+//!   each, so every probe is exercised, but what they report is the same on every machine, so
+//!   renderers and the whole command line can be tested exactly.
+//!
+//! The synthetic host is its own type, not a flag: code that measures never asks which host
+//! it has, which is what keeps the two honest (hyperfine's `Executor` and `MockExecutor` are
+//! the model).
+//!
+//! A timer sees the benchmark as a [`LoopBody`]: one dynamic call per sample times a whole
+//! monomorphised loop of the benchmark, so the choice of host costs nothing inside the loop.
+
+mod real;
+mod synthetic;
+
+pub use real::RealHost;
+pub use synthetic::SyntheticHost;
+
+use crate::analysis::LoopSamples;
+use crate::clock::{Clock, ClockInfo};
+use crate::config::{Config, Interrupted, MIN_SAMPLES};
+use crate::environment::{CacheInfo, CoreClass, Environment};
+use crate::isolation::RunLock;
+use crate::model::Integrity;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A host shared by the runner, the probes and the threads they start.
+pub type SharedHost = Arc<dyn Host>;
+
+/// The machine: how it is timed, what it is, and what can be done to it.
+pub trait Host: Send + Sync {
+    /// The timer every figure is taken with.
+    fn timer(&self) -> &dyn Timer;
+
+    /// The machine, its kernel and the build, as every run records them.
+    fn environment(&self) -> Environment;
+
+    /// The CPUs the kernel has online, whatever this process's affinity; empty when unknown.
+    fn online_cpus(&self) -> Vec<usize>;
+
+    /// The CPUs the calling thread may run on.
+    fn allowed_cpus(&self) -> Vec<usize>;
+
+    /// Confines the calling thread (and the threads and processes it starts later) to `cpus`.
+    fn set_allowed_cpus(&self, cpus: &[usize]) -> Result<(), String>;
+
+    /// The hardware threads that share `cpu`'s core, itself included; empty when unknown.
+    fn thread_siblings(&self, cpu: usize) -> Vec<usize>;
+
+    /// The cache hierarchy, smallest level first.
+    fn caches(&self) -> Vec<CacheInfo>;
+
+    /// The online CPUs grouped by what the kernel says of them, biggest first.
+    fn core_classes(&self) -> Vec<CoreClass>;
+
+    /// Memory that can be allocated now without swapping.
+    fn available_memory_bytes(&self) -> Option<u64>;
+
+    /// The load average over 1, 5 and 15 minutes.
+    fn load_average(&self) -> Option<[f64; 3]>;
+
+    /// The wall-clock time now.
+    fn now(&self) -> SystemTime;
+
+    /// How long something that began at `since` has taken.
+    fn elapsed(&self, since: Instant) -> Duration;
+
+    /// Takes the machine-wide lock between measuring runs, waiting up to `wait`; `Err`
+    /// carries how long was waited when another run still holds it.
+    fn lock_runs(&self, wait: Duration) -> Result<RunLock, Duration>;
+
+    /// Locks current and future memory into RAM.
+    fn lock_memory(&self) -> Result<(), String>;
+
+    /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
+    fn enter_realtime(&self) -> Result<(), String>;
+
+    /// What every run on this host must say about itself.
+    fn notes(&self) -> Vec<String>;
+
+    /// Every online CPU, or the CPUs this process may use when the kernel does not say.
+    fn every_cpu(&self) -> Vec<usize> {
+        let online = self.online_cpus();
+        if online.is_empty() {
+            self.allowed_cpus()
+        } else {
+            online
+        }
+    }
+
+    /// The first CPU this process may use.
+    fn first_allowed_cpu(&self) -> usize {
+        self.allowed_cpus().first().copied().unwrap_or(0)
+    }
+
+    /// Pins the calling thread (and the threads it starts later) to `cpu`.
+    fn pin_to_cpu(&self, cpu: usize) -> Result<(), String> {
+        self.set_allowed_cpus(&[cpu])
+    }
+}
+
+/// The calling thread's CPU affinity, restored when dropped: a probe that pins itself for a
+/// while leaves the run as it found it.
+pub struct AffinityGuard {
+    host: SharedHost,
+    saved: Vec<usize>,
+}
+
+impl AffinityGuard {
+    /// Remembers the calling thread's current affinity.
+    pub fn save(host: &SharedHost) -> AffinityGuard {
+        AffinityGuard {
+            host: Arc::clone(host),
+            saved: host.allowed_cpus(),
+        }
+    }
+}
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        if !self.saved.is_empty() {
+            // Restoring a set the thread held a moment ago cannot be refused for lack of
+            // rights; should the CPUs have gone offline since, there is nothing better to do.
+            let _ = self.host.set_allowed_cpus(&self.saved);
+        }
+    }
+}
+
+/// A benchmark as a timer sees it: its type erased, its loop not.
+pub trait LoopBody {
+    /// Times `iterations` calls of the benchmark in one monomorphised loop; returns ticks of
+    /// `clock`.
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64;
+
+    /// Times `iterations` turns of the same loop with an empty body.
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64;
+}
+
+/// A closure as a [`LoopBody`].
+pub(crate) struct Closure<F>(pub F);
+
+impl<F: FnMut() -> R, R> LoopBody for Closure<F> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        clock.time_loop(iterations, &mut self.0)
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        clock.time_loop(iterations, &mut || ())
+    }
+}
+
+/// How much a timer may sample, and when it must stop.
+pub struct Limits<'a> {
+    pub config: &'a Config,
+    /// A probe's own abort flag (its peer died), besides the run's cancel flag.
+    pub abort: Option<&'a AtomicBool>,
+}
+
+impl Limits<'_> {
+    /// `Err` once the run was cancelled or the probe aborted.
+    pub fn check(&self) -> Result<(), Interrupted> {
+        let aborted = self.abort.is_some_and(|a| a.load(Ordering::Relaxed));
+        if aborted || self.config.cancel.load(Ordering::Relaxed) {
+            Err(Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether another sample may start: always below the minimum, then within the budget.
+    pub fn wants_more(&self, taken: usize, wanted: usize, started: Instant) -> bool {
+        let wanted = wanted.max(MIN_SAMPLES);
+        taken < wanted && (taken < MIN_SAMPLES || started.elapsed() <= self.config.budget)
+    }
+}
+
+/// The raw samples of a calibrated loop.
+pub struct LoopRun {
+    pub samples: LoopSamples,
+    /// The first, cold call alone, less an empty timed region.
+    pub cold_ns: f64,
+    pub integrity: Integrity,
+}
+
+/// The raw samples of events timed one at a time, each cut into series (the whole event,
+/// then each of its phases).
+pub struct EventRun {
+    /// One list per series, one sample per event, in nanoseconds.
+    pub series_ns: Vec<Vec<f64>>,
+    /// The first, cold event, one figure per series.
+    pub cold_ns: Vec<f64>,
+    /// The measuring thread's CPU time per event.
+    pub cpu_ns: Vec<f64>,
+    pub integrity: Integrity,
+}
+
+/// Takes samples: the real clock of this machine, or a synthetic one.
+pub trait Timer: Send + Sync {
+    /// The clock events are timed with: probes read it inside their events.
+    fn clock(&self) -> &Clock;
+
+    /// What results record about the clock.
+    fn info(&self) -> &ClockInfo {
+        self.clock().info()
+    }
+
+    /// Samples a calibrated loop of `body` and of the empty loop, named `name`.
+    fn sample_loop(
+        &self,
+        name: &str,
+        body: &mut dyn LoopBody,
+        limits: &Limits,
+    ) -> Result<LoopRun, Interrupted>;
+
+    /// Samples events: `event` performs one and fills one figure (ns) per series; `names`
+    /// names the series. The first event is the cold one; `count` more follow within the
+    /// budget.
+    fn sample_events(
+        &self,
+        names: &[&str],
+        count: usize,
+        event: &mut dyn FnMut(&Clock, &mut [f64]),
+        limits: &Limits,
+    ) -> Result<EventRun, Interrupted>;
+
+    /// Events timed elsewhere (by other threads), the cold one first, as this timer reports
+    /// them: as given, or made up (as many as `limits` asks for, however many were given).
+    fn events_timed_elsewhere(&self, name: &str, samples_ns: Vec<f64>, limits: &Limits)
+    -> Vec<f64>;
+}

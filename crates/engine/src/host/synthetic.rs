@@ -1,0 +1,245 @@
+//! An imaginary machine for testing whatever renders results: the same figures everywhere.
+//!
+//! Four CPUs of one class, three cache levels (32 KiB, 1 MiB, 32 MiB), 16 GiB free. Each
+//! benchmark still runs once, so that every probe's code is exercised, but its figures are
+//! made up: a nominal cost derived from its name, its samples wobbling around it in a fixed
+//! pattern. The synthetic samples go through the same analysis as real ones, so a synthetic
+//! run exercises everything but the clock and the machine.
+//!
+//! Pinning a thread to one of the four CPUs succeeds and changes nothing, so probes that pin
+//! their helpers run unchanged; run-level controls that would change the real machine
+//! (`--mlock`, `--rt`) are refused and the run says so.
+
+use super::{EventRun, Host, Limits, LoopBody, LoopRun, Timer};
+use crate::analysis::LoopSamples;
+use crate::clock::{Clock, ClockInfo, ClockKind};
+use crate::config::{Interrupted, MIN_SAMPLES};
+use crate::environment::{CacheInfo, CoreClass, Environment};
+use crate::isolation::RunLock;
+use crate::model::Integrity;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The relative wobble of consecutive samples, repeating.
+const WOBBLE: [f64; 5] = [0.0, 0.01, -0.01, 0.02, -0.02];
+/// The synthetic empty loop's cost per iteration.
+const EMPTY_LOOP_NS: f64 = 0.5;
+/// The synthetic clock's resolution.
+const RESOLUTION_NS: f64 = 1.0;
+/// Memory the synthetic machine has free.
+const AVAILABLE_MEMORY: u64 = 16 << 30;
+/// The time every synthetic run starts at: 2000-01-01T00:00:00Z.
+const START_SECONDS: u64 = 946_684_800;
+
+/// The imaginary machine.
+pub struct SyntheticHost {
+    timer: SyntheticTimer,
+    environment: Environment,
+}
+
+impl SyntheticHost {
+    pub fn new() -> SyntheticHost {
+        SyntheticHost {
+            timer: SyntheticTimer {
+                clock: Clock::reporting(ClockInfo {
+                    kind: ClockKind::Synthetic,
+                    method: "synthetic clock (--synthetic): figures are made up".into(),
+                    frequency_hz: 1e9,
+                    resolution_ns: RESOLUTION_NS,
+                    region_overhead_ns: 20.0,
+                    fallback_reason: None,
+                }),
+            },
+            environment: Environment::synthetic(),
+        }
+    }
+}
+
+impl Default for SyntheticHost {
+    fn default() -> SyntheticHost {
+        SyntheticHost::new()
+    }
+}
+
+impl Host for SyntheticHost {
+    fn timer(&self) -> &dyn Timer {
+        &self.timer
+    }
+
+    fn environment(&self) -> Environment {
+        self.environment.clone()
+    }
+
+    fn online_cpus(&self) -> Vec<usize> {
+        (0..self.environment.cpu.logical_cpus).collect()
+    }
+
+    fn allowed_cpus(&self) -> Vec<usize> {
+        self.online_cpus()
+    }
+
+    fn set_allowed_cpus(&self, cpus: &[usize]) -> Result<(), String> {
+        let online = self.online_cpus();
+        match cpus.iter().find(|cpu| !online.contains(cpu)) {
+            Some(cpu) => Err(format!("the synthetic machine has no CPU {cpu}")),
+            None if cpus.is_empty() => Err("no CPU given".into()),
+            None => Ok(()),
+        }
+    }
+
+    fn thread_siblings(&self, cpu: usize) -> Vec<usize> {
+        vec![cpu]
+    }
+
+    fn caches(&self) -> Vec<CacheInfo> {
+        self.environment.caches.clone()
+    }
+
+    fn core_classes(&self) -> Vec<CoreClass> {
+        self.environment.core_classes.clone()
+    }
+
+    fn available_memory_bytes(&self) -> Option<u64> {
+        Some(AVAILABLE_MEMORY)
+    }
+
+    fn load_average(&self) -> Option<[f64; 3]> {
+        self.environment.load_avg
+    }
+
+    fn now(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(START_SECONDS)
+    }
+
+    fn elapsed(&self, _since: Instant) -> Duration {
+        Duration::ZERO
+    }
+
+    fn lock_runs(&self, _wait: Duration) -> Result<RunLock, Duration> {
+        // A synthetic run measures nothing, so it need not wait for one that does.
+        Ok(RunLock::not_needed())
+    }
+
+    fn lock_memory(&self) -> Result<(), String> {
+        Err(NO_CONTROLS.into())
+    }
+
+    fn enter_realtime(&self) -> Result<(), String> {
+        Err(NO_CONTROLS.into())
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec!["synthetic machine (--synthetic): every figure in this run is made up".into()]
+    }
+}
+
+const NO_CONTROLS: &str = "a synthetic run changes nothing on the real machine";
+
+/// Made-up samples, the same on every machine.
+struct SyntheticTimer {
+    /// Reads the OS clock when a probe times something itself; reports synthetic figures.
+    clock: Clock,
+}
+
+impl Timer for SyntheticTimer {
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn sample_loop(
+        &self,
+        name: &str,
+        body: &mut dyn LoopBody,
+        limits: &Limits,
+    ) -> Result<LoopRun, Interrupted> {
+        body.time(&self.clock, 1);
+        let nominal = nominal_ns(name);
+        let target_ns = limits.config.target_sample_time.as_nanos() as f64;
+        let iterations =
+            ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();
+        let count = limits.config.samples.max(MIN_SAMPLES);
+        let mut samples = LoopSamples::with_capacity(iterations, count);
+        let per_sample =
+            |ns: f64, i: usize| ns * (1.0 + WOBBLE[i % WOBBLE.len()]) * iterations as f64;
+        for i in 0..count {
+            let bench = per_sample(nominal + EMPTY_LOOP_NS, i);
+            let empty = per_sample(EMPTY_LOOP_NS, i + 2);
+            samples.push((bench, bench), (empty, empty));
+        }
+        Ok(LoopRun {
+            samples,
+            cold_ns: 10.0 * nominal,
+            integrity: Integrity::default(),
+        })
+    }
+
+    fn sample_events(
+        &self,
+        names: &[&str],
+        count: usize,
+        event: &mut dyn FnMut(&Clock, &mut [f64]),
+        _limits: &Limits,
+    ) -> Result<EventRun, Interrupted> {
+        event(&self.clock, &mut vec![0.0; names.len()]);
+        let series_ns: Vec<Vec<f64>> = names.iter().map(|name| events(name, count)).collect();
+        Ok(EventRun {
+            cold_ns: names.iter().map(|name| 10.0 * nominal_ns(name)).collect(),
+            cpu_ns: series_ns[0].clone(),
+            series_ns,
+            integrity: Integrity::default(),
+        })
+    }
+
+    fn events_timed_elsewhere(
+        &self,
+        name: &str,
+        _samples_ns: Vec<f64>,
+        limits: &Limits,
+    ) -> Vec<f64> {
+        let mut synthetic = vec![10.0 * nominal_ns(name)];
+        synthetic.extend(events(name, limits.config.samples));
+        synthetic
+    }
+}
+
+/// `count` (at least [`MIN_SAMPLES`]) events of `name`'s nominal cost, wobbling.
+fn events(name: &str, count: usize) -> Vec<f64> {
+    let nominal = nominal_ns(name);
+    (0..count.max(MIN_SAMPLES))
+        .map(|i| nominal * (1.0 + WOBBLE[i % WOBBLE.len()]))
+        .collect()
+}
+
+/// A cost between 1 and 200.9 ns with one decimal, fixed by the name (FNV-1a).
+fn nominal_ns(name: &str) -> f64 {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    1.0 + (hash % 2000) as f64 / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::runner::Runner;
+    use std::sync::Arc;
+
+    #[test]
+    fn synthetic_results_are_deterministic_and_plausible() {
+        let mut runner = Runner::on(Arc::new(SyntheticHost::new()), Config::quick());
+        let a = runner.bench("x/y", "m", || 1).unwrap();
+        let b = runner.bench("x/y", "m", || 1).unwrap();
+        assert_eq!(a, b);
+        assert!((a.summary.median - nominal_ns("x/y")).abs() < 0.05 * nominal_ns("x/y"));
+        assert_ne!(nominal_ns("x/y"), nominal_ns("x/z"));
+    }
+
+    #[test]
+    fn the_synthetic_machine_refuses_cpus_it_does_not_have() {
+        let host = SyntheticHost::new();
+        assert_eq!(host.every_cpu(), [0, 1, 2, 3]);
+        assert!(host.pin_to_cpu(3).is_ok());
+        assert!(host.pin_to_cpu(4).is_err());
+        assert!(host.lock_memory().is_err());
+    }
+}
