@@ -74,7 +74,7 @@ fn synthetic_document(only: &str) -> (String, Document) {
 #[test]
 fn the_context_is_google_benchmarks() {
     let (_, doc) = synthetic_document("syscall");
-    assert_eq!(doc.latlab_schema_version, 1);
+    assert_eq!(doc.latlab_schema_version, 2);
     let c = &doc.context;
     assert_eq!(c.json_schema_version, 1);
     assert_eq!(c.date, "2000-01-01T00:00:00Z");
@@ -159,7 +159,7 @@ fn latlabs_own_record_is_complete_and_strict() {
     let random = &probe.results[0];
     assert_eq!(random.kind, ResultKind::TimedLoop);
     assert_eq!(random.samples_ns.len(), 30);
-    assert_eq!(random.parameters["pattern"], "random");
+    assert_eq!(random.parameters["pattern"].as_str(), Some("random"));
     assert!(random.loop_overhead_ns.is_some() && random.cold_ns.is_some());
     let mispredict = &probe.results[3];
     assert_eq!(mispredict.kind, ResultKind::Derived);

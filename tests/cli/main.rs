@@ -12,6 +12,14 @@ mod synthetic_run;
 use assert_cmd::Command;
 use std::path::Path;
 
+/// Held by a test that loads every CPU on purpose (a synthetic run of every probe: its
+/// scheduling probes spin for real) and by a real run whose figures such load would spoil
+/// (the headline's cache levels), so that the two never overlap.
+pub fn machine_alone() -> std::sync::MutexGuard<'static, ()> {
+    static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The latlab binary, in a fresh temporary working directory.
 pub fn latlab(dir: &Path) -> Command {
     let mut command = Command::cargo_bin("latlab").expect("the latlab binary is built");

@@ -1,7 +1,7 @@
 //! Runs on the real clock: what the numbers must respect, and Ctrl-C. Small and short: these
 //! check behaviour and orderings with wide margins, not speed.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, machine_alone};
 use latlab_engine::model::{ProbeStatus, RunRecord, Verdict};
 use std::time::Duration;
 
@@ -179,10 +179,15 @@ fn the_file_probes_touch_only_their_own_directory() {
     let run = record(&output.get_output().stdout);
     let result = run.results().next().unwrap();
     assert_eq!(
-        result.parameters["directory"],
-        measured.display().to_string()
+        result.parameters["directory"].as_str(),
+        Some(measured.display().to_string().as_str())
     );
-    assert!(!result.parameters["file_system"].is_empty());
+    assert!(
+        !result.parameters["file_system"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(files_in(&measured), ["keep-me"]);
     assert_eq!(
         std::fs::read(measured.join("keep-me")).unwrap(),
@@ -251,4 +256,50 @@ fn ctrl_c_during_the_file_probes_leaves_no_files() {
     let status = interrupt_once(dir.path(), &args, || files_in(&measured).len() >= 2);
     assert_eq!(status, Some(130));
     assert_eq!(files_in(&measured), Vec::<String>::new());
+}
+
+/// Every row of the headline table that one machine can measure finds its result in a real
+/// quick run of the probes it reads: a probe that renamed a result would leave its row empty
+/// ("no … in this run") and fail here. The probes come from the table itself. How many cache
+/// levels the latency curve shows is the machine's (a VM's slice of a shared L3 can merge
+/// with L2 under load), so an L2 or L3 row may be empty when the run found no such level;
+/// every level it found must have its row, and the L1 and main-memory rows always do.
+#[test]
+fn every_headline_row_finds_its_result_in_a_real_run() {
+    use latlab_engine::names::result::{L1_HIT, LEVEL_PREFIX, MAIN_MEMORY};
+    let _alone = machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let only = format!("^({})$", latlab_report::headline::source_probes().join("|"));
+    let output = latlab(dir.path())
+        .args(["run", "--only", &only, "--samples", "10", "--json", "-"])
+        .assert()
+        .success();
+    let run = record(&output.get_output().stdout);
+    let rows = latlab_report::headline::headline_rows(&run);
+    let shown = |name: &str| {
+        rows.iter()
+            .filter_map(|row| row.measured.as_ref())
+            .any(|m| m.source == name)
+    };
+    let levels: Vec<&str> = run
+        .results()
+        .map(|r| r.name.as_str())
+        .filter(|name| name.starts_with(LEVEL_PREFIX))
+        .collect();
+    for name in [L1_HIT, MAIN_MEMORY]
+        .into_iter()
+        .chain(levels.iter().copied())
+    {
+        assert!(
+            shown(name),
+            "{name} has no headline row; levels found: {levels:?}"
+        );
+    }
+    let empty: Vec<String> = rows
+        .iter()
+        .filter(|row| row.measured.is_none() && !row.note.starts_with("reference only"))
+        .filter(|row| !row.note.contains(LEVEL_PREFIX))
+        .map(|row| format!("{}: {}", row.operation, row.note))
+        .collect();
+    assert!(empty.is_empty(), "rows without a figure: {empty:?}");
 }

@@ -1,6 +1,6 @@
 //! A whole run in test mode: exact terminal output, and every output format written.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, machine_alone};
 
 const EXPECTED_TABLE: &str = "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
@@ -45,6 +45,7 @@ fn the_table_is_exactly_as_expected() {
 
 #[test]
 fn no_arguments_runs_the_quick_suite_of_every_probe() {
+    let _alone = machine_alone();
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
         .args(["--synthetic", "--max-size", "256KiB"])
@@ -179,8 +180,7 @@ fn mem_runs_the_memory_family_only() {
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|r| r["parameters"][key].as_str())
-            .map(|s| s.parse::<u64>().unwrap())
+            .filter_map(|r| r["parameters"][key].as_u64())
             .max();
         assert_eq!(largest, Some(64 << 10), "{}", sweep["id"]);
     }

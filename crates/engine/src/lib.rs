@@ -29,6 +29,8 @@ pub mod environment;
 pub mod host;
 pub mod isolation;
 pub mod model;
+pub mod names;
+pub mod parameters;
 mod runner;
 pub mod stats;
 pub mod units;

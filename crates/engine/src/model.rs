@@ -6,6 +6,7 @@
 
 use crate::clock::ClockInfo;
 use crate::environment::Environment;
+use crate::parameters::Value;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -199,8 +200,9 @@ pub struct BenchResult {
     pub name: String,
     /// How it was measured, in one line.
     pub method: String,
-    /// The benchmark's parameters (sizes, patterns), as text.
-    pub parameters: BTreeMap<String, String>,
+    /// The benchmark's parameters (sizes, patterns, CPUs, a histogram), typed; keys that
+    /// other crates read are in [`crate::names::key`].
+    pub parameters: BTreeMap<String, Value>,
     pub kind: ResultKind,
     /// Operations timed per sample (1 for observations).
     pub iterations: u64,
@@ -232,9 +234,14 @@ pub struct BenchResult {
 
 impl BenchResult {
     /// Adds a parameter, builder style.
-    pub fn with_parameter(mut self, key: &str, value: impl fmt::Display) -> BenchResult {
-        self.parameters.insert(key.to_string(), value.to_string());
+    pub fn with_parameter(mut self, key: &str, value: impl Into<Value>) -> BenchResult {
+        self.parameters.insert(key.to_string(), value.into());
         self
+    }
+
+    /// A parameter, when present.
+    pub fn parameter(&self, key: &str) -> Option<&Value> {
+        self.parameters.get(key)
     }
 
     /// Declares that each operation moves `bytes` bytes, so that the result is also a rate.

@@ -1,41 +1,33 @@
-//! Describing a distribution of latencies: percentiles and a histogram, as the latency
-//! tests of this field print them.
+//! A latency result's distribution as the latency tests of this field print it: average,
+//! best, percentiles, worst (in microseconds) and a histogram of power-of-two buckets.
+//!
+//! Percentiles are the engine's (interpolated, as NumPy's default), so `p50_us` is the
+//! result's median.
 
-/// Counts per power-of-two microsecond bucket, `"<1:3 1-2:40 2-4:7"`, from sorted samples.
-pub(crate) fn histogram_us(sorted_ns: &[f64]) -> String {
-    let mut buckets: Vec<(u64, usize)> = Vec::new();
-    for &ns in sorted_ns {
-        let us = (ns / 1e3).max(0.0);
-        let upper = if us < 1.0 {
-            1
-        } else {
-            (us.floor() as u64 + 1).next_power_of_two()
-        };
-        match buckets.last_mut() {
-            Some((bound, count)) if *bound == upper => *count += 1,
-            _ => buckets.push((upper, 1)),
-        }
-    }
-    buckets
-        .iter()
-        .map(|&(upper, count)| {
-            if upper == 1 {
-                format!("<1:{count}")
-            } else {
-                format!("{}-{upper}:{count}", upper / 2)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use latlab_engine::BenchResult;
+use latlab_engine::names::key;
+use latlab_engine::parameters::Histogram;
+use latlab_engine::stats::percentile_sorted;
 
-/// The `p`th percentile (0–100) of sorted samples, nearest rank; NaN when there are none.
-pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// `result` with its samples' distribution as parameters. Samples are nanoseconds.
+pub(crate) fn with_distribution(result: BenchResult) -> BenchResult {
+    let mut sorted = result.samples_ns.clone();
     if sorted.is_empty() {
-        return f64::NAN;
+        return result;
     }
-    let index = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
+    sorted.sort_by(f64::total_cmp);
+    let us = |ns: f64| ns / 1e3;
+    let percentile = |q: f64| us(percentile_sorted(&sorted, q));
+    let average = sorted.iter().sum::<f64>() / sorted.len() as f64;
+    result
+        .with_parameter("avg_us", us(average))
+        .with_parameter("best_us", us(sorted[0]))
+        .with_parameter(key::P50_US, percentile(0.50))
+        .with_parameter("p90_us", percentile(0.90))
+        .with_parameter(key::P99_US, percentile(0.99))
+        .with_parameter("p99.9_us", percentile(0.999))
+        .with_parameter("worst_us", us(sorted[sorted.len() - 1]))
+        .with_parameter(key::HISTOGRAM_US, Histogram::of_ns(&sorted))
 }
 
 #[cfg(test)]
@@ -43,17 +35,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_histogram_counts_power_of_two_buckets() {
-        let ns = [500.0, 1_500.0, 1_900.0, 3_000.0, 40_000.0];
-        assert_eq!(histogram_us(&ns), "<1:1 1-2:2 2-4:1 32-64:1");
-    }
-
-    #[test]
-    fn percentiles_pick_the_nearest_rank() {
-        let sorted: Vec<f64> = (1..=101).map(f64::from).collect();
-        assert_eq!(percentile(&sorted, 50.0), 51.0);
-        assert_eq!(percentile(&sorted, 99.0), 100.0);
-        assert_eq!(percentile(&sorted, 100.0), 101.0);
-        assert!(percentile(&[], 50.0).is_nan());
+    fn the_median_and_p50_agree() {
+        let samples: Vec<f64> = [3.0, 1.0, 2.0, 10.0, 4.0, 5.0]
+            .iter()
+            .map(|us| us * 1e3)
+            .collect();
+        let result = BenchResult::derived("t", "t", samples, Vec::new(), Vec::new()).unwrap();
+        let median_us = result.summary.median / 1e3;
+        let result = with_distribution(result);
+        let p50 = result.parameter(key::P50_US).unwrap().as_f64().unwrap();
+        assert!(
+            (p50 - median_us).abs() < 1e-9,
+            "p50 {p50}, median {median_us}"
+        );
+        let histogram = result.parameter(key::HISTOGRAM_US).unwrap();
+        assert_eq!(histogram.to_string(), "1-2:1 2-4:2 4-8:2 8-16:1");
     }
 }

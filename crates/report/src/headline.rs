@@ -11,33 +11,25 @@
 use crate::units::format_ns;
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::names::{key, result as name};
 use std::fmt::Write as _;
 
 const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
 
 /// One row of the 2012 table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Reference {
     pub id: String,
     pub operation: String,
     pub nanoseconds: f64,
 }
 
-/// The 2012 table, parsed from the bundled CSV.
+/// The 2012 table, read from the bundled CSV.
 pub fn references() -> Vec<Reference> {
-    REFERENCE_CSV
-        .lines()
-        .skip(1)
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let fields: Vec<&str> = line.splitn(4, ',').collect();
-            Reference {
-                id: fields[0].to_string(),
-                operation: fields[1].to_string(),
-                nanoseconds: fields[2].parse().expect("the bundled table is well formed"),
-            }
-        })
-        .collect()
+    ::csv::Reader::from_reader(REFERENCE_CSV.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .expect("the bundled table is well formed")
 }
 
 /// Where a row's figure comes from.
@@ -63,61 +55,61 @@ const ROWS: &[RowSpec] = &[
     RowSpec {
         operation: "L1 cache hit",
         reference: Some("l1_hit"),
-        source: Source::Result("mem.latency/level/L1"),
+        source: Source::Result(name::L1_HIT),
         qualifier: "",
     },
     RowSpec {
         operation: "Branch mispredict",
         reference: Some("branch_mispredict"),
-        source: Source::Result("cpu.branch/mispredict"),
+        source: Source::Result(name::BRANCH_MISPREDICT),
         qualifier: "",
     },
     RowSpec {
         operation: "L2 cache hit",
         reference: Some("l2_hit"),
-        source: Source::Result("mem.latency/level/L2"),
+        source: Source::Result(name::L2_HIT),
         qualifier: "",
     },
     RowSpec {
         operation: "L3 cache hit",
         reference: None,
-        source: Source::Result("mem.latency/level/L3"),
+        source: Source::Result(name::L3_HIT),
         qualifier: "",
     },
     RowSpec {
         operation: "Mutex lock/unlock",
         reference: Some("mutex_lock_unlock"),
-        source: Source::Result("thread.mutex/pthread/uncontended"),
+        source: Source::Result(name::MUTEX_UNCONTENDED),
         qualifier: "",
     },
     RowSpec {
         operation: "Main memory reference",
         reference: Some("dram"),
-        source: Source::Result("mem.latency/level/DRAM"),
+        source: Source::Result(name::MAIN_MEMORY),
         qualifier: "",
     },
     RowSpec {
         operation: "System call",
         reference: None,
-        source: Source::Result("syscall.getppid/getppid"),
+        source: Source::Result(name::SYSCALL),
         qualifier: "",
     },
     RowSpec {
         operation: "Compress 1 KiB with Snappy (Zippy)",
         reference: Some("compress_1k"),
-        source: Source::Result("cpu.compress/snappy-1KiB"),
+        source: Source::Result(name::SNAPPY_1KIB),
         qualifier: "",
     },
     RowSpec {
         operation: "Context switch",
         reference: None,
-        source: Source::Result("proc.pipe/pinned/switch"),
+        source: Source::Result(name::PIPE_SWITCH_ONE_CPU),
         qualifier: "one CPU",
     },
     RowSpec {
         operation: "Pipe round trip between processes",
         reference: None,
-        source: Source::Result("proc.pipe/pinned/round-trip"),
+        source: Source::Result(name::PIPE_ROUND_TRIP_ONE_CPU),
         qualifier: "one CPU",
     },
     RowSpec {
@@ -129,25 +121,25 @@ const ROWS: &[RowSpec] = &[
     RowSpec {
         operation: "Loopback TCP round trip",
         reference: None,
-        source: Source::Result("ipc.throughput/tcp/4B"),
+        source: Source::Result(name::TCP_ROUND_TRIP_4B),
         qualifier: "4 bytes",
     },
     RowSpec {
         operation: "Thread start + join",
         reference: None,
-        source: Source::Result("thread.lifecycle/total"),
+        source: Source::Result(name::THREAD_START_JOIN),
         qualifier: "",
     },
     RowSpec {
         operation: "fsync of a 4 KiB change",
         reference: None,
-        source: Source::Result("file.write/fsync-alone/4KiB"),
+        source: Source::Result(name::FSYNC_4KIB),
         qualifier: "",
     },
     RowSpec {
         operation: "Read 4 KiB randomly from the file system",
         reference: Some("ssd_random_4k"),
-        source: Source::Result("file.cold/random-4KiB"),
+        source: Source::Result(name::COLD_RANDOM_4KIB),
         qualifier: "device, O_DIRECT",
     },
     RowSpec {
@@ -165,7 +157,7 @@ const ROWS: &[RowSpec] = &[
     RowSpec {
         operation: "Read 1 MiB sequentially from the file system",
         reference: Some("ssd_seq_1m"),
-        source: Source::Result("file.cold/sequential/1MiB"),
+        source: Source::Result(name::COLD_SEQUENTIAL_1MIB),
         qualifier: "device, O_DIRECT",
     },
     RowSpec {
@@ -244,6 +236,23 @@ pub fn measured_l1_ns(rows: &[HeadlineRow]) -> Option<f64> {
 /// The L1 hit the human-scale column stretches to one second: this machine's, else 2012's.
 pub(crate) const REFERENCE_L1_NS: f64 = 0.5;
 
+/// The probes whose results the headline table reads, in the order of its rows.
+pub fn source_probes() -> Vec<&'static str> {
+    let mut probes: Vec<&'static str> = Vec::new();
+    for row in ROWS {
+        let name = match row.source {
+            Source::Result(name) => name,
+            Source::SequentialRead(_) => name::READ_EVERY_ELEMENT_PREFIX,
+            Source::ReferenceOnly(_) => continue,
+        };
+        let probe = name.split_once('/').map_or(name, |(probe, _)| probe);
+        if !probes.contains(&probe) {
+            probes.push(probe);
+        }
+    }
+    probes
+}
+
 /// The headline rows for a run.
 pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
     let references = references();
@@ -271,7 +280,10 @@ pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
                             String::new(),
                         )
                     }
-                    None => (None, "no mem.bandwidth/read/all in this run".to_string()),
+                    None => (
+                        None,
+                        format!("no {}… in this run", name::READ_EVERY_ELEMENT_PREFIX),
+                    ),
                 },
                 Source::ReferenceOnly(why) => (None, format!("reference only: {why}")),
             };
@@ -297,11 +309,13 @@ fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
 /// The one-thread read of every element at the largest working set: streaming from memory.
 fn largest_read(run: &RunRecord) -> Option<&BenchResult> {
     run.results()
-        .filter(|r| r.name.starts_with("mem.bandwidth/read/all/") && !r.name.ends_with("/all-cpus"))
+        .filter(|r| {
+            r.name.starts_with(name::READ_EVERY_ELEMENT_PREFIX)
+                && !r.name.ends_with(name::ALL_CPUS_SUFFIX)
+        })
         .max_by_key(|r| {
-            r.parameters
-                .get("working_set_bytes")
-                .and_then(|v| v.parse::<u64>().ok())
+            r.parameter(key::WORKING_SET_BYTES)
+                .and_then(|v| v.as_u64())
                 .unwrap_or(0)
         })
 }
@@ -464,7 +478,7 @@ mod tests {
                 result(
                     &format!("mem.bandwidth/read/all/{size}"),
                     if size == 4096 { 0.01 } else { 0.4 },
-                    &[("working_set_bytes", size.to_string())],
+                    &[("working_set_bytes", size.into())],
                 )
                 .with_bytes_per_operation(8)
             })

@@ -14,6 +14,7 @@ use crate::units::{format_ns, format_percent, format_rate};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
+use latlab_engine::names::{key, result as name};
 use std::fmt::Write as _;
 
 pub struct HtmlExporter;
@@ -202,17 +203,17 @@ fn ipc_histograms(page: &mut String, run: &RunRecord) -> bool {
     let mut drew = false;
     for result in run
         .results()
-        .filter(|r| r.name.starts_with("ipc.latency/pair"))
+        .filter(|r| r.name.starts_with(name::IPC_LATENCY_PAIR_PREFIX))
     {
-        let Some(histogram) = result.parameters.get("histogram_us") else {
+        let Some(histogram) = result
+            .parameter(key::HISTOGRAM_US)
+            .and_then(|h| h.as_histogram())
+        else {
             continue;
         };
-        let buckets: Vec<(&str, f64)> = histogram
-            .split_whitespace()
-            .filter_map(|b| {
-                let (label, count) = b.rsplit_once(':')?;
-                Some((label, count.parse().ok()?))
-            })
+        let buckets: Vec<(String, f64)> = histogram
+            .buckets()
+            .map(|(label, count)| (label, count as f64))
             .collect();
         let Some(most) = buckets.iter().map(|b| b.1).reduce(f64::max) else {
             continue;
@@ -248,17 +249,19 @@ fn ipc_histograms(page: &mut String, run: &RunRecord) -> bool {
             "</svg><figcaption>{}: round trips per latency bucket (µs), p50 {} µs, p99 {} µs, \
              {} deadline misses</figcaption></figure>",
             escape(&result.name),
-            param(result, "p50_us"),
-            param(result, "p99_us"),
-            param(result, "misses")
+            param(result, key::P50_US),
+            param(result, key::P99_US),
+            param(result, key::MISSES)
         );
         drew = true;
     }
     drew
 }
 
-fn param<'a>(result: &'a BenchResult, key: &str) -> &'a str {
-    result.parameters.get(key).map_or("?", String::as_str)
+fn param(result: &BenchResult, key: &str) -> String {
+    result
+        .parameter(key)
+        .map_or("?".into(), ToString::to_string)
 }
 
 /// The core-to-core round trips as a matrix of CPU pairs, one per bounce kind, darker for
@@ -266,14 +269,14 @@ fn param<'a>(result: &'a BenchResult, key: &str) -> &'a str {
 fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
     let mut drew = false;
     for kind in ["cas", "rw"] {
-        let prefix = format!("thread.core_to_core/{kind}/");
+        let prefix = format!("{}{kind}/", name::CORE_TO_CORE_PREFIX);
         let cells: Vec<(usize, usize, f64)> = run
             .results()
-            .filter(|r| r.name.starts_with(&prefix) && !r.name.ends_with("/all-pairs"))
+            .filter(|r| r.name.starts_with(&prefix) && !r.name.ends_with(name::ALL_PAIRS))
             .filter_map(|r| {
                 Some((
-                    r.parameters.get("cpu_a")?.parse().ok()?,
-                    r.parameters.get("cpu_b")?.parse().ok()?,
+                    r.parameter(key::CPU_A)?.as_u64()? as usize,
+                    r.parameter(key::CPU_B)?.as_u64()? as usize,
                     r.summary.median,
                 ))
             })
@@ -340,7 +343,7 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
 fn scheduling(page: &mut String, run: &RunRecord) {
     let results: Vec<&BenchResult> = run
         .results()
-        .filter(|r| r.name.starts_with("sched.priority/"))
+        .filter(|r| r.name.starts_with(name::SCHED_PRIORITY_PREFIX))
         .collect();
     if results.is_empty() {
         return;
@@ -369,18 +372,18 @@ fn scheduling(page: &mut String, run: &RunRecord) {
     for condition in &conditions {
         let _ = write!(page, "<tr><td>{}</td>", escape(condition));
         for class in &classes {
-            let name = format!("sched.priority/{condition}/{class}");
-            let cell = results.iter().find(|r| r.name == name).map_or_else(
+            let wanted = format!("{}{condition}/{class}", name::SCHED_PRIORITY_PREFIX);
+            let cell = results.iter().find(|r| r.name == wanted).map_or_else(
                 || "—".to_string(),
                 |r| {
                     let slowdown = r
-                        .parameters
-                        .get("slowdown_vs_alone")
-                        .map_or_else(String::new, |s| format!(" ({s}×)"));
+                        .parameter(key::SLOWDOWN_VS_ALONE)
+                        .and_then(|s| s.as_f64())
+                        .map_or_else(String::new, |s| format!(" ({s:.1}×)"));
                     format!(
                         "{}{slowdown}<br><span class=\"note\">CPU share {}</span>",
                         format_ns(r.summary.median),
-                        escape(param(r, "cpu_share"))
+                        escape(&param(r, key::CPU_SHARE))
                     )
                 },
             );
@@ -491,8 +494,15 @@ mod tests {
             "ipc.latency/pair0/other",
             40_000.0,
             &[
-                ("histogram_us", "16-32:3 32-64:40".into()),
-                ("p50_us", "40.0".into()),
+                (
+                    "histogram_us",
+                    latlab_engine::parameters::Histogram {
+                        upper_us: vec![32, 64],
+                        counts: vec![3, 40],
+                    }
+                    .into(),
+                ),
+                ("p50_us", 40.0.into()),
             ],
         );
         histogram.method = "a <method> & more".into();
@@ -503,7 +513,7 @@ mod tests {
                 vec![result(
                     "thread.core_to_core/cas/0-1",
                     70.0,
-                    &[("cpu_a", "0".into()), ("cpu_b", "1".into())],
+                    &[("cpu_a", 0u64.into()), ("cpu_b", 1u64.into())],
                 )],
             ),
         ]);

@@ -14,7 +14,7 @@ use latlab_engine::model::{BenchResult, RunRecord};
 use serde::Serialize;
 
 /// The version of latlab's own part of the document; raised on incompatible changes.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 /// The Google Benchmark JSON schema version the `context`/`benchmarks` part follows.
 const GOOGLE_BENCHMARK_SCHEMA_VERSION: u32 = 1;
 
@@ -144,9 +144,9 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
     let n = result.samples_ns.len();
     let cpu = |i: usize| result.cpu_samples_ns.get(i).copied();
     let threads = result
-        .parameters
-        .get("threads")
-        .and_then(|t| t.parse().ok())
+        .parameter(latlab_engine::names::key::THREADS)
+        .and_then(|t| t.as_u64())
+        .and_then(|t| u32::try_from(t).ok())
         .unwrap_or(1);
     // A rate for each sample and for the central aggregates; a spread has none.
     let rate = |aggregate: Option<&str>, real_ns: f64| match (result.bytes_per_operation, aggregate)

@@ -3,10 +3,12 @@
 //! Every refusal is one sentence naming the file and what to do: a missing or unreadable
 //! file, text that is not JSON (or is cut short), JSON from another tool (Google Benchmark's
 //! own files included: they lack latlab's record), and files from a newer latlab whose schema
-//! this one does not know.
+//! this one does not know. Files of schema 1, whose parameters were all text, are read with
+//! their numbers and histograms converted to the typed values of schema 2.
 
 use crate::json::JSON_SCHEMA_VERSION;
 use latlab_engine::model::RunRecord;
+use latlab_engine::parameters::{Histogram, Value};
 use std::path::Path;
 
 /// Why a results file was refused; the message is the whole explanation.
@@ -59,8 +61,54 @@ pub fn parse_run(bytes: &[u8]) -> Result<RunRecord, String> {
     let record = object
         .get("latlab")
         .ok_or("latlab's record (the \"latlab\" field) is missing: the file is damaged")?;
-    serde_json::from_value(record.clone())
-        .map_err(|e| format!("latlab's record does not read ({e}): the file is damaged"))
+    let mut run: RunRecord = serde_json::from_value(record.clone())
+        .map_err(|e| format!("latlab's record does not read ({e}): the file is damaged"))?;
+    if version < 2 {
+        type_text_parameters(&mut run);
+    }
+    Ok(run)
+}
+
+/// Schema 1 wrote every parameter as text: numbers become numbers, `histogram_us` a
+/// histogram, and the rest stays text.
+fn type_text_parameters(run: &mut RunRecord) {
+    let values = run
+        .probes
+        .iter_mut()
+        .flat_map(|p| p.results.iter_mut())
+        .flat_map(|r| r.parameters.iter_mut());
+    for (key, value) in values {
+        let Value::Text(text) = value else {
+            continue;
+        };
+        if let Ok(n) = text.parse::<i64>() {
+            *value = Value::Integer(n);
+        } else if let Ok(x) = text.parse::<f64>() {
+            *value = Value::Number(x);
+        } else if key == latlab_engine::names::key::HISTOGRAM_US {
+            if let Some(histogram) = parse_histogram(text) {
+                *value = Value::Histogram(histogram);
+            }
+        }
+    }
+}
+
+/// `<1:3 1-2:40 2-4:7` as a histogram; `None` when it is not one.
+fn parse_histogram(text: &str) -> Option<Histogram> {
+    let mut histogram = Histogram {
+        upper_us: Vec::new(),
+        counts: Vec::new(),
+    };
+    for bucket in text.split_whitespace() {
+        let (label, count) = bucket.rsplit_once(':')?;
+        let upper = match label {
+            "<1" => 1,
+            range => range.split_once('-')?.1.parse().ok()?,
+        };
+        histogram.upper_us.push(upper);
+        histogram.counts.push(count.parse().ok()?);
+    }
+    Some(histogram)
 }
 
 #[cfg(test)]
@@ -81,6 +129,29 @@ mod tests {
     fn latlab_json_reads_back() {
         let run = parse_run(sample().as_bytes()).unwrap();
         assert_eq!(run.results().next().unwrap().name, "cpu.call/empty");
+    }
+
+    #[test]
+    fn a_schema_1_file_reads_with_typed_parameters() {
+        let mut old: serde_json::Value = serde_json::from_str(&sample()).unwrap();
+        old["latlab_schema_version"] = 1.into();
+        old["latlab"]["probes"][0]["results"][0]["parameters"] = serde_json::json!({
+            "working_set_bytes": "65536",
+            "meet_rate": "0.9990",
+            "histogram_us": "<1:3 1-2:40 32-64:1",
+            "layout": "random",
+        });
+        let run = parse_run(old.to_string().as_bytes()).unwrap();
+        let result = run.results().next().unwrap();
+        assert_eq!(
+            result.parameters["working_set_bytes"],
+            Value::Integer(65536)
+        );
+        assert_eq!(result.parameters["meet_rate"], Value::Number(0.999));
+        assert_eq!(result.parameters["layout"], Value::from("random"));
+        let histogram = result.parameters["histogram_us"].as_histogram().unwrap();
+        assert_eq!(histogram.upper_us, [1, 2, 64]);
+        assert_eq!(histogram.counts, [3, 40, 1]);
     }
 
     #[test]

@@ -5,11 +5,15 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{BenchResult, ClockInfo, ClockKind};
 
 /// A derived result whose five samples are all `median`, with parameters.
-pub(crate) fn result(name: &str, median: f64, parameters: &[(&str, String)]) -> BenchResult {
+pub(crate) fn result(
+    name: &str,
+    median: f64,
+    parameters: &[(&str, latlab_engine::parameters::Value)],
+) -> BenchResult {
     let mut r =
         BenchResult::derived(name, "test", vec![median; 5], Vec::new(), Vec::new()).unwrap();
     for (key, value) in parameters {
-        r = r.with_parameter(key, value);
+        r = r.with_parameter(key, value.clone());
     }
     r
 }

@@ -16,6 +16,7 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
+use latlab_engine::names::key;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.branch",
@@ -37,7 +38,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         1.0,
     );
     let penalty = BenchResult::derived_difference(
-        "cpu.branch/mispredict",
+        latlab_engine::names::result::BRANCH_MISPREDICT,
         "2 × (random − predictable) per branch: a random bit is mispredicted half the time",
         &random,
         &predictable,
@@ -67,7 +68,7 @@ fn measure(
                 taken
             },
         )?
-        .with_parameter("pattern", label)
+        .with_parameter(key::PATTERN, label)
         .with_parameter("pattern_bytes", PATTERN_LEN);
     Ok(result)
 }

@@ -36,7 +36,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ));
     }
     let result = ctx.runner.bench(
-        "cpu.compress/snappy-1KiB",
+        latlab_engine::names::result::SNAPPY_1KIB,
         "snap::raw::Encoder::compress of 1024 bytes of prose into a reused buffer",
         || {
             encoder

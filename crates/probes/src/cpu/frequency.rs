@@ -38,7 +38,7 @@ pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeErr
         )?
         .per_operation(ADDS_PER_CALL);
     let ghz = 1.0 / result.summary.median;
-    Ok(result.with_parameter("core_clock_ghz", format!("{ghz:.3}")))
+    Ok(result.with_parameter("core_clock_ghz", ghz))
 }
 
 #[inline(always)]

@@ -119,7 +119,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
         results.push(
             runner
                 .bench(
-                    "file.cold/random-4KiB",
+                    latlab_engine::names::result::COLD_RANDOM_4KIB,
                     "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
                     || failed |= !read(ALIGN, offsets.next_aligned(FILE_BYTES)),
                 )?
@@ -130,7 +130,11 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
             results.push(
                 runner
                     .bench(
-                        &format!("file.cold/sequential/{}", format_bytes(len as f64)),
+                        &format!(
+                            "{}{}",
+                            latlab_engine::names::result::COLD_SEQUENTIAL_PREFIX,
+                            format_bytes(len as f64)
+                        ),
                         &format!("pread O_DIRECT of {len} bytes at successive offsets"),
                         || {
                             failed |= !read(len, offset);

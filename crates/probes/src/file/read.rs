@@ -17,6 +17,7 @@ use super::{Workspace, c_path, last_error};
 use crate::mem::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
+use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -84,7 +85,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             let buffer = &mut buffer[..size as usize];
             let mut failed = false;
             let result = runner.bench(
-                &format!("file.read/open-read-close/{label}"),
+                &format!(
+                    "{}open-read-close/{label}",
+                    latlab_engine::names::result::FILE_READ_PREFIX
+                ),
                 &format!("open, read {size} bytes, close"),
                 || {
                     // SAFETY: a valid C path; the descriptor is closed below.
@@ -100,7 +104,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             whole.push(
                 result
                     .with_bytes_per_operation(size)
-                    .with_parameter("size_bytes", size)
+                    .with_parameter(key::SIZE_BYTES, size)
                     .as_sweep_detail(super::is_sweep_detail(size)),
             );
             // SAFETY: a valid C path.
@@ -109,7 +113,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 return Err(last_error(&format!("opening {}", path.display())));
             }
             let result = runner.bench(
-                &format!("file.read/pread/{label}"),
+                &format!(
+                    "{}pread/{label}",
+                    latlab_engine::names::result::FILE_READ_PREFIX
+                ),
                 &format!("pread {size} bytes at offset 0 on an open descriptor"),
                 || failed |= !pread_all(fd, buffer),
             );
@@ -122,7 +129,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             positioned.push(
                 result
                     .with_bytes_per_operation(size)
-                    .with_parameter("size_bytes", size)
+                    .with_parameter(key::SIZE_BYTES, size)
                     .as_sweep_detail(super::is_sweep_detail(size)),
             );
             std::fs::remove_file(&path).ok();

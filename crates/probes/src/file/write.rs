@@ -9,6 +9,7 @@
 
 use super::{Workspace, c_path};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Clock};
 use std::ffi::CStr;
@@ -103,7 +104,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         };
         for &size in &sizes {
             let label = format_bytes(size as f64);
-            let base = format!("file.write/{mode}/{label}");
+            let base = format!(
+                "{}{mode}/{label}",
+                latlab_engine::names::result::FILE_WRITE_PREFIX
+            );
             let (phase_write, phase_unlink) = (format!("{base}/{first}"), format!("{base}/unlink"));
             let mut error = None;
             let measured = ctx.runner.observe_phases(
@@ -133,7 +137,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 ));
             }
             results.extend(measured.into_iter().skip(1).map(|r| {
-                r.with_parameter("size_bytes", size)
+                r.with_parameter(key::SIZE_BYTES, size)
                     .with_parameter("fsync", sync)
                     .as_sweep_detail(super::is_sweep_detail(size))
             }));
@@ -163,7 +167,7 @@ fn fsync_alone(ctx: &mut ProbeContext, workspace: &Workspace) -> Result<BenchRes
     let mut error = None;
     let count = events(ctx.suite).1 * 2;
     let result = ctx.runner.observe(
-        "file.write/fsync-alone/4KiB",
+        latlab_engine::names::result::FSYNC_4KIB,
         "fsync after a 4 KiB pwrite at offset 0 of a file kept open (the pwrite untimed)",
         count,
         |clock| {

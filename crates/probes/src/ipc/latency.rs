@@ -25,13 +25,14 @@
 //! `trace_marker` and tracing is stopped (`tracing_on` = 0), so the trace ends at the miss;
 //! when tracefs cannot be written, the results say why.
 
-use crate::distribution::{histogram_us, percentile};
+use crate::distribution::with_distribution;
 use crate::peer::{
     Child, FIFO_PRIORITY, Failure, Watchdog, enter_fifo, leave_realtime, time_limit,
 };
 use crate::proc::read_byte;
 use crate::thread::semaphore::Semaphore;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Clock, Warning};
 use std::fmt::Write as _;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -333,7 +334,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let labels = (0..options.pairs).flat_map(|pair| arms.iter().map(move |&arm| (pair, arm)));
     let mut results = Vec::new();
     for ((pair, arm), trips) in labels.zip(all_trips) {
-        let name = format!("ipc.latency/pair{pair}/{}", arm.label());
+        let name = format!(
+            "{}{pair}/{}",
+            latlab_engine::names::result::IPC_LATENCY_PAIR_PREFIX,
+            arm.label()
+        );
         let method = format!(
             "8-byte request, 4-byte reply over a Unix stream socket; caller and server at {}",
             match arm {
@@ -384,44 +389,20 @@ fn describe(
     same_cpu: usize,
     iterations: usize,
 ) -> BenchResult {
-    let samples = &result.samples_ns;
     let deadline_ns = deadline.as_nanos() as f64;
-    let n = samples.len().max(1) as f64;
-    let misses = samples.iter().filter(|&&ns| ns > deadline_ns).count();
-    let mut sorted = samples.clone();
-    sorted.sort_by(f64::total_cmp);
-    let percentile = |p: f64| percentile(&sorted, p);
-    let us = |ns: f64| format!("{:.2}", ns / 1e3);
-    let avg = samples.iter().sum::<f64>() / n;
-    let (p50, p90, p99, p999) = (
-        percentile(50.0),
-        percentile(90.0),
-        percentile(99.0),
-        percentile(99.9),
-    );
-    let (best, worst) = (
-        sorted.first().copied().unwrap_or(f64::NAN),
-        sorted.last().copied().unwrap_or(f64::NAN),
-    );
-    let histogram = histogram_us(&sorted);
-    result
+    let n = result.samples_ns.len().max(1) as f64;
+    let misses = result
+        .samples_ns
+        .iter()
+        .filter(|&&ns| ns > deadline_ns)
+        .count();
+    with_distribution(result)
         .with_parameter("iterations", iterations)
-        .with_parameter("deadline_us", us(deadline_ns))
-        .with_parameter("avg_us", us(avg))
-        .with_parameter("best_us", us(best))
-        .with_parameter("worst_us", us(worst))
-        .with_parameter("p50_us", us(p50))
-        .with_parameter("p90_us", us(p90))
-        .with_parameter("p99_us", us(p99))
-        .with_parameter("p99.9_us", us(p999))
-        .with_parameter("misses", misses)
-        .with_parameter("meet_rate", format!("{:.4}", 1.0 - misses as f64 / n))
-        .with_parameter("histogram_us", histogram)
+        .with_parameter("deadline_us", deadline_ns / 1e3)
+        .with_parameter(key::MISSES, misses)
+        .with_parameter("meet_rate", 1.0 - misses as f64 / n)
         .with_parameter("same_cpu_round_trips", same_cpu)
-        .with_parameter(
-            "same_cpu_share",
-            format!("{:.3}", same_cpu as f64 / iterations.max(1) as f64),
-        )
+        .with_parameter("same_cpu_share", same_cpu as f64 / iterations.max(1) as f64)
 }
 
 /// A default-protocol-free mutex with priority inheritance, pinned in a box.
@@ -584,10 +565,10 @@ mod tests {
         let samples = vec![100.0, 200.0, 5_000.0, 300.0];
         let result = BenchResult::derived("t", "t", samples, Vec::new(), Vec::new()).unwrap();
         let result = describe(result, Duration::from_micros(1), 2, 4);
-        assert_eq!(result.parameters["misses"], "1");
-        assert_eq!(result.parameters["meet_rate"], "0.7500");
-        assert_eq!(result.parameters["worst_us"], "5.00");
-        assert_eq!(result.parameters["same_cpu_share"], "0.500");
+        assert_eq!(result.parameters["misses"], 1u64.into());
+        assert_eq!(result.parameters["meet_rate"], 0.75.into());
+        assert_eq!(result.parameters["worst_us"], 5.0.into());
+        assert_eq!(result.parameters["same_cpu_share"], 0.5.into());
     }
 
     /// Each arm makes its round trips; an impossible deadline is missed; where real time is
@@ -607,8 +588,8 @@ mod tests {
             .iter()
             .find(|r| r.name == "ipc.latency/pair0/other")
             .unwrap();
-        assert_eq!(other.parameters["iterations"], "50");
-        assert_eq!(other.parameters["misses"], "49");
+        assert_eq!(other.parameters["iterations"], 50u64.into());
+        assert_eq!(other.parameters["misses"], 49u64.into());
         let fifo = results.iter().find(|r| r.name == "ipc.latency/pair0/fifo");
         match realtime_permitted() {
             Ok(()) => {
@@ -618,7 +599,8 @@ mod tests {
                     .find(|r| r.name == "ipc.latency/priority-inheritance")
                     .unwrap();
                 assert_eq!(
-                    check.parameters["verdict"], "PASS",
+                    check.parameters["verdict"],
+                    "PASS".into(),
                     "{:?}",
                     check.parameters
                 );

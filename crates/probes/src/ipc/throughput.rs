@@ -14,6 +14,7 @@ use super::link::{Link, Transport};
 use crate::mem::sweep_point;
 use crate::peer::{Child, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Runner};
 
@@ -32,12 +33,14 @@ fn payload_sizes() -> Vec<usize> {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = format!("{:?}", ctx.host().allowed_cpus());
+    let cpus = ctx.host().allowed_cpus();
     ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         for transport in Transport::ALL {
             for n in payload_sizes() {
-                results.push(measure(runner, transport, n)?.with_parameter("cpus", &cpus));
+                results.push(
+                    measure(runner, transport, n)?.with_parameter(key::CPUS, cpus.as_slice()),
+                );
             }
         }
         Ok(results)
@@ -46,7 +49,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 
 fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchResult, ProbeError> {
     let name = format!(
-        "ipc.throughput/{}/{}",
+        "{}{}/{}",
+        latlab_engine::names::result::IPC_THROUGHPUT_PREFIX,
         transport.label(),
         format_bytes(n as f64)
     );

@@ -8,6 +8,7 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
+use latlab_engine::names::key;
 use std::hint::black_box;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -29,7 +30,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     &format!("Vec::<u8>::with_capacity({size}) then drop: malloc + free"),
                     move || Vec::<u8>::with_capacity(black_box(size)),
                 )?
-                .with_parameter("size_bytes", size)
+                .with_parameter(key::SIZE_BYTES, size)
                 .with_parameter("allocator", "Rust global allocator (system malloc)");
             Ok(result)
         })

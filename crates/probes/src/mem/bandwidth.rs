@@ -19,6 +19,7 @@ use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::environment::{memory_modules, peak_bandwidth_bytes_per_s};
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -114,8 +115,9 @@ fn all_cpus(
 ) -> Result<BenchResult, ProbeError> {
     let access = kernel.access.label();
     let name = format!(
-        "mem.bandwidth/{access}/{pattern}/{}/all-cpus",
-        size_label(size)
+        "mem.bandwidth/{access}/{pattern}/{}{}",
+        size_label(size),
+        latlab_engine::names::result::ALL_CPUS_SUFFIX
     );
     let method = format!(
         "{access} passes over {pattern} 64-bit elements of a {} buffer shared out among one \
@@ -146,11 +148,11 @@ fn described(
 ) -> BenchResult {
     result
         .with_bytes_per_operation(kernel.access.bytes_per_element())
-        .with_parameter("working_set_bytes", size)
-        .with_parameter("access", kernel.access.label())
-        .with_parameter("pattern", pattern)
+        .with_parameter(key::WORKING_SET_BYTES, size)
+        .with_parameter(key::ACCESS, kernel.access.label())
+        .with_parameter(key::PATTERN, pattern)
         .with_parameter("element_bytes", size_of::<u64>())
-        .with_parameter("threads", threads)
+        .with_parameter(key::THREADS, threads)
         .with_parameter("vector_isa", kernel.vector_isa())
 }
 
@@ -182,15 +184,16 @@ impl MemoryPeak {
         }
         match &self.0 {
             Ok((peak, how)) => {
-                let share = result.gigabytes_per_second().map_or_else(
-                    || "unknown".to_string(),
-                    |rate| format!("{:.0}%", 100.0 * rate * 1e9 / peak),
-                );
-                result
-                    .with_parameter("plausible_peak", format!("{:.1} GB/s ({how})", peak / 1e9))
-                    .with_parameter("share_of_peak", share)
+                let share = result.gigabytes_per_second().map(|rate| rate * 1e9 / peak);
+                let result = result
+                    .with_parameter("plausible_peak_bytes_per_second", *peak)
+                    .with_parameter("plausible_peak_from", how.as_str());
+                match share {
+                    Some(share) => result.with_parameter("share_of_peak", share),
+                    None => result,
+                }
             }
-            Err(why) => result.with_parameter("plausible_peak", format!("unknown: {why}")),
+            Err(why) => result.with_parameter("plausible_peak_unknown", why.as_str()),
         }
     }
 }
@@ -247,6 +250,6 @@ mod tests {
         assert_eq!(r.bytes_per_operation, Some(16));
         let rate = r.gigabytes_per_second().unwrap();
         assert!((rate - 16.0 / r.summary.median).abs() < 1e-9);
-        assert_eq!(r.parameters["threads"], "1");
+        assert_eq!(r.parameters["threads"], 1u64.into());
     }
 }

@@ -19,6 +19,7 @@ use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::environment::CacheInfo;
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -151,11 +152,11 @@ fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult
     drop(chase);
     let cycles = result.summary.median / cycle_ns;
     Ok(result
-        .with_parameter("working_set_bytes", size)
-        .with_parameter("layout", label)
+        .with_parameter(key::WORKING_SET_BYTES, size)
+        .with_parameter(key::LAYOUT, label)
         .with_parameter("line_bytes", line)
         .with_parameter("pages", pages)
-        .with_parameter("cycles_per_load", format!("{cycles:.1}")))
+        .with_parameter("cycles_per_load", cycles))
 }
 
 /// One result per detected level: the median over its plateau, its estimated size, and the
@@ -192,7 +193,7 @@ fn level_results(
             };
             let plateau = &curve[level.points.clone()];
             let mut result = BenchResult::derived(
-                &format!("mem.latency/level/{name}"),
+                &format!("{}{name}", latlab_engine::names::result::LEVEL_PREFIX),
                 &format!(
                     "{name}: the pagegroups chase over its plateau, {} to {}",
                     size_label(plateau[0].0),
@@ -207,7 +208,7 @@ fn level_results(
                 format!("{:.1}", level.latency_ns / cycle_ns),
             );
             if let Some(estimate) = level.size_estimate_bytes {
-                result = result.with_parameter("size_estimate_bytes", estimate);
+                result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
                 if let Some(reported) = reported_size(&name, caches) {
                     result = result.with_parameter("kernel_reported_bytes", reported);
                     let ratio = estimate as f64 / reported as f64;

@@ -16,6 +16,7 @@ use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Config, Runner};
 use std::hint::black_box;
 use std::time::Duration;
@@ -97,10 +98,10 @@ fn copy(
     let (median, min) = (result.summary.median, result.summary.min);
     Ok(result
         .with_bytes_per_operation(size)
-        .with_parameter("copy_bytes", size)
-        .with_parameter("working_set_bytes", 2 * size)
-        .with_parameter("min_ns", format!("{min:.3}"))
-        .with_parameter("ns_per_byte", format!("{:.4}", median / size as f64))
+        .with_parameter(key::COPY_BYTES, size)
+        .with_parameter(key::WORKING_SET_BYTES, 2 * size)
+        .with_parameter("min_ns", min)
+        .with_parameter("ns_per_byte", median / size as f64)
         .with_parameter(
             "bytes_per_cycle",
             format!("{:.2}", size as f64 / (median / cycle_ns)),
@@ -115,7 +116,7 @@ fn add_derivative(results: &mut [BenchResult], sizes: &[u64]) {
         let slope = rise / (sizes[i] - sizes[i - 1]) as f64;
         results[i]
             .parameters
-            .insert("derivative_ns_per_byte".into(), format!("{slope:.4}"));
+            .insert(key::DERIVATIVE_NS_PER_BYTE.into(), slope.into());
     }
 }
 
@@ -198,8 +199,9 @@ mod tests {
         };
         let mut results = vec![result(10.0), result(12.0), result(20.0)];
         add_derivative(&mut results, &[100, 110, 130]);
-        assert!(!results[0].parameters.contains_key("derivative_ns_per_byte"));
-        assert_eq!(results[1].parameters["derivative_ns_per_byte"], "0.2000");
-        assert_eq!(results[2].parameters["derivative_ns_per_byte"], "0.4000");
+        let slope = |r: &BenchResult| r.parameter(key::DERIVATIVE_NS_PER_BYTE)?.as_f64();
+        assert_eq!(slope(&results[0]), None);
+        assert!((slope(&results[1]).unwrap() - 0.2).abs() < 1e-12);
+        assert!((slope(&results[2]).unwrap() - 0.4).abs() < 1e-12);
     }
 }

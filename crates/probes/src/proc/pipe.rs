@@ -18,6 +18,7 @@ use crate::thread::{Pair, cpu_pair};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::Host;
 use latlab_engine::host::AffinityGuard;
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner};
 use std::os::fd::AsRawFd;
 
@@ -71,14 +72,16 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let label = placement.label();
     let _affinity = AffinityGuard::save(&host);
     host.set_allowed_cpus(&cpus).map_err(ProbeError::Failed)?;
-    let cpu_list = format!("{cpus:?}");
 
     let alone = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let (alone_read, alone_write) = (alone.read.as_raw_fd(), alone.write.as_raw_fd());
     let failure = Failure::default();
     let write_read = failure.guard(runner, |runner| {
         Ok(runner.bench(
-            &format!("proc.pipe/{label}/write-read"),
+            &format!(
+                "{}{label}/write-read",
+                latlab_engine::names::result::PIPE_PREFIX
+            ),
             "write one byte to a pipe and read it back, in one process",
             || {
                 if !write_byte(alone_write, 1) || read_byte(alone_read).is_none() {
@@ -109,7 +112,10 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     .map_err(|e| io_failure("fork", e))?;
     drop(there.read);
     drop(back.write);
-    let name = format!("proc.pipe/{label}/round-trip");
+    let name = format!(
+        "{}{label}/round-trip",
+        latlab_engine::names::result::PIPE_PREFIX
+    );
     let watchdog = Watchdog::arm(
         vec![child.pid()],
         Vec::new(),
@@ -135,7 +141,10 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let round_trip = round_trip?;
 
     let switch = BenchResult::derived(
-        &format!("proc.pipe/{label}/switch"),
+        &format!(
+            "{}{label}/switch",
+            latlab_engine::names::result::PIPE_PREFIX
+        ),
         "(round trip − 2 × write-read) ÷ 2, sample by sample: one context switch",
         round_trip
             .samples_ns
@@ -150,7 +159,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     results.extend(switch);
     Ok(results
         .into_iter()
-        .map(|r| r.with_parameter("cpus", &cpu_list))
+        .map(|r| r.with_parameter(key::CPUS, cpus.as_slice()))
         .collect())
 }
 

@@ -192,7 +192,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         results.push(
             result?
                 .with_parameter("parent_rss_bytes", rss)
-                .with_parameter("program", path.display()),
+                .with_parameter("program", path.display().to_string()),
         );
     }
     Ok(results)

@@ -18,6 +18,7 @@
 use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::Host;
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -128,7 +129,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 .collect::<Result<_, _>>()
                 .map_err(ProbeError::Failed)?;
             drop(hogs);
-            let name = format!("sched.priority/{}/{}", condition.label(), class.label());
+            let name = format!(
+                "{}{}/{}",
+                latlab_engine::names::result::SCHED_PRIORITY_PREFIX,
+                condition.label(),
+                class.label()
+            );
             let method = format!(
                 "a {} ms job at {}, {}",
                 target.as_millis(),
@@ -151,7 +157,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 _ => match alone_medians.get(class.label()) {
                     Some(alone) => {
                         let slowdown = result.summary.median / alone;
-                        result.with_parameter("slowdown_vs_alone", format!("{slowdown:.1}"))
+                        result.with_parameter(key::SLOWDOWN_VS_ALONE, slowdown)
                     }
                     None => result,
                 },
@@ -191,7 +197,7 @@ fn describe(result: BenchResult, jobs: &[JobRun], cap: Duration) -> BenchResult 
         )
     };
     result
-        .with_parameter("cpu_share", format!("{:.3}", shares[shares.len() / 2]))
+        .with_parameter(key::CPU_SHARE, shares[shares.len() / 2])
         .with_parameter("cpus_run_on", placement)
         .with_parameter("completed", completed)
 }

@@ -10,7 +10,7 @@
 //! longer per wake-up: each condition stops after its time budget, with the count it got.
 
 use super::{Class, Classes, Condition, check_cancel, on_thread};
-use crate::distribution::{histogram_us, percentile};
+use crate::distribution::with_distribution;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::BenchResult;
 use std::time::{Duration, Instant};
@@ -111,17 +111,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 }
 
 fn describe(result: BenchResult, got: usize, wanted: usize) -> BenchResult {
-    let mut sorted = result.samples_ns.clone();
-    sorted.sort_by(f64::total_cmp);
-    let us = |ns: f64| format!("{:.1}", ns / 1e3);
-    result
-        .with_parameter("wake_ups", format!("{got} of {wanted}"))
-        .with_parameter("p50_us", us(percentile(&sorted, 50.0)))
-        .with_parameter("p90_us", us(percentile(&sorted, 90.0)))
-        .with_parameter("p99_us", us(percentile(&sorted, 99.0)))
-        .with_parameter("p99.9_us", us(percentile(&sorted, 99.9)))
-        .with_parameter("worst_us", us(sorted.last().copied().unwrap_or(f64::NAN)))
-        .with_parameter("histogram_us", histogram_us(&sorted))
+    with_distribution(result)
+        .with_parameter("wake_ups", got)
+        .with_parameter("wake_ups_wanted", wanted)
 }
 
 #[cfg(test)]
@@ -137,7 +129,7 @@ mod tests {
         assert_eq!(late.len(), 50);
         assert!(late.iter().all(|&ns| ns >= 0.0), "{late:?}");
         let mut sorted = late.clone();
-        sorted.sort_by(f64::total_cmp);
-        assert!(percentile(&sorted, 50.0) < INTERVAL.as_nanos() as f64 * 10.0);
+        let median = latlab_engine::stats::median_in_place(&mut sorted);
+        assert!(median < INTERVAL.as_nanos() as f64 * 10.0);
     }
 }

@@ -16,7 +16,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let result = ctx.runner.bench(
-        "syscall.getppid/getppid",
+        latlab_engine::names::result::SYSCALL,
         "syscall(SYS_getppid) back to back",
         // SAFETY: getppid takes no arguments and cannot fail.
         || unsafe { libc::syscall(libc::SYS_getppid) },

@@ -20,6 +20,7 @@ use crate::peer::{Failure, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::Host;
 use latlab_engine::host::AffinityGuard;
+use latlab_engine::names::{key, result as name};
 use latlab_engine::{BenchResult, Runner};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -113,7 +114,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         let medians: Vec<f64> = per_pair.iter().map(|r| r.summary.median).collect();
         let names = per_pair.iter().map(|r| r.name.clone()).collect();
         let summary = BenchResult::derived(
-            &format!("thread.core_to_core/{}/all-pairs", bounce.label()),
+            &format!(
+                "{}{}/{}",
+                name::CORE_TO_CORE_PREFIX,
+                bounce.label(),
+                name::ALL_PAIRS
+            ),
             &format!(
                 "the medians of {} CPU pairs: their median and spread",
                 pairs.len()
@@ -124,7 +130,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         )
         .map(|r| {
             r.with_parameter("pairs", pairs.len())
-                .with_parameter("cpus", format!("{cpus:?}"))
+                .with_parameter(key::CPUS, cpus.as_slice())
         });
         let fold = pairs.len() > FOLD_PAIRS_ABOVE;
         results.extend(per_pair.into_iter().map(|r| r.as_sweep_detail(fold)));
@@ -186,7 +192,7 @@ fn measure_pair(
             }
         })?
     };
-    let name = format!("thread.core_to_core/{}/{a}-{b}", bounce.label());
+    let name = format!("{}{}/{a}-{b}", name::CORE_TO_CORE_PREFIX, bounce.label());
     // Calibrate only once the peer answers, or the first, slow call sets the sample size.
     if !spin_until(limit, || {
         running.load(Ordering::Acquire) || failure.has_failed()
@@ -223,8 +229,8 @@ fn measure_pair(
     stop.store(true, Ordering::Relaxed);
     let _ = peer.join();
     Ok(outcome?
-        .with_parameter("cpu_a", a)
-        .with_parameter("cpu_b", b))
+        .with_parameter(key::CPU_A, a)
+        .with_parameter(key::CPU_B, b))
 }
 
 #[cfg(test)]

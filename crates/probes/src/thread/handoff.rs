@@ -89,5 +89,5 @@ fn measure(
     let _ = peer.join();
     Ok(outcome?
         .per_operation(2)
-        .with_parameter("cpus", format!("{mine},{theirs}")))
+        .with_parameter(latlab_engine::names::key::CPUS, vec![mine, theirs]))
 }

@@ -113,7 +113,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     };
     let joined = measure(
         ctx,
-        "thread.lifecycle/total",
+        latlab_engine::names::result::THREAD_START_JOIN,
         Wait::Join,
         &[
             ("thread.lifecycle/create", "the pthread_create call"),

@@ -71,7 +71,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         || std_increment(&std_mutex),
     )?);
     results.push(ctx.runner.bench(
-        "thread.mutex/pthread/uncontended",
+        latlab_engine::names::result::MUTEX_UNCONTENDED,
         "pthread_mutex_lock + increment + unlock, one thread",
         || pthread_mutex.increment(),
     )?);

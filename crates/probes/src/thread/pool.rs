@@ -174,7 +174,7 @@ fn measure_pool(
         .per_operation((workers * jobs_per_worker) as u64)
         .with_parameter("workers", workers)
         .with_parameter("jobs_per_worker", jobs_per_worker)
-        .with_parameter("cpus", cpus)
+        .with_parameter("cpu_count", cpus)
         .with_parameter("job_steps", JOB_STEPS))
 }
 
@@ -197,8 +197,8 @@ mod tests {
                 pool.name,
                 pool.summary.median
             );
-            let workers: usize = pool.parameters["workers"].parse().unwrap();
-            let jobs: usize = pool.parameters["jobs_per_worker"].parse().unwrap();
+            let workers = pool.parameters["workers"].as_u64().unwrap() as usize;
+            let jobs = pool.parameters["jobs_per_worker"].as_u64().unwrap() as usize;
             assert!(workers * jobs >= DEFAULT_WORKERS, "{}", pool.name);
         }
     }

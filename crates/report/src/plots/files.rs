@@ -4,19 +4,23 @@
 use super::figure::{Corner, Figure, Panel, Scale, Series, Stroke};
 use crate::units::{format_bytes, format_ns};
 use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::names::{key, result as name};
 
 /// `(stem, figure)` when the run measured file sizes.
 pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
     let results: Vec<&BenchResult> = run
         .results()
-        .filter(|r| r.name.starts_with("file.read/") || r.name.starts_with("file.write/"))
+        .filter(|r| {
+            r.name.starts_with(name::FILE_READ_PREFIX)
+                || r.name.starts_with(name::FILE_WRITE_PREFIX)
+        })
         .collect();
     let series = |prefix: &str, suffix: &str, label: &str, style: Stroke, color: usize| {
         let points: Vec<(f64, f64)> = results
             .iter()
             .filter(|r| r.name.starts_with(prefix) && r.name.ends_with(suffix))
             .filter_map(|r| {
-                let size: f64 = r.parameters.get("size_bytes")?.parse().ok()?;
+                let size = r.parameter(key::SIZE_BYTES)?.as_f64()?;
                 (size > 0.0).then_some((size, r.summary.median))
             })
             .collect();

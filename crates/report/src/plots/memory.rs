@@ -4,6 +4,7 @@
 use super::figure::{Corner, Figure, Panel, Scale, Series, Stroke};
 use crate::units::{format_bytes, format_ns};
 use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::names::{key, result as name};
 use std::collections::HashMap;
 
 /// The figures this run has data for, with their file stems.
@@ -25,7 +26,11 @@ pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
 }
 
 fn number(result: &BenchResult, key: &str) -> Option<f64> {
-    result.parameters.get(key)?.parse().ok()
+    result.parameter(key)?.as_f64()
+}
+
+fn text<'a>(result: &'a BenchResult, key: &str) -> Option<&'a str> {
+    result.parameter(key)?.as_str()
 }
 
 /// Up to three significant digits, no unit: the axis names it.
@@ -49,17 +54,17 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
     let mut sizes: HashMap<&str, f64> = HashMap::new();
     for result in results {
         let (Some(size), Some(layout)) = (
-            number(result, "working_set_bytes"),
-            result.parameters.get("layout"),
+            number(result, key::WORKING_SET_BYTES),
+            text(result, key::LAYOUT),
         ) else {
             continue;
         };
         sizes.insert(&result.name, size);
         let point = (size, result.summary.median);
-        match series.iter_mut().find(|s| &s.label == layout) {
+        match series.iter_mut().find(|s| s.label == layout) {
             Some(s) => s.points.push(point),
             None => series.push(Series {
-                label: layout.clone(),
+                label: layout.to_string(),
                 points: vec![point],
                 style: Stroke::Line,
                 color: series.len(),
@@ -72,7 +77,7 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
     let mut marks = Vec::new();
     let levels = results
         .iter()
-        .filter(|r| r.name.starts_with("mem.latency/level/"));
+        .filter(|r| r.name.starts_with(name::LEVEL_PREFIX));
     for (i, level) in levels.enumerate() {
         let name = level.name.rsplit('/').next().unwrap_or("?");
         let plateau: Vec<f64> = level
@@ -88,7 +93,7 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
                 color: 3 + i,
             });
         }
-        if let Some(end) = number(level, "size_estimate_bytes") {
+        if let Some(end) = number(level, key::SIZE_ESTIMATE_BYTES) {
             marks.push((end, format!(" {name} ends ≈ {}", format_bytes(end))));
         }
     }
@@ -111,26 +116,26 @@ fn bandwidth(results: &[BenchResult]) -> Option<Figure> {
     let mut series: Vec<Series> = Vec::new();
     for result in results {
         let (Some(size), Some(rate), Some(access), Some(pattern), Some(threads)) = (
-            number(result, "working_set_bytes"),
+            number(result, key::WORKING_SET_BYTES),
             result.gigabytes_per_second(),
-            result.parameters.get("access"),
-            result.parameters.get("pattern"),
-            number(result, "threads"),
+            text(result, key::ACCESS),
+            text(result, key::PATTERN),
+            number(result, key::THREADS),
         ) else {
             continue;
         };
-        let all_cpus = result.name.ends_with("/all-cpus");
+        let all_cpus = result.name.ends_with(name::ALL_CPUS_SUFFIX);
         let label = if all_cpus {
             format!("{access} {pattern}, {threads} threads")
         } else {
             format!("{access} {pattern}")
         };
-        let color = match access.as_str() {
+        let color = match access {
             "read" => 0,
             "write" => 1,
             _ => 2,
         };
-        let style = match (all_cpus, pattern.as_str()) {
+        let style = match (all_cpus, pattern) {
             (true, _) => Stroke::Dots,
             (false, "all") => Stroke::Line,
             (false, _) => Stroke::Dashed,
@@ -163,7 +168,7 @@ fn bandwidth(results: &[BenchResult]) -> Option<Figure> {
 fn memcpy(results: &[BenchResult]) -> Option<Figure> {
     let points: Vec<(f64, &BenchResult)> = results
         .iter()
-        .filter_map(|r| Some((number(r, "copy_bytes")?, r)))
+        .filter_map(|r| Some((number(r, key::COPY_BYTES)?, r)))
         .collect();
     if points.is_empty() {
         return None;
@@ -204,7 +209,7 @@ fn memcpy(results: &[BenchResult]) -> Option<Figure> {
         y_scale: Scale::Linear,
         y_format: plain,
         series: vec![series("derivative of the minimum", 2, &|_, r| {
-            number(r, "derivative_ns_per_byte")
+            number(r, key::DERIVATIVE_NS_PER_BYTE)
         })],
         marks: Vec::new(),
         legend: Corner::UpperLeft,

@@ -102,8 +102,8 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("working_set_bytes", s.to_string()),
-                    ("layout", "pagegroups".to_string()),
+                    ("working_set_bytes", s.into()),
+                    ("layout", "pagegroups".into()),
                 ];
                 result(
                     &format!("mem.latency/pagegroups/{s}"),
@@ -115,7 +115,7 @@ mod tests {
         let mut level = result(
             "mem.latency/level/L1",
             1.2,
-            &[("size_estimate_bytes", "3000".into())],
+            &[("size_estimate_bytes", 3000u64.into())],
         );
         level.derived_from = vec![
             "mem.latency/pagegroups/1024".into(),
@@ -126,10 +126,10 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("working_set_bytes", s.to_string()),
-                    ("access", "read".to_string()),
-                    ("pattern", "all".to_string()),
-                    ("threads", "1".to_string()),
+                    ("working_set_bytes", s.into()),
+                    ("access", "read".into()),
+                    ("pattern", "all".into()),
+                    ("threads", 1u64.into()),
                 ];
                 result(&format!("mem.bandwidth/read/all/{s}"), 0.05, &params)
                     .with_bytes_per_operation(8)
@@ -139,8 +139,8 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("copy_bytes", s.to_string()),
-                    ("derivative_ns_per_byte", "0.01".to_string()),
+                    ("copy_bytes", s.into()),
+                    ("derivative_ns_per_byte", 0.01.into()),
                 ];
                 result(&format!("mem.memcpy/{s}"), s as f64 / 20.0, &params)
                     .with_bytes_per_operation(s)

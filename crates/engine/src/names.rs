@@ -1,0 +1,88 @@
+//! The names that tie a probe's results to the renderers that read them.
+//!
+//! The report finds the L1 hit, the plots' working sets and the IPC histograms by name; a
+//! probe that renamed one of them would silently turn a headline row into "no … in this
+//! run". Every name or key read across crates is therefore a constant here, used by the
+//! probe that writes it and the renderer that reads it, and an end-to-end test checks that a
+//! real run produces every name the headline table reads.
+
+/// Result names, and the prefixes and suffixes of families of results.
+pub mod result {
+    /// The cache levels that `mem.latency` finds on its curve: this prefix, then `L1`, `L2`,
+    /// `L3` or `DRAM`.
+    pub const LEVEL_PREFIX: &str = "mem.latency/level/";
+    pub const L1_HIT: &str = "mem.latency/level/L1";
+    pub const L2_HIT: &str = "mem.latency/level/L2";
+    pub const L3_HIT: &str = "mem.latency/level/L3";
+    pub const MAIN_MEMORY: &str = "mem.latency/level/DRAM";
+    pub const BRANCH_MISPREDICT: &str = "cpu.branch/mispredict";
+    pub const MUTEX_UNCONTENDED: &str = "thread.mutex/pthread/uncontended";
+    pub const SYSCALL: &str = "syscall.getppid/getppid";
+    pub const SNAPPY_1KIB: &str = "cpu.compress/snappy-1KiB";
+    /// `proc.pipe`'s results: this prefix, the placement (`pinned`, `unpinned`), then the
+    /// figure.
+    pub const PIPE_PREFIX: &str = "proc.pipe/";
+    pub const PIPE_SWITCH_ONE_CPU: &str = "proc.pipe/pinned/switch";
+    pub const PIPE_ROUND_TRIP_ONE_CPU: &str = "proc.pipe/pinned/round-trip";
+    /// `ipc.throughput`'s results: this prefix, the transport, then the payload.
+    pub const IPC_THROUGHPUT_PREFIX: &str = "ipc.throughput/";
+    pub const TCP_ROUND_TRIP_4B: &str = "ipc.throughput/tcp/4B";
+    pub const THREAD_START_JOIN: &str = "thread.lifecycle/total";
+    pub const FSYNC_4KIB: &str = "file.write/fsync-alone/4KiB";
+    pub const COLD_RANDOM_4KIB: &str = "file.cold/random-4KiB";
+    /// `file.cold`'s sequential reads: this prefix, then the size.
+    pub const COLD_SEQUENTIAL_PREFIX: &str = "file.cold/sequential/";
+    pub const COLD_SEQUENTIAL_1MIB: &str = "file.cold/sequential/1MiB";
+    /// One-thread reads of every element: this prefix, then the working set.
+    pub const READ_EVERY_ELEMENT_PREFIX: &str = "mem.bandwidth/read/all/";
+    /// Appended to a bandwidth result measured on every CPU at once.
+    pub const ALL_CPUS_SUFFIX: &str = "/all-cpus";
+    /// `ipc.latency`'s round trips: this prefix, the pair's number, then the arm.
+    pub const IPC_LATENCY_PAIR_PREFIX: &str = "ipc.latency/pair";
+    /// `thread.core_to_core`'s results: this prefix, the bounce (`cas`, `rw`), then the
+    /// pair `a-b` or the summary [`ALL_PAIRS`].
+    pub const CORE_TO_CORE_PREFIX: &str = "thread.core_to_core/";
+    pub const ALL_PAIRS: &str = "all-pairs";
+    /// `sched.priority`'s results: this prefix, the condition, then the class.
+    pub const SCHED_PRIORITY_PREFIX: &str = "sched.priority/";
+    /// `file.read`'s and `file.write`'s results by size.
+    pub const FILE_READ_PREFIX: &str = "file.read/";
+    pub const FILE_WRITE_PREFIX: &str = "file.write/";
+}
+
+/// Parameter keys that renderers read.
+pub mod key {
+    /// Bytes a working set spans (`mem.latency`, `mem.bandwidth`).
+    pub const WORKING_SET_BYTES: &str = "working_set_bytes";
+    /// Bytes of a file or a copy, by size (`file.*`, `mem.memcpy`).
+    pub const SIZE_BYTES: &str = "size_bytes";
+    /// Where the latency curve puts the end of a cache level.
+    pub const SIZE_ESTIMATE_BYTES: &str = "size_estimate_bytes";
+    /// Bytes one `mem.memcpy` call copies.
+    pub const COPY_BYTES: &str = "copy_bytes";
+    /// The slope of the memcpy curve's lower envelope at a size.
+    pub const DERIVATIVE_NS_PER_BYTE: &str = "derivative_ns_per_byte";
+    /// A chase ring's layout (`random`, `pagegroups`, `sequential`).
+    pub const LAYOUT: &str = "layout";
+    /// What a bandwidth loop does (`read`, `write`, `modify`).
+    pub const ACCESS: &str = "access";
+    /// Which elements a bandwidth loop visits (`all`, `every4th`).
+    pub const PATTERN: &str = "pattern";
+    /// The two CPUs of a core-to-core pair.
+    pub const CPU_A: &str = "cpu_a";
+    pub const CPU_B: &str = "cpu_b";
+    /// Threads that ran the measured loop at once.
+    pub const THREADS: &str = "threads";
+    /// The CPUs a result ran on.
+    pub const CPUS: &str = "cpus";
+    /// A latency histogram in power-of-two microsecond buckets.
+    pub const HISTOGRAM_US: &str = "histogram_us";
+    pub const P50_US: &str = "p50_us";
+    pub const P99_US: &str = "p99_us";
+    /// Round trips that missed their deadline.
+    pub const MISSES: &str = "misses";
+    /// A scheduled job's completion time over the same class's alone.
+    pub const SLOWDOWN_VS_ALONE: &str = "slowdown_vs_alone";
+    /// The share of its completion time a job spent on a CPU.
+    pub const CPU_SHARE: &str = "cpu_share";
+}
