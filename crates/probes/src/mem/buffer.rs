@@ -72,12 +72,27 @@ impl MappedBuffer {
 
     /// How many bytes of the mapping the kernel backs with transparent huge pages now
     /// (`AnonHugePages` in /proc/self/smaps); `None` when that cannot be read.
+    /// The kernel may merge the mapping with a neighbour of the same kind, so the area
+    /// reported is the one that contains it.
     pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
         let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let header = format!("{:x}-", self.base.as_ptr() as usize);
-        let ours = smaps.find(&format!("\n{header}"))? + 1;
-        // Every mapping lists AnonHugePages, so the first one after our header is ours.
-        kib_field(&smaps[ours..], "AnonHugePages")
+        let base = self.base.as_ptr() as usize;
+        let contains_base = |line: &str| {
+            let range = line.split_whitespace().next()?;
+            let (start, end) = range.split_once('-')?;
+            let start = usize::from_str_radix(start, 16).ok()?;
+            let end = usize::from_str_radix(end, 16).ok()?;
+            Some((start..end).contains(&base))
+        };
+        let mut offset = 0;
+        for line in smaps.split_inclusive('\n') {
+            if contains_base(line) == Some(true) {
+                // Every area lists AnonHugePages, so the first one after its header is ours.
+                return kib_field(&smaps[offset..], "AnonHugePages");
+            }
+            offset += line.len();
+        }
+        None
     }
 }
 
