@@ -4,6 +4,7 @@ use crate::cli::EnvArgs;
 use crate::plan::host;
 use latlab_engine::ClockInfo;
 use latlab_engine::environment::Environment;
+use latlab_report::advice;
 use latlab_report::units::format_ns;
 use serde_json::json;
 use std::io::Write;
@@ -149,7 +150,9 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
         .iter()
         .map(|(key, value)| format!("{key:width$}  {value}\n"))
         .collect();
-    for note in env.notes() {
+    let concerns = env.concerns();
+    let notes = concerns.iter().map(advice::concern);
+    for note in notes.chain(advice::clock(clock)) {
         text.push_str(&format!("note: {note}\n"));
     }
     text

@@ -10,7 +10,7 @@ use latlab_engine::{BenchResult, Host, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
     CsvExporter, Exporter, HeadlineExporter, HtmlExporter, JsonExporter, MarkdownExporter,
-    OutputTarget, TableExporter, write_output, write_plots,
+    OutputTarget, TableExporter, advice, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -30,15 +30,16 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
 
     let environment = host.environment();
     let mut runner = Runner::on(Arc::clone(&host), plan.config.clone());
-    let mut notes_all = environment.notes();
+    let clock = host.timer().info().clone();
+    let mut notes_all: Vec<String> = environment.concerns().iter().map(advice::concern).collect();
     notes_all.extend(plan.notes.iter().cloned());
     notes_all.extend(notes);
-    notes_all.extend(host.notes());
+    notes_all.extend(advice::clock(&clock));
     let mut record = RunRecord {
         latlab_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
         settings,
-        clock: host.timer().info().clone(),
+        clock,
         environment,
         load_avg_after: None,
         notes: notes_all,

@@ -25,7 +25,7 @@ fn main() {
     ];
     for result in cases.into_iter().map(|r| r.expect("not interrupted")) {
         println!(
-            "{:<13} median {:>6.3} ns  (95% CI {:.3} … {:.3}, empty loop {:.3} ns/iter)  {}",
+            "{:<13} median {:>6.3} ns  (95% CI {:.3} … {:.3}, empty loop {:.3} ns/iter)  {:?}",
             result.name,
             result.summary.median,
             result.summary.median_ci95[0],

@@ -105,7 +105,7 @@ pub(crate) fn timed_loop_result(
         resolution_per_op,
     );
     if verdict.is_suspect() {
-        warnings.retain(|w| w.code != crate::model::WarningCode::HighVariance);
+        warnings.retain(|w| !matches!(w, Warning::HighVariance { .. }));
     }
     BenchResult {
         name: subject.name.to_string(),
@@ -198,8 +198,12 @@ pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {
         return None;
     }
     let shift = early_median / late_median - 1.0;
-    (shift.abs() > STEADY_STATE_SHIFT && mann_whitney_p(early, late) < STEADY_STATE_P)
-        .then(|| Warning::not_steady_state(early_count, shift))
+    (shift.abs() > STEADY_STATE_SHIFT && mann_whitney_p(early, late) < STEADY_STATE_P).then_some(
+        Warning::NotSteadyState {
+            early_samples: early_count,
+            shift,
+        },
+    )
 }
 
 /// Warnings every kind of result can carry. `raw` are the samples before any subtraction;
@@ -213,7 +217,10 @@ fn common_warnings(
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if summary.n < wanted_samples {
-        warnings.push(Warning::few_samples(summary.n, wanted_samples));
+        warnings.push(Warning::FewSamples {
+            taken: summary.n,
+            wanted: wanted_samples,
+        });
     }
     warnings.extend(steady_state_warning(raw));
     let beyond_clock_step = summary.stddev > resolution_ns;
@@ -221,13 +228,17 @@ fn common_warnings(
         .cv
         .filter(|&cv| cv > HIGH_VARIANCE_CV && beyond_clock_step)
     {
-        warnings.push(Warning::high_variance(cv));
+        warnings.push(Warning::HighVariance { cv });
     }
     if integrity.involuntary_switches > (summary.n as u64 / 10).max(1) {
-        warnings.push(Warning::preempted(integrity.involuntary_switches));
+        warnings.push(Warning::Preempted {
+            involuntary_switches: integrity.involuntary_switches,
+        });
     }
     if integrity.major_page_faults > 0 {
-        warnings.push(Warning::major_page_faults(integrity.major_page_faults));
+        warnings.push(Warning::MajorPageFaults {
+            count: integrity.major_page_faults,
+        });
     }
     warnings
 }
@@ -236,7 +247,6 @@ fn common_warnings(
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::model::WarningCode;
     use crate::runner::Runner;
     use std::hint::black_box;
 
@@ -288,7 +298,10 @@ mod tests {
             *s *= 1.5;
         }
         let warning = steady_state_warning(&samples).expect("warned");
-        assert_eq!(warning.code, WarningCode::NotSteadyState);
+        assert!(
+            matches!(warning, Warning::NotSteadyState { .. }),
+            "{warning:?}"
+        );
         assert!(steady_state_warning(&wobble(10.0, 40)).is_none());
     }
 
@@ -301,7 +314,7 @@ mod tests {
         let quiet = Integrity::default();
         assert!(common_warnings(&steps, &summary, quiet, 30, 20.0).is_empty());
         let warnings = common_warnings(&steps, &summary, quiet, 30, 1.0);
-        assert_eq!(warnings[0].code, WarningCode::HighVariance);
+        assert!(matches!(warnings[0], Warning::HighVariance { .. }));
     }
 
     fn small_config() -> Config {

@@ -54,7 +54,7 @@ pub(crate) fn lock_memory() -> Result<(), String> {
     let privileges = crate::environment::Privileges::collect();
     if !privileges.cap_ipc_lock && privileges.memlock_limit_bytes.is_some() {
         return Err(
-            "--mlock needs CAP_IPC_LOCK or an unlimited locked-memory limit (ulimit -l unlimited)"
+            "locking memory needs CAP_IPC_LOCK or an unlimited locked-memory limit (ulimit -l unlimited)"
                 .into(),
         );
     }

@@ -16,7 +16,8 @@
 //!    dwarf the clock's resolution, then takes samples, alternating with samples of the same
 //!    loop with an empty body.
 //! 3. [`analysis`] subtracts the empty loop, summarises the samples ([`stats`]), decides
-//!    whether the work was optimised away, and attaches warnings that say what to do.
+//!    whether the work was optimised away, and attaches warnings: typed facts with their
+//!    figures, which the front ends phrase.
 //! 4. The outcome is a [`model::BenchResult`]: one serialisable record with the raw samples.
 //!
 //! [`environment`] records the machine and [`isolation`] the controls (CPU pinning, memory

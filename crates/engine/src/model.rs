@@ -10,7 +10,6 @@ use crate::parameters::Value;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// How a result's samples were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,142 +42,67 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Measured => "measured",
-            Verdict::OptimisedAway => {
-                "OPTIMISED AWAY? indistinguishable from the empty loop: the compiler removed the \
-                 work or it costs less than the loop can resolve; pass inputs and results through \
-                 std::hint::black_box"
-            }
-        })
-    }
-}
-
-/// What kind of trouble a warning reports; the message says what to do about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarningCode {
-    NotSteadyState,
-    HighVariance,
-    Preempted,
-    MajorPageFaults,
-    FewSamples,
-    DifferenceNotSignificant,
-    CacheSizeMismatch,
-    /// Part of a probe could not run here (no permission, no interface).
-    PartSkipped,
-    /// A correctness check that the probe makes (not a timing) failed.
-    CheckFailed,
-}
-
-/// A warning attached to one result.
+/// A fact about one result that makes its figure less trustworthy or less complete. The
+/// engine and the probes state the facts with their figures; the front ends (the report's
+/// `advice`) phrase them and say what to do, once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Warning {
-    pub code: WarningCode,
-    pub message: String,
-}
-
-impl Warning {
-    pub fn not_steady_state(early_samples: usize, shift: f64) -> Warning {
-        let direction = if shift > 0.0 { "slower" } else { "faster" };
-        Warning {
-            code: WarningCode::NotSteadyState,
-            message: format!(
-                "not at steady state: the first {early_samples} samples were {:.0}% {direction} \
-                 than the rest (frequency ramp, cold caches or page faults); raise --samples or \
-                 --target-time",
-                shift.abs() * 100.0
-            ),
-        }
-    }
-
-    pub fn high_variance(cv: f64) -> Warning {
-        Warning {
-            code: WarningCode::HighVariance,
-            message: format!(
-                "unstable: coefficient of variation {:.0}%; the machine was busy or its frequency \
-                 changed; close other programs, try --pin, or raise --samples",
-                cv * 100.0
-            ),
-        }
-    }
-
-    pub fn preempted(involuntary_switches: u64) -> Warning {
-        Warning {
-            code: WarningCode::Preempted,
-            message: format!(
-                "preempted {involuntary_switches} times while sampling: another task wanted this \
-                 CPU; try --pin to an idle CPU or --rt"
-            ),
-        }
-    }
-
-    pub fn major_page_faults(count: u64) -> Warning {
-        Warning {
-            code: WarningCode::MajorPageFaults,
-            message: format!(
-                "{count} major page faults while sampling: the benchmark waited for storage; \
-                 try --mlock"
-            ),
-        }
-    }
-
-    pub fn few_samples(taken: usize, wanted: usize) -> Warning {
-        Warning {
-            code: WarningCode::FewSamples,
-            message: format!(
-                "only {taken} of {wanted} samples fitted in the time budget: the confidence \
-                 interval is wider; use the full suite for more"
-            ),
-        }
-    }
-
-    pub fn difference_not_significant() -> Warning {
-        Warning {
-            code: WarningCode::DifferenceNotSignificant,
-            message: "the 95% confidence interval of the difference includes zero: no \
-                      difference was detected"
-                .into(),
-        }
-    }
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The first `early_samples` samples differed from the rest by `shift` (a fraction,
+    /// positive when slower), significantly.
+    NotSteadyState { early_samples: usize, shift: f64 },
+    /// The samples' coefficient of variation exceeded the engine's bound.
+    HighVariance { cv: f64 },
+    /// The measuring thread was preempted this many times while it sampled.
+    Preempted { involuntary_switches: u64 },
+    /// Major page faults (waits for storage) while sampling.
+    MajorPageFaults { count: u64 },
+    /// Fewer samples than wanted fitted in the time budget.
+    FewSamples { taken: usize, wanted: usize },
+    /// A derived difference whose 95% confidence interval includes zero.
+    DifferenceNotSignificant,
+    /// A probe's measured size of a cache level disagrees with the kernel's.
+    CacheSizeMismatch {
+        level: String,
+        measured_bytes: u64,
+        reported_bytes: u64,
+    },
+    /// Part of a probe could not run here (no permission, no interface), and why.
+    PartSkipped { part: String, reason: String },
+    /// A correctness check that a probe makes (not a timing) failed, and how.
+    CheckFailed { check: String, failure: String },
 }
 
 impl Warning {
     /// `part` of the probe did not run, and why (the reason says what would let it run).
     pub fn part_skipped(part: &str, reason: &str) -> Warning {
-        Warning {
-            code: WarningCode::PartSkipped,
-            message: format!("{part} skipped: {reason}"),
+        Warning::PartSkipped {
+            part: part.into(),
+            reason: reason.into(),
         }
     }
 
-    /// The check `what` failed, and how.
-    pub fn check_failed(what: &str, how: &str) -> Warning {
-        Warning {
-            code: WarningCode::CheckFailed,
-            message: format!("{what} FAILED: {how}"),
+    /// The check `check` failed, and how.
+    pub fn check_failed(check: &str, failure: &str) -> Warning {
+        Warning::CheckFailed {
+            check: check.into(),
+            failure: failure.into(),
         }
     }
 
-    pub fn cache_size_mismatch(level: &str, measured_bytes: u64, reported_bytes: u64) -> Warning {
-        Warning {
-            code: WarningCode::CacheSizeMismatch,
-            message: format!(
-                "the latency curve puts the end of {level} near {} KiB but the kernel reports {} \
-                 KiB: a VM may report the host's caches, or the cache is shared with busy \
-                 neighbours; trust the curve for this machine as it runs",
-                measured_bytes / 1024,
-                reported_bytes / 1024
-            ),
+    /// The kind, as serialised: `high_variance`, `part_skipped` …
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::NotSteadyState { .. } => "not_steady_state",
+            Warning::HighVariance { .. } => "high_variance",
+            Warning::Preempted { .. } => "preempted",
+            Warning::MajorPageFaults { .. } => "major_page_faults",
+            Warning::FewSamples { .. } => "few_samples",
+            Warning::DifferenceNotSignificant => "difference_not_significant",
+            Warning::CacheSizeMismatch { .. } => "cache_size_mismatch",
+            Warning::PartSkipped { .. } => "part_skipped",
+            Warning::CheckFailed { .. } => "check_failed",
         }
-    }
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
     }
 }
 
@@ -316,7 +240,7 @@ impl BenchResult {
         result.iterations = a.iterations.min(b.iterations);
         let [low, high] = result.summary.median_ci95;
         if low <= 0.0 && high >= 0.0 {
-            result.warnings.push(Warning::difference_not_significant());
+            result.warnings.push(Warning::DifferenceNotSignificant);
         }
         Some(result)
     }

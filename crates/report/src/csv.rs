@@ -44,7 +44,7 @@ impl Exporter for CsvExporter {
             for r in &probe.results {
                 let s = &r.summary;
                 let optional = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
-                let warnings: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+                let warnings: Vec<String> = r.warnings.iter().map(crate::advice::warning).collect();
                 let record = [
                     r.name.clone(),
                     probe.id.clone(),

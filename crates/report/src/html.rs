@@ -460,12 +460,12 @@ fn results(page: &mut String, run: &RunRecord) {
 }
 
 fn warnings(page: &mut String, run: &RunRecord) {
-    let all: Vec<(&str, &str)> = run
+    let all: Vec<(&str, String)> = run
         .results()
         .flat_map(|r| {
             r.warnings
                 .iter()
-                .map(move |w| (r.name.as_str(), w.message.as_str()))
+                .map(move |w| (r.name.as_str(), crate::advice::warning(w)))
         })
         .collect();
     if all.is_empty() {
@@ -477,7 +477,7 @@ fn warnings(page: &mut String, run: &RunRecord) {
             page,
             "<li><code>{}</code>: <span class=\"warn\">{}</span></li>",
             escape(name),
-            escape(message)
+            escape(&message)
         );
     }
     page.push_str("</ul>\n");

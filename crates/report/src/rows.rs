@@ -78,13 +78,16 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         let mut name = result.name.clone();
         if result.verdict.is_suspect() {
             name.push_str("  !! OPTIMISED AWAY?");
-            findings.push((result.name.clone(), result.verdict.to_string()));
+            findings.push((
+                result.name.clone(),
+                crate::advice::verdict(result.verdict).to_string(),
+            ));
         }
         findings.extend(
             result
                 .warnings
                 .iter()
-                .map(|w| (result.name.clone(), w.message.clone())),
+                .map(|w| (result.name.clone(), crate::advice::warning(w))),
         );
         let row = vec![
             name,

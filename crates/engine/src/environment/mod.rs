@@ -122,39 +122,46 @@ impl Environment {
         }
     }
 
-    /// What about this environment makes figures less trustworthy, each with what to do.
-    pub fn notes(&self) -> Vec<String> {
-        let mut notes = Vec::new();
+    /// What about this environment makes figures less trustworthy, as facts; the front
+    /// ends phrase them with what to do.
+    pub fn concerns(&self) -> Vec<Concern> {
+        let mut concerns = Vec::new();
         if self.build_profile != "release" {
-            notes.push(
-                "this is a debug build: its figures say nothing about optimised code; run \
-                 `cargo run --release`"
-                    .to_string(),
-            );
+            concerns.push(Concern::DebugBuild);
         }
         if let Some(governor) = self.cpu.governor.as_deref().filter(|g| *g != "performance") {
-            notes.push(format!(
-                "the frequency governor is `{governor}`: figures vary with the clock speed; set \
-                 `performance` (cpupower frequency-set -g performance) for stable numbers"
-            ));
+            concerns.push(Concern::Governor {
+                governor: governor.to_string(),
+            });
         }
         if let Some(hypervisor) = &self.virtualization {
-            notes.push(format!(
-                "running under {hypervisor}: the hypervisor can steal time and hide hardware \
-                 counters; compare only with runs on the same kind of machine"
-            ));
+            concerns.push(Concern::Virtualised {
+                hypervisor: hypervisor.clone(),
+            });
         }
         if let Some([one_minute, ..]) = self.load_avg {
             if one_minute > 0.5 * self.cpu.logical_cpus as f64 {
-                notes.push(format!(
-                    "load average {one_minute:.2} on {} CPUs at the start: other work competes \
-                     for the CPUs; figures may be slower and noisier",
-                    self.cpu.logical_cpus
-                ));
+                concerns.push(Concern::Loaded {
+                    load_average: one_minute,
+                    cpus: self.cpu.logical_cpus,
+                });
             }
         }
-        notes
+        concerns
     }
+}
+
+/// Something about the machine that makes its figures less trustworthy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Concern {
+    /// The measuring code was not optimised.
+    DebugBuild,
+    /// The frequency governor is not `performance`.
+    Governor { governor: String },
+    /// A hypervisor runs beneath.
+    Virtualised { hypervisor: String },
+    /// The one-minute load average was above half the CPUs at the start.
+    Loaded { load_average: f64, cpus: usize },
 }
 
 /// The cache hierarchy of CPU 0 as the kernel reports it, smallest level first.
@@ -225,11 +232,13 @@ mod tests {
     #[test]
     fn a_debug_build_is_called_out() {
         let mut env = Environment::synthetic();
-        assert!(env.notes().is_empty(), "{:?}", env.notes());
+        assert!(env.concerns().is_empty(), "{:?}", env.concerns());
         env.build_profile = "debug".into();
         env.cpu.governor = Some("powersave".into());
-        let notes = env.notes();
-        assert!(notes.iter().any(|n| n.contains("debug build")));
-        assert!(notes.iter().any(|n| n.contains("powersave")));
+        let concerns = env.concerns();
+        assert!(concerns.contains(&Concern::DebugBuild));
+        assert!(concerns.contains(&Concern::Governor {
+            governor: "powersave".into()
+        }));
     }
 }

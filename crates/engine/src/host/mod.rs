@@ -85,9 +85,6 @@ pub trait Host: Send + Sync {
     /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
     fn enter_realtime(&self) -> Result<(), String>;
 
-    /// What every run on this host must say about itself.
-    fn notes(&self) -> Vec<String>;
-
     /// Every online CPU, or the CPUs this process may use when the kernel does not say.
     fn every_cpu(&self) -> Vec<usize> {
         let online = self.online_cpus();

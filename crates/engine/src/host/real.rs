@@ -97,21 +97,6 @@ impl Host for RealHost {
     fn enter_realtime(&self) -> Result<(), String> {
         isolation::enter_realtime(isolation::RUN_PRIORITY)
     }
-
-    fn notes(&self) -> Vec<String> {
-        self.timer
-            .clock
-            .info()
-            .fallback_reason
-            .iter()
-            .map(|reason| {
-                format!(
-                    "no cycle counter: {reason}; timing with clock_gettime, whose resolution \
-                     limits figures below a few hundred nanoseconds"
-                )
-            })
-            .collect()
-    }
 }
 
 /// Samples with this machine's clock. Each phase is its own short function: time the cold

@@ -126,10 +126,6 @@ impl Host for SyntheticHost {
     fn enter_realtime(&self) -> Result<(), String> {
         Err(NO_CONTROLS.into())
     }
-
-    fn notes(&self) -> Vec<String> {
-        vec!["synthetic machine (--synthetic): every figure in this run is made up".into()]
-    }
 }
 
 const NO_CONTROLS: &str = "a synthetic run changes nothing on the real machine";

@@ -607,12 +607,10 @@ mod tests {
             }
             Err(_) => {
                 assert!(fifo.is_none());
-                assert!(
-                    other
-                        .warnings
-                        .iter()
-                        .any(|w| w.message.contains("SCHED_FIFO arm skipped"))
-                );
+                assert!(other.warnings.iter().any(|w| matches!(
+                    w,
+                    Warning::PartSkipped { part, .. } if part == "the SCHED_FIFO arm"
+                )));
             }
         }
     }

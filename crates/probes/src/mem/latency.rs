@@ -213,9 +213,11 @@ fn level_results(
                     result = result.with_parameter("kernel_reported_bytes", reported);
                     let ratio = estimate as f64 / reported as f64;
                     if !(1.0 / SIZE_TOLERANCE..=SIZE_TOLERANCE).contains(&ratio) {
-                        result
-                            .warnings
-                            .push(Warning::cache_size_mismatch(&name, estimate, reported));
+                        result.warnings.push(Warning::CacheSizeMismatch {
+                            level: name.clone(),
+                            measured_bytes: estimate,
+                            reported_bytes: reported,
+                        });
                     }
                 }
             }
