@@ -8,7 +8,8 @@
 //! side, and every line where they differ is marked, since a difference between machines is
 //! often the answer.
 
-use crate::units::format_ns;
+use crate::text_table::{Align, TextTable};
+use crate::units::{format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::stats::mann_whitney_p;
@@ -68,17 +69,11 @@ fn format_p(p: f64) -> String {
     }
 }
 
-/// A comparison as rows, shared by the terminal and Markdown renderings.
-struct Table {
-    headers: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
 /// One line of the environment table: its name, and how to read it from a run.
 type EnvironmentField = (&'static str, fn(&RunRecord) -> String);
 
 /// The environments, one column per run, `≠` before each line where they differ.
-fn environment_table(runs: &[(String, RunRecord)]) -> Table {
+fn environment_table(runs: &[(String, RunRecord)]) -> TextTable {
     let fields: [EnvironmentField; 10] = [
         ("host", |r| r.environment.host_name.clone()),
         ("cpu", |r| {
@@ -128,12 +123,12 @@ fn environment_table(runs: &[(String, RunRecord)]) -> Table {
             row
         })
         .collect();
-    Table { headers, rows }
+    TextTable { headers, rows }
 }
 
 /// The results of the first run, each beside its namesakes in the later runs. In-between
 /// sweep points are left out when `fold` is set; returns how many were.
-fn results_table(runs: &[(String, RunRecord)], fold: bool) -> (Table, usize) {
+fn results_table(runs: &[(String, RunRecord)], fold: bool) -> (TextTable, usize) {
     let (first_label, first) = &runs[0];
     let mut headers = vec!["benchmark".to_string(), first_label.clone()];
     for (label, _) in &runs[1..] {
@@ -161,15 +156,12 @@ fn results_table(runs: &[(String, RunRecord)], fold: bool) -> (Table, usize) {
         }
         rows.push(row);
     }
-    (Table { headers, rows }, folded)
+    (TextTable { headers, rows }, folded)
 }
 
-fn format_ratio(ratio: f64) -> String {
-    if ratio.is_finite() {
-        format!("{ratio:.2}×")
-    } else {
-        "—".into()
-    }
+/// Every column of a comparison reads from the left.
+fn all_left(table: &TextTable) -> Vec<Align> {
+    vec![Align::Left; table.headers.len()]
 }
 
 const FOOTNOTE: &str = "difference: Mann–Whitney U test on the two results' samples, two-sided, \
@@ -178,10 +170,11 @@ const FOOTNOTE: &str = "difference: Mann–Whitney U test on the two results' sa
 /// The terminal rendering; in-between sweep points are folded.
 pub fn compare_text(runs: &[(String, RunRecord)]) -> String {
     let mut out = String::new();
-    push_aligned(&mut out, &environment_table(runs));
+    let environment = environment_table(runs);
+    out.push_str(&environment.aligned(&all_left(&environment)));
     out.push('\n');
     let (results, folded) = results_table(runs, true);
-    push_aligned(&mut out, &results);
+    out.push_str(&results.aligned(&all_left(&results)));
     if folded > 0 {
         let _ = writeln!(
             out,
@@ -195,51 +188,13 @@ pub fn compare_text(runs: &[(String, RunRecord)]) -> String {
 /// The Markdown rendering, every result included.
 pub fn compare_markdown(runs: &[(String, RunRecord)]) -> String {
     let mut out = String::from("# latlab comparison\n\n");
-    push_markdown(&mut out, &environment_table(runs));
+    let environment = environment_table(runs);
+    out.push_str(&environment.markdown(&all_left(&environment)));
     out.push('\n');
-    push_markdown(&mut out, &results_table(runs, false).0);
+    let results = results_table(runs, false).0;
+    out.push_str(&results.markdown(&all_left(&results)));
     let _ = writeln!(out, "\n{FOOTNOTE}.");
     out
-}
-
-fn push_aligned(out: &mut String, table: &Table) {
-    let mut widths: Vec<usize> = table.headers.iter().map(|h| h.chars().count()).collect();
-    for row in &table.rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&table.headers).chain(&table.rows) {
-        let mut line = String::new();
-        for (i, (cell, &width)) in row.iter().zip(&widths).enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            line.push_str(cell);
-            line.push_str(&" ".repeat(width - cell.chars().count()));
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-}
-
-fn push_markdown(out: &mut String, table: &Table) {
-    let escape = |cell: &str| cell.replace('|', "\\|");
-    let line = |cells: &[String]| {
-        format!(
-            "| {} |\n",
-            cells
-                .iter()
-                .map(|c| escape(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        )
-    };
-    out.push_str(&line(&table.headers));
-    out.push_str(&line(&vec!["---".to_string(); table.headers.len()]));
-    for row in &table.rows {
-        out.push_str(&line(row));
-    }
 }
 
 #[cfg(test)]

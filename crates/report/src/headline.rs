@@ -8,7 +8,8 @@
 //! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
 //! column stretches time so that this machine's L1 hit takes one second.
 
-use crate::units::format_ns;
+use crate::text_table::{Align, TextTable};
+use crate::units::{format_ns, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
@@ -357,7 +358,7 @@ impl Exporter for HeadlineExporter {
             "if an L1 hit (2012) took 1 s"
         };
         let l1_ns = l1.unwrap_or(REFERENCE_L1_NS);
-        let headers: Vec<String> = [
+        let mut table = TextTable::new([
             "operation",
             "this machine",
             "p5 … p95",
@@ -365,11 +366,8 @@ impl Exporter for HeadlineExporter {
             "ratio",
             scale_title,
             "measured by",
-        ]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
-        let cells: Vec<Vec<String>> = rows
+        ]);
+        table.rows = rows
             .iter()
             .map(|row| {
                 vec![
@@ -393,17 +391,12 @@ impl Exporter for HeadlineExporter {
                 ]
             })
             .collect();
-        let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-        for row in &cells {
-            for (width, cell) in widths.iter_mut().zip(row) {
-                *width = (*width).max(cell.chars().count());
-            }
-        }
         let mut out = String::from("\nLatency numbers for this machine\n\n");
-        push_row(&mut out, &headers, &widths);
-        for row in &cells {
-            push_row(&mut out, row, &widths);
-        }
+        // The operation and the "measured by" text on the left, the figures right-aligned.
+        let mut align = vec![Align::Right; table.headers.len()];
+        align[0] = Align::Left;
+        align[table.headers.len() - 1] = Align::Left;
+        out.push_str(&table.aligned(&align));
         let _ = writeln!(
             out,
             "(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ \
@@ -411,43 +404,6 @@ impl Exporter for HeadlineExporter {
         );
         Ok(out)
     }
-}
-
-/// The first and last columns (text) left-aligned, the figures between right-aligned.
-fn push_row(out: &mut String, cells: &[String], widths: &[usize]) {
-    let last = cells.len() - 1;
-    let mut line = String::new();
-    for (i, (cell, &width)) in cells.iter().zip(widths).enumerate() {
-        let pad = " ".repeat(width - cell.chars().count());
-        match i {
-            0 => {
-                line.push_str(cell);
-                line.push_str(&pad);
-            }
-            _ if i == last => {
-                line.push_str("  ");
-                line.push_str(cell);
-            }
-            _ => {
-                line.push_str("  ");
-                line.push_str(&pad);
-                line.push_str(cell);
-            }
-        }
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-}
-
-/// Three significant digits: `0.000867×`, `0.42×`, `3.50×`, `120×`.
-fn format_ratio(ratio: f64) -> String {
-    let magnitude = ratio.abs();
-    let digits = if magnitude > 0.0 && magnitude < 1.0 {
-        (2 - magnitude.log10().floor() as i32).max(0) as usize
-    } else {
-        latlab_engine::units::three_digit_decimals(ratio)
-    };
-    format!("{ratio:.digits$}×")
 }
 
 #[cfg(test)]

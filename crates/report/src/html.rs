@@ -10,7 +10,7 @@
 use crate::headline::{HeadlineRow, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::plots::render_plots;
 use crate::rows::headline;
-use crate::units::{format_ns, format_percent, format_rate};
+use crate::units::{format_ns, format_percent, format_rate, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
@@ -163,7 +163,7 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
                 format_ns(m.p95_ns)
             )),
             row.reference_ns.map_or_else(|| "—".into(), format_ns),
-            row.ratio().map_or_else(String::new, |r| format!("{r:.3}×")),
+            row.ratio().map_or_else(String::new, format_ratio),
             row.human_scale(l1).unwrap_or_default(),
             escape(&row.how())
         );

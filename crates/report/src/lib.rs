@@ -17,6 +17,7 @@ mod rows;
 mod table;
 #[cfg(test)]
 mod test_records;
+mod text_table;
 pub mod units;
 mod write;
 

@@ -1,6 +1,7 @@
 //! Markdown: the table as a pipe table, for READMEs and issue reports.
 
 use crate::rows::{Sweeps, headline, rows};
+use crate::text_table::{Align, escape_markdown};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 use std::fmt::Write;
@@ -11,12 +12,7 @@ impl Exporter for MarkdownExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
         let rows = rows(run, Sweeps::Whole);
         let mut out = format!("{}\n\n", headline(run));
-        let _ = writeln!(out, "| {} |", rows.headers.join(" | "));
-        let _ = writeln!(out, "|:--|{}", "--:|".repeat(rows.headers.len() - 1));
-        for row in &rows.cells {
-            let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        out.push_str(&rows.table().markdown(&[Align::Left]));
         let lists = [
             ("Warnings", &rows.findings),
             ("Probes without results", &rows.incomplete),
@@ -25,20 +21,16 @@ impl Exporter for MarkdownExporter {
             if !items.is_empty() {
                 let _ = writeln!(out, "\n**{title}**\n");
                 for (name, message) in items {
-                    let _ = writeln!(out, "- `{name}`: {}", escape(message));
+                    let _ = writeln!(out, "- `{name}`: {}", escape_markdown(message));
                 }
             }
         }
         if !run.notes.is_empty() {
             out.push_str("\n**About this run**\n\n");
             for note in &run.notes {
-                let _ = writeln!(out, "- {}", escape(note));
+                let _ = writeln!(out, "- {}", escape_markdown(note));
             }
         }
         Ok(out)
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
 }

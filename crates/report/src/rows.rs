@@ -1,6 +1,7 @@
 //! The rows that the terminal table and Markdown share: one per result, already formatted,
 //! plus the warnings, notes and failures listed under the table.
 
+use crate::text_table::TextTable;
 use crate::units::{format_ns, format_percent, format_rate};
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
 use latlab_engine::stats::Summary;
@@ -46,6 +47,15 @@ pub(crate) struct Rows {
     pub incomplete: Vec<(String, String)>,
     /// What was folded away, when sweeps were folded.
     pub folded: Option<String>,
+}
+
+impl Rows {
+    /// The headers and cells as a table to render.
+    pub fn table(&self) -> TextTable {
+        let mut table = TextTable::new(self.headers.iter().copied());
+        table.rows = self.cells.clone();
+        table
+    }
 }
 
 /// Whether in-between points of dense sweeps get rows of their own.

@@ -33,6 +33,21 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
     format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
+/// A ratio with three significant digits: `0.000867×`, `0.42×`, `3.50×`, `120×`; a dash
+/// when it is not finite (a division by zero).
+pub fn format_ratio(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        return "—".into();
+    }
+    let magnitude = ratio.abs();
+    let digits = if magnitude > 0.0 && magnitude < 1.0 {
+        (2 - magnitude.log10().floor() as i32).max(0) as usize
+    } else {
+        three_digit_decimals(ratio)
+    };
+    format!("{ratio:.digits$}×")
+}
+
 /// A ratio as a percentage with no decimals below 10% and none above.
 pub fn format_percent(fraction: f64) -> String {
     let percent = fraction * 100.0;
