@@ -174,23 +174,56 @@ pub const SAMPLES_RANGE: std::ops::RangeInclusive<usize> = 5..=100_000;
 pub const TARGET_TIME_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_micros(10)..=Duration::from_secs(10);
 
-fn parse_samples(text: &str) -> Result<usize, String> {
-    let (low, high) = (SAMPLES_RANGE.start(), SAMPLES_RANGE.end());
+/// A whole number in `range` (bounded above or not); the refusal names the range and, when
+/// given, the unit.
+fn whole_number_in(
+    text: &str,
+    range: impl std::ops::RangeBounds<usize>,
+    unit: &str,
+) -> Result<usize, String> {
+    use std::ops::Bound;
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" of {unit}")
+    };
+    let bounds = match (range.start_bound(), range.end_bound()) {
+        (Bound::Included(low), Bound::Included(high)) => format!(" from {low} to {high}"),
+        (Bound::Included(low), Bound::Unbounded) => format!(", at least {low}"),
+        _ => " in the allowed range".to_string(),
+    };
     text.parse::<usize>()
         .ok()
-        .filter(|n| SAMPLES_RANGE.contains(n))
-        .ok_or_else(|| format!("must be a whole number from {low} to {high}"))
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| format!("must be a whole number{unit}{bounds}"))
+}
+
+/// A duration in `range`, written with a unit such as `example`.
+fn duration_in(
+    text: &str,
+    range: &std::ops::RangeInclusive<Duration>,
+    example: &str,
+) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("not a duration ({e}); write a number and a unit, such as {example} or 500us")
+    })?;
+    if range.contains(&duration) {
+        Ok(duration)
+    } else {
+        Err(format!(
+            "must be from {} to {}",
+            humantime::format_duration(*range.start()),
+            humantime::format_duration(*range.end())
+        ))
+    }
+}
+
+fn parse_samples(text: &str) -> Result<usize, String> {
+    whole_number_in(text, SAMPLES_RANGE, "")
 }
 
 fn parse_target_time(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| {
-        format!("not a duration ({e}); write a number and a unit, such as 2ms or 500us")
-    })?;
-    if TARGET_TIME_RANGE.contains(&duration) {
-        Ok(duration)
-    } else {
-        Err("must be from 10us to 10s".to_string())
-    }
+    duration_in(text, &TARGET_TIME_RANGE, "2ms")
 }
 
 /// The smallest --max-size: a few lines in a page.
@@ -228,37 +261,20 @@ pub const DEADLINE_RANGE: std::ops::RangeInclusive<Duration> =
 pub const WORKERS_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
 
 fn parse_workers(text: &str) -> Result<usize, String> {
-    let (low, high) = (WORKERS_RANGE.start(), WORKERS_RANGE.end());
-    text.parse::<usize>()
-        .ok()
-        .filter(|n| WORKERS_RANGE.contains(n))
-        .ok_or_else(|| format!("must be a whole number of threads from {low} to {high}"))
+    whole_number_in(text, WORKERS_RANGE, "threads")
 }
 
 fn parse_pairs(text: &str) -> Result<usize, String> {
-    text.parse::<usize>()
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| "must be a whole number of pairs, at least 1".to_string())
+    // At most one per CPU, which the plan checks against the machine.
+    whole_number_in(text, 1.., "pairs")
 }
 
 fn parse_iterations(text: &str) -> Result<usize, String> {
-    let (low, high) = (ITERATIONS_RANGE.start(), ITERATIONS_RANGE.end());
-    text.parse::<usize>()
-        .ok()
-        .filter(|n| ITERATIONS_RANGE.contains(n))
-        .ok_or_else(|| format!("must be a whole number from {low} to {high}"))
+    whole_number_in(text, ITERATIONS_RANGE, "")
 }
 
 fn parse_deadline(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| {
-        format!("not a duration ({e}); write a number and a unit, such as 2.5ms or 500us")
-    })?;
-    if DEADLINE_RANGE.contains(&duration) {
-        Ok(duration)
-    } else {
-        Err("must be from 1us to 10s".to_string())
-    }
+    duration_in(text, &DEADLINE_RANGE, "2.5ms")
 }
 
 fn parse_cpu(text: &str) -> Result<usize, String> {
@@ -287,6 +303,19 @@ mod tests {
     }
 
     #[test]
+    fn whole_numbers_name_their_range_and_unit() {
+        assert_eq!(
+            parse_workers("0").unwrap_err(),
+            "must be a whole number of threads from 1 to 1024"
+        );
+        assert_eq!(
+            parse_pairs("0").unwrap_err(),
+            "must be a whole number of pairs, at least 1"
+        );
+        assert_eq!(parse_iterations("10"), Ok(10));
+    }
+
+    #[test]
     fn sizes_parse_with_binary_units() {
         assert_eq!(parse_size("4096"), Ok(4096));
         assert_eq!(parse_size("64KiB"), Ok(64 << 10));
@@ -306,5 +335,10 @@ mod tests {
         assert!(parse_target_time("1ns").is_err());
         assert!(parse_target_time("1h").is_err());
         assert!(parse_target_time("-2ms").is_err());
+        assert_eq!(
+            parse_target_time("1h").unwrap_err(),
+            "must be from 10us to 10s"
+        );
+        assert_eq!(parse_deadline("0s").unwrap_err(), "must be from 1us to 10s");
     }
 }

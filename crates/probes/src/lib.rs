@@ -13,6 +13,7 @@ mod ipc;
 mod mem;
 mod peer;
 mod proc;
+mod random;
 mod sched;
 mod syscall;
 mod thread;

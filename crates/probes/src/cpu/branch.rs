@@ -14,6 +14,7 @@
 //! The difference per branch, sample by sample, is the cost of the mispredictions; doubling
 //! it gives the penalty of one misprediction, since a random bit is mispredicted half the time.
 
+use crate::random::SplitMix64;
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
@@ -111,14 +112,10 @@ fn jump_unless_zero(bit: u8, mut count: u64) -> u64 {
 }
 
 fn random_pattern() -> Pattern {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = SplitMix64::seeded(0x2545_f491_4f6c_dd1d);
     let mut pattern: Pattern = Box::new([0; PATTERN_LEN]);
     for byte in pattern.iter_mut() {
-        // xorshift64: fixed seed, so every run sees the same pattern.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        *byte = (state >> 32) as u8 & 1;
+        *byte = (rng.next_u64() >> 32) as u8 & 1;
     }
     pattern
 }

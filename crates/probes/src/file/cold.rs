@@ -15,6 +15,7 @@
 
 use super::{Workspace, c_path, last_error};
 use crate::mem::sweep_point;
+use crate::random::SplitMix64;
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
 use latlab_engine::units::format_bytes;
@@ -52,18 +53,6 @@ impl Drop for Aligned {
     fn drop(&mut self) {
         // SAFETY: allocated by `new` with this layout.
         unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
-}
-
-/// A small generator for the random offsets (xorshift), seeded the same on every run.
-struct Offsets(u64);
-
-impl Offsets {
-    fn next_aligned(&mut self, limit: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % (limit / ALIGN as u64)) * ALIGN as u64
     }
 }
 
@@ -110,7 +99,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
     let buffer = Aligned::new(8 << 20);
     let mut results = Vec::new();
     let mut failed = false;
-    let mut offsets = Offsets(0x9e37_79b9_7f4a_7c15);
+    let mut offsets = SplitMix64::seeded(0x9e37_79b9_7f4a_7c15);
     let read = |len: usize, offset: u64| -> bool {
         // SAFETY: the buffer holds at least `len` bytes; offset and length are aligned.
         unsafe { libc::pread(fd, buffer.ptr.cast(), len, offset as libc::off_t) == len as isize }
@@ -121,7 +110,12 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
                 .bench(
                     latlab_engine::names::result::COLD_RANDOM_4KIB,
                     "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
-                    || failed |= !read(ALIGN, offsets.next_aligned(FILE_BYTES)),
+                    || {
+                        failed |= !read(
+                            ALIGN,
+                            offsets.below(FILE_BYTES / ALIGN as u64) * ALIGN as u64,
+                        )
+                    },
                 )?
                 .with_bytes_per_operation(ALIGN as u64),
         );

@@ -6,6 +6,7 @@
 //! in the file system or in `/dev/shm` whatever happens. The server's half keeps to raw
 //! system calls on memory prepared before the fork (see [`crate::peer::Child::fork`]).
 
+use crate::mem::buffer::MappedBuffer;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -70,49 +71,27 @@ struct Ends {
 
 /// An anonymous shared mapping of two areas, a request and a reply.
 struct SharedPages {
-    base: *mut u8,
-    len: usize,
+    pages: MappedBuffer,
     area: usize,
 }
 
 impl SharedPages {
     fn new(area: usize) -> io::Result<SharedPages> {
-        let len = 2 * area.max(1);
-        // SAFETY: an anonymous shared mapping, checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let area = area.max(1);
         Ok(SharedPages {
-            base: base.cast(),
-            len,
-            area: area.max(1),
+            pages: MappedBuffer::shared(2 * area)?,
+            area,
         })
     }
 
     fn request(&self) -> *mut u8 {
-        self.base
+        self.pages.as_mut_ptr()
     }
 
     fn reply(&self) -> *mut u8 {
-        // SAFETY: the reply area is the second half of the mapping.
-        unsafe { self.base.add(self.area) }
-    }
-}
-
-impl Drop for SharedPages {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was made by `new` with this length.
-        unsafe { libc::munmap(self.base.cast(), self.len) };
+        // SAFETY: the reply area is the second half of the mapping, which is at least two
+        // areas long.
+        unsafe { self.pages.as_mut_ptr().add(self.area) }
     }
 }
 

@@ -1,14 +1,16 @@
-//! Anonymous memory mapped for a measurement, with explicit transparent-huge-page advice.
+//! Anonymous memory mapped for a measurement: the one mmap wrapper of the probes.
 //!
 //! The memory probes map their working sets themselves rather than using the heap, so that
 //! the page size is a choice recorded with the result (`MADV_HUGEPAGE` on request,
 //! `MADV_NOHUGEPAGE` otherwise) and so that a failed allocation is an error, not an abort.
+//! The IPC probes map pages shared with the processes they fork. Either way every page is
+//! touched at once, so that no first-touch fault lands in a measurement.
 
 use latlab_engine::environment::kib_field;
 use std::io;
 use std::ptr::NonNull;
 
-/// A private anonymous mapping, unmapped on drop.
+/// An anonymous mapping, unmapped on drop.
 pub(crate) struct MappedBuffer {
     base: NonNull<u8>,
     len: usize,
@@ -18,14 +20,28 @@ impl MappedBuffer {
     /// Maps `len` bytes (at least one page), advising huge pages or not, and touches every
     /// page so that no first-touch fault lands in a measurement.
     pub(crate) fn new(len: usize, huge_pages: bool) -> io::Result<MappedBuffer> {
+        let advice = if huge_pages {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        MappedBuffer::map(len, libc::MAP_PRIVATE, Some(advice))
+    }
+
+    /// Maps `len` bytes (at least one page) shared with the processes forked after it.
+    pub(crate) fn shared(len: usize) -> io::Result<MappedBuffer> {
+        MappedBuffer::map(len, libc::MAP_SHARED, None)
+    }
+
+    fn map(len: usize, sharing: libc::c_int, advice: Option<libc::c_int>) -> io::Result<Self> {
         let len = len.max(page_size());
-        // SAFETY: a fresh private anonymous mapping; the kernel chooses the address.
+        // SAFETY: a fresh anonymous mapping; the kernel chooses the address.
         let raw = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                sharing | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
@@ -37,14 +53,12 @@ impl MappedBuffer {
             base: NonNull::new(raw.cast()).expect("mmap never returns null on success"),
             len,
         };
-        let advice = if huge_pages {
-            libc::MADV_HUGEPAGE
-        } else {
-            libc::MADV_NOHUGEPAGE
-        };
-        // SAFETY: the range is exactly the mapping made above. Advice that the kernel does
-        // not support (no THP) is harmless to ignore: the page size is then the base one.
-        unsafe { libc::madvise(raw, len, advice) };
+        if let Some(advice) = advice {
+            // SAFETY: the range is exactly the mapping made above. Advice that the kernel
+            // does not support (no THP) is harmless to ignore: the page size is then the
+            // base one.
+            unsafe { libc::madvise(raw, len, advice) };
+        }
         for offset in (0..len).step_by(page_size()) {
             // SAFETY: `offset` is inside the mapping, which is readable and writable.
             unsafe { buffer.base.as_ptr().add(offset).write_volatile(0) };

@@ -16,6 +16,7 @@
 //! skipped.
 
 use super::buffer::MappedBuffer;
+use crate::random::SplitMix64;
 use std::io;
 
 /// How the lines of a working set are ordered in the ring.
@@ -100,7 +101,7 @@ pub(crate) unsafe fn walk<const LOADS: usize>(mut p: *const u8) -> *const u8 {
 
 /// The order in which the ring visits the lines: a permutation of `0..lines`.
 fn visiting_order(lines: usize, line_bytes: usize, layout: Layout) -> Vec<usize> {
-    let mut rng = SplitMix64(0x5eed_1a71_ab00_0001);
+    let mut rng = SplitMix64::seeded(0x5eed_1a71_ab00_0001);
     match layout {
         Layout::Sequential => (0..lines).collect(),
         Layout::Random => {
@@ -119,27 +120,6 @@ fn visiting_order(lines: usize, line_bytes: usize, layout: Layout) -> Vec<usize>
                 rng.shuffle(group);
             }
             groups.into_iter().flatten().collect()
-        }
-    }
-}
-
-/// A small, fixed-seed generator (SplitMix64): the same ring on every run.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Fisher–Yates.
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            items.swap(i, j);
         }
     }
 }

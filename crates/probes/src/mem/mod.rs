@@ -2,7 +2,7 @@
 
 pub(crate) mod alloc;
 pub(crate) mod bandwidth;
-mod buffer;
+pub(crate) mod buffer;
 mod chase;
 mod kernels;
 pub mod latency;
