@@ -1,18 +1,20 @@
 //! latlab: measures the latency numbers of the machine it runs on.
 //!
-//! This binary is the command line and glue only: `cli` parses, `plan` validates, `run`
+//! This binary is the command line and glue only: `cli` parses, `plan` validates every
+//! subcommand into a plan (every refusal happens there), and `main` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
-//! the exporters (crates/report).
+//! the exporters (crates/report); `results_files` renders `report` and `compare` from
+//! results files; `list` and `env_report` print the registry and the environment.
 
 mod cli;
 mod env_report;
+mod list;
 mod plan;
+mod results_files;
 mod run;
 
 use clap::Parser;
 use cli::{Cli, Command};
-use plan::UsageError;
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -32,15 +34,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// Dispatches: each subcommand is validated into a plan (every refusal happens there), then
+/// executed.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_probes(&cli.run, None, true),
-        Some(Command::Run(args)) => run_probes(&args, None, false),
-        Some(Command::Mem(args)) => run_probes(&args, Some("mem."), false),
-        Some(Command::Report(args)) => report(&args),
-        Some(Command::Compare(args)) => compare(&args),
+        None => run_probes(plan::run(&cli.run, None)?.with_headline()),
+        Some(Command::Run(args)) => run_probes(plan::run(&args, None)?),
+        Some(Command::Mem(args)) => run_probes(plan::run(&args, Some("mem."))?),
+        Some(Command::Report(args)) => {
+            results_files::report(&plan::report(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Compare(args)) => {
+            results_files::compare(&plan::compare(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::List) => {
-            list_probes()?;
+            list::print()?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Env(args)) => {
@@ -50,20 +60,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs the probes the arguments select, within `family` (an id prefix) when given, and ends
-/// with the headline table when asked (the default command).
-fn run_probes(
-    args: &cli::RunArgs,
-    family: Option<&str>,
-    headline: bool,
-) -> anyhow::Result<ExitCode> {
-    let plan = match plan::plan(args, family) {
-        Ok(plan) => plan::RunPlan { headline, ..plan },
-        Err(UsageError(message)) => {
-            eprintln!("error: {message}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+/// Runs a plan of probes, Ctrl-C and SIGTERM stopping it cleanly.
+fn run_probes(plan: plan::RunPlan) -> anyhow::Result<ExitCode> {
     let cancel = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // A second Ctrl-C while the first is being handled ends the process at once.
@@ -71,101 +69,6 @@ fn run_probes(
         signal_hook::flag::register(signal, Arc::clone(&cancel))?;
     }
     run::execute(plan, cancel)
-}
-
-/// `latlab report`: the HTML page of one results file.
-fn report(args: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
-    let run = match latlab_report::load::load_run(&args.file) {
-        Ok(run) => run,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let out = args.out.clone().unwrap_or_else(|| {
-        args.file
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join("report.html")
-    });
-    if out
-        .parent()
-        .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
-    {
-        eprintln!(
-            "error: --out {}: its directory does not exist; create it or choose another",
-            out.display()
-        );
-        return Ok(ExitCode::from(2));
-    }
-    use latlab_report::Exporter;
-    let page = latlab_report::HtmlExporter.render(&run)?;
-    latlab_report::write_output(&latlab_report::OutputTarget::File(out.clone()), &page)?;
-    println!("report: {} ({} KiB)", out.display(), page.len() / 1024);
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `latlab compare`: loads every file first (any refusal is one line and status 2), then
-/// prints the comparison and writes the Markdown if asked.
-fn compare(args: &cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    let mut runs = Vec::new();
-    for (i, path) in args.files.iter().enumerate() {
-        match latlab_report::load::load_run(path) {
-            Ok(run) => {
-                let label = char::from(b'A' + (i % 26) as u8).to_string();
-                runs.push((label, path, run));
-            }
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
-    let markdown_target = args
-        .markdown
-        .as_deref()
-        .map(latlab_report::OutputTarget::parse);
-    let legend: String = runs
-        .iter()
-        .map(|(label, path, run)| {
-            format!(
-                "{label} = {} ({}, {})\n",
-                path.display(),
-                run.environment.host_name,
-                run.started_at
-            )
-        })
-        .collect();
-    let labelled: Vec<(String, latlab_engine::model::RunRecord)> = runs
-        .into_iter()
-        .map(|(label, _, run)| (label, run))
-        .collect();
-    let text = format!(
-        "{legend}\n{}",
-        latlab_report::compare::compare_text(&labelled)
-    );
-    if let Some(target) = &markdown_target {
-        latlab_report::write_output(target, &latlab_report::compare::compare_markdown(&labelled))?;
-    }
-    if markdown_target != Some(latlab_report::OutputTarget::Stdout) {
-        print!("{text}");
-    } else {
-        eprint!("{text}");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn list_probes() -> std::io::Result<()> {
-    let width = latlab_probes::PROBES
-        .iter()
-        .map(|p| p.id.len())
-        .max()
-        .unwrap_or(0);
-    let mut out = std::io::stdout().lock();
-    for probe in latlab_probes::PROBES {
-        writeln!(out, "{:width$}  {}", probe.id, probe.method)?;
-    }
-    Ok(())
 }
 
 /// Help and version go to standard output with status 0; errors become one line on standard

@@ -9,8 +9,8 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{BenchResult, Host, Runner};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
-    CsvExporter, Exporter, HeadlineExporter, HtmlExporter, JsonExporter, MarkdownExporter,
-    OutputTarget, TableExporter, advice, write_output, write_plots,
+    CsvExporter, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
+    TableExporter, advice, html_page, render_plots, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -72,11 +72,12 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     let (plots, report) = match &plan.outputs.plots_dir {
         Some(dir) => {
             let report = dir.join("report.html");
+            let plots = render_plots(&record, Formats::SvgAndPng)?;
             write_output(
                 &OutputTarget::File(report.clone()),
-                &HtmlExporter.render(&record)?,
+                &html_page(&record, &plots),
             )?;
-            (write_plots(&record, dir)?, Some(report))
+            (write_plots(&plots, dir)?, Some(report))
         }
         None => (Vec::new(), None),
     };

@@ -8,7 +8,7 @@
 //! result with its method and spread, and every warning.
 
 use crate::headline::{HeadlineRow, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
-use crate::plots::render_plots;
+use crate::plots::{Formats, RenderedPlot, render_plots};
 use crate::rows::headline;
 use crate::units::{format_ns, format_percent, format_rate, format_ratio};
 use crate::{ExportError, Exporter};
@@ -41,37 +41,44 @@ code { background: #f4f4f4; padding: 0 .2em; }
 ";
 
 impl Exporter for HtmlExporter {
+    /// The page of a results file read back: its plots drawn as SVG only.
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
-        let mut page = String::new();
-        let title = format!(
-            "latlab · {} · {}",
-            run.environment.host_name, run.started_at
-        );
-        let _ = write!(
-            page,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        Ok(html_page(run, &render_plots(run, Formats::Svg)?))
+    }
+}
+
+/// The page of `run` with `plots` already drawn (a run draws them once for the page and its
+/// files).
+pub fn html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
+    let mut page = String::new();
+    let title = format!(
+        "latlab · {} · {}",
+        run.environment.host_name, run.started_at
+    );
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n\
              <p class=\"note\">{}</p>\n",
-            escape(&title),
-            escape(&title),
-            escape(&headline(run))
-        );
-        if !run.complete {
-            page.push_str(
-                "<p class=\"fail\">This run was interrupted: the results below are those \
+        escape(&title),
+        escape(&title),
+        escape(&headline(run))
+    );
+    if !run.complete {
+        page.push_str(
+            "<p class=\"fail\">This run was interrupted: the results below are those \
                  measured before it stopped.</p>\n",
-            );
-        }
-        environment(&mut page, run);
-        headline_section(&mut page, &headline_rows(run));
-        plots(&mut page, run)?;
-        scheduling(&mut page, run);
-        results(&mut page, run);
-        warnings(&mut page, run);
-        page.push_str("</body>\n</html>\n");
-        Ok(page)
+        );
     }
+    environment(&mut page, run);
+    headline_section(&mut page, &headline_rows(run));
+    plots(&mut page, run, drawn);
+    scheduling(&mut page, run);
+    results(&mut page, run);
+    warnings(&mut page, run);
+    page.push_str("</body>\n</html>\n");
+    page
 }
 
 fn environment(page: &mut String, run: &RunRecord) {
@@ -175,10 +182,10 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
     );
 }
 
-fn plots(page: &mut String, run: &RunRecord) -> Result<(), ExportError> {
+fn plots(page: &mut String, run: &RunRecord, drawn: &[RenderedPlot]) {
     page.push_str("<h2>Plots</h2>\n");
     let mut any = false;
-    for plot in render_plots(run)? {
+    for plot in drawn {
         any = true;
         let svg = plot
             .svg
@@ -195,7 +202,6 @@ fn plots(page: &mut String, run: &RunRecord) -> Result<(), ExportError> {
     if !any {
         page.push_str("<p class=\"note\">This run measured nothing that is plotted.</p>\n");
     }
-    Ok(())
 }
 
 /// One bar chart per `ipc.latency` pair and arm, from its `histogram_us` parameter.

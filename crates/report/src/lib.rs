@@ -23,10 +23,10 @@ mod write;
 
 pub use crate::csv::CsvExporter;
 pub use headline::HeadlineExporter;
-pub use html::HtmlExporter;
+pub use html::{HtmlExporter, html_page};
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
-pub use plots::{RenderedPlot, render_plots, write_plots};
+pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use table::TableExporter;
 pub use write::{OutputTarget, write_output};
 

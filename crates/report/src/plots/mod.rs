@@ -1,8 +1,9 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
-//! Figures are pure functions of the record (`memory.rs` and `files.rs` say which), drawn by `figure.rs`
-//! once on an SVG backend and once on a bitmap that is encoded as PNG. Each file is written
-//! atomically, like every other output.
+//! Figures are pure functions of the record (`memory.rs` and `files.rs` say which), drawn by
+//! `figure.rs` once on an SVG backend and, when files are wanted, once on a bitmap that is
+//! encoded as PNG. A run renders its plots once and hands them both to the HTML page and to
+//! the files; each file is written atomically, like every other output.
 
 mod figure;
 mod files;
@@ -15,16 +16,26 @@ use latlab_engine::model::RunRecord;
 use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use std::path::{Path, PathBuf};
 
-/// One figure in both formats.
+/// One figure, drawn.
 pub struct RenderedPlot {
     /// The file name without its extension, `mem-latency`.
     pub stem: &'static str,
     pub svg: String,
-    pub png: Vec<u8>,
+    /// The PNG, when asked for.
+    pub png: Option<Vec<u8>>,
 }
 
-/// Every figure the run has data for, rendered.
-pub fn render_plots(run: &RunRecord) -> Result<Vec<RenderedPlot>, ExportError> {
+/// Which formats to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formats {
+    /// For the HTML page alone.
+    Svg,
+    /// For the page and the files.
+    SvgAndPng,
+}
+
+/// Every figure the run has data for, drawn once in each format asked for.
+pub fn render_plots(run: &RunRecord, formats: Formats) -> Result<Vec<RenderedPlot>, ExportError> {
     memory::figures(run)
         .into_iter()
         .chain(files::figures(run))
@@ -32,17 +43,23 @@ pub fn render_plots(run: &RunRecord) -> Result<Vec<RenderedPlot>, ExportError> {
             Ok(RenderedPlot {
                 stem,
                 svg: svg(&figure)?,
-                png: png(&figure)?,
+                png: match formats {
+                    Formats::Svg => None,
+                    Formats::SvgAndPng => Some(png(&figure)?),
+                },
             })
         })
         .collect()
 }
 
-/// Renders every figure and writes `STEM.svg` and `STEM.png` into `dir`; returns the paths.
-pub fn write_plots(run: &RunRecord, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+/// Writes `STEM.svg` and, where drawn, `STEM.png` of every plot into `dir`; returns the
+/// paths.
+pub fn write_plots(plots: &[RenderedPlot], dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
     let mut written = Vec::new();
-    for plot in render_plots(run)? {
-        for (extension, bytes) in [("svg", plot.svg.as_bytes()), ("png", plot.png.as_slice())] {
+    for plot in plots {
+        let files = std::iter::once(("svg", plot.svg.as_bytes()))
+            .chain(plot.png.as_deref().map(|png| ("png", png)));
+        for (extension, bytes) in files {
             let path = dir.join(format!("{}.{extension}", plot.stem));
             write_atomically(&path, bytes).map_err(|source| ExportError::Write {
                 path: path.display().to_string(),
@@ -155,7 +172,7 @@ mod tests {
 
     #[test]
     fn each_sweep_gets_a_figure_in_both_formats() {
-        let plots = render_plots(&memory_record()).unwrap();
+        let plots = render_plots(&memory_record(), Formats::SvgAndPng).unwrap();
         let stems: Vec<&str> = plots.iter().map(|p| p.stem).collect();
         assert_eq!(stems, ["mem-latency", "mem-bandwidth", "mem-memcpy"]);
         let latency = &plots[0];
@@ -168,7 +185,7 @@ mod tests {
         assert!(plots[2].svg.contains("derivative of the minimum"));
 
         for plot in &plots {
-            let decoder = png::Decoder::new(std::io::Cursor::new(&plot.png));
+            let decoder = png::Decoder::new(std::io::Cursor::new(plot.png.as_ref().unwrap()));
             let mut reader = decoder.read_info().unwrap();
             let mut pixels = vec![0; reader.output_buffer_size()];
             let frame = reader.next_frame(&mut pixels).unwrap();
@@ -190,13 +207,14 @@ mod tests {
             "cpu.call",
             vec![result("cpu.call/empty", 1.0, &[])],
         )]);
-        assert!(render_plots(&run).unwrap().is_empty());
+        assert!(render_plots(&run, Formats::SvgAndPng).unwrap().is_empty());
     }
 
     #[test]
     fn plots_are_written_whole_into_the_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let written = write_plots(&memory_record(), dir.path()).unwrap();
+        let plots = render_plots(&memory_record(), Formats::SvgAndPng).unwrap();
+        let written = write_plots(&plots, dir.path()).unwrap();
         assert_eq!(written.len(), 6);
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()

@@ -2,6 +2,10 @@
 //! each output goes. Everything that can be refused is refused here, before anything is
 //! measured or written, so bad input never leaves a partial file behind.
 
+mod files;
+
+pub use files::{ComparePlan, ReportPlan, compare, report};
+
 use crate::cli::{RunArgs, SuiteArg};
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
 use latlab_probes::{
@@ -79,7 +83,9 @@ pub fn host(synthetic: bool) -> SharedHost {
     }
 }
 
-pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
+/// The plan of `latlab run` (and `mem`, and the default command): the probes of `family`
+/// (an id prefix) when given.
+pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
     let host = host(args.synthetic);
     let suite = match args.suite {
         SuiteArg::Quick => Suite::Quick,
@@ -130,6 +136,16 @@ pub fn plan(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError>
         rt: args.rt,
         headline: false,
     })
+}
+
+impl RunPlan {
+    /// The same plan, ending its terminal output with the headline table.
+    pub fn with_headline(self) -> RunPlan {
+        RunPlan {
+            headline: true,
+            ..self
+        }
+    }
 }
 
 /// The largest working set: as asked when it fits in the memory available now (refused

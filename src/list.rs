@@ -1,0 +1,13 @@
+//! `latlab list`: every probe with its one-line method, from the registry.
+
+use std::io::Write;
+
+pub fn print() -> std::io::Result<()> {
+    let probes = latlab_probes::PROBES;
+    let width = probes.iter().map(|p| p.id.len()).max().unwrap_or(0);
+    let mut out = std::io::stdout().lock();
+    for probe in probes {
+        writeln!(out, "{:width$}  {}", probe.id, probe.method)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! Executes the plans of the subcommands that read results files: the HTML page of one
+//! run (`latlab report`) and runs side by side (`latlab compare`).
+
+use crate::plan::{ComparePlan, ReportPlan};
+use latlab_engine::model::RunRecord;
+use latlab_report::compare::{compare_markdown, compare_text};
+use latlab_report::{Exporter, HtmlExporter, OutputTarget, write_output};
+use std::io::Write;
+
+/// Writes the page and says where, with its size.
+pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
+    let page = HtmlExporter.render(&plan.run)?;
+    write_output(&OutputTarget::File(plan.out.clone()), &page)?;
+    writeln!(
+        std::io::stdout(),
+        "report: {} ({} KiB)",
+        plan.out.display(),
+        page.len() / 1024
+    )?;
+    Ok(())
+}
+
+/// Prints the comparison with a legend of the runs, and writes the Markdown if asked; the
+/// text goes to standard error when the Markdown takes standard output.
+pub fn compare(plan: &ComparePlan) -> anyhow::Result<()> {
+    let legend: String = plan
+        .runs
+        .iter()
+        .map(|r| {
+            format!(
+                "{} = {} ({}, {})\n",
+                r.label,
+                r.path.display(),
+                r.run.environment.host_name,
+                r.run.started_at
+            )
+        })
+        .collect();
+    let labelled: Vec<(String, RunRecord)> = plan
+        .runs
+        .iter()
+        .map(|r| (r.label.clone(), r.run.clone()))
+        .collect();
+    let text = format!("{legend}\n{}", compare_text(&labelled));
+    if let Some(target) = &plan.markdown {
+        write_output(target, &compare_markdown(&labelled))?;
+    }
+    if plan.markdown == Some(OutputTarget::Stdout) {
+        write!(std::io::stderr(), "{text}")?;
+    } else {
+        write!(std::io::stdout(), "{text}")?;
+    }
+    Ok(())
+}
