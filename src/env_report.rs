@@ -5,7 +5,7 @@ use crate::plan::host;
 use latlab_engine::ClockInfo;
 use latlab_engine::environment::Environment;
 use latlab_report::advice;
-use latlab_report::units::format_ns;
+use latlab_report::units::{format_clock, format_ns};
 use serde_json::json;
 use std::io::Write;
 
@@ -97,9 +97,8 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
         (
             "clock",
             format!(
-                "{} at {:.3} GHz: {}; resolution {}, timed-region overhead {}{}",
-                clock.kind,
-                clock.frequency_hz / 1e9,
+                "{}: {}; resolution {}, timed-region overhead {}{}",
+                format_clock(clock),
                 clock.method,
                 format_ns(clock.resolution_ns),
                 format_ns(clock.region_overhead_ns),

@@ -9,7 +9,7 @@
 
 use crate::ProbeError;
 use crate::peer::leave_realtime;
-use latlab_engine::SharedHost;
+use latlab_engine::{Host, SharedHost};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -24,9 +24,18 @@ pub(crate) fn spawn_pinned<T: Send + 'static>(
     let host = Arc::clone(host);
     std::thread::Builder::new()
         .name(name.to_string())
-        .spawn(move || {
-            leave_realtime();
-            body(host.pin_to_cpu(cpu))
-        })
-        .map_err(|e| ProbeError::Failed(format!("could not start a thread ({name}): {e}")))
+        .spawn(move || body(settle(host.as_ref(), cpu)))
+        .map_err(|e| not_started(name, e))
+}
+
+/// What every helper does first, on its own thread: leave any real-time class, then move
+/// onto its CPU. Threads started otherwise (the workers of a `std::thread::scope`) call it
+/// themselves.
+pub(crate) fn settle(host: &dyn Host, cpu: usize) -> Result<(), String> {
+    leave_realtime();
+    host.pin_to_cpu(cpu)
+}
+
+fn not_started(name: &str, e: std::io::Error) -> ProbeError {
+    ProbeError::Failed(format!("could not start a thread ({name}): {e}"))
 }

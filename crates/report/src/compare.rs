@@ -9,7 +9,7 @@
 //! often the answer.
 
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_ns, format_ratio};
+use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::stats::mann_whitney_p;
@@ -105,9 +105,7 @@ fn environment_table(runs: &[(String, RunRecord)]) -> TextTable {
                 .clone()
                 .unwrap_or_else(|| "none".into())
         }),
-        ("clock", |r| {
-            format!("{} at {:.3} GHz", r.clock.kind, r.clock.frequency_hz / 1e9)
-        }),
+        ("clock", |r| format_clock(&r.clock)),
         ("suite", |r| r.settings.suite.clone()),
         ("latlab", |r| r.latlab_version.clone()),
     ];

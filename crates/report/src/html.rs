@@ -10,7 +10,7 @@
 use crate::headline::{HeadlineRow, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::plots::{Formats, RenderedPlot, render_plots};
 use crate::rows::headline;
-use crate::units::{format_ns, format_percent, format_rate, format_ratio};
+use crate::units::{format_clock, format_ns, format_percent, format_rate, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
@@ -105,12 +105,7 @@ fn environment(page: &mut String, run: &RunRecord) {
         ),
         (
             "clock",
-            format!(
-                "{} at {:.3} GHz: {}",
-                run.clock.kind,
-                run.clock.frequency_hz / 1e9,
-                run.clock.method
-            ),
+            format!("{}: {}", format_clock(&run.clock), run.clock.method),
         ),
         (
             "suite",

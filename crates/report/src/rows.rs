@@ -2,7 +2,7 @@
 //! plus the warnings, notes and failures listed under the table.
 
 use crate::text_table::TextTable;
-use crate::units::{format_ns, format_percent, format_rate};
+use crate::units::{format_clock, format_ns, format_percent, format_rate};
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
 use latlab_engine::stats::Summary;
 
@@ -181,13 +181,12 @@ pub(crate) fn headline(run: &RunRecord) -> String {
         None => format!("{}, {} CPUs", env.cpu.model, env.cpu.logical_cpus),
     };
     format!(
-        "latlab {} · {} suite · {} · {} · clock {} at {:.3} GHz, resolution {}, timed-region overhead {}",
+        "latlab {} · {} suite · {} · {} · clock {}, resolution {}, timed-region overhead {}",
         run.latlab_version,
         run.settings.suite,
         env.host_name,
         machine,
-        clock.kind,
-        clock.frequency_hz / 1e9,
+        format_clock(clock),
         format_ns(clock.resolution_ns),
         format_ns(clock.region_overhead_ns),
     )

@@ -33,6 +33,11 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
     format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
+/// A clock as every rendering names it: its kind and rate, `TSC at 2.445 GHz`.
+pub fn format_clock(clock: &latlab_engine::ClockInfo) -> String {
+    format!("{} at {:.3} GHz", clock.kind, clock.frequency_hz / 1e9)
+}
+
 /// A ratio with three significant digits: `0.000867×`, `0.42×`, `3.50×`, `120×`; a dash
 /// when it is not finite (a division by zero).
 pub fn format_ratio(ratio: f64) -> String {

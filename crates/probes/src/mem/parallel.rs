@@ -7,6 +7,7 @@
 //! that wakes late makes the figure slower, never faster.
 
 use super::kernels::Kernel;
+use crate::helper::settle;
 use latlab_engine::{BenchResult, Clock, Interrupted, Runner};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -73,7 +74,7 @@ pub(crate) fn measure_all_cpus(
             let (start, end, stop, unpinned, clock, host) =
                 (&start, &end, &stop, &unpinned, &clock, &host);
             scope.spawn(move || {
-                if host.pin_to_cpu(cpu).is_err() {
+                if settle(host.as_ref(), cpu).is_err() {
                     unpinned.fetch_add(1, Ordering::Relaxed);
                 }
                 loop {
