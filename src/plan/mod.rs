@@ -77,9 +77,9 @@ fn memory_needed(size: u64) -> u64 {
 /// The machine to measure: this one, or the synthetic one.
 pub fn host(synthetic: bool) -> SharedHost {
     if synthetic {
-        std::sync::Arc::new(SyntheticHost::new())
+        std::sync::Arc::new(SyntheticHost::default())
     } else {
-        std::sync::Arc::new(RealHost::new())
+        std::sync::Arc::new(RealHost::default())
     }
 }
 
@@ -347,15 +347,8 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    let parent = parent_or_current(dir);
-    if !parent.is_dir() {
-        return Err(UsageError(format!(
-            "--out {}: the parent directory {} does not exist; create it first",
-            dir.display(),
-            parent.display()
-        )));
-    }
-    check_writable(parent, &format!("--out {}", dir.display()))
+    let context = format!("--out {}", dir.display());
+    existing_writable(&context, "the parent directory", parent_or_current(dir))
 }
 
 fn check_file_target(path: &Path) -> Result<(), UsageError> {
@@ -374,15 +367,19 @@ fn check_file_target(path: &Path) -> Result<(), UsageError> {
             .map(drop)
             .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())));
     }
-    let dir = parent_or_current(path);
+    let context = format!("cannot write {}", path.display());
+    existing_writable(&context, "the directory", parent_or_current(path))
+}
+
+/// `dir` (`called` so in the message) must exist and be writable, for `context`.
+fn existing_writable(context: &str, called: &str, dir: &Path) -> Result<(), UsageError> {
     if !dir.is_dir() {
         return Err(UsageError(format!(
-            "cannot write {}: the directory {} does not exist; create it first",
-            path.display(),
+            "{context}: {called} {} does not exist; create it first",
             dir.display()
         )));
     }
-    check_writable(dir, &format!("cannot write {}", path.display()))
+    check_writable(dir, context)
 }
 
 /// Tries to create an unnamed temporary file in `dir`: nothing is left behind either way.

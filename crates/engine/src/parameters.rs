@@ -96,34 +96,22 @@ macro_rules! integer_from {
 }
 integer_from!(u8, u16, u32, u64, usize, i32, i64);
 
-impl From<f64> for Value {
-    fn from(x: f64) -> Value {
-        Value::Number(x)
-    }
+macro_rules! value_from {
+    ($($t:ty => $make:expr),* $(,)?) => {$(
+        impl From<$t> for Value {
+            fn from(value: $t) -> Value {
+                $make(value)
+            }
+        }
+    )*};
 }
-
-impl From<bool> for Value {
-    fn from(flag: bool) -> Value {
-        Value::Flag(flag)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(text: &str) -> Value {
-        Value::Text(text.to_string())
-    }
-}
-
-impl From<String> for Value {
-    fn from(text: String) -> Value {
-        Value::Text(text)
-    }
-}
-
-impl From<&String> for Value {
-    fn from(text: &String) -> Value {
-        Value::Text(text.clone())
-    }
+value_from! {
+    f64 => Value::Number,
+    bool => Value::Flag,
+    &str => |text: &str| Value::Text(text.to_string()),
+    String => Value::Text,
+    &String => |text: &String| Value::Text(text.clone()),
+    Histogram => Value::Histogram,
 }
 
 impl From<&[usize]> for Value {
@@ -135,12 +123,6 @@ impl From<&[usize]> for Value {
 impl From<Vec<usize>> for Value {
     fn from(list: Vec<usize>) -> Value {
         Value::from(list.as_slice())
-    }
-}
-
-impl From<Histogram> for Value {
-    fn from(histogram: Histogram) -> Value {
-        Value::Histogram(histogram)
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Runner {
 impl Runner {
     /// A runner on this machine, its best clock detected and calibrated now (about 40 ms).
     pub fn new(config: Config) -> Runner {
-        Runner::on(Arc::new(RealHost::new()), config)
+        Runner::on(Arc::new(RealHost::default()), config)
     }
 
     /// A runner on `host`: this machine, or a synthetic one whose figures are the same

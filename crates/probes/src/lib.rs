@@ -223,6 +223,29 @@ pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> TestRu
     }
 }
 
+/// The result named `name` among a test's results.
+#[cfg(test)]
+pub(crate) fn named<'a>(results: &'a [BenchResult], name: &str) -> &'a BenchResult {
+    results
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no {name} among the results"))
+}
+
+/// Runs `probe` as [`test_runner`] would sample it, with the default options; its results
+/// and the runner (still holding the CPUs).
+#[cfg(test)]
+pub(crate) fn run_for_test(
+    probe: &ProbeSpec,
+    samples: usize,
+    target: std::time::Duration,
+) -> (Vec<BenchResult>, TestRunner) {
+    let mut runner = test_runner(samples, target);
+    let results = (probe.run)(&mut ProbeContext::for_test(&mut runner))
+        .unwrap_or_else(|e| panic!("{}: {e}", probe.id));
+    (results, runner)
+}
+
 #[cfg(test)]
 impl<'a> ProbeContext<'a> {
     pub(crate) fn for_test(runner: &'a mut Runner) -> ProbeContext<'a> {
@@ -259,7 +282,7 @@ mod tests {
     fn every_probe_runs_and_names_its_results() {
         // The scheduling probes load every CPU for real, even in test mode.
         let _alone = load_cpus();
-        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::new());
+        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
         let mut runner = Runner::on(host, Config::quick());
         for probe in PROBES {
             let mut ctx = ProbeContext {

@@ -389,28 +389,24 @@ mod tests {
         (outcome, pid)
     }
 
-    #[test]
-    fn a_hung_peer_is_killed_reported_and_reaped() {
-        let (outcome, pid) = ping_pong_with(3, true, Duration::from_millis(300));
+    /// The ping-pong failed, saying `why`, and left no child behind.
+    fn failed_and_reaped(hang: bool, limit: Duration, why: &str) {
+        let (outcome, pid) = ping_pong_with(3, hang, limit);
         match outcome {
-            Err(ProbeError::Failed(reason)) => {
-                assert!(reason.contains("did not answer within"), "{reason}")
-            }
+            Err(ProbeError::Failed(reason)) => assert!(reason.contains(why), "{reason}"),
             other => panic!("{other:?}"),
         }
-        assert!(!exists(pid), "the hung child {pid} is still there");
+        assert!(!exists(pid), "the child {pid} is still there");
+    }
+
+    #[test]
+    fn a_hung_peer_is_killed_reported_and_reaped() {
+        failed_and_reaped(true, Duration::from_millis(300), "did not answer within");
     }
 
     #[test]
     fn a_peer_that_exits_is_reported_and_reaped() {
-        let (outcome, pid) = ping_pong_with(3, false, Duration::from_secs(30));
-        match outcome {
-            Err(ProbeError::Failed(reason)) => {
-                assert!(reason.contains("stopped answering"), "{reason}")
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(!exists(pid), "the child {pid} was not reaped");
+        failed_and_reaped(false, Duration::from_secs(30), "stopped answering");
     }
 
     #[test]

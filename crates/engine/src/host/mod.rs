@@ -201,6 +201,9 @@ pub struct EventRun {
     pub integrity: Integrity,
 }
 
+/// Samples, or the reason sampling stopped early (Ctrl-C, a probe's abort).
+pub type Sampled<T> = Result<T, Interrupted>;
+
 /// Takes samples: the real clock of this machine, or a synthetic one.
 pub trait Timer: Send + Sync {
     /// The clock events are timed with: probes read it inside their events.
@@ -212,12 +215,8 @@ pub trait Timer: Send + Sync {
     }
 
     /// Samples a calibrated loop of `body` and of the empty loop, named `name`.
-    fn sample_loop(
-        &self,
-        name: &str,
-        body: &mut dyn LoopBody,
-        limits: &Limits,
-    ) -> Result<LoopRun, Interrupted>;
+    fn sample_loop(&self, name: &str, body: &mut dyn LoopBody, limits: &Limits)
+    -> Sampled<LoopRun>;
 
     /// Samples events: `event` performs one and fills one figure (ns) per series; `names`
     /// names the series. The first event is the cold one; `count` more follow within the
@@ -228,7 +227,7 @@ pub trait Timer: Send + Sync {
         count: usize,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         limits: &Limits,
-    ) -> Result<EventRun, Interrupted>;
+    ) -> Sampled<EventRun>;
 
     /// Events timed elsewhere (by other threads), the cold one first, as this timer reports
     /// them: as given, or made up (as many as `limits` asks for, however many were given).

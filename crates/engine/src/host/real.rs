@@ -1,7 +1,7 @@
 //! This machine: its calibrated clock, what sysfs and /proc say of it, and the kernel calls
 //! that pin, lock and prioritise.
 
-use super::{EventRun, Host, Limits, LoopBody, LoopRun, Timer};
+use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
 use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
@@ -20,20 +20,14 @@ pub struct RealHost {
     timer: RealTimer,
 }
 
-impl RealHost {
-    /// Detects and calibrates this machine's best clock (about 40 ms).
-    pub fn new() -> RealHost {
+impl Default for RealHost {
+    /// This machine, its best clock detected and calibrated now (about 40 ms).
+    fn default() -> RealHost {
         RealHost {
             timer: RealTimer {
                 clock: Clock::detect(),
             },
         }
-    }
-}
-
-impl Default for RealHost {
-    fn default() -> RealHost {
-        RealHost::new()
     }
 }
 
@@ -117,7 +111,7 @@ impl Timer for RealTimer {
         _name: &str,
         body: &mut dyn LoopBody,
         limits: &Limits,
-    ) -> Result<LoopRun, Interrupted> {
+    ) -> Sampled<LoopRun> {
         let cold_ns = self.time_cold_call(body);
         let started = Instant::now();
         let iterations = self.calibrate(body, limits)?;
@@ -136,7 +130,7 @@ impl Timer for RealTimer {
         count: usize,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         limits: &Limits,
-    ) -> Result<EventRun, Interrupted> {
+    ) -> Sampled<EventRun> {
         let mut figures = vec![0.0; names.len()];
         event(&self.clock, &mut figures);
         let cold_ns = figures.clone();

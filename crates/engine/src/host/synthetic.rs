@@ -10,10 +10,10 @@
 //! their helpers run unchanged; run-level controls that would change the real machine
 //! (`--mlock`, `--rt`) are refused and the run says so.
 
-use super::{EventRun, Host, Limits, LoopBody, LoopRun, Timer};
+use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
-use crate::config::{Interrupted, MIN_SAMPLES};
+use crate::config::MIN_SAMPLES;
 use crate::environment::{CacheInfo, CoreClass, Environment};
 use crate::isolation::RunLock;
 use crate::model::Integrity;
@@ -36,8 +36,8 @@ pub struct SyntheticHost {
     environment: Environment,
 }
 
-impl SyntheticHost {
-    pub fn new() -> SyntheticHost {
+impl Default for SyntheticHost {
+    fn default() -> SyntheticHost {
         SyntheticHost {
             timer: SyntheticTimer {
                 clock: Clock::reporting(ClockInfo {
@@ -51,12 +51,6 @@ impl SyntheticHost {
             },
             environment: Environment::synthetic(),
         }
-    }
-}
-
-impl Default for SyntheticHost {
-    fn default() -> SyntheticHost {
-        SyntheticHost::new()
     }
 }
 
@@ -146,7 +140,7 @@ impl Timer for SyntheticTimer {
         name: &str,
         body: &mut dyn LoopBody,
         limits: &Limits,
-    ) -> Result<LoopRun, Interrupted> {
+    ) -> Sampled<LoopRun> {
         body.time(&self.clock, 1);
         let nominal = nominal_ns(name);
         let target_ns = limits.config.target_sample_time.as_nanos() as f64;
@@ -174,7 +168,7 @@ impl Timer for SyntheticTimer {
         count: usize,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         _limits: &Limits,
-    ) -> Result<EventRun, Interrupted> {
+    ) -> Sampled<EventRun> {
         event(&self.clock, &mut vec![0.0; names.len()]);
         let series_ns: Vec<Vec<f64>> = names.iter().map(|name| events(name, count)).collect();
         Ok(EventRun {
@@ -222,7 +216,7 @@ mod tests {
 
     #[test]
     fn synthetic_results_are_deterministic_and_plausible() {
-        let mut runner = Runner::on(Arc::new(SyntheticHost::new()), Config::quick());
+        let mut runner = Runner::on(Arc::new(SyntheticHost::default()), Config::quick());
         let a = runner.bench("x/y", "m", || 1).unwrap();
         let b = runner.bench("x/y", "m", || 1).unwrap();
         assert_eq!(a, b);
@@ -232,7 +226,7 @@ mod tests {
 
     #[test]
     fn the_synthetic_machine_refuses_cpus_it_does_not_have() {
-        let host = SyntheticHost::new();
+        let host = SyntheticHost::default();
         assert_eq!(host.every_cpu(), [0, 1, 2, 3]);
         assert!(host.pin_to_cpu(3).is_ok());
         assert!(host.pin_to_cpu(4).is_err());

@@ -98,15 +98,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     unsafe { libc::close(fd) };
                 },
             )?;
-            if failed {
-                return Err(last_error(&format!("reading {}", path.display())));
-            }
-            whole.push(
-                result
-                    .with_bytes_per_operation(size)
-                    .with_parameter(key::SIZE_BYTES, size)
-                    .as_sweep_detail(super::is_sweep_detail(size)),
-            );
+            whole.push(read_of(result, size, failed, &path)?);
             // SAFETY: a valid C path.
             let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
             if fd < 0 {
@@ -123,15 +115,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             // SAFETY: our descriptor.
             unsafe { libc::close(fd) };
             let result = result?;
-            if failed {
-                return Err(last_error(&format!("reading {}", path.display())));
-            }
-            positioned.push(
-                result
-                    .with_bytes_per_operation(size)
-                    .with_parameter(key::SIZE_BYTES, size)
-                    .as_sweep_detail(super::is_sweep_detail(size)),
-            );
+            positioned.push(read_of(result, size, failed, &path)?);
             std::fs::remove_file(&path).ok();
         }
         Ok::<_, ProbeError>(())
@@ -181,6 +165,23 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .collect())
 }
 
+/// A read of `size` bytes from `path` as a result: a throughput, by size, folded between
+/// powers of two; the failure when any read in it failed.
+fn read_of(
+    result: BenchResult,
+    size: u64,
+    failed: bool,
+    path: &std::path::Path,
+) -> Result<BenchResult, ProbeError> {
+    if failed {
+        return Err(last_error(&format!("reading {}", path.display())));
+    }
+    Ok(result
+        .with_bytes_per_operation(size)
+        .with_parameter(key::SIZE_BYTES, size)
+        .as_sweep_detail(super::is_sweep_detail(size)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,16 +189,9 @@ mod tests {
     /// Opening and closing costs something, and a big read costs more than a small one.
     #[test]
     fn open_costs_and_bytes_cost() {
-        let mut runner = crate::test_runner(5, std::time::Duration::from_micros(200));
-        let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
-        let median = |name: &str| {
-            results
-                .iter()
-                .find(|r| r.name == name)
-                .unwrap_or_else(|| panic!("{name}"))
-                .summary
-                .median
-        };
+        let (results, _runner) =
+            crate::run_for_test(&SPEC, 5, std::time::Duration::from_micros(200));
+        let median = |name: &str| crate::named(&results, name).summary.median;
         assert!(median("file.read/open-close") > 0.0);
         assert!(median("file.read/per-byte") > 0.0);
         assert!(median("file.read/pread/10MiB") > 10.0 * median("file.read/pread/1B"));

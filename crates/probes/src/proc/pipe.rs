@@ -174,12 +174,8 @@ mod tests {
         let mut runner = crate::test_runner(9, std::time::Duration::from_micros(500));
         let results = measure(&mut runner, Placement::Pinned).unwrap();
         let median = |suffix: &str| {
-            results
-                .iter()
-                .find(|r| r.name == format!("proc.pipe/pinned/{suffix}"))
-                .unwrap()
-                .summary
-                .median
+            let name = format!("proc.pipe/pinned/{suffix}");
+            crate::named(&results, &name).summary.median
         };
         assert!(
             median("round-trip") > 2.0 * median("write-read"),

@@ -222,7 +222,8 @@ mod tests {
     #[test]
     fn nice_matters_under_contention_only() {
         let _alone = crate::load_cpus();
-        let host: latlab_engine::SharedHost = std::sync::Arc::new(latlab_engine::RealHost::new());
+        let host: latlab_engine::SharedHost =
+            std::sync::Arc::new(latlab_engine::RealHost::default());
         let cpu = host.first_allowed_cpu();
         let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(5)).unwrap();
         let cap = Duration::from_millis(300);

@@ -167,15 +167,10 @@ mod tests {
     /// whole exceeds its smallest part.
     #[test]
     fn parts_add_up_to_the_whole() {
-        let mut runner = crate::test_runner(9, std::time::Duration::from_micros(200));
-        let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
-        let samples = |name: &str| {
-            &results
-                .iter()
-                .find(|r| r.name == format!("thread.lifecycle/{name}"))
-                .unwrap_or_else(|| panic!("no {name}"))
-                .samples_ns
-        };
+        let (results, _runner) =
+            crate::run_for_test(&SPEC, 9, std::time::Duration::from_micros(200));
+        let samples =
+            |name: &str| &crate::named(&results, &format!("thread.lifecycle/{name}")).samples_ns;
         let total = samples("total");
         let parts = ["create", "start", "run", "finish"].map(samples);
         for (i, whole) in total.iter().enumerate() {

@@ -186,8 +186,8 @@ mod tests {
     /// shape.
     #[test]
     fn a_pool_is_never_faster_than_its_cpus() {
-        let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
-        let results = run(&mut ProbeContext::for_test(&mut runner)).unwrap();
+        let (results, runner) =
+            crate::run_for_test(&SPEC, 7, std::time::Duration::from_micros(500));
         let alone = results[0].summary.median;
         let cpus = runner.host().allowed_cpus().len().max(1) as f64;
         for pool in &results[1..] {

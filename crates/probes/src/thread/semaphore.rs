@@ -61,28 +61,25 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, limit: Duration) {
         tv_sec: limit.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: limit.subsec_nanos() as libc::c_long,
     };
-    // SAFETY: `word` is a valid, aligned u32 for the call's duration; `timeout` is a valid
-    // relative timespec.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            &timeout as *const libc::timespec,
-        );
-    }
+    futex(word, libc::FUTEX_WAIT, expected, &timeout);
 }
 
 /// Wakes up to `count` threads sleeping on `word`.
-pub(crate) fn futex_wake(word: &AtomicU32, count: i32) {
-    // SAFETY: `word` is a valid, aligned u32; FUTEX_WAKE only reads the address.
+pub(crate) fn futex_wake(word: &AtomicU32, count: u32) {
+    futex(word, libc::FUTEX_WAKE, count, std::ptr::null());
+}
+
+/// One private futex operation on `word`; `timeout` (relative) only for waits.
+fn futex(word: &AtomicU32, operation: libc::c_int, value: u32, timeout: *const libc::timespec) {
+    // SAFETY: `word` is a valid, aligned u32 for the call's duration; `timeout` is null or a
+    // valid relative timespec that outlives the call.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            count,
+            operation | libc::FUTEX_PRIVATE_FLAG,
+            value,
+            timeout,
         );
     }
 }

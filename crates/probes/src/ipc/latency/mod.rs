@@ -245,20 +245,14 @@ mod tests {
             trace_on_miss: false,
         };
         let results = run(&mut ctx).unwrap();
-        let other = results
-            .iter()
-            .find(|r| r.name == "ipc.latency/pair0/other")
-            .unwrap();
+        let other = crate::named(&results, "ipc.latency/pair0/other");
         assert_eq!(other.parameters["iterations"], 50u64.into());
         assert_eq!(other.parameters["misses"], 49u64.into());
         let fifo = results.iter().find(|r| r.name == "ipc.latency/pair0/fifo");
         match realtime_permitted() {
             Ok(()) => {
                 assert!(fifo.is_some());
-                let check = results
-                    .iter()
-                    .find(|r| r.name == "ipc.latency/priority-inheritance")
-                    .unwrap();
+                let check = crate::named(&results, "ipc.latency/priority-inheritance");
                 assert_eq!(
                     check.parameters["verdict"],
                     "PASS".into(),
