@@ -71,6 +71,9 @@ pub enum Warning {
     PartSkipped { part: String, reason: String },
     /// A correctness check that a probe makes (not a timing) failed, and how.
     CheckFailed { check: String, failure: String },
+    /// A warning read from a results file of schema 1, written before warnings were typed:
+    /// its code and the sentence it was given then.
+    Phrased { code: String, message: String },
 }
 
 impl Warning {
@@ -102,6 +105,7 @@ impl Warning {
             Warning::CacheSizeMismatch { .. } => "cache_size_mismatch",
             Warning::PartSkipped { .. } => "part_skipped",
             Warning::CheckFailed { .. } => "check_failed",
+            Warning::Phrased { .. } => "phrased",
         }
     }
 }

@@ -57,6 +57,7 @@ pub fn warning(warning: &Warning) -> String {
         ),
         Warning::PartSkipped { part, reason } => format!("{part} skipped: {reason}"),
         Warning::CheckFailed { check, failure } => format!("{check} FAILED: {failure}"),
+        Warning::Phrased { message, .. } => message.clone(),
     }
 }
 

@@ -61,12 +61,34 @@ pub fn parse_run(bytes: &[u8]) -> Result<RunRecord, String> {
     let record = object
         .get("latlab")
         .ok_or("latlab's record (the \"latlab\" field) is missing: the file is damaged")?;
-    let mut run: RunRecord = serde_json::from_value(record.clone())
+    let mut record = record.clone();
+    if version < 2 {
+        tag_phrased_warnings(&mut record);
+    }
+    let mut run: RunRecord = serde_json::from_value(record)
         .map_err(|e| format!("latlab's record does not read ({e}): the file is damaged"))?;
     if version < 2 {
         type_text_parameters(&mut run);
     }
     Ok(run)
+}
+
+/// Schema 1 wrote a warning as `{"code", "message"}`: it is read as the sentence it was.
+fn tag_phrased_warnings(record: &mut serde_json::Value) {
+    let Some(probes) = record.get_mut("probes").and_then(|p| p.as_array_mut()) else {
+        return;
+    };
+    let warnings = probes
+        .iter_mut()
+        .filter_map(|p| p.get_mut("results")?.as_array_mut())
+        .flatten()
+        .filter_map(|r| r.get_mut("warnings")?.as_array_mut())
+        .flatten();
+    for warning in warnings {
+        if let Some(object) = warning.as_object_mut() {
+            object.insert("kind".into(), "phrased".into());
+        }
+    }
 }
 
 /// Schema 1 wrote every parameter as text: numbers become numbers, `histogram_us` a
@@ -135,6 +157,10 @@ mod tests {
     fn a_schema_1_file_reads_with_typed_parameters() {
         let mut old: serde_json::Value = serde_json::from_str(&sample()).unwrap();
         old["latlab_schema_version"] = 1.into();
+        old["latlab"]["clock"]["kind"] = "fake".into();
+        old["latlab"]["probes"][0]["results"][0]["warnings"] = serde_json::json!([
+            {"code": "high_variance", "message": "unstable: coefficient of variation 23%"}
+        ]);
         old["latlab"]["probes"][0]["results"][0]["parameters"] = serde_json::json!({
             "working_set_bytes": "65536",
             "meet_rate": "0.9990",
@@ -149,6 +175,11 @@ mod tests {
         );
         assert_eq!(result.parameters["meet_rate"], Value::Number(0.999));
         assert_eq!(result.parameters["layout"], Value::from("random"));
+        assert_eq!(
+            crate::advice::warning(&result.warnings[0]),
+            "unstable: coefficient of variation 23%"
+        );
+        assert_eq!(run.clock.kind, latlab_engine::ClockKind::Synthetic);
         let histogram = result.parameters["histogram_us"].as_histogram().unwrap();
         assert_eq!(histogram.upper_us, [1, 2, 64]);
         assert_eq!(histogram.counts, [3, 40, 1]);

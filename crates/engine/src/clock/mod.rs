@@ -47,7 +47,9 @@ pub enum ClockKind {
     Cntvct,
     /// `clock_gettime(CLOCK_MONOTONIC_RAW)`.
     MonotonicRaw,
-    /// The synthetic host's clock: every figure in such a run is made up.
+    /// The synthetic host's clock: every figure in such a run is made up (`fake` in files
+    /// of schema 1).
+    #[serde(alias = "fake")]
     Synthetic,
 }
 
