@@ -15,9 +15,8 @@ pub use caches::CacheInfo;
 pub(crate) use cores::core_classes;
 pub use cores::{CoreClass, describe_core_classes};
 pub use cpu::CpuInfo;
-pub use memory_modules::{
-    MemoryModule, memory_modules, parse_memory_devices, peak_bandwidth_bytes_per_s,
-};
+pub(crate) use memory_modules::memory_modules;
+pub use memory_modules::{MemoryModule, parse_memory_devices, peak_bandwidth_bytes_per_s};
 pub use privileges::{PerfCounters, Privileges};
 pub use sysfs::{kib_field, parse_cpu_list};
 
@@ -67,9 +66,7 @@ impl Environment {
             caches: cache_hierarchy(),
             core_classes: core_classes(),
             virtualization: cpu::hypervisor(),
-            clocksource: sysfs::read_trimmed(
-                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-            ),
+            clocksource: clocksource(),
             transparent_hugepages: sysfs::read_trimmed(
                 "/sys/kernel/mm/transparent_hugepage/enabled",
             )
@@ -162,6 +159,11 @@ pub enum Concern {
     Virtualised { hypervisor: String },
     /// The one-minute load average was above half the CPUs at the start.
     Loaded { load_average: f64, cpus: usize },
+}
+
+/// The kernel's clock source (`tsc`, `kvm-clock`, `hpet` …).
+pub(crate) fn clocksource() -> Option<String> {
+    sysfs::read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource")
 }
 
 /// The cache hierarchy of CPU 0 as the kernel reports it, smallest level first.

@@ -27,7 +27,7 @@ pub use synthetic::SyntheticHost;
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};
 use crate::config::{Config, Interrupted, MIN_SAMPLES};
-use crate::environment::{CacheInfo, CoreClass, Environment};
+use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::RunLock;
 use crate::model::Integrity;
 use std::sync::Arc;
@@ -62,6 +62,12 @@ pub trait Host: Send + Sync {
 
     /// The online CPUs grouped by what the kernel says of them, biggest first.
     fn core_classes(&self) -> Vec<CoreClass>;
+
+    /// The kernel's clock source (`tsc`, `kvm-clock` …).
+    fn clocksource(&self) -> Option<String>;
+
+    /// The memory modules the firmware describes (SMBIOS type 17), or why there are none.
+    fn memory_modules(&self) -> Result<Vec<MemoryModule>, String>;
 
     /// Memory that can be allocated now without swapping.
     fn available_memory_bytes(&self) -> Option<u64>;

@@ -5,7 +5,7 @@ use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
 use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
-use crate::environment::{self, CacheInfo, CoreClass, Environment};
+use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::{self, RunLock};
 use crate::usage::{ThreadUsage, thread_cpu_ns};
 use std::time::{Duration, Instant, SystemTime};
@@ -62,6 +62,14 @@ impl Host for RealHost {
 
     fn core_classes(&self) -> Vec<CoreClass> {
         environment::core_classes()
+    }
+
+    fn clocksource(&self) -> Option<String> {
+        environment::clocksource()
+    }
+
+    fn memory_modules(&self) -> Result<Vec<MemoryModule>, String> {
+        environment::memory_modules()
     }
 
     fn available_memory_bytes(&self) -> Option<u64> {

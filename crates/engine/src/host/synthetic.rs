@@ -14,7 +14,7 @@ use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
 use crate::config::MIN_SAMPLES;
-use crate::environment::{CacheInfo, CoreClass, Environment};
+use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::RunLock;
 use crate::model::Integrity;
 use std::time::{Duration, Instant, SystemTime};
@@ -90,6 +90,14 @@ impl Host for SyntheticHost {
 
     fn core_classes(&self) -> Vec<CoreClass> {
         self.environment.core_classes.clone()
+    }
+
+    fn clocksource(&self) -> Option<String> {
+        self.environment.clocksource.clone()
+    }
+
+    fn memory_modules(&self) -> Result<Vec<MemoryModule>, String> {
+        Err("the synthetic machine has no firmware memory table".into())
     }
 
     fn available_memory_bytes(&self) -> Option<u64> {

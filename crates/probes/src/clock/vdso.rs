@@ -15,9 +15,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 };
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let clocksource =
-        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-            .map_or_else(|_| "unknown".to_string(), |s| s.trim().to_string());
+    let clocksource = ctx
+        .host()
+        .clocksource()
+        .unwrap_or_else(|| "unknown".to_string());
     let result = ctx
         .runner
         .bench(

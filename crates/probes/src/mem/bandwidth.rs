@@ -18,7 +18,8 @@ use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
-use latlab_engine::environment::{memory_modules, peak_bandwidth_bytes_per_s};
+use latlab_engine::Host;
+use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner};
 
@@ -52,7 +53,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         LINE_BYTES,
     );
     let huge_pages = ctx.memory.huge_pages;
-    let peak = MemoryPeak::read();
+    let peak = MemoryPeak::read(ctx.host().as_ref());
     ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         for (index, &size) in sizes.iter().enumerate() {
@@ -160,8 +161,8 @@ fn described(
 struct MemoryPeak(Result<(f64, String), String>);
 
 impl MemoryPeak {
-    fn read() -> MemoryPeak {
-        MemoryPeak(memory_modules().and_then(|modules| {
+    fn read(host: &dyn Host) -> MemoryPeak {
+        MemoryPeak(host.memory_modules().and_then(|modules| {
             let peak = peak_bandwidth_bytes_per_s(&modules).ok_or_else(|| {
                 "the firmware's memory table gives no module speeds (common in VMs)".to_string()
             })?;
