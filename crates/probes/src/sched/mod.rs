@@ -13,7 +13,7 @@ use latlab_engine::isolation::enter_realtime;
 use latlab_engine::{BenchResult, Host, SharedHost, Warning};
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -238,14 +238,18 @@ pub(crate) struct Hogs {
 }
 
 impl Hogs {
+    /// Starts the hogs and returns once each spins on its CPU (or `limit` has passed), so
+    /// that what is measured next competes from its first instant.
     fn start(host: &SharedHost, cpus: &[usize], limit: Duration) -> Hogs {
         let stop = Arc::new(AtomicBool::new(false));
-        let threads = cpus
+        let spinning = Arc::new(AtomicUsize::new(0));
+        let deadline = Instant::now() + limit;
+        let threads: Vec<JoinHandle<()>> = cpus
             .iter()
             .filter_map(|&cpu| {
-                let stop = Arc::clone(&stop);
-                let deadline = Instant::now() + limit;
+                let (stop, spinning) = (Arc::clone(&stop), Arc::clone(&spinning));
                 spawn_pinned(host, &format!("latlab-hog-{cpu}"), cpu, move |_| {
+                    spinning.fetch_add(1, Ordering::Release);
                     let mut x = 1u64;
                     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                         for _ in 0..10_000 {
@@ -256,6 +260,9 @@ impl Hogs {
                 .ok()
             })
             .collect();
+        while spinning.load(Ordering::Acquire) < threads.len() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
         Hogs { stop, threads }
     }
 }

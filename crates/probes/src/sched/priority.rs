@@ -225,7 +225,9 @@ mod tests {
         let host: latlab_engine::SharedHost =
             std::sync::Arc::new(latlab_engine::RealHost::default());
         let cpu = host.first_allowed_cpu();
-        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(5)).unwrap();
+        // Several scheduler slices long (EEVDF's base slice is a few milliseconds): a job
+        // shorter than one slice can finish before the hog is ever picked, whatever its nice.
+        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(30)).unwrap();
         let cap = Duration::from_millis(300);
         let time = |class: Class, condition: Condition| {
             let _hogs = condition.hogs(&host, cpu, Duration::from_secs(5));
