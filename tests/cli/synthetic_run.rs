@@ -1,4 +1,4 @@
-//! A whole run in test mode: exact terminal output, and every output format written.
+//! A whole run on the synthetic host: exact terminal output, and every output format written.
 
 use crate::{files_in, latlab, machine_alone};
 

@@ -280,7 +280,7 @@ mod tests {
     /// Every probe runs on the synthetic host and names its results after itself.
     #[test]
     fn every_probe_runs_and_names_its_results() {
-        // The scheduling probes load every CPU for real, even in test mode.
+        // The scheduling probes load the CPUs for real, even on the synthetic host.
         let _alone = load_cpus();
         let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
         let mut runner = Runner::on(host, Config::quick());

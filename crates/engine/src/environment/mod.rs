@@ -80,7 +80,7 @@ impl Environment {
         }
     }
 
-    /// A fixed environment for test mode, identical on every machine.
+    /// The synthetic host's environment: fixed, identical on every machine.
     pub fn synthetic() -> Environment {
         Environment {
             host_name: "test-host".into(),
