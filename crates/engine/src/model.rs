@@ -92,22 +92,6 @@ impl Warning {
             failure: failure.into(),
         }
     }
-
-    /// The kind, as serialised: `high_variance`, `part_skipped` …
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Warning::NotSteadyState { .. } => "not_steady_state",
-            Warning::HighVariance { .. } => "high_variance",
-            Warning::Preempted { .. } => "preempted",
-            Warning::MajorPageFaults { .. } => "major_page_faults",
-            Warning::FewSamples { .. } => "few_samples",
-            Warning::DifferenceNotSignificant => "difference_not_significant",
-            Warning::CacheSizeMismatch { .. } => "cache_size_mismatch",
-            Warning::PartSkipped { .. } => "part_skipped",
-            Warning::CheckFailed { .. } => "check_failed",
-            Warning::Phrased { .. } => "phrased",
-        }
-    }
 }
 
 /// What else happened on the measuring thread while its samples were taken.
