@@ -17,6 +17,8 @@ pub enum Value {
     Text(String),
     /// A set of CPUs, or any list of whole numbers.
     Integers(Vec<i64>),
+    /// A list of figures (shares, rates), in the order of a list beside it.
+    Numbers(Vec<f64>),
     Histogram(Histogram),
 }
 
@@ -64,6 +66,10 @@ impl fmt::Display for Value {
             Value::Text(text) => f.write_str(text),
             Value::Integers(list) => {
                 let items: Vec<String> = list.iter().map(i64::to_string).collect();
+                f.write_str(&items.join(","))
+            }
+            Value::Numbers(list) => {
+                let items: Vec<String> = list.iter().map(|&x| short_number(x)).collect();
                 f.write_str(&items.join(","))
             }
             Value::Histogram(histogram) => write!(f, "{histogram}"),
@@ -201,6 +207,8 @@ mod tests {
             Value::from(0.25),
             Value::from("random"),
             Value::from(vec![0usize, 3]),
+            Value::Numbers(vec![0.67, 0.33]),
+            Value::Numbers(vec![1.0, 0.0]),
             Value::from(true),
             Value::from(Histogram::of_ns(&[500.0, 2_500.0])),
         ];

@@ -102,10 +102,7 @@ fn copy(
         .with_parameter(key::WORKING_SET_BYTES, 2 * size)
         .with_parameter("min_ns", min)
         .with_parameter("ns_per_byte", median / size as f64)
-        .with_parameter(
-            "bytes_per_cycle",
-            format!("{:.2}", size as f64 / (median / cycle_ns)),
-        ))
+        .with_parameter("bytes_per_cycle", size as f64 / (median / cycle_ns)))
 }
 
 /// The derivative of the minimum time by size, between each size and the one before it, in

@@ -19,6 +19,7 @@ use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::Host;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Value;
 use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -180,26 +181,22 @@ fn describe(result: BenchResult, jobs: &[JobRun], cap: Duration) -> BenchResult 
         }
     }
     let total: u64 = cpus.values().sum::<u64>().max(1);
-    let placement = cpus
-        .iter()
-        .map(|(cpu, n)| format!("{cpu}:{:.0}%", 100.0 * *n as f64 / total as f64))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let run_on: Vec<i64> = cpus.keys().map(|&cpu| i64::from(cpu)).collect();
+    let shares_of_time: Vec<f64> = cpus.values().map(|&n| n as f64 / total as f64).collect();
     let finished = jobs.iter().filter(|j| j.finished).count();
-    let completed = if finished == jobs.len() {
-        format!("{finished} of {}", jobs.len())
-    } else {
-        format!(
-            "{finished} of {}; the others were stopped at the {:.1} s cap and their completion \
-             time extrapolated from the share of the job done",
-            jobs.len(),
-            cap.as_secs_f64()
-        )
-    };
-    result
+    let result = result
         .with_parameter(key::CPU_SHARE, shares[shares.len() / 2])
-        .with_parameter("cpus_run_on", placement)
-        .with_parameter("completed", completed)
+        .with_parameter("cpus_run_on", Value::Integers(run_on))
+        .with_parameter("share_of_time_per_cpu", Value::Numbers(shares_of_time))
+        .with_parameter("completed", finished)
+        .with_parameter("jobs", jobs.len());
+    if finished == jobs.len() {
+        result
+    } else {
+        // The others were stopped at the cap; their completion time is extrapolated from the
+        // share of the job they did.
+        result.with_parameter("extrapolated_after_s", cap.as_secs_f64())
+    }
 }
 
 #[cfg(test)]
