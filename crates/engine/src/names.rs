@@ -8,6 +8,8 @@
 
 /// Result names, and the prefixes and suffixes of families of results.
 pub mod result {
+    /// `mem.latency`'s stride sweep at the largest working set: this prefix, then the stride.
+    pub const STRIDE_PREFIX: &str = "mem.latency/stride/";
     /// The cache levels that `mem.latency` finds on its curve: this prefix, then `L1`, `L2`,
     /// `L3` or `DRAM`.
     pub const LEVEL_PREFIX: &str = "mem.latency/level/";
@@ -62,6 +64,8 @@ pub mod key {
     pub const COPY_BYTES: &str = "copy_bytes";
     /// The slope of the memcpy curve's lower envelope at a size.
     pub const DERIVATIVE_NS_PER_BYTE: &str = "derivative_ns_per_byte";
+    /// The distance between the lines a chase ring uses.
+    pub const STRIDE_BYTES: &str = "stride_bytes";
     /// A chase ring's layout (`random`, `pagegroups`, `sequential`).
     pub const LAYOUT: &str = "layout";
     /// What a bandwidth loop does (`read`, `write`, `modify`).

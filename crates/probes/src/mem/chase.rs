@@ -11,7 +11,15 @@
 //! * [`Layout::Sequential`]: lines in address order, which the prefetchers follow: the
 //!   difference from the random layouts is what prefetching hides.
 //!
-//! Every layout is a single cycle through every line of the working set, so between two
+//! The ring uses one line per *stride* of the working set (the line at the start of each
+//! stride). A stride of one line visits every line; cores fetch lines in aligned 128-byte
+//! pairs and their spatial prefetchers fetch neighbours, so a miss on one line also brings in
+//! lines the ring visits soon after, and some "memory" loads are cache hits. A stride of 256
+//! bytes or more leaves every fetched neighbour unused, as the established memory-latency
+//! tools do by default. The working set is always the bytes spanned; the bytes touched are
+//! one line per stride.
+//!
+//! Every layout is a single cycle through every used line of the working set, so between two
 //! visits of a line every other line is visited: no part of the set stays cached by being
 //! skipped.
 
@@ -34,23 +42,25 @@ pub(crate) struct Chase {
 }
 
 impl Chase {
+    /// A ring over `working_set` bytes using the line at the start of every `stride_bytes`
+    /// (a multiple of 8, normally of the cache line).
     pub(crate) fn build(
         working_set: usize,
-        line_bytes: usize,
+        stride_bytes: usize,
         layout: Layout,
         huge_pages: bool,
     ) -> io::Result<Chase> {
-        let lines = (working_set / line_bytes).max(2);
-        let buffer = MappedBuffer::new(lines * line_bytes, huge_pages)?;
-        let order = visiting_order(lines, line_bytes, layout);
+        let lines = (working_set / stride_bytes).max(2);
+        let buffer = MappedBuffer::new(lines * stride_bytes, huge_pages)?;
+        let order = visiting_order(lines, stride_bytes, layout);
         let base = buffer.as_mut_ptr();
         for (i, &line) in order.iter().enumerate() {
             let next = order[(i + 1) % order.len()];
             // SAFETY: both lines are inside the mapping (`order` holds indices below `lines`)
-            // and line starts are aligned for a pointer (line_bytes is a multiple of 8).
+            // and their starts are aligned for a pointer (the stride is a multiple of 8).
             unsafe {
-                let slot = base.add(line * line_bytes).cast::<*const u8>();
-                slot.write(base.add(next * line_bytes));
+                let slot = base.add(line * stride_bytes).cast::<*const u8>();
+                slot.write(base.add(next * stride_bytes));
             }
         }
         Ok(Chase { buffer, lines })
@@ -99,8 +109,9 @@ pub(crate) unsafe fn walk<const LOADS: usize>(mut p: *const u8) -> *const u8 {
     p
 }
 
-/// The order in which the ring visits the lines: a permutation of `0..lines`.
-fn visiting_order(lines: usize, line_bytes: usize, layout: Layout) -> Vec<usize> {
+/// The order in which the ring visits the lines, one per `stride_bytes`: a permutation of
+/// `0..lines`.
+fn visiting_order(lines: usize, stride_bytes: usize, layout: Layout) -> Vec<usize> {
     let mut rng = SplitMix64::seeded(0x5eed_1a71_ab00_0001);
     match layout {
         Layout::Sequential => (0..lines).collect(),
@@ -110,7 +121,7 @@ fn visiting_order(lines: usize, line_bytes: usize, layout: Layout) -> Vec<usize>
             order
         }
         Layout::PageGroups { group_bytes } => {
-            let per_group = (group_bytes / line_bytes).max(1);
+            let per_group = (group_bytes / stride_bytes).max(1);
             let mut groups: Vec<Vec<usize>> = (0..lines)
                 .step_by(per_group)
                 .map(|first| (first..(first + per_group).min(lines)).collect())
@@ -129,11 +140,25 @@ mod tests {
     use super::*;
 
     fn assert_single_cycle(layout: Layout, working_set: usize) {
-        let chase = Chase::build(working_set, 64, layout, false).unwrap();
+        for stride in [64, 256] {
+            assert_single_cycle_of(layout, working_set, stride);
+        }
+    }
+
+    /// Every used line is visited once a lap, and only lines at the start of a stride are.
+    fn assert_single_cycle_of(layout: Layout, working_set: usize, stride: usize) {
+        let chase = Chase::build(working_set, stride, layout, false).unwrap();
+        assert_eq!(chase.lines(), (working_set / stride).max(2));
         let mut seen = vec![false; chase.lines()];
         let mut p = chase.start();
         for step in 0..chase.lines() {
-            let line = (p as usize - chase.start() as usize) / 64;
+            let offset = p as usize - chase.start() as usize;
+            assert_eq!(
+                offset % stride,
+                0,
+                "{layout:?}: offset {offset}, stride {stride}"
+            );
+            let line = offset / stride;
             assert!(
                 !seen[line],
                 "{layout:?}: line {line} revisited at step {step}"

@@ -8,6 +8,14 @@
 //! 64 pages because that is what the first-level data TLB of current cores maps, and the
 //! default of multichase) and `sequential` (prefetched: what the prefetchers hide).
 //!
+//! `random` and `pagegroups` use one line per [`PREFETCH_PROOF_STRIDE`] bytes: a miss brings
+//! in its buddy line of the 128-byte pair and the spatial prefetchers' neighbours, which a
+//! ring over every line would visit soon after as cache hits, so that part of the "memory"
+//! latency would be an L2 hit. `sequential` uses every line. At the largest working set a
+//! stride sweep (64, 128, 256 and 512 bytes, and a page) over the `pagegroups` layout shows
+//! what spatial prefetch hides, as `sequential` shows what stream prefetch hides. Working
+//! sets are labelled by the bytes they span; `touched_bytes` records the lines used.
+//!
 //! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
 //! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
@@ -34,6 +42,13 @@ const MIN_WORKING_SET: u64 = 1024;
 const LOADS_PER_CALL: usize = 16;
 /// Pages per group of the `pagegroups` layout.
 const TLB_GROUP_PAGES: usize = 64;
+/// The distance between the lines that the random rings use: cores fetch lines in aligned
+/// 128-byte pairs, and the spatial prefetchers of current x86-64 and Arm cores fetch the
+/// neighbouring lines of a miss; 256 bytes leaves all of them unused, and is the default of
+/// the established memory-latency tools (multichase) for that reason.
+pub(crate) const PREFETCH_PROOF_STRIDE: usize = 256;
+/// The strides of the sweep at the largest working set, in lines of 64 bytes and a page.
+const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
 /// The largest working set when neither the caller nor the kernel says otherwise.
 const FALLBACK_MAX: u64 = 256 << 20;
 /// A kernel-reported cache size and the curve's estimate may differ by this factor.
@@ -78,11 +93,17 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         let mut results = Vec::new();
         let mut curve = Vec::new();
         for (label, layout) in layouts {
+            let stride = match layout {
+                Layout::Sequential => line,
+                _ => PREFETCH_PROOF_STRIDE.max(line),
+            };
             for &size in &sizes {
                 let ring = Ring {
+                    name: format!("mem.latency/{label}/{}", size_label(size)),
                     label,
                     layout,
                     size,
+                    stride,
                     line,
                     huge_pages,
                 };
@@ -93,6 +114,24 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
             }
         }
+        let page = super::buffer::page_size();
+        let strides = SWEEP_STRIDES.iter().filter(|&&s| s >= line).chain([&page]);
+        for &stride in strides {
+            let ring = Ring {
+                name: format!(
+                    "{}{}",
+                    latlab_engine::names::result::STRIDE_PREFIX,
+                    size_label(stride as u64)
+                ),
+                label: "pagegroups",
+                layout: Layout::PageGroups { group_bytes },
+                size: largest,
+                stride,
+                line,
+                huge_pages,
+            };
+            results.push(measure(runner, ring, cycle_ns)?);
+        }
         Ok::<_, ProbeError>((results, curve))
     })?;
     results.extend(level_results(&curve, per_octave, &caches, cycle_ns));
@@ -100,24 +139,29 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 }
 
 /// One ring of the sweep.
-#[derive(Clone, Copy)]
 struct Ring {
+    name: String,
     label: &'static str,
     layout: Layout,
+    /// The bytes spanned.
     size: u64,
+    /// One line of `line` bytes is used per `stride` bytes.
+    stride: usize,
     line: usize,
     huge_pages: bool,
 }
 
 fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult, ProbeError> {
     let Ring {
+        name,
         label,
         layout,
         size,
+        stride,
         line,
         huge_pages: huge,
     } = ring;
-    let chase = Chase::build(size as usize, line, layout, huge).map_err(|e| {
+    let chase = Chase::build(size as usize, stride, layout, huge).map_err(|e| {
         ProbeError::Failed(format!(
             "could not map a {} working set: {e}",
             size_label(size)
@@ -136,9 +180,10 @@ fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult
     let mut p = chase.start();
     let result = runner
         .bench(
-            &format!("mem.latency/{label}/{}", size_label(size)),
+            &name,
             &format!(
-                "dependent loads over a {label} ring of {} {line}-byte lines ({})",
+                "dependent loads over a {label} ring of {} lines, one per {stride} bytes ({} \
+                 spanned)",
                 chase.lines(),
                 size_label(size)
             ),
@@ -149,12 +194,15 @@ fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult
             },
         )?
         .per_operation(LOADS_PER_CALL as u64);
+    let chase_lines = chase.lines();
     drop(chase);
     let cycles = result.summary.median / cycle_ns;
     Ok(result
         .with_parameter(key::WORKING_SET_BYTES, size)
         .with_parameter(key::LAYOUT, label)
         .with_parameter("line_bytes", line)
+        .with_parameter(key::STRIDE_BYTES, stride)
+        .with_parameter("touched_bytes", chase_lines * line)
         .with_parameter("pages", pages)
         .with_parameter("cycles_per_load", cycles))
 }
@@ -246,9 +294,11 @@ mod tests {
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
         let mut latency = |size: u64| {
             let ring = Ring {
+                name: format!("random/{size}"),
                 label: "random",
                 layout: Layout::Random,
                 size,
+                stride: PREFETCH_PROOF_STRIDE,
                 line: 64,
                 huge_pages: false,
             };
@@ -265,5 +315,41 @@ mod tests {
             large > 0.8 * medium,
             "256 KiB {medium} ns, 8 MiB {large} ns"
         );
+    }
+
+    /// The random rings skip the lines a prefetcher would bring in; the stride sweep covers
+    /// every line up to a page at the largest working set; the bytes touched are one line
+    /// per stride of the bytes spanned.
+    #[test]
+    fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
+        use latlab_engine::names::result::STRIDE_PREFIX;
+        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
+        let mut runner = latlab_engine::Runner::on(host, latlab_engine::Config::quick());
+        let mut ctx = ProbeContext::for_test(&mut runner);
+        ctx.memory.max_size_bytes = Some(64 << 10);
+        let results = run(&mut ctx).unwrap();
+        let number = |r: &BenchResult, key: &str| r.parameter(key).unwrap().as_u64().unwrap();
+        for r in results
+            .iter()
+            .filter(|r| r.parameter(key::LAYOUT).is_some())
+        {
+            let stride = number(r, key::STRIDE_BYTES);
+            let span = number(r, key::WORKING_SET_BYTES);
+            let touched = number(r, "touched_bytes");
+            assert_eq!(touched, (span / stride).max(2) * 64, "{}", r.name);
+            match r.parameter(key::LAYOUT).unwrap().as_str().unwrap() {
+                "sequential" => assert_eq!(stride, 64, "{}", r.name),
+                _ if r.name.starts_with(STRIDE_PREFIX) => {}
+                _ => assert!(stride >= PREFETCH_PROOF_STRIDE as u64, "{}", r.name),
+            }
+        }
+        let swept: Vec<u64> = results
+            .iter()
+            .filter(|r| r.name.starts_with(STRIDE_PREFIX))
+            .inspect(|r| assert_eq!(number(r, key::WORKING_SET_BYTES), 64 << 10))
+            .map(|r| number(r, key::STRIDE_BYTES))
+            .collect();
+        let page = super::super::buffer::page_size() as u64;
+        assert_eq!(swept, [64, 128, 256, 512, page]);
     }
 }

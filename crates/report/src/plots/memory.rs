@@ -52,7 +52,11 @@ fn plain(value: f64) -> String {
 fn latency(results: &[BenchResult]) -> Option<Figure> {
     let mut series: Vec<Series> = Vec::new();
     let mut sizes: HashMap<&str, f64> = HashMap::new();
-    for result in results {
+    // The stride sweep is one working set: its points belong in the table, not on the curve.
+    let curve = results
+        .iter()
+        .filter(|r| !r.name.starts_with(name::STRIDE_PREFIX));
+    for result in curve {
         let (Some(size), Some(layout)) = (
             number(result, key::WORKING_SET_BYTES),
             text(result, key::LAYOUT),
