@@ -2,7 +2,6 @@
 //! run (`latlab report`) and runs side by side (`latlab compare`).
 
 use crate::plan::{ComparePlan, ReportPlan};
-use latlab_engine::model::RunRecord;
 use latlab_report::compare::{compare_markdown, compare_text};
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, write_output};
 use std::io::Write;
@@ -26,24 +25,19 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<()> {
     let legend: String = plan
         .runs
         .iter()
-        .map(|r| {
+        .zip(&plan.paths)
+        .map(|((label, run), path)| {
             format!(
-                "{} = {} ({}, {})\n",
-                r.label,
-                r.path.display(),
-                r.run.environment.host_name,
-                r.run.started_at
+                "{label} = {} ({}, {})\n",
+                path.display(),
+                run.environment.host_name,
+                run.started_at
             )
         })
         .collect();
-    let labelled: Vec<(String, RunRecord)> = plan
-        .runs
-        .iter()
-        .map(|r| (r.label.clone(), r.run.clone()))
-        .collect();
-    let text = format!("{legend}\n{}", compare_text(&labelled));
+    let text = format!("{legend}\n{}", compare_text(&plan.runs));
     if let Some(target) = &plan.markdown {
-        write_output(target, &compare_markdown(&labelled))?;
+        write_output(target, &compare_markdown(&plan.runs))?;
     }
     if plan.markdown == Some(OutputTarget::Stdout) {
         write!(std::io::stderr(), "{text}")?;

@@ -16,7 +16,7 @@ pub struct ReportPlan {
 }
 
 pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
-    let run = load_run(&args.file).map_err(|e| UsageError(e.to_string()))?;
+    let run = load_run(&args.file)?;
     let out = args.out.clone().unwrap_or_else(|| {
         args.file
             .parent()
@@ -35,16 +35,11 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
     Ok(ReportPlan { run, out })
 }
 
-/// One run of a comparison: its letter, its file and what it recorded.
-pub struct Labelled {
-    pub label: String,
-    pub path: PathBuf,
-    pub run: RunRecord,
-}
-
-/// `latlab compare`: the runs, the first being the baseline, and where the Markdown goes.
+/// `latlab compare`: the runs, the first being the baseline, each with its letter; the file
+/// each came from, in the same order; and where the Markdown goes.
 pub struct ComparePlan {
-    pub runs: Vec<Labelled>,
+    pub runs: Vec<(String, RunRecord)>,
+    pub paths: Vec<PathBuf>,
     pub markdown: Option<OutputTarget>,
 }
 
@@ -54,16 +49,15 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         .iter()
         .enumerate()
         .map(|(i, path)| {
-            let run = load_run(path).map_err(|e| UsageError(e.to_string()))?;
-            Ok(Labelled {
-                label: char::from(b'A' + (i % 26) as u8).to_string(),
-                path: path.clone(),
-                run,
-            })
+            Ok((
+                char::from(b'A' + (i % 26) as u8).to_string(),
+                load_run(path)?,
+            ))
         })
         .collect::<Result<_, UsageError>>()?;
     Ok(ComparePlan {
         runs,
+        paths: args.files.clone(),
         markdown: args.markdown.as_deref().map(OutputTarget::parse),
     })
 }

@@ -21,6 +21,13 @@ use std::path::{Path, PathBuf};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A results file that cannot be read is bad input too; its message names the file.
+impl From<latlab_report::load::LoadError> for UsageError {
+    fn from(error: latlab_report::load::LoadError) -> UsageError {
+        UsageError(error.0)
+    }
+}
+
 /// Where each output goes.
 #[derive(Debug)]
 pub struct Outputs {

@@ -281,12 +281,12 @@ fn every_headline_row_finds_its_result_in_a_real_run() {
             .filter_map(|row| row.measured.as_ref())
             .any(|m| m.source == name)
     };
+    let levels: Vec<&str> = run
+        .results()
+        .map(|r| r.name.as_str())
+        .filter(|name| name.starts_with(LEVEL_PREFIX))
+        .collect();
     for name in [L1_HIT, MAIN_MEMORY] {
-        let levels: Vec<&str> = run
-            .results()
-            .map(|r| r.name.as_str())
-            .filter(|name| name.starts_with(LEVEL_PREFIX))
-            .collect();
         assert!(
             shown(name),
             "{name} has no figure; levels found: {levels:?}"

@@ -28,7 +28,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     )?];
     let theirs = Arc::clone(&counter);
     let contended = with_contender(
-        &ctx.runner.host().clone(),
+        &ctx.host().clone(),
         limit,
         move || {
             theirs.fetch_add(1, Ordering::Relaxed);
