@@ -272,7 +272,16 @@ mod tests {
     #[test]
     fn timed_loop_grows_with_the_iteration_count() {
         let clock = Clock::detect();
-        let mut work = || (0..50u64).fold(black_box(1u64), |a, b| a.wrapping_mul(b | 1));
+        // A dependent chain through memory: the compiler can neither fold it
+        // nor overlap iterations, so each one costs tens of cycles and the
+        // timer's own fixed cost is a small part of 1,000 of them.
+        let mut state = 1u64;
+        let mut work = || {
+            for _ in 0..20 {
+                state = black_box(state).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            }
+            state
+        };
         let mut best = |iters| {
             (0..20)
                 .map(|_| clock.time_loop(iters, &mut work))
