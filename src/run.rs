@@ -4,9 +4,11 @@
 use crate::plan::RunPlan;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use latlab_engine::analysis::moved_between;
 use latlab_engine::isolation::{RT_PAUSE, RunLock};
-use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
 use latlab_engine::{BenchResult, Host, Runner};
+use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
     CsvExporter, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
@@ -43,6 +45,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         environment,
         load_avg_after: None,
         notes: notes_all,
+        stability: Vec::new(),
         probes: Vec::new(),
         complete: false,
     };
@@ -52,18 +55,40 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
             .with_context(|| format!("could not create the results directory {}", dir.display()))?;
     }
     let progress = progress_bar(plan.probes.len());
-    let mut interrupted = false;
+    progress.set_message("stability check");
+    let mut interrupted = match reference_figures(&mut runner, &plan) {
+        Ok(references) => {
+            record.stability = references.into_iter().map(started_check).collect();
+            false
+        }
+        Err(ProbeError::Interrupted(_)) => true,
+        Err(e) => {
+            record.notes.push(format!("no stability check: {e}"));
+            false
+        }
+    };
     for probe in &plan.probes {
+        if interrupted {
+            break;
+        }
         progress.set_message(probe.id);
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
         record.probes.push(outcome);
         write_rewritable(&plan, &record)?;
         progress.inc(1);
-        if interrupted {
-            break;
+    }
+    if !interrupted && !record.stability.is_empty() {
+        progress.set_message("stability check, again");
+        match reference_figures(&mut runner, &plan) {
+            Ok(references) => finish_checks(&mut record, references),
+            Err(ProbeError::Interrupted(_)) => interrupted = true,
+            Err(e) => record
+                .notes
+                .push(format!("the stability check was not repeated: {e}")),
         }
     }
+    record.notes.extend(advice::stability(&record));
     progress.finish_and_clear();
 
     record.load_avg_after = host.load_average();
@@ -163,6 +188,46 @@ fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
         }
     }
     settings
+}
+
+/// Takes the run's reference figures (see `latlab_probes::stability`).
+fn reference_figures(runner: &mut Runner, plan: &RunPlan) -> Result<Vec<Reference>, ProbeError> {
+    let mut ctx = ProbeContext {
+        runner,
+        suite: plan.suite,
+        memory: plan.memory,
+        threads: plan.threads,
+        ipc: plan.ipc,
+        files: plan.files.clone(),
+    };
+    stability::reference_figures(&mut ctx)
+}
+
+fn started_check(reference: Reference) -> StabilityCheck {
+    StabilityCheck {
+        name: reference.result.name,
+        method: reference.result.method,
+        start: reference.result.summary,
+        end: None,
+        moved_share: reference.moved_share,
+        moved: None,
+    }
+}
+
+/// Records the end of each check and whether it moved.
+fn finish_checks(record: &mut RunRecord, references: Vec<Reference>) {
+    for reference in references {
+        let Some(check) = record
+            .stability
+            .iter_mut()
+            .find(|c| c.name == reference.result.name)
+        else {
+            continue;
+        };
+        let end = reference.result.summary;
+        check.moved = moved_between(&check.start, &end, check.moved_share);
+        check.end = Some(end);
+    }
 }
 
 /// Runs one probe; a panic inside it is reported as the probe's failure, not the run's.

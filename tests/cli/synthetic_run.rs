@@ -15,6 +15,10 @@ mem.alloc/16B            120 ns    119 ns … 122 ns    118 ns … 123 ns  1.4% 
 mem.alloc/128B           152 ns    151 ns … 154 ns    149 ns … 155 ns  1.4%  1.52 µs   30 × 16384
 mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
 
+stability check
+  stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)
+  stability/core-to-core: 24.8 ns at the start, 24.8 ns at the end: steady (within its noise or 25%)
+
 about this run
   synthetic machine (--synthetic): every figure in this run is made up
 ";

@@ -206,6 +206,56 @@ pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {
     )
 }
 
+/// Two groups of samples are called two modes when the upper group's median is at least
+/// this multiple of the lower group's.
+pub const TWO_MODES_RATIO: f64 = 1.5;
+/// ... and each group holds at least this share of the samples (and at least 3 of them).
+pub const TWO_MODES_MIN_SHARE: f64 = 0.1;
+
+/// Splits the samples at their widest gap and reports two modes when both sides hold at
+/// least [`TWO_MODES_MIN_SHARE`] of the samples, the upper side's median is at least
+/// [`TWO_MODES_RATIO`] times the lower side's, and the gap is wider than half the distance
+/// between the two medians (a long tail climbs in small steps; two placements jump).
+pub fn two_modes(samples: &[f64]) -> Option<Warning> {
+    let mut sorted: Vec<f64> = samples.iter().copied().filter(|s| s.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let least = ((n as f64 * TWO_MODES_MIN_SHARE).ceil() as usize).max(3);
+    if n < 2 * least {
+        return None;
+    }
+    let split = (least..=n - least)
+        .max_by(|&i, &j| (sorted[i] - sorted[i - 1]).total_cmp(&(sorted[j] - sorted[j - 1])))?;
+    let (low, high) = sorted.split_at(split);
+    let low_median = median_in_place(&mut low.to_vec());
+    let high_median = median_in_place(&mut high.to_vec());
+    let gap = high[0] - low[low.len() - 1];
+    let apart = low_median > 0.0 && high_median >= TWO_MODES_RATIO * low_median;
+    (apart && gap > 0.5 * (high_median - low_median)).then_some(Warning::TwoModes {
+        low_ns: low_median,
+        high_ns: high_median,
+        low_share: split as f64 / n as f64,
+    })
+}
+
+/// A figure measured twice in one run is called moved when the two medians differ by more
+/// than this share of the first, besides their confidence intervals not overlapping.
+pub const MOVED_SHARE: f64 = 0.10;
+
+/// Compares a figure measured early in a run with the same figure measured later: moved
+/// when the medians' 95% confidence intervals are disjoint and the medians differ by more
+/// than `floor` (a share of the first; [`MOVED_SHARE`] for most figures).
+pub fn moved_between(first: &Summary, last: &Summary, floor: f64) -> Option<Warning> {
+    let [first_low, first_high] = first.median_ci95;
+    let [last_low, last_high] = last.median_ci95;
+    let disjoint = last_low > first_high || last_high < first_low;
+    let shift = (last.median / first.median - 1.0).abs();
+    (first.median > 0.0 && disjoint && shift > floor).then_some(Warning::MovedDuringRun {
+        first_ns: first.median,
+        last_ns: last.median,
+    })
+}
+
 /// Warnings every kind of result can carry. `raw` are the samples before any subtraction;
 /// `resolution_ns` is the clock's resolution in the samples' unit (per operation).
 fn common_warnings(
@@ -303,6 +353,57 @@ mod tests {
             "{warning:?}"
         );
         assert!(steady_state_warning(&wobble(10.0, 40)).is_none());
+    }
+
+    /// A pair that ran a third of the time at 30 ns and the rest at 110 ns has two modes;
+    /// a long tail, a few outliers and one tight cluster do not.
+    #[test]
+    fn two_placements_are_two_modes_and_a_tail_is_not() {
+        let mut placements = wobble(30.0, 10);
+        placements.extend(wobble(110.0, 20));
+        let Some(Warning::TwoModes {
+            low_ns,
+            high_ns,
+            low_share,
+        }) = two_modes(&placements)
+        else {
+            panic!("no two modes in {placements:?}");
+        };
+        assert!((low_ns - 30.0).abs() < 1.0 && (high_ns - 110.0).abs() < 2.0);
+        assert!((low_share - 1.0 / 3.0).abs() < 0.01, "{low_share}");
+
+        let tail: Vec<f64> = (0..30).map(|i| 100.0 * 1.04f64.powi(i)).collect();
+        assert_eq!(two_modes(&tail), None, "a tail climbing 4% a step");
+        let mut outliers = wobble(50.0, 28);
+        outliers.extend([400.0, 500.0]);
+        assert_eq!(two_modes(&outliers), None, "two outliers are not a mode");
+        assert_eq!(two_modes(&wobble(50.0, 30)), None);
+        assert_eq!(two_modes(&[1.0, 9.0]), None, "too few to tell");
+    }
+
+    /// A figure that moved by a fifth, beyond its noise, moved; one that moved by 3%, or
+    /// whose samples overlap, did not.
+    #[test]
+    fn a_figure_moved_only_beyond_its_noise_and_the_floor() {
+        let summary = |base: f64| Summary::of(&wobble(base, 30)).unwrap();
+        let moved = moved_between(&summary(100.0), &summary(120.0), MOVED_SHARE);
+        assert_eq!(
+            moved,
+            Some(Warning::MovedDuringRun {
+                first_ns: summary(100.0).median,
+                last_ns: summary(120.0).median
+            })
+        );
+        assert_eq!(
+            moved_between(&summary(100.0), &summary(103.0), MOVED_SHARE),
+            None
+        );
+        let wide = Summary::of(&(0..30).map(|i| 60.0 + 4.0 * i as f64).collect::<Vec<_>>());
+        assert_eq!(
+            moved_between(&summary(100.0), &wide.unwrap(), MOVED_SHARE),
+            None,
+            "a median inside a wide interval"
+        );
     }
 
     #[test]

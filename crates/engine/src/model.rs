@@ -71,6 +71,22 @@ pub enum Warning {
     PartSkipped { part: String, reason: String },
     /// A correctness check that a probe makes (not a timing) failed, and how.
     CheckFailed { check: String, failure: String },
+    /// The samples fall in two groups far apart: the lower `low_share` of them near
+    /// `low_ns`, the rest near `high_ns`. What was measured changed while it was sampled (a
+    /// VM's vCPUs moved between the host's cores), so the median describes neither.
+    TwoModes {
+        low_ns: f64,
+        high_ns: f64,
+        low_share: f64,
+    },
+    /// This pair of CPUs passes a line `ratio` times faster than the median pair, though
+    /// the machine does not report them as threads of one core: a hypervisor running them
+    /// on SMT siblings of one host core would do that.
+    FasterThanOtherPairs { ratio: f64 },
+    /// The same figure measured again later in the run moved from `first_ns` to `last_ns`,
+    /// beyond both measurements' noise: the machine under the run changed (the host moved
+    /// the vCPUs or the memory, or a neighbour started or stopped).
+    MovedDuringRun { first_ns: f64, last_ns: f64 },
     /// A warning read from a results file of schema 1, written before warnings were typed:
     /// its code and the sentence it was given then.
     Phrased { code: String, message: String },
@@ -303,9 +319,29 @@ pub struct RunRecord {
     pub load_avg_after: Option<[f64; 3]>,
     /// Run-level notes: controls that could not be applied, a debug build, the clock fallback.
     pub notes: Vec<String>,
+    /// Short fixed measurements taken at the start of the run and again at its end, which
+    /// tell whether the machine under the run changed. Empty in files written before them.
+    #[serde(default)]
+    pub stability: Vec<StabilityCheck>,
     pub probes: Vec<ProbeOutcome>,
     /// False while the run is in progress or when it was interrupted.
     pub complete: bool,
+}
+
+/// One fixed reference measurement of a run, at its start and at its end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StabilityCheck {
+    /// What it measures, such as `stability/memory-chase`.
+    pub name: String,
+    pub method: String,
+    pub start: Summary,
+    /// `None` when the run stopped before measuring it again.
+    pub end: Option<Summary>,
+    /// The least change, as a share of the start's median, that counts as a move.
+    pub moved_share: f64,
+    /// Set when the end disagrees with the start beyond both measurements' noise and the
+    /// floor: a `MovedDuringRun` warning.
+    pub moved: Option<Warning>,
 }
 
 impl RunRecord {

@@ -41,9 +41,13 @@ pub mod result {
     pub const ALL_CPUS_SUFFIX: &str = "/all-cpus";
     /// `ipc.latency`'s round trips: this prefix, the pair's number, then the arm.
     pub const IPC_LATENCY_PAIR_PREFIX: &str = "ipc.latency/pair";
-    /// `thread.core_to_core`'s results: this prefix, the bounce (`cas`, `rw`), then the
-    /// pair `a-b` or the summary [`ALL_PAIRS`].
+    /// `thread.core_to_core`'s results: this prefix, the direction ([`ONE_WAY`], or
+    /// [`ROUND_TRIP`] for the summaries), the bounce (`cas`, `rw`), then the pair `a-b` or
+    /// the summary [`ALL_PAIRS`].
     pub const CORE_TO_CORE_PREFIX: &str = "thread.core_to_core/";
+    /// Half a round trip: how the established core-to-core tools report a pair.
+    pub const ONE_WAY: &str = "one-way";
+    pub const ROUND_TRIP: &str = "round-trip";
     pub const ALL_PAIRS: &str = "all-pairs";
     /// `sched.priority`'s results: this prefix, the condition, then the class.
     pub const SCHED_PRIORITY_PREFIX: &str = "sched.priority/";
@@ -75,6 +79,8 @@ pub mod key {
     /// The two CPUs of a core-to-core pair.
     pub const CPU_A: &str = "cpu_a";
     pub const CPU_B: &str = "cpu_b";
+    /// A core-to-core pair's median round trip, beside its one-way figure.
+    pub const ROUND_TRIP_NS: &str = "round_trip_ns";
     /// Threads that ran the measured loop at once.
     pub const THREADS: &str = "threads";
     /// The CPUs a result ran on.

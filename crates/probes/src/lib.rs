@@ -15,6 +15,7 @@ mod peer;
 mod proc;
 mod random;
 mod sched;
+pub mod stability;
 mod syscall;
 mod thread;
 

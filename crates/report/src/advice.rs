@@ -5,8 +5,10 @@
 //! renderer phrases them through here, so the terminal, the files and the report say the
 //! same thing, and grouping or translating them needs no parsing.
 
+use crate::units::format_ns;
 use latlab_engine::environment::Concern;
-use latlab_engine::model::{Verdict, Warning};
+use latlab_engine::model::{RunRecord, StabilityCheck, Verdict, Warning};
+use latlab_engine::names::result as name;
 use latlab_engine::{ClockInfo, ClockKind};
 
 /// One warning as a sentence, with what to do.
@@ -55,6 +57,30 @@ pub fn warning(warning: &Warning) -> String {
             measured_bytes / 1024,
             reported_bytes / 1024
         ),
+        Warning::TwoModes {
+            low_ns,
+            high_ns,
+            low_share,
+        } => format!(
+            "two modes: {:.0}% of the samples near {}, the rest near {}; what was measured \
+             changed while it ran (a VM's vCPUs moved between host cores): the median \
+             describes neither; run again, or pin the VM's vCPUs on the host",
+            low_share * 100.0,
+            format_ns(*low_ns),
+            format_ns(*high_ns)
+        ),
+        Warning::FasterThanOtherPairs { ratio } => format!(
+            "{ratio:.1}× faster than the median pair, though the machine does not report these \
+             CPUs as threads of one core: the host probably runs them on SMT siblings of one \
+             core, and may move them"
+        ),
+        Warning::MovedDuringRun { first_ns, last_ns } => format!(
+            "moved during the run: {} when first measured, {} when measured again; the \
+             machine under the run changed (the host moved the vCPUs or the memory, or a \
+             neighbour started or stopped): figures taken in between depend on when they ran",
+            format_ns(*first_ns),
+            format_ns(*last_ns)
+        ),
         Warning::PartSkipped { part, reason } => format!("{part} skipped: {reason}"),
         Warning::CheckFailed { check, failure } => format!("{check} FAILED: {failure}"),
         Warning::Phrased { message, .. } => message.clone(),
@@ -94,6 +120,67 @@ pub fn concern(concern: &Concern) -> String {
     }
 }
 
+/// What the run must say about the machine moving under it: each stability check that moved,
+/// and (once) what that means for the cross-CPU figures, when the core-to-core check or the
+/// `thread.core_to_core` probe saw the placement of the CPUs change or differ.
+pub fn stability(run: &RunRecord) -> Vec<String> {
+    let mut notes: Vec<String> = run
+        .stability
+        .iter()
+        .filter_map(|check| {
+            Some(format!(
+                "{}: {}",
+                check.name,
+                warning(check.moved.as_ref()?)
+            ))
+        })
+        .collect();
+    let check_moved = run
+        .stability
+        .iter()
+        .any(|c| c.name.contains("core-to-core") && c.moved.is_some());
+    let probe_saw = run
+        .results()
+        .filter(|r| r.name.starts_with(name::CORE_TO_CORE_PREFIX))
+        .flat_map(|r| &r.warnings)
+        .any(|w| {
+            matches!(
+                w,
+                Warning::TwoModes { .. }
+                    | Warning::FasterThanOtherPairs { .. }
+                    | Warning::MovedDuringRun { .. }
+            )
+        });
+    if check_moved || probe_saw {
+        notes.push(
+            "where the host runs this machine's CPUs changed during the run or differs between \
+             pairs (see thread.core_to_core and the stability check): every figure that \
+             crosses CPUs (ipc.*, proc.pipe unpinned, thread.handoff, contended mutexes and \
+             atomics, core-to-core) depends on when it was taken; compare such figures only \
+             between runs whose checks agree"
+                .into(),
+        );
+    }
+    notes
+}
+
+/// One stability check in a line: its figure at the start and the end, and whether it held.
+pub fn stability_check(check: &StabilityCheck) -> String {
+    let start = format_ns(check.start.median);
+    match (&check.end, &check.moved) {
+        (None, _) => format!("{start} at the start; not measured again"),
+        (Some(end), None) => format!(
+            "{start} at the start, {} at the end: steady (within its noise or {:.0}%)",
+            format_ns(end.median),
+            check.moved_share * 100.0,
+        ),
+        (Some(end), Some(_)) => format!(
+            "{start} at the start, {} at the end: MOVED",
+            format_ns(end.median),
+        ),
+    }
+}
+
 /// What a run must say about the clock it was timed with, if anything.
 pub fn clock(clock: &ClockInfo) -> Option<String> {
     if clock.kind == ClockKind::Synthetic {
@@ -129,5 +216,55 @@ mod tests {
             cache.contains("5120 KiB") && cache.contains("32768 KiB"),
             "{cache}"
         );
+        let modes = warning(&Warning::TwoModes {
+            low_ns: 28.0,
+            high_ns: 110.0,
+            low_share: 0.25,
+        });
+        assert!(modes.contains("25% of the samples near 28.0 ns"), "{modes}");
+    }
+
+    /// A steady check says nothing; a moved core-to-core check says that it moved and what
+    /// that means for the cross-CPU figures; a two-mode pair in the probe says the latter.
+    #[test]
+    fn a_machine_that_moved_is_said_once_with_its_consequence() {
+        use crate::test_records::{probe, record, result};
+        let summary = |median: f64| {
+            latlab_engine::stats::Summary::of(&[median, median * 1.01, median * 0.99]).unwrap()
+        };
+        let check = |name: &str, moved: Option<Warning>| StabilityCheck {
+            name: name.into(),
+            method: "test".into(),
+            start: summary(60.0),
+            end: Some(summary(if moved.is_some() { 120.0 } else { 61.0 })),
+            moved_share: 0.25,
+            moved,
+        };
+        let mut run = record(Vec::new());
+        run.stability = vec![check("stability/core-to-core", None)];
+        assert!(stability(&run).is_empty());
+        assert!(stability_check(&run.stability[0]).contains("steady"));
+
+        let moved = Warning::MovedDuringRun {
+            first_ns: 60.0,
+            last_ns: 120.0,
+        };
+        run.stability = vec![check("stability/core-to-core", Some(moved))];
+        let notes = stability(&run);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("stability/core-to-core: moved during the run"));
+        assert!(notes[1].contains("every figure that crosses CPUs"));
+        assert!(stability_check(&run.stability[0]).contains("MOVED"));
+
+        let mut pair = result("thread.core_to_core/one-way/cas/0-1", 60.0, &[]);
+        pair.warnings.push(Warning::TwoModes {
+            low_ns: 30.0,
+            high_ns: 110.0,
+            low_share: 0.5,
+        });
+        let run = record(vec![probe("thread.core_to_core", vec![pair])]);
+        let notes = stability(&run);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("every figure that crosses CPUs"));
     }
 }

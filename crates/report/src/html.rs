@@ -129,6 +129,18 @@ fn environment(page: &mut String, run: &RunRecord) {
             escape(&value)
         );
     }
+    for check in &run.stability {
+        let _ = writeln!(
+            page,
+            "<tr><th>{}</th><td class=\"text\">{}</td></tr>",
+            escape(&check.name),
+            escape(&format!(
+                "{} ({})",
+                crate::advice::stability_check(check),
+                check.method
+            ))
+        );
+    }
     page.push_str("</table>\n");
     if !run.notes.is_empty() {
         page.push_str("<ul class=\"note\">\n");
@@ -265,12 +277,12 @@ fn param(result: &BenchResult, key: &str) -> String {
         .map_or("?".into(), ToString::to_string)
 }
 
-/// The core-to-core round trips as a matrix of CPU pairs, one per bounce kind, darker for
-/// slower.
+/// The core-to-core one-way latencies as a matrix of CPU pairs, one per bounce kind, darker
+/// for slower.
 fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
     let mut drew = false;
     for kind in ["cas", "rw"] {
-        let prefix = format!("{}{kind}/", name::CORE_TO_CORE_PREFIX);
+        let prefix = format!("{}{}/{kind}/", name::CORE_TO_CORE_PREFIX, name::ONE_WAY);
         let cells: Vec<(usize, usize, f64)> = run
             .results()
             .filter(|r| r.name.starts_with(&prefix) && !r.name.ends_with(name::ALL_PAIRS))
@@ -330,8 +342,8 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
         }
         let _ = writeln!(
             page,
-            "</svg><figcaption>thread.core_to_core ({kind}): round trip of a cache line \
-             between two CPUs, {} (light) to {} (dark)</figcaption></figure>",
+            "</svg><figcaption>thread.core_to_core ({kind}): one-way latency of a cache line \
+             between two CPUs (half a round trip), {} (light) to {} (dark)</figcaption></figure>",
             format_ns(low),
             format_ns(high)
         );
@@ -512,7 +524,7 @@ mod tests {
             probe(
                 "thread.core_to_core",
                 vec![result(
-                    "thread.core_to_core/cas/0-1",
+                    "thread.core_to_core/one-way/cas/0-1",
                     70.0,
                     &[("cpu_a", 0u64.into()), ("cpu_b", 1u64.into())],
                 )],

@@ -1,5 +1,6 @@
 //! The terminal table: aligned columns in human units, then what went wrong and what to do.
 
+use crate::advice;
 use crate::rows::{Sweeps, headline, rows};
 use crate::text_table::Align;
 use crate::{ExportError, Exporter};
@@ -28,6 +29,12 @@ impl Exporter for TableExporter {
             out.push_str("\nprobes without results\n");
             for (id, what) in &rows.incomplete {
                 let _ = writeln!(out, "  {id}: {what}");
+            }
+        }
+        if !run.stability.is_empty() {
+            out.push_str("\nstability check\n");
+            for check in &run.stability {
+                let _ = writeln!(out, "  {}: {}", check.name, advice::stability_check(check));
             }
         }
         if !run.notes.is_empty() {

@@ -52,6 +52,7 @@ pub(crate) fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
         environment: Environment::synthetic(),
         load_avg_after: None,
         notes: Vec::new(),
+        stability: Vec::new(),
         probes,
         complete: true,
     }

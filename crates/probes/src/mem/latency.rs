@@ -107,7 +107,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     line,
                     huge_pages,
                 };
-                let result = measure(runner, ring, cycle_ns)?;
+                let result = measure(runner, ring, Some(cycle_ns))?;
                 if label == "pagegroups" {
                     curve.push((size, result.summary.median, result.name.clone()));
                 }
@@ -130,7 +130,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 line,
                 huge_pages,
             };
-            results.push(measure(runner, ring, cycle_ns)?);
+            results.push(measure(runner, ring, Some(cycle_ns))?);
         }
         Ok::<_, ProbeError>((results, curve))
     })?;
@@ -139,19 +139,25 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 }
 
 /// One ring of the sweep.
-struct Ring {
-    name: String,
-    label: &'static str,
-    layout: Layout,
+pub(crate) struct Ring {
+    pub name: String,
+    pub label: &'static str,
+    pub layout: Layout,
     /// The bytes spanned.
-    size: u64,
+    pub size: u64,
     /// One line of `line` bytes is used per `stride` bytes.
-    stride: usize,
-    line: usize,
-    huge_pages: bool,
+    pub stride: usize,
+    pub line: usize,
+    pub huge_pages: bool,
 }
 
-fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult, ProbeError> {
+/// Builds the ring on a fresh mapping and times dependent loads around it; with the core's
+/// cycle time, also in cycles per load.
+pub(crate) fn measure(
+    runner: &mut Runner,
+    ring: Ring,
+    cycle_ns: Option<f64>,
+) -> Result<BenchResult, ProbeError> {
     let Ring {
         name,
         label,
@@ -196,15 +202,20 @@ fn measure(runner: &mut Runner, ring: Ring, cycle_ns: f64) -> Result<BenchResult
         .per_operation(LOADS_PER_CALL as u64);
     let chase_lines = chase.lines();
     drop(chase);
-    let cycles = result.summary.median / cycle_ns;
-    Ok(result
+    let result = result
         .with_parameter(key::WORKING_SET_BYTES, size)
         .with_parameter(key::LAYOUT, label)
         .with_parameter("line_bytes", line)
         .with_parameter(key::STRIDE_BYTES, stride)
         .with_parameter("touched_bytes", chase_lines * line)
-        .with_parameter("pages", pages)
-        .with_parameter("cycles_per_load", cycles))
+        .with_parameter("pages", pages);
+    Ok(match cycle_ns {
+        Some(cycle_ns) => {
+            let cycles = result.summary.median / cycle_ns;
+            result.with_parameter("cycles_per_load", cycles)
+        }
+        None => result,
+    })
 }
 
 /// One result per detected level: the median over its plateau, its estimated size, and the
@@ -302,7 +313,7 @@ mod tests {
                 line: 64,
                 huge_pages: false,
             };
-            measure(&mut runner, ring, 0.3).unwrap().summary.median
+            measure(&mut runner, ring, None).unwrap().summary.median
         };
         let small = latency(8 << 10);
         let medium = latency(256 << 10);

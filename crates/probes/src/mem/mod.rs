@@ -3,13 +3,13 @@
 pub(crate) mod alloc;
 pub(crate) mod bandwidth;
 pub(crate) mod buffer;
-mod chase;
+pub(crate) mod chase;
 mod kernels;
 pub mod latency;
 mod levels;
 pub(crate) mod memcpy;
 mod parallel;
-mod sizes;
+pub(crate) mod sizes;
 
 /// Sampling for one point of a sweep: a third of the samples, each half as long. A sweep has
 /// dozens to hundreds of points and its neighbours corroborate each one; the time saved keeps

@@ -1,4 +1,5 @@
-//! `thread.core_to_core`: the round trip of a cache line between two CPUs, for every pair.
+//! `thread.core_to_core`: how long a cache line takes to pass from one CPU to another, for
+//! every pair.
 //!
 //! Two threads pinned to CPUs `a` and `b` bounce one cache line (alone on its 128 bytes, so
 //! no neighbour shares it), both spinning, neither ever sleeping:
@@ -8,27 +9,38 @@
 //! * `rw`: `a` stores an odd sequence number and spins reading until `b`, spinning on reads,
 //!   has stored the next even one: plain loads and stores, no read-modify-write.
 //!
+//! The engine times batches of round trips (thousands per sample, no clock read inside a
+//! batch); a figure is **one-way**, half a round trip, as the established core-to-core
+//! tools report it, and each pair also carries its `round_trip_ns`. The spins have no
+//! `pause` instruction: on current Intel cores it stalls for about 140 cycles, which the
+//! waiting side would add to every hand-over it notices late.
+//!
 //! Every pair of CPUs is measured (at most 16 CPUs, evenly spread over the online ones, so a
-//! large machine stays within seconds), each pair with a third of the suite's samples; the
-//! `all-pairs` result summarises the pairs' medians (median and spread over pairs), and each
-//! pair's own result carries its CPUs. Where CPUs sit on different sockets or core complexes,
-//! the matrix shows it.
+//! large machine stays within seconds), each pair with a third of the suite's samples. The
+//! `one-way/…/all-pairs` and `round-trip/…/all-pairs` results summarise the pairs' medians.
+//!
+//! Under a hypervisor the guest sees neither where its vCPUs run nor when they move, so the
+//! probe looks for what that does to the figures: a pair whose samples fall in two modes, a
+//! pair far faster than the median pair (SMT siblings on the host, which the guest's
+//! topology does not show), and the first pair measured again at the end, which should agree
+//! with its first measurement.
 
 use crate::helper::spawn_pinned;
 use crate::mem::sweep_point;
 use crate::peer::{Failure, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::Host;
+use latlab_engine::analysis::{MOVED_SHARE, moved_between, two_modes};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::{key, result as name};
-use latlab_engine::{BenchResult, Runner};
+use latlab_engine::{BenchResult, Runner, Warning};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.core_to_core",
-    method: "a cache line bounced between threads pinned to two CPUs (CAS and read/write), every pair",
+    method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
     run,
 };
 
@@ -36,6 +48,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 const MAX_CPUS: usize = 16;
 /// A pair's results are folded in the terminal table when there are more pairs than this.
 const FOLD_PAIRS_ABOVE: usize = 6;
+/// A pair this many times faster than the median pair runs on one host core's SMT
+/// siblings: a line between siblings stays in their shared L1, a few times faster than any
+/// other path.
+const SIBLING_RATIO: f64 = 2.0;
 
 /// The line the two threads bounce, alone on two cache lines (adjacent-line prefetchers
 /// fetch 128-byte pairs).
@@ -46,7 +62,7 @@ struct Line {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Bounce {
+pub(crate) enum Bounce {
     Cas,
     ReadWrite,
 }
@@ -60,13 +76,13 @@ impl Bounce {
     }
 }
 
-/// Spins until `done` holds, giving up (false) after `limit`.
+/// Spins until `done` holds, giving up (false) after `limit`. No `pause` (see the module
+/// documentation): the line is looked at again as soon as the last look ends.
 #[inline(always)]
 fn spin_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let mut spins = 0u32;
     let mut deadline = None;
     while !done() {
-        std::hint::spin_loop();
         spins = spins.wrapping_add(1);
         if spins % (1 << 16) == 0 {
             let deadline = *deadline.get_or_insert_with(|| Instant::now() + limit);
@@ -91,7 +107,8 @@ fn chosen_cpus(host: &dyn Host) -> Vec<usize> {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let cpus = chosen_cpus(ctx.host().as_ref());
+    let host = Arc::clone(ctx.host());
+    let cpus = chosen_cpus(host.as_ref());
     let pairs: Vec<(usize, usize)> = cpus
         .iter()
         .enumerate()
@@ -102,44 +119,95 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             "this machine has one CPU: there is no pair of CPUs to bounce a line between".into(),
         ));
     }
-    let _affinity = AffinityGuard::save(ctx.host());
+    let _affinity = AffinityGuard::save(&host);
     let mut results = Vec::new();
+    let mut first_cas = None;
     for bounce in [Bounce::Cas, Bounce::ReadWrite] {
-        let per_pair = ctx.runner.scoped(sweep_point, |runner| {
+        let mut per_pair = ctx.runner.scoped(sweep_point, |runner| {
             pairs
                 .iter()
                 .map(|&(a, b)| measure_pair(runner, bounce, a, b))
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        let medians: Vec<f64> = per_pair.iter().map(|r| r.summary.median).collect();
-        let names = per_pair.iter().map(|r| r.name.clone()).collect();
-        let summary = BenchResult::derived(
-            &format!(
-                "{}{}/{}",
-                name::CORE_TO_CORE_PREFIX,
-                bounce.label(),
-                name::ALL_PAIRS
-            ),
-            &format!(
-                "the medians of {} CPU pairs: their median and spread",
-                pairs.len()
-            ),
-            medians,
-            Vec::new(),
-            names,
-        )
-        .map(|r| {
-            r.with_parameter("pairs", pairs.len())
-                .with_parameter(key::CPUS, cpus.as_slice())
-        });
+        flag_placement(&mut per_pair, host.as_ref());
+        if let Bounce::Cas = bounce {
+            first_cas = Some(per_pair[0].summary.clone());
+        }
+        let summaries = summarise(&per_pair, bounce, &cpus);
         let fold = pairs.len() > FOLD_PAIRS_ABOVE;
         results.extend(per_pair.into_iter().map(|r| r.as_sweep_detail(fold)));
-        results.extend(summary);
+        results.extend(summaries);
+    }
+    // The first pair again, after every other: under a hypervisor that moves vCPUs, the
+    // run's cross-CPU figures depend on when they were taken.
+    let (a, b) = pairs[0];
+    let again = ctx.runner.scoped(sweep_point, |runner| {
+        measure_pair(runner, Bounce::Cas, a, b)
+    })?;
+    let moved = first_cas.and_then(|first| moved_between(&first, &again.summary, MOVED_SHARE));
+    if let Some(moved) = moved {
+        let summaries = format!("/{}/{}", Bounce::Cas.label(), name::ALL_PAIRS);
+        for r in results.iter_mut().filter(|r| r.name.ends_with(&summaries)) {
+            r.warnings.push(moved.clone());
+        }
     }
     Ok(results)
 }
 
-fn measure_pair(
+/// The median and spread over the pairs' medians, one-way and as round trips.
+fn summarise(per_pair: &[BenchResult], bounce: Bounce, cpus: &[usize]) -> Vec<BenchResult> {
+    let one_way: Vec<f64> = per_pair.iter().map(|r| r.summary.median).collect();
+    let names: Vec<String> = per_pair.iter().map(|r| r.name.clone()).collect();
+    [(name::ONE_WAY, 1.0), (name::ROUND_TRIP, 2.0)]
+        .into_iter()
+        .filter_map(|(direction, scale)| {
+            BenchResult::derived(
+                &format!(
+                    "{}{direction}/{}/{}",
+                    name::CORE_TO_CORE_PREFIX,
+                    bounce.label(),
+                    name::ALL_PAIRS
+                ),
+                &format!(
+                    "{direction} ({}): the medians of {} CPU pairs, their median and spread",
+                    bounce.label(),
+                    per_pair.len()
+                ),
+                one_way.iter().map(|ns| scale * ns).collect(),
+                Vec::new(),
+                names.clone(),
+            )
+        })
+        .map(|r| {
+            r.with_parameter("pairs", per_pair.len())
+                .with_parameter(key::CPUS, cpus)
+        })
+        .collect()
+}
+
+/// Marks the pairs whose figures depend on where the host runs the vCPUs: two modes in
+/// one pair's samples, and (with three pairs or more) a pair far faster than the median
+/// pair, which the machine does not report as threads of one core.
+fn flag_placement(per_pair: &mut [BenchResult], host: &dyn Host) {
+    let mut medians: Vec<f64> = per_pair.iter().map(|r| r.summary.median).collect();
+    let typical = latlab_engine::stats::median_in_place(&mut medians);
+    let enough_pairs = per_pair.len() >= 3;
+    for result in per_pair.iter_mut() {
+        result.warnings.extend(two_modes(&result.samples_ns));
+        let cpu = |k| result.parameter(k).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+        let (a, b) = (cpu(key::CPU_A), cpu(key::CPU_B));
+        let ratio = typical / result.summary.median;
+        let siblings = host.thread_siblings(a).contains(&b);
+        if enough_pairs && ratio >= SIBLING_RATIO && !siblings {
+            result
+                .warnings
+                .push(Warning::FasterThanOtherPairs { ratio });
+        }
+    }
+}
+
+/// The one-way latency between CPUs `a` and `b`, half of a timed round trip.
+pub(crate) fn measure_pair(
     runner: &mut Runner,
     bounce: Bounce,
     a: usize,
@@ -192,7 +260,12 @@ fn measure_pair(
             }
         })?
     };
-    let name = format!("{}{}/{a}-{b}", name::CORE_TO_CORE_PREFIX, bounce.label());
+    let name = format!(
+        "{}{}/{}/{a}-{b}",
+        name::CORE_TO_CORE_PREFIX,
+        name::ONE_WAY,
+        bounce.label()
+    );
     // Calibrate only once the peer answers, or the first, slow call sets the sample size.
     if !spin_until(limit, || {
         running.load(Ordering::Acquire) || failure.has_failed()
@@ -204,7 +277,8 @@ fn measure_pair(
         Ok(runner.bench(
             &name,
             &format!(
-                "{} round trip of a cache line between CPUs {a} and {b}",
+                "one-way ({}): half a round trip of a cache line between CPUs {a} and {b}, \
+                 batches of round trips timed as one",
                 bounce.label()
             ),
             || {
@@ -228,9 +302,12 @@ fn measure_pair(
     });
     stop.store(true, Ordering::Relaxed);
     let _ = peer.join();
-    Ok(outcome?
+    let one_way = outcome?.per_operation(2);
+    let round_trip_ns = 2.0 * one_way.summary.median;
+    Ok(one_way
         .with_parameter(key::CPU_A, a)
-        .with_parameter(key::CPU_B, b))
+        .with_parameter(key::CPU_B, b)
+        .with_parameter(key::ROUND_TRIP_NS, round_trip_ns))
 }
 
 #[cfg(test)]
@@ -263,6 +340,39 @@ mod tests {
                 pair.name,
                 pair.summary.median
             );
+            let round_trip = pair
+                .parameter(key::ROUND_TRIP_NS)
+                .unwrap()
+                .as_f64()
+                .unwrap();
+            assert_eq!(round_trip, 2.0 * pair.summary.median, "{}", pair.name);
+            assert!(pair.name.contains("/one-way/"), "{}", pair.name);
         }
+    }
+
+    /// On a synthetic machine of four CPUs, every pair has a one-way result, the summaries
+    /// come one-way and as round trips (twice the one-way figures), and the first pair is
+    /// measured again at the end.
+    #[test]
+    fn every_pair_one_way_and_the_summaries_both_ways() {
+        let host = Arc::new(latlab_engine::SyntheticHost::default());
+        let mut runner = Runner::on(host, latlab_engine::Config::quick());
+        let mut ctx = ProbeContext::for_test(&mut runner);
+        let results = run(&mut ctx).unwrap();
+        let named = |n: &str| {
+            results
+                .iter()
+                .find(|r| r.name == format!("thread.core_to_core/{n}"))
+                .unwrap_or_else(|| panic!("no {n}"))
+        };
+        for bounce in ["cas", "rw"] {
+            for pair in ["0-1", "0-2", "0-3", "1-2", "1-3", "2-3"] {
+                named(&format!("one-way/{bounce}/{pair}"));
+            }
+            let one_way = named(&format!("one-way/{bounce}/all-pairs"));
+            let round_trip = named(&format!("round-trip/{bounce}/all-pairs"));
+            assert_eq!(round_trip.summary.median, 2.0 * one_way.summary.median);
+        }
+        assert_eq!(results.len(), 2 * (6 + 2));
     }
 }
