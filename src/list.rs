@@ -1,4 +1,5 @@
-//! `latlab list`: every probe with its one-line method, from the registry.
+//! `latlab list`: every probe with its one-line method and how its time becomes figures,
+//! from the registry.
 
 use std::io::Write;
 
@@ -8,6 +9,7 @@ pub fn print() -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     for probe in probes {
         writeln!(out, "{:width$}  {}", probe.id, probe.method)?;
+        writeln!(out, "{:width$}  timing: {}", "", probe.timing)?;
     }
     Ok(())
 }

@@ -3,14 +3,17 @@
 use crate::latlab;
 
 #[test]
-fn list_names_every_probe_with_its_method() {
+fn list_names_every_probe_with_its_method_and_timing() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path()).arg("list").assert().success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    assert_eq!(stdout.lines().count(), latlab_probes::PROBES.len());
+    assert_eq!(stdout.lines().count(), 2 * latlab_probes::PROBES.len());
+    let lines: Vec<&str> = stdout.lines().collect();
     for probe in latlab_probes::PROBES {
-        let line = stdout.lines().find(|l| l.starts_with(probe.id)).unwrap();
-        assert!(line.ends_with(probe.method), "{line}");
+        let at = lines.iter().position(|l| l.starts_with(probe.id)).unwrap();
+        assert!(lines[at].ends_with(probe.method), "{}", lines[at]);
+        let timing = lines[at + 1].trim_start();
+        assert_eq!(timing, format!("timing: {}", probe.timing));
     }
 }
 

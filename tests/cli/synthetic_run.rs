@@ -6,7 +6,7 @@ const EXPECTED_TABLE: &str = "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
 
 benchmark                median   95% CI of median           p5 … p95    cv     cold      samples
-cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns  48.7 ns … 50.7 ns  1.5%   497 ns   30 × 65536
+cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns  48.7 ns … 50.7 ns  1.4%        –   30 × 16384
 cpu.branch/random        133 ns    132 ns … 134 ns    130 ns … 136 ns  1.4%  1.33 µs   30 × 16384
 cpu.branch/predictable  12.5 ns  12.4 ns … 12.6 ns  12.2 ns … 12.8 ns  1.5%   125 ns  30 × 262144
 cpu.branch/difference    121 ns    119 ns … 122 ns    118 ns … 123 ns  1.4%        –   30 × 16384

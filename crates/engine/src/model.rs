@@ -121,6 +121,16 @@ pub struct Integrity {
     pub major_page_faults: u64,
 }
 
+impl Integrity {
+    /// Adds the counts of another measurement of the same result.
+    pub fn add(&mut self, other: Integrity) {
+        self.voluntary_switches += other.voluntary_switches;
+        self.involuntary_switches += other.involuntary_switches;
+        self.minor_page_faults += other.minor_page_faults;
+        self.major_page_faults += other.major_page_faults;
+    }
+}
+
 /// One benchmark's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -249,6 +259,43 @@ impl BenchResult {
         Some(result)
     }
 
+    /// One result from the same benchmark measured on several independent set-ups (a ring
+    /// on a fresh mapping each): the samples pooled in the order taken, the integrity
+    /// counts added, the warnings of every part kept once, the verdict suspect if any part's
+    /// was. Name, method, kind and parameters are the first part's; `setups`, each part's
+    /// median (`setup_medians_ns`) and their range over the pooled median (`setup_spread`)
+    /// are added. `None` when there are no parts.
+    pub fn pooled(parts: Vec<BenchResult>) -> Option<BenchResult> {
+        let medians: Vec<f64> = parts.iter().map(|p| p.summary.median).collect();
+        let mut parts = parts.into_iter();
+        let mut pooled = parts.next()?;
+        for part in parts {
+            pooled.samples_ns.extend(part.samples_ns);
+            pooled.cpu_samples_ns.extend(part.cpu_samples_ns);
+            pooled.iterations = pooled.iterations.min(part.iterations);
+            pooled.integrity.add(part.integrity);
+            for warning in part.warnings {
+                if !pooled.warnings.contains(&warning) {
+                    pooled.warnings.push(warning);
+                }
+            }
+            if part.verdict.is_suspect() {
+                pooled.verdict = part.verdict;
+            }
+        }
+        pooled.summary = Summary::of(&pooled.samples_ns)?;
+        let (low, high) = medians
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &m| (l.min(m), h.max(m)));
+        let spread = (high - low) / pooled.summary.median;
+        Some(
+            pooled
+                .with_parameter("setups", medians.len())
+                .with_parameter("setup_medians_ns", medians)
+                .with_parameter("setup_spread", spread),
+        )
+    }
+
     /// Re-expresses a timed loop whose every call performed `operations` operations (loads of
     /// an unrolled chase, bytes of a copy) per operation: samples, CPU time, loop overhead and
     /// cold call are divided, iterations multiplied. The verdict stands: it was made per call.
@@ -348,5 +395,32 @@ impl RunRecord {
     /// Every result of every probe, in run order.
     pub fn results(&self) -> impl Iterator<Item = &BenchResult> {
         self.probes.iter().flat_map(|p| p.results.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rings on fresh mappings pooled: every sample kept, each ring's median and their
+    /// spread recorded, a warning of any part kept once.
+    #[test]
+    fn pooled_setups_keep_every_sample_and_their_spread() {
+        let part = |base: f64| {
+            let mut r =
+                BenchResult::derived("ring", "test", vec![base; 10], Vec::new(), Vec::new())
+                    .unwrap();
+            r.warnings.push(Warning::DifferenceNotSignificant);
+            r
+        };
+        let pooled = BenchResult::pooled(vec![part(100.0), part(110.0), part(120.0)]).unwrap();
+        assert_eq!(pooled.samples_ns.len(), 30);
+        assert_eq!(pooled.summary.median, 110.0);
+        assert_eq!(pooled.warnings, [Warning::DifferenceNotSignificant]);
+        let medians = pooled.parameter("setup_medians_ns").unwrap();
+        assert_eq!(medians, &Value::Numbers(vec![100.0, 110.0, 120.0]));
+        let spread = pooled.parameter("setup_spread").unwrap().as_f64().unwrap();
+        assert!((spread - 20.0 / 110.0).abs() < 1e-12, "{spread}");
+        assert!(BenchResult::pooled(Vec::new()).is_none());
     }
 }

@@ -81,6 +81,9 @@ pub mod key {
     pub const CPU_B: &str = "cpu_b";
     /// A core-to-core pair's median round trip, beside its one-way figure.
     pub const ROUND_TRIP_NS: &str = "round_trip_ns";
+    /// How a result's time per operation was obtained, when not by the empty-loop
+    /// subtraction: `slope` (between two unroll counts).
+    pub const TIMING: &str = "timing";
     /// Threads that ran the measured loop at once.
     pub const THREADS: &str = "threads";
     /// The CPUs a result ran on.

@@ -118,6 +118,7 @@ value_from! {
     String => Value::Text,
     &String => |text: &String| Value::Text(text.clone()),
     Histogram => Value::Histogram,
+    Vec<f64> => Value::Numbers,
 }
 
 impl From<&[usize]> for Value {

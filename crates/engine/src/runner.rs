@@ -7,7 +7,7 @@
 use crate::analysis::{self, Subject};
 use crate::clock::Clock;
 use crate::config::{Config, Interrupted};
-use crate::host::{Closure, Limits, RealHost, SharedHost};
+use crate::host::{Closure, Limits, LoopBody, RealHost, SharedHost, Unrolled};
 use crate::model::{BenchResult, Integrity};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -91,18 +91,84 @@ impl Runner {
         method: &str,
         f: F,
     ) -> Result<BenchResult, Interrupted> {
+        self.bench_body(name, method, &mut Closure(f))
+    }
+
+    fn bench_body(
+        &mut self,
+        name: &str,
+        method: &str,
+        body: &mut dyn LoopBody,
+    ) -> Result<BenchResult, Interrupted> {
         let limits = self.limits();
         limits.check()?;
-        let run = self
-            .host
-            .timer()
-            .sample_loop(name, &mut Closure(f), &limits)?;
+        let run = self.host.timer().sample_loop(name, body, &limits)?;
         Ok(analysis::timed_loop_result(
             &self.subject(name, method, self.config.samples),
             &run.samples,
             run.cold_ns,
             run.integrity,
         ))
+    }
+
+    /// Measures the cost of one operation as the slope between two bodies that differ only
+    /// in how many operations they perform per call: `short` performs `short_ops`, `long`
+    /// performs `long_ops`. The loop's own instructions are the same in both, so their cost
+    /// cancels whether or not the core overlaps them with the body; subtracting an empty
+    /// loop instead under-reports a dependent chain of a few cycles, with which the loop's
+    /// instructions run in parallel. Each body is sampled as by [`Runner::bench`]; the
+    /// result pairs their samples in order (a `Derived` result, `timing` = `slope`), keeps
+    /// both bodies' warnings, and is suspect when either body was.
+    pub fn bench_slope<F: FnMut() -> R, G: FnMut() -> S, R, S>(
+        &mut self,
+        name: &str,
+        method: &str,
+        (short_ops, short): (u64, F),
+        (long_ops, long): (u64, G),
+    ) -> Result<BenchResult, Interrupted> {
+        assert!(
+            long_ops > short_ops,
+            "the long body performs more operations"
+        );
+        let short = self.bench_body(
+            name,
+            method,
+            &mut Unrolled {
+                body: short,
+                operations: short_ops,
+            },
+        )?;
+        let long = self.bench_body(
+            name,
+            method,
+            &mut Unrolled {
+                body: long,
+                operations: long_ops,
+            },
+        )?;
+        let scale = 1.0 / (long_ops - short_ops) as f64;
+        let mut slope = BenchResult::derived_difference(name, method, &long, &short, scale)
+            .expect("both bodies have samples");
+        slope.derived_from.clear();
+        for warning in short.warnings.into_iter().chain(long.warnings) {
+            if !slope.warnings.contains(&warning) {
+                slope.warnings.push(warning);
+            }
+        }
+        slope.verdict = if short.verdict.is_suspect() {
+            short.verdict
+        } else {
+            long.verdict
+        };
+        slope.iterations = short.iterations.min(long.iterations);
+        slope.integrity = short.integrity;
+        slope.integrity.add(long.integrity);
+        Ok(slope
+            .with_parameter(crate::names::key::TIMING, "slope")
+            .with_parameter(
+                "operations_per_call",
+                vec![short_ops as usize, long_ops as usize],
+            ))
     }
 
     /// Records events that are timed one at a time: `f` performs one event and returns its
@@ -238,6 +304,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verdict;
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
@@ -278,6 +345,49 @@ mod tests {
             let sum = short.samples_ns[i] + long.samples_ns[i];
             assert!((sum - whole.samples_ns[i]).abs() < 1.0, "event {i}");
         }
+    }
+
+    /// By slope, a dependent multiplication costs about three dependent additions on
+    /// x86-64 (3 cycles and 1), whatever the loop around them costs.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn a_slope_times_a_dependent_chain_in_cycles() {
+        macro_rules! chain {
+            ($op:literal, $n:literal, $x:ident) => {{
+                // SAFETY: register arithmetic only.
+                unsafe {
+                    std::arch::asm!(concat!(".rept ", $n), $op, ".endr", x = inout(reg) $x,
+                        k = in(reg) 3u64, options(nomem, nostack))
+                };
+                $x
+            }};
+        }
+        let mut runner = Runner::new(small_config());
+        let (mut a, mut b, mut c, mut d) = (1u64, 1u64, 1u64, 1u64);
+        let add = runner
+            .bench_slope(
+                "add",
+                "dependent adds",
+                (16, || chain!("add {x}, {k}", "16", a)),
+                (32, || chain!("add {x}, {k}", "32", b)),
+            )
+            .unwrap();
+        let multiply = runner
+            .bench_slope(
+                "imul",
+                "dependent multiplications",
+                (16, || chain!("imul {x}, {k}", "16", c)),
+                (32, || chain!("imul {x}, {k}", "32", d)),
+            )
+            .unwrap();
+        let cycles = multiply.summary.median / add.summary.median;
+        assert!(
+            (2.4..3.6).contains(&cycles),
+            "imul {} ns, add {} ns",
+            multiply.summary.median,
+            add.summary.median
+        );
+        assert_eq!(multiply.verdict, Verdict::Measured);
     }
 
     /// A set abort flag stops the benchmark under way, and is forgotten afterwards.

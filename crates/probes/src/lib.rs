@@ -138,7 +138,25 @@ pub enum ProbeError {
 pub struct ProbeSpec {
     pub id: &'static str,
     pub method: &'static str,
+    /// How measured time becomes the probe's figures (see [`timing`]), as `latlab list`
+    /// states it.
+    pub timing: &'static str,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
+}
+
+/// The ways a probe turns measured time into figures. A calibrated loop's time includes the
+/// loop's own instructions; subtracting an empty loop's cost is right when they run before
+/// or after the body, and wrong for a dependent chain of a few cycles, beside which they run
+/// in parallel (the subtraction then takes off time the chain never spent).
+pub mod timing {
+    /// The engine's default.
+    pub const LESS_EMPTY_LOOP: &str = "calibrated loops less the empty loop's cost (the body is \
+        long or serialising: the loop's own instructions do not run beside it)";
+    /// For dependent chains of a few cycles.
+    pub const SLOPE: &str = "the slope between two unroll counts: the loop's own cost is the \
+        same in both and cancels, overlapped or not";
+    /// For events too long or too irregular to repeat in a loop.
+    pub const EVENTS: &str = "each event timed on its own";
 }
 
 /// Every probe, in the order a run takes them.

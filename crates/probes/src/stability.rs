@@ -5,16 +5,20 @@
 //! neighbours come and go; within one process the samples are tight, yet a second run minutes
 //! later does not repeat the figure. The check measures what moves most:
 //!
-//! * `stability/memory-chase`: dependent loads over a random ring, one line per 256 bytes,
-//!   of twice the last-level cache (or the largest working set allowed, if smaller), built on
-//!   a fresh mapping each time: the main-memory latency;
+//! * `stability/memory-chase`: dependent loads over a `pagegroups` ring (random lines within
+//!   64-page groups), one line per 256 bytes, of twice the last-level cache (or the largest
+//!   working set allowed, if smaller), built on a fresh mapping each time: the main-memory
+//!   latency with few TLB misses, since under a hypervisor the cost of a page walk depends
+//!   on how the host backs each page and moves by tens of per cent from one mapping to the
+//!   next;
 //! * `stability/core-to-core`: the one-way latency of a cache line between the first two
 //!   CPUs the run may use (CAS), as `thread.core_to_core` measures it.
 //!
 //! Each takes 15 samples of at least 1 ms whatever the suite, well under a second together.
 
+use crate::mem::buffer::page_size;
 use crate::mem::chase::Layout;
-use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, measure};
+use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, TLB_GROUP_PAGES, measure};
 use crate::thread::core_to_core::{Bounce, measure_pair};
 use crate::{ProbeContext, ProbeError};
 use latlab_engine::BenchResult;
@@ -62,12 +66,15 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
     let size = (2 * last_level).min(ctx.max_working_set());
     let ring = Ring {
         name: MEMORY_CHASE.to_string(),
-        label: "random",
-        layout: Layout::Random,
+        label: "pagegroups",
+        layout: Layout::PageGroups {
+            group_bytes: TLB_GROUP_PAGES * page_size(),
+        },
         size,
         stride: PREFETCH_PROOF_STRIDE,
         line: 64,
         huge_pages: false,
+        slope: false,
     };
     let host = std::sync::Arc::clone(ctx.host());
     let cpus = host.allowed_cpus();

@@ -147,6 +147,11 @@ pub trait LoopBody {
 
     /// Times `iterations` turns of the same loop with an empty body.
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64;
+
+    /// How many operations one call performs, for a timer that makes its figures up.
+    fn operations(&self) -> u64 {
+        1
+    }
 }
 
 /// A closure as a [`LoopBody`].
@@ -159,6 +164,27 @@ impl<F: FnMut() -> R, R> LoopBody for Closure<F> {
 
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
         clock.time_loop(iterations, &mut || ())
+    }
+}
+
+/// A closure that performs `operations` operations per call, as a [`LoopBody`]: one of the
+/// two bodies of a slope.
+pub(crate) struct Unrolled<F> {
+    pub body: F,
+    pub operations: u64,
+}
+
+impl<F: FnMut() -> R, R> LoopBody for Unrolled<F> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        clock.time_loop(iterations, &mut self.body)
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        clock.time_loop(iterations, &mut || ())
+    }
+
+    fn operations(&self) -> u64 {
+        self.operations
     }
 }
 

@@ -150,7 +150,7 @@ impl Timer for SyntheticTimer {
         limits: &Limits,
     ) -> Sampled<LoopRun> {
         body.time(&self.clock, 1);
-        let nominal = nominal_ns(name);
+        let nominal = nominal_ns(name) * body.operations() as f64;
         let target_ns = limits.config.target_sample_time.as_nanos() as f64;
         let iterations =
             ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();

@@ -4,6 +4,11 @@
 //! must assume it has effects, so it can neither inline the function away nor delete the
 //! call. What is left is `call` + `ret`, which the return-stack buffer predicts perfectly: the
 //! figure is the cheapest possible call, not one that misses the branch predictor or caches.
+//!
+//! The figure is the slope between one and three calls per iteration of the engine's loop:
+//! calls chain through the stack pointer and the return-stack buffer, and the loop's own
+//! instructions run beside them, so subtracting an empty loop would take off time the calls
+//! never spent.
 
 use crate::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_engine::BenchResult;
@@ -12,6 +17,7 @@ use std::arch::asm;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.call",
     method: "direct call to an empty non-inlined function and its return",
+    timing: crate::timing::SLOPE,
     run,
 };
 
@@ -22,10 +28,16 @@ fn empty_function() {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let result = ctx.runner.bench(
+    let result = ctx.runner.bench_slope(
         "cpu.call/empty",
-        "call + ret of an empty #[inline(never)] function whose body the compiler cannot see into",
-        empty_function,
+        "call + ret of an empty #[inline(never)] function whose body the compiler cannot see \
+         into: the slope between one and three calls per iteration",
+        (1, empty_function),
+        (3, || {
+            empty_function();
+            empty_function();
+            empty_function();
+        }),
     )?;
     Ok(vec![result])
 }

@@ -14,6 +14,7 @@ use std::hint::black_box;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.compress",
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

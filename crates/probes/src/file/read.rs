@@ -23,6 +23,7 @@ use latlab_engine::units::format_bytes;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.read",
     method: "open+read+close of a whole cached file vs pread on an open descriptor, 1 B … 10 MiB",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

@@ -17,6 +17,7 @@ use std::ffi::CStr;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.write",
     method: "create+write(+fsync)+close then unlink of a new file, 0 B … 10 MiB; fsync of a 4 KiB change",
+    timing: crate::timing::EVENTS,
     run,
 };
 

@@ -21,6 +21,7 @@ use latlab_engine::{BenchResult, Runner};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.throughput",
     method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

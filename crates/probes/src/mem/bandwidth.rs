@@ -27,6 +27,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.bandwidth",
     method: "read, write and modify passes over 64-bit elements, every element and every 4th, by \
              working-set size; all CPUs at the largest",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

@@ -16,6 +16,10 @@
 //! what spatial prefetch hides, as `sequential` shows what stream prefetch hides. Working
 //! sets are labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
+//! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
+//! samples pooled: one ring's figure depends on where its pages landed, and the spread across
+//! rings (`setup_medians_ns`, `setup_spread`) shows by how much.
+//!
 //! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
 //! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
@@ -33,6 +37,7 @@ use latlab_engine::{BenchResult, Runner, Warning};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
     method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
+    timing: "up to the second-level cache, the slope between 16 and 32 loads per call; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
     run,
 };
 
@@ -41,14 +46,21 @@ const MIN_WORKING_SET: u64 = 1024;
 /// Dependent loads per call of the measured closure.
 const LOADS_PER_CALL: usize = 16;
 /// Pages per group of the `pagegroups` layout.
-const TLB_GROUP_PAGES: usize = 64;
+pub(crate) const TLB_GROUP_PAGES: usize = 64;
 /// The distance between the lines that the random rings use: cores fetch lines in aligned
 /// 128-byte pairs, and the spatial prefetchers of current x86-64 and Arm cores fetch the
 /// neighbouring lines of a miss; 256 bytes leaves all of them unused, and is the default of
 /// the established memory-latency tools (multichase) for that reason.
 pub(crate) const PREFETCH_PROOF_STRIDE: usize = 256;
+/// Rings built, each on a fresh mapping, for a working set beyond the last-level cache:
+/// where the pages land in memory (and what the host does meanwhile) moves one ring's
+/// figure by several per cent, and the spread across rings shows by how much.
+const RINGS_BEYOND_LAST_LEVEL: usize = 3;
 /// The strides of the sweep at the largest working set, in lines of 64 bytes and a page.
 const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
+/// The second-level cache's size when the kernel does not report it: working sets up to it
+/// are timed by slope.
+const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
 /// The largest working set when neither the caller nor the kernel says otherwise.
 const FALLBACK_MAX: u64 = 256 << 20;
 /// A kernel-reported cache size and the curve's estimate may differ by this factor.
@@ -88,6 +100,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ("sequential", Layout::Sequential),
     ];
     let huge_pages = ctx.memory.huge_pages;
+    let last_level = caches
+        .iter()
+        .map(|c| c.size_bytes)
+        .max()
+        .unwrap_or(u64::MAX);
+    let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
     let (mut results, curve) = ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
@@ -106,8 +124,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     stride,
                     line,
                     huge_pages,
+                    slope: size <= private_cache,
                 };
-                let result = measure(runner, ring, Some(cycle_ns))?;
+                let rings = match layout {
+                    Layout::Sequential => 1,
+                    _ if size > last_level => RINGS_BEYOND_LAST_LEVEL,
+                    _ => 1,
+                };
+                let result = measure_rings(runner, ring, rings, cycle_ns)?;
                 if label == "pagegroups" {
                     curve.push((size, result.summary.median, result.name.clone()));
                 }
@@ -129,6 +153,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 stride,
                 line,
                 huge_pages,
+                slope: false,
             };
             results.push(measure(runner, ring, Some(cycle_ns))?);
         }
@@ -149,6 +174,32 @@ pub(crate) struct Ring {
     pub stride: usize,
     pub line: usize,
     pub huge_pages: bool,
+    /// Time a load as the slope between 16 and 32 loads per call rather than by subtracting
+    /// the empty loop: for rings in the private caches, where a load takes a few cycles and
+    /// the loop's own instructions run beside the chain.
+    pub slope: bool,
+}
+
+/// Measures `rings` rings like `ring`, each on its own fresh mapping, and pools their
+/// samples; the result carries each ring's median and their spread.
+fn measure_rings(
+    runner: &mut Runner,
+    ring: Ring,
+    rings: usize,
+    cycle_ns: f64,
+) -> Result<BenchResult, ProbeError> {
+    let mut parts = Vec::with_capacity(rings);
+    for _ in 0..rings {
+        let copy = Ring {
+            name: ring.name.clone(),
+            ..ring
+        };
+        parts.push(measure(runner, copy, Some(cycle_ns))?);
+    }
+    let mut pooled = BenchResult::pooled(parts).expect("at least one ring");
+    let cycles = pooled.summary.median / cycle_ns;
+    pooled = pooled.with_parameter("cycles_per_load", cycles);
+    Ok(pooled)
 }
 
 /// Builds the ring on a fresh mapping and times dependent loads around it; with the core's
@@ -166,6 +217,7 @@ pub(crate) fn measure(
         stride,
         line,
         huge_pages: huge,
+        slope,
     } = ring;
     let chase = Chase::build(size as usize, stride, layout, huge).map_err(|e| {
         ProbeError::Failed(format!(
@@ -183,23 +235,36 @@ pub(crate) fn measure(
         (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
     };
     chase.warm();
+    let method = format!(
+        "dependent loads over a {label} ring of {} lines, one per {stride} bytes ({} spanned)",
+        chase.lines(),
+        size_label(size)
+    );
     let mut p = chase.start();
-    let result = runner
-        .bench(
+    let mut q = chase.start();
+    // SAFETY (both closures): the ring lives until after the benchmark (`chase` is dropped
+    // below).
+    let result = if slope {
+        runner.bench_slope(
             &name,
-            &format!(
-                "dependent loads over a {label} ring of {} lines, one per {stride} bytes ({} \
-                 spanned)",
-                chase.lines(),
-                size_label(size)
-            ),
-            // SAFETY: the ring lives until after the benchmark (`chase` is dropped below).
-            move || {
+            &format!("{method}: the slope between 16 and 32 loads per call"),
+            (LOADS_PER_CALL as u64, move || {
                 p = unsafe { walk::<LOADS_PER_CALL>(p) };
                 p
-            },
+            }),
+            (2 * LOADS_PER_CALL as u64, move || {
+                q = unsafe { walk::<{ 2 * LOADS_PER_CALL }>(q) };
+                q
+            }),
         )?
-        .per_operation(LOADS_PER_CALL as u64);
+    } else {
+        runner
+            .bench(&name, &method, move || {
+                p = unsafe { walk::<LOADS_PER_CALL>(p) };
+                p
+            })?
+            .per_operation(LOADS_PER_CALL as u64)
+    };
     let chase_lines = chase.lines();
     drop(chase);
     let result = result
@@ -312,6 +377,7 @@ mod tests {
                 stride: PREFETCH_PROOF_STRIDE,
                 line: 64,
                 huge_pages: false,
+                slope: size <= 256 << 10,
             };
             measure(&mut runner, ring, None).unwrap().summary.median
         };

@@ -25,6 +25,7 @@ use std::os::fd::AsRawFd;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.pipe",
     method: "one byte through a pipe within a process, and back and forth between two: the context switch",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

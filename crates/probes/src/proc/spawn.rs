@@ -24,6 +24,7 @@ use std::path::PathBuf;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.spawn",
     method: "fork + _exit + wait, fork + exec of `true` + wait, posix_spawn of `true` + wait",
+    timing: crate::timing::EVENTS,
     run,
 };
 

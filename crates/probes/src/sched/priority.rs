@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.priority",
     method: "a fixed CPU-bound job at nice 0/19, SCHED_BATCH, SCHED_IDLE, uclamp: alone, against a hog, all CPUs loaded",
+    timing: crate::timing::EVENTS,
     run,
 };
 

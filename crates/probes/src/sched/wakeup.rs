@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.wakeup",
     method: "clock_nanosleep to absolute times 1 ms apart, lateness per class, alone and against a hog",
+    timing: crate::timing::EVENTS,
     run,
 };
 

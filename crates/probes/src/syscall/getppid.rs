@@ -11,6 +11,7 @@ use latlab_engine::BenchResult;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "syscall.getppid",
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.atomic",
     method: "atomic fetch_add on one word, alone and against a second CPU doing the same",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

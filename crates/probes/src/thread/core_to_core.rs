@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.core_to_core",
     method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
+    timing: "batches of round trips timed as one, less the empty loop (a round trip is hundreds of cycles), halved for one way",
     run,
 };
 

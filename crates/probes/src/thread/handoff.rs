@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.handoff",
     method: "two threads posting each other's futex semaphore: time per hand-off",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

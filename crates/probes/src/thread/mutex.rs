@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.mutex",
     method: "lock + increment + unlock of std::sync::Mutex and pthread_mutex_t, alone and against a second CPU",
+    timing: crate::timing::LESS_EMPTY_LOOP,
     run,
 };
 

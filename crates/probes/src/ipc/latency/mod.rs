@@ -48,6 +48,7 @@ use tracer::Tracer;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.latency",
     method: "request/reply round trips per client/server pair, normal and SCHED_FIFO, against a deadline",
+    timing: crate::timing::EVENTS,
     run,
 };
 
