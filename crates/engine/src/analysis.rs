@@ -266,7 +266,12 @@ fn common_warnings(
     resolution_ns: f64,
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    if summary.n < wanted_samples {
+    if summary.n < MIN_SAMPLES {
+        warnings.push(Warning::BelowMinimum {
+            taken: summary.n,
+            minimum: MIN_SAMPLES,
+        });
+    } else if summary.n < wanted_samples {
         warnings.push(Warning::FewSamples {
             taken: summary.n,
             wanted: wanted_samples,

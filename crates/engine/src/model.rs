@@ -59,6 +59,9 @@ pub enum Warning {
     MajorPageFaults { count: u64 },
     /// Fewer samples than wanted fitted in the time budget.
     FewSamples { taken: usize, wanted: usize },
+    /// Fewer samples than the engine's minimum ([`crate::MIN_SAMPLES`]) for any result: the
+    /// probe's events were too costly or too rare. No interval or percentile is shown.
+    BelowMinimum { taken: usize, minimum: usize },
     /// A derived difference whose 95% confidence interval includes zero.
     DifferenceNotSignificant,
     /// A probe's measured size of a cache level disagrees with the kernel's.

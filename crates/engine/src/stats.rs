@@ -32,7 +32,24 @@ pub struct Summary {
     pub outliers_high: usize,
 }
 
+/// The fewest samples whose order statistics bound a 95% confidence interval of the median:
+/// with five, the whole range covers the median only 94% of the time.
+pub const MIN_SAMPLES_FOR_INTERVAL: usize = 6;
+/// The fewest samples for which the 5th and 95th percentiles each have a sample beyond
+/// them; with fewer, they only interpolate between the two smallest or largest samples.
+pub const MIN_SAMPLES_FOR_PERCENTILES: usize = 20;
+
 impl Summary {
+    /// Whether the sample count supports the 95% confidence interval of the median.
+    pub fn has_interval(&self) -> bool {
+        self.n >= MIN_SAMPLES_FOR_INTERVAL
+    }
+
+    /// Whether the sample count supports the 5th and 95th percentiles.
+    pub fn has_percentiles(&self) -> bool {
+        self.n >= MIN_SAMPLES_FOR_PERCENTILES
+    }
+
     /// Summarises `samples`; `None` when there are none or one is not finite.
     pub fn of(samples: &[f64]) -> Option<Summary> {
         if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {

@@ -43,6 +43,10 @@ pub fn warning(warning: &Warning) -> String {
             "only {taken} of {wanted} samples fitted in the time budget: the confidence \
              interval is wider; use the full suite for more"
         ),
+        Warning::BelowMinimum { taken, minimum } => format!(
+            "n = {taken}, below the minimum of {minimum} samples: no interval or percentiles; \
+             the full suite takes more"
+        ),
         Warning::DifferenceNotSignificant => "the 95% confidence interval of the difference \
                                               includes zero: no difference was detected"
             .into(),

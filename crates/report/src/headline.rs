@@ -13,6 +13,7 @@ use crate::units::{format_ns, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
+use latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES;
 use std::fmt::Write as _;
 
 const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
@@ -187,6 +188,8 @@ pub struct Measured {
     pub median_ns: f64,
     pub p5_ns: f64,
     pub p95_ns: f64,
+    /// The samples behind the percentiles (for a cache level, the points of its plateau).
+    pub samples: usize,
     /// The result it was read from, and how when not directly.
     pub source: String,
 }
@@ -303,7 +306,19 @@ fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
         median_ns: result.summary.median * scale,
         p5_ns: result.summary.p5 * scale,
         p95_ns: result.summary.p95 * scale,
+        samples: result.summary.n,
         source: source.to_string(),
+    }
+}
+
+impl Measured {
+    /// The 5th to 95th percentiles, or what is missing for them.
+    pub fn percentiles(&self) -> String {
+        if self.samples >= MIN_SAMPLES_FOR_PERCENTILES {
+            format!("{} … {}", format_ns(self.p5_ns), format_ns(self.p95_ns))
+        } else {
+            format!("n = {}: too few", self.samples)
+        }
     }
 }
 
@@ -375,9 +390,9 @@ impl Exporter for HeadlineExporter {
                     row.measured
                         .as_ref()
                         .map_or_else(|| "—".into(), |m| format_ns(m.median_ns)),
-                    row.measured.as_ref().map_or_else(String::new, |m| {
-                        format!("{} … {}", format_ns(m.p5_ns), format_ns(m.p95_ns))
-                    }),
+                    row.measured
+                        .as_ref()
+                        .map_or_else(String::new, Measured::percentiles),
                     row.reference_ns.map_or_else(|| "—".into(), format_ns),
                     row.ratio().map_or_else(String::new, format_ratio),
                     row.human_scale(l1_ns).map_or_else(String::new, |scaled| {

@@ -7,10 +7,13 @@
 //! histograms and the core-to-core matrix drawn here as plain SVG), the scheduling table, every
 //! result with its method and spread, and every warning.
 
-use crate::headline::{HeadlineRow, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
+use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::plots::{Formats, RenderedPlot, render_plots};
-use crate::rows::headline;
-use crate::units::{format_clock, format_ns, format_percent, format_rate, format_ratio};
+use crate::rows::{format_samples, headline};
+use crate::units::{
+    format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
+    format_ratio,
+};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
@@ -171,11 +174,7 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
             },
             escape(&row.operation),
             measured.map_or_else(|| "—".into(), |m| format_ns(m.median_ns)),
-            measured.map_or_else(String::new, |m| format!(
-                "{} … {}",
-                format_ns(m.p5_ns),
-                format_ns(m.p95_ns)
-            )),
+            measured.map_or_else(String::new, Measured::percentiles),
             row.reference_ns.map_or_else(|| "—".into(), format_ns),
             row.ratio().map_or_else(String::new, format_ratio),
             row.human_scale(l1).unwrap_or_default(),
@@ -439,11 +438,7 @@ fn results(page: &mut String, run: &RunRecord) {
         );
         for result in &probe.results {
             let s = &result.summary;
-            let samples = if result.iterations > 1 {
-                format!("{} × {}", s.n, result.iterations)
-            } else {
-                s.n.to_string()
-            };
+            let samples = format_samples(result);
             let flag = if result.verdict.is_suspect() {
                 " <span class=\"fail\">optimised away?</span>"
             } else if result.warnings.is_empty() {
@@ -453,17 +448,15 @@ fn results(page: &mut String, run: &RunRecord) {
             };
             let _ = writeln!(
                 page,
-                "<tr><td>{}{flag}</td><td>{}</td><td>{}</td><td>{} … {}</td><td>{} … {}</td>\
+                "<tr><td>{}{flag}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
                  <td>{}</td><td>{samples}</td><td class=\"text note\">{}</td></tr>",
                 escape(&result.name),
                 format_ns(s.median),
                 result
                     .gigabytes_per_second()
                     .map_or_else(String::new, format_rate),
-                format_ns(s.median_ci95[0]),
-                format_ns(s.median_ci95[1]),
-                format_ns(s.p5),
-                format_ns(s.p95),
+                format_interval(s),
+                format_percentiles(s),
                 s.cv.map_or_else(|| "–".into(), format_percent),
                 escape(&result.method)
             );

@@ -2,7 +2,10 @@
 //! plus the warnings, notes and failures listed under the table.
 
 use crate::text_table::TextTable;
-use crate::units::{format_clock, format_ns, format_percent, format_rate};
+use crate::units::{
+    format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
+};
+use latlab_engine::MIN_SAMPLES;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
 use latlab_engine::stats::Summary;
 
@@ -106,12 +109,8 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
             result
                 .gigabytes_per_second()
                 .map_or_else(String::new, format_rate),
-            format!(
-                "{} … {}",
-                format_ns(s.median_ci95[0]),
-                format_ns(s.median_ci95[1])
-            ),
-            format!("{} … {}", format_ns(s.p5), format_ns(s.p95)),
+            format_interval(s),
+            format_percentiles(s),
             s.cv.map_or_else(|| "–".to_string(), format_percent),
             result.cold_ns.map_or_else(
                 || "–".to_string(),
@@ -123,11 +122,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                     }
                 },
             ),
-            if result.iterations > 1 {
-                format!("{} × {}", s.n, result.iterations)
-            } else {
-                s.n.to_string()
-            },
+            format_samples(result),
         ];
         cells.push(
             row.into_iter()
@@ -190,4 +185,46 @@ pub(crate) fn headline(run: &RunRecord) -> String {
         format_ns(clock.resolution_ns),
         format_ns(clock.region_overhead_ns),
     )
+}
+
+/// A result's sample count, with the calls per sample of a timed loop, marked when below the
+/// engine's minimum.
+pub(crate) fn format_samples(result: &BenchResult) -> String {
+    let n = result.summary.n;
+    if n < MIN_SAMPLES {
+        format!("{n} (too few)")
+    } else if result.iterations > 1 {
+        format!("{n} × {}", result.iterations)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::{probe, record};
+
+    /// Two samples get neither an interval nor percentiles and are marked; thirty get both.
+    #[test]
+    fn too_few_samples_show_no_interval_or_percentiles() {
+        let with = |n: usize| {
+            let samples = (0..n).map(|i| 100.0 + i as f64).collect();
+            BenchResult::derived(&format!("n{n}"), "test", samples, Vec::new(), Vec::new()).unwrap()
+        };
+        let run = record(vec![probe("p", vec![with(2), with(10), with(30)])]);
+        let table = rows(&run, Sweeps::Folded).table().aligned(&[]);
+        let line = |name: &str| {
+            table
+                .lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("{table}"))
+        };
+        assert!(line("n2 ").contains("n = 2: no interval"), "{table}");
+        assert!(line("n2 ").contains("n = 2: too few"), "{table}");
+        assert!(line("n2 ").contains("2 (too few)"), "{table}");
+        assert!(line("n10").contains("n = 10: too few"), "{table}");
+        assert!(!line("n10").contains("no interval"), "{table}");
+        assert!(!line("n30").contains("n = "), "{table}");
+    }
 }

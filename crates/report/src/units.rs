@@ -63,6 +63,25 @@ pub fn format_percent(fraction: f64) -> String {
     }
 }
 
+/// The 95% confidence interval of the median, or what is missing for one.
+pub fn format_interval(summary: &latlab_engine::stats::Summary) -> String {
+    if summary.has_interval() {
+        let [low, high] = summary.median_ci95;
+        format!("{} … {}", format_ns(low), format_ns(high))
+    } else {
+        format!("n = {}: no interval", summary.n)
+    }
+}
+
+/// The 5th to 95th percentiles, or what is missing for them.
+pub fn format_percentiles(summary: &latlab_engine::stats::Summary) -> String {
+    if summary.has_percentiles() {
+        format!("{} … {}", format_ns(summary.p5), format_ns(summary.p95))
+    } else {
+        format!("n = {}: too few", summary.n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //!
 //! The job is a chain of dependent multiply-adds calibrated to take 10 ms (50 ms in the full
 //! suite) alone at nice 0. It runs on a thread of its own in each class ([`Class`]: nice 0,
-//! nice 19, SCHED_BATCH, SCHED_IDLE, and a utilisation clamp where the kernel has uclamp)
+//! nice 19 and SCHED_IDLE; the full suite adds SCHED_BATCH and a utilisation clamp where the
+//! kernel has uclamp), six times after a cold run,
 //! under each condition ([`Condition`]): alone on one CPU, against a nice-0 spinning thread on
 //! that CPU, and with such a thread on every CPU while the job may run anywhere.
 //!
@@ -12,7 +13,7 @@
 //! with `sched_getcpu` every 64 Ki steps), and under contention its slowdown against the
 //! same class alone. Nothing here decides what priority should do: if classes differ alone,
 //! or do not differ under contention, the figures say so. A job starved past the time cap
-//! (0.5 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
+//! (0.1 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
 //! of the job it had done, which the result says.
 
 use super::{Class, Classes, Condition, check_cancel, on_thread};
@@ -27,19 +28,38 @@ use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.priority",
-    method: "a fixed CPU-bound job at nice 0/19, SCHED_BATCH, SCHED_IDLE, uclamp: alone, against a hog, all CPUs loaded",
+    method: "a fixed CPU-bound job at nice 0/19, SCHED_IDLE (full suite: also SCHED_BATCH, uclamp): alone, against a hog, all CPUs loaded",
     timing: crate::timing::EVENTS,
     run,
 };
 
+/// What the hogs' time limit allows beyond the jobs' caps.
+const HOG_SLACK: Duration = Duration::from_secs(1);
 /// Steps between two looks at the clock and the CPU.
 const CHUNK: u64 = 1 << 16;
 
-/// How long the job takes alone, how many times each is run, and when a starved job stops.
+/// How long the job takes alone, how many times each is run (the first is the cold one),
+/// and when a starved job stops. The quick suite runs fewer classes rather than fewer jobs:
+/// each result needs the engine's minimum of samples and six for an interval.
 fn shape(suite: Suite) -> (Duration, usize, Duration) {
     match suite {
-        Suite::Quick => (Duration::from_millis(10), 3, Duration::from_millis(500)),
-        Suite::Full => (Duration::from_millis(50), 6, Duration::from_secs(5)),
+        Suite::Quick => (Duration::from_millis(10), 7, Duration::from_millis(100)),
+        Suite::Full => (Duration::from_millis(50), 7, Duration::from_secs(5)),
+    }
+}
+
+/// The classes a suite compares: the quick one keeps the default, the lowest nice level and
+/// the idle policy, the extremes that show whether priority works at all.
+fn classes(suite: Suite) -> &'static [Class] {
+    match suite {
+        Suite::Quick => &[Class::Nice0, Class::Nice19, Class::SchedIdle],
+        Suite::Full => &[
+            Class::Nice0,
+            Class::Nice19,
+            Class::SchedBatch,
+            Class::SchedIdle,
+            Class::UclampMax,
+        ],
     }
 }
 
@@ -111,20 +131,16 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
     let chunks = calibrate(host.as_ref(), cpu, target).map_err(ProbeError::Failed)?;
-    let classes = Classes::check(&[
-        Class::Nice0,
-        Class::Nice19,
-        Class::SchedBatch,
-        Class::SchedIdle,
-        Class::UclampMax,
-    ]);
+    let classes = Classes::check(classes(ctx.suite));
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
         for &class in &classes.available {
             check_cancel(&cancel)?;
-            let hogs = condition.hogs(&host, cpu, cap * (runs as u32 + 1));
+            // A safety net only (the hogs stop when dropped): a starved job overruns its
+            // cap by up to one chunk, which at SCHED_IDLE takes tens of milliseconds.
+            let hogs = condition.hogs(&host, cpu, 2 * cap * (runs as u32 + 1) + HOG_SLACK);
             let allowed = condition.cpus(host.as_ref(), cpu);
             let jobs: Vec<JobRun> = (0..runs)
                 .map(|_| on_thread(host.as_ref(), &allowed, class, || run_job(chunks, cap)))
@@ -205,6 +221,18 @@ mod tests {
     use super::*;
 
     /// A stopped job's completion time is extrapolated from what it did, and says so.
+    /// Every suite runs each class often enough for an interval of the median (the first
+    /// run is the cold one), and the quick suite does it with fewer classes.
+    #[test]
+    fn each_class_gets_enough_runs_for_an_interval() {
+        use latlab_engine::stats::MIN_SAMPLES_FOR_INTERVAL;
+        for suite in [Suite::Quick, Suite::Full] {
+            let (_, runs, _) = shape(suite);
+            assert!(runs > MIN_SAMPLES_FOR_INTERVAL, "{suite:?}: {runs} runs");
+        }
+        assert!(classes(Suite::Quick).len() < classes(Suite::Full).len());
+    }
+
     #[test]
     fn a_capped_job_is_extrapolated() {
         let job = run_job(1 << 40, Duration::from_millis(20));
