@@ -190,17 +190,21 @@ fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
     settings
 }
 
-/// Takes the run's reference figures (see `latlab_probes::stability`).
-fn reference_figures(runner: &mut Runner, plan: &RunPlan) -> Result<Vec<Reference>, ProbeError> {
-    let mut ctx = ProbeContext {
+/// What a probe measures with, under the plan's options.
+fn probe_context<'a>(runner: &'a mut Runner, plan: &RunPlan) -> ProbeContext<'a> {
+    ProbeContext {
         runner,
         suite: plan.suite,
         memory: plan.memory,
         threads: plan.threads,
         ipc: plan.ipc,
         files: plan.files.clone(),
-    };
-    stability::reference_figures(&mut ctx)
+    }
+}
+
+/// Takes the run's reference figures (see `latlab_probes::stability`).
+fn reference_figures(runner: &mut Runner, plan: &RunPlan) -> Result<Vec<Reference>, ProbeError> {
+    stability::reference_figures(&mut probe_context(runner, plan))
 }
 
 fn started_check(reference: Reference) -> StabilityCheck {
@@ -234,15 +238,7 @@ fn finish_checks(record: &mut RunRecord, references: Vec<Reference>) {
 fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOutcome {
     let started = Instant::now();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut ctx = ProbeContext {
-            runner,
-            suite: plan.suite,
-            memory: plan.memory,
-            threads: plan.threads,
-            ipc: plan.ipc,
-            files: plan.files.clone(),
-        };
-        (probe.run)(&mut ctx)
+        (probe.run)(&mut probe_context(runner, plan))
     }));
     let (status, results): (ProbeStatus, Vec<BenchResult>) = match outcome {
         Ok(Ok(results)) => (ProbeStatus::Ok, results),

@@ -262,6 +262,22 @@ impl BenchResult {
         Some(result)
     }
 
+    /// Takes in what another measurement of the same result found, besides its samples:
+    /// its warnings (each kept once), its integrity counts, its verdict when suspect, and
+    /// the fewer iterations per sample.
+    pub(crate) fn absorb(&mut self, part: BenchResult) {
+        self.iterations = self.iterations.min(part.iterations);
+        self.integrity.add(part.integrity);
+        for warning in part.warnings {
+            if !self.warnings.contains(&warning) {
+                self.warnings.push(warning);
+            }
+        }
+        if part.verdict.is_suspect() {
+            self.verdict = part.verdict;
+        }
+    }
+
     /// One result from the same benchmark measured on several independent set-ups (a ring
     /// on a fresh mapping each): the samples pooled in the order taken, the integrity
     /// counts added, the warnings of every part kept once, the verdict suspect if any part's
@@ -272,19 +288,10 @@ impl BenchResult {
         let medians: Vec<f64> = parts.iter().map(|p| p.summary.median).collect();
         let mut parts = parts.into_iter();
         let mut pooled = parts.next()?;
-        for part in parts {
-            pooled.samples_ns.extend(part.samples_ns);
-            pooled.cpu_samples_ns.extend(part.cpu_samples_ns);
-            pooled.iterations = pooled.iterations.min(part.iterations);
-            pooled.integrity.add(part.integrity);
-            for warning in part.warnings {
-                if !pooled.warnings.contains(&warning) {
-                    pooled.warnings.push(warning);
-                }
-            }
-            if part.verdict.is_suspect() {
-                pooled.verdict = part.verdict;
-            }
+        for mut part in parts {
+            pooled.samples_ns.append(&mut part.samples_ns);
+            pooled.cpu_samples_ns.append(&mut part.cpu_samples_ns);
+            pooled.absorb(part);
         }
         pooled.summary = Summary::of(&pooled.samples_ns)?;
         let (low, high) = medians

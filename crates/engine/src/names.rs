@@ -49,6 +49,10 @@ pub mod result {
     pub const ONE_WAY: &str = "one-way";
     pub const ROUND_TRIP: &str = "round-trip";
     pub const ALL_PAIRS: &str = "all-pairs";
+    /// The run's stability check (`latlab_probes::stability`): a memory chase and a
+    /// core-to-core pair at the start and the end of every run.
+    pub const STABILITY_MEMORY_CHASE: &str = "stability/memory-chase";
+    pub const STABILITY_CORE_TO_CORE: &str = "stability/core-to-core";
     /// `sched.priority`'s results: this prefix, the condition, then the class.
     pub const SCHED_PRIORITY_PREFIX: &str = "sched.priority/";
     /// `file.read`'s and `file.write`'s results by size.

@@ -7,7 +7,7 @@
 use crate::analysis::{self, Subject};
 use crate::clock::Clock;
 use crate::config::{Config, Interrupted};
-use crate::host::{Closure, Limits, LoopBody, RealHost, SharedHost, Unrolled};
+use crate::host::{Closure, Limits, LoopBody, RealHost, SharedHost};
 use crate::model::{BenchResult, Integrity};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -91,7 +91,11 @@ impl Runner {
         method: &str,
         f: F,
     ) -> Result<BenchResult, Interrupted> {
-        self.bench_body(name, method, &mut Closure(f))
+        let mut body = Closure {
+            body: f,
+            operations: 1,
+        };
+        self.bench_body(name, method, &mut body)
     }
 
     fn bench_body(
@@ -133,7 +137,7 @@ impl Runner {
         let short = self.bench_body(
             name,
             method,
-            &mut Unrolled {
+            &mut Closure {
                 body: short,
                 operations: short_ops,
             },
@@ -141,7 +145,7 @@ impl Runner {
         let long = self.bench_body(
             name,
             method,
-            &mut Unrolled {
+            &mut Closure {
                 body: long,
                 operations: long_ops,
             },
@@ -150,19 +154,8 @@ impl Runner {
         let mut slope = BenchResult::derived_difference(name, method, &long, &short, scale)
             .expect("both bodies have samples");
         slope.derived_from.clear();
-        for warning in short.warnings.into_iter().chain(long.warnings) {
-            if !slope.warnings.contains(&warning) {
-                slope.warnings.push(warning);
-            }
-        }
-        slope.verdict = if short.verdict.is_suspect() {
-            short.verdict
-        } else {
-            long.verdict
-        };
-        slope.iterations = short.iterations.min(long.iterations);
-        slope.integrity = short.integrity;
-        slope.integrity.add(long.integrity);
+        slope.absorb(short);
+        slope.absorb(long);
         Ok(slope
             .with_parameter(crate::names::key::TIMING, "slope")
             .with_parameter(

@@ -45,11 +45,6 @@ impl Summary {
         self.n >= MIN_SAMPLES_FOR_INTERVAL
     }
 
-    /// Whether the sample count supports the 5th and 95th percentiles.
-    pub fn has_percentiles(&self) -> bool {
-        self.n >= MIN_SAMPLES_FOR_PERCENTILES
-    }
-
     /// Summarises `samples`; `None` when there are none or one is not finite.
     pub fn of(samples: &[f64]) -> Option<Summary> {
         if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {

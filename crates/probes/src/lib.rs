@@ -265,6 +265,16 @@ pub(crate) fn run_for_test(
     (results, runner)
 }
 
+/// A runner on the synthetic machine (4 CPUs, three cache levels, made-up figures) with the
+/// quick suite's configuration.
+#[cfg(test)]
+pub(crate) fn synthetic_runner() -> Runner {
+    Runner::on(
+        std::sync::Arc::new(latlab_engine::SyntheticHost::default()),
+        latlab_engine::Config::quick(),
+    )
+}
+
 #[cfg(test)]
 impl<'a> ProbeContext<'a> {
     pub(crate) fn for_test(runner: &'a mut Runner) -> ProbeContext<'a> {
@@ -282,7 +292,6 @@ impl<'a> ProbeContext<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latlab_engine::Config;
     use std::collections::HashSet;
 
     #[test]
@@ -301,8 +310,7 @@ mod tests {
     fn every_probe_runs_and_names_its_results() {
         // The scheduling probes load the CPUs for real, even on the synthetic host.
         let _alone = load_cpus();
-        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
-        let mut runner = Runner::on(host, Config::quick());
+        let mut runner = synthetic_runner();
         for probe in PROBES {
             let mut ctx = ProbeContext {
                 runner: &mut runner,

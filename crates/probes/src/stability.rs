@@ -19,19 +19,12 @@
 use crate::mem::buffer::page_size;
 use crate::mem::chase::Layout;
 use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, TLB_GROUP_PAGES, measure};
-use crate::thread::core_to_core::{Bounce, measure_pair};
+use crate::thread::core_to_core::{self, Bounce, measure_pair};
 use crate::{ProbeContext, ProbeError};
 use latlab_engine::BenchResult;
 use latlab_engine::analysis::MOVED_SHARE;
 use latlab_engine::host::AffinityGuard;
-
-/// The name of the main-memory check.
-pub const MEMORY_CHASE: &str = "stability/memory-chase";
-/// The name of the core-to-core check.
-pub const CORE_TO_CORE: &str = "stability/core-to-core";
-/// A core-to-core figure under a hypervisor wanders by a fifth from second to second
-/// without the placement changing; a move between core complexes doubles it or more.
-pub const CORE_TO_CORE_MOVED_SHARE: f64 = 0.25;
+use latlab_engine::names::result::{STABILITY_CORE_TO_CORE, STABILITY_MEMORY_CHASE};
 
 /// Samples per reference figure, whatever the suite: the start and the end of every run
 /// are measured alike, and the check stays short.
@@ -65,7 +58,7 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
         .unwrap_or(32 << 20);
     let size = (2 * last_level).min(ctx.max_working_set());
     let ring = Ring {
-        name: MEMORY_CHASE.to_string(),
+        name: STABILITY_MEMORY_CHASE.to_string(),
         label: "pagegroups",
         layout: Layout::PageGroups {
             group_bytes: TLB_GROUP_PAGES * page_size(),
@@ -87,10 +80,10 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
         if let [a, b, ..] = cpus[..] {
             let _affinity = AffinityGuard::save(&host);
             let mut pair = measure_pair(runner, Bounce::Cas, a, b)?;
-            pair.name = CORE_TO_CORE.to_string();
+            pair.name = STABILITY_CORE_TO_CORE.to_string();
             references.push(Reference {
                 result: pair,
-                moved_share: CORE_TO_CORE_MOVED_SHARE,
+                moved_share: core_to_core::MOVED_SHARE,
             });
         }
         Ok(references)
@@ -105,13 +98,12 @@ mod tests {
     /// stays within the working set allowed.
     #[test]
     fn both_references_within_the_allowed_working_set() {
-        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
-        let mut runner = latlab_engine::Runner::on(host, latlab_engine::Config::quick());
+        let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
         ctx.memory.max_size_bytes = Some(1 << 20);
         let references = reference_figures(&mut ctx).unwrap();
         let names: Vec<&str> = references.iter().map(|r| r.result.name.as_str()).collect();
-        assert_eq!(names, [MEMORY_CHASE, CORE_TO_CORE]);
+        assert_eq!(names, [STABILITY_MEMORY_CHASE, STABILITY_CORE_TO_CORE]);
         let span = references[0].result.parameter("working_set_bytes");
         assert_eq!(span.and_then(|v| v.as_u64()), Some(1 << 20));
         assert!(references[1].moved_share > references[0].moved_share);

@@ -142,7 +142,7 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
     let check_moved = run
         .stability
         .iter()
-        .any(|c| c.name.contains("core-to-core") && c.moved.is_some());
+        .any(|c| c.name == name::STABILITY_CORE_TO_CORE && c.moved.is_some());
     let probe_saw = run
         .results()
         .filter(|r| r.name.starts_with(name::CORE_TO_CORE_PREFIX))

@@ -9,11 +9,10 @@
 //! column stretches time so that this machine's L1 hit takes one second.
 
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_ns, format_ratio};
+use crate::units::{format_ns, format_percentiles, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
-use latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES;
 use std::fmt::Write as _;
 
 const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
@@ -314,11 +313,7 @@ fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
 impl Measured {
     /// The 5th to 95th percentiles, or what is missing for them.
     pub fn percentiles(&self) -> String {
-        if self.samples >= MIN_SAMPLES_FOR_PERCENTILES {
-            format!("{} … {}", format_ns(self.p5_ns), format_ns(self.p95_ns))
-        } else {
-            format!("n = {}: too few", self.samples)
-        }
+        format_percentiles(self.samples, self.p5_ns, self.p95_ns)
     }
 }
 

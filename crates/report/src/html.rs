@@ -456,7 +456,7 @@ fn results(page: &mut String, run: &RunRecord) {
                     .gigabytes_per_second()
                     .map_or_else(String::new, format_rate),
                 format_interval(s),
-                format_percentiles(s),
+                format_percentiles(s.n, s.p5, s.p95),
                 s.cv.map_or_else(|| "–".into(), format_percent),
                 escape(&result.method)
             );

@@ -110,7 +110,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .gigabytes_per_second()
                 .map_or_else(String::new, format_rate),
             format_interval(s),
-            format_percentiles(s),
+            format_percentiles(s.n, s.p5, s.p95),
             s.cv.map_or_else(|| "–".to_string(), format_percent),
             result.cold_ns.map_or_else(
                 || "–".to_string(),

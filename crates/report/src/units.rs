@@ -73,12 +73,12 @@ pub fn format_interval(summary: &latlab_engine::stats::Summary) -> String {
     }
 }
 
-/// The 5th to 95th percentiles, or what is missing for them.
-pub fn format_percentiles(summary: &latlab_engine::stats::Summary) -> String {
-    if summary.has_percentiles() {
-        format!("{} … {}", format_ns(summary.p5), format_ns(summary.p95))
+/// The 5th to 95th percentiles of `n` samples, or what is missing for them.
+pub fn format_percentiles(n: usize, p5: f64, p95: f64) -> String {
+    if n >= latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES {
+        format!("{} … {}", format_ns(p5), format_ns(p95))
     } else {
-        format!("n = {}: too few", summary.n)
+        format!("n = {n}: too few")
     }
 }
 

@@ -154,27 +154,14 @@ pub trait LoopBody {
     }
 }
 
-/// A closure as a [`LoopBody`].
-pub(crate) struct Closure<F>(pub F);
-
-impl<F: FnMut() -> R, R> LoopBody for Closure<F> {
-    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
-        clock.time_loop(iterations, &mut self.0)
-    }
-
-    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
-        clock.time_loop(iterations, &mut || ())
-    }
-}
-
-/// A closure that performs `operations` operations per call, as a [`LoopBody`]: one of the
-/// two bodies of a slope.
-pub(crate) struct Unrolled<F> {
+/// A closure that performs `operations` operations per call (1 for most benchmarks, the
+/// unroll count for one of the two bodies of a slope), as a [`LoopBody`].
+pub(crate) struct Closure<F> {
     pub body: F,
     pub operations: u64,
 }
 
-impl<F: FnMut() -> R, R> LoopBody for Unrolled<F> {
+impl<F: FnMut() -> R, R> LoopBody for Closure<F> {
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         clock.time_loop(iterations, &mut self.body)
     }

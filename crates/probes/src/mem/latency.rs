@@ -194,12 +194,11 @@ fn measure_rings(
             name: ring.name.clone(),
             ..ring
         };
-        parts.push(measure(runner, copy, Some(cycle_ns))?);
+        parts.push(measure(runner, copy, None)?);
     }
-    let mut pooled = BenchResult::pooled(parts).expect("at least one ring");
+    let pooled = BenchResult::pooled(parts).expect("at least one ring");
     let cycles = pooled.summary.median / cycle_ns;
-    pooled = pooled.with_parameter("cycles_per_load", cycles);
-    Ok(pooled)
+    Ok(pooled.with_parameter("cycles_per_load", cycles))
 }
 
 /// Builds the ring on a fresh mapping and times dependent loads around it; with the core's
@@ -400,8 +399,7 @@ mod tests {
     #[test]
     fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
         use latlab_engine::names::result::STRIDE_PREFIX;
-        let host = std::sync::Arc::new(latlab_engine::SyntheticHost::default());
-        let mut runner = latlab_engine::Runner::on(host, latlab_engine::Config::quick());
+        let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
         ctx.memory.max_size_bytes = Some(64 << 10);
         let results = run(&mut ctx).unwrap();
