@@ -263,13 +263,18 @@ impl BenchResult {
     }
 
     /// Takes in what another measurement of the same result found, besides its samples:
-    /// its warnings (each kept once), its integrity counts, its verdict when suspect, and
-    /// the fewer iterations per sample.
+    /// its warnings (one of each kind, the first kept), its integrity counts, its verdict
+    /// when suspect, and the fewer iterations per sample.
     pub(crate) fn absorb(&mut self, part: BenchResult) {
         self.iterations = self.iterations.min(part.iterations);
         self.integrity.add(part.integrity);
         for warning in part.warnings {
-            if !self.warnings.contains(&warning) {
+            let kind = std::mem::discriminant(&warning);
+            if !self
+                .warnings
+                .iter()
+                .any(|w| std::mem::discriminant(w) == kind)
+            {
                 self.warnings.push(warning);
             }
         }
@@ -280,7 +285,7 @@ impl BenchResult {
 
     /// One result from the same benchmark measured on several independent set-ups (a ring
     /// on a fresh mapping each): the samples pooled in the order taken, the integrity
-    /// counts added, the warnings of every part kept once, the verdict suspect if any part's
+    /// counts added, one warning of each kind the parts carry, the verdict suspect if any part's
     /// was. Name, method, kind and parameters are the first part's; `setups`, each part's
     /// median (`setup_medians_ns`) and their range over the pooled median (`setup_spread`)
     /// are added. `None` when there are no parts.
