@@ -184,6 +184,30 @@ pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64
     }
 }
 
+/// Significance level at which a slope's longer body must read slower than its shorter one.
+pub const SLOPE_P: f64 = 0.01;
+
+/// Whether a slope measured anything: `short` and `long` are per-call times of the two
+/// bodies (the empty loop subtracted), sampled one body after the other, so they are
+/// compared as two groups, not pairs. The slope is judged optimised away unless the longer
+/// body reads slower by a Mann–Whitney test at [`SLOPE_P`] and by more than one clock
+/// resolution per sample. One preempted sample cannot overturn that, as it can a
+/// confidence interval of seven paired differences.
+pub fn slope_verdict(short: &[f64], long: &[f64], iterations: u64, resolution_ns: f64) -> Verdict {
+    let (Some(short_summary), Some(long_summary)) = (Summary::of(short), Summary::of(long)) else {
+        return Verdict::OptimisedAway;
+    };
+    let difference = long_summary.median - short_summary.median;
+    let told_apart = difference > 0.0
+        && difference * (iterations as f64) >= resolution_ns
+        && mann_whitney_p(long, short) < SLOPE_P;
+    if told_apart {
+        Verdict::Measured
+    } else {
+        Verdict::OptimisedAway
+    }
+}
+
 /// Warns when the first fifth of the samples (at least three) differs from the rest by more
 /// than [`STEADY_STATE_SHIFT`] and a Mann–Whitney test says the difference is real.
 pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {

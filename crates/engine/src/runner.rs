@@ -122,9 +122,9 @@ impl Runner {
     /// loop instead under-reports a dependent chain of a few cycles, with which the loop's
     /// instructions run in parallel. Each body is sampled as by [`Runner::bench`]; the
     /// result pairs their samples in order (a `Derived` result, `timing` = `slope`), keeps
-    /// both bodies' warnings, and is suspect when the longer body cannot be told apart from
-    /// the shorter one (see [`analysis::verdict`]: the deleted work of a body leaves both at
-    /// the empty loop's cost).
+    /// both bodies' warnings, and is suspect when the longer body does nothing beyond the
+    /// empty loop or cannot be told apart from the shorter one
+    /// ([`analysis::slope_verdict`]).
     pub fn bench_slope<F: FnMut() -> R, G: FnMut() -> S, R, S>(
         &mut self,
         name: &str,
@@ -156,16 +156,19 @@ impl Runner {
         let mut slope = BenchResult::derived_difference(name, method, &long, &short, scale)
             .expect("both bodies have samples");
         slope.derived_from.clear();
-        // The slope's own verdict: whether the longer body is told apart from the shorter
-        // (a deleted body leaves both at the empty loop's cost). Each body against the empty
-        // loop would judge a one-call body by a margin of a cycle, which two preempted
-        // samples out of ten erase.
-        let verdict = analysis::verdict(
-            &long.samples_ns,
-            &short.samples_ns,
-            slope.iterations,
-            self.host.timer().info().resolution_ns,
-        );
+        // The slope's own verdict: a longer body that does nothing beyond the empty loop, or
+        // that cannot be told from the shorter one, leaves no slope. The shorter body alone
+        // against the empty loop is no test: one call is a cycle above it.
+        let verdict = if long.verdict.is_suspect() {
+            long.verdict
+        } else {
+            analysis::slope_verdict(
+                &short.samples_ns,
+                &long.samples_ns,
+                slope.iterations,
+                self.host.timer().info().resolution_ns,
+            )
+        };
         slope.absorb(short);
         slope.absorb(long);
         slope.verdict = verdict;
@@ -368,13 +371,16 @@ mod tests {
                 $x
             }};
         }
+        // Chains of 64 and 128 cycles or more: what each call costs besides the chain (the
+        // state kept in memory between calls) stays a small part of the slope.
         fn slope_ns(
             runner: &mut Runner,
             short: impl FnMut() -> u64,
             long: impl FnMut() -> u64,
+            ops: u64,
         ) -> (f64, Verdict) {
             let slope = runner
-                .bench_slope("chain", "a dependent chain", (16, short), (32, long))
+                .bench_slope("chain", "a dependent chain", (ops, short), (2 * ops, long))
                 .unwrap();
             (slope.summary.median, slope.verdict)
         }
@@ -385,14 +391,16 @@ mod tests {
         for _ in 0..2 {
             let (ns, _) = slope_ns(
                 &mut runner,
-                || chain!("add {x}, {k}", "16", a),
-                || chain!("add {x}, {k}", "32", b),
+                || chain!("add {x}, {k}", "64", a),
+                || chain!("add {x}, {k}", "128", b),
+                64,
             );
             add = add.min(ns);
             let (ns, verdict) = slope_ns(
                 &mut runner,
-                || chain!("imul {x}, {k}", "16", c),
-                || chain!("imul {x}, {k}", "32", d),
+                || chain!("imul {x}, {k}", "32", c),
+                || chain!("imul {x}, {k}", "64", d),
+                32,
             );
             multiply = multiply.min(ns);
             assert_eq!(verdict, Verdict::Measured);
