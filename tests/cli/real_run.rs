@@ -14,7 +14,7 @@ fn record(json: &[u8]) -> RunRecord {
 fn a_system_call_costs_more_than_a_function_call() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
-        .args(["run", "--only", "cpu.call|syscall", "--samples", "10"])
+        .args(["run", "--only", "cpu.call|syscall", "--samples", "20"])
         .args(["--target-time", "500us", "--json", "-"])
         .assert()
         .success();

@@ -88,7 +88,12 @@ pub(crate) fn timed_loop_result(
     let overhead_ns = median_in_place(&mut empty.clone());
     let net: Vec<f64> = bench.iter().map(|b| b - overhead_ns).collect();
     let summary = Summary::of(&net).expect("at least MIN_SAMPLES finite samples");
-    let verdict = verdict(&bench, &empty, samples.iterations, subject.resolution_ns);
+    let verdict = verdict(
+        &on_cpu(&bench, &samples.per_op(&samples.bench_cpu_ns)),
+        &on_cpu(&empty, &samples.per_op(&samples.empty_cpu_ns)),
+        samples.iterations,
+        subject.resolution_ns,
+    );
     let empty_cpu_ns = median_in_place(&mut samples.per_op(&samples.empty_cpu_ns));
     let cpu_samples_ns = samples
         .per_op(&samples.bench_cpu_ns)
@@ -163,6 +168,18 @@ pub(crate) fn observations_result(
     }
 }
 
+/// Each sample's time on the CPU: its wall time, or its thread's CPU time where that is
+/// less. A sample during which the thread was preempted reads several times its cost in
+/// wall time but not in CPU time; the verdicts judge whether work was done, and work is
+/// done on the CPU. The figures themselves stay wall time. `cpu` must match `wall` sample
+/// for sample; where it does not (no CPU times were taken), the wall times are returned.
+pub fn on_cpu(wall: &[f64], cpu: &[f64]) -> Vec<f64> {
+    if wall.len() != cpu.len() {
+        return wall.to_vec();
+    }
+    wall.iter().zip(cpu).map(|(w, c)| w.min(*c)).collect()
+}
+
 /// Whether the benchmark measured anything beyond the empty loop. `bench` and `empty` are
 /// per-iteration times of samples taken in pairs. The work is judged optimised away when the
 /// 95% confidence interval of the median paired difference reaches zero, when that median is
@@ -192,7 +209,8 @@ pub const SLOPE_P: f64 = 0.01;
 /// compared as two groups, not pairs. The slope is judged optimised away unless the longer
 /// body reads slower by a Mann–Whitney test at [`SLOPE_P`] and by more than one clock
 /// resolution per sample. One preempted sample cannot overturn that, as it can a
-/// confidence interval of seven paired differences.
+/// confidence interval of seven paired differences; the caller passes times on the CPU
+/// ([`on_cpu`]), so that three preempted samples of ten cannot either.
 pub fn slope_verdict(short: &[f64], long: &[f64], iterations: u64, resolution_ns: f64) -> Verdict {
     let (Some(short_summary), Some(long_summary)) = (Summary::of(short), Summary::of(long)) else {
         return Verdict::OptimisedAway;
@@ -333,6 +351,67 @@ mod tests {
         (0..n)
             .map(|i| base * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)))
             .collect()
+    }
+
+    /// Per-call wall and CPU times of `cpu.call`'s one-call and three-call bodies from a run
+    /// beside two busy loops and three sleepers on this 2-vCPU machine: three of the shorter
+    /// body's ten samples were preempted, and their wall times outrank the longer body's.
+    const ONE_CALL_WALL: [f64; 10] = [0.26, 1.17, 1.19, 1.40, 4.70, 9.90, 7.48, 1.31, 1.24, 1.28];
+    const ONE_CALL_CPU: [f64; 10] = [0.26, 1.17, 1.19, 1.40, 1.21, 1.30, 1.25, 1.31, 1.24, 1.28];
+    const THREE_CALLS_WALL: [f64; 10] =
+        [4.06, 3.77, 4.03, 3.66, 3.79, 3.74, 3.74, 3.68, 4.03, 19.2];
+    const THREE_CALLS_CPU: [f64; 10] = [4.06, 3.77, 4.03, 3.66, 3.79, 3.74, 3.74, 3.68, 4.03, 4.02];
+
+    #[test]
+    fn preempted_samples_do_not_hide_a_slope_when_judged_on_the_cpu() {
+        let judge = |short: &[f64], long: &[f64]| slope_verdict(short, long, 1 << 16, 10.0);
+        assert_eq!(
+            judge(&ONE_CALL_WALL, &THREE_CALLS_WALL),
+            Verdict::OptimisedAway,
+            "the wall times alone cannot tell the bodies apart"
+        );
+        assert_eq!(
+            judge(
+                &on_cpu(&ONE_CALL_WALL, &ONE_CALL_CPU),
+                &on_cpu(&THREE_CALLS_WALL, &THREE_CALLS_CPU)
+            ),
+            Verdict::Measured
+        );
+    }
+
+    #[test]
+    fn time_on_the_cpu_is_never_more_than_the_wall_time() {
+        assert_eq!(on_cpu(&[5.0, 2.0], &[1.0, 3.0]), vec![1.0, 2.0]);
+        assert_eq!(
+            on_cpu(&[5.0, 2.0], &[]),
+            vec![5.0, 2.0],
+            "no CPU times taken"
+        );
+    }
+
+    #[test]
+    fn two_bodies_of_equal_cost_leave_no_slope() {
+        let short = wobble(3.0, 10);
+        let mut long = wobble(3.0, 10);
+        long.reverse();
+        assert_eq!(
+            slope_verdict(&short, &long, 1 << 16, 10.0),
+            Verdict::OptimisedAway
+        );
+    }
+
+    #[test]
+    fn a_slope_below_one_clock_resolution_a_sample_is_no_slope() {
+        let short = wobble(1.0, 10);
+        let long: Vec<f64> = short.iter().map(|s| s + 0.5).collect();
+        assert_eq!(
+            slope_verdict(&short, &long, 1 << 16, 10.0),
+            Verdict::Measured
+        );
+        assert_eq!(
+            slope_verdict(&short, &long, 8, 10.0),
+            Verdict::OptimisedAway
+        );
     }
 
     /// The verdict on a benchmark whose samples are `bench` beside an empty loop of 0.4 ns

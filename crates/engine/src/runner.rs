@@ -163,8 +163,8 @@ impl Runner {
             long.verdict
         } else {
             analysis::slope_verdict(
-                &short.samples_ns,
-                &long.samples_ns,
+                &analysis::on_cpu(&short.samples_ns, &short.cpu_samples_ns),
+                &analysis::on_cpu(&long.samples_ns, &long.cpu_samples_ns),
                 slope.iterations,
                 self.host.timer().info().resolution_ns,
             )
