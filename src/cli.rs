@@ -2,6 +2,9 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use latlab_engine::config_text::{
+    duration_in, parse_cpu, parse_samples, parse_target_time, whole_number_in,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -170,62 +173,6 @@ pub struct EnvArgs {
     pub synthetic: bool,
 }
 
-pub const SAMPLES_RANGE: std::ops::RangeInclusive<usize> = 5..=100_000;
-pub const TARGET_TIME_RANGE: std::ops::RangeInclusive<Duration> =
-    Duration::from_micros(10)..=Duration::from_secs(10);
-
-/// A whole number in `range` (bounded above or not); the refusal names the range and, when
-/// given, the unit.
-fn whole_number_in(
-    text: &str,
-    range: impl std::ops::RangeBounds<usize>,
-    unit: &str,
-) -> Result<usize, String> {
-    use std::ops::Bound;
-    let unit = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" of {unit}")
-    };
-    let bounds = match (range.start_bound(), range.end_bound()) {
-        (Bound::Included(low), Bound::Included(high)) => format!(" from {low} to {high}"),
-        (Bound::Included(low), Bound::Unbounded) => format!(", at least {low}"),
-        _ => " in the allowed range".to_string(),
-    };
-    text.parse::<usize>()
-        .ok()
-        .filter(|n| range.contains(n))
-        .ok_or_else(|| format!("must be a whole number{unit}{bounds}"))
-}
-
-/// A duration in `range`, written with a unit such as `example`.
-fn duration_in(
-    text: &str,
-    range: &std::ops::RangeInclusive<Duration>,
-    example: &str,
-) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| {
-        format!("not a duration ({e}); write a number and a unit, such as {example} or 500us")
-    })?;
-    if range.contains(&duration) {
-        Ok(duration)
-    } else {
-        Err(format!(
-            "must be from {} to {}",
-            humantime::format_duration(*range.start()),
-            humantime::format_duration(*range.end())
-        ))
-    }
-}
-
-fn parse_samples(text: &str) -> Result<usize, String> {
-    whole_number_in(text, SAMPLES_RANGE, "")
-}
-
-fn parse_target_time(text: &str) -> Result<Duration, String> {
-    duration_in(text, &TARGET_TIME_RANGE, "2ms")
-}
-
 /// The smallest --max-size: a few lines in a page.
 pub const MIN_MAX_SIZE: u64 = 4096;
 
@@ -275,11 +222,6 @@ fn parse_iterations(text: &str) -> Result<usize, String> {
 
 fn parse_deadline(text: &str) -> Result<Duration, String> {
     duration_in(text, &DEADLINE_RANGE, "2.5ms")
-}
-
-fn parse_cpu(text: &str) -> Result<usize, String> {
-    text.parse()
-        .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
 }
 
 #[cfg(test)]

@@ -226,6 +226,39 @@ pub fn slope_verdict(short: &[f64], long: &[f64], iterations: u64, resolution_ns
     }
 }
 
+/// How many times as long one benchmark took as another, from samples taken side by side.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ratio {
+    /// The median of the per-pair ratios.
+    pub median: f64,
+    /// The distribution-free 95% confidence interval of that median; `None` below
+    /// [`stats::MIN_SAMPLES_FOR_INTERVAL`] pairs.
+    pub ci95: Option<[f64; 2]>,
+    /// The pairs it was computed from.
+    pub pairs: usize,
+}
+
+/// The ratio `other / baseline` from samples taken in pairs (the i-th of each side by side,
+/// as [`Runner::bench_interleaved`](crate::Runner::bench_interleaved) takes them): the
+/// median of the per-pair ratios and its confidence interval. Drift and frequency changes
+/// fall on both members of a pair alike, so they cancel in each ratio instead of widening
+/// the interval. Pairs whose baseline sample is not positive are left out; `None` when no
+/// pair is left.
+pub fn paired_ratio(baseline: &[f64], other: &[f64]) -> Option<Ratio> {
+    let ratios: Vec<f64> = baseline
+        .iter()
+        .zip(other)
+        .filter(|(b, o)| **b > 0.0 && o.is_finite())
+        .map(|(b, o)| o / b)
+        .collect();
+    let summary = Summary::of(&ratios)?;
+    Some(Ratio {
+        median: summary.median,
+        ci95: summary.has_interval().then_some(summary.median_ci95),
+        pairs: summary.n,
+    })
+}
+
 /// Warns when the first fifth of the samples (at least three) differs from the rest by more
 /// than [`STEADY_STATE_SHIFT`] and a Mann–Whitney test says the difference is real.
 pub fn steady_state_warning(samples: &[f64]) -> Option<Warning> {
@@ -351,6 +384,28 @@ mod tests {
         (0..n)
             .map(|i| base * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)))
             .collect()
+    }
+
+    #[test]
+    fn a_paired_ratio_cancels_what_both_members_of_a_pair_share() {
+        // The machine's speed swings by half between rounds; B is always 1.3 × A.
+        let drift = [1.0, 1.5, 1.1, 1.4, 1.0, 1.5, 1.2, 1.3, 1.0, 1.5];
+        let a: Vec<f64> = drift.iter().map(|d| 10.0 * d).collect();
+        let b: Vec<f64> = drift.iter().map(|d| 13.0 * d).collect();
+        let ratio = paired_ratio(&a, &b).unwrap();
+        assert!((ratio.median - 1.3).abs() < 1e-9);
+        let [lo, hi] = ratio.ci95.unwrap();
+        assert!(
+            hi - lo < 1e-9,
+            "no drift is left in the interval: {lo}–{hi}"
+        );
+        assert_eq!(ratio.pairs, 10);
+        assert_eq!(paired_ratio(&[0.0, -1.0], &[1.0, 1.0]), None);
+        assert_eq!(
+            paired_ratio(&a[..4], &b[..4]).unwrap().ci95,
+            None,
+            "too few pairs"
+        );
     }
 
     /// Per-call wall and CPU times of `cpu.call`'s one-call and three-call bodies from a run

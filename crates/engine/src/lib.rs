@@ -26,6 +26,7 @@
 pub mod analysis;
 pub mod clock;
 mod config;
+pub mod config_text;
 pub mod environment;
 pub mod host;
 pub mod isolation;

@@ -104,15 +104,38 @@ impl Runner {
         method: &str,
         body: &mut dyn LoopBody,
     ) -> Result<BenchResult, Interrupted> {
+        let mut results = self.bench_interleaved(&[(name, method)], &mut [body])?;
+        Ok(results.remove(0))
+    }
+
+    /// Measures several loop bodies side by side: one round of samples takes one sample of
+    /// each, their order reversed every other round (A B, B A …), so that the i-th samples
+    /// of any two results were taken together and drift and frequency changes fall on both
+    /// alike. Ratios of paired samples are then as steady as the machine allows. Each body is
+    /// calibrated, judged against its own empty loop and summarised as [`Runner::bench`]
+    /// does; `subjects[i]` is the `(name, method)` of `bodies[i]`.
+    pub fn bench_interleaved(
+        &mut self,
+        subjects: &[(&str, &str)],
+        bodies: &mut [&mut dyn LoopBody],
+    ) -> Result<Vec<BenchResult>, Interrupted> {
+        assert_eq!(subjects.len(), bodies.len(), "one subject per body");
         let limits = self.limits();
         limits.check()?;
-        let run = self.host.timer().sample_loop(name, body, &limits)?;
-        Ok(analysis::timed_loop_result(
-            &self.subject(name, method, self.config.samples),
-            &run.samples,
-            run.cold_ns,
-            run.integrity,
-        ))
+        let names: Vec<&str> = subjects.iter().map(|(name, _)| *name).collect();
+        let runs = self.host.timer().sample_loops(&names, bodies, &limits)?;
+        Ok(subjects
+            .iter()
+            .zip(runs)
+            .map(|((name, method), run)| {
+                analysis::timed_loop_result(
+                    &self.subject(name, method, self.config.samples),
+                    &run.samples,
+                    run.cold_ns,
+                    run.integrity,
+                )
+            })
+            .collect())
     }
 
     /// Measures the cost of one operation as the slope between two bodies that differ only
@@ -132,10 +155,6 @@ impl Runner {
         (short_ops, short): (u64, F),
         (long_ops, long): (u64, G),
     ) -> Result<BenchResult, Interrupted> {
-        assert!(
-            long_ops > short_ops,
-            "the long body performs more operations"
-        );
         let short = self.bench_body(
             name,
             method,
@@ -152,9 +171,28 @@ impl Runner {
                 operations: long_ops,
             },
         )?;
+        Ok(self.slope((short_ops, short), (long_ops, long)))
+    }
+
+    /// The slope between two results of the same work, `short` performing `short_ops`
+    /// operations per call and `long` `long_ops`, their samples taken in the same order (one
+    /// after the other, or interleaved by [`Runner::bench_interleaved`]): a `Derived` result
+    /// per operation, named as `long`, its samples the paired differences, with both bodies'
+    /// warnings. It is suspect when the longer body does nothing beyond the empty loop or
+    /// cannot be told apart from the shorter one ([`analysis::slope_verdict`]).
+    pub fn slope(
+        &self,
+        (short_ops, short): (u64, BenchResult),
+        (long_ops, long): (u64, BenchResult),
+    ) -> BenchResult {
+        assert!(
+            long_ops > short_ops,
+            "the long body performs more operations"
+        );
         let scale = 1.0 / (long_ops - short_ops) as f64;
-        let mut slope = BenchResult::derived_difference(name, method, &long, &short, scale)
-            .expect("both bodies have samples");
+        let mut slope =
+            BenchResult::derived_difference(&long.name, &long.method, &long, &short, scale)
+                .expect("both bodies have samples");
         slope.derived_from.clear();
         // The slope's own verdict: a longer body that does nothing beyond the empty loop, or
         // that cannot be told from the shorter one, leaves no slope. The shorter body alone
@@ -172,12 +210,12 @@ impl Runner {
         slope.absorb(short);
         slope.absorb(long);
         slope.verdict = verdict;
-        Ok(slope
+        slope
             .with_parameter(crate::names::key::TIMING, "slope")
             .with_parameter(
                 "operations_per_call",
                 vec![short_ops as usize, long_ops as usize],
-            ))
+            )
     }
 
     /// Records events that are timed one at a time: `f` performs one event and returns its

@@ -175,8 +175,10 @@ impl Clock {
     }
 
     /// Times `iters` calls of `f`, each result through a value sink; returns elapsed ticks.
+    /// The loop is monomorphised for `f` and never inlined into its caller: a
+    /// [`LoopBody`](crate::host::LoopBody) calls it once per sample.
     #[inline]
-    pub(crate) fn time_loop<F: FnMut() -> R, R>(&self, iters: u64, f: &mut F) -> u64 {
+    pub fn time_loop<F: FnMut() -> R, R>(&self, iters: u64, f: &mut F) -> u64 {
         match self.kind {
             #[cfg(target_arch = "x86_64")]
             ClockKind::Tsc => timed_loop::<tsc::Tsc, F, R>(iters, f),

@@ -156,7 +156,7 @@ pub trait LoopBody {
 
 /// A closure that performs `operations` operations per call (1 for most benchmarks, the
 /// unroll count for one of the two bodies of a slope), as a [`LoopBody`].
-pub(crate) struct Closure<F> {
+pub struct Closure<F> {
     pub body: F,
     pub operations: u64,
 }
@@ -195,8 +195,21 @@ impl Limits<'_> {
 
     /// Whether another sample may start: always below the minimum, then within the budget.
     pub fn wants_more(&self, taken: usize, wanted: usize, started: Instant) -> bool {
+        self.wants_more_rounds(taken, wanted, started, 1)
+    }
+
+    /// Whether another round of samples of `bodies` benchmarks may start: always below the
+    /// minimum, then within the budget of that many benchmarks.
+    pub fn wants_more_rounds(
+        &self,
+        taken: usize,
+        wanted: usize,
+        started: Instant,
+        bodies: usize,
+    ) -> bool {
         let wanted = wanted.max(MIN_SAMPLES);
-        taken < wanted && (taken < MIN_SAMPLES || started.elapsed() <= self.config.budget)
+        let budget = self.config.budget * bodies.max(1) as u32;
+        taken < wanted && (taken < MIN_SAMPLES || started.elapsed() <= budget)
     }
 }
 
@@ -234,8 +247,27 @@ pub trait Timer: Send + Sync {
     }
 
     /// Samples a calibrated loop of `body` and of the empty loop, named `name`.
-    fn sample_loop(&self, name: &str, body: &mut dyn LoopBody, limits: &Limits)
-    -> Sampled<LoopRun>;
+    fn sample_loop(
+        &self,
+        name: &str,
+        body: &mut dyn LoopBody,
+        limits: &Limits,
+    ) -> Sampled<LoopRun> {
+        let mut runs = self.sample_loops(&[name], &mut [body], limits)?;
+        Ok(runs.remove(0))
+    }
+
+    /// Samples several calibrated loops interleaved, round by round: each round takes one
+    /// sample of every body (with its empty loop), in order on even rounds and in reverse on
+    /// odd ones (A B, B A …), so the i-th samples of two bodies were taken side by side and
+    /// slow drift falls on both alike. Each body is calibrated on its own; `names[i]` names
+    /// `bodies[i]`. The budget is the configured one per body.
+    fn sample_loops(
+        &self,
+        names: &[&str],
+        bodies: &mut [&mut dyn LoopBody],
+        limits: &Limits,
+    ) -> Sampled<Vec<LoopRun>>;
 
     /// Samples events: `event` performs one and fills one figure (ns) per series; `names`
     /// names the series. The first event is the cold one; `count` more follow within the

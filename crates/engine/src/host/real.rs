@@ -114,22 +114,33 @@ impl Timer for RealTimer {
         &self.clock
     }
 
-    fn sample_loop(
+    fn sample_loops(
         &self,
-        _name: &str,
-        body: &mut dyn LoopBody,
+        _names: &[&str],
+        bodies: &mut [&mut dyn LoopBody],
         limits: &Limits,
-    ) -> Sampled<LoopRun> {
-        let cold_ns = self.time_cold_call(body);
+    ) -> Sampled<Vec<LoopRun>> {
+        let cold_ns: Vec<f64> = bodies
+            .iter_mut()
+            .map(|body| self.time_cold_call(*body))
+            .collect();
         let started = Instant::now();
-        let iterations = self.calibrate(body, limits)?;
+        let iterations = bodies
+            .iter_mut()
+            .map(|body| self.calibrate(*body, limits))
+            .collect::<Result<Vec<u64>, Interrupted>>()?;
         let usage = ThreadUsage::now();
-        let samples = self.sample_pairs(iterations, body, limits, started)?;
-        Ok(LoopRun {
-            samples,
-            cold_ns,
-            integrity: usage.elapsed(),
-        })
+        let samples = self.sample_rounds(&iterations, bodies, limits, started)?;
+        let integrity = usage.elapsed();
+        Ok(samples
+            .into_iter()
+            .zip(cold_ns)
+            .map(|(samples, cold_ns)| LoopRun {
+                samples,
+                cold_ns,
+                integrity,
+            })
+            .collect())
     }
 
     fn sample_events(
@@ -197,41 +208,65 @@ impl RealTimer {
         }
     }
 
-    /// Takes samples of the benchmark and of the empty loop, alternating which goes first.
-    fn sample_pairs(
+    /// Takes rounds of samples: in each, one sample of every body and one of its empty loop,
+    /// the bodies in order on even rounds and in reverse on odd ones, and for each body the
+    /// empty loop first on even rounds and last on odd ones.
+    fn sample_rounds(
+        &self,
+        iterations: &[u64],
+        bodies: &mut [&mut dyn LoopBody],
+        limits: &Limits,
+        started: Instant,
+    ) -> Result<Vec<LoopSamples>, Interrupted> {
+        let wanted = limits.config.samples;
+        let mut samples: Vec<LoopSamples> = iterations
+            .iter()
+            .map(|&n| LoopSamples::with_capacity(n, wanted))
+            .collect();
+        let mut round = 0;
+        while limits.wants_more_rounds(round, wanted, started, bodies.len()) {
+            let mut order: Vec<usize> = (0..bodies.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                limits.check()?;
+                if let Some(pause) = limits.config.pause_between_samples {
+                    std::thread::sleep(pause);
+                }
+                let (bench, empty) =
+                    self.sample_pair(iterations[i], &mut *bodies[i], round % 2 == 0);
+                samples[i].push(bench, empty);
+            }
+            round += 1;
+        }
+        Ok(samples)
+    }
+
+    /// One sample of the benchmark and one of the empty loop, each as (wall, CPU)
+    /// nanoseconds; the empty loop first when `empty_first`.
+    fn sample_pair(
         &self,
         iterations: u64,
         body: &mut dyn LoopBody,
-        limits: &Limits,
-        started: Instant,
-    ) -> Result<LoopSamples, Interrupted> {
-        let wanted = limits.config.samples;
-        let mut samples = LoopSamples::with_capacity(iterations, wanted);
-        while limits.wants_more(samples.len(), wanted, started) {
-            limits.check()?;
-            if let Some(pause) = limits.config.pause_between_samples {
-                std::thread::sleep(pause);
-            }
-            let timed = |empty: bool, body: &mut dyn LoopBody| {
-                let cpu_before = thread_cpu_ns();
-                let ticks = if empty {
-                    body.time_empty(&self.clock, iterations)
-                } else {
-                    body.time(&self.clock, iterations)
-                };
-                let cpu_ns = thread_cpu_ns().saturating_sub(cpu_before) as f64;
-                (self.clock.ticks_to_ns(ticks), cpu_ns)
-            };
-            if samples.len() % 2 == 0 {
-                let empty = timed(true, body);
-                let bench = timed(false, body);
-                samples.push(bench, empty);
+        empty_first: bool,
+    ) -> ((f64, f64), (f64, f64)) {
+        let mut timed = |empty: bool| {
+            let cpu_before = thread_cpu_ns();
+            let ticks = if empty {
+                body.time_empty(&self.clock, iterations)
             } else {
-                let bench = timed(false, body);
-                let empty = timed(true, body);
-                samples.push(bench, empty);
-            }
+                body.time(&self.clock, iterations)
+            };
+            let cpu_ns = thread_cpu_ns().saturating_sub(cpu_before) as f64;
+            (self.clock.ticks_to_ns(ticks), cpu_ns)
+        };
+        if empty_first {
+            let empty = timed(true);
+            (timed(false), empty)
+        } else {
+            let bench = timed(false);
+            (bench, timed(true))
         }
-        Ok(samples)
     }
 }

@@ -143,31 +143,17 @@ impl Timer for SyntheticTimer {
         &self.clock
     }
 
-    fn sample_loop(
+    fn sample_loops(
         &self,
-        name: &str,
-        body: &mut dyn LoopBody,
+        names: &[&str],
+        bodies: &mut [&mut dyn LoopBody],
         limits: &Limits,
-    ) -> Sampled<LoopRun> {
-        body.time(&self.clock, 1);
-        let nominal = nominal_ns(name) * body.operations() as f64;
-        let target_ns = limits.config.target_sample_time.as_nanos() as f64;
-        let iterations =
-            ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();
-        let count = limits.config.samples.max(MIN_SAMPLES);
-        let mut samples = LoopSamples::with_capacity(iterations, count);
-        let per_sample =
-            |ns: f64, i: usize| ns * (1.0 + WOBBLE[i % WOBBLE.len()]) * iterations as f64;
-        for i in 0..count {
-            let bench = per_sample(nominal + EMPTY_LOOP_NS, i);
-            let empty = per_sample(EMPTY_LOOP_NS, i + 2);
-            samples.push((bench, bench), (empty, empty));
-        }
-        Ok(LoopRun {
-            samples,
-            cold_ns: 10.0 * nominal,
-            integrity: Integrity::default(),
-        })
+    ) -> Sampled<Vec<LoopRun>> {
+        Ok(names
+            .iter()
+            .zip(bodies.iter_mut())
+            .map(|(name, body)| synthetic_loop(&self.clock, name, *body, limits))
+            .collect())
     }
 
     fn sample_events(
@@ -213,6 +199,28 @@ fn nominal_ns(name: &str) -> f64 {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     });
     1.0 + (hash % 2000) as f64 / 10.0
+}
+
+/// A loop's made-up samples: the body runs once (so every benchmark is exercised), the
+/// figures come from its name.
+fn synthetic_loop(clock: &Clock, name: &str, body: &mut dyn LoopBody, limits: &Limits) -> LoopRun {
+    body.time(clock, 1);
+    let nominal = nominal_ns(name) * body.operations() as f64;
+    let target_ns = limits.config.target_sample_time.as_nanos() as f64;
+    let iterations = ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();
+    let count = limits.config.samples.max(MIN_SAMPLES);
+    let mut samples = LoopSamples::with_capacity(iterations, count);
+    let per_sample = |ns: f64, i: usize| ns * (1.0 + WOBBLE[i % WOBBLE.len()]) * iterations as f64;
+    for i in 0..count {
+        let bench = per_sample(nominal + EMPTY_LOOP_NS, i);
+        let empty = per_sample(EMPTY_LOOP_NS, i + 2);
+        samples.push((bench, bench), (empty, empty));
+    }
+    LoopRun {
+        samples,
+        cold_ns: 10.0 * nominal,
+        integrity: Integrity::default(),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,66 @@
+//! The text forms of a configuration that every front end accepts (`--samples 30`,
+//! `--target-time 500us`, `--pin 0`), parsed and bounded in one place so that the latlab
+//! command and the benchmark harness refuse the same values with the same words.
+
+use std::time::Duration;
+
+pub const SAMPLES_RANGE: std::ops::RangeInclusive<usize> = 5..=100_000;
+pub const TARGET_TIME_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_micros(10)..=Duration::from_secs(10);
+
+/// A whole number in `range` (bounded above or not); the refusal names the range and, when
+/// given, the unit.
+pub fn whole_number_in(
+    text: &str,
+    range: impl std::ops::RangeBounds<usize>,
+    unit: &str,
+) -> Result<usize, String> {
+    use std::ops::Bound;
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" of {unit}")
+    };
+    let bounds = match (range.start_bound(), range.end_bound()) {
+        (Bound::Included(low), Bound::Included(high)) => format!(" from {low} to {high}"),
+        (Bound::Included(low), Bound::Unbounded) => format!(", at least {low}"),
+        _ => " in the allowed range".to_string(),
+    };
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| format!("must be a whole number{unit}{bounds}"))
+}
+
+/// A duration in `range`, written with a unit such as `example`.
+pub fn duration_in(
+    text: &str,
+    range: &std::ops::RangeInclusive<Duration>,
+    example: &str,
+) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("not a duration ({e}); write a number and a unit, such as {example} or 500us")
+    })?;
+    if range.contains(&duration) {
+        Ok(duration)
+    } else {
+        Err(format!(
+            "must be from {} to {}",
+            humantime::format_duration(*range.start()),
+            humantime::format_duration(*range.end())
+        ))
+    }
+}
+
+pub fn parse_samples(text: &str) -> Result<usize, String> {
+    whole_number_in(text, SAMPLES_RANGE, "")
+}
+
+pub fn parse_target_time(text: &str) -> Result<Duration, String> {
+    duration_in(text, &TARGET_TIME_RANGE, "2ms")
+}
+
+pub fn parse_cpu(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
+}
