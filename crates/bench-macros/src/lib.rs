@@ -1,0 +1,182 @@
+//! `#[latlab_bench::bench]`: registers a function as a benchmark of the `latlab-bench`
+//! harness. See that crate for the forms a benchmark takes; this crate only writes the
+//! registration.
+
+use proc_macro::TokenStream;
+use proc_macro2::Span;
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Expr, FnArg, ItemFn, LitStr, Token, Type};
+
+/// Registers a function as a benchmark.
+///
+/// Options: `args = [..]` (one benchmark per value, passed as the last parameter),
+/// `group = "name"` (default: the module the function is in), `name = "name"` (default: the
+/// function's), `baseline` (the one the group's other benchmarks are compared with).
+#[proc_macro_attribute]
+pub fn bench(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let options = syn::parse_macro_input!(attr as Options);
+    let function = syn::parse_macro_input!(item as ItemFn);
+    match expand(options, function) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+#[derive(Default)]
+struct Options {
+    args: Option<Expr>,
+    group: Option<LitStr>,
+    name: Option<LitStr>,
+    baseline: bool,
+}
+
+impl Parse for Options {
+    fn parse(input: ParseStream) -> syn::Result<Options> {
+        let mut options = Options::default();
+        let items = Punctuated::<OptionItem, Token![,]>::parse_terminated(input)?;
+        for item in items {
+            match item {
+                OptionItem::Args(expr) => options.args = Some(expr),
+                OptionItem::Group(group) => options.group = Some(group),
+                OptionItem::Name(name) => options.name = Some(name),
+                OptionItem::Baseline => options.baseline = true,
+            }
+        }
+        Ok(options)
+    }
+}
+
+enum OptionItem {
+    Args(Expr),
+    Group(LitStr),
+    Name(LitStr),
+    Baseline,
+}
+
+impl Parse for OptionItem {
+    fn parse(input: ParseStream) -> syn::Result<OptionItem> {
+        let key: syn::Ident = input.parse()?;
+        match key.to_string().as_str() {
+            "baseline" => Ok(OptionItem::Baseline),
+            "args" => {
+                input.parse::<Token![=]>()?;
+                Ok(OptionItem::Args(input.parse()?))
+            }
+            "group" => {
+                input.parse::<Token![=]>()?;
+                Ok(OptionItem::Group(input.parse()?))
+            }
+            "name" => {
+                input.parse::<Token![=]>()?;
+                Ok(OptionItem::Name(input.parse()?))
+            }
+            other => Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown #[bench] option `{other}`: expected args = [..], group = \"..\", \
+                     name = \"..\" or baseline"
+                ),
+            )),
+        }
+    }
+}
+
+/// Whether a parameter's type is the harness's `Bencher` (by its last path segment).
+fn is_bencher(argument: &FnArg) -> bool {
+    let FnArg::Typed(typed) = argument else {
+        return false;
+    };
+    matches!(&*typed.ty, Type::Path(path)
+        if path.path.segments.last().is_some_and(|s| s.ident == "Bencher"))
+}
+
+fn is_reference(argument: &FnArg) -> bool {
+    matches!(argument, FnArg::Typed(typed) if matches!(&*typed.ty, Type::Reference(_)))
+}
+
+fn expand(options: Options, function: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+    let signature = &function.sig;
+    if !signature.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &signature.generics,
+            "a #[bench] function cannot be generic: write one per type",
+        ));
+    }
+    let ident = &signature.ident;
+    let inputs: Vec<&FnArg> = signature.inputs.iter().collect();
+    let takes_bencher = inputs.first().is_some_and(|a| is_bencher(a));
+    let arg_param = inputs.get(usize::from(takes_bencher)).copied();
+    if inputs.len() > usize::from(takes_bencher) + 1 {
+        return Err(syn::Error::new_spanned(
+            &signature.inputs,
+            "a #[bench] function takes at most a Bencher and one argument",
+        ));
+    }
+    if arg_param.is_some() != options.args.is_some() {
+        return Err(syn::Error::new_spanned(
+            &signature.inputs,
+            "a parameter besides the Bencher needs `args = [..]`, and `args` needs one",
+        ));
+    }
+
+    let private = quote!(::latlab_bench::__private);
+    let argument = match arg_param {
+        Some(param) if is_reference(param) => quote!(__latlab_arg),
+        Some(_) => quote!(::core::clone::Clone::clone(__latlab_arg)),
+        None => quote!(),
+    };
+    let call = if takes_bencher {
+        quote!(#ident(__latlab_bencher, #argument))
+    } else {
+        quote!(__latlab_bencher.bench(move || #ident(#argument)))
+    };
+    let (arg_labels, run) = match &options.args {
+        Some(args) => (
+            quote!(|| {
+                let __latlab_args = #args;
+                ::core::iter::IntoIterator::into_iter(&__latlab_args)
+                    .map(|__latlab_arg| ::std::string::ToString::to_string(__latlab_arg))
+                    .collect()
+            }),
+            quote!(|__latlab_bencher, __latlab_index| {
+                let __latlab_args = #args;
+                let __latlab_arg = ::core::iter::IntoIterator::into_iter(&__latlab_args)
+                    .nth(__latlab_index)
+                    .expect("an argument of this benchmark");
+                #call
+            }),
+        ),
+        None => (
+            quote!(::std::vec::Vec::new),
+            quote!(|__latlab_bencher, _| { #call }),
+        ),
+    };
+    let name = options
+        .name
+        .unwrap_or_else(|| LitStr::new(&ident.to_string(), Span::call_site()));
+    let group = match options.group {
+        Some(group) => quote!(::core::option::Option::Some(#group)),
+        None => quote!(::core::option::Option::None),
+    };
+    let baseline = options.baseline;
+    let registration = format_ident!("__LATLAB_BENCH_{}", ident.to_string().to_uppercase());
+    Ok(quote! {
+        #function
+
+        #[#private::linkme::distributed_slice(#private::BENCHMARKS)]
+        #[linkme(crate = #private::linkme)]
+        #[doc(hidden)]
+        static #registration: #private::Entry = #private::Entry {
+            name: #name,
+            group: #group,
+            module: ::core::module_path!(),
+            file: ::core::file!(),
+            line: ::core::line!(),
+            baseline: #baseline,
+            arg_labels: #arg_labels,
+            run: #run,
+        };
+    })
+}

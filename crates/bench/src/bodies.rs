@@ -1,0 +1,195 @@
+//! The measured loops of a benchmark, as the engine's timer sees them ([`LoopBody`]).
+//!
+//! Every benchmark is timed by slope: one body calls the function once per turn of the
+//! loop, the other [`LONG_CALLS`] times, and the figure is the difference per extra call.
+//! The loop's own instructions are the same in both and cancel, even where the core runs them
+//! beside a short dependent chain; an empty loop subtracted instead would under-report it.
+//! Each body is a monomorphised loop of the user's closure: no dynamic call inside it.
+
+use latlab_engine::Clock;
+use latlab_engine::host::LoopBody;
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::mem::needs_drop;
+
+/// Calls per turn of the longer body.
+pub(crate) const LONG_CALLS: u64 = 4;
+
+/// Inputs made ahead of one timed batch are capped at this many bytes, so that a
+/// benchmark's inputs stay in the caches and a long sample does not need memory for all its
+/// inputs at once.
+const INPUT_BATCH_BYTES: usize = 64 * 1024;
+/// ... and at this many loop turns, so that a batch's clock reads stay below a few
+/// hundredths of a nanosecond per turn.
+const MAX_BATCH_TURNS: u64 = 1024;
+
+/// `K` calls of a closure per turn of the loop. The closure is shared with the benchmark's
+/// other body; each sample borrows it for its duration.
+pub(crate) struct Calls<'c, F, const K: u64>(pub &'c RefCell<F>);
+
+impl<F: FnMut() -> R, R, const K: u64> LoopBody for Calls<'_, F, K> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let mut f = self.0.borrow_mut();
+        clock.time_loop(iterations, &mut || {
+            for _ in 1..K {
+                sink_between_calls(f());
+            }
+            f()
+        })
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        clock.time_loop(iterations, &mut || ())
+    }
+
+    fn operations(&self) -> u64 {
+        K
+    }
+}
+
+/// Sinks a result between two calls in one turn of the loop. A zero-sized result carries
+/// nothing to sink, and passing it through [`black_box`] would still tell the compiler that
+/// all memory may have changed: state the closure carries from call to call (a chain through
+/// a captured variable) would then go through memory between calls in the longer body only,
+/// and the slope would count a store and a reload per call that the shorter body pays once
+/// per turn. The engine's loop sinks each turn's last result either way.
+#[inline(always)]
+fn sink_between_calls<R>(result: R) {
+    if std::mem::size_of::<R>() != 0 {
+        black_box(result);
+    }
+}
+
+/// How many turns of `K` inputs of type `I` one batch makes ahead of timing.
+fn batch_turns<I>(k: u64) -> u64 {
+    let per_turn = (std::mem::size_of::<I>().max(1) as u64) * k;
+    (INPUT_BATCH_BYTES as u64 / per_turn).clamp(1, MAX_BATCH_TURNS)
+}
+
+/// Times `iterations` turns in batches: before each batch (untimed) `prepare` makes the
+/// batch's inputs, then `timed` times the batch and returns ticks.
+fn in_batches<I>(
+    iterations: u64,
+    k: u64,
+    mut prepare: impl FnMut(u64) -> Vec<I>,
+    mut timed: impl FnMut(Vec<I>, u64) -> u64,
+) -> u64 {
+    let mut ticks = 0;
+    let mut left = iterations;
+    while left > 0 {
+        let turns = left.min(batch_turns::<I>(k));
+        ticks += timed(prepare(turns * k), turns);
+        left -= turns;
+    }
+    ticks
+}
+
+/// A setup that makes one input per call, untimed, and a closure that takes it by value.
+/// Outputs that need dropping are kept until the batch is timed, so their drop is not.
+pub(crate) struct Values<'c, S, F, const K: u64>(pub &'c RefCell<(S, F)>);
+
+impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R, const K: u64> LoopBody for Values<'_, S, F, K> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (setup, f) = &mut *self.0.borrow_mut();
+        in_batches(
+            iterations,
+            K,
+            |n| (0..n).map(|_| setup()).collect(),
+            |inputs, turns| {
+                let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
+                let mut inputs = inputs.into_iter();
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        let input = inputs.next().expect("one input per call");
+                        keep_or_sink(&mut kept, f(input));
+                    }
+                })
+            },
+        )
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (setup, _) = &mut *self.0.borrow_mut();
+        in_batches(
+            iterations,
+            K,
+            |n| (0..n).map(|_| setup()).collect(),
+            |inputs, turns| {
+                let mut kept: Vec<I> = Vec::with_capacity(kept_capacity::<I>(inputs.len()));
+                let mut inputs = inputs.into_iter();
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        let input = inputs.next().expect("one input per call");
+                        keep_or_sink(&mut kept, input);
+                    }
+                })
+            },
+        )
+    }
+
+    fn operations(&self) -> u64 {
+        K
+    }
+}
+
+/// A setup that makes one input per call, untimed, and a closure that borrows it mutably.
+/// The inputs and the outputs that need dropping are dropped after the batch is timed.
+pub(crate) struct Refs<'c, S, F, const K: u64>(pub &'c RefCell<(S, F)>);
+
+impl<S: FnMut() -> I, F: FnMut(&mut I) -> R, I, R, const K: u64> LoopBody for Refs<'_, S, F, K> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (setup, f) = &mut *self.0.borrow_mut();
+        in_batches(
+            iterations,
+            K,
+            |n| (0..n).map(|_| setup()).collect(),
+            |mut inputs, turns| {
+                let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
+                let mut inputs = inputs.iter_mut();
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        let input = inputs.next().expect("one input per call");
+                        keep_or_sink(&mut kept, f(input));
+                    }
+                })
+            },
+        )
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (setup, _) = &mut *self.0.borrow_mut();
+        in_batches(
+            iterations,
+            K,
+            |n| (0..n).map(|_| setup()).collect(),
+            |mut inputs, turns| {
+                let mut inputs = inputs.iter_mut();
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        black_box(inputs.next().expect("one input per call"));
+                    }
+                })
+            },
+        )
+    }
+
+    fn operations(&self) -> u64 {
+        K
+    }
+}
+
+/// Room for the values a batch keeps: none when dropping them does nothing.
+fn kept_capacity<T>(calls: usize) -> usize {
+    if needs_drop::<T>() { calls } else { 0 }
+}
+
+/// Keeps a value whose drop does something until after the timed batch; passes any other
+/// through the value sink.
+#[inline(always)]
+fn keep_or_sink<T>(kept: &mut Vec<T>, value: T) {
+    if needs_drop::<T>() {
+        kept.push(value);
+    } else {
+        black_box(value);
+    }
+}

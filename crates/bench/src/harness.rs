@@ -1,0 +1,400 @@
+//! A bench binary's run: parse the command line, select the benchmarks, measure them, and
+//! write what was asked for.
+
+use crate::options::{Options, Suite};
+use crate::registry::{self, Benchmark};
+use crate::session::{Failure, Mode, Session, key};
+use clap::Parser;
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::{Config, Host, RealHost, Runner};
+use latlab_report::{
+    CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
+    advice, compare::compare_text, html_page, load::load_run, render_plots, units::format_ratio,
+    write_output,
+};
+use regex::Regex;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a run waits for another latlab run on this machine to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// A reason to stop before measuring, or to fail after: one line, and the exit status.
+struct Stop {
+    message: String,
+    code: i32,
+}
+
+fn bad(message: impl Into<String>) -> Stop {
+    Stop {
+        message: message.into(),
+        code: 2,
+    }
+}
+
+/// Runs the bench binary with these arguments; returns the exit status.
+pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let options = match Options::try_parse_from(args) {
+        Ok(options) => options,
+        Err(error) => return report_clap_error(error),
+    };
+    match run_with(&options) {
+        Ok(code) => code,
+        Err(stop) => {
+            eprintln!("error: {}", stop.message);
+            stop.code
+        }
+    }
+}
+
+fn report_clap_error(error: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return 0;
+    }
+    let rendered = error.render().to_string();
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: invalid arguments");
+    eprintln!("{first}; see `cargo bench -- --help`");
+    2
+}
+
+fn run_with(options: &Options) -> Result<i32, Stop> {
+    let selected = select(options)?;
+    if options.list {
+        for benchmark in &selected {
+            println!("{}: benchmark", benchmark.name);
+        }
+        return Ok(0);
+    }
+    let baseline = match &options.baseline {
+        Some(name) => Some((name.clone(), load_baseline(name)?)),
+        None => None,
+    };
+    if !options.bench {
+        return Ok(run_once(selected));
+    }
+    let outputs = Outputs::of(options);
+    let host: Arc<dyn Host> = Arc::new(RealHost::default());
+    let mut notes = Vec::new();
+    let _lock = match host.lock_runs(Duration::ZERO) {
+        Ok(lock) => Some(lock),
+        Err(_) => {
+            eprintln!("another latlab run is measuring on this machine; waiting for it");
+            host.lock_runs(LOCK_WAIT).ok()
+        }
+    };
+    let config = config_of(options);
+    let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
+    let environment = host.environment();
+    let clock = host.timer().info().clone();
+    notes.extend(environment.concerns().iter().map(advice::concern));
+    notes.extend(advice::clock(&clock));
+    let mut record = RunRecord {
+        latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
+        settings,
+        clock,
+        environment,
+        load_avg_after: None,
+        notes,
+        stability: Vec::new(),
+        probes: Vec::new(),
+        complete: false,
+    };
+
+    let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
+    for set in registry::side_by_side(selected) {
+        let started = Instant::now();
+        session.run_set(&set);
+        let results = std::mem::take(&mut session.results);
+        let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        record
+            .probes
+            .push(outcome(&set, results, failures, started));
+    }
+    record.load_avg_after = host.load_average();
+    record.complete = true;
+    drop(session);
+
+    let table = TableExporter
+        .render(&record)
+        .map_err(|e| bad(e.to_string()))?;
+    let comparisons = comparison_lines(&record);
+    let to_stderr = outputs.uses_stdout();
+    let mut text = table;
+    if !comparisons.is_empty() {
+        text.push('\n');
+        text.push_str(&comparisons.join("\n"));
+        text.push('\n');
+    }
+    if let Some((name, old)) = &baseline {
+        text.push_str(&format!("\nagainst the baseline {name}:\n"));
+        text.push_str(&compare_text(&[
+            (name.clone(), old.clone()),
+            ("this run".to_string(), record.clone()),
+        ]));
+    }
+    if to_stderr {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    outputs.write(&record)?;
+    if let Some(name) = &options.save_baseline {
+        let path = save_baseline(name, &record)?;
+        eprintln!("baseline {name}: {}", path.display());
+    }
+    let failed = record
+        .probes
+        .iter()
+        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
+    Ok(i32::from(failed))
+}
+
+/// The benchmarks the patterns select, in source order.
+fn select(options: &Options) -> Result<Vec<Benchmark>, Stop> {
+    let all = registry::all();
+    if options.filters.is_empty() {
+        return Ok(all);
+    }
+    let patterns = options
+        .filters
+        .iter()
+        .map(|p| {
+            let anchored = if options.exact {
+                format!("^{}$", regex::escape(p))
+            } else {
+                p.clone()
+            };
+            Regex::new(&anchored)
+                .map_err(|e| bad(format!("'{p}' is not a regular expression: {e}")))
+        })
+        .collect::<Result<Vec<Regex>, Stop>>()?;
+    let selected: Vec<Benchmark> = all
+        .into_iter()
+        .filter(|b| patterns.iter().any(|p| p.is_match(&b.name)))
+        .collect();
+    if selected.is_empty() {
+        return Err(bad(format!(
+            "no benchmark matches {}; `cargo bench -- --list` lists them",
+            options.filters.join(" or ")
+        )));
+    }
+    Ok(selected)
+}
+
+/// Runs each benchmark once, as `cargo test` does with bench targets: it checks that they
+/// run, and measures nothing.
+fn run_once(selected: Vec<Benchmark>) -> i32 {
+    let host: Arc<dyn Host> = Arc::new(RealHost::default());
+    let mut session = Session::new(Runner::on(host, Config::quick()), Mode::Once);
+    for set in registry::side_by_side(selected) {
+        session.run_set(&set);
+    }
+    for name in &session.checked {
+        println!("bench {name} ... ok (run once; `cargo bench` measures)");
+    }
+    for failure in &session.failures {
+        println!("bench {} ... FAILED: {}", failure.name, failure.reason);
+    }
+    i32::from(!session.failures.is_empty())
+}
+
+fn config_of(options: &Options) -> Config {
+    let mut config = match options.suite {
+        Suite::Quick => Config::quick(),
+        Suite::Full => Config::full(),
+    };
+    if let Some(samples) = options.samples {
+        config.samples = samples;
+    }
+    if let Some(target) = options.target_time {
+        config.target_sample_time = target;
+    }
+    config
+}
+
+fn apply_controls(
+    options: &Options,
+    config: &Config,
+    host: &dyn Host,
+    notes: &mut Vec<String>,
+) -> RunSettings {
+    let mut pinned_cpu = None;
+    if let Some(cpu) = options.pin {
+        match host.pin_to_cpu(cpu) {
+            Ok(()) => pinned_cpu = Some(cpu),
+            Err(reason) => notes.push(format!("--pin had no effect: {reason}")),
+        }
+    }
+    RunSettings {
+        suite: format!("{:?}", options.suite).to_lowercase(),
+        samples: config.samples,
+        target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
+        budget_per_benchmark_ns: config.budget.as_nanos() as u64,
+        pinned_cpu,
+        memory_locked: false,
+        realtime: false,
+    }
+}
+
+/// One set's results as a probe outcome, named by its group (or its one benchmark).
+fn outcome(
+    set: &[Benchmark],
+    results: Vec<latlab_engine::BenchResult>,
+    failures: Vec<Failure>,
+    started: Instant,
+) -> ProbeOutcome {
+    let first = &set[0];
+    let id = if first.group.is_empty() {
+        first.name.clone()
+    } else {
+        first.group.clone()
+    };
+    let status = if failures.is_empty() {
+        ProbeStatus::Ok
+    } else {
+        let reasons: Vec<String> = failures
+            .iter()
+            .map(|f| format!("{}: {}", f.name, f.reason))
+            .collect();
+        ProbeStatus::Failed {
+            reason: reasons.join("; "),
+        }
+    };
+    ProbeOutcome {
+        id,
+        method: crate::session::METHOD.to_string(),
+        status,
+        results,
+        duration_ns: started.elapsed().as_nanos() as u64,
+    }
+}
+
+/// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one line per
+/// compared benchmark.
+fn comparison_lines(record: &RunRecord) -> Vec<String> {
+    record
+        .results()
+        .filter_map(|result| {
+            let baseline = result.parameter(key::BASELINE)?.as_str()?;
+            let Some(ratio) = result.parameter(key::RATIO).and_then(|r| r.as_f64()) else {
+                return Some(format!(
+                    "{} cannot be compared with {baseline}: one of them was optimised away",
+                    result.name
+                ));
+            };
+            // "as slow as" reads the ratio itself, "as fast as" its inverse, and so its
+            // interval inverted.
+            let slower = ratio >= 1.0;
+            let shown = |r: f64| format_ratio(if slower { r } else { 1.0 / r });
+            let interval = match result.parameter(key::RATIO_CI95) {
+                Some(latlab_engine::parameters::Value::Numbers(ci)) if ci.len() == 2 => {
+                    let (lo, hi) = if slower {
+                        (ci[0], ci[1])
+                    } else {
+                        (ci[1], ci[0])
+                    };
+                    format!(" (95% CI {}–{})", shown(lo), shown(hi))
+                }
+                _ => " (too few pairs for an interval)".to_string(),
+            };
+            let phrase = if slower {
+                format!("{} as slow as", shown(ratio))
+            } else {
+                format!("{} as fast as", shown(ratio))
+            };
+            Some(format!("{} is {phrase} {baseline}{interval}", result.name))
+        })
+        .collect()
+}
+
+/// The outputs asked for.
+struct Outputs {
+    files: Vec<(OutputTarget, Box<dyn Exporter>)>,
+    html: Option<OutputTarget>,
+}
+
+impl Outputs {
+    fn of(options: &Options) -> Outputs {
+        let mut files: Vec<(OutputTarget, Box<dyn Exporter>)> = Vec::new();
+        if let Some(path) = &options.json {
+            files.push((OutputTarget::parse(path), Box::new(JsonExporter)));
+        }
+        if let Some(path) = &options.csv {
+            files.push((OutputTarget::parse(path), Box::new(CsvExporter)));
+        }
+        if let Some(path) = &options.markdown {
+            files.push((OutputTarget::parse(path), Box::new(MarkdownExporter)));
+        }
+        Outputs {
+            files,
+            html: options.html.as_deref().map(OutputTarget::parse),
+        }
+    }
+
+    fn uses_stdout(&self) -> bool {
+        self.files.iter().any(|(t, _)| *t == OutputTarget::Stdout)
+            || self.html == Some(OutputTarget::Stdout)
+    }
+
+    fn write(&self, record: &RunRecord) -> Result<(), Stop> {
+        for (target, exporter) in &self.files {
+            let text = exporter.render(record).map_err(|e| bad(e.to_string()))?;
+            write_output(target, &text).map_err(|e| bad(e.to_string()))?;
+        }
+        if let Some(target) = &self.html {
+            let plots = render_plots(record, Formats::Svg).map_err(|e| bad(e.to_string()))?;
+            write_output(target, &html_page(record, &plots)).map_err(|e| bad(e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Where baselines are kept: `latlab-baselines/` in the target directory (from
+/// `CARGO_TARGET_DIR`, else from where cargo put this binary: `target/release/deps/`).
+fn baseline_dir() -> Result<PathBuf, Stop> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(dir).join("latlab-baselines"));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| bad(format!("cannot tell where this binary is: {e}")))?;
+    exe.ancestors()
+        .find(|dir| dir.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|deps| deps.parent()?.parent())
+        .map(|target| target.join("latlab-baselines"))
+        .ok_or_else(|| bad("cannot find the target directory for baselines; set CARGO_TARGET_DIR"))
+}
+
+fn load_baseline(name: &str) -> Result<RunRecord, Stop> {
+    let dir = baseline_dir()?;
+    let path = dir.join(format!("{name}.json"));
+    if !path.exists() {
+        return Err(bad(format!(
+            "no baseline named {name} in {}; save one with --save-baseline {name}",
+            dir.display()
+        )));
+    }
+    load_run(&path).map_err(|e| bad(format!("baseline {name}: {}", e.0)))
+}
+
+fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, Stop> {
+    let dir = baseline_dir()?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| bad(format!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join(format!("{name}.json"));
+    let json = JsonExporter
+        .render(record)
+        .map_err(|e| bad(e.to_string()))?;
+    write_output(&OutputTarget::File(path.clone()), &json).map_err(|e| bad(e.to_string()))?;
+    Ok(path)
+}

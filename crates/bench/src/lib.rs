@@ -1,0 +1,78 @@
+//! Benchmark your own Rust code with latlab's engine.
+//!
+//! In `Cargo.toml`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! latlab-bench = "0.1"
+//!
+//! [[bench]]
+//! name = "lists"
+//! harness = false
+//! ```
+//!
+//! In `benches/lists.rs`:
+//!
+//! ```ignore
+//! use latlab_bench::Bencher;
+//!
+//! fn main() {
+//!     latlab_bench::main();
+//! }
+//!
+//! // A function that returns a value: its result goes through a value sink.
+//! #[latlab_bench::bench(args = [16, 1024, 65536])]
+//! fn with_capacity(n: usize) -> Vec<u64> {
+//!     let mut v = Vec::with_capacity(n);
+//!     v.extend(0..n as u64);
+//!     v
+//! }
+//!
+//! // One that makes its input outside the timed loop.
+//! #[latlab_bench::bench(args = [16, 1024])]
+//! fn sort(b: Bencher, n: usize) {
+//!     b.with_inputs(|| (0..n as u64).rev().collect::<Vec<_>>())
+//!         .bench_refs(|v| v.sort());
+//! }
+//! ```
+//!
+//! `cargo bench` measures them all, `cargo bench -- PATTERN` those whose name matches, and
+//! `cargo bench -- --help` lists the options (`--list`, `--json`, `--samples`, `--pin`,
+//! `--save-baseline`, `--baseline` …).
+//!
+//! **How each benchmark is measured.** Each gets its own monomorphised loop; the iteration
+//! count doubles until one sample lasts the target time; each result goes through a value
+//! sink. The figure per call is the slope between a loop that calls the function once per
+//! turn and one that calls it four times, so the loop's own instructions cancel exactly,
+//! and the longer loop is judged against an empty loop: work the compiler deleted is
+//! reported as optimised away, not as a figure.
+//!
+//! **Comparisons.** Mark one benchmark of a module (or `group = ".."`) as `baseline`; the
+//! others with the same argument are then sampled side by side with it, their samples
+//! interleaved round by round, and each is reported as "1.32× as slow as the baseline (95% CI
+//! 1.28–1.36×)", the interval from the paired samples.
+
+mod bencher;
+mod bodies;
+mod harness;
+mod options;
+mod registry;
+mod session;
+
+pub use bencher::{Bencher, WithInputs};
+pub use latlab_bench_macros::bench;
+pub use std::hint::black_box;
+
+/// Runs the benchmarks of this binary as its command line says, and exits: status 0 when
+/// every selected benchmark ran, 1 when one failed, 2 for bad arguments.
+pub fn main() -> ! {
+    let code = harness::run(std::env::args_os());
+    std::process::exit(code)
+}
+
+/// What the `#[bench]` attribute expands to refers to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::registry::{BENCHMARKS, Entry};
+    pub use linkme;
+}

@@ -1,0 +1,103 @@
+//! The command line of a bench binary: what `cargo bench -- …` accepts.
+
+use clap::{Parser, ValueEnum};
+use latlab_engine::config_text::{parse_cpu, parse_samples, parse_target_time};
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    about = "Benchmarks registered with #[latlab_bench::bench], measured by latlab's engine",
+    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed\n  2    bad arguments, an unknown benchmark or baseline, an unwritable output"
+)]
+pub(crate) struct Options {
+    /// Run only benchmarks whose name (group/function/argument) matches one of these
+    /// regular expressions.
+    #[arg(value_name = "PATTERN")]
+    pub filters: Vec<String>,
+    /// With the patterns, match whole names exactly instead.
+    #[arg(long)]
+    pub exact: bool,
+    /// List the selected benchmarks and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Set by `cargo bench`; without it (as under `cargo test`) each benchmark runs once.
+    #[arg(long, hide = true)]
+    pub bench: bool,
+    /// Which suite: its sample count, sample length and time budget.
+    #[arg(long, value_enum, default_value_t = Suite::Quick)]
+    pub suite: Suite,
+    /// Samples per benchmark [default: 30 quick, 100 full].
+    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
+    pub samples: Option<usize>,
+    /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
+    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
+    pub target_time: Option<Duration>,
+    /// Pin the benchmarks to this CPU.
+    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
+    pub pin: Option<usize>,
+    /// Write the results as JSON (a Google Benchmark superset) here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write CSV here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Write a Markdown table here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+    /// Write the self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
+    /// Save this run's results as a named baseline (in the target directory's
+    /// latlab-baselines/).
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub save_baseline: Option<String>,
+    /// Compare this run with a saved baseline, with a significance test per benchmark.
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub baseline: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Suite {
+    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
+    Quick,
+    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
+    Full,
+}
+
+/// A baseline's name becomes a file name: letters, digits, `-`, `_` and `.`, not leading.
+fn parse_baseline_name(text: &str) -> Result<String, String> {
+    let valid = !text.is_empty()
+        && !text.starts_with('.')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if valid {
+        Ok(text.to_string())
+    } else {
+        Err("a baseline name is letters, digits, '-', '_' and '.', such as main or v1.2".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_names_cannot_leave_their_directory() {
+        assert_eq!(parse_baseline_name("main"), Ok("main".into()));
+        assert_eq!(parse_baseline_name("v1.2_rc-1"), Ok("v1.2_rc-1".into()));
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(parse_baseline_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn cargo_bench_arguments_parse() {
+        let options =
+            Options::try_parse_from(["bench", "--bench", "lists", "--samples", "10"]).unwrap();
+        assert!(options.bench);
+        assert_eq!(options.filters, ["lists"]);
+        assert_eq!(options.samples, Some(10));
+        assert!(Options::try_parse_from(["bench", "--samples", "3"]).is_err());
+    }
+}

@@ -1,0 +1,115 @@
+//! The benchmarks a binary registered with `#[bench]`, one entry per function, and the
+//! benchmarks they make: one per argument, named `group/function/argument`.
+
+use linkme::distributed_slice;
+
+/// One `#[bench]` function, as the attribute registers it.
+#[doc(hidden)]
+pub struct Entry {
+    pub name: &'static str,
+    /// The group given with `group = ".."`; otherwise the module decides.
+    pub group: Option<&'static str>,
+    pub module: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    /// Whether the group's other benchmarks are compared with this one.
+    pub baseline: bool,
+    /// The labels of the arguments given with `args = [..]`; empty without arguments.
+    pub arg_labels: fn() -> Vec<String>,
+    /// Runs the benchmark with the argument at that index.
+    pub run: fn(crate::Bencher<'_, '_>, usize),
+}
+
+/// Every `#[bench]` function linked into this binary.
+#[doc(hidden)]
+#[distributed_slice]
+pub static BENCHMARKS: [Entry];
+
+/// One benchmark: a function with one of its arguments.
+pub(crate) struct Benchmark {
+    pub entry: &'static Entry,
+    pub group: String,
+    /// `group/function` or `group/function/argument` (without the group when it is empty).
+    pub name: String,
+    pub arg_index: usize,
+    /// The argument's label, when the function takes one.
+    pub arg: Option<String>,
+}
+
+impl Entry {
+    /// The group: the one given, or the module path without the crate's own name (a
+    /// benchmark in the bench target's root has none).
+    fn group(&self) -> String {
+        match self.group {
+            Some(group) => group.to_string(),
+            None => self
+                .module
+                .split_once("::")
+                .map(|(_, rest)| rest.replace("::", "/"))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Every registered benchmark, in source order (file, then line), one per argument.
+pub(crate) fn all() -> Vec<Benchmark> {
+    let mut entries: Vec<&'static Entry> = BENCHMARKS.iter().collect();
+    entries.sort_by_key(|e| (e.file, e.line));
+    let mut benchmarks = Vec::new();
+    for entry in entries {
+        let group = entry.group();
+        let stem = if group.is_empty() {
+            entry.name.to_string()
+        } else {
+            format!("{group}/{}", entry.name)
+        };
+        let labels = (entry.arg_labels)();
+        if labels.is_empty() {
+            benchmarks.push(Benchmark {
+                entry,
+                group: group.clone(),
+                name: stem.clone(),
+                arg_index: 0,
+                arg: None,
+            });
+            continue;
+        }
+        for (arg_index, label) in labels.into_iter().enumerate() {
+            benchmarks.push(Benchmark {
+                entry,
+                group: group.clone(),
+                name: format!("{stem}/{label}"),
+                arg_index,
+                arg: Some(label),
+            });
+        }
+    }
+    benchmarks
+}
+
+/// The benchmarks measured side by side: those of one group with the same argument, the
+/// baseline first, when the group has a baseline among the selected ones. Any other
+/// benchmark is measured on its own.
+pub(crate) fn side_by_side(selected: Vec<Benchmark>) -> Vec<Vec<Benchmark>> {
+    let with_baseline: Vec<String> = selected
+        .iter()
+        .filter(|b| b.entry.baseline)
+        .map(|b| b.group.clone())
+        .collect();
+    let mut sets: Vec<Vec<Benchmark>> = Vec::new();
+    for benchmark in selected {
+        let joins = |set: &&mut Vec<Benchmark>| {
+            with_baseline.contains(&benchmark.group)
+                && set[0].group == benchmark.group
+                && set[0].arg == benchmark.arg
+        };
+        match sets.iter_mut().find(joins) {
+            Some(set) => set.push(benchmark),
+            None => sets.push(vec![benchmark]),
+        }
+    }
+    for set in &mut sets {
+        set.sort_by_key(|b| !b.entry.baseline);
+    }
+    sets
+}
