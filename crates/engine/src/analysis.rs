@@ -232,7 +232,7 @@ pub struct Ratio {
     /// The median of the per-pair ratios.
     pub median: f64,
     /// The distribution-free 95% confidence interval of that median; `None` below
-    /// [`stats::MIN_SAMPLES_FOR_INTERVAL`] pairs.
+    /// [`MIN_SAMPLES_FOR_INTERVAL`](crate::stats::MIN_SAMPLES_FOR_INTERVAL) pairs.
     pub ci95: Option<[f64; 2]>,
     /// The pairs it was computed from.
     pub pairs: usize,
