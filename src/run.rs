@@ -30,25 +30,14 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
 
-    let environment = host.environment();
     let mut runner = Runner::on(Arc::clone(&host), plan.config.clone());
-    let clock = host.timer().info().clone();
-    let mut notes_all: Vec<String> = environment.concerns().iter().map(advice::concern).collect();
-    notes_all.extend(plan.notes.iter().cloned());
-    notes_all.extend(notes);
-    notes_all.extend(advice::clock(&clock));
-    let mut record = RunRecord {
-        latlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
-        settings,
-        clock,
-        environment,
-        load_avg_after: None,
-        notes: notes_all,
-        stability: Vec::new(),
-        probes: Vec::new(),
-        complete: false,
-    };
+    let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
+    record.notes = (record.environment.concerns().iter())
+        .map(advice::concern)
+        .collect();
+    record.notes.extend(plan.notes.iter().cloned());
+    record.notes.extend(notes);
+    record.notes.extend(advice::clock(&record.clock));
 
     if let Some(dir) = &plan.outputs.create_dir {
         std::fs::create_dir(dir)

@@ -98,16 +98,11 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         SuiteArg::Quick => Suite::Quick,
         SuiteArg::Full => Suite::Full,
     };
-    let mut config = match suite {
+    let config = match suite {
         Suite::Quick => Config::quick(),
         Suite::Full => Config::full(),
-    };
-    if let Some(samples) = args.samples {
-        config.samples = samples;
     }
-    if let Some(target) = args.target_time {
-        config.target_sample_time = target;
-    }
+    .overridden(args.samples, args.target_time);
     if let Some(cpu) = args.pin {
         check_cpu(host.as_ref(), cpu)?;
     }

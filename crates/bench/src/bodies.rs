@@ -32,7 +32,7 @@ impl<F: FnMut() -> R, R, const K: u64> LoopBody for Calls<'_, F, K> {
         let mut f = self.0.borrow_mut();
         clock.time_loop(iterations, &mut || {
             for _ in 1..K {
-                sink_between_calls(f());
+                black_box(f());
             }
             f()
         })
@@ -47,38 +47,26 @@ impl<F: FnMut() -> R, R, const K: u64> LoopBody for Calls<'_, F, K> {
     }
 }
 
-/// Sinks a result between two calls in one turn of the loop. A zero-sized result carries
-/// nothing to sink, and passing it through [`black_box`] would still tell the compiler that
-/// all memory may have changed: state the closure carries from call to call (a chain through
-/// a captured variable) would then go through memory between calls in the longer body only,
-/// and the slope would count a store and a reload per call that the shorter body pays once
-/// per turn. The engine's loop sinks each turn's last result either way.
-#[inline(always)]
-fn sink_between_calls<R>(result: R) {
-    if std::mem::size_of::<R>() != 0 {
-        black_box(result);
-    }
-}
-
 /// How many turns of `K` inputs of type `I` one batch makes ahead of timing.
 fn batch_turns<I>(k: u64) -> u64 {
     let per_turn = (std::mem::size_of::<I>().max(1) as u64) * k;
     (INPUT_BATCH_BYTES as u64 / per_turn).clamp(1, MAX_BATCH_TURNS)
 }
 
-/// Times `iterations` turns in batches: before each batch (untimed) `prepare` makes the
-/// batch's inputs, then `timed` times the batch and returns ticks.
+/// Times `iterations` turns in batches: before each batch (untimed) `setup` makes the
+/// batch's inputs, `k` a turn, then `timed` times the batch and returns ticks.
 fn in_batches<I>(
     iterations: u64,
     k: u64,
-    mut prepare: impl FnMut(u64) -> Vec<I>,
+    setup: &mut impl FnMut() -> I,
     mut timed: impl FnMut(Vec<I>, u64) -> u64,
 ) -> u64 {
     let mut ticks = 0;
     let mut left = iterations;
     while left > 0 {
         let turns = left.min(batch_turns::<I>(k));
-        ticks += timed(prepare(turns * k), turns);
+        let inputs = (0..turns * k).map(|_| setup()).collect();
+        ticks += timed(inputs, turns);
         left -= turns;
     }
     ticks
@@ -91,40 +79,30 @@ pub(crate) struct Values<'c, S, F, const K: u64>(pub &'c RefCell<(S, F)>);
 impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R, const K: u64> LoopBody for Values<'_, S, F, K> {
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, f) = &mut *self.0.borrow_mut();
-        in_batches(
-            iterations,
-            K,
-            |n| (0..n).map(|_| setup()).collect(),
-            |inputs, turns| {
-                let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
-                let mut inputs = inputs.into_iter();
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        let input = inputs.next().expect("one input per call");
-                        keep_or_sink(&mut kept, f(input));
-                    }
-                })
-            },
-        )
+        in_batches(iterations, K, setup, |inputs, turns| {
+            let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
+            let mut inputs = inputs.into_iter();
+            clock.time_loop(turns, &mut || {
+                for _ in 0..K {
+                    let input = inputs.next().expect("one input per call");
+                    keep_or_sink(&mut kept, f(input));
+                }
+            })
+        })
     }
 
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, _) = &mut *self.0.borrow_mut();
-        in_batches(
-            iterations,
-            K,
-            |n| (0..n).map(|_| setup()).collect(),
-            |inputs, turns| {
-                let mut kept: Vec<I> = Vec::with_capacity(kept_capacity::<I>(inputs.len()));
-                let mut inputs = inputs.into_iter();
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        let input = inputs.next().expect("one input per call");
-                        keep_or_sink(&mut kept, input);
-                    }
-                })
-            },
-        )
+        in_batches(iterations, K, setup, |inputs, turns| {
+            let mut kept: Vec<I> = Vec::with_capacity(kept_capacity::<I>(inputs.len()));
+            let mut inputs = inputs.into_iter();
+            clock.time_loop(turns, &mut || {
+                for _ in 0..K {
+                    let input = inputs.next().expect("one input per call");
+                    keep_or_sink(&mut kept, input);
+                }
+            })
+        })
     }
 
     fn operations(&self) -> u64 {
@@ -139,38 +117,28 @@ pub(crate) struct Refs<'c, S, F, const K: u64>(pub &'c RefCell<(S, F)>);
 impl<S: FnMut() -> I, F: FnMut(&mut I) -> R, I, R, const K: u64> LoopBody for Refs<'_, S, F, K> {
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, f) = &mut *self.0.borrow_mut();
-        in_batches(
-            iterations,
-            K,
-            |n| (0..n).map(|_| setup()).collect(),
-            |mut inputs, turns| {
-                let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
-                let mut inputs = inputs.iter_mut();
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        let input = inputs.next().expect("one input per call");
-                        keep_or_sink(&mut kept, f(input));
-                    }
-                })
-            },
-        )
+        in_batches(iterations, K, setup, |mut inputs, turns| {
+            let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
+            let mut inputs = inputs.iter_mut();
+            clock.time_loop(turns, &mut || {
+                for _ in 0..K {
+                    let input = inputs.next().expect("one input per call");
+                    keep_or_sink(&mut kept, f(input));
+                }
+            })
+        })
     }
 
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, _) = &mut *self.0.borrow_mut();
-        in_batches(
-            iterations,
-            K,
-            |n| (0..n).map(|_| setup()).collect(),
-            |mut inputs, turns| {
-                let mut inputs = inputs.iter_mut();
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        black_box(inputs.next().expect("one input per call"));
-                    }
-                })
-            },
-        )
+        in_batches(iterations, K, setup, |mut inputs, turns| {
+            let mut inputs = inputs.iter_mut();
+            clock.time_loop(turns, &mut || {
+                for _ in 0..K {
+                    black_box(inputs.next().expect("one input per call"));
+                }
+            })
+        })
     }
 
     fn operations(&self) -> u64 {

@@ -4,7 +4,7 @@
 use crate::options::{Options, Suite};
 use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session, key};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{Config, Host, RealHost, Runner};
 use latlab_report::{
@@ -21,17 +21,12 @@ use std::time::{Duration, Instant};
 /// How long a run waits for another latlab run on this machine to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
-/// A reason to stop before measuring, or to fail after: one line, and the exit status.
-struct Stop {
-    message: String,
-    code: i32,
-}
+/// A reason to stop with exit status 2 (bad arguments, an unknown benchmark or baseline,
+/// an output that cannot be written), in one line.
+struct Stop(String);
 
 fn bad(message: impl Into<String>) -> Stop {
-    Stop {
-        message: message.into(),
-        code: 2,
-    }
+    Stop(message.into())
 }
 
 /// Runs the bench binary with these arguments; returns the exit status.
@@ -42,9 +37,9 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     };
     match run_with(&options) {
         Ok(code) => code,
-        Err(stop) => {
-            eprintln!("error: {}", stop.message);
-            stop.code
+        Err(Stop(message)) => {
+            eprintln!("error: {message}");
+            2
         }
     }
 }
@@ -94,22 +89,12 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     };
     let config = config_of(options);
     let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
-    let environment = host.environment();
-    let clock = host.timer().info().clone();
-    notes.extend(environment.concerns().iter().map(advice::concern));
-    notes.extend(advice::clock(&clock));
-    let mut record = RunRecord {
-        latlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
-        settings,
-        clock,
-        environment,
-        load_avg_after: None,
-        notes,
-        stability: Vec::new(),
-        probes: Vec::new(),
-        complete: false,
-    };
+    let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
+    record.notes = (record.environment.concerns().iter())
+        .map(advice::concern)
+        .collect();
+    record.notes.extend(notes);
+    record.notes.extend(advice::clock(&record.clock));
 
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     for set in registry::side_by_side(selected) {
@@ -123,7 +108,6 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     }
     record.load_avg_after = host.load_average();
     record.complete = true;
-    drop(session);
 
     let table = TableExporter
         .render(&record)
@@ -210,17 +194,11 @@ fn run_once(selected: Vec<Benchmark>) -> i32 {
 }
 
 fn config_of(options: &Options) -> Config {
-    let mut config = match options.suite {
+    match options.suite {
         Suite::Quick => Config::quick(),
         Suite::Full => Config::full(),
-    };
-    if let Some(samples) = options.samples {
-        config.samples = samples;
     }
-    if let Some(target) = options.target_time {
-        config.target_sample_time = target;
-    }
-    config
+    .overridden(options.samples, options.target_time)
 }
 
 fn apply_controls(
@@ -237,7 +215,11 @@ fn apply_controls(
         }
     }
     RunSettings {
-        suite: format!("{:?}", options.suite).to_lowercase(),
+        suite: options
+            .suite
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default(),
         samples: config.samples,
         target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
         budget_per_benchmark_ns: config.budget.as_nanos() as u64,

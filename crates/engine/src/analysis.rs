@@ -408,14 +408,15 @@ mod tests {
         );
     }
 
-    /// Per-call wall and CPU times of `cpu.call`'s one-call and three-call bodies from a run
-    /// beside two busy loops and three sleepers on this 2-vCPU machine: three of the shorter
-    /// body's ten samples were preempted, and their wall times outrank the longer body's.
-    const ONE_CALL_WALL: [f64; 10] = [0.26, 1.17, 1.19, 1.40, 4.70, 9.90, 7.48, 1.31, 1.24, 1.28];
-    const ONE_CALL_CPU: [f64; 10] = [0.26, 1.17, 1.19, 1.40, 1.21, 1.30, 1.25, 1.31, 1.24, 1.28];
+    /// Per-call wall and CPU times of `cpu.call`'s one-call and three-call bodies, as a run
+    /// beside two busy loops and three sleepers on this 2-vCPU machine recorded them: two of
+    /// the shorter body's ten samples were preempted, and their wall times outrank most of
+    /// the longer body's.
+    const ONE_CALL_WALL: [f64; 10] = [1.24, 1.24, 1.25, 1.25, 1.43, 1.30, 1.23, 8.36, 1.32, 11.81];
+    const ONE_CALL_CPU: [f64; 10] = [1.24, 1.24, 1.25, 1.24, 1.43, 1.30, 1.23, 1.35, 1.32, 1.25];
     const THREE_CALLS_WALL: [f64; 10] =
-        [4.06, 3.77, 4.03, 3.66, 3.79, 3.74, 3.74, 3.68, 4.03, 19.2];
-    const THREE_CALLS_CPU: [f64; 10] = [4.06, 3.77, 4.03, 3.66, 3.79, 3.74, 3.74, 3.68, 4.03, 4.02];
+        [32.80, 6.29, 4.30, 4.35, 4.15, 4.10, 4.31, 4.10, 8.60, 4.10];
+    const THREE_CALLS_CPU: [f64; 10] = [4.70, 4.09, 4.29, 4.35, 4.15, 4.10, 4.31, 4.10, 4.07, 4.10];
 
     #[test]
     fn preempted_samples_do_not_hide_a_slope_when_judged_on_the_cpu() {

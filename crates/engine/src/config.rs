@@ -48,6 +48,24 @@ impl Config {
     }
 }
 
+impl Config {
+    /// This configuration with the sample count and sample length given on a command line,
+    /// where given.
+    pub fn overridden(
+        mut self,
+        samples: Option<usize>,
+        target_sample_time: Option<Duration>,
+    ) -> Config {
+        if let Some(samples) = samples {
+            self.samples = samples;
+        }
+        if let Some(target) = target_sample_time {
+            self.target_sample_time = target;
+        }
+        self
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config::quick()

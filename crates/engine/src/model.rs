@@ -407,6 +407,23 @@ pub struct StabilityCheck {
 }
 
 impl RunRecord {
+    /// A run starting now on `host`, with these settings and notes: no probe yet, not
+    /// complete.
+    pub fn begin(host: &dyn crate::Host, settings: RunSettings, notes: Vec<String>) -> RunRecord {
+        RunRecord {
+            latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
+            settings,
+            clock: host.timer().info().clone(),
+            environment: host.environment(),
+            load_avg_after: None,
+            notes,
+            stability: Vec::new(),
+            probes: Vec::new(),
+            complete: false,
+        }
+    }
+
     /// Every result of every probe, in run order.
     pub fn results(&self) -> impl Iterator<Item = &BenchResult> {
         self.probes.iter().flat_map(|p| p.results.iter())

@@ -156,7 +156,7 @@ pub trait LoopBody {
 
 /// A closure that performs `operations` operations per call (1 for most benchmarks, the
 /// unroll count for one of the two bodies of a slope), as a [`LoopBody`].
-pub struct Closure<F> {
+pub(crate) struct Closure<F> {
     pub body: F,
     pub operations: u64,
 }
