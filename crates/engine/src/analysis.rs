@@ -129,6 +129,8 @@ pub(crate) fn timed_loop_result(
         verdict,
         warnings,
         integrity,
+        profile: None,
+        allocations: None,
     }
 }
 
@@ -165,6 +167,8 @@ pub(crate) fn observations_result(
         verdict: Verdict::Measured,
         warnings,
         integrity,
+        profile: None,
+        allocations: None,
     }
 }
 

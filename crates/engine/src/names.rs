@@ -62,6 +62,14 @@ pub mod result {
 
 /// Parameter keys that renderers read.
 pub mod key {
+    /// The benchmark a user's benchmark is compared with (latlab-bench).
+    pub const BASELINE: &str = "baseline";
+    /// Its time divided by the baseline's: the median of the paired ratios.
+    pub const RATIO: &str = "ratio";
+    /// The 95% confidence interval of that ratio.
+    pub const RATIO_CI95: &str = "ratio_ci95";
+    /// The calls per turn of the two loops a user's benchmark's slope is taken between.
+    pub const CALLS_PER_TURN: &str = "calls_per_turn";
     /// Bytes a working set spans (`mem.latency`, `mem.bandwidth`).
     pub const WORKING_SET_BYTES: &str = "working_set_bytes";
     /// Bytes of a file or a copy, by size (`file.*`, `mem.memcpy`).

@@ -11,6 +11,10 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod profile;
+
+pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
+
 /// How a result's samples were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -171,6 +175,12 @@ pub struct BenchResult {
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
     pub integrity: Integrity,
+    /// Where a user's benchmark spent its time (`cargo bench -- --profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+    /// What a user's benchmark allocated per call, where a counting allocator is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocations: Option<Allocations>,
 }
 
 impl BenchResult {
@@ -232,6 +242,8 @@ impl BenchResult {
             verdict: Verdict::Measured,
             warnings: Vec::new(),
             integrity: Integrity::default(),
+            profile: None,
+            allocations: None,
         })
     }
 

@@ -1,0 +1,91 @@
+//! What a benchmark's profile and allocation count found, as a result carries them: the
+//! harness for users' code fills them in (`cargo bench -- --profile`, a counting
+//! allocator), and every renderer shows them.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a benchmark spent its time, sampled by a profiler while it ran again for the
+/// iteration count it was measured with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// The sampling event, such as `cpu-clock (software)`.
+    pub event: String,
+    /// Nanoseconds of the event between samples.
+    pub period_ns: u64,
+    /// Samples taken in the benchmark's own thread, user space.
+    pub samples: u64,
+    /// Samples the kernel could not record (its buffer was full).
+    pub lost: u64,
+    /// Turns of the benchmark's loop run under the profiler.
+    pub iterations: u64,
+    /// Wall time the profiled run took.
+    pub duration_ns: u64,
+    /// Functions by their share of samples, the hottest first.
+    pub functions: Vec<HotFunction>,
+    /// The hottest function's instructions with their samples; `None` where it could not be
+    /// disassembled (then `annotation_note` says why).
+    pub annotated: Option<AnnotatedFunction>,
+    /// Why there is no annotated disassembly, or what limits it (no line information).
+    pub annotation_note: Option<String>,
+    /// Hardware counts per call, where the machine has hardware counters.
+    pub counters: Option<Counters>,
+    /// Why there are no hardware counts.
+    pub counters_note: Option<String>,
+}
+
+/// One function of a profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HotFunction {
+    /// Demangled name without its hash, or the address where no symbol covers it.
+    pub name: String,
+    pub samples: u64,
+    /// Its share of the profile's samples, 0 to 1.
+    pub share: f64,
+}
+
+/// A function's instructions, each with the samples that fell on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatedFunction {
+    pub name: String,
+    /// The function's address in the binary file (not at run time).
+    pub address: u64,
+    pub instructions: Vec<Instruction>,
+}
+
+/// One instruction of an annotated function.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Instruction {
+    /// Its address in the binary file.
+    pub address: u64,
+    /// Intel syntax.
+    pub text: String,
+    pub samples: u64,
+    /// Its share of the function's samples, 0 to 1.
+    pub share: f64,
+    /// `file:line` of the source it came from, where the binary has line information.
+    pub line: Option<String>,
+}
+
+/// Hardware event counts per call of the benchmark: the counts of the loop with 4 calls
+/// per turn less those of the loop with 1, divided by the extra calls, as the time is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    pub cycles: f64,
+    pub instructions: f64,
+    /// Instructions per cycle.
+    pub ipc: f64,
+    pub branch_misses: f64,
+    /// Last-level cache misses, as the kernel's generic cache-misses event counts them.
+    pub cache_misses: f64,
+}
+
+/// Memory allocated by one call of the benchmark, counted by the counting allocator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Allocations {
+    /// Allocations per call; a reallocation counts as one allocation of its new size.
+    pub count: f64,
+    /// Bytes those allocations asked for, per call.
+    pub bytes: f64,
+    /// Calls they were counted over.
+    pub calls: u64,
+}
