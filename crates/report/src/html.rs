@@ -8,6 +8,7 @@
 //! result with its method and spread, and every warning.
 
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
+use crate::html_benchmarks;
 use crate::plots::{Formats, RenderedPlot, render_plots};
 use crate::rows::{format_samples, headline};
 use crate::units::{
@@ -23,7 +24,7 @@ use std::fmt::Write as _;
 pub struct HtmlExporter;
 
 /// Escapes text for HTML element content and attribute values.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -53,6 +54,16 @@ impl Exporter for HtmlExporter {
 /// The page of `run` with `plots` already drawn (a run draws them once for the page and its
 /// files).
 pub fn html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
+    page(run, drawn, false)
+}
+
+/// The page of a run of users' benchmarks: as [`html_page`], with a distribution plot per
+/// benchmark (a machine's run has hundreds of results and leaves them out).
+pub fn benchmarks_html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
+    page(run, drawn, true)
+}
+
+fn page(run: &RunRecord, drawn: &[RenderedPlot], with_distributions: bool) -> String {
     let mut page = String::new();
     let title = format!(
         "latlab · {} · {}",
@@ -76,6 +87,12 @@ pub fn html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
     }
     environment(&mut page, run);
     headline_section(&mut page, &headline_rows(run));
+    html_benchmarks::comparisons(&mut page, run);
+    html_benchmarks::allocations(&mut page, run);
+    if with_distributions {
+        html_benchmarks::distributions(&mut page, run);
+    }
+    html_benchmarks::profiles(&mut page, run);
     plots(&mut page, run, drawn);
     scheduling(&mut page, run);
     results(&mut page, run);

@@ -6,9 +6,11 @@
 
 pub mod advice;
 pub mod compare;
+mod comparison;
 mod csv;
 pub mod headline;
 mod html;
+mod html_benchmarks;
 mod json;
 pub mod load;
 mod markdown;
@@ -22,8 +24,9 @@ pub mod units;
 mod write;
 
 pub use crate::csv::CsvExporter;
+pub use comparison::comparison_sentence;
 pub use headline::HeadlineExporter;
-pub use html::{HtmlExporter, html_page};
+pub use html::{HtmlExporter, benchmarks_html_page, html_page};
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
