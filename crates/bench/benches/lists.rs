@@ -9,6 +9,10 @@ fn main() {
     latlab_bench::main();
 }
 
+// Counts each benchmark's allocations and bytes per call.
+#[global_allocator]
+static ALLOC: latlab_bench::CountingAllocator = latlab_bench::CountingAllocator::system();
+
 /// Building a list of `n` numbers: into a vector given its capacity first (the baseline),
 /// into one that grows as it is pushed to, and into a fixed-size array.
 mod build {

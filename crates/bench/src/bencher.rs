@@ -7,9 +7,10 @@
 //! function, and so on, and the innermost call measures every body at once. The bodies reach
 //! the innermost call as trait objects, each still a monomorphised loop of its closure.
 
-use crate::bodies::{Calls, LONG_CALLS, Refs, Values};
+use crate::bodies::{CHEAP_CALL_NS, Calls, Chained, Refs, Values};
 use crate::registry::Benchmark;
 use crate::session::Session;
+use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use std::cell::RefCell;
 
@@ -28,11 +29,19 @@ struct Chain<'a, 'b> {
     pending: Vec<Pending<'b>>,
 }
 
-/// The two bodies of a benchmark that waits to be measured with the others of its set.
+/// The bodies of a benchmark that waits to be measured with the others of its set: 1, 4
+/// and 16 calls a turn.
 pub(crate) struct Pending<'b> {
     pub benchmark_name: String,
-    pub short: &'b mut dyn LoopBody,
-    pub long: &'b mut dyn LoopBody,
+    pub one: &'b mut dyn LoopBody,
+    pub four: &'b mut dyn LoopBody,
+    pub sixteen: &'b mut dyn LoopBody,
+}
+
+/// The two bodies a benchmark's slope is taken between, with their calls per turn.
+pub(crate) struct Pair<'p> {
+    pub short: (u64, &'p mut dyn LoopBody),
+    pub long: (u64, &'p mut dyn LoopBody),
 }
 
 impl<'b> Pending<'b> {
@@ -43,8 +52,37 @@ impl<'b> Pending<'b> {
     {
         Pending {
             benchmark_name: self.benchmark_name,
-            short: self.short,
-            long: self.long,
+            one: self.one,
+            four: self.four,
+            sixteen: self.sixteen,
+        }
+    }
+
+    /// Whether one call costs less than [`CHEAP_CALL_NS`]: the one-call body timed for
+    /// doubling turns until a run lasts 20 µs.
+    pub fn is_cheap(&mut self, clock: &Clock) -> bool {
+        let mut turns = 1;
+        loop {
+            let ns = clock.ticks_to_ns(self.one.time(clock, turns));
+            if ns >= 20_000.0 || turns >= 1 << 24 {
+                return ns / (turns as f64) < CHEAP_CALL_NS;
+            }
+            turns *= 2;
+        }
+    }
+
+    /// The pair of bodies a benchmark of this cost is timed with.
+    pub fn pair(&mut self, cheap: bool) -> Pair<'_> {
+        if cheap {
+            Pair {
+                short: (4, &mut *self.four),
+                long: (16, &mut *self.sixteen),
+            }
+        } else {
+            Pair {
+                short: (1, &mut *self.one),
+                long: (4, &mut *self.four),
+            }
         }
     }
 }
@@ -73,9 +111,28 @@ impl<'a, 'b> Bencher<'a, 'b> {
     pub fn bench<F: FnMut() -> R, R>(mut self, f: F) {
         let chain = self.chain.take().expect("a Bencher is used once");
         let f = RefCell::new(f);
-        let mut short = Calls::<F, 1>(&f);
-        let mut long = Calls::<F, LONG_CALLS>(&f);
-        chain.measure_with(&mut short, &mut long);
+        let mut one = Calls::<F, 1>(&f);
+        let mut four = Calls::<F, 4>(&f);
+        let mut sixteen = Calls::<F, 16>(&f);
+        chain.measure_with(&mut one, &mut four, &mut sixteen);
+    }
+
+    /// Measures `f` as a dependency chain: the first call is given `seed`, each later call the
+    /// previous call's result, so no call can start before the last has finished. This is
+    /// the latency of `f`, where [`Bencher::bench`] gives its cost when calls may overlap.
+    ///
+    /// Use it, not a closure that updates a captured variable, to time a short chain: a
+    /// captured variable lives in memory, and storing and reloading it adds a few cycles to
+    /// every call, while the chain's state stays in registers. Only the last result goes
+    /// through the value sink, so a function the compiler can see through (`|x| x + 1`) may
+    /// be folded away, and is then reported as optimised away.
+    pub fn bench_chained<T, F: FnMut(T) -> T>(mut self, seed: T, f: F) {
+        let chain = self.chain.take().expect("a Bencher is used once");
+        let state = RefCell::new((f, Some(seed)));
+        let mut one = Chained::<F, T, 1>(&state);
+        let mut four = Chained::<F, T, 4>(&state);
+        let mut sixteen = Chained::<F, T, 16>(&state);
+        chain.measure_with(&mut one, &mut four, &mut sixteen);
     }
 
     /// Makes each call's input with `setup`, outside the timed loop: inputs are made in
@@ -89,7 +146,12 @@ impl<'a, 'b> Bencher<'a, 'b> {
 }
 
 impl Chain<'_, '_> {
-    fn measure_with(self, short: &mut dyn LoopBody, long: &mut dyn LoopBody) {
+    fn measure_with(
+        self,
+        one: &mut dyn LoopBody,
+        four: &mut dyn LoopBody,
+        sixteen: &mut dyn LoopBody,
+    ) {
         let Chain {
             session,
             benchmark,
@@ -99,8 +161,9 @@ impl Chain<'_, '_> {
         let mut pending: Vec<Pending<'_>> = pending.into_iter().map(Pending::reborrow).collect();
         pending.push(Pending {
             benchmark_name: benchmark.name.clone(),
-            short,
-            long,
+            one,
+            four,
+            sixteen,
         });
         session.next(rest, pending);
     }
@@ -139,9 +202,10 @@ impl<S> WithInputs<'_, '_, S> {
         let WithInputs { mut bencher, setup } = self;
         let chain = bencher.chain.take().expect("a Bencher is used once");
         let state = RefCell::new((setup, f));
-        let mut short = Values::<S, F, 1>(&state);
-        let mut long = Values::<S, F, LONG_CALLS>(&state);
-        chain.measure_with(&mut short, &mut long);
+        let mut one = Values::<S, F, 1>(&state);
+        let mut four = Values::<S, F, 4>(&state);
+        let mut sixteen = Values::<S, F, 16>(&state);
+        chain.measure_with(&mut one, &mut four, &mut sixteen);
     }
 
     /// Measures `f`, each call given a mutable reference to a fresh input; inputs and
@@ -153,8 +217,9 @@ impl<S> WithInputs<'_, '_, S> {
         let WithInputs { mut bencher, setup } = self;
         let chain = bencher.chain.take().expect("a Bencher is used once");
         let state = RefCell::new((setup, f));
-        let mut short = Refs::<S, F, 1>(&state);
-        let mut long = Refs::<S, F, LONG_CALLS>(&state);
-        chain.measure_with(&mut short, &mut long);
+        let mut one = Refs::<S, F, 1>(&state);
+        let mut four = Refs::<S, F, 4>(&state);
+        let mut sixteen = Refs::<S, F, 16>(&state);
+        chain.measure_with(&mut one, &mut four, &mut sixteen);
     }
 }

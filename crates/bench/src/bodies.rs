@@ -1,19 +1,25 @@
 //! The measured loops of a benchmark, as the engine's timer sees them ([`LoopBody`]).
 //!
-//! Every benchmark is timed by slope: one body calls the function once per turn of the
-//! loop, the other [`LONG_CALLS`] times, and the figure is the difference per extra call.
+//! Every benchmark is timed by slope: one body calls the function a few times per turn of
+//! the loop, another four times as often, and the figure is the difference per extra call.
 //! The loop's own instructions are the same in both and cancel, even where the core runs them
 //! beside a short dependent chain; an empty loop subtracted instead would under-report it.
 //! Each body is a monomorphised loop of the user's closure: no dynamic call inside it.
+//!
+//! Which pair of bodies: 1 and 4 calls a turn, or for a call cheaper than [`CHEAP_CALL_NS`]
+//! 4 and 16. A turn of one cheap call can take longer than the call itself (a taken branch
+//! per turn that the front end cannot sustain beside a one-cycle chain), so time is not yet
+//! linear in the calls; from four calls a turn it is.
 
+use crate::alloc::timed_region;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::mem::needs_drop;
 
-/// Calls per turn of the longer body.
-pub(crate) const LONG_CALLS: u64 = 4;
+/// A call cheaper than this is timed with 4 and 16 calls a turn, a dearer one with 1 and 4.
+pub(crate) const CHEAP_CALL_NS: f64 = 20.0;
 
 /// Inputs made ahead of one timed batch are capped at this many bytes, so that a
 /// benchmark's inputs stay in the caches and a long sample does not need memory for all its
@@ -30,16 +36,60 @@ pub(crate) struct Calls<'c, F, const K: u64>(pub &'c RefCell<F>);
 impl<F: FnMut() -> R, R, const K: u64> LoopBody for Calls<'_, F, K> {
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let mut f = self.0.borrow_mut();
-        clock.time_loop(iterations, &mut || {
-            for _ in 1..K {
-                black_box(f());
-            }
-            f()
+        timed_region(|| {
+            clock.time_loop(iterations, &mut || {
+                for _ in 1..K {
+                    black_box(f());
+                }
+                f()
+            })
         })
     }
 
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
         clock.time_loop(iterations, &mut || ())
+    }
+
+    fn operations(&self) -> u64 {
+        K
+    }
+}
+
+/// `K` calls of a closure per turn, each given the previous call's result: one dependency
+/// chain through the whole sample. The state is taken out for each sample and lives in the
+/// timed loop's registers; the closure is shared with the benchmark's other body.
+pub(crate) struct Chained<'c, F, T, const K: u64>(pub &'c RefCell<(F, Option<T>)>);
+
+impl<F: FnMut(T) -> T, T, const K: u64> LoopBody for Chained<'_, F, T, K> {
+    fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (f, state) = &mut *self.0.borrow_mut();
+        let seed = state
+            .take()
+            .expect("a chain's state is put back after each sample");
+        let (ticks, last) = timed_region(|| {
+            clock.time_chain(
+                iterations,
+                &mut |mut x| {
+                    for _ in 0..K {
+                        x = f(x);
+                    }
+                    x
+                },
+                seed,
+            )
+        });
+        *state = Some(last);
+        ticks
+    }
+
+    fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+        let (_, state) = &mut *self.0.borrow_mut();
+        let seed = state
+            .take()
+            .expect("a chain's state is put back after each sample");
+        let (ticks, last) = clock.time_chain(iterations, &mut |x| x, seed);
+        *state = Some(last);
+        ticks
     }
 
     fn operations(&self) -> u64 {
@@ -82,11 +132,13 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R, const K: u64> LoopBody for Values<
         in_batches(iterations, K, setup, |inputs, turns| {
             let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
             let mut inputs = inputs.into_iter();
-            clock.time_loop(turns, &mut || {
-                for _ in 0..K {
-                    let input = inputs.next().expect("one input per call");
-                    keep_or_sink(&mut kept, f(input));
-                }
+            timed_region(|| {
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        let input = inputs.next().expect("one input per call");
+                        keep_or_sink(&mut kept, f(input));
+                    }
+                })
             })
         })
     }
@@ -120,11 +172,13 @@ impl<S: FnMut() -> I, F: FnMut(&mut I) -> R, I, R, const K: u64> LoopBody for Re
         in_batches(iterations, K, setup, |mut inputs, turns| {
             let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
             let mut inputs = inputs.iter_mut();
-            clock.time_loop(turns, &mut || {
-                for _ in 0..K {
-                    let input = inputs.next().expect("one input per call");
-                    keep_or_sink(&mut kept, f(input));
-                }
+            timed_region(|| {
+                clock.time_loop(turns, &mut || {
+                    for _ in 0..K {
+                        let input = inputs.next().expect("one input per call");
+                        keep_or_sink(&mut kept, f(input));
+                    }
+                })
             })
         })
     }

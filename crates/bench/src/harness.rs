@@ -2,20 +2,23 @@
 //! write what was asked for.
 
 use crate::options::{Options, Suite};
+use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
-use crate::session::{Failure, Mode, Session, key};
+use crate::session::{Failure, Mode, Session};
+use crate::text::{allocation_lines, comparison_lines, profile_text};
 use clap::{Parser, ValueEnum};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::{Config, Host, RealHost, Runner};
 use latlab_report::{
     CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
-    advice, compare::compare_text, html_page, load::load_run, render_plots, units::format_ratio,
+    advice, benchmarks_html_page, compare::compare_text, load::load_run, render_plots,
     write_output,
 };
 use regex::Regex;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a run waits for another latlab run on this machine to finish.
@@ -87,7 +90,9 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
             host.lock_runs(LOCK_WAIT).ok()
         }
     };
-    let config = config_of(options);
+    let mut config = config_of(options);
+    config.cancel = cancel_on_signals().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
+    let cancel = Arc::clone(&config.cancel);
     let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
     let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
     record.notes = (record.environment.concerns().iter())
@@ -97,17 +102,30 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     record.notes.extend(advice::clock(&record.clock));
 
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
+    if options.profile {
+        match Profiler::open() {
+            Ok(profiler) => session.profile_with(profiler),
+            Err(why) => {
+                eprintln!("--profile: no profile is taken, the benchmarks run without it: {why}");
+                record.notes.push(format!("--profile had no effect: {why}"));
+            }
+        }
+    }
     for set in registry::side_by_side(selected) {
         let started = Instant::now();
         session.run_set(&set);
         let results = std::mem::take(&mut session.results);
         let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        let interrupted = session.interrupted || cancel.load(Ordering::Relaxed);
         record
             .probes
-            .push(outcome(&set, results, failures, started));
+            .push(outcome(&set, results, failures, started, interrupted));
+        if interrupted {
+            break;
+        }
     }
     record.load_avg_after = host.load_average();
-    record.complete = true;
+    record.complete = !cancel.load(Ordering::Relaxed);
 
     let table = TableExporter
         .render(&record)
@@ -120,6 +138,13 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         text.push_str(&comparisons.join("\n"));
         text.push('\n');
     }
+    let allocations = allocation_lines(&record);
+    if !allocations.is_empty() {
+        text.push('\n');
+        text.push_str(&allocations.join("\n"));
+        text.push('\n');
+    }
+    text.push_str(&profile_text(&record));
     if let Some((name, old)) = &baseline {
         text.push_str(&format!("\nagainst the baseline {name}:\n"));
         text.push_str(&compare_text(&[
@@ -137,11 +162,26 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         let path = save_baseline(name, &record)?;
         eprintln!("baseline {name}: {}", path.display());
     }
+    if !record.complete {
+        eprintln!("interrupted: the results measured before it are written");
+        return Ok(130);
+    }
     let failed = record
         .probes
         .iter()
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
     Ok(i32::from(failed))
+}
+
+/// A flag that Ctrl-C and SIGTERM set, so that the run stops at its next sample and writes
+/// what it measured; a second signal while the first is handled ends the process at once.
+fn cancel_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&cancel))?;
+        signal_hook::flag::register(signal, Arc::clone(&cancel))?;
+    }
+    Ok(cancel)
 }
 
 /// The benchmarks the patterns select, in source order.
@@ -235,6 +275,7 @@ fn outcome(
     results: Vec<latlab_engine::BenchResult>,
     failures: Vec<Failure>,
     started: Instant,
+    interrupted: bool,
 ) -> ProbeOutcome {
     let first = &set[0];
     let id = if first.group.is_empty() {
@@ -242,7 +283,9 @@ fn outcome(
     } else {
         first.group.clone()
     };
-    let status = if failures.is_empty() {
+    let status = if interrupted {
+        ProbeStatus::Interrupted
+    } else if failures.is_empty() {
         ProbeStatus::Ok
     } else {
         let reasons: Vec<String> = failures
@@ -260,44 +303,6 @@ fn outcome(
         results,
         duration_ns: started.elapsed().as_nanos() as u64,
     }
-}
-
-/// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one line per
-/// compared benchmark.
-fn comparison_lines(record: &RunRecord) -> Vec<String> {
-    record
-        .results()
-        .filter_map(|result| {
-            let baseline = result.parameter(key::BASELINE)?.as_str()?;
-            let Some(ratio) = result.parameter(key::RATIO).and_then(|r| r.as_f64()) else {
-                return Some(format!(
-                    "{} cannot be compared with {baseline}: one of them was optimised away",
-                    result.name
-                ));
-            };
-            // "as slow as" reads the ratio itself, "as fast as" its inverse, and so its
-            // interval inverted.
-            let slower = ratio >= 1.0;
-            let shown = |r: f64| format_ratio(if slower { r } else { 1.0 / r });
-            let interval = match result.parameter(key::RATIO_CI95) {
-                Some(latlab_engine::parameters::Value::Numbers(ci)) if ci.len() == 2 => {
-                    let (lo, hi) = if slower {
-                        (ci[0], ci[1])
-                    } else {
-                        (ci[1], ci[0])
-                    };
-                    format!(" (95% CI {}–{})", shown(lo), shown(hi))
-                }
-                _ => " (too few pairs for an interval)".to_string(),
-            };
-            let phrase = if slower {
-                format!("{} as slow as", shown(ratio))
-            } else {
-                format!("{} as fast as", shown(ratio))
-            };
-            Some(format!("{} is {phrase} {baseline}{interval}", result.name))
-        })
-        .collect()
 }
 
 /// The outputs asked for.
@@ -336,7 +341,8 @@ impl Outputs {
         }
         if let Some(target) = &self.html {
             let plots = render_plots(record, Formats::Svg).map_err(|e| bad(e.to_string()))?;
-            write_output(target, &html_page(record, &plots)).map_err(|e| bad(e.to_string()))?;
+            write_output(target, &benchmarks_html_page(record, &plots))
+                .map_err(|e| bad(e.to_string()))?;
         }
         Ok(())
     }

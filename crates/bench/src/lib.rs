@@ -43,22 +43,31 @@
 //! **How each benchmark is measured.** Each gets its own monomorphised loop; the iteration
 //! count doubles until one sample lasts the target time; each result goes through a value
 //! sink. The figure per call is the slope between a loop that calls the function once per
-//! turn and one that calls it four times, so the loop's own instructions cancel exactly,
-//! and the longer loop is judged against an empty loop: work the compiler deleted is
-//! reported as optimised away, not as a figure.
+//! turn and one that calls it four times (4 and 16 for a call under 20 ns), so the loop's
+//! own instructions cancel exactly, and the longer loop is judged against an empty loop:
+//! work the compiler deleted is reported as optimised away, not as a figure.
+//! [`Bencher::bench_chained`] times a dependent chain, its state kept in registers.
+//!
+//! **More.** `--profile` adds each benchmark's hot functions and the hottest one's annotated
+//! disassembly; a [`CountingAllocator`] installed as the global allocator adds allocations
+//! and bytes per call.
 //!
 //! **Comparisons.** Mark one benchmark of a module (or `group = ".."`) as `baseline`; the
 //! others with the same argument are then sampled side by side with it, their samples
 //! interleaved round by round, and each is reported as "1.32× as slow as the baseline (95% CI
 //! 1.28–1.36×)", the interval from the paired samples.
 
+mod alloc;
 mod bencher;
 mod bodies;
 mod harness;
 mod options;
+mod profile;
 mod registry;
 mod session;
+mod text;
 
+pub use alloc::CountingAllocator;
 pub use bencher::{Bencher, WithInputs};
 pub use latlab_bench_macros::bench;
 pub use std::hint::black_box;

@@ -7,7 +7,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(
     about = "Benchmarks registered with #[latlab_bench::bench], measured by latlab's engine",
-    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed\n  2    bad arguments, an unknown benchmark or baseline, an unwritable output"
+    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed\n  2    bad arguments, an unknown benchmark or baseline, an unwritable output\n  130  interrupted by Ctrl-C (results measured so far are written)"
 )]
 pub(crate) struct Options {
     /// Run only benchmarks whose name (group/function/argument) matches one of these
@@ -35,6 +35,10 @@ pub(crate) struct Options {
     /// Pin the benchmarks to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
+    /// Profile each benchmark after measuring it: the hot functions, the hottest one's
+    /// annotated disassembly, and hardware counts per call where the machine has counters.
+    #[arg(long)]
+    pub profile: bool,
     /// Write the results as JSON (a Google Benchmark superset) here; '-' for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,

@@ -1,27 +1,20 @@
 //! One run of the selected benchmarks: each set measured side by side, the results kept in
 //! order, and each benchmark of a compared set given its ratio to the set's baseline.
 
-use crate::bencher::{Bencher, Pending};
-use crate::bodies::LONG_CALLS;
+use crate::alloc;
+use crate::bencher::{Bencher, Pair, Pending};
+use crate::profile::{Measured, Profiler};
 use crate::registry::Benchmark;
 use latlab_engine::analysis::paired_ratio;
 use latlab_engine::host::LoopBody;
+use latlab_engine::model::Allocations;
+use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Interrupted, Runner};
 
 /// What every benchmark's result says of its method.
 pub(crate) const METHOD: &str = "latlab-bench: the slope between 1 and 4 calls per turn of a \
-     monomorphised loop, each result through a value sink, sampled side by side with the \
-     benchmarks it is compared with";
-
-/// Parameter keys of a compared benchmark's result.
-pub(crate) mod key {
-    /// The name of the benchmark it is compared with.
-    pub const BASELINE: &str = "baseline";
-    /// Its time divided by the baseline's, the median of the paired ratios.
-    pub const RATIO: &str = "ratio";
-    /// The 95% confidence interval of that ratio.
-    pub const RATIO_CI95: &str = "ratio_ci95";
-}
+     monomorphised loop (4 and 16 for calls under 20 ns), each result through a value sink, \
+     sampled side by side with the benchmarks it is compared with";
 
 /// Whether benchmarks are measured, or each called once to check that it runs (as `cargo
 /// test` runs bench targets).
@@ -40,11 +33,15 @@ pub(crate) struct Failure {
 pub(crate) struct Session {
     runner: Runner,
     mode: Mode,
+    /// Profiles each benchmark after measuring it, when `--profile` asked and it can.
+    profiler: Option<Profiler>,
     /// The results, in the order the sets were run; the baseline of a set first.
     pub results: Vec<BenchResult>,
     /// The benchmarks run once, in `Once` mode.
     pub checked: Vec<String>,
     pub failures: Vec<Failure>,
+    /// Whether a set stopped because the run was cancelled (Ctrl-C).
+    pub interrupted: bool,
 }
 
 impl Session {
@@ -52,10 +49,17 @@ impl Session {
         Session {
             runner,
             mode,
+            profiler: None,
             results: Vec::new(),
             checked: Vec::new(),
             failures: Vec::new(),
+            interrupted: false,
         }
+    }
+
+    /// Profiles every benchmark after it is measured.
+    pub fn profile_with(&mut self, profiler: Profiler) {
+        self.profiler = Some(profiler);
     }
 
     /// Runs one set of benchmarks side by side.
@@ -89,36 +93,72 @@ impl Session {
         if self.mode == Mode::Once {
             let clock = self.runner.clock().clone();
             for body in &mut pending {
-                body.short.time(&clock, 1);
+                body.one.time(&clock, 1);
                 self.checked.push(body.benchmark_name.clone());
             }
             return;
         }
         match self.measure_side_by_side(&mut pending) {
-            Ok(results) => self.results.extend(compared(results)),
-            Err(Interrupted) => {
-                for body in &pending {
-                    self.fail(&body.benchmark_name, "interrupted".into());
+            Ok(measured) => {
+                let mut results = Vec::with_capacity(measured.len());
+                for (body, (result, how)) in pending.iter_mut().zip(measured) {
+                    results.push(self.examine(body, result, &how));
                 }
+                self.results.extend(compared(results));
             }
+            Err(Interrupted) => self.interrupted = true,
         }
     }
 
-    /// Both bodies of every benchmark of the set, interleaved; one slope per benchmark. Each
-    /// body gets half the budget of a benchmark.
+    /// What else was asked of a measured benchmark: its allocations per call where a
+    /// counting allocator is installed, its profile under `--profile`.
+    fn examine(
+        &mut self,
+        body: &mut Pending<'_>,
+        result: BenchResult,
+        how: &Measured,
+    ) -> BenchResult {
+        let clock = self.runner.clock().clone();
+        let mut result = result;
+        let Pair { short, long } = body.pair(how.cheap);
+        if alloc::installed() {
+            let (count, bytes) = alloc::count_in_timed_regions(|| {
+                long.1.time(&clock, how.turns);
+            });
+            let calls = how.turns * long.0;
+            result.allocations = Some(Allocations {
+                count: count as f64 / calls as f64,
+                bytes: bytes as f64 / calls as f64,
+                calls,
+            });
+        }
+        if let Some(profiler) = &mut self.profiler {
+            result.profile = Some(profiler.profile(&clock, short, long, how));
+        }
+        result
+    }
+
+    /// The two bodies of every benchmark of the set (chosen by its cost), interleaved; one
+    /// slope per benchmark, with how its longer body was sampled. Each body gets half the
+    /// budget of a benchmark.
     fn measure_side_by_side(
         &mut self,
         pending: &mut [Pending<'_>],
-    ) -> Result<Vec<BenchResult>, Interrupted> {
+    ) -> Result<Vec<(BenchResult, Measured)>, Interrupted> {
         let names: Vec<String> = pending.iter().map(|p| p.benchmark_name.clone()).collect();
         let subjects: Vec<(&str, &str)> = names
             .iter()
             .flat_map(|name| [(name.as_str(), METHOD); 2])
             .collect();
+        let clock = self.runner.clock().clone();
+        let cheap: Vec<bool> = pending.iter_mut().map(|p| p.is_cheap(&clock)).collect();
+        let mut calls = Vec::with_capacity(pending.len());
         let mut bodies: Vec<&mut dyn LoopBody> = Vec::with_capacity(subjects.len());
-        for p in pending.iter_mut() {
-            bodies.push(&mut *p.short);
-            bodies.push(&mut *p.long);
+        for (p, &cheap) in pending.iter_mut().zip(&cheap) {
+            let Pair { short, long } = p.pair(cheap);
+            calls.push((short.0, long.0));
+            bodies.push(short.1);
+            bodies.push(long.1);
         }
         let bodies_results = self.runner.scoped(
             |config| config.budget /= 2,
@@ -126,8 +166,23 @@ impl Session {
         )?;
         let mut bodies_results = bodies_results.into_iter();
         let mut slopes = Vec::with_capacity(names.len());
-        while let (Some(short), Some(long)) = (bodies_results.next(), bodies_results.next()) {
-            slopes.push(self.runner.slope((1, short), (LONG_CALLS, long)));
+        for ((short_calls, long_calls), cheap) in calls.into_iter().zip(cheap) {
+            let (Some(short), Some(long)) = (bodies_results.next(), bodies_results.next()) else {
+                break;
+            };
+            let measured = Measured {
+                turns: long.iterations,
+                rounds: long.samples_ns.len(),
+                cheap,
+            };
+            let slope = self
+                .runner
+                .slope((short_calls, short), (long_calls, long))
+                .with_parameter(
+                    key::CALLS_PER_TURN,
+                    &[short_calls as usize, long_calls as usize][..],
+                );
+            slopes.push((slope, measured));
         }
         Ok(slopes)
     }

@@ -1,0 +1,173 @@
+//! What a run prints after the results table: the comparisons with each set's baseline,
+//! allocations per call, and each benchmark's profile.
+
+use latlab_engine::BenchResult;
+use latlab_engine::model::{Profile, RunRecord};
+use latlab_engine::units::format_bytes;
+use latlab_report::comparison_sentence;
+
+/// Instructions of the hottest function shown on the terminal; the files keep them all.
+const SHOWN_INSTRUCTIONS: usize = 40;
+/// Hot functions shown on the terminal.
+const SHOWN_FUNCTIONS: usize = 8;
+
+/// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one line per
+/// compared benchmark.
+pub(crate) fn comparison_lines(record: &RunRecord) -> Vec<String> {
+    record.results().filter_map(comparison_sentence).collect()
+}
+
+/// A table of allocations and bytes per call of each benchmark counted; empty when no
+/// counting allocator is installed.
+pub(crate) fn allocation_lines(record: &RunRecord) -> Vec<String> {
+    let counted: Vec<&BenchResult> = record
+        .results()
+        .filter(|r| r.allocations.is_some())
+        .collect();
+    if counted.is_empty() {
+        return Vec::new();
+    }
+    let width = counted.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut lines = vec![format!(
+        "{:width$}  {:>11}  {:>9}",
+        "allocations per call",
+        "allocations",
+        "bytes",
+        width = width + 2
+    )];
+    for result in counted {
+        let a = result.allocations.as_ref().expect("filtered");
+        lines.push(format!(
+            "  {:width$}  {:>11}  {:>9}",
+            result.name,
+            trimmed(a.count),
+            format_bytes(a.bytes),
+        ));
+    }
+    lines
+}
+
+/// Each profiled benchmark's hot functions and the hottest one's annotated instructions.
+pub(crate) fn profile_text(record: &RunRecord) -> String {
+    let mut text = String::new();
+    for result in record.results() {
+        if let Some(profile) = &result.profile {
+            text.push_str(&one_profile(&result.name, profile));
+        }
+    }
+    text
+}
+
+fn one_profile(name: &str, profile: &Profile) -> String {
+    let mut text = format!(
+        "\nprofile of {name}: {} samples of {} every {} µs over {} turns ({:.2} s){}\n",
+        profile.samples,
+        profile.event,
+        profile.period_ns / 1_000,
+        profile.iterations,
+        profile.duration_ns as f64 / 1e9,
+        if profile.lost > 0 {
+            format!(", {} lost", profile.lost)
+        } else {
+            String::new()
+        },
+    );
+    for function in profile.functions.iter().take(SHOWN_FUNCTIONS) {
+        text.push_str(&format!(
+            "  {:>6.2}%  {}\n",
+            function.share * 100.0,
+            function.name
+        ));
+    }
+    if let Some(counters) = &profile.counters {
+        text.push_str(&format!(
+            "  per call: {:.1} cycles, {:.1} instructions (IPC {:.2}), {:.3} branch misses, \
+             {:.3} cache misses\n",
+            counters.cycles,
+            counters.instructions,
+            counters.ipc,
+            counters.branch_misses,
+            counters.cache_misses
+        ));
+    }
+    if let Some(note) = &profile.counters_note {
+        text.push_str(&format!("  {note}\n"));
+    }
+    if let Some(annotated) = &profile.annotated {
+        text.push_str(&format!("  hottest function: {}\n", annotated.name));
+        let shown = shown_instructions(annotated.instructions.len(), |i| {
+            annotated.instructions[i].samples
+        });
+        let mut last = None;
+        for i in shown {
+            if last.is_some_and(|l| l + 1 != i) {
+                text.push_str("        …\n");
+            }
+            let instruction = &annotated.instructions[i];
+            let share = if instruction.samples > 0 {
+                format!("{:6.2}%", instruction.share * 100.0)
+            } else {
+                String::new()
+            };
+            text.push_str(&format!(
+                "  {share:>7}  {:>8x}  {:<44} {}\n",
+                instruction.address,
+                instruction.text,
+                instruction.line.as_deref().unwrap_or("")
+            ));
+            last = Some(i);
+        }
+        if last.is_some_and(|l| l + 1 < annotated.instructions.len()) {
+            text.push_str("        …\n");
+        }
+    }
+    if let Some(note) = &profile.annotation_note {
+        text.push_str(&format!("  {note}\n"));
+    }
+    text
+}
+
+/// The instructions a terminal shows: all of a short function; of a long one, those with
+/// samples and two either side, at most [`SHOWN_INSTRUCTIONS`], the hottest kept first.
+fn shown_instructions(count: usize, samples: impl Fn(usize) -> u64) -> Vec<usize> {
+    if count <= SHOWN_INSTRUCTIONS {
+        return (0..count).collect();
+    }
+    let mut hot: Vec<usize> = (0..count).filter(|&i| samples(i) > 0).collect();
+    hot.sort_by_key(|&i| std::cmp::Reverse(samples(i)));
+    let mut shown = std::collections::BTreeSet::new();
+    for i in hot {
+        let around = i.saturating_sub(2)..(i + 3).min(count);
+        if shown.len() + around.len() > SHOWN_INSTRUCTIONS {
+            break;
+        }
+        shown.extend(around);
+    }
+    shown.into_iter().collect()
+}
+
+/// A per-call figure without a meaningless tail: "9", "0.5", "1.33".
+fn trimmed(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_function_shows_its_hot_instructions_with_context() {
+        let samples = |i: usize| if i == 100 || i == 300 { 5 } else { 0 };
+        let shown = shown_instructions(1_000, samples);
+        assert_eq!(shown, vec![98, 99, 100, 101, 102, 298, 299, 300, 301, 302]);
+        assert_eq!(shown_instructions(10, samples), (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn per_call_counts_lose_only_trailing_zeros() {
+        assert_eq!(trimmed(9.0), "9");
+        assert_eq!(trimmed(0.5), "0.5");
+        assert_eq!(trimmed(1.333), "1.33");
+    }
+}
