@@ -14,6 +14,11 @@ use std::time::{Duration, Instant, SystemTime};
 const RESOLUTIONS_PER_SAMPLE: f64 = 1000.0;
 /// Calibration stops doubling here whatever the sample lasts.
 const MAX_ITERATIONS: u64 = 1 << 40;
+/// Slices each sample of bodies measured side by side is taken in, each body's slices
+/// interleaved with the others' in alternating order. A burst of stolen time or a frequency
+/// step then falls on every body of the round alike, where whole samples in a row would
+/// leave it on one of them: the paired ratios cancel it.
+const SLICES_PER_SAMPLE: u64 = 8;
 
 /// The machine this process runs on.
 pub struct RealHost {
@@ -219,24 +224,47 @@ impl RealTimer {
         started: Instant,
     ) -> Result<Vec<LoopSamples>, Interrupted> {
         let wanted = limits.config.samples;
+        // Bodies sampled side by side take each sample in slices, interleaved with the
+        // others' (see SLICES_PER_SAMPLE); one body alone takes it whole.
+        let slices: Vec<u64> = iterations
+            .iter()
+            .map(|&n| {
+                if bodies.len() > 1 {
+                    n.clamp(1, SLICES_PER_SAMPLE)
+                } else {
+                    1
+                }
+            })
+            .collect();
         let mut samples: Vec<LoopSamples> = iterations
             .iter()
-            .map(|&n| LoopSamples::with_capacity(n, wanted))
+            .zip(&slices)
+            .map(|(&n, &k)| LoopSamples::with_capacity(n / k * k, wanted))
             .collect();
         let mut round = 0;
         while limits.wants_more_rounds(round, wanted, started, bodies.len()) {
-            let mut order: Vec<usize> = (0..bodies.len()).collect();
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for i in order {
-                limits.check()?;
-                if let Some(pause) = limits.config.pause_between_samples {
-                    std::thread::sleep(pause);
+            let most_slices = slices.iter().copied().max().unwrap_or(1);
+            let mut totals = vec![((0.0, 0.0), (0.0, 0.0)); bodies.len()];
+            for slice in 0..most_slices {
+                let mut order: Vec<usize> = (0..bodies.len()).collect();
+                if (round as u64 * most_slices + slice) % 2 == 1 {
+                    order.reverse();
                 }
-                let (bench, empty) =
-                    self.sample_pair(iterations[i], &mut *bodies[i], round % 2 == 0);
-                samples[i].push(bench, empty);
+                for i in order.into_iter().filter(|&i| slice < slices[i]) {
+                    limits.check()?;
+                    if let Some(pause) = limits.config.pause_between_samples {
+                        std::thread::sleep(pause);
+                    }
+                    let per_slice = iterations[i] / slices[i];
+                    let (bench, empty) =
+                        self.sample_pair(per_slice, &mut *bodies[i], round % 2 == 0);
+                    let total = &mut totals[i];
+                    total.0 = (total.0.0 + bench.0, total.0.1 + bench.1);
+                    total.1 = (total.1.0 + empty.0, total.1.1 + empty.1);
+                }
+            }
+            for (sampled, (bench, empty)) in samples.iter_mut().zip(totals) {
+                sampled.push(bench, empty);
             }
             round += 1;
         }
@@ -268,5 +296,71 @@ impl RealTimer {
             let bench = timed(false);
             (bench, timed(true))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A body that records each timed call (its name and iteration count) in a shared log.
+    struct Logged {
+        name: char,
+        log: Rc<RefCell<Vec<(char, u64)>>>,
+    }
+
+    impl LoopBody for Logged {
+        fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+            self.log.borrow_mut().push((self.name, iterations));
+            clock.time_loop(iterations, &mut || std::hint::black_box(1u64) + 1)
+        }
+
+        fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+            clock.time_loop(iterations, &mut || ())
+        }
+    }
+
+    #[test]
+    fn bodies_side_by_side_take_their_samples_in_interleaved_slices() {
+        let host = RealHost::default();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut a = Logged {
+            name: 'a',
+            log: Rc::clone(&log),
+        };
+        let mut b = Logged {
+            name: 'b',
+            log: Rc::clone(&log),
+        };
+        let mut config = Config::quick();
+        config.samples = 5;
+        config.target_sample_time = Duration::from_micros(200);
+        let limits = Limits {
+            config: &config,
+            abort: None,
+        };
+        let runs = host
+            .timer()
+            .sample_loops(&["a", "b"], &mut [&mut a, &mut b], &limits)
+            .unwrap();
+        assert_eq!(runs.len(), 2);
+        // The timed calls after calibration: per sample, each body in eight slices of an
+        // eighth of its iterations, alternating between the bodies, the order reversed from
+        // one slice to the next.
+        let log = log.borrow();
+        let samples = runs[0].samples.len();
+        assert_eq!(samples, runs[1].samples.len());
+        let sampled = &log[log.len() - 2 * SLICES_PER_SAMPLE as usize * samples..];
+        let slice = runs[0].samples.iterations / SLICES_PER_SAMPLE;
+        assert!(sampled.iter().all(|&(_, n)| n == slice), "{sampled:?}");
+        let names: String = sampled.iter().map(|&(name, _)| name).collect();
+        assert!(names.starts_with("abbaabba"), "{names}");
+        assert!(
+            names.as_bytes().chunks(2).all(|pair| pair[0] != pair[1]),
+            "{names}"
+        );
     }
 }
