@@ -4,21 +4,20 @@ use crate::cli::EnvArgs;
 use crate::plan::host;
 use latlab_engine::ClockInfo;
 use latlab_engine::environment::Environment;
-use latlab_report::advice;
 use latlab_report::units::{format_clock, format_ns};
+use latlab_report::{OutputTarget, advice, printable, write_output};
 use serde_json::json;
-use std::io::Write;
 
 pub fn print(args: &EnvArgs) -> anyhow::Result<()> {
     let host = host(args.synthetic);
     let (environment, clock) = (host.environment(), host.timer().info().clone());
-    let mut out = std::io::stdout().lock();
-    if args.json {
+    let shown = if args.json {
         let document = json!({ "environment": environment, "clock": clock });
-        writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+        format!("{}\n", serde_json::to_string_pretty(&document)?)
     } else {
-        out.write_all(text(&environment, &clock).as_bytes())?;
-    }
+        printable(&text(&environment, &clock)).into_owned()
+    };
+    write_output(&OutputTarget::Stdout, &shown)?;
     Ok(())
 }
 

@@ -3,19 +3,19 @@
 
 use crate::plan::{ComparePlan, ReportPlan};
 use latlab_report::compare::{compare_markdown, compare_text};
-use latlab_report::{Exporter, HtmlExporter, OutputTarget, write_output};
+use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::io::Write;
 
 /// Writes the page and says where, with its size.
 pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     let page = HtmlExporter.render(&plan.run)?;
     write_output(&OutputTarget::File(plan.out.clone()), &page)?;
-    writeln!(
-        std::io::stdout(),
-        "report: {} ({} KiB)",
-        plan.out.display(),
+    let line = format!(
+        "report: {} ({} KiB)\n",
+        printable(&plan.out.display().to_string()),
         page.len() / 1024
-    )?;
+    );
+    write_output(&OutputTarget::Stdout, &line)?;
     Ok(())
 }
 
@@ -36,13 +36,14 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<()> {
         })
         .collect();
     let text = format!("{legend}\n{}", compare_text(&plan.runs));
+    let text = printable(&text);
     if let Some(target) = &plan.markdown {
         write_output(target, &compare_markdown(&plan.runs))?;
     }
     if plan.markdown == Some(OutputTarget::Stdout) {
         write!(std::io::stderr(), "{text}")?;
     } else {
-        write!(std::io::stdout(), "{text}")?;
+        write_output(&OutputTarget::Stdout, &text)?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
     CsvExporter, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, advice, html_page, render_plots, write_output, write_plots,
+    TableExporter, advice, html_page, printable, render_plots, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -287,6 +287,7 @@ fn write_once_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()
     if plan.headline {
         table.push_str(&HeadlineExporter.render(record)?);
     }
+    let table = printable(&table).into_owned();
     if plan.outputs.uses_stdout() {
         eprint!("{table}");
     }

@@ -14,6 +14,7 @@ use latlab_probes::{
 };
 use latlab_report::OutputTarget;
 use regex::Regex;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Bad input: one line saying what was wrong and what to do. Exit status 2.
@@ -328,6 +329,33 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
             "only one of --json, --csv and --markdown can be '-' (standard output)".into(),
         ));
     }
+    for (flag, text) in [
+        ("--json", &args.json),
+        ("--csv", &args.csv),
+        ("--markdown", &args.markdown),
+    ] {
+        if text.as_deref().is_some_and(str::is_empty) {
+            return Err(UsageError(format!(
+                "{flag} '': an empty path; give a file name, or '-' for standard output"
+            )));
+        }
+    }
+    let files: Vec<&Path> = outputs
+        .all()
+        .filter_map(|t| match t {
+            OutputTarget::File(path) => Some(path.as_path()),
+            OutputTarget::Stdout => None,
+        })
+        .collect();
+    for (i, path) in files.iter().enumerate() {
+        if files[..i].iter().any(|other| same_file(other, path)) {
+            return Err(UsageError(format!(
+                "{} is named by two outputs; give each of --json, --csv and --markdown its \
+                 own file",
+                path.display()
+            )));
+        }
+    }
     for target in outputs.all() {
         if let OutputTarget::File(path) = target {
             if outputs.create_dir.as_deref() != path.parent() {
@@ -353,6 +381,21 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
     existing_writable(&context, "the parent directory", parent_or_current(dir))
 }
 
+/// Whether two output paths name one file: the same file if both exist, else the same
+/// absolute path once `.` and `..` are resolved in their directories.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolved = |path: &Path| {
+        std::fs::canonicalize(path).ok().or_else(|| {
+            let directory = std::fs::canonicalize(parent_or_current(path)).ok()?;
+            Some(directory.join(path.file_name()?))
+        })
+    };
+    match (resolved(a), resolved(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 fn check_file_target(path: &Path) -> Result<(), UsageError> {
     if path.is_dir() {
         return Err(UsageError(format!(
@@ -363,11 +406,17 @@ fn check_file_target(path: &Path) -> Result<(), UsageError> {
     }
     if std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
         // A device or pipe (/dev/null, /dev/stdout) is written in place: it must be writable.
-        return std::fs::OpenOptions::new()
+        // It is opened without blocking: a FIFO whose reader has not come yet (ENXIO) is
+        // writable, and is opened for the write itself only at the end.
+        return match std::fs::OpenOptions::new()
             .write(true)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
-            .map(drop)
-            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())));
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
+            Err(e) => Err(UsageError(format!("cannot write {}: {e}", path.display()))),
+        };
     }
     let context = format!("cannot write {}", path.display());
     existing_writable(&context, "the directory", parent_or_current(path))

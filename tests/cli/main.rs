@@ -5,6 +5,7 @@
 mod bad_input;
 mod browser;
 mod commands;
+mod hostile;
 mod json_schema;
 mod real_run;
 mod synthetic_run;

@@ -129,7 +129,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
 
     let table = TableExporter
         .render(&record)
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(with_causes(&e)))?;
     let comparisons = comparison_lines(&record);
     let to_stderr = outputs.uses_stdout();
     let mut text = table;
@@ -182,6 +182,18 @@ fn cancel_on_signals() -> std::io::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(signal, Arc::clone(&cancel))?;
     }
     Ok(cancel)
+}
+
+/// An error and its causes in one line: "could not write out.json: No space left on
+/// device (os error 28)".
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(&format!(": {inner}"));
+        cause = inner.source();
+    }
+    text
 }
 
 /// The benchmarks the patterns select, in source order.
@@ -336,13 +348,13 @@ impl Outputs {
 
     fn write(&self, record: &RunRecord) -> Result<(), Stop> {
         for (target, exporter) in &self.files {
-            let text = exporter.render(record).map_err(|e| bad(e.to_string()))?;
-            write_output(target, &text).map_err(|e| bad(e.to_string()))?;
+            let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
+            write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
         }
         if let Some(target) = &self.html {
-            let plots = render_plots(record, Formats::Svg).map_err(|e| bad(e.to_string()))?;
+            let plots = render_plots(record, Formats::Svg).map_err(|e| bad(with_causes(&e)))?;
             write_output(target, &benchmarks_html_page(record, &plots))
-                .map_err(|e| bad(e.to_string()))?;
+                .map_err(|e| bad(with_causes(&e)))?;
         }
         Ok(())
     }
@@ -382,7 +394,7 @@ fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, Stop> {
     let path = dir.join(format!("{name}.json"));
     let json = JsonExporter
         .render(record)
-        .map_err(|e| bad(e.to_string()))?;
-    write_output(&OutputTarget::File(path.clone()), &json).map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(with_causes(&e)))?;
+    write_output(&OutputTarget::File(path.clone()), &json).map_err(|e| bad(with_causes(&e)))?;
     Ok(path)
 }

@@ -77,17 +77,27 @@ pub(crate) enum Exit {
     Signal(i32),
 }
 
+/// The exit status of a forked child whose body panicked, as Rust's own for a panic.
+pub(crate) const PANICKED: i32 = 101;
+
 impl Child {
-    /// Forks a child that runs `body` and exits with its return value.
+    /// Forks a child that runs `body` and exits with its return value; a panic in `body`
+    /// ends the child with status 101, never unwinding into the parent's stack frames that
+    /// the child holds a copy of.
     ///
-    /// The child is a copy of a process that may have other threads, so `body` must keep to
-    /// async-signal-safe calls: raw system calls on descriptors and memory prepared before the
-    /// fork, no allocation, no locks, no printing.
-    pub(crate) fn fork(body: impl FnOnce() -> i32) -> io::Result<Child> {
+    /// # Safety
+    ///
+    /// The child is a copy of a process that may have other threads, some of them holding
+    /// locks (the allocator's among them) that no thread will ever release in the child.
+    /// `body` must therefore keep to async-signal-safe calls: raw system calls on
+    /// descriptors and memory prepared before the fork, no allocation, no locks, no
+    /// printing. A panic is caught, but a panic allocates: it is a last resort, not a way out.
+    pub(crate) unsafe fn fork(body: impl FnOnce() -> i32) -> io::Result<Child> {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
-        // SAFETY: the child only runs async-signal-safe code (see above) and leaves with
-        // _exit, never returning into the parent's stack frames.
+        // SAFETY: the child runs only `body`, which the caller promises is async-signal-safe,
+        // and leaves with _exit whatever `body` does, never returning into the parent's
+        // stack frames.
         match unsafe { libc::fork() } {
             -1 => Err(io::Error::last_os_error()),
             0 => {
@@ -100,7 +110,8 @@ impl Child {
                     libc::signal(libc::SIGINT, libc::SIG_IGN);
                 }
                 leave_realtime();
-                let code = body();
+                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
+                    .unwrap_or(PANICKED);
                 // SAFETY: as above.
                 unsafe { libc::_exit(code) }
             }
@@ -355,21 +366,23 @@ mod tests {
         let mut runner = crate::test_runner(5, Duration::from_micros(200));
         let (there, back) = (Pipe::new().unwrap(), Pipe::new().unwrap());
         let (child_read, child_write) = (there.read.as_raw_fd(), back.write.as_raw_fd());
-        let child = Child::fork(move || {
-            for _ in 0..answers {
-                match read_byte(child_read) {
-                    Some(byte) if write_byte(child_write, byte) => {}
-                    _ => return 0,
+        // SAFETY: raw reads and writes on pipes made before the fork, and pause.
+        let child = unsafe {
+            Child::fork(move || {
+                for _ in 0..answers {
+                    match read_byte(child_read) {
+                        Some(byte) if write_byte(child_write, byte) => {}
+                        _ => return 0,
+                    }
                 }
-            }
-            if hang {
-                loop {
-                    // SAFETY: pause only waits for a signal.
-                    unsafe { libc::pause() };
+                if hang {
+                    loop {
+                        libc::pause();
+                    }
                 }
-            }
-            3
-        })
+                3
+            })
+        }
         .unwrap();
         let pid = child.pid();
         drop((there.read, back.write));
@@ -413,17 +426,43 @@ mod tests {
     fn a_sentinel_kills_a_child_that_outlives_its_limit() {
         let failure = Failure::default();
         let sentinel = Sentinel::start(Duration::from_millis(50), "test", &failure);
-        let mut child = Child::fork(|| {
-            loop {
-                // SAFETY: pause only waits for a signal.
-                unsafe { libc::pause() };
-            }
-        })
+        // SAFETY: the child only waits for signals.
+        let mut child = unsafe {
+            Child::fork(|| {
+                loop {
+                    libc::pause();
+                }
+            })
+        }
         .unwrap();
         sentinel.watch(child.pid());
         wait_exited(child.pid()).unwrap();
         sentinel.clear();
         assert_eq!(child.wait().unwrap(), Exit::Signal(libc::SIGKILL));
         assert!(failure.reason().unwrap().contains("longer than"));
+    }
+
+    #[test]
+    fn a_child_that_panics_exits_and_does_not_run_on() {
+        let ran_on = Pipe::new().unwrap();
+        let after = ran_on.write.as_raw_fd();
+        // SAFETY: a test of the last resort: the panic allocates in the child, whose parent
+        // is a test thread that holds no allocator lock while it forks.
+        let forked = std::panic::catch_unwind(|| unsafe { Child::fork(|| panic!("planted")) });
+        let mut child = match forked {
+            Ok(child) => child.unwrap(),
+            Err(_) => {
+                // Only a child whose panic escaped `fork` gets here: it says so and leaves.
+                write_byte(after, 1);
+                // SAFETY: _exit ends this process at once.
+                unsafe { libc::_exit(0) }
+            }
+        };
+        assert_eq!(child.wait().unwrap(), Exit::Code(PANICKED));
+        drop(ran_on.write);
+        assert!(
+            read_byte(ran_on.read.as_raw_fd()).is_none(),
+            "the child ran on"
+        );
     }
 }

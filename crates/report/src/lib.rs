@@ -15,12 +15,14 @@ mod json;
 pub mod load;
 mod markdown;
 mod plots;
+mod printable;
 mod rows;
 mod table;
 #[cfg(test)]
 mod test_records;
 mod text_table;
 pub mod units;
+pub mod validate;
 mod write;
 
 pub use crate::csv::CsvExporter;
@@ -30,6 +32,7 @@ pub use html::{HtmlExporter, benchmarks_html_page, html_page};
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
+pub use printable::printable;
 pub use table::TableExporter;
 pub use write::{OutputTarget, write_output};
 
@@ -43,7 +46,8 @@ pub enum ExportError {
         format: &'static str,
         detail: String,
     },
-    #[error("could not write {path}: {source}")]
+    /// The cause is the source, which `{:#}` and error chains print after this.
+    #[error("could not write {path}")]
     Write {
         path: String,
         source: std::io::Error,

@@ -16,12 +16,59 @@ use std::path::Path;
 #[error("{0}")]
 pub struct LoadError(pub String);
 
-/// Reads the run recorded in the latlab JSON file at `path`.
+/// The largest results file read: a full run writes a few megabytes.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads the run recorded in the latlab JSON file at `path`, and checks that its figures
+/// are ones a run could have written ([`crate::validate`]).
 pub fn load_run(path: &Path) -> Result<RunRecord, LoadError> {
     let shown = path.display();
-    let bytes =
-        std::fs::read(path).map_err(|e| LoadError(format!("{shown}: cannot read it ({e})")))?;
-    parse_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
+    let bytes = read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    let run = parse_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    crate::validate::validate(&run).map_err(|why| {
+        LoadError(format!(
+            "{shown}: {why}; give a results.json written by latlab"
+        ))
+    })?;
+    Ok(run)
+}
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. It is opened without
+/// blocking, so that a FIFO with no writer is refused instead of waited on, and a device
+/// such as /dev/zero is refused instead of read for ever.
+fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    if !metadata.is_file() {
+        let what = if metadata.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a pipe, a socket or a device)"
+        };
+        return Err(format!("{what}; give a results.json written by latlab"));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} MiB, more than the 1 GiB a results file can be; is it a results file?",
+            metadata.len() >> 20
+        ));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err("it grew past 1 GiB while being read; is it a results file?".into());
+    }
+    Ok(bytes)
 }
 
 /// Parses a latlab JSON document; the error says what is wrong with it.

@@ -61,7 +61,9 @@ fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchR
     let closes = link.child_closes();
     let child = {
         let link = &link;
-        Child::fork(move || link.serve(&mut server_buffer, n, &closes))
+        // SAFETY: `serve` makes raw system calls on the channel opened before the fork, into
+        // a buffer allocated before it, and allocates nothing.
+        unsafe { Child::fork(move || link.serve(&mut server_buffer, n, &closes)) }
             .map_err(|e| ProbeError::Failed(format!("{name}: fork: {e}")))?
     };
     link.close_server_half();
@@ -108,7 +110,9 @@ mod tests {
                 let closes = link.child_closes();
                 let child = {
                     let link = &link;
-                    Child::fork(move || link.serve(&mut server_buffer, n, &closes)).unwrap()
+                    // SAFETY: as in the probe: `serve` is async-signal-safe.
+                    unsafe { Child::fork(move || link.serve(&mut server_buffer, n, &closes)) }
+                        .unwrap()
                 };
                 link.close_server_half();
                 for round in 0..3u8 {

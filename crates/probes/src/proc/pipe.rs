@@ -97,7 +97,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let back = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let (child_read, child_write) = (there.read.as_raw_fd(), back.write.as_raw_fd());
     let (parent_write, parent_read) = (there.write.as_raw_fd(), back.read.as_raw_fd());
-    let child = Child::fork(move || {
+    let echo = move || {
         // SAFETY: closing the parent's ends of the pipes in the child.
         unsafe {
             libc::close(parent_write);
@@ -109,8 +109,10 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
             }
         }
         0
-    })
-    .map_err(|e| io_failure("fork", e))?;
+    };
+    // SAFETY: `echo` makes raw read, write and close calls on the pipes made before the
+    // fork, into a one-byte buffer on its stack.
+    let child = unsafe { Child::fork(echo) }.map_err(|e| io_failure("fork", e))?;
     drop(there.read);
     drop(back.write);
     let name = format!(

@@ -83,21 +83,27 @@ impl Program {
 /// Creates one child the `creation` way; the caller reaps it.
 fn start_child(creation: Creation, program: &Program) -> Result<libc::pid_t, String> {
     match creation {
-        Creation::Fork => Child::fork(|| 0)
+        // SAFETY: the child does nothing but exit.
+        Creation::Fork => unsafe { Child::fork(|| 0) }
             .map(Child::into_pid)
             .map_err(|e| format!("fork: {e}")),
-        Creation::ForkExec => Child::fork(|| {
-            // SAFETY: path, argv and envp are valid, null-terminated, built before the fork;
-            // execve and _exit are async-signal-safe.
-            unsafe {
-                libc::execve(
-                    program.path.as_ptr(),
-                    program.argv.as_ptr(),
-                    program.envp.as_ptr(),
-                );
-            }
-            127
-        })
+        Creation::ForkExec => {
+            let exec = || {
+                // SAFETY: path, argv and envp are valid, null-terminated, built before the
+                // fork.
+                unsafe {
+                    libc::execve(
+                        program.path.as_ptr(),
+                        program.argv.as_ptr(),
+                        program.envp.as_ptr(),
+                    )
+                };
+                127
+            };
+            // SAFETY: the child only calls execve (async-signal-safe) on data built before
+            // the fork, and exits if it fails.
+            unsafe { Child::fork(exec) }
+        }
         .map(Child::into_pid)
         .map_err(|e| format!("fork: {e}")),
         Creation::PosixSpawn => {

@@ -119,7 +119,7 @@ impl Figure {
             .panels
             .iter()
             .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-        let (low, high) = bounds(xs.filter(|x| *x > 0.0)).unwrap_or((1.0, 2.0));
+        let (low, high) = bounds(xs.filter(|x| on_log_scale(*x))).unwrap_or((1.0, 2.0));
         (low / 1.15, high * 1.15)
     }
 }
@@ -132,7 +132,7 @@ impl Panel {
             .flat_map(|s| s.points.iter().map(|p| p.1));
         match self.y_scale {
             Scale::Log => {
-                let (low, high) = bounds(ys.filter(|y| *y > 0.0)).unwrap_or((1.0, 10.0));
+                let (low, high) = bounds(ys.filter(|y| on_log_scale(*y))).unwrap_or((1.0, 10.0));
                 (low / 1.5, high * 1.5)
             }
             Scale::Linear => {
@@ -142,6 +142,13 @@ impl Panel {
             }
         }
     }
+}
+
+/// Whether a value can be placed on a log axis: positive, and within 30 decades of one.
+/// Outside them (a subnormal, 1e308) the axis would need thousands of ticks; points there
+/// are left off the plot rather than drawn into an axis that takes for ever to lay out.
+fn on_log_scale(value: f64) -> bool {
+    (1e-15..=1e15).contains(&value)
 }
 
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {

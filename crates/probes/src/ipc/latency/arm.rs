@@ -57,7 +57,7 @@ pub(super) fn start_server(arm: Arm) -> Result<Server, String> {
     let (caller, server) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     let (caller, server) = (OwnedFd::from(caller), OwnedFd::from(server));
     let (server_fd, caller_fd) = (server.as_raw_fd(), caller.as_raw_fd());
-    let child = Child::fork(move || {
+    let serve = move || {
         // SAFETY: closing the caller's end in the child.
         unsafe { libc::close(caller_fd) };
         if enter(arm).is_err() {
@@ -77,8 +77,10 @@ pub(super) fn start_server(arm: Arm) -> Result<Server, String> {
                 return 0;
             }
         }
-    })
-    .map_err(|e| format!("fork: {e}"))?;
+    };
+    // SAFETY: `serve` makes raw system calls on descriptors opened before the fork (read,
+    // write, close, sched_setaffinity) and allocates nothing.
+    let child = unsafe { Child::fork(serve) }.map_err(|e| format!("fork: {e}"))?;
     drop(server);
     Ok(Server {
         child,

@@ -1,0 +1,218 @@
+//! What a results file read back must satisfy before anything renders it: every figure
+//! finite and not subnormal, every time at most a day per operation and every measured one
+//! at least a millionth of a nanosecond, every size between zero and a pebibyte, every summary counting the
+//! samples it summarises. A file that breaks one is refused, naming the first bad field;
+//! the renderers can then assume figures a real run could have produced.
+
+use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
+use latlab_engine::names::key;
+use latlab_engine::stats::Summary;
+
+/// The smallest time per operation a measured figure can have: a millionth of a nanosecond.
+pub const MIN_TIME_NS: f64 = 1e-6;
+/// The largest: a day per operation.
+pub const MAX_TIME_NS: f64 = 86_400e9;
+/// The largest size a parameter or an operation can name: a pebibyte.
+pub const MAX_BYTES: f64 = 1_125_899_906_842_624.0;
+
+/// Checks a run read from a file; the error names the first field that no run could have
+/// written, and why.
+pub fn validate(run: &RunRecord) -> Result<(), String> {
+    let clock = &run.clock;
+    positive("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
+    time("clock.resolution_ns", clock.resolution_ns)?;
+    time("clock.region_overhead_ns", clock.region_overhead_ns)?;
+    for (i, check) in run.stability.iter().enumerate() {
+        let at = format!("stability[{i}] ({})", check.name);
+        summary(&format!("{at}.start"), &check.start, None)?;
+        if let Some(end) = &check.end {
+            summary(&format!("{at}.end"), end, None)?;
+        }
+    }
+    for (p, probe) in run.probes.iter().enumerate() {
+        for (r, result) in probe.results.iter().enumerate() {
+            let at = format!("probes[{p}].results[{r}] ({})", result.name);
+            one_result(&at, result)?;
+        }
+    }
+    Ok(())
+}
+
+fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
+    for (i, &sample) in result.samples_ns.iter().enumerate() {
+        time(&format!("{at}.samples_ns[{i}]"), sample)?;
+    }
+    for (i, &sample) in result.cpu_samples_ns.iter().enumerate() {
+        time(&format!("{at}.cpu_samples_ns[{i}]"), sample)?;
+    }
+    let samples = (!result.samples_ns.is_empty()).then_some(result.samples_ns.len());
+    summary(&format!("{at}.summary"), &result.summary, samples)?;
+    measured(at, result)?;
+    if let Some(overhead) = result.loop_overhead_ns {
+        time(&format!("{at}.loop_overhead_ns"), overhead)?;
+    }
+    if let Some(cold) = result.cold_ns {
+        time(&format!("{at}.cold_ns"), cold)?;
+    }
+    if let Some(bytes) = result.bytes_per_operation {
+        positive(
+            &format!("{at}.bytes_per_operation"),
+            bytes as f64,
+            1.0,
+            MAX_BYTES,
+        )?;
+    }
+    for size_key in [
+        key::WORKING_SET_BYTES,
+        key::SIZE_BYTES,
+        key::COPY_BYTES,
+        key::STRIDE_BYTES,
+    ] {
+        if let Some(size) = result.parameter(size_key).and_then(|v| v.as_f64()) {
+            // A zero size is real: a file probe writes empty files too.
+            positive(&format!("{at}.parameters.{size_key}"), size, 0.0, MAX_BYTES)?;
+        }
+    }
+    if result.iterations == 0 {
+        return Err(format!(
+            "{at}.iterations is 0: every sample times at least one"
+        ));
+    }
+    Ok(())
+}
+
+/// A summary's figures are times; its count matches the samples it summarises.
+fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> {
+    if let Some(count) = samples {
+        if s.n != count {
+            return Err(format!(
+                "{at}.n is {} but there are {count} samples: the file is inconsistent",
+                s.n
+            ));
+        }
+    }
+    for (field, value) in [
+        ("min", s.min),
+        ("p5", s.p5),
+        ("median", s.median),
+        ("p95", s.p95),
+        ("max", s.max),
+        ("mean", s.mean),
+        ("median_ci95[0]", s.median_ci95[0]),
+        ("median_ci95[1]", s.median_ci95[1]),
+    ] {
+        time(&format!("{at}.{field}"), value)?;
+    }
+    for (field, value) in [("stddev", s.stddev), ("mad", s.mad)] {
+        if !(0.0..=MAX_TIME_NS).contains(&value) {
+            return Err(format!(
+                "{at}.{field} is {value}: a spread is finite and not negative"
+            ));
+        }
+    }
+    if let Some(cv) = s.cv {
+        if !cv.is_finite() || cv < 0.0 {
+            return Err(format!("{at}.cv is {cv}: it is finite and not negative"));
+        }
+    }
+    Ok(())
+}
+
+/// A time: finite, not subnormal, and at most [`MAX_TIME_NS`] in size. Zero and negative
+/// times are allowed: a difference of two figures, noise under a subtracted empty loop, or
+/// an empty loop the compiler removed can read so.
+fn time(at: &str, ns: f64) -> Result<(), String> {
+    if !ns.is_finite() {
+        return Err(format!("{at} is {ns}: a time must be a finite number"));
+    }
+    if ns.is_subnormal() {
+        return Err(format!(
+            "{at} is {ns:e} ns, a subnormal number no measurement produces: the file is \
+             damaged"
+        ));
+    }
+    if ns.abs() > MAX_TIME_NS {
+        return Err(format!(
+            "{at} is {ns:e} ns, more than a day per operation: the file is damaged"
+        ));
+    }
+    Ok(())
+}
+
+/// A measured figure (not derived, not suspect) is at least [`MIN_TIME_NS`] in size: below
+/// a millionth of a nanosecond per operation no clock and loop can resolve it.
+fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
+    let median = result.summary.median;
+    let is_measured = result.kind != ResultKind::Derived && !result.verdict.is_suspect();
+    if is_measured && median.abs() < MIN_TIME_NS {
+        return Err(format!(
+            "{at}.summary.median is {median:e} ns, below {MIN_TIME_NS:e} ns, for a figure \
+             said to be measured: the file is damaged"
+        ));
+    }
+    Ok(())
+}
+
+fn positive(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
+    if !(least..=most).contains(&value) {
+        return Err(format!(
+            "{at} is {value:e}; it must be between {least:e} and {most:e}: the file is damaged"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::{probe, record, result};
+
+    fn with_median(median: f64) -> RunRecord {
+        let mut r = result("mem.latency/x", 1.0, &[]);
+        r.kind = ResultKind::TimedLoop;
+        r.samples_ns = vec![median; 5];
+        r.summary = Summary::of(&r.samples_ns).unwrap();
+        record(vec![probe("mem.latency", vec![r])])
+    }
+
+    #[test]
+    fn a_real_shape_passes_and_extreme_figures_are_named() {
+        assert_eq!(validate(&with_median(1.5)), Ok(()));
+        assert_eq!(
+            validate(&with_median(-0.2)),
+            Ok(()),
+            "a negative difference is allowed"
+        );
+        let subnormal = validate(&with_median(5e-324)).unwrap_err();
+        assert!(
+            subnormal.starts_with("probes[0].results[0] (mem.latency/x).samples_ns[0] is 5e-324"),
+            "{subnormal}"
+        );
+        let huge = validate(&with_median(1e308)).unwrap_err();
+        assert!(huge.contains("more than a day"), "{huge}");
+        let tiny = validate(&with_median(1e-9)).unwrap_err();
+        assert!(tiny.contains("said to be measured"), "{tiny}");
+    }
+
+    #[test]
+    fn a_summary_must_count_its_samples_and_sizes_must_be_positive() {
+        let mut run = with_median(2.0);
+        run.probes[0].results[0].summary.n = 7;
+        let error = validate(&run).unwrap_err();
+        assert!(
+            error.contains("summary.n is 7 but there are 5 samples"),
+            "{error}"
+        );
+
+        let mut run = with_median(2.0);
+        let r = run.probes[0].results.remove(0);
+        run.probes[0]
+            .results
+            .push(r.with_parameter(key::WORKING_SET_BYTES, -4096.0));
+        let error = validate(&run).unwrap_err();
+        assert!(
+            error.contains("parameters.working_set_bytes is -4.096e3"),
+            "{error}"
+        );
+    }
+}

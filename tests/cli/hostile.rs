@@ -1,0 +1,276 @@
+//! What a hostile user or a broken environment finds: outputs that are closed or full,
+//! inputs that are not regular files, results files with figures no run writes, names with
+//! escape sequences, more runs than letters, two outputs on one path. Each test here failed
+//! before its fix.
+
+use crate::{files_in, latlab};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A small real results file (synthetic host), written into `dir`.
+fn results_file(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    latlab(dir)
+        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    path
+}
+
+fn binary() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("latlab")
+}
+
+/// `latlab ARGS > /dev/full`: one line naming standard output, exit 2, no panic.
+fn onto_a_full_disk(dir: &Path, args: &[&str]) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(binary())
+        .current_dir(dir)
+        .args(args)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert_eq!(
+        last, "error: could not write standard output: No space left on device (os error 28)",
+        "{args:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
+
+/// `latlab ARGS | (closed at once)`: exit 0, nothing on stderr.
+fn into_a_closed_pipe(dir: &Path, args: &[&str]) {
+    let mut child = Command::new(binary())
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
+
+#[test]
+fn every_subcommand_survives_a_closed_or_full_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = results_file(dir.path(), "a.json");
+    let file = file.to_str().unwrap();
+    let page = dir.path().join("r.html");
+    let page = page.to_str().unwrap();
+    let quick_run = [
+        "run",
+        "--synthetic",
+        "--only",
+        "cpu.call",
+        "--json",
+        "run.json",
+    ];
+    for args in [
+        &["list"][..],
+        &["env", "--synthetic"],
+        &["compare", file, file],
+        &["report", file, "--out", page],
+        &quick_run,
+    ] {
+        onto_a_full_disk(dir.path(), args);
+        into_a_closed_pipe(dir.path(), args);
+    }
+}
+
+#[test]
+fn inputs_that_are_not_regular_files_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for args in [
+        vec!["report".to_string(), "/dev/zero".to_string()],
+        vec!["report".to_string(), fifo.display().to_string()],
+        vec![
+            "compare".to_string(),
+            good.display().to_string(),
+            fifo.display().to_string(),
+        ],
+    ] {
+        let output = latlab(dir.path())
+            .args(&args)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn an_output_fifo_is_checked_without_blocking_and_written_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut run = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
+        .arg(&fifo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader comes after the checks and the measuring: the run waits for it only to
+    // write, and the JSON arrives whole.
+    let json = std::fs::read_to_string(&fifo).unwrap();
+    assert!(run.wait().unwrap().success());
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["latlab"]["complete"], true);
+    let _ = run.stderr.take();
+}
+
+/// Sets every sample and summary figure of the first result to `value`.
+fn with_first_median(text: &str, value: f64) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let result = &mut json["latlab"]["probes"][0]["results"][0];
+    let n = result["samples_ns"].as_array().unwrap().len();
+    result["samples_ns"] = serde_json::json!(vec![value; n]);
+    for field in ["min", "p5", "median", "p95", "max", "mean"] {
+        result["summary"][field] = serde_json::json!(value);
+    }
+    result["summary"]["median_ci95"] = serde_json::json!([value, value]);
+    // serde_json writes 5e-324 and 1e308 as numbers it reads back exactly.
+    json.to_string()
+}
+
+#[test]
+fn a_results_file_with_impossible_figures_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let text = std::fs::read_to_string(&good).unwrap();
+    for (value, expected) in [(5e-324, "subnormal"), (1e308, "more than a day")] {
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, with_first_median(&text, value)).unwrap();
+        let before = files_in(dir.path());
+        for args in [
+            vec!["report", bad.to_str().unwrap()],
+            vec!["compare", good.to_str().unwrap(), bad.to_str().unwrap()],
+        ] {
+            let output = latlab(dir.path())
+                .args(&args)
+                .timeout(Duration::from_secs(20))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains("probes[0].results[0]"), "{stderr}");
+            assert!(stderr.contains(expected), "{stderr}");
+        }
+        assert_eq!(files_in(dir.path()), before, "nothing written");
+    }
+}
+
+#[test]
+fn escape_sequences_in_a_file_do_not_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    json["latlab"]["environment"]["host_name"] = "evil\u{1b}]0;owned\u{7}host".into();
+    json["latlab"]["probes"][0]["results"][0]["name"] = "cpu.call/\u{1b}[2Jcleared".into();
+    let evil = dir.path().join("evil.json");
+    std::fs::write(&evil, json.to_string()).unwrap();
+    let output = latlab(dir.path())
+        .args(["compare", good.to_str().unwrap(), evil.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+    assert!(stdout.contains("evil\\u{1b}]0;owned\\u{7}host"), "{stdout}");
+}
+
+#[test]
+fn more_runs_than_letters_each_get_their_own_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = results_file(dir.path(), "a.json");
+    let file = file.to_str().unwrap();
+    let args: Vec<&str> = std::iter::once("compare")
+        .chain(std::iter::repeat_n(file, 28))
+        .collect();
+    let output = latlab(dir.path()).args(&args).output().unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let legend: Vec<&str> = stdout
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split(" = ").next().unwrap())
+        .collect();
+    assert_eq!(legend.len(), 28);
+    assert_eq!(&legend[25..], ["Z", "AA", "AB"]);
+}
+
+#[test]
+fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, expected) in [
+        (
+            &[
+                "run",
+                "--synthetic",
+                "--json",
+                "same.out",
+                "--csv",
+                "same.out",
+            ][..],
+            "named by two outputs",
+        ),
+        (
+            &[
+                "run",
+                "--synthetic",
+                "--json",
+                "./same.out",
+                "--markdown",
+                "same.out",
+            ],
+            "named by two outputs",
+        ),
+        (
+            &["run", "--synthetic", "--json", ""],
+            "--json '': an empty path",
+        ),
+        (
+            &["run", "--synthetic", "--json", "a.json", "--csv", ""],
+            "--csv '': an empty path",
+        ),
+    ] {
+        let output = latlab(dir.path())
+            .args(args)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(files_in(dir.path()).is_empty(), "{args:?} wrote files");
+    }
+}
