@@ -5,9 +5,9 @@ use crate::plan::RunPlan;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use latlab_engine::analysis::moved_between;
-use latlab_engine::isolation::{RT_PAUSE, RunLock};
+use latlab_engine::isolation::{LockRefused, RT_PAUSE, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
-use latlab_engine::{BenchResult, Host, Runner};
+use latlab_engine::{BenchResult, Host, Interrupted, Runner};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
@@ -26,7 +26,10 @@ const LOCK_WAIT: Duration = Duration::from_secs(60);
 pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let host = Arc::clone(&plan.host);
     let mut notes = Vec::new();
-    let _lock = take_lock(host.as_ref(), &mut notes);
+    let Ok(_lock) = take_lock(host.as_ref(), &cancel, &mut notes) else {
+        eprintln!("latlab: interrupted while waiting for the other run; nothing was measured");
+        return Ok(ExitCode::from(130));
+    };
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
 
@@ -117,30 +120,42 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     })
 }
 
-fn take_lock(host: &dyn Host, notes: &mut Vec<String>) -> Option<RunLock> {
-    match host.lock_runs(Duration::ZERO) {
-        Ok(lock) => Some(lock),
-        Err(_) => {
+/// The machine-wide lock, or a note on why this run goes ahead without it; `Err` when
+/// Ctrl-C ended the wait.
+fn take_lock(
+    host: &dyn Host,
+    cancel: &AtomicBool,
+    notes: &mut Vec<String>,
+) -> Result<Option<RunLock>, Interrupted> {
+    let first_try = match host.lock_runs(Duration::ZERO, cancel) {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(LockRefused::Busy { .. }) => {
             eprintln!(
                 "latlab: another latlab run is measuring on this machine; waiting up to {} s \
-                 for it to finish",
+                 for it to finish (Ctrl-C stops)",
                 LOCK_WAIT.as_secs()
             );
-            match host.lock_runs(LOCK_WAIT) {
-                Ok(lock) => Some(lock),
-                Err(waited) => {
-                    let message = format!(
-                        "another latlab run was still measuring after {} s; this run went ahead \
-                         and the two disturbed each other: run them one at a time",
-                        waited.as_secs()
-                    );
-                    eprintln!("latlab: {message}");
-                    notes.push(message);
-                    None
-                }
-            }
+            host.lock_runs(LOCK_WAIT, cancel)
         }
-    }
+        Err(refused) => Err(refused),
+    };
+    let message = match first_try {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(LockRefused::Cancelled) => return Err(Interrupted),
+        Err(LockRefused::Busy { waited }) => format!(
+            "another latlab run was still measuring after {} s; this run went ahead and the \
+             two disturbed each other: run them one at a time",
+            waited.as_secs()
+        ),
+        Err(LockRefused::OtherUser { uid }) => format!(
+            "another user's latlab run (uid {uid}) holds this machine's measurement lock; this \
+             run did not wait for it and went ahead: if both measure at once, they disturb \
+             each other"
+        ),
+    };
+    eprintln!("latlab: {message}");
+    notes.push(message);
+    Ok(None)
 }
 
 /// Applies --pin, --mlock and --rt, each degrading to a note when not permitted.

@@ -274,3 +274,40 @@ fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
         assert!(files_in(dir.path()).is_empty(), "{args:?} wrote files");
     }
 }
+
+#[test]
+fn ctrl_c_ends_the_wait_for_another_runs_lock() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    // A real run holds the machine's lock for several seconds.
+    let mut holder = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["run", "--only", "mem.memcpy", "--json", "holder.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let waiter = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["run", "--only", "syscall.getppid", "--json", "waiter.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1_000));
+    let interrupted_at = std::time::Instant::now();
+    // SAFETY: kill(2) on a child of this process that has not been waited for.
+    unsafe { libc::kill(waiter.id() as libc::pid_t, libc::SIGINT) };
+    let output = waiter.wait_with_output().unwrap();
+    let waited = interrupted_at.elapsed();
+    // SAFETY: as above, for the holder.
+    unsafe { libc::kill(holder.id() as libc::pid_t, libc::SIGKILL) };
+    let _ = holder.wait();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("waiting up to 60 s"), "{stderr}");
+    assert!(stderr.contains("interrupted while waiting"), "{stderr}");
+    assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
+    assert!(!dir.path().join("waiter.json").exists());
+}

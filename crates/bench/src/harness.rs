@@ -7,8 +7,9 @@ use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, profile_text};
 use clap::{Parser, ValueEnum};
+use latlab_engine::isolation::{LockRefused, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
-use latlab_engine::{Config, Host, RealHost, Runner};
+use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_report::{
     CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
     advice, benchmarks_html_page, compare::compare_text, load::load_run, render_plots,
@@ -83,16 +84,16 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let outputs = Outputs::of(options);
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     let mut notes = Vec::new();
-    let _lock = match host.lock_runs(Duration::ZERO) {
-        Ok(lock) => Some(lock),
-        Err(_) => {
-            eprintln!("another latlab run is measuring on this machine; waiting for it");
-            host.lock_runs(LOCK_WAIT).ok()
-        }
-    };
     let mut config = config_of(options);
     config.cancel = cancel_on_signals().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
     let cancel = Arc::clone(&config.cancel);
+    let _lock = match take_lock(host.as_ref(), &cancel, &mut notes) {
+        Ok(lock) => lock,
+        Err(Interrupted) => {
+            eprintln!("interrupted while waiting for the other run; nothing was measured");
+            return Ok(130);
+        }
+    };
     let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
     let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
     record.notes = (record.environment.concerns().iter())
@@ -171,6 +172,37 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         .iter()
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
     Ok(i32::from(failed))
+}
+
+/// The machine-wide lock, or a note on why the run goes ahead without it; `Err` when
+/// Ctrl-C ended the wait.
+fn take_lock(
+    host: &dyn Host,
+    cancel: &AtomicBool,
+    notes: &mut Vec<String>,
+) -> Result<Option<RunLock>, Interrupted> {
+    let taken = match host.lock_runs(Duration::ZERO, cancel) {
+        Err(LockRefused::Busy { .. }) => {
+            eprintln!("another latlab run is measuring on this machine; waiting for it");
+            host.lock_runs(LOCK_WAIT, cancel)
+        }
+        other => other,
+    };
+    let note = match taken {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(LockRefused::Cancelled) => return Err(Interrupted),
+        Err(LockRefused::Busy { waited }) => format!(
+            "another latlab run was still measuring after {} s; these benchmarks ran beside it",
+            waited.as_secs()
+        ),
+        Err(LockRefused::OtherUser { uid }) => format!(
+            "another user's latlab run (uid {uid}) holds the measurement lock; these \
+             benchmarks did not wait for it"
+        ),
+    };
+    eprintln!("{note}");
+    notes.push(note);
+    Ok(None)
 }
 
 /// A flag that Ctrl-C and SIGTERM set, so that the run stops at its next sample and writes

@@ -5,8 +5,10 @@
 //! turns that into a note in the results (principle: honest about limits).
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener};
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The CPUs this process may run on.
@@ -136,44 +138,123 @@ pub fn leave_realtime() {
 /// Held while a run measures; released when dropped or when the process dies.
 ///
 /// It is an abstract Unix socket name, which only one process can bind at a time and which
-/// the kernel frees with its owner: nothing is left on disk, even after a crash.
+/// the kernel frees with its owner: nothing is left on disk, even after a crash. The name is
+/// the machine's, since two runs disturb each other whoever started them; a run does not
+/// wait on another user's lock, though, since any local user could hold it for ever.
 #[derive(Debug)]
 pub struct RunLock {
-    _listener: Option<UnixListener>,
+    listener: Option<UnixListener>,
+}
+
+/// Why the run lock was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockRefused {
+    /// Another run of this user still held it after the wait.
+    Busy { waited: Duration },
+    /// Another user's run holds it: not waited for.
+    OtherUser { uid: u32 },
+    /// The wait was cancelled (Ctrl-C).
+    Cancelled,
 }
 
 const LOCK_NAME: &[u8] = b"latlab-measurement-lock";
 
+/// The descriptor of the lock this process holds, or -1: a forked child closes it, so that
+/// a child that outlives its parent does not keep the machine locked.
+static LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
 impl RunLock {
-    /// Takes the lock, waiting up to `wait` for another run to finish. `Err` carries how long
-    /// was waited when another run still holds it.
-    pub(crate) fn acquire(wait: Duration) -> Result<RunLock, Duration> {
-        Self::acquire_named(LOCK_NAME, wait)
+    /// Takes the lock, waiting up to `wait` for another run of this user to finish, and
+    /// stopping the wait when `cancel` is set.
+    pub(crate) fn acquire(wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        Self::acquire_named(LOCK_NAME, wait, cancel, uid)
     }
 
     /// A lock that holds nothing, for a host that measures nothing (the synthetic one).
     pub fn not_needed() -> RunLock {
-        RunLock { _listener: None }
+        RunLock { listener: None }
     }
 
-    fn acquire_named(name: &[u8], wait: Duration) -> Result<RunLock, Duration> {
+    fn acquire_named(
+        name: &[u8],
+        wait: Duration,
+        cancel: &AtomicBool,
+        own_uid: u32,
+    ) -> Result<RunLock, LockRefused> {
         let started = Instant::now();
         loop {
-            match Self::try_acquire(name) {
-                Some(lock) => return Ok(lock),
-                None if started.elapsed() >= wait => return Err(started.elapsed()),
-                None => std::thread::sleep(Duration::from_millis(50)),
+            if let Some(lock) = Self::try_acquire(name) {
+                return Ok(lock);
             }
+            match holder_uid(name) {
+                Some(uid) if uid != own_uid => return Err(LockRefused::OtherUser { uid }),
+                _ => {}
+            }
+            if cancel.load(Ordering::Relaxed) {
+                return Err(LockRefused::Cancelled);
+            }
+            if started.elapsed() >= wait {
+                return Err(LockRefused::Busy {
+                    waited: started.elapsed(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
     fn try_acquire(name: &[u8]) -> Option<RunLock> {
         let address = SocketAddr::from_abstract_name(name).ok()?;
-        UnixListener::bind_addr(&address)
-            .ok()
-            .map(|listener| RunLock {
-                _listener: Some(listener),
-            })
+        let listener = UnixListener::bind_addr(&address).ok()?;
+        LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+        Some(RunLock {
+            listener: Some(listener),
+        })
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        if self.listener.is_some() {
+            LOCK_FD.store(-1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The user whose process holds the lock named `name`, from the credentials the kernel
+/// records for a listening socket (SO_PEERCRED of a connection to it); `None` when nobody
+/// holds it or the connection fails.
+fn holder_uid(name: &[u8]) -> Option<u32> {
+    let address = SocketAddr::from_abstract_name(name).ok()?;
+    let stream = UnixStream::connect_addr(&address).ok()?;
+    let mut credentials = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED writes a ucred into the buffer whose size is passed with it.
+    let read = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut credentials).cast(),
+            &mut length,
+        )
+    };
+    (read == 0).then_some(credentials.uid)
+}
+
+/// Closes, in a child just forked, the run lock's descriptor that the child inherited.
+/// Async-signal-safe: one atomic load and one close.
+pub fn close_run_lock_after_fork() {
+    let fd = LOCK_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: closing a descriptor number this process inherited; the parent's copy
+        // stays open.
+        unsafe { libc::close(fd) };
     }
 }
 
@@ -185,10 +266,57 @@ mod tests {
     fn the_lock_excludes_a_second_holder_until_released() {
         // A name of its own, so that a real run on this machine does not disturb the test.
         let name = format!("latlab-test-lock-{}", std::process::id());
-        let first = RunLock::acquire_named(name.as_bytes(), Duration::from_secs(5)).unwrap();
-        assert!(RunLock::acquire_named(name.as_bytes(), Duration::from_millis(120)).is_err());
+        let name = name.as_bytes();
+        let go_on = AtomicBool::new(false);
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let first = RunLock::acquire_named(name, Duration::from_secs(5), &go_on, me).unwrap();
+        let second = RunLock::acquire_named(name, Duration::from_millis(120), &go_on, me);
+        assert!(
+            matches!(second, Err(LockRefused::Busy { .. })),
+            "{second:?}"
+        );
+        // The holder is this user, as the kernel recorded it.
+        assert_eq!(holder_uid(name), Some(me));
+        // Another user's lock is not waited for; a cancelled wait stops at once.
+        let started = Instant::now();
+        let other = RunLock::acquire_named(name, Duration::from_secs(30), &go_on, me + 1);
+        assert_eq!(other.unwrap_err(), LockRefused::OtherUser { uid: me });
+        let cancelled = AtomicBool::new(true);
+        let stopped = RunLock::acquire_named(name, Duration::from_secs(30), &cancelled, me);
+        assert_eq!(stopped.unwrap_err(), LockRefused::Cancelled);
+        assert!(started.elapsed() < Duration::from_secs(5));
         drop(first);
-        assert!(RunLock::acquire_named(name.as_bytes(), Duration::from_secs(1)).is_ok());
+        assert_eq!(holder_uid(name), None);
+        assert!(RunLock::acquire_named(name, Duration::from_secs(1), &go_on, me).is_ok());
+    }
+
+    #[test]
+    fn a_forked_child_closes_the_lock_it_inherited() {
+        let name = format!("latlab-test-fork-lock-{}", std::process::id());
+        let go_on = AtomicBool::new(false);
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let lock =
+            RunLock::acquire_named(name.as_bytes(), Duration::from_secs(5), &go_on, me).unwrap();
+        let fd = lock.listener.as_ref().unwrap().as_raw_fd();
+        // SAFETY: the child makes only async-signal-safe calls (an atomic load, close,
+        // fcntl) and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            close_run_lock_after_fork();
+            // SAFETY: fcntl on a descriptor number; _exit ends the child.
+            unsafe {
+                let still_open = libc::fcntl(fd, libc::F_GETFD) != -1;
+                libc::_exit(i32::from(still_open));
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waiting for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child kept the lock open");
+        drop(lock);
     }
 
     #[test]

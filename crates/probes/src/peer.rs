@@ -110,6 +110,7 @@ impl Child {
                     libc::signal(libc::SIGINT, libc::SIG_IGN);
                 }
                 leave_realtime();
+                latlab_engine::isolation::close_run_lock_after_fork();
                 let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
                     .unwrap_or(PANICKED);
                 // SAFETY: as above.

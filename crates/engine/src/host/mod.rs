@@ -28,7 +28,7 @@ use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};
 use crate::config::{Config, Interrupted, MIN_SAMPLES};
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
-use crate::isolation::RunLock;
+use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,9 +81,10 @@ pub trait Host: Send + Sync {
     /// How long something that began at `since` has taken.
     fn elapsed(&self, since: Instant) -> Duration;
 
-    /// Takes the machine-wide lock between measuring runs, waiting up to `wait`; `Err`
-    /// carries how long was waited when another run still holds it.
-    fn lock_runs(&self, wait: Duration) -> Result<RunLock, Duration>;
+    /// Takes the machine-wide lock between measuring runs, waiting up to `wait` for another
+    /// run of this user and not at all for another user's; the wait stops when `cancel` is
+    /// set.
+    fn lock_runs(&self, wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused>;
 
     /// Locks current and future memory into RAM.
     fn lock_memory(&self) -> Result<(), String>;

@@ -6,8 +6,9 @@ use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
 use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule};
-use crate::isolation::{self, RunLock};
+use crate::isolation::{self, LockRefused, RunLock};
 use crate::usage::{ThreadUsage, thread_cpu_ns};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 /// The calibrated sample must last at least this many clock resolutions.
@@ -93,8 +94,8 @@ impl Host for RealHost {
         since.elapsed()
     }
 
-    fn lock_runs(&self, wait: Duration) -> Result<RunLock, Duration> {
-        RunLock::acquire(wait)
+    fn lock_runs(&self, wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
+        RunLock::acquire(wait, cancel)
     }
 
     fn lock_memory(&self) -> Result<(), String> {

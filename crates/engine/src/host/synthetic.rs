@@ -15,8 +15,9 @@ use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
 use crate::config::MIN_SAMPLES;
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
-use crate::isolation::RunLock;
+use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 /// The relative wobble of consecutive samples, repeating.
@@ -116,7 +117,7 @@ impl Host for SyntheticHost {
         Duration::ZERO
     }
 
-    fn lock_runs(&self, _wait: Duration) -> Result<RunLock, Duration> {
+    fn lock_runs(&self, _wait: Duration, _cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
         // A synthetic run measures nothing, so it need not wait for one that does.
         Ok(RunLock::not_needed())
     }
