@@ -11,8 +11,9 @@ use latlab_engine::{BenchResult, Host, Interrupted, Runner};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::{
-    CsvExporter, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, advice, html_page, printable, render_plots, write_output, write_plots,
+    CsvExporter, ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter,
+    OutputTarget, TableExporter, advice, html_page, printable, render_plots, write_output,
+    write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -46,6 +47,9 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         std::fs::create_dir(dir)
             .with_context(|| format!("could not create the results directory {}", dir.display()))?;
     }
+    // Outputs that could not be written, with why: the run goes on measuring, and says so
+    // at the end.
+    let mut unwritten = Unwritten::default();
     let progress = progress_bar(plan.probes.len());
     progress.set_message("stability check");
     let mut interrupted = match reference_figures(&mut runner, &plan) {
@@ -67,7 +71,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
         record.probes.push(outcome);
-        write_rewritable(&plan, &record)?;
+        write_rewritable(&plan, &record, &mut unwritten);
         progress.inc(1);
     }
     if !interrupted && !record.stability.is_empty() {
@@ -85,20 +89,25 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
 
     record.load_avg_after = host.load_average();
     record.complete = !interrupted;
-    write_rewritable(&plan, &record)?;
+    write_rewritable(&plan, &record, &mut unwritten);
     let (plots, report) = match &plan.outputs.plots_dir {
         Some(dir) => {
             let report = dir.join("report.html");
             let plots = render_plots(&record, Formats::SvgAndPng)?;
-            write_output(
+            let page = write_output(
                 &OutputTarget::File(report.clone()),
                 &html_page(&record, &plots),
-            )?;
-            (write_plots(&plots, dir)?, Some(report))
+            );
+            let written = unwritten
+                .note(&report.display().to_string(), page)
+                .is_some();
+            let plot_files = write_plots(&plots, dir);
+            let plot_files = unwritten.note("the plots", plot_files).unwrap_or_default();
+            (plot_files, written.then_some(report))
         }
         None => (Vec::new(), None),
     };
-    write_once_and_table(&plan, &record)?;
+    write_once_and_table(&plan, &record, &mut unwritten)?;
     if let Some(report) = report {
         eprintln!("report: {}", report.display());
     }
@@ -107,10 +116,14 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         eprintln!("plots: {}", names.join(", "));
     }
 
+    for (output, why) in &unwritten.0 {
+        eprintln!("latlab: could not write {output}: {why}");
+    }
     let failed = record
         .probes
         .iter()
-        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
+        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }))
+        || !unwritten.0.is_empty();
     Ok(if interrupted {
         ExitCode::from(130)
     } else if failed {
@@ -285,19 +298,55 @@ fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {
 }
 
 /// Rewrites every regular-file output from the record as it stands.
-fn write_rewritable(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
-    for (target, exporter) in exporters(plan) {
-        if target.is_rewritable() {
-            write_output(target, &exporter.render(record)?)?;
+/// Outputs that could not be written, each once with its latest cause.
+#[derive(Default)]
+struct Unwritten(Vec<(String, String)>);
+
+impl Unwritten {
+    /// Notes a failed write of `output`, or forgets an earlier failure when it succeeded;
+    /// gives back what the write gave.
+    fn note<T>(&mut self, output: &str, written: Result<T, ExportError>) -> Option<T> {
+        self.0.retain(|(name, _)| name != output);
+        match written {
+            Ok(value) => Some(value),
+            Err(error) => {
+                let cause = std::error::Error::source(&error)
+                    .map_or_else(|| error.to_string(), ToString::to_string);
+                self.0.push((output.to_string(), cause));
+                None
+            }
         }
     }
-    Ok(())
+}
+
+/// Rewrites every file output whole after a probe, so that a crash loses at most the probe
+/// under way; one that cannot be written (a full disk) is noted, and measuring goes on.
+fn write_rewritable(plan: &RunPlan, record: &RunRecord, unwritten: &mut Unwritten) {
+    for (target, exporter) in exporters(plan) {
+        if target.is_rewritable() {
+            let written = exporter
+                .render(record)
+                .and_then(|text| write_output(target, &text));
+            unwritten.note(&shown(target), written);
+        }
+    }
+}
+
+fn shown(target: &OutputTarget) -> String {
+    match target {
+        OutputTarget::Stdout => "standard output".to_string(),
+        OutputTarget::File(path) => path.display().to_string(),
+    }
 }
 
 /// Writes the outputs that take a single write (standard output, devices, pipes) and the
 /// table: to standard output normally, to standard error when standard output carries a
 /// machine format.
-fn write_once_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()> {
+fn write_once_and_table(
+    plan: &RunPlan,
+    record: &RunRecord,
+    unwritten: &mut Unwritten,
+) -> anyhow::Result<()> {
     let mut table = TableExporter.render(record)?;
     if plan.headline {
         table.push_str(&HeadlineExporter.render(record)?);
@@ -308,7 +357,12 @@ fn write_once_and_table(plan: &RunPlan, record: &RunRecord) -> anyhow::Result<()
     }
     for (target, exporter) in exporters(plan) {
         if !target.is_rewritable() {
-            write_output(target, &exporter.render(record)?)?;
+            let text = exporter.render(record)?;
+            if *target == OutputTarget::Stdout {
+                write_output(target, &text)?;
+            } else {
+                unwritten.note(&shown(target), write_output(target, &text));
+            }
         }
     }
     if !plan.outputs.uses_stdout() {

@@ -311,3 +311,99 @@ fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
     assert!(!dir.path().join("waiter.json").exists());
 }
+
+/// A process id that no longer exists: a child reaped at once.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn what_killed_runs_left_is_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    // What a SIGKILL leaves: a file probe's workspace and a half-written temporary output,
+    // each named with its dead owner's process id; and those of a live process (this one).
+    let dead = dead_pid();
+    let stale_workspace = files.join(format!("latlab-files-{dead}-AbCdEf"));
+    std::fs::create_dir(&stale_workspace).unwrap();
+    std::fs::write(stale_workspace.join("data"), vec![0u8; 4096]).unwrap();
+    let stale_temporary = out.join(format!(".latlab-{dead}-XyZ123"));
+    std::fs::write(&stale_temporary, "{\"half\": ").unwrap();
+    let live = out.join(format!(".latlab-{}-InUse1", std::process::id()));
+    std::fs::write(&live, "mine").unwrap();
+    latlab(dir.path())
+        .args([
+            "run",
+            "--only",
+            "file.read",
+            "--samples",
+            "5",
+            "--target-time",
+            "100us",
+        ])
+        .arg("--dir")
+        .arg(&files)
+        .arg("--out")
+        .arg(&out)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    assert!(
+        !stale_workspace.exists(),
+        "the dead run's workspace is gone"
+    );
+    assert!(
+        !stale_temporary.exists(),
+        "the dead run's temporary file is gone"
+    );
+    assert!(live.exists(), "a live process's file is left alone");
+    assert!(
+        std::fs::read_dir(&files).unwrap().next().is_none(),
+        "no workspace of its own left"
+    );
+}
+
+#[test]
+fn an_output_that_cannot_be_written_does_not_stop_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // The CSV goes to a full device; the JSON to a file. Both probes are measured, the
+    // table printed, the failure named once, and the status is 1.
+    let output = latlab(dir.path())
+        .args([
+            "run",
+            "--synthetic",
+            "--only",
+            "cpu.call|clock.read",
+            "--json",
+            "r.json",
+            "--csv",
+            "/dev/full",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("could not write /dev/full: No space left on device")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("cpu.call/") && stdout.contains("clock.read/"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(json["latlab"]["complete"], true);
+    assert_eq!(json["latlab"]["probes"].as_array().unwrap().len(), 2);
+}

@@ -9,6 +9,9 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+/// What a temporary file's name starts with, before its owner's process id.
+const TEMPORARY_KIND: &str = ".latlab-";
+
 /// Where an output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputTarget {
@@ -73,9 +76,11 @@ pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    // A temporary file of a run that was killed while writing is removed by the next.
+    latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
     // Readable as any new file would be (0666 less the umask), not only by its owner.
     let mut file = tempfile::Builder::new()
-        .prefix(".latlab-")
+        .prefix(&latlab_engine::debris::owned_prefix(TEMPORARY_KIND))
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(directory)?;
     file.write_all(contents)?;

@@ -28,6 +28,9 @@ pub(crate) fn is_sweep_detail(size: u64) -> bool {
     ![0, 1, 4 << 10, 64 << 10, 1 << 20, 10 << 20].contains(&size)
 }
 
+/// What a workspace's name starts with, before its owner's process id.
+const WORKSPACE_KIND: &str = "latlab-files-";
+
 /// A private directory for one probe's files, removed when dropped.
 pub(crate) struct Workspace {
     dir: tempfile::TempDir,
@@ -35,12 +38,15 @@ pub(crate) struct Workspace {
 }
 
 impl Workspace {
-    /// Creates the directory inside `parent` (the system's temporary directory if `None`).
+    /// Creates the directory inside `parent` (the system's temporary directory if `None`),
+    /// named with this process's id; first removes the directories that killed runs left
+    /// there.
     pub(crate) fn create(parent: Option<&Path>) -> Result<Workspace, ProbeError> {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
         use std::os::unix::fs::PermissionsExt;
+        latlab_engine::debris::remove_stale(&parent, WORKSPACE_KIND);
         let dir = tempfile::Builder::new()
-            .prefix("latlab-files-")
+            .prefix(&latlab_engine::debris::owned_prefix(WORKSPACE_KIND))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| io_error(&format!("creating a directory in {}", parent.display()), &e))?;
