@@ -407,3 +407,72 @@ fn an_output_that_cannot_be_written_does_not_stop_the_run() {
     assert_eq!(json["latlab"]["complete"], true);
     assert_eq!(json["latlab"]["probes"].as_array().unwrap().len(), 2);
 }
+
+/// A fresh memory cgroup limited to `bytes`, removed when dropped: v2 where the unified
+/// hierarchy has the memory controller, else v1. `Err` says why none can be made here.
+struct MemoryCgroup {
+    dir: PathBuf,
+}
+
+impl MemoryCgroup {
+    fn make(bytes: u64) -> Result<MemoryCgroup, String> {
+        let name = format!("latlab-test-{}", std::process::id());
+        let v2 = Path::new("/sys/fs/cgroup");
+        let controllers = std::fs::read_to_string(v2.join("cgroup.controllers"));
+        let (dir, limit_file) =
+            if controllers.is_ok_and(|c| c.split_whitespace().any(|c| c == "memory")) {
+                let _ = std::fs::write(v2.join("cgroup.subtree_control"), "+memory");
+                (v2.join(&name), "memory.max")
+            } else {
+                (
+                    Path::new("/sys/fs/cgroup/memory").join(&name),
+                    "memory.limit_in_bytes",
+                )
+            };
+        std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        let group = MemoryCgroup { dir };
+        std::fs::write(group.dir.join(limit_file), bytes.to_string())
+            .map_err(|e| format!("{limit_file}: {e}"))?;
+        Ok(group)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_run_in_a_small_memory_cgroup_fits_its_working_sets_to_the_limit() {
+    let group = match MemoryCgroup::make(200 << 20) {
+        Ok(group) => group,
+        Err(why) => {
+            eprintln!(
+                "SKIPPED: no memory cgroup can be made here ({why}); run the tests as root on a machine with cgroups to check the limit"
+            );
+            return;
+        }
+    };
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // The shell joins the cgroup, then becomes latlab: latlab starts inside it.
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} run --only mem.memcpy --json {}",
+        group.dir.display(),
+        binary().display(),
+        json.display()
+    );
+    let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "killed or failed: {stderr}");
+    assert!(
+        stdout.contains("what the memory cgroup still allows"),
+        "{stdout}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(results["latlab"]["complete"], true);
+}

@@ -5,6 +5,7 @@
 //! a VM or container that hides something yields "unknown", not a failure.
 
 mod caches;
+mod cgroup;
 mod cores;
 mod cpu;
 mod memory_modules;
@@ -189,12 +190,18 @@ pub(crate) fn thread_siblings(cpu: usize) -> Vec<usize> {
     .unwrap_or_default()
 }
 
-/// Memory available for new allocations without swapping (`MemAvailable` in /proc/meminfo).
+/// Memory available for new allocations: the machine's (`MemAvailable` in /proc/meminfo,
+/// what can be had without swapping), or what this process's memory control groups still
+/// allow, whichever is less.
 pub(crate) fn available_memory_bytes() -> Option<u64> {
-    kib_field(
+    let machine = kib_field(
         &std::fs::read_to_string("/proc/meminfo").ok()?,
         "MemAvailable",
-    )
+    );
+    match (machine, cgroup::memory_headroom_bytes()) {
+        (Some(machine), Some(group)) => Some(machine.min(group)),
+        (machine, group) => machine.or(group),
+    }
 }
 
 /// The load average over 1, 5 and 15 minutes.
