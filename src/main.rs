@@ -6,6 +6,8 @@
 //! the exporters (crates/report); `results_files` renders `report` and `compare` from
 //! results files; `list` and `env_report` print the registry and the environment.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod env_report;
 mod list;

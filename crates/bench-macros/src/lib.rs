@@ -2,6 +2,8 @@
 //! harness. See that crate for the forms a benchmark takes; this crate only writes the
 //! registration.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 use proc_macro2::Span;
 use quote::{format_ident, quote};

@@ -4,6 +4,8 @@
 //! pure functions of the record, so they are tested on synthetic records and the command
 //! line can rewrite every output after each probe (a crash then loses nothing).
 
+#![forbid(unsafe_code)]
+
 pub mod advice;
 pub mod compare;
 mod comparison;

@@ -241,17 +241,19 @@ pub(crate) fn measure(
     );
     let mut p = chase.start();
     let mut q = chase.start();
-    // SAFETY (both closures): the ring lives until after the benchmark (`chase` is dropped
-    // below).
+    // Each walk below is safe because the ring lives until after the benchmark (`chase`
+    // is dropped below).
     let result = if slope {
         runner.bench_slope(
             &name,
             &format!("{method}: the slope between 16 and 32 loads per call"),
             (LOADS_PER_CALL as u64, move || {
+                // SAFETY: `p` is in the ring, which outlives the benchmark.
                 p = unsafe { walk::<LOADS_PER_CALL>(p) };
                 p
             }),
             (2 * LOADS_PER_CALL as u64, move || {
+                // SAFETY: `q` is in the ring, which outlives the benchmark.
                 q = unsafe { walk::<{ 2 * LOADS_PER_CALL }>(q) };
                 q
             }),
@@ -259,6 +261,7 @@ pub(crate) fn measure(
     } else {
         runner
             .bench(&name, &method, move || {
+                // SAFETY: `p` is in the ring, which outlives the benchmark.
                 p = unsafe { walk::<LOADS_PER_CALL>(p) };
                 p
             })?
