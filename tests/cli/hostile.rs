@@ -134,9 +134,15 @@ fn an_output_fifo_is_checked_without_blocking_and_written_at_the_end() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The reader comes after the checks and the measuring: the run waits for it only to
-    // write, and the JSON arrives whole.
-    let json = std::fs::read_to_string(&fifo).unwrap();
+    // The reader comes after the checks, or during them: the check opens the FIFO and
+    // closes it at once, which a reader there at that moment sees as an empty read. The
+    // run waits for a reader only to write, and the JSON arrives whole.
+    let json = loop {
+        let text = std::fs::read_to_string(&fifo).unwrap();
+        if !text.is_empty() {
+            break text;
+        }
+    };
     assert!(run.wait().unwrap().success());
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["latlab"]["complete"], true);
@@ -475,4 +481,151 @@ fn a_run_in_a_small_memory_cgroup_fits_its_working_sets_to_the_limit() {
     let results: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(results["latlab"]["complete"], true);
+}
+
+/// A tmpfs of `size` mounted on `dir`, unmounted when dropped; `None` without root.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str) -> Option<SmallDisk> {
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then(|| SmallDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_under_out_loses_no_measurement_and_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // 16 KiB: the table fits on the terminal, the results file does not fit on the disk.
+    let Some(_disk) = SmallDisk::mount(&out, "16k") else {
+        eprintln!("SKIPPED: mounting a small tmpfs needs root");
+        return;
+    };
+    let output = latlab(dir.path())
+        .args([
+            "run",
+            "--synthetic",
+            "--only",
+            "cpu.call|clock.read|cpu.branch",
+            "--out",
+        ])
+        .arg(&out)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("results.json: No space left on device"),
+        "{stderr}"
+    );
+    for probe in ["cpu.call/", "clock.read/", "cpu.branch/"] {
+        assert!(
+            stdout.contains(probe),
+            "{probe} missing from the table: {stdout}"
+        );
+    }
+    // Whole files or none: no half-written results.json, no temporary file.
+    for name in files_in(&out) {
+        assert!(!name.starts_with(".latlab-"), "temporary file left: {name}");
+        if name == "results.json" {
+            let text = std::fs::read_to_string(out.join(&name)).unwrap();
+            assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+        }
+    }
+}
+
+#[test]
+fn two_ctrl_c_in_a_row_stop_at_once_and_the_next_run_clears_what_was_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["run", "--synthetic", "--max-size", "256KiB", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the first probe is written, two SIGINTs 2 ms apart.
+    let started = std::time::Instant::now();
+    while !out.join("results.json").exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for _ in 0..2 {
+        // SAFETY: kill(2) on a child of this process that has not been waited for.
+        unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let status = run.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    // Whatever the second signal cut short, a later run in the same directory clears it.
+    latlab(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call", "--out"])
+        .arg(&out)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let left: Vec<String> = files_in(&out)
+        .into_iter()
+        .filter(|n| n.starts_with(".latlab-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn sigkill_during_the_file_probes_then_a_second_run_leaves_no_workspace() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let mut killed = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["run", "--only", "file.write", "--json", "k.json", "--dir"])
+        .arg(&files)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while files_in(&files).is_empty() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let left = files_in(&files);
+    assert!(
+        left.iter().any(|n| n.starts_with("latlab-files-")),
+        "the killed run's workspace: {left:?}"
+    );
+    latlab(dir.path())
+        .args([
+            "run",
+            "--only",
+            "file.read",
+            "--samples",
+            "5",
+            "--target-time",
+            "100us",
+        ])
+        .args(["--json", "second.json", "--dir"])
+        .arg(&files)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    assert_eq!(files_in(&files), Vec::<String>::new());
 }

@@ -2,9 +2,11 @@
 //! synthetic host (`--synthetic`): an imaginary machine whose figures are the same
 //! everywhere, so output can be asserted exactly.
 
+mod bad_argument_matrix;
 mod bad_input;
 mod browser;
 mod commands;
+mod fuzz_results;
 mod hostile;
 mod json_schema;
 mod real_run;
