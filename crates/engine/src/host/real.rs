@@ -355,8 +355,13 @@ mod tests {
         let samples = runs[0].samples.len();
         assert_eq!(samples, runs[1].samples.len());
         let sampled = &log[log.len() - 2 * SLICES_PER_SAMPLE as usize * samples..];
-        let slice = runs[0].samples.iterations / SLICES_PER_SAMPLE;
-        assert!(sampled.iter().all(|&(_, n)| n == slice), "{sampled:?}");
+        // Each body has its own calibrated count (the two can differ on a loaded machine).
+        let slice =
+            |name: char| runs[usize::from(name == 'b')].samples.iterations / SLICES_PER_SAMPLE;
+        assert!(
+            sampled.iter().all(|&(name, n)| n == slice(name)),
+            "{sampled:?}"
+        );
         let names: String = sampled.iter().map(|&(name, _)| name).collect();
         assert!(names.starts_with("abbaabba"), "{names}");
         assert!(
