@@ -2,7 +2,7 @@
 //! given. Each case must end in exit status 2 with one line on stderr (starting `error`),
 //! nothing on stdout, no panic, and no file written.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, results_file};
 use std::time::Duration;
 
 /// Bad values for each flag of `run` (and `mem`, and latlab without a subcommand).
@@ -108,12 +108,7 @@ fn every_bad_argument_to_run_is_refused_in_one_line() {
 #[test]
 fn every_bad_argument_to_the_file_commands_and_the_rest_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.json");
-    latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
-        .arg(&good)
-        .assert()
-        .success();
+    let good = results_file(dir.path(), "good.json");
     let good = good.to_str().unwrap().to_string();
     let bad_text = dir.path().join("bad.json");
     std::fs::write(&bad_text, "not json").unwrap();

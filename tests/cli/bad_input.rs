@@ -1,7 +1,7 @@
 //! Bad input: one line on stderr saying what was wrong and what to do, exit status 2, no
 //! panic, and nothing written.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, results_file};
 use std::path::Path;
 
 /// Runs latlab with `args` in an empty directory and checks the refusal.
@@ -195,12 +195,7 @@ fn a_file_directory_that_cannot_be_used() {
 #[test]
 fn compare_refuses_what_is_not_a_latlab_results_file() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.json");
-    latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
-        .arg(&good)
-        .assert()
-        .success();
+    let good = results_file(dir.path(), "good.json");
     let text = std::fs::read_to_string(&good).unwrap();
     let write = |name: &str, contents: &str| {
         let path = dir.path().join(name);

@@ -3,21 +3,21 @@
 //! escape sequences, more runs than letters, two outputs on one path. Each test here failed
 //! before its fix.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, results_file};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// A small real results file (synthetic host), written into `dir`.
-fn results_file(dir: &Path, name: &str) -> PathBuf {
-    let path = dir.join(name);
-    latlab(dir)
-        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
-        .arg(&path)
-        .assert()
-        .success();
-    path
-}
+/// A short real run of the file-read probe, for the tests of what file probes leave.
+const QUICK_FILE_READ: [&str; 7] = [
+    "run",
+    "--only",
+    "file.read",
+    "--samples",
+    "5",
+    "--target-time",
+    "100us",
+];
 
 fn binary() -> PathBuf {
     assert_cmd::cargo::cargo_bin("latlab")
@@ -131,7 +131,7 @@ fn an_output_fifo_is_checked_without_blocking_and_written_at_the_end() {
         .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
         .arg(&fifo)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     // The reader comes after the checks, or during them: the check opens the FIFO and
@@ -146,7 +146,6 @@ fn an_output_fifo_is_checked_without_blocking_and_written_at_the_end() {
     assert!(run.wait().unwrap().success());
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["latlab"]["complete"], true);
-    let _ = run.stderr.take();
 }
 
 /// Sets every sample and summary figure of the first result to `value`.
@@ -344,15 +343,7 @@ fn what_killed_runs_left_is_removed_by_the_next() {
     let live = out.join(format!(".latlab-{}-InUse1", std::process::id()));
     std::fs::write(&live, "mine").unwrap();
     latlab(dir.path())
-        .args([
-            "run",
-            "--only",
-            "file.read",
-            "--samples",
-            "5",
-            "--target-time",
-            "100us",
-        ])
+        .args(QUICK_FILE_READ)
         .arg("--dir")
         .arg(&files)
         .arg("--out")
@@ -613,15 +604,7 @@ fn sigkill_during_the_file_probes_then_a_second_run_leaves_no_workspace() {
         "the killed run's workspace: {left:?}"
     );
     latlab(dir.path())
-        .args([
-            "run",
-            "--only",
-            "file.read",
-            "--samples",
-            "5",
-            "--target-time",
-            "100us",
-        ])
+        .args(QUICK_FILE_READ)
         .args(["--json", "second.json", "--dir"])
         .arg(&files)
         .timeout(Duration::from_secs(120))

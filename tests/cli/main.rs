@@ -30,6 +30,17 @@ pub fn latlab(dir: &Path) -> Command {
     command
 }
 
+/// A small real results file (`cpu.call` on the synthetic host) written as `dir/name`.
+pub fn results_file(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    latlab(dir)
+        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    path
+}
+
 /// Every file under `dir`, relative, sorted.
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();

@@ -122,6 +122,20 @@ fn in_batches<I>(
     ticks
 }
 
+/// Times `turns` turns of `K` calls of `call` (each takes the batch's next input), in a
+/// counted region; results whose drop does something are kept until after the clock stops.
+#[inline(always)]
+fn time_batch<R, const K: u64>(clock: &Clock, turns: u64, mut call: impl FnMut() -> R) -> u64 {
+    let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>((turns * K) as usize));
+    timed_region(|| {
+        clock.time_loop(turns, &mut || {
+            for _ in 0..K {
+                keep_or_sink(&mut kept, call());
+            }
+        })
+    })
+}
+
 /// A setup that makes one input per call, untimed, and a closure that takes it by value.
 /// Outputs that need dropping are kept until the batch is timed, so their drop is not.
 pub(crate) struct Values<'c, S, F, const K: u64>(pub &'c RefCell<(S, F)>);
@@ -130,15 +144,9 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R, const K: u64> LoopBody for Values<
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, f) = &mut *self.0.borrow_mut();
         in_batches(iterations, K, setup, |inputs, turns| {
-            let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
             let mut inputs = inputs.into_iter();
-            timed_region(|| {
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        let input = inputs.next().expect("one input per call");
-                        keep_or_sink(&mut kept, f(input));
-                    }
-                })
+            time_batch::<_, K>(clock, turns, || {
+                f(inputs.next().expect("one input per call"))
             })
         })
     }
@@ -146,14 +154,8 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R, const K: u64> LoopBody for Values<
     fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, _) = &mut *self.0.borrow_mut();
         in_batches(iterations, K, setup, |inputs, turns| {
-            let mut kept: Vec<I> = Vec::with_capacity(kept_capacity::<I>(inputs.len()));
             let mut inputs = inputs.into_iter();
-            clock.time_loop(turns, &mut || {
-                for _ in 0..K {
-                    let input = inputs.next().expect("one input per call");
-                    keep_or_sink(&mut kept, input);
-                }
-            })
+            time_batch::<_, K>(clock, turns, || inputs.next().expect("one input per call"))
         })
     }
 
@@ -170,15 +172,9 @@ impl<S: FnMut() -> I, F: FnMut(&mut I) -> R, I, R, const K: u64> LoopBody for Re
     fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
         let (setup, f) = &mut *self.0.borrow_mut();
         in_batches(iterations, K, setup, |mut inputs, turns| {
-            let mut kept: Vec<R> = Vec::with_capacity(kept_capacity::<R>(inputs.len()));
             let mut inputs = inputs.iter_mut();
-            timed_region(|| {
-                clock.time_loop(turns, &mut || {
-                    for _ in 0..K {
-                        let input = inputs.next().expect("one input per call");
-                        keep_or_sink(&mut kept, f(input));
-                    }
-                })
+            time_batch::<_, K>(clock, turns, || {
+                f(inputs.next().expect("one input per call"))
             })
         })
     }
@@ -187,11 +183,7 @@ impl<S: FnMut() -> I, F: FnMut(&mut I) -> R, I, R, const K: u64> LoopBody for Re
         let (setup, _) = &mut *self.0.borrow_mut();
         in_batches(iterations, K, setup, |mut inputs, turns| {
             let mut inputs = inputs.iter_mut();
-            clock.time_loop(turns, &mut || {
-                for _ in 0..K {
-                    black_box(inputs.next().expect("one input per call"));
-                }
-            })
+            time_batch::<_, K>(clock, turns, || inputs.next().expect("one input per call"))
         })
     }
 

@@ -4,7 +4,7 @@
 use latlab_engine::BenchResult;
 use latlab_engine::model::{Profile, RunRecord};
 use latlab_engine::units::format_bytes;
-use latlab_report::comparison_sentence;
+use latlab_report::{advice, comparison_sentence};
 
 /// Instructions of the hottest function shown on the terminal; the files keep them all.
 const SHOWN_INSTRUCTIONS: usize = 40;
@@ -59,19 +59,7 @@ pub(crate) fn profile_text(record: &RunRecord) -> String {
 }
 
 fn one_profile(name: &str, profile: &Profile) -> String {
-    let mut text = format!(
-        "\nprofile of {name}: {} samples of {} every {} µs over {} turns ({:.2} s){}\n",
-        profile.samples,
-        profile.event,
-        profile.period_ns / 1_000,
-        profile.iterations,
-        profile.duration_ns as f64 / 1e9,
-        if profile.lost > 0 {
-            format!(", {} lost", profile.lost)
-        } else {
-            String::new()
-        },
-    );
+    let mut text = format!("\nprofile of {name}: {}\n", advice::profile_taken(profile));
     for function in profile.functions.iter().take(SHOWN_FUNCTIONS) {
         text.push_str(&format!(
             "  {:>6.2}%  {}\n",
@@ -80,15 +68,8 @@ fn one_profile(name: &str, profile: &Profile) -> String {
         ));
     }
     if let Some(counters) = &profile.counters {
-        text.push_str(&format!(
-            "  per call: {:.1} cycles, {:.1} instructions (IPC {:.2}), {:.3} branch misses, \
-             {:.3} cache misses\n",
-            counters.cycles,
-            counters.instructions,
-            counters.ipc,
-            counters.branch_misses,
-            counters.cache_misses
-        ));
+        let counts = advice::hardware_counts(counters);
+        text.push_str(&format!("  per call: {counts}\n"));
     }
     if let Some(note) = &profile.counters_note {
         text.push_str(&format!("  {note}\n"));

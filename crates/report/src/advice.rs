@@ -7,7 +7,7 @@
 
 use crate::units::format_ns;
 use latlab_engine::environment::Concern;
-use latlab_engine::model::{RunRecord, StabilityCheck, Verdict, Warning};
+use latlab_engine::model::{Counters, Profile, RunRecord, StabilityCheck, Verdict, Warning};
 use latlab_engine::names::result as name;
 use latlab_engine::{ClockInfo, ClockKind};
 
@@ -183,6 +183,37 @@ pub fn stability_check(check: &StabilityCheck) -> String {
             format_ns(end.median),
         ),
     }
+}
+
+/// How a profile was taken: "2026 samples of cpu-clock (software) every 100 µs over 13824
+/// turns of its loop (0.22 s)", and how many samples were lost, if any.
+pub fn profile_taken(profile: &Profile) -> String {
+    let lost = if profile.lost > 0 {
+        format!(", {} lost", profile.lost)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} samples of {} every {} µs over {} turns of its loop ({:.2} s){lost}",
+        profile.samples,
+        profile.event,
+        profile.period_ns / 1_000,
+        profile.iterations,
+        profile.duration_ns as f64 / 1e9,
+    )
+}
+
+/// Hardware counts per call: "12.0 cycles, 40.0 instructions (IPC 3.33), 0.001 branch
+/// misses, 0.000 cache misses".
+pub fn hardware_counts(counters: &Counters) -> String {
+    format!(
+        "{:.1} cycles, {:.1} instructions (IPC {:.2}), {:.3} branch misses, {:.3} cache misses",
+        counters.cycles,
+        counters.instructions,
+        counters.ipc,
+        counters.branch_misses,
+        counters.cache_misses
+    )
 }
 
 /// What a run must say about the clock it was timed with, if anything.

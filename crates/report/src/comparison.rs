@@ -43,32 +43,26 @@ mod tests {
     use super::*;
     use crate::test_records::result;
 
+    /// A result compared with `lists/with_capacity` at `ratio`, its interval `ci`.
+    fn compared(name: &str, ratio: f64, ci: [f64; 2]) -> BenchResult {
+        result(name, 1.0, &[])
+            .with_parameter(key::BASELINE, "lists/with_capacity")
+            .with_parameter(key::RATIO, ratio)
+            .with_parameter(key::RATIO_CI95, ci.to_vec())
+    }
+
     #[test]
     fn a_faster_benchmark_reads_its_inverse_ratio_and_interval() {
-        let result = result("lists/fixed_array", 1.0, &[])
-            .with_parameter(key::BASELINE, "lists/with_capacity")
-            .with_parameter(key::RATIO, 0.25)
-            .with_parameter(key::RATIO_CI95, vec![0.2, 0.5]);
         assert_eq!(
-            comparison_sentence(&result).unwrap(),
+            comparison_sentence(&compared("lists/fixed_array", 0.25, [0.2, 0.5])).unwrap(),
             "lists/fixed_array is 4.00× as fast as lists/with_capacity (95% CI 2.00×–5.00×)"
         );
     }
-}
-
-#[cfg(test)]
-mod more_tests {
-    use super::*;
-    use crate::test_records::result;
 
     #[test]
     fn a_slower_benchmark_reads_its_ratio_and_results_not_compared_have_no_sentence() {
-        let slower = result("lists/push_grow", 1.0, &[])
-            .with_parameter(key::BASELINE, "lists/with_capacity")
-            .with_parameter(key::RATIO, 1.32)
-            .with_parameter(key::RATIO_CI95, vec![1.28, 1.36]);
         assert_eq!(
-            comparison_sentence(&slower).unwrap(),
+            comparison_sentence(&compared("lists/push_grow", 1.32, [1.28, 1.36])).unwrap(),
             "lists/push_grow is 1.32× as slow as lists/with_capacity (95% CI 1.28×–1.36×)"
         );
         assert_eq!(comparison_sentence(&result("lists/alone", 1.0, &[])), None);

@@ -2,6 +2,7 @@
 //! with each group's baseline, allocations per call, a distribution plot per benchmark,
 //! and each profile with its hot functions and annotated disassembly.
 
+use crate::advice;
 use crate::comparison::comparison_sentence;
 use crate::html::escape;
 use crate::units::format_ns;
@@ -155,20 +156,10 @@ pub(crate) fn profiles(page: &mut String, run: &RunRecord) {
 fn one_profile(page: &mut String, name: &str, profile: &Profile) {
     let _ = writeln!(
         page,
-        "<h3 id=\"profile-{}\">{}</h3>\n<p class=\"note\">{} samples of {} every {} µs over {} \
-         turns of its loop ({:.2} s){}.</p>",
+        "<h3 id=\"profile-{}\">{}</h3>\n<p class=\"note\">{}.</p>",
         escape(name),
         escape(name),
-        profile.samples,
-        escape(&profile.event),
-        profile.period_ns / 1_000,
-        profile.iterations,
-        profile.duration_ns as f64 / 1e9,
-        if profile.lost > 0 {
-            format!(", {} lost", profile.lost)
-        } else {
-            String::new()
-        }
+        escape(&advice::profile_taken(profile))
     );
     page.push_str("<table>\n<tr><th>share</th><th>function</th></tr>\n");
     for function in &profile.functions {
@@ -180,13 +171,9 @@ fn one_profile(page: &mut String, name: &str, profile: &Profile) {
         );
     }
     page.push_str("</table>\n");
-    if let Some(c) = &profile.counters {
-        let _ = writeln!(
-            page,
-            "<p>Per call: {:.1} cycles, {:.1} instructions (IPC {:.2}), {:.3} branch misses, \
-             {:.3} cache misses.</p>",
-            c.cycles, c.instructions, c.ipc, c.branch_misses, c.cache_misses
-        );
+    if let Some(counters) = &profile.counters {
+        let counts = advice::hardware_counts(counters);
+        let _ = writeln!(page, "<p>Per call: {counts}.</p>");
     }
     for note in [&profile.counters_note, &profile.annotation_note]
         .into_iter()

@@ -19,7 +19,7 @@ pub const MAX_BYTES: f64 = 1_125_899_906_842_624.0;
 /// written, and why.
 pub fn validate(run: &RunRecord) -> Result<(), String> {
     let clock = &run.clock;
-    positive("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
+    within("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
     time("clock.resolution_ns", clock.resolution_ns)?;
     time("clock.region_overhead_ns", clock.region_overhead_ns)?;
     for (i, check) in run.stability.iter().enumerate() {
@@ -55,7 +55,7 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
         time(&format!("{at}.cold_ns"), cold)?;
     }
     if let Some(bytes) = result.bytes_per_operation {
-        positive(
+        within(
             &format!("{at}.bytes_per_operation"),
             bytes as f64,
             1.0,
@@ -70,7 +70,7 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
     ] {
         if let Some(size) = result.parameter(size_key).and_then(|v| v.as_f64()) {
             // A zero size is real: a file probe writes empty files too.
-            positive(&format!("{at}.parameters.{size_key}"), size, 0.0, MAX_BYTES)?;
+            within(&format!("{at}.parameters.{size_key}"), size, 0.0, MAX_BYTES)?;
         }
     }
     if result.iterations == 0 {
@@ -153,7 +153,8 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     Ok(())
 }
 
-fn positive(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
+/// A figure that must lie between `least` and `most` (and so be finite).
+fn within(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
     if !(least..=most).contains(&value) {
         return Err(format!(
             "{at} is {value:e}; it must be between {least:e} and {most:e}: the file is damaged"
@@ -195,7 +196,7 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_must_count_its_samples_and_sizes_must_be_positive() {
+    fn a_summary_must_count_its_samples_and_sizes_must_be_within() {
         let mut run = with_median(2.0);
         run.probes[0].results[0].summary.n = 7;
         let error = validate(&run).unwrap_err();
