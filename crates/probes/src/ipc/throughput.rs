@@ -3,7 +3,7 @@
 //!
 //! For each transport ([`Transport`]: pipes, a Unix stream socket pair, a Unix datagram
 //! socket pair, eventfd signalling with the payload in shared memory, TCP over 127.0.0.1)
-//! and each payload from 4 B to 64 KiB (doubling), a forked server echoes every message of
+//! and each payload from 4 B to 64 KiB (doubling; quadrupling in the quick suite), a forked server echoes every message of
 //! that size back; one timed call of the client is one round trip. The time and the client's
 //! CPU time are per round trip, and the rate counts the payload both ways (2 × size bytes
 //! per round trip), as Google Benchmark's `bytes_per_second` counts the bytes an iteration
@@ -13,7 +13,7 @@
 use super::link::{Link, Transport};
 use crate::mem::sweep_point;
 use crate::peer::{Child, Failure, Watchdog, time_limit};
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Runner};
@@ -29,16 +29,23 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 const SMALLEST: usize = 4;
 const LARGEST: usize = 64 << 10;
 
-fn payload_sizes() -> Vec<usize> {
-    std::iter::successors(Some(SMALLEST), |&n| (n < LARGEST).then_some(n * 2)).collect()
+/// The payloads: every power of two from [`SMALLEST`] to [`LARGEST`] in the full suite, every
+/// other one in the quick suite (both keep a page, 4 KiB, and the pipe buffer, 64 KiB).
+fn payload_sizes(suite: Suite) -> Vec<usize> {
+    let step = match suite {
+        Suite::Quick => 4,
+        Suite::Full => 2,
+    };
+    std::iter::successors(Some(SMALLEST), |&n| (n < LARGEST).then_some(n * step)).collect()
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cpus = ctx.host().allowed_cpus();
+    let sizes = payload_sizes(ctx.suite);
     ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         for transport in Transport::ALL {
-            for n in payload_sizes() {
+            for &n in &sizes {
                 results.push(
                     measure(runner, transport, n)?.with_parameter(key::CPUS, cpus.as_slice()),
                 );
@@ -101,6 +108,14 @@ mod tests {
     use super::*;
 
     /// Every transport carries every byte of a payload there and back intact.
+    #[test]
+    fn the_quick_suite_keeps_a_page_and_the_pipe_buffer() {
+        let (quick, full) = (payload_sizes(Suite::Quick), payload_sizes(Suite::Full));
+        assert_eq!(full.len(), 15);
+        assert_eq!(quick, [4, 16, 64, 256, 1024, 4096, 16384, 65536]);
+        assert!(quick.iter().all(|n| full.contains(n)));
+    }
+
     #[test]
     fn every_transport_echoes_the_payload_intact() {
         for transport in Transport::ALL {

@@ -5,8 +5,10 @@
 //! default) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
 //! `kernels.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
 //! element or every 4th (two elements per 64-byte line: the whole line still moves, so the
-//! useful rate drops where the set leaves the caches). One pass is one call of the measured
-//! closure; results are per element visited, and as GB/s (10^9 bytes per second) counting the
+//! useful rate drops where the set leaves the caches). One call of the measured closure is a
+//! pass over the buffer, or beyond 2 MiB over the next of its equal segments in turn (the
+//! working set is still the whole buffer; a sample lasts a fraction of a pass of a large
+//! one rather than several passes); results are per element visited, and as GB/s (10^9 bytes per second) counting the
 //! bytes the loop reads plus the bytes it writes, as STREAM does. At the largest size every
 //! loop is run again on every online CPU at once (`parallel.rs`), and the read rates are
 //! compared with the peak the memory modules could deliver, when the firmware says what they
@@ -35,6 +37,8 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 const MIN_WORKING_SET: u64 = 4 << 10;
 /// Sizes are whole cache lines.
 const LINE_BYTES: u64 = 64;
+/// The most one call of a single-thread loop passes over (see [`segment_len`]).
+const SEGMENT_BYTES: usize = 2 << 20;
 /// Every element, or every 4th.
 const PATTERNS: [(usize, &str); 2] = [(1, "all"), (4, "every4th")];
 
@@ -92,18 +96,47 @@ fn one_thread(
     size: u64,
 ) -> Result<BenchResult, ProbeError> {
     let access = kernel.access.label();
-    let elements = kernel.elements_visited(data.len());
+    let segment_len = segment_len(data.len());
+    let segments = data.len() / segment_len;
+    let elements = kernel.elements_visited(segment_len);
+    let how = if segments > 1 {
+        format!(
+            "{segments} segments of {} in turn, one per call",
+            size_label((segment_len * size_of::<u64>()) as u64)
+        )
+    } else {
+        "the whole buffer per call".to_string()
+    };
+    let mut next = 0;
     let result = runner
         .bench(
             &format!("mem.bandwidth/{access}/{pattern}/{}", size_label(size)),
             &format!(
-                "{access} pass over {pattern} 64-bit elements of a {} buffer, one thread",
+                "{access} pass over {pattern} 64-bit elements of a {} buffer, one thread, {how}",
                 size_label(size)
             ),
-            || kernel.pass(data),
+            || {
+                let segment = &mut data[next * segment_len..(next + 1) * segment_len];
+                next = (next + 1) % segments;
+                kernel.pass(segment)
+            },
         )?
         .per_operation(elements as u64);
-    Ok(described(result, kernel, pattern, size, 1))
+    Ok(described(result, kernel, pattern, size, 1)
+        .with_parameter("segment_bytes", segment_len * size_of::<u64>()))
+}
+
+/// The elements one call passes over: the whole buffer up to [`SEGMENT_BYTES`], beyond it the
+/// largest equal segments of at most that size, in whole lines. Successive calls take the
+/// segments in turn, so the working set is still the whole buffer, while a sample of a
+/// buffer many times the last-level cache lasts a fraction of a pass rather than several.
+fn segment_len(len: usize) -> usize {
+    let max = SEGMENT_BYTES / size_of::<u64>();
+    if len <= max {
+        return len;
+    }
+    let words_per_line = LINE_BYTES as usize / size_of::<u64>();
+    (len / len.div_ceil(max) / words_per_line * words_per_line).max(words_per_line)
 }
 
 /// Every online CPU at once over shares of the same buffer.
@@ -241,6 +274,26 @@ mod tests {
             cached > 1.5 * beyond,
             "16 KiB {cached} GB/s, 32 MiB {beyond} GB/s"
         );
+    }
+
+    /// Large buffers are cut into equal segments of whole lines that cover all but less than
+    /// a line of each segment's share; small ones are passed over whole.
+    #[test]
+    fn large_buffers_are_passed_over_in_equal_segments() {
+        let words = |bytes: usize| bytes / size_of::<u64>();
+        assert_eq!(segment_len(words(1 << 20)), words(1 << 20));
+        assert_eq!(segment_len(words(SEGMENT_BYTES)), words(SEGMENT_BYTES));
+        for bytes in [3 << 20, 192 << 20, (96 << 20) + (7 << 6), 5 << 20] {
+            let len = words(bytes);
+            let segment = segment_len(len);
+            let segments = len / segment;
+            assert!(segment <= words(SEGMENT_BYTES), "{bytes}: {segment}");
+            assert_eq!(segment % 8, 0, "{bytes}: whole lines");
+            assert!(
+                len - segments * segment < 8 * segments,
+                "{bytes}: {segment}"
+            );
+        }
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `mem.latency`: load-to-use latency by working-set size, and the cache levels it reveals.
 //!
-//! For each working set from 1 KiB up to the largest (by default four times the last-level
-//! cache) a ring of cache lines is built (see `chase.rs`) and walked with dependent loads, 16
-//! per call, the last pointer returned through the engine's value sink. Three layouts show
+//! For each working set from 1 KiB (4 KiB in the quick suite) up to the largest (by default
+//! four times the last-level cache) a ring of cache lines is built (see `chase.rs`) and
+//! walked with dependent loads, 16 per call, the last pointer returned through the engine's value sink. Three layouts show
 //! what the hardware does: `random` (prefetchers defeated, TLB misses included),
 //! `pagegroups` (random lines within 64-page groups: cache latency without most TLB misses;
 //! 64 pages because that is what the first-level data TLB of current cores maps, and the
@@ -11,14 +11,16 @@
 //! `random` and `pagegroups` use one line per [`PREFETCH_PROOF_STRIDE`] bytes: a miss brings
 //! in its buddy line of the 128-byte pair and the spatial prefetchers' neighbours, which a
 //! ring over every line would visit soon after as cache hits, so that part of the "memory"
-//! latency would be an L2 hit. `sequential` uses every line. At the largest working set a
-//! stride sweep (64, 128, 256 and 512 bytes, and a page) over the `pagegroups` layout shows
-//! what spatial prefetch hides, as `sequential` shows what stream prefetch hides. Working
-//! sets are labelled by the bytes they span; `touched_bytes` records the lines used.
+//! latency would be an L2 hit. `sequential` uses every line. At the largest working set (in
+//! the quick suite the first of the sweep at least twice the last-level cache) a stride
+//! sweep (64, 128, 256 and 512 bytes, and a page) over the `pagegroups` layout shows what
+//! spatial prefetch hides, as `sequential` shows what stream prefetch hides. Working sets are
+//! labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
 //! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
 //! samples pooled: one ring's figure depends on where its pages landed, and the spread across
-//! rings (`setup_medians_ns`, `setup_spread`) shows by how much.
+//! rings (`setup_medians_ns`, `setup_spread`) shows by how much. The quick suite builds three
+//! at the largest working set only.
 //!
 //! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
 //! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
@@ -43,6 +45,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 
 /// The smallest working set.
 const MIN_WORKING_SET: u64 = 1024;
+/// The quick suite's smallest working set: still a few points on the first-level plateau of
+/// any current core (32 KiB or more), with four fewer rings per layout.
+const QUICK_MIN_WORKING_SET: u64 = 4096;
 /// Dependent loads per call of the measured closure.
 const LOADS_PER_CALL: usize = 16;
 /// Pages per group of the `pagegroups` layout.
@@ -75,6 +80,32 @@ pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
         .map_or(FALLBACK_MAX, |llc| 4 * llc)
 }
 
+/// Rings per working set beyond the last-level cache: the full suite builds
+/// [`RINGS_BEYOND_LAST_LEVEL`] at every such size; the quick suite builds them at the largest
+/// only, which still shows how far placement moves the figure, and one ring in between.
+fn rings_beyond_last_level(suite: Suite, largest: bool) -> usize {
+    match suite {
+        Suite::Full => RINGS_BEYOND_LAST_LEVEL,
+        Suite::Quick if largest => RINGS_BEYOND_LAST_LEVEL,
+        Suite::Quick => 1,
+    }
+}
+
+/// The working set of the stride sweep: the largest in the full suite; in the quick suite the
+/// smallest of the sweep at least twice the last-level cache (still memory, at a fraction of
+/// the cost of building five rings at the largest), or the largest if none is.
+fn stride_sweep_size(suite: Suite, sizes: &[u64], last_level: u64) -> u64 {
+    let largest = sizes.last().copied().unwrap_or(MIN_WORKING_SET);
+    match suite {
+        Suite::Full => largest,
+        Suite::Quick => sizes
+            .iter()
+            .copied()
+            .find(|&size| size >= last_level.saturating_mul(2))
+            .unwrap_or(largest),
+    }
+}
+
 fn points_per_octave(suite: Suite) -> usize {
     match suite {
         Suite::Quick => 2,
@@ -90,8 +121,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .and_then(|c| c.line_bytes)
         .map_or(64, |l| l as usize);
     let max = ctx.max_working_set();
-    let per_octave = points_per_octave(ctx.suite);
-    let sizes = working_sets(MIN_WORKING_SET, max, per_octave, line as u64);
+    let suite = ctx.suite;
+    let per_octave = points_per_octave(suite);
+    let smallest = match suite {
+        Suite::Quick => QUICK_MIN_WORKING_SET,
+        Suite::Full => MIN_WORKING_SET,
+    };
+    let sizes = working_sets(smallest, max, per_octave, line as u64);
     let cycle_ns = cycle_time(ctx)?.summary.median;
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
     let layouts = [
@@ -107,6 +143,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .unwrap_or(u64::MAX);
     let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
+    let stride_sweep_size = stride_sweep_size(suite, &sizes, last_level);
     let (mut results, curve) = ctx.runner.scoped(sweep_point, |runner| {
         let mut results = Vec::new();
         let mut curve = Vec::new();
@@ -128,7 +165,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 };
                 let rings = match layout {
                     Layout::Sequential => 1,
-                    _ if size > last_level => RINGS_BEYOND_LAST_LEVEL,
+                    _ if size > last_level => rings_beyond_last_level(suite, size == largest),
                     _ => 1,
                 };
                 let result = measure_rings(runner, ring, rings, cycle_ns)?;
@@ -149,7 +186,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 ),
                 label: "pagegroups",
                 layout: Layout::PageGroups { group_bytes },
-                size: largest,
+                size: stride_sweep_size,
                 stride,
                 line,
                 huge_pages,

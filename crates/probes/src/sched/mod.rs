@@ -234,7 +234,18 @@ impl Condition {
 /// Threads spinning at nice 0, one pinned to each CPU asked for, until dropped or `limit`.
 pub(crate) struct Hogs {
     stop: Arc<AtomicBool>,
+    /// While set, the hogs sleep instead of spinning.
+    paused: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+}
+
+/// Hogs paused until this is dropped.
+pub(crate) struct PausedHogs<'a>(&'a Hogs);
+
+impl Drop for PausedHogs<'_> {
+    fn drop(&mut self) {
+        self.0.paused.store(false, Ordering::Relaxed);
+    }
 }
 
 impl Hogs {
@@ -242,16 +253,25 @@ impl Hogs {
     /// that what is measured next competes from its first instant.
     fn start(host: &SharedHost, cpus: &[usize], limit: Duration) -> Hogs {
         let stop = Arc::new(AtomicBool::new(false));
+        let paused = Arc::new(AtomicBool::new(false));
         let spinning = Arc::new(AtomicUsize::new(0));
         let deadline = Instant::now() + limit;
         let threads: Vec<JoinHandle<()>> = cpus
             .iter()
             .filter_map(|&cpu| {
-                let (stop, spinning) = (Arc::clone(&stop), Arc::clone(&spinning));
+                let (stop, paused, spinning) = (
+                    Arc::clone(&stop),
+                    Arc::clone(&paused),
+                    Arc::clone(&spinning),
+                );
                 spawn_pinned(host, &format!("latlab-hog-{cpu}"), cpu, move |_| {
                     spinning.fetch_add(1, Ordering::Release);
                     let mut x = 1u64;
                     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        if paused.load(Ordering::Relaxed) {
+                            std::thread::sleep(PAUSED_NAP);
+                            continue;
+                        }
                         for _ in 0..10_000 {
                             x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
                         }
@@ -263,9 +283,23 @@ impl Hogs {
         while spinning.load(Ordering::Acquire) < threads.len() && Instant::now() < deadline {
             std::thread::yield_now();
         }
-        Hogs { stop, threads }
+        Hogs {
+            stop,
+            paused,
+            threads,
+        }
+    }
+
+    /// Stops the hogs spinning (they sleep) until the guard is dropped: a starved thread that
+    /// must be told to stop gets the CPU to see it.
+    pub(crate) fn pause(&self) -> PausedHogs<'_> {
+        self.paused.store(true, Ordering::Relaxed);
+        PausedHogs(self)
     }
 }
+
+/// How long a paused hog sleeps before it looks again.
+const PAUSED_NAP: Duration = Duration::from_micros(200);
 
 impl Drop for Hogs {
     fn drop(&mut self) {

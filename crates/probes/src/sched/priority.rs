@@ -13,10 +13,13 @@
 //! with `sched_getcpu` every 64 Ki steps), and under contention its slowdown against the
 //! same class alone. Nothing here decides what priority should do: if classes differ alone,
 //! or do not differ under contention, the figures say so. A job starved past the time cap
-//! (0.1 s quick, 5 s full) is stopped, and its completion time is extrapolated from the share
-//! of the job it had done, which the result says.
+//! (0.1 s quick, 5 s full) is stopped, and its completion time is extrapolated from the chunks
+//! it had done by then, which the result says. The cap is kept by the measuring thread, not by
+//! the job: a starved job may wait a whole scheduling period for its next slice (hundreds of
+//! milliseconds at SCHED_IDLE), so at the cap the measuring thread takes the job's count and
+//! CPU time, and pauses the hogs so that the job can see it has to stop.
 
-use super::{Class, Classes, Condition, check_cancel, on_thread};
+use super::{Class, Classes, Condition, Hogs, check_cancel, on_thread};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
 use latlab_engine::Host;
 use latlab_engine::names::key;
@@ -24,6 +27,7 @@ use latlab_engine::parameters::Value;
 use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -37,6 +41,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 const HOG_SLACK: Duration = Duration::from_secs(1);
 /// Steps between two looks at the clock and the CPU.
 const CHUNK: u64 = 1 << 16;
+/// How often the measuring thread looks whether a job has finished or reached its cap.
+const LOOK_EVERY: Duration = Duration::from_millis(1);
+const MIN_LOOK: Duration = Duration::from_micros(100);
 
 /// How long the job takes alone, how many times each is run (the first is the cold one),
 /// and when a starved job stops. The quick suite runs fewer classes rather than fewer jobs:
@@ -84,30 +91,125 @@ struct JobRun {
     cpus: BTreeMap<i32, u64>,
 }
 
-fn run_job(chunks: u64, cap: Duration) -> JobRun {
+/// What a running job shares with the thread that keeps its cap.
+#[derive(Default)]
+struct JobProgress {
+    /// Chunks done so far.
+    done: AtomicU64,
+    /// Set by the measuring thread at the cap: stop after the current chunk.
+    stop: AtomicBool,
+}
+
+/// A job as the job's own thread saw it.
+struct JobOwn {
+    wall: Duration,
+    cpu: Duration,
+    done: u64,
+    /// Chunks run on each CPU (sampled with `sched_getcpu` after each chunk).
+    cpus: BTreeMap<i32, u64>,
+}
+
+/// Runs the job's chunks on the calling thread until they are done or it is told to stop.
+fn job(chunks: u64, progress: &JobProgress) -> JobOwn {
     let started = Instant::now();
     let cpu_before = thread_cpu_ns();
     let mut cpus = BTreeMap::new();
     let mut x = 1;
     let mut done = 0;
-    while done < chunks {
+    while done < chunks && !progress.stop.load(Ordering::Acquire) {
         x = chunk(x);
         done += 1;
+        progress.done.store(done, Ordering::Release);
         // SAFETY: sched_getcpu has no preconditions.
         *cpus.entry(unsafe { libc::sched_getcpu() }).or_insert(0) += 1;
-        if started.elapsed() > cap {
-            break;
-        }
     }
     black_box(x);
-    let wall = started.elapsed().as_nanos() as f64;
-    let cpu = thread_cpu_ns().saturating_sub(cpu_before) as f64;
-    JobRun {
-        completion_ns: wall * chunks as f64 / done as f64,
-        cpu_share: if wall > 0.0 { cpu / wall } else { 0.0 },
-        finished: done == chunks,
+    JobOwn {
+        wall: started.elapsed(),
+        cpu: Duration::from_nanos(thread_cpu_ns().saturating_sub(cpu_before)),
+        done,
         cpus,
     }
+}
+
+/// The CPU time so far of a live thread of this process.
+fn thread_cpu_time(thread: libc::pthread_t) -> Option<Duration> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `thread` has not been joined, so its handle is valid, and `clock` is writable.
+    if unsafe { libc::pthread_getcpuclockid(thread, &mut clock) } != 0 {
+        return None;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a clock id the kernel just gave and a writable timespec.
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0)
+        .then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// Runs the job once on a new thread confined to `allowed` and put in `class`, and keeps its
+/// cap: at `cap` after the job started (or at its first chunk after that, if it has done
+/// none), its completion time is extrapolated from the chunks done and its CPU share taken
+/// from its CPU time so far; then it is told to stop and the hogs are paused until it has.
+fn run_job(
+    host: &dyn Host,
+    allowed: &[usize],
+    class: Class,
+    (chunks, cap): (u64, Duration),
+    hogs: &Hogs,
+) -> Result<JobRun, String> {
+    let progress = JobProgress::default();
+    std::thread::scope(|scope| {
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let shared = &progress;
+        let thread = scope.spawn(move || {
+            host.set_allowed_cpus(allowed)?;
+            class.enter()?;
+            // SAFETY: pthread_self has no preconditions.
+            let _ = started_tx.send((Instant::now(), unsafe { libc::pthread_self() }));
+            Ok::<_, String>(job(chunks, shared))
+        });
+        let panicked = |_| "the job thread panicked".to_string();
+        let Ok((started, pthread)) = started_rx.recv() else {
+            // The thread ended without starting the job: it could not enter its class.
+            return Err(thread
+                .join()
+                .map_err(panicked)?
+                .err()
+                .unwrap_or_else(|| "the job did not start".into()));
+        };
+        let at_cap = loop {
+            let elapsed = started.elapsed();
+            if thread.is_finished() {
+                break None;
+            }
+            let done = progress.done.load(Ordering::Acquire);
+            if elapsed >= cap && done > 0 {
+                break Some((elapsed, thread_cpu_time(pthread), done));
+            }
+            std::thread::sleep(LOOK_EVERY.min(cap.saturating_sub(elapsed)).max(MIN_LOOK));
+        };
+        progress.stop.store(true, Ordering::Release);
+        let paused = at_cap.is_some().then(|| hogs.pause());
+        let own = thread.join().map_err(panicked)??;
+        drop(paused);
+        let (wall, cpu, done) = match at_cap {
+            Some((wall, cpu, done)) if own.done < chunks => (wall, cpu.unwrap_or(own.cpu), done),
+            _ => (own.wall, own.cpu, own.done),
+        };
+        let wall_ns = wall.as_nanos() as f64;
+        Ok(JobRun {
+            completion_ns: wall_ns * chunks as f64 / done as f64,
+            cpu_share: if wall_ns > 0.0 {
+                cpu.as_nanos() as f64 / wall_ns
+            } else {
+                0.0
+            },
+            finished: own.done == chunks,
+            cpus: own.cpus,
+        })
+    })
 }
 
 /// Chunks that take `target` alone at nice 0 on `cpu`.
@@ -138,12 +240,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
         for &class in &classes.available {
             check_cancel(&cancel)?;
-            // A safety net only (the hogs stop when dropped): a starved job overruns its
-            // cap by up to one chunk, which at SCHED_IDLE takes tens of milliseconds.
+            // A safety net only (the hogs stop when dropped).
             let hogs = condition.hogs(&host, cpu, 2 * cap * (runs as u32 + 1) + HOG_SLACK);
             let allowed = condition.cpus(host.as_ref(), cpu);
             let jobs: Vec<JobRun> = (0..runs)
-                .map(|_| on_thread(host.as_ref(), &allowed, class, || run_job(chunks, cap)))
+                .map(|_| run_job(host.as_ref(), &allowed, class, (chunks, cap), &hogs))
                 .collect::<Result<_, _>>()
                 .map_err(ProbeError::Failed)?;
             drop(hogs);
@@ -235,12 +336,51 @@ mod tests {
 
     #[test]
     fn a_capped_job_is_extrapolated() {
-        let job = run_job(1 << 40, Duration::from_millis(20));
+        let host: latlab_engine::SharedHost =
+            std::sync::Arc::new(latlab_engine::RealHost::default());
+        let cpu = host.first_allowed_cpu();
+        let no_hogs = Condition::Alone.hogs(&host, cpu, Duration::from_secs(5));
+        let run = |chunks, cap| {
+            run_job(host.as_ref(), &[cpu], Class::Nice0, (chunks, cap), &no_hogs).unwrap()
+        };
+        let started = Instant::now();
+        let job = run(1 << 40, Duration::from_millis(20));
         assert!(!job.finished);
         assert!(job.completion_ns > 1e9, "{} ns", job.completion_ns);
-        let whole = run_job(10, Duration::from_secs(10));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the cap was kept"
+        );
+        let whole = run(10, Duration::from_secs(10));
         assert!(whole.finished);
         assert!(whole.cpu_share > 0.0 && whole.cpu_share <= 1.2);
+    }
+
+    /// A SCHED_IDLE job against a hog on its CPU is stopped near its cap, though it may wait
+    /// far longer than the cap for a slice: the measuring thread keeps the cap.
+    #[test]
+    fn a_starved_job_is_stopped_at_its_cap() {
+        let _alone = crate::load_cpus();
+        let host: latlab_engine::SharedHost =
+            std::sync::Arc::new(latlab_engine::RealHost::default());
+        let cpu = host.first_allowed_cpu();
+        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(50)).unwrap();
+        let hogs = Condition::Contended.hogs(&host, cpu, Duration::from_secs(10));
+        let cap = Duration::from_millis(30);
+        for _ in 0..3 {
+            let started = Instant::now();
+            let job = run_job(
+                host.as_ref(),
+                &[cpu],
+                Class::SchedIdle,
+                (chunks, cap),
+                &hogs,
+            )
+            .unwrap();
+            let took = started.elapsed();
+            assert!(!job.finished || job.completion_ns < 1e9);
+            assert!(took < Duration::from_millis(300), "took {took:?}");
+        }
     }
 
     /// Against a nice-0 hog on its CPU, a nice-19 job is much slower than the same job at
@@ -256,10 +396,10 @@ mod tests {
         let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(30)).unwrap();
         let cap = Duration::from_millis(300);
         let time = |class: Class, condition: Condition| {
-            let _hogs = condition.hogs(&host, cpu, Duration::from_secs(5));
+            let hogs = condition.hogs(&host, cpu, Duration::from_secs(5));
             let mut runs: Vec<f64> = (0..3)
                 .map(|_| {
-                    on_thread(host.as_ref(), &[cpu], class, || run_job(chunks, cap))
+                    run_job(host.as_ref(), &[cpu], class, (chunks, cap), &hogs)
                         .unwrap()
                         .completion_ns
                 })

@@ -1,8 +1,8 @@
 //! `sched.wakeup`: how late a sleeping thread wakes, per scheduling class, alone and under
 //! contention, as cyclictest measures it.
 //!
-//! A thread in each class ([`Class`]: nice 0, nice 19, SCHED_BATCH, SCHED_IDLE, and
-//! SCHED_FIFO where permitted) sleeps until absolute times 1 ms apart
+//! A thread in each class ([`Class`]: nice 0, nice 19, SCHED_BATCH (full suite only),
+//! SCHED_IDLE, and SCHED_FIFO where permitted) sleeps until absolute times 1 ms apart
 //! (`clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`), reads the clock when it wakes, and
 //! records how late it is. Alone on its CPU, and against a nice-0 thread spinning on that
 //! CPU. Samples are the latencies; parameters give p50/p90/p99/p99.9, the worst and a
@@ -29,6 +29,21 @@ fn shape(suite: Suite) -> (usize, Duration) {
     match suite {
         Suite::Quick => (200, Duration::from_millis(400)),
         Suite::Full => (2000, Duration::from_secs(4)),
+    }
+}
+
+/// The classes a suite compares: the quick one leaves out SCHED_BATCH, as `sched.priority`'s
+/// quick suite keeps only the extremes (and SCHED_FIFO, the class made for wake-ups).
+fn classes(suite: Suite) -> &'static [Class] {
+    match suite {
+        Suite::Quick => &[Class::Nice0, Class::Nice19, Class::SchedIdle, Class::Fifo],
+        Suite::Full => &[
+            Class::Nice0,
+            Class::Nice19,
+            Class::SchedBatch,
+            Class::SchedIdle,
+            Class::Fifo,
+        ],
     }
 }
 
@@ -79,13 +94,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (count, budget) = shape(ctx.suite);
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
-    let classes = Classes::check(&[
-        Class::Nice0,
-        Class::Nice19,
-        Class::SchedBatch,
-        Class::SchedIdle,
-        Class::Fifo,
-    ]);
+    let classes = Classes::check(classes(ctx.suite));
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     for condition in [Condition::Alone, Condition::Contended] {
