@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use latlab_engine::config_text::{
-    duration_in, parse_cpu, parse_samples, parse_target_time, whole_number_in,
+    duration_in, parse_baseline_name, parse_cpu, parse_samples, parse_target_time, whole_number_in,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -74,12 +74,11 @@ pub struct RunArgs {
     /// Leave out probes whose id matches this regular expression.
     #[arg(long, value_name = "PATTERN")]
     pub skip: Option<String>,
-    /// Directory for results.json and the plots (created if its parent exists)
-    /// [default: latlab-results]. With --json, only the plots go here, and only when
-    /// --out is given.
+    /// Directory for results.json, report.html and the plots (created if its parent exists)
+    /// [default: latlab-results].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Write the JSON here instead of DIR/results.json; '-' for standard output.
+    /// Also write the JSON here (as well as DIR/results.json); '-' for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Also write CSV here; '-' for standard output.
@@ -128,10 +127,40 @@ pub struct RunArgs {
     /// Run at SCHED_FIFO priority 1, bounded by RLIMIT_RTTIME.
     #[arg(long)]
     pub rt: bool,
+    /// Also keep this run's results as the baseline NAME, in DIR/baselines/NAME.json.
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME saved earlier in DIR/baselines/ (as `latlab
+    /// compare` does), after the table.
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub terminal: TerminalArgs,
     /// Measure an imaginary machine instead of this one: every figure is made up and the same
     /// everywhere (for testing what renders results).
     #[arg(long, hide = true)]
     pub synthetic: bool,
+}
+
+/// How the run talks to a person.
+#[derive(Debug, Clone, Args)]
+pub struct TerminalArgs {
+    /// Print only the headline table and where the files went.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print every warning of every result with its advice, not one line per probe and kind.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Colour the terminal output: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Args)]
@@ -157,11 +186,39 @@ pub struct CompareArgs {
     /// standard output.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<String>,
+    /// Also write the comparison as CSV here, a row per result and later run; '-' for
+    /// standard output.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Also write the comparison as JSON here, with each run's tally; '-' for standard
+    /// output.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Medians closer than this many per cent are the same, however significant the test.
+    #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent, allow_hyphen_values = true)]
+    pub threshold: f64,
+    /// Exit with status 1 when a result of a later run is slower than the first by more than
+    /// this many per cent (significant and beyond the threshold): a regression gate for CI.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]
+    pub fail_if_slower: Option<f64>,
+    /// Colour slower and faster: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
+    pub color: ColorArg,
 }
 
 const COMPARE_EXIT_CODES: &str = "Exit status:
-  0    compared (whatever the differences)
+  0    compared (whatever the differences, unless --fail-if-slower)
+  1    --fail-if-slower: a result was slower than that
   2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
+
+/// A percentage from 0 to 1000: `2`, `0.5`, `5%`.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(pct) if (0.0..=1000.0).contains(&pct) => Ok(pct),
+        _ => Err("must be a percentage from 0 to 1000, such as 2 or 0.5".to_string()),
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
@@ -255,6 +312,16 @@ mod tests {
             "must be a whole number of pairs, at least 1"
         );
         assert_eq!(parse_iterations("10"), Ok(10));
+    }
+
+    #[test]
+    fn percentages_are_bounded() {
+        assert_eq!(parse_percent("2"), Ok(2.0));
+        assert_eq!(parse_percent("0.5%"), Ok(0.5));
+        assert!(parse_percent("-1").is_err());
+        assert!(parse_percent("NaN").is_err());
+        assert!(parse_percent("1e9").is_err());
+        assert!(parse_percent("five").is_err());
     }
 
     #[test]

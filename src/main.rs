@@ -14,6 +14,7 @@ mod list;
 mod plan;
 mod results_files;
 mod run;
+mod terminal;
 
 use clap::Parser;
 use cli::{Cli, Command};
@@ -47,10 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             results_files::report(&plan::report(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Compare(args)) => {
-            results_files::compare(&plan::compare(&args)?)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Compare(args)) => results_files::compare(&plan::compare(&args)?),
         Some(Command::List) => {
             list::print()?;
             Ok(ExitCode::SUCCESS)

@@ -2,9 +2,13 @@
 //! run (`latlab report`) and runs side by side (`latlab compare`).
 
 use crate::plan::{ComparePlan, ReportPlan};
-use latlab_report::compare::{compare_markdown, compare_text};
+use latlab_report::compare::{
+    Comparison, compare_csv, compare_json, compare_markdown, compare_text_with,
+};
+use latlab_report::units::format_ratio;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::io::Write;
+use std::process::ExitCode;
 
 /// Writes the page and says where, with its size.
 pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
@@ -19,9 +23,10 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints the comparison with a legend of the runs, and writes the Markdown if asked; the
-/// text goes to standard error when the Markdown takes standard output.
-pub fn compare(plan: &ComparePlan) -> anyhow::Result<()> {
+/// Prints the comparison with a legend of the runs and its summary, and writes the files
+/// asked for; the text goes to standard error when a file takes standard output. Returns the
+/// exit status: 1 when `--fail-if-slower` found a regression.
+pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
     let legend: String = plan
         .runs
         .iter()
@@ -35,15 +40,42 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<()> {
             )
         })
         .collect();
-    let text = format!("{legend}\n{}", compare_text(&plan.runs));
-    let text = printable(&text);
-    if let Some(target) = &plan.markdown {
-        write_output(target, &compare_markdown(&plan.runs))?;
+    let comparison = Comparison::of(&plan.runs, plan.threshold);
+    let text = format!(
+        "{legend}\n{}",
+        compare_text_with(&plan.runs, &comparison, &plan.terminal)
+    );
+    let text = plan.terminal.printable(&text);
+    for (flag, target) in plan.outputs() {
+        let rendered = match flag {
+            "--markdown" => compare_markdown(&plan.runs, &comparison),
+            "--csv" => compare_csv(&comparison)?,
+            _ => compare_json(&comparison)?,
+        };
+        write_output(target, &rendered)?;
     }
-    if plan.markdown == Some(OutputTarget::Stdout) {
+    let mut status = ExitCode::SUCCESS;
+    let mut gate = String::new();
+    if let Some(percent) = plan.fail_if_slower {
+        let slower = comparison.slower_than(percent);
+        if slower.is_empty() {
+            gate = format!("no result is more than {percent}% slower\n");
+        } else {
+            gate = format!(
+                "{} slower by more than {percent}% (--fail-if-slower):\n",
+                slower.len()
+            );
+            for (name, run, ratio) in &slower {
+                gate.push_str(&format!("  {name} in {run}: {}\n", format_ratio(*ratio)));
+            }
+            status = ExitCode::from(1);
+        }
+    }
+    let text = format!("{text}{}", printable(&gate));
+    if plan.uses_stdout() {
         write!(std::io::stderr(), "{text}")?;
     } else {
         write_output(&OutputTarget::Stdout, &text)?;
     }
-    Ok(())
+    Ok(status)
 }

@@ -10,10 +10,11 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, St
 use latlab_engine::{BenchResult, Host, Interrupted, Runner};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, compare_text_with};
+use latlab_report::terminal::Detail;
 use latlab_report::{
     CsvExporter, ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter,
-    OutputTarget, TableExporter, advice, html_page, printable, render_plots, write_output,
-    write_plots,
+    OutputTarget, TableExporter, advice, html_page, render_plots, write_output, write_plots,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -50,7 +51,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
     let mut unwritten = Unwritten::default();
-    let progress = progress_bar(plan.probes.len());
+    let progress = progress_bar(plan.probes.len(), plan.terminal.detail);
     progress.set_message("stability check");
     let mut interrupted = match reference_figures(&mut runner, &plan) {
         Ok(references) => {
@@ -108,12 +109,27 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         None => (Vec::new(), None),
     };
     write_once_and_table(&plan, &record, &mut unwritten)?;
+    if let Some((name, path)) = &plan.save_baseline {
+        let saved = save_baseline(path, &record);
+        if unwritten.note(&path.display().to_string(), saved).is_some() {
+            eprintln!("baseline {name}: {}", path.display());
+        }
+    }
+    if let Some((name, baseline)) = &plan.baseline {
+        print_against_baseline(&plan, name, baseline, &record)?;
+    }
+    for target in plan.outputs.all() {
+        if let OutputTarget::File(path) = target
+            && !unwritten.0.iter().any(|(name, _)| *name == shown(target))
+        {
+            eprintln!("results: {}", path.display());
+        }
+    }
     if let Some(report) = report {
         eprintln!("report: {}", report.display());
     }
     if !plots.is_empty() {
-        let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("plots: {}", names.join(", "));
+        eprintln!("plots: {}", describe_files(&plots));
     }
 
     for (output, why) in &unwritten.0 {
@@ -288,6 +304,9 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
 fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {
     let mut list: Vec<(&OutputTarget, &'static dyn Exporter)> =
         vec![(&plan.outputs.json, &JsonExporter)];
+    if let Some(copy) = &plan.outputs.json_copy {
+        list.push((copy, &JsonExporter));
+    }
     if let Some(csv) = &plan.outputs.csv {
         list.push((csv, &CsvExporter));
     }
@@ -347,11 +366,23 @@ fn write_once_and_table(
     record: &RunRecord,
     unwritten: &mut Unwritten,
 ) -> anyhow::Result<()> {
-    let mut table = TableExporter.render(record)?;
-    if plan.headline {
-        table.push_str(&HeadlineExporter.render(record)?);
+    let mut table = TableExporter {
+        terminal: plan.terminal,
     }
-    let table = printable(&table).into_owned();
+    .render(record)?;
+    if plan.headline {
+        let headline = HeadlineExporter {
+            terminal: plan.terminal,
+        }
+        .render(record)?;
+        table.push_str(match plan.terminal.detail {
+            // A quiet run prints the headline table alone, without the blank line that
+            // parts it from the results table.
+            Detail::Quiet => headline.trim_start_matches('\n'),
+            _ => &headline,
+        });
+    }
+    let table = plan.terminal.printable(&table).into_owned();
     if plan.outputs.uses_stdout() {
         eprint!("{table}");
     }
@@ -371,9 +402,88 @@ fn write_once_and_table(
     Ok(())
 }
 
-/// Progress on standard error, only when it is a terminal.
-fn progress_bar(probes: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+/// Files named shortly: `DIR/{a,b}.{svg,png}` when they share a directory and every name
+/// comes in every extension, as plots do; else each path in full.
+fn describe_files(paths: &[std::path::PathBuf]) -> String {
+    let mut stems: Vec<String> = Vec::new();
+    let mut extensions: Vec<String> = Vec::new();
+    for path in paths {
+        let part = |p: Option<&std::ffi::OsStr>| p.map(|p| p.to_string_lossy().into_owned());
+        if let (Some(stem), Some(extension)) = (part(path.file_stem()), part(path.extension())) {
+            if !stems.contains(&stem) {
+                stems.push(stem);
+            }
+            if !extensions.contains(&extension) {
+                extensions.push(extension);
+            }
+        }
+    }
+    let dir = paths[0].parent();
+    let regular = paths.iter().all(|p| p.parent() == dir)
+        && stems.len() * extensions.len() == paths.len()
+        && stems.len() > 1;
+    let braced = |parts: &[String]| match parts {
+        [one] => one.clone(),
+        many => format!("{{{}}}", many.join(",")),
+    };
+    match dir {
+        Some(dir) if regular => dir
+            .join(format!("{}.{}", braced(&stems), braced(&extensions)))
+            .display()
+            .to_string(),
+        _ => {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            names.join(", ")
+        }
+    }
+}
+
+/// Keeps the run as a baseline in `path`, making its directory if need be.
+fn save_baseline(path: &std::path::Path, record: &RunRecord) -> Result<(), ExportError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| ExportError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    write_output(
+        &OutputTarget::File(path.to_path_buf()),
+        &JsonExporter.render(record)?,
+    )
+}
+
+/// The comparison of this run with a saved baseline, where the table went: in full, or its
+/// summary alone when the run is quiet.
+fn print_against_baseline(
+    plan: &RunPlan,
+    name: &str,
+    baseline: &RunRecord,
+    record: &RunRecord,
+) -> anyhow::Result<()> {
+    let runs = [
+        (name.to_string(), baseline.clone()),
+        ("this run".to_string(), record.clone()),
+    ];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let text = match plan.terminal.detail {
+        Detail::Quiet => comparison.summary_lines().join("\n") + "\n",
+        _ => format!(
+            "\nagainst the baseline {name}:\n{}",
+            compare_text_with(&runs, &comparison, &plan.terminal)
+        ),
+    };
+    let text = plan.terminal.printable(&text);
+    if plan.outputs.uses_stdout() {
+        eprint!("{text}");
+    } else {
+        write_output(&OutputTarget::Stdout, &text)?;
+    }
+    Ok(())
+}
+
+/// Progress on standard error, only when it is a terminal and the run is not quiet.
+fn progress_bar(probes: usize, detail: Detail) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || detail == Detail::Quiet {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(probes as u64);
@@ -383,4 +493,24 @@ fn progress_bar(probes: usize) -> ProgressBar {
     );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn plot_files_are_named_in_braces_when_they_come_in_pairs() {
+        let paths: Vec<PathBuf> = ["a.svg", "a.png", "b.svg", "b.png"]
+            .iter()
+            .map(|n| PathBuf::from("res").join(n))
+            .collect();
+        assert_eq!(describe_files(&paths), "res/{a,b}.{svg,png}");
+        assert_eq!(
+            describe_files(&paths[..3]),
+            "res/a.svg, res/a.png, res/b.svg"
+        );
+        assert_eq!(describe_files(&paths[..1]), "res/a.svg");
+    }
 }

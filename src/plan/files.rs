@@ -3,10 +3,12 @@
 //! is one line and status 2 before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, ReportArgs};
+use crate::cli::{CompareArgs, ReportArgs, TerminalArgs};
+use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
 use latlab_report::OutputTarget;
 use latlab_report::load::load_run;
+use latlab_report::terminal::Terminal;
 use std::path::{Path, PathBuf};
 
 /// `latlab report`: the run to render and where the page goes.
@@ -62,13 +64,65 @@ pub struct ComparePlan {
     pub runs: Vec<(String, RunRecord)>,
     pub paths: Vec<PathBuf>,
     pub markdown: Option<OutputTarget>,
+    pub csv: Option<OutputTarget>,
+    pub json: Option<OutputTarget>,
+    /// Medians closer than this share are the same.
+    pub threshold: f64,
+    /// A result slower than this many per cent fails the comparison.
+    pub fail_if_slower: Option<f64>,
+    pub terminal: Terminal,
+}
+
+impl ComparePlan {
+    /// The file outputs, each with its flag.
+    pub fn outputs(&self) -> impl Iterator<Item = (&'static str, &OutputTarget)> {
+        [
+            ("--markdown", &self.markdown),
+            ("--csv", &self.csv),
+            ("--json", &self.json),
+        ]
+        .into_iter()
+        .filter_map(|(flag, target)| Some((flag, target.as_ref()?)))
+    }
+
+    /// Whether an output takes standard output (the text then goes to standard error).
+    pub fn uses_stdout(&self) -> bool {
+        self.outputs().any(|(_, t)| *t == OutputTarget::Stdout)
+    }
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
-    if args.markdown.as_deref().is_some_and(str::is_empty) {
-        return Err(UsageError(
-            "--markdown '': an empty path; give a file name, or '-' for standard output".into(),
-        ));
+    let outputs = [
+        ("--markdown", &args.markdown),
+        ("--csv", &args.csv),
+        ("--json", &args.json),
+    ];
+    for (flag, text) in outputs {
+        if text.as_deref().is_some_and(str::is_empty) {
+            return Err(UsageError(format!(
+                "{flag} '': an empty path; give a file name, or '-' for standard output"
+            )));
+        }
+        if let Some(path) = text.as_deref().filter(|t| *t != "-")
+            && Path::new(path).is_dir()
+        {
+            return Err(UsageError(format!(
+                "{flag} {path}: a directory; give a file name"
+            )));
+        }
+    }
+    let named: Vec<&str> = outputs.iter().filter_map(|(_, t)| t.as_deref()).collect();
+    for (i, name) in named.iter().enumerate() {
+        if named[..i].contains(name) {
+            let what = if *name == "-" {
+                "standard output ('-')".to_string()
+            } else {
+                (*name).to_string()
+            };
+            return Err(UsageError(format!(
+                "{what} is named by two of --markdown, --csv and --json; give each its own"
+            )));
+        }
     }
     let runs = args
         .files
@@ -76,11 +130,31 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         .enumerate()
         .map(|(i, path)| Ok((run_label(i), load_run(path)?)))
         .collect::<Result<_, UsageError>>()?;
-    Ok(ComparePlan {
+    let target = |text: &Option<String>| text.as_deref().map(OutputTarget::parse);
+    let plan = ComparePlan {
         runs,
         paths: args.files.clone(),
-        markdown: args.markdown.as_deref().map(OutputTarget::parse),
-    })
+        markdown: target(&args.markdown),
+        csv: target(&args.csv),
+        json: target(&args.json),
+        threshold: args.threshold / 100.0,
+        fail_if_slower: args.fail_if_slower,
+        terminal: Terminal::default(),
+    };
+    let stream = if plan.uses_stdout() {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
+    let terminal = crate::terminal::terminal(
+        &TerminalArgs {
+            quiet: false,
+            verbose: false,
+            color: args.color,
+        },
+        stream,
+    );
+    Ok(ComparePlan { terminal, ..plan })
 }
 
 #[cfg(test)]

@@ -7,12 +7,15 @@ mod files;
 pub use files::{ComparePlan, ReportPlan, compare, report};
 
 use crate::cli::{RunArgs, SuiteArg};
+use crate::terminal::{Stream, terminal};
+use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
 };
 use latlab_report::OutputTarget;
+use latlab_report::terminal::Terminal;
 use regex::Regex;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -32,7 +35,10 @@ impl From<latlab_report::load::LoadError> for UsageError {
 /// Where each output goes.
 #[derive(Debug)]
 pub struct Outputs {
+    /// DIR/results.json.
     pub json: OutputTarget,
+    /// `--json`: the JSON again, here.
+    pub json_copy: Option<OutputTarget>,
     pub csv: Option<OutputTarget>,
     pub markdown: Option<OutputTarget>,
     /// A directory to create before the first write (the default `--out`).
@@ -44,6 +50,7 @@ pub struct Outputs {
 impl Outputs {
     pub fn all(&self) -> impl Iterator<Item = &OutputTarget> {
         std::iter::once(&self.json)
+            .chain(&self.json_copy)
             .chain(&self.csv)
             .chain(&self.markdown)
     }
@@ -73,6 +80,30 @@ pub struct RunPlan {
     /// End the terminal output with "Latency numbers for this machine" (the default
     /// command does).
     pub headline: bool,
+    /// How much the table says, how wide and in what colours.
+    pub terminal: Terminal,
+    /// `--baseline`: its name and the run saved under it, to compare this run with.
+    pub baseline: Option<(String, RunRecord)>,
+    /// `--save-baseline`: its name and the file this run is kept in.
+    pub save_baseline: Option<(String, PathBuf)>,
+}
+
+/// Where a results directory keeps its baselines.
+fn baselines_dir(results_dir: &Path) -> PathBuf {
+    results_dir.join("baselines")
+}
+
+/// The run saved as baseline `name` under `results_dir`, or why there is none.
+fn load_baseline(results_dir: &Path, name: &str) -> Result<RunRecord, UsageError> {
+    let path = baselines_dir(results_dir).join(format!("{name}.json"));
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "no baseline named {name} in {}; save one with --save-baseline {name}",
+            baselines_dir(results_dir).display()
+        )));
+    }
+    latlab_report::load::load_run(&path)
+        .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
 }
 
 /// Memory the memory probes need for a largest working set of `size` bytes: the memcpy
@@ -119,12 +150,36 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         deadline: args.deadline,
         trace_on_miss: args.trace_on_miss,
     };
+    let outputs = outputs(args)?;
+    let results_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
+        .transpose()?;
+    let save_baseline = args.save_baseline.as_deref().map(|name| {
+        (
+            name.to_string(),
+            baselines_dir(&results_dir).join(format!("{name}.json")),
+        )
+    });
+    let table_stream = if outputs.uses_stdout() {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
     Ok(RunPlan {
         host,
         suite,
         probes,
         config,
-        outputs: outputs(args)?,
+        terminal: terminal(&args.terminal, table_stream),
+        baseline,
+        save_baseline,
+        outputs,
         memory,
         threads: ThreadOptions {
             pool_workers: args.workers,
@@ -296,26 +351,26 @@ fn check_pairs(host: &dyn Host, pairs: usize) -> Result<usize, UsageError> {
 const DEFAULT_RESULTS_DIR: &str = "latlab-results";
 
 fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
-    let results_dir = match (&args.json, &args.out) {
-        (Some(_), None) => None,
-        (_, Some(dir)) => Some(dir.clone()),
-        (None, None) => Some(PathBuf::from(DEFAULT_RESULTS_DIR)),
-    };
-    if let Some(dir) = &results_dir {
-        check_out_dir(dir)?;
-    }
-    let create_dir = results_dir.as_ref().filter(|d| !d.exists()).cloned();
-    let json = match &args.json {
-        Some(text) => OutputTarget::parse(text),
-        None => OutputTarget::File(
-            results_dir
-                .as_deref()
-                .unwrap_or(Path::new(DEFAULT_RESULTS_DIR))
-                .join("results.json"),
-        ),
-    };
+    let results_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    check_out_dir(&results_dir)?;
+    let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
+    let json = OutputTarget::File(results_dir.join("results.json"));
+    // --json naming DIR/results.json itself adds nothing.
+    let json_copy = args
+        .json
+        .as_deref()
+        .map(OutputTarget::parse)
+        .filter(|copy| match (copy, &json) {
+            (OutputTarget::File(copy), OutputTarget::File(main)) => !same_file(copy, main),
+            _ => true,
+        });
+    let results_dir = Some(results_dir);
     let outputs = Outputs {
         json,
+        json_copy,
         csv: args.csv.as_deref().map(OutputTarget::parse),
         markdown: args.markdown.as_deref().map(OutputTarget::parse),
         create_dir,

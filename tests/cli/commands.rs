@@ -97,8 +97,12 @@ fn compare_puts_runs_side_by_side_and_writes_markdown() {
         .lines()
         .find(|l| l.starts_with("cpu.call/empty"))
         .unwrap();
-    assert!(line.contains("1.00×") && line.contains("same (p"), "{line}");
+    assert!(line.contains("1.00×") && line.contains("same ("), "{line}");
     assert!(stdout.contains("Mann–Whitney U"));
+    assert!(
+        stdout.ends_with("B against A: 0 slower, 0 faster, 5 same\n"),
+        "{stdout}"
+    );
     let markdown = std::fs::read_to_string(markdown).unwrap();
     assert!(markdown.contains("| cpu.branch/mispredict |"), "{markdown}");
 }

@@ -3,7 +3,9 @@
 //! fixed seed, each with a time limit, so that a failure repeats.
 
 use crate::latlab;
-use latlab_report::compare::{compare_markdown, compare_text};
+use latlab_report::compare::{
+    Comparison, DEFAULT_THRESHOLD, compare_csv, compare_json, compare_markdown, compare_text,
+};
 use latlab_report::load::parse_run;
 use latlab_report::validate::validate;
 use latlab_report::{
@@ -124,19 +126,24 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
     if validate(&run).is_err() {
         return Outcome::Refused;
     }
+    let table = TableExporter::default();
+    let headline = HeadlineExporter::default();
     for exporter in [
-        &TableExporter as &dyn Exporter,
+        &table as &dyn Exporter,
         &MarkdownExporter,
         &CsvExporter,
         &JsonExporter,
-        &HeadlineExporter,
+        &headline,
         &HtmlExporter,
     ] {
         let _ = exporter.render(&run);
     }
     let pair = [("A".to_string(), run.clone()), ("B".to_string(), run)];
     let _ = compare_text(&pair);
-    let _ = compare_markdown(&pair);
+    let comparison = Comparison::of(&pair, DEFAULT_THRESHOLD);
+    let _ = compare_markdown(&pair, &comparison);
+    let _ = compare_csv(&comparison);
+    let _ = compare_json(&comparison);
     Outcome::Rendered
 }
 

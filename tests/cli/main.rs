@@ -6,11 +6,13 @@ mod bad_argument_matrix;
 mod bad_input;
 mod browser;
 mod commands;
+mod compare;
 mod fuzz_results;
 mod hostile;
 mod json_schema;
 mod real_run;
 mod synthetic_run;
+mod terminal_output;
 
 use assert_cmd::Command;
 use std::path::Path;
@@ -23,10 +25,11 @@ pub fn machine_alone() -> std::sync::MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The latlab binary, in a fresh temporary working directory.
+/// The latlab binary, in a fresh temporary working directory, its tables as wide as they
+/// need (no `COLUMNS` from the test's environment).
 pub fn latlab(dir: &Path) -> Command {
     let mut command = Command::cargo_bin("latlab").expect("the latlab binary is built");
-    command.current_dir(dir);
+    command.current_dir(dir).env_remove("COLUMNS");
     command
 }
 

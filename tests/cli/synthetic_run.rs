@@ -36,7 +36,7 @@ fn the_table_is_exactly_as_expected() {
         .assert()
         .success()
         .stdout(EXPECTED_TABLE)
-        .stderr("report: latlab-results/report.html\n");
+        .stderr("results: latlab-results/results.json\nreport: latlab-results/report.html\n");
     assert_eq!(
         files_in(dir.path()),
         [
@@ -87,7 +87,18 @@ fn every_format_is_written_where_asked() {
         .args(["--csv", "r.csv", "--markdown", "r.md", "--samples", "7"])
         .assert()
         .success();
-    assert_eq!(files_in(dir.path()), ["r.csv", "r.json", "r.md"]);
+    // Each is added to the results directory, as hyperfine's --export-* are.
+    assert_eq!(
+        files_in(dir.path()),
+        [
+            "latlab-results",
+            "latlab-results/report.html",
+            "latlab-results/results.json",
+            "r.csv",
+            "r.json",
+            "r.md"
+        ]
+    );
 
     let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
     let mut lines = csv.lines();
@@ -194,7 +205,7 @@ fn mem_runs_the_memory_family_only() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"mem.memcpy/65B") && names.contains(&"mem.memcpy/64KiB"));
+    assert!(names.contains(&"mem.memcpy/70B") && names.contains(&"mem.memcpy/64KiB"));
     // Throughputs get a rate column; the table goes to stderr when JSON takes stdout.
     let table = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
     let header = table.lines().find(|l| l.starts_with("benchmark")).unwrap();
@@ -205,10 +216,16 @@ fn mem_runs_the_memory_family_only() {
         .unwrap();
     assert!(read.contains(" GB/s") || read.contains(" MB/s"), "{read}");
     // In-between points of the sweeps are folded away in the table, and it says so.
-    assert!(table.contains("\nmem.memcpy/64B ") && !table.contains("\nmem.memcpy/65B "));
+    assert!(table.contains("\nmem.memcpy/64B ") && !table.contains("\nmem.memcpy/70B "));
     assert!(table.contains("in-between points of the sweeps"), "{table}");
-    // With --json and no --out there is no results directory, so no plots.
-    assert!(files_in(dir.path()).is_empty());
+    // --json adds a copy: the results directory is written as without it.
+    let files = files_in(dir.path());
+    for file in ["latlab-results/results.json", "latlab-results/report.html"] {
+        assert!(
+            files.iter().any(|f| f == file),
+            "{file} missing from {files:?}"
+        );
+    }
 }
 
 #[test]
@@ -230,7 +247,10 @@ fn plots_go_into_the_results_directory() {
     expected.sort();
     assert_eq!(files_in(dir.path()), expected);
     let stderr = String::from_utf8_lossy(&output.get_output().stderr);
-    assert!(stderr.contains("plots: res/mem-latency.svg"), "{stderr}");
+    assert!(
+        stderr.contains("plots: res/{mem-latency,mem-bandwidth,mem-memcpy}.{svg,png}\n"),
+        "{stderr}"
+    );
     let svg = std::fs::read_to_string(dir.path().join("res/mem-memcpy.svg")).unwrap();
     assert!(svg.contains("ns per byte") && svg.contains("derivative of the minimum"));
 }

@@ -128,7 +128,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
 
-    let table = TableExporter
+    let table = TableExporter::default()
         .render(&record)
         .map_err(|e| bad(with_causes(&e)))?;
     let comparisons = comparison_lines(&record);

@@ -64,3 +64,32 @@ pub fn parse_cpu(text: &str) -> Result<usize, String> {
     text.parse()
         .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
 }
+
+/// A baseline's name, which becomes a file name: letters, digits, `-`, `_` and `.`, not
+/// leading, so that it cannot leave its directory.
+pub fn parse_baseline_name(text: &str) -> Result<String, String> {
+    let valid = !text.is_empty()
+        && !text.starts_with('.')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if valid {
+        Ok(text.to_string())
+    } else {
+        Err("a baseline name is letters, digits, '-', '_' and '.', such as main or v1.2".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_names_cannot_leave_their_directory() {
+        assert_eq!(parse_baseline_name("main"), Ok("main".into()));
+        assert_eq!(parse_baseline_name("v1.2_rc-1"), Ok("v1.2_rc-1".into()));
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(parse_baseline_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -3,11 +3,17 @@
 //!
 //! The test is the Mann–Whitney U test on the two results' samples (two-sided, normal
 //! approximation with the tie correction, α = 0.05): distribution-free, as timing samples
-//! need. A result is `faster` or `slower` only when the test rejects "same distribution";
-//! otherwise `same`, however different the medians look. The environments are listed side by
-//! side, and every line where they differ is marked, since a difference between machines is
-//! often the answer.
+//! need. A result is `faster` or `slower` only when the test rejects "same distribution" and
+//! the medians differ by more than a threshold (2% unless asked otherwise) and by more than
+//! one tick of the clock per operation (quantised figures with equal medians are the same);
+//! otherwise `same`, however different the medians look. Each later run gets a summary
+//! ("3 slower, 2 faster, 40 same"), results in only one run are listed, and the comparison
+//! renders as text, Markdown, CSV and JSON. The environments are listed side by side, and
+//! every line where they differ is marked, since a difference between machines is often the
+//! answer.
 
+use crate::ExportError;
+use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
@@ -17,10 +23,13 @@ use std::fmt::Write as _;
 
 /// Below this p-value a difference is called real.
 pub const SIGNIFICANCE: f64 = 0.05;
+/// A difference of medians smaller than this share is called the same, however significant:
+/// a few per cent is what runs of one machine differ by.
+pub const DEFAULT_THRESHOLD: f64 = 0.02;
 /// Fewer samples than this on either side and no test is made.
 const MIN_SAMPLES: usize = 3;
 
-/// What the test said about one result in one later run against the first.
+/// What the comparison of one result in one later run against the first said.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
     Faster {
@@ -29,33 +38,84 @@ pub enum Verdict {
     Slower {
         p: f64,
     },
+    /// No difference beyond the noise: the test did not reject, or the medians differ by
+    /// less than the threshold or than one tick of the clock per operation.
     Same {
         p: f64,
+        why: SameBecause,
     },
     /// Too few samples to test (a derived figure, a single observation).
     Untested,
 }
 
+/// Why a difference was called the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SameBecause {
+    /// The test did not reject "same distribution".
+    NotSignificant,
+    /// Significant, but the medians differ by less than the threshold.
+    WithinThreshold,
+    /// The medians differ by less than one tick of the clock per operation (or not at all):
+    /// quantised figures.
+    WithinResolution,
+}
+
 impl Verdict {
-    fn of(first: &BenchResult, later: &BenchResult) -> Verdict {
+    /// `first` and `later` are results of the same name; `quantum_ns` is one clock tick per
+    /// operation, the coarser of the two.
+    fn of(first: &BenchResult, later: &BenchResult, threshold: f64, quantum_ns: f64) -> Verdict {
         if first.samples_ns.len() < MIN_SAMPLES || later.samples_ns.len() < MIN_SAMPLES {
             return Verdict::Untested;
         }
         let p = mann_whitney_p(&first.samples_ns, &later.samples_ns);
-        if p >= SIGNIFICANCE {
-            Verdict::Same { p }
-        } else if later.summary.median > first.summary.median {
+        let (a, b) = (first.summary.median, later.summary.median);
+        let same = |why| Verdict::Same { p, why };
+        if a == b || (b - a).abs() < quantum_ns {
+            same(SameBecause::WithinResolution)
+        } else if p >= SIGNIFICANCE {
+            same(SameBecause::NotSignificant)
+        } else if a != 0.0 && ((b / a) - 1.0).abs() < threshold {
+            same(SameBecause::WithinThreshold)
+        } else if b > a {
             Verdict::Slower { p }
         } else {
             Verdict::Faster { p }
         }
     }
 
-    fn label(self) -> String {
+    /// One word: `faster`, `slower`, `same` or `untested`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Faster { .. } => "faster",
+            Verdict::Slower { .. } => "slower",
+            Verdict::Same { .. } => "same",
+            Verdict::Untested => "untested",
+        }
+    }
+
+    /// The p-value of the test, when one was made.
+    pub fn p(self) -> Option<f64> {
+        match self {
+            Verdict::Faster { p } | Verdict::Slower { p } | Verdict::Same { p, .. } => Some(p),
+            Verdict::Untested => None,
+        }
+    }
+
+    fn label(self, threshold: f64) -> String {
         match self {
             Verdict::Faster { p } => format!("faster (p {})", format_p(p)),
             Verdict::Slower { p } => format!("slower (p {})", format_p(p)),
-            Verdict::Same { p } => format!("same (p {})", format_p(p)),
+            Verdict::Same { p, why } => match why {
+                SameBecause::NotSignificant => format!("same (p {})", format_p(p)),
+                SameBecause::WithinThreshold => {
+                    format!(
+                        "same (p {}, within {}%)",
+                        format_p(p),
+                        format_percent(threshold)
+                    )
+                }
+                SameBecause::WithinResolution => "same (within a clock tick)".into(),
+            },
             Verdict::Untested => "untested".into(),
         }
     }
@@ -66,6 +126,155 @@ fn format_p(p: f64) -> String {
         "< 0.001".into()
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// One clock tick per operation of `result`, in its run.
+fn quantum_ns(run: &RunRecord, result: &BenchResult) -> f64 {
+    run.clock.resolution_ns / result.iterations.max(1) as f64
+}
+
+/// One result of the first run against its namesake in a later run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    pub median_ns: f64,
+    /// Later median ÷ first median.
+    pub ratio: f64,
+    pub verdict: Verdict,
+}
+
+/// One result of the first run and what each later run made of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedResult {
+    pub name: String,
+    /// An in-between point of a sweep (folded in the terminal).
+    pub sweep_detail: bool,
+    pub first_median_ns: f64,
+    /// One per later run, `None` where that run lacks the result.
+    pub later: Vec<Option<Against>>,
+}
+
+/// How one later run compares with the first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub slower: usize,
+    pub faster: usize,
+    pub same: usize,
+    pub untested: usize,
+    /// Results of the first run that this run lacks.
+    pub missing: Vec<String>,
+    /// Results of this run that the first lacks.
+    pub new: Vec<String>,
+}
+
+/// Runs compared: every result of the first against each later run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The runs' labels, the first being the baseline.
+    pub labels: Vec<String>,
+    pub threshold: f64,
+    pub results: Vec<ComparedResult>,
+    /// One per later run.
+    pub tallies: Vec<Tally>,
+}
+
+impl Comparison {
+    /// Compares every later run of `runs` with the first, calling differences below
+    /// `threshold` (a share of the first median) the same.
+    pub fn of(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {
+        let (_, first) = &runs[0];
+        let later_runs = &runs[1..];
+        let mut tallies = vec![Tally::default(); later_runs.len()];
+        let mut results = Vec::new();
+        for result in first.results() {
+            let mut later = Vec::new();
+            for ((_, run), tally) in later_runs.iter().zip(&mut tallies) {
+                let Some(other) = run.results().find(|r| r.name == result.name) else {
+                    tally.missing.push(result.name.clone());
+                    later.push(None);
+                    continue;
+                };
+                let quantum = quantum_ns(first, result).max(quantum_ns(run, other));
+                let verdict = Verdict::of(result, other, threshold, quantum);
+                match verdict {
+                    Verdict::Slower { .. } => tally.slower += 1,
+                    Verdict::Faster { .. } => tally.faster += 1,
+                    Verdict::Same { .. } => tally.same += 1,
+                    Verdict::Untested => tally.untested += 1,
+                }
+                later.push(Some(Against {
+                    median_ns: other.summary.median,
+                    ratio: other.summary.median / result.summary.median,
+                    verdict,
+                }));
+            }
+            results.push(ComparedResult {
+                name: result.name.clone(),
+                sweep_detail: result.sweep_detail,
+                first_median_ns: result.summary.median,
+                later,
+            });
+        }
+        for ((_, run), tally) in later_runs.iter().zip(&mut tallies) {
+            tally.new = run
+                .results()
+                .filter(|r| !first.results().any(|f| f.name == r.name))
+                .map(|r| r.name.clone())
+                .collect();
+        }
+        Comparison {
+            labels: runs.iter().map(|(label, _)| label.clone()).collect(),
+            threshold,
+            results,
+            tallies,
+        }
+    }
+
+    /// The results slower than the first run by more than `percent` per cent (significant
+    /// and beyond the threshold): `(name, later run's label, ratio)`.
+    pub fn slower_than(&self, percent: f64) -> Vec<(String, String, f64)> {
+        let mut found = Vec::new();
+        for result in &self.results {
+            for (against, label) in result.later.iter().zip(&self.labels[1..]) {
+                if let Some(a) = against
+                    && matches!(a.verdict, Verdict::Slower { .. })
+                    && a.ratio > 1.0 + percent / 100.0
+                {
+                    found.push((result.name.clone(), label.clone(), a.ratio));
+                }
+            }
+        }
+        found
+    }
+
+    /// One line per later run: "B against A: 3 slower, 2 faster, 40 same, 1 untested; 2 only
+    /// in A, 1 only in B".
+    pub fn summary_lines(&self) -> Vec<String> {
+        let first = &self.labels[0];
+        self.tallies
+            .iter()
+            .zip(&self.labels[1..])
+            .map(|(t, label)| {
+                let mut line = format!(
+                    "{label} against {first}: {} slower, {} faster, {} same",
+                    t.slower, t.faster, t.same
+                );
+                if t.untested > 0 {
+                    let _ = write!(line, ", {} untested", t.untested);
+                }
+                let mut only = Vec::new();
+                if !t.missing.is_empty() {
+                    only.push(format!("{} only in {first}", t.missing.len()));
+                }
+                if !t.new.is_empty() {
+                    only.push(format!("{} only in {label}", t.new.len()));
+                }
+                if !only.is_empty() {
+                    let _ = write!(line, "; {}", only.join(", "));
+                }
+                line
+            })
+            .collect()
     }
 }
 
@@ -126,28 +335,28 @@ fn environment_table(runs: &[(String, RunRecord)]) -> TextTable {
 
 /// The results of the first run, each beside its namesakes in the later runs. In-between
 /// sweep points are left out when `fold` is set; returns how many were.
-fn results_table(runs: &[(String, RunRecord)], fold: bool) -> (TextTable, usize) {
-    let (first_label, first) = &runs[0];
+fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
+    let first_label = &comparison.labels[0];
     let mut headers = vec!["benchmark".to_string(), first_label.clone()];
-    for (label, _) in &runs[1..] {
+    for label in &comparison.labels[1..] {
         headers.push(label.clone());
         headers.push(format!("{label}/{first_label}"));
         headers.push("difference".to_string());
     }
     let mut folded = 0;
     let mut rows = Vec::new();
-    for result in first.results() {
+    for result in &comparison.results {
         if fold && result.sweep_detail {
             folded += 1;
             continue;
         }
-        let mut row = vec![result.name.clone(), format_ns(result.summary.median)];
-        for (_, run) in &runs[1..] {
-            match run.results().find(|r| r.name == result.name) {
-                Some(later) => {
-                    row.push(format_ns(later.summary.median));
-                    row.push(format_ratio(later.summary.median / result.summary.median));
-                    row.push(Verdict::of(result, later).label());
+        let mut row = vec![result.name.clone(), format_ns(result.first_median_ns)];
+        for against in &result.later {
+            match against {
+                Some(a) => {
+                    row.push(format_ns(a.median_ns));
+                    row.push(format_ratio(a.ratio));
+                    row.push(a.verdict.label(comparison.threshold));
                 }
                 None => row.extend(["—".to_string(), String::new(), "not in this run".into()]),
             }
@@ -157,42 +366,240 @@ fn results_table(runs: &[(String, RunRecord)], fold: bool) -> (TextTable, usize)
     (TextTable { headers, rows }, folded)
 }
 
+/// The results some later run has and the first lacks, one line per run.
+fn only_in_later_runs(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .tallies
+        .iter()
+        .zip(&comparison.labels[1..])
+        .filter(|(t, _)| !t.new.is_empty())
+        .map(|(t, label)| format!("only in {label}: {}", t.new.join(", ")))
+        .collect()
+}
+
 /// Every column of a comparison reads from the left.
 fn all_left(table: &TextTable) -> Vec<Align> {
     vec![Align::Left; table.headers.len()]
 }
 
-const FOOTNOTE: &str = "difference: Mann–Whitney U test on the two results' samples, two-sided, \
-                        p < 0.05 for faster or slower; ratios are of medians";
+fn footnote(threshold: f64) -> String {
+    format!(
+        "difference: Mann–Whitney U test on the two results' samples, two-sided, p < 0.05 and \
+         medians more than {}% apart for faster or slower, never within one clock tick; \
+         ratios are of medians",
+        format_percent(threshold)
+    )
+}
 
-/// The terminal rendering; in-between sweep points are folded.
+/// A fraction as a percentage without trailing zeros: 0.02 → `2`, 0.005 → `0.5`.
+fn format_percent(fraction: f64) -> String {
+    format!("{}", (fraction * 100.0 * 100.0).round() / 100.0)
+}
+
+/// The terminal rendering with the default threshold and no colour; in-between sweep points
+/// are folded.
 pub fn compare_text(runs: &[(String, RunRecord)]) -> String {
+    compare_text_with(
+        runs,
+        &Comparison::of(runs, DEFAULT_THRESHOLD),
+        &Terminal::default(),
+    )
+}
+
+/// The terminal rendering of `comparison` (of `runs`): the environments, the results,
+/// faster and slower coloured when `terminal` says so, then the summary.
+pub fn compare_text_with(
+    runs: &[(String, RunRecord)],
+    comparison: &Comparison,
+    terminal: &Terminal,
+) -> String {
     let mut out = String::new();
     let environment = environment_table(runs);
     out.push_str(&environment.aligned(&all_left(&environment)));
     out.push('\n');
-    let (results, folded) = results_table(runs, true);
-    out.push_str(&results.aligned(&all_left(&results)));
+    let (results, folded) = results_table(comparison, true);
+    out.push_str(
+        &results.aligned_painted(&all_left(&results), terminal, |row, _, cell| {
+            if row == 0 {
+                Some(Paint::Heading)
+            } else if cell.starts_with("slower") {
+                Some(Paint::Bad)
+            } else if cell.starts_with("faster") {
+                Some(Paint::Good)
+            } else {
+                None
+            }
+        }),
+    );
     if folded > 0 {
-        let _ = writeln!(
-            out,
-            "({folded} in-between points of the sweeps are not shown here; --markdown has them all)"
-        );
+        out.push_str(&terminal.prose(
+            "",
+            &format!(
+                "({folded} in-between points of the sweeps are not shown here; --markdown, \
+                 --csv and --json have them all)"
+            ),
+        ));
     }
-    let _ = writeln!(out, "({FOOTNOTE})");
+    out.push_str(&terminal.prose("", &format!("({})", footnote(comparison.threshold))));
+    for line in only_in_later_runs(comparison) {
+        out.push_str(&terminal.prose("", &line));
+    }
+    out.push('\n');
+    for line in comparison.summary_lines() {
+        out.push_str(&terminal.prose("", &terminal.paint(Paint::Heading, &line)));
+    }
     out
 }
 
 /// The Markdown rendering, every result included.
-pub fn compare_markdown(runs: &[(String, RunRecord)]) -> String {
+pub fn compare_markdown(runs: &[(String, RunRecord)], comparison: &Comparison) -> String {
     let mut out = String::from("# latlab comparison\n\n");
     let environment = environment_table(runs);
     out.push_str(&environment.markdown(&all_left(&environment)));
     out.push('\n');
-    let results = results_table(runs, false).0;
+    let results = results_table(comparison, false).0;
     out.push_str(&results.markdown(&all_left(&results)));
-    let _ = writeln!(out, "\n{FOOTNOTE}.");
+    let _ = writeln!(out, "\n{}.", footnote(comparison.threshold));
+    for line in only_in_later_runs(comparison) {
+        let _ = writeln!(out, "\n{}", crate::text_table::escape_markdown(&line));
+    }
+    out.push('\n');
+    for line in comparison.summary_lines() {
+        let _ = writeln!(out, "- {line}");
+    }
     out
+}
+
+/// The CSV rendering: one row per result and later run, with the verdict and its p-value;
+/// a result a run lacks has an empty median and the verdict `missing`, one the first lacks
+/// the verdict `new`.
+pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
+    let encode = |detail: String| ExportError::Encode {
+        format: "CSV",
+        detail,
+    };
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "benchmark",
+        "baseline",
+        "run",
+        "baseline_median_ns",
+        "median_ns",
+        "ratio",
+        "p",
+        "difference",
+    ];
+    writer
+        .write_record(header)
+        .map_err(|e| encode(e.to_string()))?;
+    let first = &comparison.labels[0];
+    for result in &comparison.results {
+        for (against, label) in result.later.iter().zip(&comparison.labels[1..]) {
+            let first_median = result.first_median_ns.to_string();
+            let record = match against {
+                Some(a) => [
+                    result.name.clone(),
+                    first.clone(),
+                    label.clone(),
+                    first_median,
+                    a.median_ns.to_string(),
+                    a.ratio.to_string(),
+                    a.verdict
+                        .p()
+                        .map_or_else(String::new, |p| format!("{p:.3e}")),
+                    a.verdict.word().to_string(),
+                ],
+                None => [
+                    result.name.clone(),
+                    first.clone(),
+                    label.clone(),
+                    first_median,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    "missing".to_string(),
+                ],
+            };
+            writer
+                .write_record(&record)
+                .map_err(|e| encode(e.to_string()))?;
+        }
+    }
+    for (tally, label) in comparison.tallies.iter().zip(&comparison.labels[1..]) {
+        for name in &tally.new {
+            let record = [name.as_str(), first, label, "", "", "", "", "new"];
+            writer
+                .write_record(record)
+                .map_err(|e| encode(e.to_string()))?;
+        }
+    }
+    let bytes = writer.into_inner().map_err(|e| encode(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| encode(e.to_string()))
+}
+
+/// The JSON rendering: the threshold, each run's tally, and every result with each later
+/// run's median, ratio, p-value and verdict.
+pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
+    use serde_json::{Value, json};
+    let results: Vec<Value> = comparison
+        .results
+        .iter()
+        .map(|result| {
+            let against: Vec<Value> = result
+                .later
+                .iter()
+                .zip(&comparison.labels[1..])
+                .map(|(against, label)| match against {
+                    Some(a) => json!({
+                        "run": label,
+                        "median_ns": a.median_ns,
+                        "ratio": a.ratio,
+                        "p": a.verdict.p(),
+                        "difference": a.verdict.word(),
+                    }),
+                    None => json!({ "run": label, "difference": "missing" }),
+                })
+                .collect();
+            json!({
+                "name": result.name,
+                "baseline_median_ns": result.first_median_ns,
+                "against": against,
+            })
+        })
+        .collect();
+    let runs: Vec<Value> = comparison
+        .tallies
+        .iter()
+        .zip(&comparison.labels[1..])
+        .map(|(t, label)| {
+            json!({
+                "run": label,
+                "slower": t.slower,
+                "faster": t.faster,
+                "same": t.same,
+                "untested": t.untested,
+                "missing": t.missing,
+                "new": t.new,
+            })
+        })
+        .collect();
+    let document = json!({
+        "latlab_comparison_version": 1,
+        "baseline": comparison.labels[0],
+        "threshold": comparison.threshold,
+        "significance": SIGNIFICANCE,
+        "runs": runs,
+        "results": results,
+    });
+    serde_json::to_string_pretty(&document)
+        .map(|mut text| {
+            text.push('\n');
+            text
+        })
+        .map_err(|e| ExportError::Encode {
+            format: "JSON",
+            detail: e.to_string(),
+        })
 }
 
 #[cfg(test)]
@@ -240,7 +647,7 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        assert!(line("x/steady").contains("same (p"), "{}", line("x/steady"));
+        assert!(line("x/steady").contains("same ("), "{}", line("x/steady"));
         assert!(
             line("x/regressed").contains("slower (p < 0.001)"),
             "{}",
@@ -252,6 +659,102 @@ mod tests {
         assert!(text.contains("Mann–Whitney"));
     }
 
+    /// A significant difference smaller than the threshold is the same; a larger one is
+    /// not; equal medians of quantised figures are the same however the samples differ.
+    #[test]
+    fn small_and_quantised_differences_are_the_same() {
+        let noise = |base: f64, spread: f64| -> Vec<f64> {
+            (0..30).map(|i| base + (i % 7) as f64 * spread).collect()
+        };
+        let a = record(vec![probe(
+            "x",
+            vec![
+                timed("x/one-percent", noise(100.0, 0.01)),
+                timed("x/five-percent", noise(100.0, 0.01)),
+                timed("x/ticks", [vec![10.0; 20], vec![20.0; 10]].concat()),
+            ],
+        )]);
+        let b = record(vec![probe(
+            "x",
+            vec![
+                timed("x/one-percent", noise(101.0, 0.01)),
+                timed("x/five-percent", noise(105.0, 0.01)),
+                timed("x/ticks", [vec![10.0; 16], vec![20.0; 14]].concat()),
+            ],
+        )]);
+        let runs = vec![("A".to_string(), a), ("B".to_string(), b)];
+        let verdict = |comparison: &Comparison, name: &str| {
+            let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+            result.later[0].as_ref().unwrap().verdict
+        };
+        let default = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        assert!(matches!(
+            verdict(&default, "x/one-percent"),
+            Verdict::Same {
+                why: SameBecause::WithinThreshold,
+                ..
+            }
+        ));
+        assert!(matches!(
+            verdict(&default, "x/five-percent"),
+            Verdict::Slower { .. }
+        ));
+        assert!(matches!(
+            verdict(&default, "x/ticks"),
+            Verdict::Same {
+                why: SameBecause::WithinResolution,
+                ..
+            }
+        ));
+        let strict = Comparison::of(&runs, 0.0);
+        assert!(matches!(
+            verdict(&strict, "x/one-percent"),
+            Verdict::Slower { .. }
+        ));
+        assert_eq!(
+            default.summary_lines(),
+            ["B against A: 1 slower, 0 faster, 2 same"]
+        );
+        assert_eq!(default.slower_than(3.0).len(), 1);
+        assert!(default.slower_than(10.0).is_empty());
+    }
+
+    /// The summary counts each verdict and the results in only one run, which are listed.
+    #[test]
+    fn the_summary_counts_and_results_in_one_run_are_listed() {
+        let mut runs = runs();
+        runs[1]
+            .1
+            .probes
+            .push(probe("y", vec![timed("y/new", vec![1.0, 1.1, 1.2])]));
+        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        assert_eq!(
+            comparison.summary_lines(),
+            ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
+        );
+        let text = compare_text_with(&runs, &comparison, &Terminal::default());
+        assert!(text.contains("only in B: y/new"), "{text}");
+        assert!(text.ends_with("1 only in A, 1 only in B\n"), "{text}");
+        let csv = compare_csv(&comparison).unwrap();
+        assert!(csv.starts_with(
+            "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference\n"
+        ));
+        assert!(csv.contains("x/regressed,A,B,"), "{csv}");
+        assert!(csv.contains("x/single,A,B,5,,,,missing"), "{csv}");
+        assert!(csv.contains("y/new,A,B,,,,,new"), "{csv}");
+        let json: serde_json::Value =
+            serde_json::from_str(&compare_json(&comparison).unwrap()).unwrap();
+        assert_eq!(json["runs"][0]["slower"], 1);
+        assert_eq!(json["runs"][0]["new"][0], "y/new");
+        let regressed = json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "x/regressed")
+            .unwrap();
+        assert_eq!(regressed["against"][0]["difference"], "slower");
+    }
+
     #[test]
     fn differing_environments_are_marked() {
         let text = compare_text(&runs());
@@ -259,7 +762,8 @@ mod tests {
         assert!(kernel.starts_with('≠'), "{kernel}");
         let cpu = text.lines().find(|l| l.contains("  cpu  ")).unwrap();
         assert!(!cpu.starts_with('≠'), "{cpu}");
-        let markdown = compare_markdown(&runs());
+        let runs = runs();
+        let markdown = compare_markdown(&runs, &Comparison::of(&runs, DEFAULT_THRESHOLD));
         assert!(markdown.contains("| ≠ | kernel |"), "{markdown}");
     }
 }

@@ -8,12 +8,12 @@
 //! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
 //! column stretches time so that this machine's L1 hit takes one second.
 
+use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_percentiles, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
-use std::fmt::Write as _;
 
 const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
 
@@ -355,8 +355,22 @@ pub fn human_duration(seconds: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
-/// The terminal rendering: the rows, aligned, under a title.
-pub struct HeadlineExporter;
+/// The headline table's columns, the least useful first: the first to go when the terminal
+/// is too narrow. The operation and this machine's figure always stay.
+const LEAST_USEFUL_FIRST: [&str; 6] = [
+    "measured by",
+    "p5 … p95",
+    "if an L1 hit (2012) took 1 s",
+    "if an L1 hit took 1 s",
+    "ratio",
+    "2012",
+];
+
+/// The terminal rendering: the rows, aligned and fitted to the terminal, under a title.
+#[derive(Debug, Default)]
+pub struct HeadlineExporter {
+    pub terminal: Terminal,
+}
 
 impl Exporter for HeadlineExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
@@ -401,17 +415,37 @@ impl Exporter for HeadlineExporter {
                 ]
             })
             .collect();
-        let mut out = String::from("\nLatency numbers for this machine\n\n");
+        let terminal = &self.terminal;
+        let mut out = format!(
+            "\n{}\n\n",
+            terminal.paint(Paint::Heading, "Latency numbers for this machine")
+        );
         // The operation and the "measured by" text on the left, the figures right-aligned.
         let mut align = vec![Align::Right; table.headers.len()];
         align[0] = Align::Left;
         align[table.headers.len() - 1] = Align::Left;
-        out.push_str(&table.aligned(&align));
-        let _ = writeln!(
-            out,
-            "(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ \
-             2012; rows without a figure of this machine are references, never measured)"
-        );
+        let dropped = match terminal.width {
+            Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
+            None => Vec::new(),
+        };
+        out.push_str(&table.aligned_painted(&align, terminal, |row, _, _| {
+            (row == 0).then_some(Paint::Heading)
+        }));
+        if !dropped.is_empty() {
+            out.push_str(&terminal.prose(
+                "",
+                &format!(
+                    "(left out to fit {} columns: {})",
+                    terminal.width.unwrap_or_default(),
+                    dropped.join(", ")
+                ),
+            ));
+        }
+        out.push_str(&terminal.prose(
+            "",
+            "(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine \
+             ÷ 2012; rows without a figure of this machine are references, never measured)",
+        ));
         Ok(out)
     }
 }
@@ -476,7 +510,7 @@ mod tests {
         assert!(seek.measured.is_none() && seek.note.starts_with("reference only"));
         let mutex = row("Mutex lock/unlock");
         assert!(mutex.measured.is_none() && mutex.note.starts_with("no thread.mutex"));
-        let text = HeadlineExporter.render(&run).unwrap();
+        let text = HeadlineExporter::default().render(&run).unwrap();
         assert!(text.contains("Latency numbers for this machine"));
         assert!(text.contains("if an L1 hit took 1 s"));
         // The L1 row is one second by definition; a 2012 disk seek would be months.

@@ -20,11 +20,13 @@ mod plots;
 mod printable;
 mod rows;
 mod table;
+pub mod terminal;
 #[cfg(test)]
 mod test_records;
 mod text_table;
 pub mod units;
 pub mod validate;
+pub mod warning_groups;
 mod write;
 
 pub use crate::csv::CsvExporter;

@@ -22,6 +22,33 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// `text` as [`printable`] makes it, but for the colour sequences in `kept`, which stay as
+/// they are: a terminal only colours text with them.
+pub fn printable_keeping<'a>(text: &'a str, kept: &[String]) -> Cow<'a, str> {
+    if kept.is_empty() || !text.chars().any(is_hostile) {
+        return printable(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(is_hostile) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match kept.iter().find(|k| rest.starts_with(k.as_str())) {
+            Some(sequence) => {
+                out.push_str(sequence);
+                rest = &rest[sequence.len()..];
+            }
+            None => {
+                let c = rest.chars().next().expect("a hostile character");
+                out.extend(c.escape_unicode());
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 fn is_hostile(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
 }
@@ -38,5 +65,15 @@ mod tests {
             printable("host\u{1b}[2J\u{7}\u{9b}x"),
             "host\\u{1b}[2J\\u{7}\\u{9b}x"
         );
+    }
+
+    #[test]
+    fn only_the_kept_sequences_reach_the_terminal() {
+        let kept = ["\u{1b}[33m".to_string(), "\u{1b}[0m".to_string()];
+        assert_eq!(
+            printable_keeping("\u{1b}[33mwarn\u{1b}[0m \u{1b}[2J\u{7}é", &kept),
+            "\u{1b}[33mwarn\u{1b}[0m \\u{1b}[2J\\u{7}é"
+        );
+        assert_eq!(printable_keeping("\u{1b}[33m", &[]), "\\u{1b}[33m");
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Rows {
     pub headers: Vec<&'static str>,
     /// One row per result, as many cells as headers.
     pub cells: Vec<Vec<String>>,
+    /// What each row's result has against it, row for row.
+    pub shown: Vec<RowFlags>,
     /// `(result name, message)`, verdicts first.
     pub findings: Vec<(String, String)>,
     /// Probes that failed, were skipped or interrupted: `(id, what happened)`.
@@ -61,6 +63,15 @@ impl Rows {
     }
 }
 
+/// What a row's result has against it, for colour.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RowFlags {
+    /// A suspect verdict (optimised away).
+    pub suspect: bool,
+    /// At least one warning.
+    pub warned: bool,
+}
+
 /// Whether in-between points of dense sweeps get rows of their own.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sweeps {
@@ -70,6 +81,7 @@ pub(crate) enum Sweeps {
 
 pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let mut cells = Vec::new();
+    let mut shown_rows = Vec::new();
     let mut findings = Vec::new();
     let with_rate = run.results().any(|r| r.bytes_per_operation.is_some());
     let with_cpu = run
@@ -88,6 +100,10 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
             continue;
         }
         let s = &result.summary;
+        shown_rows.push(RowFlags {
+            suspect: result.verdict.is_suspect(),
+            warned: !result.warnings.is_empty(),
+        });
         let mut name = result.name.clone();
         if result.verdict.is_suspect() {
             name.push_str("  !! OPTIMISED AWAY?");
@@ -158,6 +174,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     Rows {
         headers,
         cells,
+        shown: shown_rows,
         findings,
         incomplete,
         folded,

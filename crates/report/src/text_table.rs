@@ -10,6 +10,8 @@ pub(crate) enum Align {
     Right,
 }
 
+use crate::terminal::{Paint, Terminal};
+
 /// Headers and rows of cells already formatted.
 pub(crate) struct TextTable {
     pub headers: Vec<String>,
@@ -27,28 +29,86 @@ impl TextTable {
     /// The table with its columns aligned, each line without trailing spaces. `align` is
     /// the alignment of each column; columns beyond it are right-aligned.
     pub fn aligned(&self, align: &[Align]) -> String {
+        self.aligned_painted(align, &Terminal::default(), |_, _, _| None)
+    }
+
+    /// The width of each column: its widest cell or header.
+    fn widths(&self) -> Vec<usize> {
         let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
             for (width, cell) in widths.iter_mut().zip(row) {
                 *width = (*width).max(cell.chars().count());
             }
         }
+        widths
+    }
+
+    /// The width of the aligned table's widest line.
+    pub fn width(&self) -> usize {
+        let widths = self.widths();
+        widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+    }
+
+    /// Drops columns, the least useful first as `least_useful_first` names their headers,
+    /// until the table fits in `width` characters or none of them is left; `align` loses
+    /// the dropped columns' entries. Returns the headers dropped.
+    pub fn fit(
+        &mut self,
+        width: usize,
+        least_useful_first: &[&str],
+        align: &mut Vec<Align>,
+    ) -> Vec<String> {
+        let mut dropped = Vec::new();
+        for header in least_useful_first {
+            if self.width() <= width {
+                break;
+            }
+            let Some(column) = self.headers.iter().position(|h| h == header) else {
+                continue;
+            };
+            dropped.push(self.headers.remove(column));
+            for row in &mut self.rows {
+                if column < row.len() {
+                    row.remove(column);
+                }
+            }
+            if column < align.len() {
+                align.remove(column);
+            }
+        }
+        dropped
+    }
+
+    /// As [`TextTable::aligned`], with each cell for which `paint(row, column, cell)` gives a
+    /// paint coloured by `terminal` (row 0 is the headers); the colour does not count in
+    /// the alignment.
+    pub fn aligned_painted(
+        &self,
+        align: &[Align],
+        terminal: &Terminal,
+        paint: impl Fn(usize, usize, &str) -> Option<Paint>,
+    ) -> String {
+        let widths = self.widths();
         let mut out = String::new();
-        for row in std::iter::once(&self.headers).chain(&self.rows) {
+        for (r, row) in std::iter::once(&self.headers).chain(&self.rows).enumerate() {
             let mut line = String::new();
             for (i, (cell, &width)) in row.iter().zip(&widths).enumerate() {
                 if i > 0 {
                     line.push_str("  ");
                 }
                 let pad = " ".repeat(width - cell.chars().count());
+                let text = match paint(r, i, cell) {
+                    Some(p) => terminal.paint(p, cell),
+                    None => cell.clone(),
+                };
                 match align.get(i).copied().unwrap_or(Align::Right) {
                     Align::Left => {
-                        line.push_str(cell);
+                        line.push_str(&text);
                         line.push_str(&pad);
                     }
                     Align::Right => {
                         line.push_str(&pad);
-                        line.push_str(cell);
+                        line.push_str(&text);
                     }
                 }
             }
@@ -108,6 +168,52 @@ mod tests {
              a/b          1.25 ns  x|y\n\
              longer/name   120 ns\n"
         );
+    }
+
+    /// Columns go, the least useful first, until the table fits; the first column stays
+    /// when it is not named.
+    #[test]
+    fn a_table_drops_its_least_useful_columns_to_fit() {
+        let mut narrow = table();
+        let mut align = vec![Align::Left, Align::Right, Align::Left];
+        assert_eq!(narrow.width(), 26);
+        let dropped = narrow.fit(20, &["note", "median"], &mut align);
+        assert_eq!(dropped, ["note"]);
+        assert_eq!(align, [Align::Left, Align::Right]);
+        assert_eq!(
+            narrow.aligned(&align),
+            "name          median\na/b          1.25 ns\nlonger/name   120 ns\n"
+        );
+        let dropped = narrow.fit(5, &["note", "median"], &mut align);
+        assert_eq!(dropped, ["median"]);
+        assert_eq!(narrow.headers, ["name"]);
+        let mut wide = table();
+        assert!(wide.fit(80, &["note"], &mut vec![]).is_empty());
+    }
+
+    /// Colour wraps the cell's text only, so that the columns still line up.
+    #[test]
+    fn painted_cells_keep_their_alignment() {
+        let terminal = Terminal {
+            colour: true,
+            ..Terminal::default()
+        };
+        let text = table().aligned_painted(&[Align::Left], &terminal, |row, column, _| {
+            (row == 2 && column == 1).then_some(Paint::Bad)
+        });
+        let plain: String = text
+            .split('\u{1b}')
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    part
+                } else {
+                    &part[part.find('m').unwrap() + 1..]
+                }
+            })
+            .collect();
+        assert_eq!(plain, table().aligned(&[Align::Left]));
+        assert!(text.lines().nth(2).unwrap().contains("\u{1b}["));
     }
 
     #[test]

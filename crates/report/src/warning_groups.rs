@@ -1,0 +1,286 @@
+//! Warnings grouped for a person: one line per probe and kind of warning, with how many of
+//! the probe's results have it and the range of its figure ("mem.bandwidth: 42 of 96 results
+//! unstable (cv 10–29%)"), then what to do about each kind, once. The full list, one warning
+//! per result with its advice, stays in the files and behind `--verbose`.
+
+use latlab_engine::model::{RunRecord, Warning};
+
+/// Kinds of warning that are grouped: each has a figure whose range the group line gives,
+/// and one piece of advice. Warnings of other kinds (a skipped part, a failed check, a
+/// cache-size disagreement, a verdict) are specific to their result and listed whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Unstable,
+    NotSteady,
+    Preempted,
+    PageFaults,
+    FewSamples,
+    BelowMinimum,
+    NoDifference,
+    TwoModes,
+    FasterPair,
+    Moved,
+}
+
+impl Kind {
+    fn of(warning: &Warning) -> Option<(Kind, f64)> {
+        Some(match *warning {
+            Warning::HighVariance { cv } => (Kind::Unstable, cv * 100.0),
+            Warning::NotSteadyState { shift, .. } => (Kind::NotSteady, shift * 100.0),
+            Warning::Preempted {
+                involuntary_switches,
+            } => (Kind::Preempted, involuntary_switches as f64),
+            Warning::MajorPageFaults { count } => (Kind::PageFaults, count as f64),
+            Warning::FewSamples { taken, .. } => (Kind::FewSamples, taken as f64),
+            Warning::BelowMinimum { taken, .. } => (Kind::BelowMinimum, taken as f64),
+            Warning::DifferenceNotSignificant => (Kind::NoDifference, 0.0),
+            Warning::TwoModes {
+                high_ns, low_ns, ..
+            } => (Kind::TwoModes, high_ns / low_ns),
+            Warning::FasterThanOtherPairs { ratio } => (Kind::FasterPair, ratio),
+            Warning::MovedDuringRun { first_ns, last_ns } => (Kind::Moved, last_ns / first_ns),
+            Warning::CacheSizeMismatch { .. }
+            | Warning::PartSkipped { .. }
+            | Warning::CheckFailed { .. }
+            | Warning::Phrased { .. } => return None,
+        })
+    }
+
+    /// What the group's results have, with the range of the figure.
+    fn describe(self, low: f64, high: f64) -> String {
+        let range = |digits| span(low, high, digits);
+        match self {
+            Kind::Unstable => format!("unstable (cv {}%)", range(0)),
+            Kind::NotSteady => {
+                let word = match (low < 0.0, high < 0.0) {
+                    (true, true) => "faster",
+                    (false, false) => "slower",
+                    _ => "faster or slower",
+                };
+                let (a, b) = (low.abs().min(high.abs()), low.abs().max(high.abs()));
+                format!(
+                    "not at steady state (first samples {}% {word})",
+                    span(a, b, 0)
+                )
+            }
+            Kind::Preempted => format!("preempted while sampling ({} times)", range(0)),
+            Kind::PageFaults => format!("waited for storage ({} major page faults)", range(0)),
+            Kind::FewSamples => format!("short of samples ({} taken)", range(0)),
+            Kind::BelowMinimum => format!("too few samples for an interval (n = {})", range(0)),
+            Kind::NoDifference => "no significant difference (the interval includes 0)".into(),
+            Kind::TwoModes => format!("in two modes (the upper {}× the lower)", range(1)),
+            Kind::FasterPair => format!("faster than the median pair ({}×)", range(1)),
+            Kind::Moved => format!("moved during the run ({}× the first figure)", range(2)),
+        }
+    }
+
+    /// What to do about this kind, said once under the groups.
+    fn advice(self) -> &'static str {
+        match self {
+            Kind::Unstable => {
+                "unstable: the samples' coefficient of variation is high; the machine was busy \
+                 or its frequency changed: close other programs, try --pin, or raise --samples"
+            }
+            Kind::NotSteady => {
+                "not at steady state: the first samples differed from the rest (frequency \
+                 ramp, cold caches or page faults): raise --samples or --target-time"
+            }
+            Kind::Preempted => {
+                "preempted: another task wanted the CPU while sampling: try --pin to an idle \
+                 CPU, or --rt"
+            }
+            Kind::PageFaults => {
+                "major page faults: the benchmark waited for storage while sampling: try --mlock"
+            }
+            Kind::FewSamples => {
+                "short of samples: fewer than wanted fitted in the time budget, so the \
+                 intervals are wider: the full suite takes more"
+            }
+            Kind::BelowMinimum => {
+                "too few samples: below the engine's minimum there is no interval or \
+                 percentile: the full suite takes more"
+            }
+            Kind::NoDifference => {
+                "no significant difference: the 95% interval of a derived difference includes \
+                 zero, so no difference was detected"
+            }
+            Kind::TwoModes => {
+                "two modes: what was measured changed while it ran (a VM's vCPUs moved between \
+                 host cores), so the median describes neither: run again, or pin the VM's vCPUs \
+                 on the host"
+            }
+            Kind::FasterPair => {
+                "faster than the median pair, though not reported as threads of one core: the \
+                 host probably runs these vCPUs on SMT siblings, and may move them"
+            }
+            Kind::Moved => {
+                "moved during the run: measured again later, the figure had moved beyond its \
+                 noise: the machine under the run changed; figures in between depend on when \
+                 they ran"
+            }
+        }
+    }
+}
+
+/// The grouped warnings of a run.
+#[derive(Debug, Default, PartialEq)]
+pub struct Grouped {
+    /// One line per group, or per warning that is not grouped, in the order of the run.
+    pub lines: Vec<String>,
+    /// What to do, once per kind that occurred.
+    pub advice: Vec<String>,
+    /// How many warnings and verdicts the lines stand for.
+    pub warnings: usize,
+}
+
+/// Groups every warning and verdict of `run`, the points of folded sweeps included.
+pub fn grouped(run: &RunRecord) -> Grouped {
+    let mut out = Grouped::default();
+    let mut kinds = Vec::new();
+    for probe in &run.probes {
+        let total = probe.results.len();
+        // (kind, lowest figure, highest figure, the results with it)
+        let mut groups: Vec<(Kind, f64, f64, Vec<&str>)> = Vec::new();
+        for result in &probe.results {
+            if result.verdict.is_suspect() {
+                out.warnings += 1;
+                out.lines.push(format!(
+                    "{}: {}",
+                    result.name,
+                    crate::advice::verdict(result.verdict)
+                ));
+            }
+            for warning in &result.warnings {
+                out.warnings += 1;
+                let Some((kind, figure)) = Kind::of(warning) else {
+                    out.lines.push(format!(
+                        "{}: {}",
+                        result.name,
+                        crate::advice::warning(warning)
+                    ));
+                    continue;
+                };
+                match groups.iter_mut().find(|g| g.0 == kind) {
+                    Some(group) => {
+                        group.1 = group.1.min(figure);
+                        group.2 = group.2.max(figure);
+                        if group.3.last() != Some(&result.name.as_str()) {
+                            group.3.push(&result.name);
+                        }
+                    }
+                    None => groups.push((kind, figure, figure, vec![&result.name])),
+                }
+            }
+        }
+        groups.sort_by_key(|g| g.0);
+        for (kind, low, high, results) in groups {
+            let what = kind.describe(low, high);
+            out.lines.push(match results.as_slice() {
+                [only] => format!("{only}: {what}"),
+                _ => format!("{}: {} of {total} results {what}", probe.id, results.len()),
+            });
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    }
+    kinds.sort();
+    out.advice = kinds.into_iter().map(|k| k.advice().to_string()).collect();
+    out
+}
+
+/// `low–high` with `digits` decimals, or one figure when both read the same.
+fn span(low: f64, high: f64, digits: usize) -> String {
+    let (a, b) = (format!("{low:.digits$}"), format!("{high:.digits$}"));
+    if a == b { a } else { format!("{a}–{b}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::{probe, record, result};
+    use latlab_engine::Verdict;
+
+    fn warned(name: &str, warnings: Vec<Warning>) -> latlab_engine::BenchResult {
+        let mut r = result(name, 10.0, &[]);
+        r.warnings = warnings;
+        r
+    }
+
+    /// Many results of a probe with one kind make one line with a count and a range, a single
+    /// one is named, unrelated kinds and verdicts keep their own lines, and each kind's
+    /// advice is said once.
+    #[test]
+    fn warnings_are_grouped_by_probe_and_kind() {
+        let unstable = |cv| Warning::HighVariance { cv };
+        let mut away = result("cpu.call/empty", 1.0, &[]);
+        away.verdict = Verdict::OptimisedAway;
+        let run = record(vec![
+            probe(
+                "mem.bandwidth",
+                vec![
+                    warned("mem.bandwidth/read/4KiB", vec![unstable(0.10)]),
+                    warned("mem.bandwidth/read/8KiB", vec![]),
+                    warned(
+                        "mem.bandwidth/read/16KiB",
+                        vec![
+                            unstable(0.29),
+                            Warning::NotSteadyState {
+                                early_samples: 3,
+                                shift: 0.2,
+                            },
+                        ],
+                    ),
+                    warned("mem.bandwidth/read/32KiB", vec![unstable(0.155)]),
+                ],
+            ),
+            probe(
+                "cpu.call",
+                vec![away, warned("cpu.call/other", vec![unstable(0.39)])],
+            ),
+            probe(
+                "sched.priority",
+                vec![warned(
+                    "sched.priority/alone/nice0",
+                    vec![Warning::part_skipped("the batch class", "not permitted")],
+                )],
+            ),
+        ]);
+        let grouped = grouped(&run);
+        assert_eq!(
+            grouped.lines,
+            [
+                "mem.bandwidth: 3 of 4 results unstable (cv 10–29%)",
+                "mem.bandwidth/read/16KiB: not at steady state (first samples 20% slower)",
+                "cpu.call/empty: OPTIMISED AWAY? indistinguishable from the empty loop: the \
+                 compiler removed the work or it costs less than the loop can resolve; pass \
+                 inputs and results through std::hint::black_box",
+                "cpu.call/other: unstable (cv 39%)",
+                "sched.priority/alone/nice0: the batch class skipped: not permitted",
+            ]
+        );
+        assert_eq!(grouped.warnings, 7);
+        assert_eq!(grouped.advice.len(), 2, "{:?}", grouped.advice);
+        assert!(grouped.advice[0].starts_with("unstable: "));
+        assert!(grouped.advice[1].starts_with("not at steady state: "));
+    }
+
+    #[test]
+    fn shifts_both_ways_say_so() {
+        let shifted = |shift| Warning::NotSteadyState {
+            early_samples: 3,
+            shift,
+        };
+        let run = record(vec![probe(
+            "p",
+            vec![
+                warned("p/a", vec![shifted(-0.12)]),
+                warned("p/b", vec![shifted(0.3)]),
+            ],
+        )]);
+        assert_eq!(
+            grouped(&run).lines,
+            ["p: 2 of 2 results not at steady state (first samples 12–30% faster or slower)"]
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! `latlab compare` as CI uses it: the noise threshold, figures equal to the clock tick,
+//! results in one file only, the machine-readable outputs and `--fail-if-slower`.
+
+use crate::latlab;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A synthetic run of the branch probes, then a copy in which `cpu.branch/random` takes
+/// `factor` times as long and `cpu.branch/mispredict` is missing.
+fn run_and_changed_copy(dir: &Path, factor: f64) -> (PathBuf, PathBuf) {
+    let before = dir.join("before.json");
+    latlab(dir)
+        .args([
+            "run",
+            "--synthetic",
+            "--only",
+            "cpu.call|cpu.branch",
+            "--json",
+        ])
+        .arg(&before)
+        .assert()
+        .success();
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&before).unwrap()).unwrap();
+    for probe in run["latlab"]["probes"].as_array_mut().unwrap() {
+        let results = probe["results"].as_array_mut().unwrap();
+        results.retain(|r| r["name"] != "cpu.branch/mispredict");
+        for result in results {
+            if result["name"] == "cpu.branch/random" {
+                scale(&mut result["samples_ns"], factor);
+                scale(&mut result["cpu_samples_ns"], factor);
+                let summary = &mut result["summary"];
+                for key in ["min", "p5", "median", "p95", "max", "mean", "stddev", "mad"] {
+                    scale(&mut summary[key], factor);
+                }
+                scale(&mut summary["median_ci95"], factor);
+            }
+        }
+    }
+    let after = dir.join("after.json");
+    std::fs::write(&after, serde_json::to_vec(&run).unwrap()).unwrap();
+    (before, after)
+}
+
+fn scale(value: &mut Value, factor: f64) {
+    match value {
+        Value::Number(n) => *value = (n.as_f64().unwrap() * factor).into(),
+        Value::Array(items) => items.iter_mut().for_each(|v| scale(v, factor)),
+        _ => {}
+    }
+}
+
+fn compare(dir: &Path, files: &(PathBuf, PathBuf), extra: &[&str]) -> (i32, String) {
+    let output = latlab(dir)
+        .arg("compare")
+        .args([&files.0, &files.1])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+fn line<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no line for {name} in {text}"))
+}
+
+#[test]
+fn a_slower_result_past_the_threshold_is_called_slower_and_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_and_changed_copy(dir.path(), 1.10);
+    let (status, text) = compare(dir.path(), &files, &[]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        line(&text, "cpu.branch/random").contains("slower (p"),
+        "{text}"
+    );
+    // Equal medians on a clock-tick grid are never different, however small p is.
+    assert!(line(&text, "cpu.call/empty").contains("same (within a clock tick)"));
+    assert!(
+        line(&text, "cpu.branch/mispredict").ends_with("not in this run"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("B against A: 1 slower, 0 faster, 3 same; 1 only in A\n"),
+        "{text}"
+    );
+
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "5"]);
+    assert_eq!(status, 1, "{text}");
+    assert!(text.contains(
+        "1 slower by more than 5% (--fail-if-slower):\n  cpu.branch/random in B: 1.10×\n"
+    ));
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "20"]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.ends_with("no result is more than 20% slower\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_difference_within_the_threshold_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_and_changed_copy(dir.path(), 1.018);
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "0.5"]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        line(&text, "cpu.branch/random").contains(", within 2%)"),
+        "{text}"
+    );
+    let (_, text) = compare(dir.path(), &files, &["--threshold", "0.5"]);
+    assert!(
+        line(&text, "cpu.branch/random").contains("slower (p"),
+        "{text}"
+    );
+}
+
+#[test]
+fn csv_and_json_carry_every_verdict_for_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_and_changed_copy(dir.path(), 1.10);
+    let (status, _) = compare(
+        dir.path(),
+        &files,
+        &[
+            "--csv",
+            "diff.csv",
+            "--json",
+            "diff.json",
+            "--markdown",
+            "diff.md",
+        ],
+    );
+    assert_eq!(status, 0);
+    let csv = std::fs::read_to_string(dir.path().join("diff.csv")).unwrap();
+    let random = line(&csv.replace(',', " "), "cpu.branch/random").to_string();
+    assert!(
+        random.starts_with("cpu.branch/random A B 133.1 146.41") && random.ends_with(" slower")
+    );
+    assert!(
+        csv.contains("\ncpu.branch/mispredict,A,B,241.2,,,,missing\n"),
+        "{csv}"
+    );
+
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("diff.json")).unwrap()).unwrap();
+    assert_eq!(json["latlab_comparison_version"], 1);
+    let verdicts: Vec<(&str, &str)> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["against"][0]["difference"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        verdicts.contains(&("cpu.branch/random", "slower")),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&("cpu.branch/mispredict", "missing")),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&("cpu.call/empty", "same")),
+        "{verdicts:?}"
+    );
+    let markdown = std::fs::read_to_string(dir.path().join("diff.md")).unwrap();
+    assert!(markdown.contains("- B against A: 1 slower, 0 faster, 3 same; 1 only in A\n"));
+}
+
+#[test]
+fn save_and_compare_with_a_baseline_under_the_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let output = latlab(dir.path())
+            .args(["run", "--synthetic", "--only", "cpu.call", "--out", "res"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.code().unwrap(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (status, _, stderr) = run(&["--baseline", "main"]);
+    assert_eq!(status, 2);
+    assert_eq!(
+        stderr,
+        "error: no baseline named main in res/baselines; save one with --save-baseline main\n"
+    );
+    let (status, _, stderr) = run(&["--save-baseline", "main"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("baseline main: res/baselines/main.json\n"),
+        "{stderr}"
+    );
+    let (status, stdout, _) = run(&["--baseline", "main"]);
+    assert_eq!(status, 0);
+    assert!(
+        stdout.contains("\nagainst the baseline main:\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("this run against main: 0 slower, 0 faster, 1 same\n"),
+        "{stdout}"
+    );
+    let (_, _, stderr) = run(&["--save-baseline", "../x"]);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+}

@@ -1,0 +1,143 @@
+//! What a person at a terminal reads: warnings grouped by probe and kind (every one with
+//! `--verbose`), `--quiet`, tables fitted to `COLUMNS`, and colour only where asked.
+
+use crate::latlab;
+
+/// The synthetic core-to-core probe: four of its pairs are much faster than the median,
+/// each with the same warning.
+fn core_to_core(dir: &std::path::Path, extra: &[&str]) -> (String, String) {
+    let output = latlab(dir)
+        .args(["run", "--synthetic", "--only", "thread.core_to_core"])
+        .args(extra)
+        .assert()
+        .success();
+    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).unwrap();
+    (
+        text(&output.get_output().stdout),
+        text(&output.get_output().stderr),
+    )
+}
+
+/// The part of `text` from the line `from` up to (not including) the line `to`.
+fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
+    let start = text.find(&format!("\n{from}")).expect(from) + 1;
+    let end = start + text[start..].find(&format!("\n{to}")).expect(to) + 1;
+    &text[start..end]
+}
+
+#[test]
+fn warnings_are_grouped_by_probe_and_kind_with_the_advice_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _) = core_to_core(dir.path(), &[]);
+    assert_eq!(
+        section(&stdout, "warnings", "stability check"),
+        "\
+warnings (4 in 1 line; every one with its advice: --verbose, or the JSON, CSV and Markdown files)
+  thread.core_to_core: 4 of 16 results faster than the median pair (2.4–26.7×)
+
+what to do
+  faster than the median pair, though not reported as threads of one core: the host probably runs these vCPUs on SMT siblings, and may move them
+
+"
+    );
+}
+
+#[test]
+fn verbose_lists_every_warning_with_its_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _) = core_to_core(dir.path(), &["--verbose"]);
+    let warnings = section(&stdout, "warnings", "stability check");
+    assert!(
+        warnings.starts_with("warnings (4, every one)\n"),
+        "{warnings}"
+    );
+    for pair in ["cas/0-2", "cas/0-3", "rw/0-2", "rw/1-3"] {
+        let line = format!("  thread.core_to_core/one-way/{pair}: ");
+        assert!(warnings.contains(&line), "{line} missing from {warnings}");
+    }
+    assert_eq!(warnings.matches("SMT siblings").count(), 4, "{warnings}");
+    assert!(!stdout.contains("what to do"));
+}
+
+#[test]
+fn quiet_prints_the_headline_and_the_paths_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args([
+            "--synthetic",
+            "--only",
+            "cpu|mem.latency",
+            "--max-size",
+            "64KiB",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.starts_with("Latency numbers for this machine\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("benchmark ") && !stdout.contains("warnings"));
+    let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+    let kinds: Vec<&str> = stderr
+        .lines()
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(kinds, ["results", "report", "plots"], "{stderr}");
+}
+
+#[test]
+fn tables_and_prose_fit_columns_leaving_out_the_least_useful_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .env("COLUMNS", "80")
+        .args(["--synthetic", "--only", "thread|cpu", "--json", "-"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+    let table: Vec<&str> = stderr
+        .lines()
+        .take_while(|l| !l.starts_with("results: "))
+        .collect();
+    for line in &table {
+        assert!(line.chars().count() <= 80, "{} > 80: {line}", line.len());
+    }
+    let header = table.iter().find(|l| l.starts_with("benchmark")).unwrap();
+    assert!(
+        header.contains("median") && !header.contains("p5 … p95"),
+        "{header}"
+    );
+    assert!(
+        stderr.contains("(left out to fit 80 columns: cold, p5 … p95"),
+        "{stderr}"
+    );
+    // Without a width, every column is there.
+    let (stdout, _) = core_to_core(dir.path(), &[]);
+    assert!(stdout.contains("p5 … p95"));
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let escape = "\u{1b}[";
+    let (plain, _) = core_to_core(dir.path(), &[]);
+    assert!(!plain.contains(escape), "colour on a pipe by default");
+    let (never, _) = core_to_core(dir.path(), &["--color", "never"]);
+    assert!(!never.contains(escape));
+    let (always, _) = core_to_core(dir.path(), &["--color", "always"]);
+    assert!(always.contains(&format!("{escape}33mwarnings")), "{always}");
+    // Colour changes no word of the text.
+    let stripped = always
+        .split(escape)
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                part.split_once('m').unwrap().1
+            }
+        })
+        .collect::<String>();
+    assert_eq!(stripped, plain);
+}
