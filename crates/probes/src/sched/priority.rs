@@ -357,14 +357,16 @@ mod tests {
     }
 
     /// A SCHED_IDLE job against a hog on its CPU is stopped near its cap, though it may wait
-    /// far longer than the cap for a slice: the measuring thread keeps the cap.
+    /// far longer than the cap for a slice: the measuring thread keeps the cap. The job's
+    /// work takes 200 ms alone, so uncapped it would take many seconds at SCHED_IDLE's share;
+    /// the bound leaves room for other tests that load this CPU while the job exits.
     #[test]
     fn a_starved_job_is_stopped_at_its_cap() {
         let _alone = crate::load_cpus();
         let host: latlab_engine::SharedHost =
             std::sync::Arc::new(latlab_engine::RealHost::default());
         let cpu = host.first_allowed_cpu();
-        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(50)).unwrap();
+        let chunks = calibrate(host.as_ref(), cpu, Duration::from_millis(200)).unwrap();
         let hogs = Condition::Contended.hogs(&host, cpu, Duration::from_secs(10));
         let cap = Duration::from_millis(30);
         for _ in 0..3 {
@@ -379,7 +381,7 @@ mod tests {
             .unwrap();
             let took = started.elapsed();
             assert!(!job.finished || job.completion_ns < 1e9);
-            assert!(took < Duration::from_millis(300), "took {took:?}");
+            assert!(took < Duration::from_secs(2), "took {took:?}");
         }
     }
 
