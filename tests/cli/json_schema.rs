@@ -203,3 +203,31 @@ fn throughputs_carry_bytes_per_second() {
         .find(|r| r.run_name.starts_with("cpu."));
     assert!(latency.is_none_or(|r| r.bytes_per_second.is_none()));
 }
+
+/// `schema/results.schema.json` (generated from the writing types; a unit test keeps it in
+/// step) accepts real output of every probe, and refuses a document that breaks it.
+#[test]
+fn the_repository_schema_accepts_every_probe_and_refuses_a_broken_file() {
+    let _alone = crate::machine_alone();
+    let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/schema/results.schema.json"
+    )))
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--synthetic", "--max-size", "64KiB", "--json", "-"])
+        .assert()
+        .success();
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    document["latlab"]["probes"][0]["results"][0]["summary"]["median"] = "fast".into();
+    document["benchmarks"][0]["real_time"] = serde_json::Value::Null;
+    assert_eq!(validator.iter_errors(&document).count(), 2);
+}

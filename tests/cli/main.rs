@@ -8,6 +8,7 @@ mod browser;
 mod commands;
 mod compare;
 mod fuzz_results;
+mod google_benchmark;
 mod hostile;
 mod json_schema;
 mod real_run;

@@ -5,22 +5,57 @@
 //! repetition (`run_type: iteration`), followed by the `_mean`, `_median`, `_stddev` and `_cv`
 //! aggregates it would print. Beside them, `latlab` holds the whole [`RunRecord`]: methods,
 //! parameters, statistics, raw samples, verdicts, warnings, the environment and the clock.
-//! The document is strict JSON: no figure is NaN or infinite. A Google Benchmark row's
-//! `cpu_time` is the measuring thread's CPU time for that sample; where none was measured it
-//! repeats `real_time`, and `latlab.probes[].results[].cpu_samples_ns` is empty.
+//! The document is strict JSON: no figure is NaN or infinite.
+//!
+//! Which results get Google Benchmark rows, so that its tools (`compare.py`, whose overall
+//! geometric mean takes the logarithm of every repetition's times, and whose U test wants
+//! nine repetitions) never meet a figure they cannot use:
+//! - a result computed from other results (`derived_from`, such as `cpu.branch/difference`)
+//!   has none: its sources have theirs, and it stays in latlab's own section;
+//! - a result with one row per sample (`run_type: iteration`) is timed directly (not a
+//!   slope or difference, whose paired samples can dip below zero in noise), has at least
+//!   [`MIN_REPETITIONS`] samples, every one above zero, each with the measuring thread's CPU
+//!   time for that sample (`cpu_time`), above zero too. These depend on the method, not on
+//!   the figures, so two runs of one suite have the same rows, and `compare.py`'s overall
+//!   geometric mean compares like with like;
+//! - any other result (a slope; fewer samples; events timed on other threads or cut into
+//!   phases, where no CPU time belongs to a sample; the rare timed loop with a sample at or
+//!   below the empty loop's) has its aggregates only, and only when its mean and median are
+//!   above zero. Its aggregate `cpu_time` is 0 where no CPU time was measured: never a copy
+//!   of `real_time`.
+//!
+//! Every sample, CPU times included, is in `latlab.probes[].results[]` whatever rows it got.
 
 use crate::{ExportError, Exporter};
-use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use serde::Serialize;
 
 /// The version of latlab's own part of the document; raised on incompatible changes.
 pub const JSON_SCHEMA_VERSION: u32 = 2;
+/// The fewest samples written as one row each: below it Google Benchmark's `compare.py`
+/// calls its U test unreliable.
+pub const MIN_REPETITIONS: usize = 9;
 /// The Google Benchmark JSON schema version the `context`/`benchmarks` part follows.
 const GOOGLE_BENCHMARK_SCHEMA_VERSION: u32 = 1;
 
 pub struct JsonExporter;
 
-#[derive(Serialize)]
+/// The JSON Schema (draft 2020-12) of the document [`JsonExporter`] writes, generated from
+/// the types that write it; the repository keeps a copy in `schema/results.schema.json`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(Document<'static>);
+    schema.insert("title".into(), "latlab results".into());
+    schema.insert(
+        "description".into(),
+        "A latlab run: Google Benchmark's context and benchmarks (its JSON schema version 1), \
+         and latlab's own record of the run."
+            .into(),
+    );
+    schema.to_value()
+}
+
+/// A latlab results file.
+#[derive(Serialize, schemars::JsonSchema)]
 struct Document<'a> {
     latlab_schema_version: u32,
     context: Context,
@@ -28,7 +63,7 @@ struct Document<'a> {
     latlab: &'a RunRecord,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Context {
     date: String,
     host_name: String,
@@ -42,7 +77,7 @@ struct Context {
     json_schema_version: u32,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Cache {
     #[serde(rename = "type")]
     kind: String,
@@ -51,7 +86,7 @@ struct Cache {
     num_sharing: usize,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Row<'a> {
     name: String,
     family_index: usize,
@@ -139,10 +174,41 @@ fn rows(run: &RunRecord) -> Vec<Row<'_>> {
     rows
 }
 
-/// One row per sample, then the aggregates Google Benchmark would compute over them.
-fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Vec<Row<'_>> {
+/// How a result is written among Google Benchmark's rows (see the module's documentation).
+#[derive(Debug, PartialEq, Eq)]
+enum Rows {
+    SamplesAndAggregates,
+    AggregatesOnly,
+    None,
+}
+
+fn rows_for(result: &BenchResult) -> Rows {
+    let positive = |values: &[f64]| values.iter().all(|&v| v > 0.0);
     let n = result.samples_ns.len();
-    let cpu = |i: usize| result.cpu_samples_ns.get(i).copied();
+    if !result.derived_from.is_empty() {
+        Rows::None
+    } else if result.kind != ResultKind::Derived
+        && n >= MIN_REPETITIONS
+        && result.cpu_samples_ns.len() == n
+        && positive(&result.samples_ns)
+        && positive(&result.cpu_samples_ns)
+    {
+        Rows::SamplesAndAggregates
+    } else if result.summary.median > 0.0 && result.summary.mean > 0.0 {
+        Rows::AggregatesOnly
+    } else {
+        Rows::None
+    }
+}
+
+/// One row per sample, then the aggregates Google Benchmark would compute over them, as
+/// [`rows_for`] allows.
+fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Vec<Row<'_>> {
+    let layout = rows_for(result);
+    if layout == Rows::None {
+        return Vec::new();
+    }
+    let n = result.samples_ns.len();
     let threads = result
         .parameter(latlab_engine::names::key::THREADS)
         .and_then(|t| t.as_u64())
@@ -179,32 +245,48 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         time_unit: "ns",
         bytes_per_second: rate(aggregate.map(|a| a.0), real),
     };
-    let mut rows: Vec<Row> = result
-        .samples_ns
-        .iter()
-        .enumerate()
-        .map(|(i, &real)| {
-            let cpu_time = cpu(i).unwrap_or(real);
-            row(
+    let mut rows: Vec<Row> = Vec::new();
+    if layout == Rows::SamplesAndAggregates {
+        for (i, (&real, &cpu)) in result
+            .samples_ns
+            .iter()
+            .zip(&result.cpu_samples_ns)
+            .enumerate()
+        {
+            rows.push(row(
                 result.name.clone(),
                 "iteration",
                 Some(i),
                 None,
                 result.iterations,
                 real,
-                cpu_time,
-            )
-        })
-        .collect();
+                cpu,
+            ));
+        }
+    }
     let real = latlab_engine::stats::Summary::of(&result.samples_ns);
-    let cpu_summary = latlab_engine::stats::Summary::of(&result.cpu_samples_ns);
+    let cpu = latlab_engine::stats::Summary::of(&result.cpu_samples_ns);
     if let Some(real) = real {
-        let cpu = cpu_summary.unwrap_or_else(|| real.clone());
+        // Without CPU times, 0: not measured.
+        let cpu_of = |f: fn(&latlab_engine::stats::Summary) -> Option<f64>| match &cpu {
+            Some(cpu) => f(cpu),
+            None => Some(0.0),
+        };
         let aggregates = [
-            ("mean", "time", Some(real.mean), Some(cpu.mean)),
-            ("median", "time", Some(real.median), Some(cpu.median)),
-            ("stddev", "time", Some(real.stddev), Some(cpu.stddev)),
-            ("cv", "percentage", real.cv, cpu.cv),
+            ("mean", "time", Some(real.mean), cpu_of(|s| Some(s.mean))),
+            (
+                "median",
+                "time",
+                Some(real.median),
+                cpu_of(|s| Some(s.median)),
+            ),
+            (
+                "stddev",
+                "time",
+                Some(real.stddev),
+                cpu_of(|s| Some(s.stddev)),
+            ),
+            ("cv", "percentage", real.cv, cpu_of(|s| s.cv)),
         ];
         for (name, unit, real_value, cpu_value) in aggregates {
             if let (Some(real_value), Some(cpu_value)) = (real_value, cpu_value) {
@@ -221,4 +303,73 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directly timed result with `n` samples of `value` ns, with CPU times or without.
+    fn timed(n: usize, value: f64, cpu: bool) -> BenchResult {
+        let cpu_samples = if cpu { vec![value; n] } else { Vec::new() };
+        let mut result =
+            BenchResult::derived("p/x", "m", vec![value; n], cpu_samples, Vec::new()).unwrap();
+        result.kind = ResultKind::TimedLoop;
+        result
+    }
+
+    #[test]
+    fn the_repository_keeps_the_generated_schema() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schema/results.schema.json");
+        let generated = serde_json::to_string_pretty(&json_schema()).unwrap() + "\n";
+        if std::env::var_os("LATLAB_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == generated,
+            "{} differs from the types that write the JSON: rewrite it with \
+             LATLAB_WRITE_SCHEMA=1 cargo test -p latlab-report schema, and raise \
+             JSON_SCHEMA_VERSION if the change is incompatible",
+            path.display()
+        );
+    }
+
+    fn kinds(result: &BenchResult) -> Vec<(&'static str, f64, f64)> {
+        result_rows(result, 0, 0)
+            .iter()
+            .map(|r| (r.run_type, r.real_time, r.cpu_time))
+            .collect()
+    }
+
+    #[test]
+    fn only_rows_compare_py_can_use_are_written() {
+        // Timed, enough samples, CPU times: a row per sample, then four aggregates.
+        let rows = kinds(&timed(9, 5.0, true));
+        assert_eq!(rows.len(), 13);
+        assert!(rows[..9].iter().all(|r| *r == ("iteration", 5.0, 5.0)));
+        // Too few samples, or no CPU time: aggregates only, CPU time 0 (not measured).
+        assert!(
+            kinds(&timed(8, 5.0, true))
+                .iter()
+                .all(|r| r.0 == "aggregate")
+        );
+        let no_cpu = kinds(&timed(30, 5.0, false));
+        assert_eq!(no_cpu.len(), 4);
+        assert!(no_cpu.iter().all(|r| r.0 == "aggregate" && r.2 == 0.0));
+        // A slope: aggregates only, even when every sample is above zero.
+        let mut slope = timed(30, 5.0, true);
+        slope.kind = ResultKind::Derived;
+        assert!(kinds(&slope).iter().all(|r| r.0 == "aggregate"));
+        // A sample at zero: aggregates; a median at or below zero, or a difference of other
+        // results: nothing.
+        let mut dip = timed(30, 5.0, true);
+        dip.samples_ns[3] = -1.0;
+        assert!(kinds(&dip).iter().all(|r| r.0 == "aggregate"));
+        assert!(kinds(&timed(30, -2.0, true)).is_empty());
+        let mut difference = timed(30, 5.0, true);
+        difference.derived_from = vec!["p/a".into(), "p/b".into()];
+        assert!(kinds(&difference).is_empty());
+    }
 }

@@ -33,7 +33,7 @@ pub use crate::csv::CsvExporter;
 pub use comparison::comparison_sentence;
 pub use headline::HeadlineExporter;
 pub use html::{HtmlExporter, benchmarks_html_page, html_page};
-pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
+pub use json::{JSON_SCHEMA_VERSION, JsonExporter, json_schema};
 pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use printable::printable;

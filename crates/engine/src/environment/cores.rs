@@ -11,7 +11,7 @@ use super::sysfs::{parse_cpu_list, read_trimmed};
 use serde::{Deserialize, Serialize};
 
 /// CPUs that the kernel describes alike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreClass {
     pub cpus: Vec<usize>,
     /// `performance` or `efficiency` on x86 hybrid parts.

@@ -4,7 +4,7 @@ use super::sysfs::read_trimmed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuInfo {
     pub model: String,
     /// Online logical CPUs.

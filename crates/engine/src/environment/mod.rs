@@ -24,7 +24,7 @@ pub use sysfs::{kib_field, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 
 /// The machine, its kernel and the build that measured it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Environment {
     pub host_name: String,
     pub os: String,
