@@ -53,6 +53,10 @@ pub enum Command {
     List,
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
     Env(EnvArgs),
+    /// Print a shell completion script: `latlab completions bash > ~/.local/share/bash-completion/completions/latlab`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand into a directory.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -228,6 +232,21 @@ pub struct EnvArgs {
     /// Describe the imaginary machine of --synthetic runs instead of this one.
     #[arg(long, hide = true)]
     pub synthetic: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write latlab.1 and latlab-SUBCOMMAND.1 into this existing directory instead of
+    /// printing latlab.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// The smallest --max-size: a few lines in a page.

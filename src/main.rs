@@ -4,7 +4,8 @@
 //! subcommand into a plan (every refusal happens there), and `main` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
 //! the exporters (crates/report); `results_files` renders `report` and `compare` from
-//! results files; `list` and `env_report` print the registry and the environment.
+//! results files; `list` and `env_report` print the registry and the environment;
+//! `shell_docs` generates completions and man pages from `cli`.
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +15,7 @@ mod list;
 mod plan;
 mod results_files;
 mod run;
+mod shell_docs;
 mod terminal;
 
 use clap::Parser;
@@ -57,6 +59,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             env_report::print(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Completions(args)) => {
+            shell_docs::completions(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man(args)) => {
+            plan::man(&args)?;
+            shell_docs::man(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -72,7 +83,8 @@ fn run_probes(plan: plan::RunPlan) -> anyhow::Result<ExitCode> {
 }
 
 /// Help and version go to standard output with status 0; errors become one line on standard
-/// error with status 2.
+/// error with status 2: clap's own message and its tip ("a similar argument exists"), then
+/// the help of the subcommand that was being parsed.
 fn report_clap_error(error: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
@@ -83,12 +95,34 @@ fn report_clap_error(error: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let rendered = error.render().to_string();
-    let first = rendered
+    let mut parts: Vec<&str> = rendered
         .lines()
-        .next()
-        .unwrap_or("error: invalid arguments");
-    eprintln!("{first}; see `latlab --help`");
+        .take(1)
+        .chain(
+            rendered
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("tip:") || l.starts_with("[possible values:")),
+        )
+        .collect();
+    if parts.is_empty() {
+        parts.push("error: invalid arguments");
+    }
+    let help = match subcommand_named(std::env::args().skip(1)) {
+        Some(name) => format!("see `latlab {name} --help`"),
+        None => "see `latlab --help`".to_string(),
+    };
+    eprintln!("{}; {help}", parts.join("; "));
     ExitCode::from(2)
+}
+
+/// The subcommand among the arguments: the first argument that names one.
+fn subcommand_named(args: impl Iterator<Item = String>) -> Option<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    args.take_while(|a| a != "--")
+        .find(|a| names.contains(&a.as_str()))
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

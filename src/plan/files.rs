@@ -3,13 +3,24 @@
 //! is one line and status 2 before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, ReportArgs, TerminalArgs};
+use crate::cli::{CompareArgs, ManArgs, ReportArgs, TerminalArgs};
 use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
 use latlab_report::OutputTarget;
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
 use std::path::{Path, PathBuf};
+
+/// `latlab man --dir DIR`: the directory must exist (the pages are written into it).
+pub fn man(args: &ManArgs) -> Result<(), UsageError> {
+    match &args.dir {
+        Some(dir) if !dir.is_dir() => Err(UsageError(format!(
+            "--dir {}: not a directory; create it first, or leave --dir out to print latlab.1",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// `latlab report`: the run to render and where the page goes.
 pub struct ReportPlan {

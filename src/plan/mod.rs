@@ -4,7 +4,7 @@
 
 mod files;
 
-pub use files::{ComparePlan, ReportPlan, compare, report};
+pub use files::{ComparePlan, ReportPlan, compare, man, report};
 
 use crate::cli::{RunArgs, SuiteArg};
 use crate::terminal::{Stream, terminal};

@@ -52,6 +52,58 @@ fn env_describes_this_machine_as_json() {
 }
 
 #[test]
+fn completions_and_man_pages_come_from_the_command_line_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = |args: &[&str]| {
+        let output = latlab(dir.path()).args(args).assert().success();
+        String::from_utf8(output.get_output().stdout.clone()).unwrap()
+    };
+    let bash = stdout(&["completions", "bash"]);
+    assert!(bash.contains("complete -F _latlab"), "{bash}");
+    for word in ["--only", "--fail-if-slower", "--save-baseline", "compare"] {
+        assert!(
+            bash.contains(word),
+            "{word} missing from the bash completions"
+        );
+    }
+    assert!(stdout(&["completions", "zsh"]).starts_with("#compdef latlab"));
+    assert!(stdout(&["completions", "fish"]).contains("complete -c latlab"));
+    let page = stdout(&["man"]);
+    assert!(
+        page.contains(".TH latlab 1") && page.contains("\\-\\-only"),
+        "{page}"
+    );
+    std::fs::create_dir(dir.path().join("man")).unwrap();
+    stdout(&["man", "--dir", "man"]);
+    let pages = crate::files_in(&dir.path().join("man"));
+    for page in [
+        "latlab.1",
+        "latlab-run.1",
+        "latlab-compare.1",
+        "latlab-completions.1",
+    ] {
+        assert!(
+            pages.iter().any(|p| p == page),
+            "{page} missing from {pages:?}"
+        );
+    }
+}
+
+#[test]
+fn a_mistyped_argument_keeps_clap_tip_and_points_at_the_subcommand_help() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args(["compare", "a.json", "b.json", "--treshold", "3"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: unexpected argument '--treshold' found; tip: a similar argument exists: \
+             '--threshold'; see `latlab compare --help`\n",
+        );
+}
+
+#[test]
 fn help_documents_the_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     latlab(dir.path())
