@@ -49,8 +49,8 @@ pub enum Command {
     /// each difference is larger than the noise (Mann–Whitney U test).
     #[command(after_help = COMPARE_EXIT_CODES)]
     Compare(CompareArgs),
-    /// List every probe with its one-line method.
-    List,
+    /// List every probe with its one-line method, timing and result names.
+    List(ListArgs),
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
     Env(EnvArgs),
     /// Print a shell completion script: `latlab completions bash > ~/.local/share/bash-completion/completions/latlab`.
@@ -72,10 +72,13 @@ pub struct RunArgs {
     /// Which suite: its sample count, sample length and time budget.
     #[arg(long, value_enum, default_value_t = SuiteArg::Quick)]
     pub suite: SuiteArg,
-    /// Run only probes whose id matches this regular expression (e.g. 'clock|cpu').
+    /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
+    /// it matches result names instead ('cpu.branch/random|level/L[12]$'), and only the
+    /// results it matches are kept (`latlab list` shows them).
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,
-    /// Leave out probes whose id matches this regular expression.
+    /// Leave out probes whose id matches this regular expression; with a '/' it leaves out
+    /// the results whose names it matches ('/mispredict').
     #[arg(long, value_name = "PATTERN")]
     pub skip: Option<String>,
     /// Directory for results.json, report.html and the plots (created if its parent exists)
@@ -232,6 +235,13 @@ pub struct EnvArgs {
     /// Describe the imaginary machine of --synthetic runs instead of this one.
     #[arg(long, hide = true)]
     pub synthetic: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON: an array of probes, each with its id, method, timing and results.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -51,8 +51,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Compare(args)) => results_files::compare(&plan::compare(&args)?),
-        Some(Command::List) => {
-            list::print()?;
+        Some(Command::List(args)) => {
+            list::print(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Env(args)) => {

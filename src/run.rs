@@ -274,7 +274,10 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
         (probe.run)(&mut probe_context(runner, plan))
     }));
     let (status, results): (ProbeStatus, Vec<BenchResult>) = match outcome {
-        Ok(Ok(results)) => (ProbeStatus::Ok, results),
+        Ok(Ok(mut results)) => {
+            plan.selection.retain(probe.id, &mut results);
+            (ProbeStatus::Ok, results)
+        }
         Ok(Err(ProbeError::Interrupted(_))) => (ProbeStatus::Interrupted, Vec::new()),
         Ok(Err(ProbeError::Failed(reason))) => (ProbeStatus::Failed { reason }, Vec::new()),
         Ok(Err(ProbeError::Skipped(reason))) => (ProbeStatus::Skipped { reason }, Vec::new()),

@@ -3,6 +3,9 @@
 //! measured or written, so bad input never leaves a partial file behind.
 
 mod files;
+mod selection;
+
+pub use selection::Selection;
 
 pub use files::{ComparePlan, ReportPlan, compare, man, report};
 
@@ -16,7 +19,6 @@ use latlab_probes::{
 };
 use latlab_report::OutputTarget;
 use latlab_report::terminal::Terminal;
-use regex::Regex;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -66,6 +68,8 @@ pub struct RunPlan {
     pub host: SharedHost,
     pub suite: Suite,
     pub probes: Vec<&'static ProbeSpec>,
+    /// Which of their results are kept (`--only`/`--skip` by result name).
+    pub selection: Selection,
     pub config: Config,
     pub outputs: Outputs,
     pub memory: MemoryOptions,
@@ -138,7 +142,8 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     if let Some(cpu) = args.pin {
         check_cpu(host.as_ref(), cpu)?;
     }
-    let probes = select_probes(family, args.only.as_deref(), args.skip.as_deref())?;
+    let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
+    let probes = select_probes(family, &selection)?;
     let mut notes = Vec::new();
     let memory = MemoryOptions {
         max_size_bytes: max_size(host.as_ref(), args.max_size, &probes, &mut notes)?,
@@ -175,6 +180,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         host,
         suite,
         probes,
+        selection,
         config,
         terminal: terminal(&args.terminal, table_stream),
         baseline,
@@ -257,20 +263,19 @@ fn largest_fitting(available: u64) -> u64 {
 
 fn select_probes(
     family: Option<&str>,
-    only: Option<&str>,
-    skip: Option<&str>,
+    selection: &Selection,
 ) -> Result<Vec<&'static ProbeSpec>, UsageError> {
-    let only = only.map(|p| pattern("--only", p)).transpose()?;
-    let skip = skip.map(|p| pattern("--skip", p)).transpose()?;
     let selected: Vec<&'static ProbeSpec> = PROBES
         .iter()
         .filter(|probe| family.is_none_or(|prefix| probe.id.starts_with(prefix)))
-        .filter(|probe| only.as_ref().is_none_or(|re| re.is_match(probe.id)))
-        .filter(|probe| skip.as_ref().is_none_or(|re| !re.is_match(probe.id)))
+        .filter(|probe| selection.runs(probe))
         .collect();
     if selected.is_empty() {
-        let what = match (only, skip) {
-            (Some(only), None) => format!("--only '{only}' matches no probe"),
+        let what = match (selection.only(), selection.skip()) {
+            (Some(only), None) if only.contains('/') => {
+                format!("--only '{only}' matches no result name")
+            }
+            (Some(only), None) => format!("--only '{only}' matches no probe id"),
             (None, Some(skip)) => format!("--skip '{skip}' leaves no probe"),
             (Some(only), Some(skip)) => {
                 format!("--only '{only}' with --skip '{skip}' leaves no probe")
@@ -278,20 +283,10 @@ fn select_probes(
             (None, None) => "there are no probes".to_string(),
         };
         return Err(UsageError(format!(
-            "{what}; `latlab list` shows the probe ids"
+            "{what}; `latlab list` shows the probe ids and their results"
         )));
     }
     Ok(selected)
-}
-
-fn pattern(flag: &str, text: &str) -> Result<Regex, UsageError> {
-    Regex::new(text).map_err(|e| {
-        let detail = e.to_string();
-        let reason = detail.lines().last().unwrap_or("invalid").trim();
-        UsageError(format!(
-            "{flag} '{text}' is not a valid regular expression ({reason}); for example 'clock|cpu'"
-        ))
-    })
 }
 
 fn check_cpu(host: &dyn Host, cpu: usize) -> Result<(), UsageError> {
@@ -511,22 +506,31 @@ fn parent_or_current(path: &Path) -> &Path {
 mod tests {
     use super::*;
 
+    fn select(
+        family: Option<&str>,
+        only: Option<&str>,
+        skip: Option<&str>,
+    ) -> Result<Vec<&'static ProbeSpec>, String> {
+        let selection = Selection::new(only, skip).map_err(|e| e.0)?;
+        select_probes(family, &selection).map_err(|e| e.0)
+    }
+
     #[test]
     fn patterns_select_by_id() {
-        let clock = select_probes(None, Some("^clock\\."), None).unwrap();
+        let clock = select(None, Some("^clock\\."), None).unwrap();
         assert!(!clock.is_empty() && clock.iter().all(|p| p.id.starts_with("clock.")));
-        let rest = select_probes(None, None, Some("clock")).unwrap();
+        let rest = select(None, None, Some("clock")).unwrap();
         assert!(rest.iter().all(|p| !p.id.contains("clock")));
         assert_eq!(clock.len() + rest.len(), PROBES.len());
     }
 
     #[test]
     fn a_family_narrows_the_selection() {
-        let memory = select_probes(Some("mem."), None, None).unwrap();
+        let memory = select(Some("mem."), None, None).unwrap();
         assert!(memory.iter().all(|p| p.id.starts_with("mem.")));
-        let latency = select_probes(Some("mem."), Some("latency"), None).unwrap();
+        let latency = select(Some("mem."), Some("latency"), None).unwrap();
         assert_eq!(latency.len(), 1);
-        assert!(select_probes(Some("mem."), Some("^cpu"), None).is_err());
+        assert!(select(Some("mem."), Some("^cpu"), None).is_err());
     }
 
     #[test]
@@ -538,11 +542,9 @@ mod tests {
 
     #[test]
     fn unknown_and_invalid_patterns_are_refused_in_one_line() {
-        let unknown = select_probes(None, Some("no-such-probe"), None)
-            .unwrap_err()
-            .0;
+        let unknown = select(None, Some("no-such-probe"), None).unwrap_err();
         assert!(unknown.contains("matches no probe") && unknown.contains("latlab list"));
-        let invalid = select_probes(None, Some("clock("), None).unwrap_err().0;
+        let invalid = select(None, Some("clock("), None).unwrap_err();
         assert!(
             invalid.contains("not a valid regular expression"),
             "{invalid}"

@@ -36,7 +36,11 @@ fn refused_in(dir: &Path, args: &[&str], expected: &str) {
 fn an_unknown_probe_pattern() {
     refused(
         &["run", "--synthetic", "--only", "nosuch"],
-        "matches no probe; `latlab list`",
+        "--only 'nosuch' matches no probe id; `latlab list` shows the probe ids",
+    );
+    refused(
+        &["run", "--synthetic", "--only", "cpu.branch/nosuch"],
+        "--only 'cpu.branch/nosuch' matches no result name; `latlab list`",
     );
     refused(&["run", "--synthetic", "--skip", "."], "leaves no probe");
 }

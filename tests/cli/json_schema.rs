@@ -3,6 +3,7 @@
 
 use crate::latlab;
 use latlab_engine::model::{ProbeStatus, ResultKind, RunRecord};
+use latlab_probes::result_names::template_regex;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -207,7 +208,7 @@ fn throughputs_carry_bytes_per_second() {
 /// `schema/results.schema.json` (generated from the writing types; a unit test keeps it in
 /// step) accepts real output of every probe, and refuses a document that breaks it.
 #[test]
-fn the_repository_schema_accepts_every_probe_and_refuses_a_broken_file() {
+fn a_run_of_every_probe_fits_the_schema_and_its_listed_result_names() {
     let _alone = crate::machine_alone();
     let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -227,7 +228,35 @@ fn the_repository_schema_accepts_every_probe_and_refuses_a_broken_file() {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+    every_result_is_named_as_its_probe_lists(&document);
     document["latlab"]["probes"][0]["results"][0]["summary"]["median"] = "fast".into();
     document["benchmarks"][0]["real_time"] = serde_json::Value::Null;
     assert_eq!(validator.iter_errors(&document).count(), 2);
+}
+
+/// Each result's name matches one of the templates its probe lists (`latlab list`), which
+/// `--only` and `--skip` rely on to decide which probes to run.
+fn every_result_is_named_as_its_probe_lists(document: &serde_json::Value) {
+    let probes = document["latlab"]["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), latlab_probes::PROBES.len());
+    let mut checked = 0;
+    for probe in probes {
+        let id = probe["id"].as_str().unwrap();
+        let spec = latlab_probes::PROBES.iter().find(|p| p.id == id).unwrap();
+        let templates: Vec<regex::Regex> = spec
+            .results
+            .iter()
+            .map(|t| regex::Regex::new(&template_regex(t).unwrap()).unwrap())
+            .collect();
+        for result in probe["results"].as_array().unwrap() {
+            let name = result["name"].as_str().unwrap();
+            assert!(
+                templates.iter().any(|t| t.is_match(name)),
+                "{name} matches none of {:?}",
+                spec.results
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} results");
 }

@@ -254,3 +254,46 @@ fn plots_go_into_the_results_directory() {
     let svg = std::fs::read_to_string(dir.path().join("res/mem-memcpy.svg")).unwrap();
     assert!(svg.contains("ns per byte") && svg.contains("derivative of the minimum"));
 }
+
+#[test]
+fn only_and_skip_select_results_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |only: &str, skip: &str| {
+        let output = latlab(dir.path())
+            .args(["run", "--synthetic", "--max-size", "64KiB", "--json", "-"])
+            .args(["--only", only, "--skip", skip])
+            .assert()
+            .success();
+        let doc: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+        doc["latlab"]["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|probe| {
+                let results: Vec<String> = probe["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["name"].as_str().unwrap().to_string())
+                    .collect();
+                (probe["id"].as_str().unwrap().to_string(), results)
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        run("cpu.branch/random|mem.memcpy/1KiB$", "^clock"),
+        [
+            (
+                "cpu.branch".to_string(),
+                vec!["cpu.branch/random".to_string()]
+            ),
+            (
+                "mem.memcpy".to_string(),
+                vec!["mem.memcpy/1KiB".to_string()]
+            ),
+        ]
+    );
+    let branch = run("cpu.branch", "/(mispredict|difference)");
+    assert_eq!(branch.len(), 1);
+    assert_eq!(branch[0].1, ["cpu.branch/random", "cpu.branch/predictable"]);
+}

@@ -14,6 +14,7 @@ mod mem;
 mod peer;
 mod proc;
 mod random;
+pub mod result_names;
 mod sched;
 pub mod stability;
 mod syscall;
@@ -141,6 +142,10 @@ pub struct ProbeSpec {
     /// How measured time becomes the probe's figures (see [`timing`]), as `latlab list`
     /// states it.
     pub timing: &'static str,
+    /// The names of the results it produces, each `{placeholder}` standing for a value
+    /// ([`result_names`] says which): `mem.latency/random/{size}`. `--only` and `--skip`
+    /// match them; a test checks every result of a run against them.
+    pub results: &'static [&'static str],
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
 }
 

@@ -14,6 +14,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.read",
     method: "latlab's clock read back to back (cost) and its smallest non-zero step (resolution)",
     timing: "the read's cost: calibrated loops less the empty loop (reads fenced with lfence do not overlap it); the resolution: consecutive reads, each step on its own",
+    results: &["clock.read/cost", "clock.read/resolution"],
     run,
 };
 

@@ -12,6 +12,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.vdso",
     method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["clock.vdso/monotonic"],
     run,
 };
 

@@ -23,6 +23,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.branch",
     method: "a data-dependent conditional jump on a random vs an alternating 0/1 pattern",
     timing: "the difference of two calibrated loops (unpredictable minus predictable branches): the loop's cost cancels",
+    results: &[
+        "cpu.branch/random",
+        "cpu.branch/predictable",
+        "cpu.branch/difference",
+        "cpu.branch/mispredict",
+    ],
     run,
 };
 

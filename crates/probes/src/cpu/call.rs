@@ -18,6 +18,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.call",
     method: "direct call to an empty non-inlined function and its return",
     timing: crate::timing::SLOPE,
+    results: &["cpu.call/empty"],
     run,
 };
 

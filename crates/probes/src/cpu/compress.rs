@@ -15,6 +15,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.compress",
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["cpu.compress/snappy-{size}"],
     run,
 };
 

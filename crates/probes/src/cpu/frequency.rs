@@ -12,6 +12,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.frequency",
     method: "the core clock from a chain of dependent one-cycle register additions",
     timing: crate::timing::SLOPE,
+    results: &["cpu.frequency/cycle"],
     run,
 };
 

@@ -24,6 +24,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.cold",
     method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["file.cold/random-{size}", "file.cold/sequential/{size}"],
     run,
 };
 

@@ -24,6 +24,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.read",
     method: "open+read+close of a whole cached file vs pread on an open descriptor, 1 B … 10 MiB",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &[
+        "file.read/open-read-close/{size}",
+        "file.read/pread/{size}",
+        "file.read/open-close",
+        "file.read/per-byte",
+    ],
     run,
 };
 

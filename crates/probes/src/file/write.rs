@@ -18,6 +18,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.write",
     method: "create+write(+fsync)+close then unlink of a new file, 0 B … 10 MiB; fsync of a 4 KiB change",
     timing: crate::timing::EVENTS,
+    results: &[
+        "file.write/no-fsync/{size}/create-write-close",
+        "file.write/no-fsync/{size}/unlink",
+        "file.write/fsync/{size}/create-write-fsync-close",
+        "file.write/fsync/{size}/unlink",
+        "file.write/fsync-alone/{size}",
+    ],
     run,
 };
 

@@ -22,6 +22,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.throughput",
     method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &[
+        "ipc.throughput/pipe/{size}",
+        "ipc.throughput/unix-stream/{size}",
+        "ipc.throughput/unix-dgram/{size}",
+        "ipc.throughput/eventfd-shm/{size}",
+        "ipc.throughput/tcp/{size}",
+    ],
     run,
 };
 

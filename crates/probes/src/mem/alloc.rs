@@ -15,6 +15,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.alloc",
     method: "heap allocation and free of one small block (16 B, 128 B, 1 KiB) through malloc",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["mem.alloc/{size}"],
     run,
 };
 

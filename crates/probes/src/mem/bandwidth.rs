@@ -30,6 +30,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "read, write and modify passes over 64-bit elements, every element and every 4th, by \
              working-set size; all CPUs at the largest",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &[
+        "mem.bandwidth/read/all/{size}",
+        "mem.bandwidth/read/every4th/{size}",
+        "mem.bandwidth/write/all/{size}",
+        "mem.bandwidth/write/every4th/{size}",
+        "mem.bandwidth/modify/all/{size}",
+        "mem.bandwidth/modify/every4th/{size}",
+        "mem.bandwidth/read/all/{size}/all-cpus",
+        "mem.bandwidth/read/every4th/{size}/all-cpus",
+        "mem.bandwidth/write/all/{size}/all-cpus",
+        "mem.bandwidth/write/every4th/{size}/all-cpus",
+        "mem.bandwidth/modify/all/{size}/all-cpus",
+        "mem.bandwidth/modify/every4th/{size}/all-cpus",
+    ],
     run,
 };
 

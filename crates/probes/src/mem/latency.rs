@@ -40,6 +40,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
     method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
     timing: "up to the second-level cache, the slope between 16 and 32 loads per call; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
+    results: &[
+        "mem.latency/random/{size}",
+        "mem.latency/pagegroups/{size}",
+        "mem.latency/sequential/{size}",
+        "mem.latency/stride/{size}",
+        "mem.latency/level/{level}",
+    ],
     run,
 };
 

@@ -26,6 +26,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "one memcpy between page-aligned buffers by size, 1 B to the largest working set; \
              minimum, median and derivative",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["mem.memcpy/{size}"],
     run,
 };
 

@@ -26,6 +26,14 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.pipe",
     method: "one byte through a pipe within a process, and back and forth between two: the context switch",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &[
+        "proc.pipe/pinned/write-read",
+        "proc.pipe/pinned/round-trip",
+        "proc.pipe/pinned/switch",
+        "proc.pipe/unpinned/write-read",
+        "proc.pipe/unpinned/round-trip",
+        "proc.pipe/unpinned/switch",
+    ],
     run,
 };
 

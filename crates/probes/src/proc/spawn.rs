@@ -25,6 +25,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.spawn",
     method: "fork + _exit + wait, fork + exec of `true` + wait, posix_spawn of `true` + wait",
     timing: crate::timing::EVENTS,
+    results: &[
+        "proc.spawn/fork",
+        "proc.spawn/fork-exec",
+        "proc.spawn/posix-spawn",
+    ],
     run,
 };
 

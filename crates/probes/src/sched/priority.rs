@@ -34,6 +34,23 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.priority",
     method: "a fixed CPU-bound job at nice 0/19, SCHED_IDLE (full suite: also SCHED_BATCH, uclamp): alone, against a hog, all CPUs loaded",
     timing: crate::timing::EVENTS,
+    results: &[
+        "sched.priority/alone/nice0",
+        "sched.priority/alone/nice19",
+        "sched.priority/alone/batch",
+        "sched.priority/alone/idle",
+        "sched.priority/alone/uclamp-max-25",
+        "sched.priority/contended/nice0",
+        "sched.priority/contended/nice19",
+        "sched.priority/contended/batch",
+        "sched.priority/contended/idle",
+        "sched.priority/contended/uclamp-max-25",
+        "sched.priority/loaded/nice0",
+        "sched.priority/loaded/nice19",
+        "sched.priority/loaded/batch",
+        "sched.priority/loaded/idle",
+        "sched.priority/loaded/uclamp-max-25",
+    ],
     run,
 };
 

@@ -19,6 +19,18 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.wakeup",
     method: "clock_nanosleep to absolute times 1 ms apart, lateness per class, alone and against a hog",
     timing: crate::timing::EVENTS,
+    results: &[
+        "sched.wakeup/alone/nice0",
+        "sched.wakeup/alone/nice19",
+        "sched.wakeup/alone/batch",
+        "sched.wakeup/alone/idle",
+        "sched.wakeup/alone/fifo",
+        "sched.wakeup/contended/nice0",
+        "sched.wakeup/contended/nice19",
+        "sched.wakeup/contended/batch",
+        "sched.wakeup/contended/idle",
+        "sched.wakeup/contended/fifo",
+    ],
     run,
 };
 

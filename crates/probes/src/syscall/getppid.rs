@@ -12,6 +12,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "syscall.getppid",
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["syscall.getppid/getppid"],
     run,
 };
 

@@ -16,6 +16,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.atomic",
     method: "atomic fetch_add on one word, alone and against a second CPU doing the same",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["thread.atomic/uncontended", "thread.atomic/contended"],
     run,
 };
 

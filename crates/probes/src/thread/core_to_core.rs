@@ -42,6 +42,14 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.core_to_core",
     method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
     timing: "batches of round trips timed as one, less the empty loop (a round trip is hundreds of cycles), halved for one way",
+    results: &[
+        "thread.core_to_core/one-way/cas/{cpu}-{cpu}",
+        "thread.core_to_core/one-way/rw/{cpu}-{cpu}",
+        "thread.core_to_core/one-way/cas/all-pairs",
+        "thread.core_to_core/one-way/rw/all-pairs",
+        "thread.core_to_core/round-trip/cas/all-pairs",
+        "thread.core_to_core/round-trip/rw/all-pairs",
+    ],
     run,
 };
 

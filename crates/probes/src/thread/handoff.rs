@@ -23,6 +23,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.handoff",
     method: "two threads posting each other's futex semaphore: time per hand-off",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["thread.handoff/same-cpu", "thread.handoff/two-cpus"],
     run,
 };
 

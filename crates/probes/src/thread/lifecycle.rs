@@ -31,6 +31,15 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.lifecycle",
     method: "pthread_create of an empty procedure + pthread_join, timestamped: create, start, exit, join",
     timing: crate::timing::EVENTS,
+    results: &[
+        "thread.lifecycle/total",
+        "thread.lifecycle/create",
+        "thread.lifecycle/start",
+        "thread.lifecycle/run",
+        "thread.lifecycle/finish",
+        "thread.lifecycle/exit",
+        "thread.lifecycle/join",
+    ],
     run,
 };
 

@@ -19,6 +19,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.mutex",
     method: "lock + increment + unlock of std::sync::Mutex and pthread_mutex_t, alone and against a second CPU",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &[
+        "thread.mutex/std/uncontended",
+        "thread.mutex/std/contended",
+        "thread.mutex/pthread/uncontended",
+        "thread.mutex/pthread/contended",
+    ],
     run,
 };
 

@@ -23,6 +23,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.pool",
     method: "16 jobs a round on 16 workers (and on one worker per CPU) woken by semaphores: time per job",
     timing: crate::timing::LESS_EMPTY_LOOP,
+    results: &["thread.pool/job-alone", "thread.pool/workers-{n}"],
     run,
 };
 

@@ -49,6 +49,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.latency",
     method: "request/reply round trips per client/server pair, normal and SCHED_FIFO, against a deadline",
     timing: crate::timing::EVENTS,
+    results: &[
+        "ipc.latency/pair{n}/other",
+        "ipc.latency/pair{n}/fifo",
+        "ipc.latency/priority-inheritance",
+    ],
     run,
 };
 
