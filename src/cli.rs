@@ -73,7 +73,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = SuiteArg::Quick)]
     pub suite: SuiteArg,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
-    /// it matches result names instead ('cpu.branch/random|level/L[12]$'), and only the
+    /// it matches result names instead (`cpu.branch/random|level/L[12]$`), and only the
     /// results it matches are kept (`latlab list` shows them).
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,

@@ -13,6 +13,7 @@ mod cli;
 mod env_report;
 mod list;
 mod plan;
+mod progress;
 mod results_files;
 mod run;
 mod shell_docs;

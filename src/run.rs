@@ -2,8 +2,8 @@
 //! rewrite every file output after each probe so that a crash or Ctrl-C loses nothing.
 
 use crate::plan::RunPlan;
+use crate::progress::Progress;
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use latlab_engine::analysis::moved_between;
 use latlab_engine::isolation::{LockRefused, RT_PAUSE, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
@@ -51,8 +51,15 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
     let mut unwritten = Unwritten::default();
-    let progress = progress_bar(plan.probes.len(), plan.terminal.detail);
-    progress.set_message("stability check");
+    let progress = Progress::new(
+        &plan.probes,
+        plan.suite,
+        std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,
+    );
+    if let Some(listener) = progress.listener() {
+        runner.listen(listener);
+    }
+    progress.stability_check("stability check");
     let mut interrupted = match reference_figures(&mut runner, &plan) {
         Ok(references) => {
             record.stability = references.into_iter().map(started_check).collect();
@@ -64,19 +71,19 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
             false
         }
     };
-    for probe in &plan.probes {
+    for (index, probe) in plan.probes.iter().enumerate() {
         if interrupted {
             break;
         }
-        progress.set_message(probe.id);
+        progress.probe_started(index, probe.id);
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
         record.probes.push(outcome);
         write_rewritable(&plan, &record, &mut unwritten);
-        progress.inc(1);
+        progress.probe_finished();
     }
     if !interrupted && !record.stability.is_empty() {
-        progress.set_message("stability check, again");
+        progress.stability_check("stability check, again");
         match reference_figures(&mut runner, &plan) {
             Ok(references) => finish_checks(&mut record, references),
             Err(ProbeError::Interrupted(_)) => interrupted = true,
@@ -86,7 +93,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         }
     }
     record.notes.extend(advice::stability(&record));
-    progress.finish_and_clear();
+    progress.finish();
 
     record.load_avg_after = host.load_average();
     record.complete = !interrupted;
@@ -482,20 +489,6 @@ fn print_against_baseline(
         write_output(&OutputTarget::Stdout, &text)?;
     }
     Ok(())
-}
-
-/// Progress on standard error, only when it is a terminal and the run is not quiet.
-fn progress_bar(probes: usize, detail: Detail) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || detail == Detail::Quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(probes as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed})")
-            .expect("a valid template"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
 }
 
 #[cfg(test)]

@@ -43,5 +43,5 @@ pub use clock::{Clock, ClockInfo, ClockKind};
 pub use config::{Config, Interrupted, MIN_SAMPLES};
 pub use host::{Host, RealHost, SharedHost, SyntheticHost};
 pub use model::{BenchResult, Verdict, Warning};
-pub use runner::Runner;
+pub use runner::{Listener, Runner};
 pub use usage::thread_cpu_ns;

@@ -19,7 +19,13 @@ pub struct Runner {
     /// Set by a probe's own watchdog (a peer process died or hung): stops the benchmark at
     /// the next sample as Ctrl-C does. See [`Runner::with_abort`].
     abort: Option<Arc<AtomicBool>>,
+    /// Told the name of each measurement as it begins (see [`Runner::listen`]).
+    listener: Option<Listener>,
 }
+
+/// Told the name of each measurement as it begins, for a progress display: the first name of
+/// a group measured together, or of events timed elsewhere when they are recorded.
+pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl Runner {
     /// A runner on this machine, its best clock detected and calibrated now (about 40 ms).
@@ -34,6 +40,18 @@ impl Runner {
             host,
             config,
             abort: None,
+            listener: None,
+        }
+    }
+
+    /// Tells `listener` the name of each measurement as it begins.
+    pub fn listen(&mut self, listener: Listener) {
+        self.listener = Some(listener);
+    }
+
+    fn announce(&self, name: &str) {
+        if let Some(listener) = &self.listener {
+            listener(name);
         }
     }
 
@@ -123,6 +141,9 @@ impl Runner {
         let limits = self.limits();
         limits.check()?;
         let names: Vec<&str> = subjects.iter().map(|(name, _)| *name).collect();
+        if let Some(first) = names.first() {
+            self.announce(first);
+        }
         let runs = self.host.timer().sample_loops(&names, bodies, &limits)?;
         Ok(subjects
             .iter()
@@ -282,6 +303,7 @@ impl Runner {
         method: &str,
         samples_ns: Vec<f64>,
     ) -> Option<BenchResult> {
+        self.announce(name);
         let samples_ns = self
             .host
             .timer()
@@ -310,6 +332,9 @@ impl Runner {
         let limits = self.limits();
         limits.check()?;
         let names: Vec<&str> = series.iter().map(|(name, _)| *name).collect();
+        if let Some(first) = names.first() {
+            self.announce(first);
+        }
         let run = self
             .host
             .timer()
@@ -361,6 +386,25 @@ mod tests {
             target_sample_time: Duration::from_micros(200),
             ..Config::quick()
         }
+    }
+
+    #[test]
+    fn a_listener_hears_each_measurement_as_it_begins() {
+        let heard = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let mut runner = Runner::new(small_config());
+        let log = Arc::clone(&heard);
+        runner.listen(Arc::new(move |name| {
+            log.lock().unwrap().push(name.to_string())
+        }));
+        runner.bench("first", "an addition", || 1 + 1).unwrap();
+        runner
+            .observe("second", "a clock read", 3, |clock| {
+                let start = clock.start();
+                clock.end().saturating_sub(start)
+            })
+            .unwrap();
+        runner.record_observations("third", "made up", vec![1.0, 2.0, 3.0]);
+        assert_eq!(*heard.lock().unwrap(), ["first", "second", "third"]);
     }
 
     /// Phases are spans between consecutive timestamps and add up to the whole event; a

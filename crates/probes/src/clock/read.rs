@@ -7,7 +7,7 @@
 //! of a nanosecond); for an OS clock it can be the clock's real granularity. Every figure
 //! latlab prints near these two is at the edge of what it can resolve.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -15,6 +15,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "latlab's clock read back to back (cost) and its smallest non-zero step (resolution)",
     timing: "the read's cost: calibrated loops less the empty loop (reads fenced with lfence do not overlap it); the resolution: consecutive reads, each step on its own",
     results: &["clock.read/cost", "clock.read/resolution"],
+    typical: Typical {
+        quick_s: 0.06,
+        full_s: 0.82,
+    },
     run,
 };
 

@@ -5,7 +5,7 @@
 //! source (`hpet`, `acpi_pm`, or Xen's without a stable TSC) it falls back to a real system
 //! call, many times slower. The clock source in use is recorded as a parameter.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -13,6 +13,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["clock.vdso/monotonic"],
+    typical: Typical {
+        quick_s: 0.10,
+        full_s: 1.1,
+    },
     run,
 };
 

@@ -15,7 +15,7 @@
 //! it gives the penalty of one misprediction, since a random bit is mispredicted half the time.
 
 use crate::random::SplitMix64;
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
 
@@ -29,6 +29,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "cpu.branch/difference",
         "cpu.branch/mispredict",
     ],
+    typical: Typical {
+        quick_s: 0.23,
+        full_s: 2.0,
+    },
     run,
 };
 

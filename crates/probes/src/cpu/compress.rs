@@ -7,7 +7,7 @@
 //! buffer allocated once, so the timed loop is the compression alone; the compressed bytes
 //! are checked to decompress back to the input before timing.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use std::hint::black_box;
 
@@ -16,6 +16,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["cpu.compress/snappy-{size}"],
+    typical: Typical {
+        quick_s: 0.10,
+        full_s: 1.1,
+    },
     run,
 };
 

@@ -16,7 +16,7 @@
 use super::{Workspace, c_path, last_error};
 use crate::mem::sweep_point;
 use crate::random::SplitMix64;
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::units::format_bytes;
 
@@ -25,6 +25,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["file.cold/random-{size}", "file.cold/sequential/{size}"],
+    typical: Typical {
+        quick_s: 0.25,
+        full_s: 0.70,
+    },
     run,
 };
 

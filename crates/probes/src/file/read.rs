@@ -15,7 +15,7 @@
 
 use super::{Workspace, c_path, last_error};
 use crate::mem::sweep_point;
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
@@ -30,6 +30,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "file.read/open-close",
         "file.read/per-byte",
     ],
+    typical: Typical {
+        quick_s: 1.00,
+        full_s: 6.3,
+    },
     run,
 };
 

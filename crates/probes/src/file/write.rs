@@ -8,7 +8,7 @@
 //! making one small change durable costs on this file system.
 
 use super::{Workspace, c_path};
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Clock};
@@ -25,6 +25,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "file.write/fsync/{size}/unlink",
         "file.write/fsync-alone/{size}",
     ],
+    typical: Typical {
+        quick_s: 0.53,
+        full_s: 0.82,
+    },
     run,
 };
 

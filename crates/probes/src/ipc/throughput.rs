@@ -13,7 +13,7 @@
 use super::link::{Link, Transport};
 use crate::mem::sweep_point;
 use crate::peer::{Child, Failure, Watchdog, time_limit};
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Runner};
@@ -29,6 +29,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "ipc.throughput/eventfd-shm/{size}",
         "ipc.throughput/tcp/{size}",
     ],
+    typical: Typical {
+        quick_s: 1.3,
+        full_s: 25.0,
+    },
     run,
 };
 

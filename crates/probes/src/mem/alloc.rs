@@ -6,7 +6,7 @@
 //! repeatedly is the allocator's fast path (glibc's per-thread cache): the figure is a lower
 //! bound for allocations in real programs, whose heaps are fragmented and contended.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
 use std::hint::black_box;
@@ -16,6 +16,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "heap allocation and free of one small block (16 B, 128 B, 1 KiB) through malloc",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["mem.alloc/{size}"],
+    typical: Typical {
+        quick_s: 0.31,
+        full_s: 2.5,
+    },
     run,
 };
 

@@ -19,7 +19,7 @@ use super::kernels::{Access, Kernel};
 use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
@@ -44,6 +44,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "mem.bandwidth/modify/all/{size}/all-cpus",
         "mem.bandwidth/modify/every4th/{size}/all-cpus",
     ],
+    typical: Typical {
+        quick_s: 2.9,
+        full_s: 53.0,
+    },
     run,
 };
 

@@ -31,7 +31,7 @@ use super::levels::{self, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner, Warning};
@@ -47,6 +47,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "mem.latency/stride/{size}",
         "mem.latency/level/{level}",
     ],
+    typical: Typical {
+        quick_s: 7.3,
+        full_s: 118.0,
+    },
     run,
 };
 

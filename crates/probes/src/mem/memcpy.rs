@@ -15,7 +15,7 @@ use super::buffer::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Config, Runner};
 use std::hint::black_box;
@@ -27,6 +27,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
              minimum, median and derivative",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["mem.memcpy/{size}"],
+    typical: Typical {
+        quick_s: 3.9,
+        full_s: 44.0,
+    },
     run,
 };
 

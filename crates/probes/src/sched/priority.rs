@@ -20,7 +20,7 @@
 //! CPU time, and pauses the hogs so that the job can see it has to stop.
 
 use super::{Class, Classes, Condition, Hogs, check_cancel, on_thread};
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::Host;
 use latlab_engine::names::key;
 use latlab_engine::parameters::Value;
@@ -51,6 +51,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "sched.priority/loaded/idle",
         "sched.priority/loaded/uclamp-max-25",
     ],
+    typical: Typical {
+        quick_s: 3.6,
+        full_s: 15.0,
+    },
     run,
 };
 

@@ -11,7 +11,7 @@
 
 use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::distribution::with_distribution;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "sched.wakeup/contended/idle",
         "sched.wakeup/contended/fifo",
     ],
+    typical: Typical {
+        quick_s: 2.1,
+        full_s: 25.0,
+    },
     run,
 };
 

@@ -5,7 +5,7 @@
 //! kernel's entry code and its speculative-execution mitigations, and `sysret`. It is made with
 //! `syscall(SYS_getppid)`, as `perf bench syscall basic` does, so the two can be compared.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -13,6 +13,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["syscall.getppid/getppid"],
+    typical: Typical {
+        quick_s: 0.06,
+        full_s: 0.74,
+    },
     run,
 };
 

@@ -28,7 +28,7 @@
 use crate::helper::spawn_pinned;
 use crate::mem::sweep_point;
 use crate::peer::{Failure, time_limit};
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::Host;
 use latlab_engine::analysis::{moved_between, two_modes};
 use latlab_engine::host::AffinityGuard;
@@ -50,6 +50,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "thread.core_to_core/round-trip/cas/all-pairs",
         "thread.core_to_core/round-trip/rw/all-pairs",
     ],
+    typical: Typical {
+        quick_s: 0.08,
+        full_s: 0.50,
+    },
     run,
 };
 

@@ -13,7 +13,7 @@ use super::semaphore::Semaphore;
 use super::{Pair, cpu_pair};
 use crate::helper::spawn_pinned;
 use crate::peer::{Failure, time_limit};
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::host::AffinityGuard;
 use std::sync::Arc;
@@ -24,6 +24,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "two threads posting each other's futex semaphore: time per hand-off",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["thread.handoff/same-cpu", "thread.handoff/two-cpus"],
+    typical: Typical {
+        quick_s: 0.25,
+        full_s: 2.1,
+    },
     run,
 };
 

@@ -23,7 +23,7 @@
 //! Raw pthreads are used, not `std::thread`, whose spawn adds an allocation and a handle;
 //! the figures are what any language's threads pay at least.
 
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::{BenchResult, Clock};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -40,6 +40,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "thread.lifecycle/exit",
         "thread.lifecycle/join",
     ],
+    typical: Typical {
+        quick_s: 0.05,
+        full_s: 0.05,
+    },
     run,
 };
 

@@ -10,7 +10,7 @@
 
 use super::with_contender;
 use crate::peer::time_limit;
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use std::cell::UnsafeCell;
 use std::sync::{Arc, Mutex};
@@ -25,6 +25,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "thread.mutex/pthread/uncontended",
         "thread.mutex/pthread/contended",
     ],
+    typical: Typical {
+        quick_s: 0.36,
+        full_s: 3.9,
+    },
     run,
 };
 

@@ -12,7 +12,7 @@
 
 use super::semaphore::{Semaphore, futex_wait, futex_wake};
 use crate::peer::{Failure, leave_realtime, time_limit};
-use crate::{ProbeContext, ProbeError, ProbeSpec};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -24,6 +24,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "16 jobs a round on 16 workers (and on one worker per CPU) woken by semaphores: time per job",
     timing: crate::timing::LESS_EMPTY_LOOP,
     results: &["thread.pool/job-alone", "thread.pool/workers-{n}"],
+    typical: Typical {
+        quick_s: 0.34,
+        full_s: 2.6,
+    },
     run,
 };
 

@@ -1,0 +1,223 @@
+//! Progress on standard error while a run measures, only when it is a terminal and the run
+//! is not quiet: how many probes are done, the measurement under way (`mem.memcpy/4KiB`,
+//! `thread.core_to_core/one-way/cas/0-1`), the time so far and about how long is left.
+//!
+//! The estimate starts from each planned probe's typical duration in the suite
+//! ([`latlab_probes::Typical`]) and scales it by how long the probes done so far took against
+//! theirs, so that a slower or faster machine corrects it as the run goes; the closing
+//! stability check is expected to take as long as the opening one did.
+
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+use latlab_engine::Listener;
+use latlab_probes::{ProbeSpec, Suite};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The progress line of one run; a hidden one does nothing.
+pub struct Progress {
+    bar: ProgressBar,
+    estimate: Arc<Mutex<Estimate>>,
+}
+
+impl Progress {
+    /// A progress line for `probes` in `suite`, drawn only when `shown`.
+    pub fn new(probes: &[&ProbeSpec], suite: Suite, shown: bool) -> Progress {
+        let typical_s = probes.iter().map(|p| p.typical.seconds(suite)).collect();
+        let estimate = Arc::new(Mutex::new(Estimate::new(typical_s, Instant::now())));
+        let bar = if shown {
+            let bar = ProgressBar::new(probes.len() as u64);
+            let shared = Arc::clone(&estimate);
+            let style = ProgressStyle::with_template(
+                "{spinner} [{pos}/{len}] {wide_msg} {elapsed} so far, {left}",
+            )
+            .expect("a valid template")
+            .with_key(
+                "left",
+                move |_: &ProgressState, out: &mut dyn std::fmt::Write| {
+                    let estimate = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    let _ = write!(out, "{}", describe_left(estimate.left(Instant::now())));
+                },
+            );
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress { bar, estimate }
+    }
+
+    /// What the runner calls as each measurement begins; `None` when nothing is drawn.
+    pub fn listener(&self) -> Option<Listener> {
+        if self.bar.is_hidden() {
+            return None;
+        }
+        let bar = self.bar.clone();
+        Some(Arc::new(move |name: &str| {
+            bar.set_message(name.to_string())
+        }))
+    }
+
+    pub fn stability_check(&self, what: &'static str) {
+        self.bar.set_message(what);
+    }
+
+    pub fn probe_started(&self, index: usize, id: &'static str) {
+        self.with_estimate(|e| e.probe_started(index, Instant::now()));
+        self.bar.set_message(id);
+    }
+
+    pub fn probe_finished(&self) {
+        self.with_estimate(|e| e.probe_finished(Instant::now()));
+        self.bar.inc(1);
+    }
+
+    /// Clears the line.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn with_estimate(&self, f: impl FnOnce(&mut Estimate)) {
+        f(&mut self.estimate.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+}
+
+/// How long a run has left.
+#[derive(Debug)]
+struct Estimate {
+    /// Each planned probe's typical duration in the suite, in plan order.
+    typical_s: Vec<f64>,
+    started: Instant,
+    /// How long the opening stability check took, once the first probe starts.
+    opening_check: Option<Duration>,
+    /// The probe under way and when it started.
+    current: Option<(usize, Instant)>,
+    /// The first probe after those finished.
+    after_finished: usize,
+    /// Seconds the finished probes took, and their typical seconds.
+    done_s: f64,
+    done_typical_s: f64,
+}
+
+/// Typical seconds of finished probes below which their pace is not yet trusted.
+const MIN_EVIDENCE_S: f64 = 0.5;
+
+impl Estimate {
+    fn new(typical_s: Vec<f64>, started: Instant) -> Estimate {
+        Estimate {
+            typical_s,
+            started,
+            opening_check: None,
+            current: None,
+            after_finished: 0,
+            done_s: 0.0,
+            done_typical_s: 0.0,
+        }
+    }
+
+    fn probe_started(&mut self, index: usize, now: Instant) {
+        if self.opening_check.is_none() {
+            self.opening_check = Some(now - self.started);
+        }
+        self.current = Some((index, now));
+    }
+
+    fn probe_finished(&mut self, now: Instant) {
+        if let Some((index, started)) = self.current.take() {
+            self.done_s += (now - started).as_secs_f64();
+            self.done_typical_s += self.typical_s[index];
+            self.after_finished = index + 1;
+        }
+    }
+
+    /// This machine's pace against the typical one: how long the finished probes took for
+    /// each typical second, once there is enough of them to tell.
+    fn pace(&self) -> f64 {
+        if self.done_typical_s < MIN_EVIDENCE_S {
+            1.0
+        } else {
+            (self.done_s / self.done_typical_s).clamp(0.1, 10.0)
+        }
+    }
+
+    /// Time left at `now`: the rest of the probe under way, the probes after it and the
+    /// closing stability check. Before the first probe starts, every probe is left.
+    fn left(&self, now: Instant) -> Duration {
+        let pace = self.pace();
+        let (next, current_left) = match self.current {
+            Some((index, started)) => {
+                let spent = (now - started).as_secs_f64();
+                (index + 1, (self.typical_s[index] * pace - spent).max(0.0))
+            }
+            None => (self.after_finished, 0.0),
+        };
+        let rest: f64 = self.typical_s.get(next..).unwrap_or_default().iter().sum();
+        let closing = self.opening_check.map_or(0.0, |d| d.as_secs_f64());
+        Duration::from_secs_f64(current_left + rest * pace + closing)
+    }
+}
+
+/// `about 17 s left`, `about 2 min 5 s left`, `finishing`.
+fn describe_left(left: Duration) -> String {
+    let seconds = left.as_secs_f64().round() as u64;
+    match seconds {
+        0 => "finishing".to_string(),
+        1..60 => format!("about {seconds} s left"),
+        _ => format!("about {} min {} s left", seconds / 60, seconds % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seconds(s: f64) -> Duration {
+        Duration::from_secs_f64(s)
+    }
+
+    #[test]
+    fn the_estimate_counts_what_is_left_at_the_typical_pace_first() {
+        let t0 = Instant::now();
+        let mut estimate = Estimate::new(vec![1.0, 4.0, 2.0], t0);
+        assert_eq!(estimate.left(t0), seconds(7.0));
+        // A 0.5 s opening check: the closing one is expected to take as long.
+        estimate.probe_started(0, t0 + seconds(0.5));
+        assert_eq!(estimate.left(t0 + seconds(0.5)), seconds(7.5));
+        assert_eq!(estimate.left(t0 + seconds(1.0)), seconds(7.0));
+        // A probe running over its typical time leaves nothing of it, not a negative.
+        assert_eq!(estimate.left(t0 + seconds(3.0)), seconds(6.5));
+    }
+
+    #[test]
+    fn a_slower_machine_scales_what_is_left() {
+        let t0 = Instant::now();
+        let mut estimate = Estimate::new(vec![1.0, 4.0, 2.0], t0);
+        estimate.probe_started(0, t0);
+        // Twice as slow as typical on the first probe.
+        estimate.probe_finished(t0 + seconds(2.0));
+        assert_eq!(estimate.left(t0 + seconds(2.0)), seconds(12.0));
+        estimate.probe_started(1, t0 + seconds(2.0));
+        // Halfway through the second probe at that pace.
+        assert_eq!(estimate.left(t0 + seconds(6.0)), seconds(8.0));
+        estimate.probe_finished(t0 + seconds(10.0));
+        estimate.probe_started(2, t0 + seconds(10.0));
+        estimate.probe_finished(t0 + seconds(14.0));
+        assert_eq!(estimate.left(t0 + seconds(14.0)), Duration::ZERO);
+    }
+
+    #[test]
+    fn too_little_evidence_keeps_the_typical_pace() {
+        let t0 = Instant::now();
+        let mut estimate = Estimate::new(vec![0.1, 3.0], t0);
+        estimate.probe_started(0, t0);
+        estimate.probe_finished(t0 + seconds(1.0));
+        assert_eq!(estimate.left(t0 + seconds(1.0)), seconds(3.0));
+    }
+
+    #[test]
+    fn time_left_reads_as_a_person_would_say_it() {
+        assert_eq!(describe_left(seconds(0.4)), "finishing");
+        assert_eq!(describe_left(seconds(16.6)), "about 17 s left");
+        assert_eq!(describe_left(seconds(125.0)), "about 2 min 5 s left");
+    }
+}
