@@ -1,6 +1,9 @@
 //! The HTML report in a real browser: headless Chromium loads the page of a run, with no
 //! console message (a failed fetch or a script error would print one), and shows the
-//! headline table and the plots. Needs the `chromium` package (`.ci/run` installs it).
+//! headline table and the plots; laid out at a phone's width and a desktop's, the page body
+//! never scrolls sideways, every figure has a caption, plot text stays readable and every ⚠
+//! explains itself and links to its group. Needs the `chromium` package (`.ci/run` installs
+//! it).
 
 use crate::latlab;
 use std::process::Command;
@@ -16,6 +19,121 @@ fn chromium() -> String {
         })
         .expect("this test needs Chromium: apt-get install chromium")
         .to_string()
+}
+
+/// Loads `page` in a frame `width` CSS pixels wide (a window cannot be made narrower than
+/// 500 px), runs [`LAYOUT_CHECKS`] on it once loaded, and returns what they found.
+fn layout_at(page: &std::path::Path, width: u32) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let attribute = html.replace('&', "&amp;").replace('"', "&quot;");
+    let host = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0\"><iframe id=\"page\" style=\"border:0\" \
+         width=\"{width}\" height=\"2000\" srcdoc=\"{attribute}\"></iframe><script>\
+         document.getElementById('page').addEventListener('load', () => {{ {LAYOUT_CHECKS} }});\
+         </script></body></html>"
+    );
+    let copy = page.with_file_name(format!("checked-at-{width}.html"));
+    std::fs::write(&copy, host).unwrap();
+    let output = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .args([
+            "--window-size=1500,2200",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "chromium failed: {output:?}");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let start = dom
+        .find("<pre id=\"layout-checks\">")
+        .expect("the checks ran")
+        + 24;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
+/// Measured in the framed page: its viewport and its body's width, figures without a
+/// caption, the smallest text drawn in a plot, elements sticking out of the page that are not
+/// inside a scrolling box, and ⚠ marks without a title or a target.
+const LAYOUT_CHECKS: &str = r#"
+const win = document.getElementById('page').contentWindow;
+const doc = win.document;
+const width = doc.documentElement.clientWidth;
+const figures = [...doc.querySelectorAll('figure')];
+const uncaptioned = figures
+  .filter(f => !(f.querySelector('figcaption')?.textContent.trim().length > 20))
+  .map(f => f.id);
+let smallest = 1e9;
+for (const t of doc.querySelectorAll('figure svg text')) {
+  const h = t.getBoundingClientRect().height;
+  if (h > 0 && t.textContent.trim()) smallest = Math.min(smallest, h);
+}
+const sticking = [...doc.body.querySelectorAll('*')]
+  .filter(e => !e.closest('.scroll') && e.getBoundingClientRect().right > width + 0.5)
+  .map(e => e.tagName + (e.id ? '#' + e.id : ''))
+  .slice(0, 8);
+const marks = [...doc.querySelectorAll('a.warn, a.fail')];
+const unexplained = marks
+  .filter(a => !a.title || !doc.getElementById(a.getAttribute('href').slice(1)))
+  .map(a => a.outerHTML)
+  .slice(0, 4);
+const report = { width, body: doc.documentElement.scrollWidth, figures: figures.length,
+  uncaptioned, smallest, sticking, marks: marks.length, unexplained,
+  contents: doc.querySelectorAll('nav#contents a').length };
+const out = document.createElement('pre');
+out.id = 'layout-checks';
+out.textContent = JSON.stringify(report);
+document.body.appendChild(out);
+"#;
+
+#[test]
+fn the_report_fits_a_phone_and_a_desktop() {
+    let dir = tempfile::tempdir().unwrap();
+    latlab(dir.path())
+        .args(["run", "--synthetic", "--max-size", "256KiB", "--out", "res"])
+        .args([
+            "--only",
+            "cpu|mem|thread.core_to_core|ipc.latency|file|sched.wakeup",
+        ])
+        .assert()
+        .success();
+    let page = dir.path().join("res/report.html");
+    for width in [420, 1400] {
+        let checks = layout_at(&page, width);
+        let at = |key: &str| checks[key].as_f64().unwrap();
+        assert_eq!(at("width"), f64::from(width), "{checks}");
+        assert!(
+            at("body") <= at("width"),
+            "the page scrolls sideways at {width} px: {checks}"
+        );
+        assert_eq!(
+            checks["sticking"],
+            serde_json::json!([]),
+            "at {width} px: {checks}"
+        );
+        // Memory, file, distribution and core-to-core figures.
+        assert!(at("figures") >= 6.0, "{checks}");
+        assert_eq!(checks["uncaptioned"], serde_json::json!([]), "{checks}");
+        assert!(
+            at("smallest") >= 8.0,
+            "plot text too small at {width} px: {checks}"
+        );
+        assert!(at("marks") >= 1.0, "no warning marks to check: {checks}");
+        assert_eq!(checks["unexplained"], serde_json::json!([]), "{checks}");
+        assert!(at("contents") >= 6.0, "{checks}");
+    }
 }
 
 #[test]

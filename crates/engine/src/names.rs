@@ -53,6 +53,8 @@ pub mod result {
     /// core-to-core pair at the start and the end of every run.
     pub const STABILITY_MEMORY_CHASE: &str = "stability/memory-chase";
     pub const STABILITY_CORE_TO_CORE: &str = "stability/core-to-core";
+    /// `sched.wakeup`'s results: this prefix, the condition, then the class.
+    pub const SCHED_WAKEUP_PREFIX: &str = "sched.wakeup/";
     /// `sched.priority`'s results: this prefix, the condition, then the class.
     pub const SCHED_PRIORITY_PREFIX: &str = "sched.priority/";
     /// `file.read`'s and `file.write`'s results by size.

@@ -3,10 +3,13 @@
 //! Everything is inline — CSS in a `<style>` element, every figure as inline SVG — and
 //! nothing is fetched: no script, no font, no image from anywhere, so the file opens the same
 //! offline, from an e-mail attachment or an archive. Sections: the run and its machine, the
-//! headline table, the plots (the memory and file figures drawn by `plots/`; the IPC latency
-//! histograms and the core-to-core matrix drawn here as plain SVG), the scheduling table, every
-//! result with its method and spread, and every warning.
+//! headline table, the plots (the memory and file figures drawn by `plots/`, the
+//! core-to-core matrix drawn here as plain SVG), the latency distributions (`distribution`),
+//! the scheduling table, every result with its method and spread, and the warnings grouped as
+//! in the terminal, each ⚠ linking to its group. A table of contents comes first; tables
+//! scroll in their own box and figures scale, so that the page reads on a phone.
 
+use crate::distribution;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
 use crate::plots::{Formats, RenderedPlot, render_plots};
@@ -15,6 +18,7 @@ use crate::units::{
     format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
     format_ratio,
 };
+use crate::warning_groups::{Grouped, grouped};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
@@ -32,16 +36,22 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 const STYLE: &str = "
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1180px; color: #222; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-bottom: .3em; }
-table { border-collapse: collapse; margin: .5em 0 1em; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1180px; color: #222; padding: 0 1em; overflow-wrap: break-word; }
+h1 { font-size: 1.5em; overflow-wrap: anywhere; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-bottom: .3em; overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; margin: .5em 0 1em; }
+table { border-collapse: collapse; }
 th, td { padding: .2em .6em; text-align: right; border-bottom: 1px solid #eee; vertical-align: top; white-space: nowrap; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
-td.text { text-align: left; white-space: normal; } tr.reference td { color: #888; font-style: italic; }
+td.text { text-align: left; white-space: normal; min-width: 12em; }
+#headline td:first-child { white-space: normal; min-width: 8em; } tr.reference td { color: #888; font-style: italic; }
 .note { color: #555; font-size: .92em; } .warn { color: #a45a00; } .fail { color: #b00020; }
-figure { margin: 1em 0; } figcaption { color: #555; font-size: .92em; }
-svg { max-width: 100%; height: auto; }
-code { background: #f4f4f4; padding: 0 .2em; }
+a.warn, a.fail { text-decoration: none; }
+nav ul { columns: 2 16em; margin: .3em 0; }
+figure { margin: 1em 0; max-width: 100%; } figcaption { color: #444; font-size: .92em; max-width: 60em; }
+figure svg { display: block; max-width: 100%; height: auto; }
+code { background: #f4f4f4; padding: 0 .2em; overflow-wrap: anywhere; }
+li { margin: .15em 0; } details ul { font-size: .92em; }
+@media (max-width: 600px) { body { margin: 1em auto; padding: 0 .6em; } h1 { font-size: 1.2em; } }
 ";
 
 impl Exporter for HtmlExporter {
@@ -94,11 +104,37 @@ fn page(run: &RunRecord, drawn: &[RenderedPlot], with_distributions: bool) -> St
     }
     html_benchmarks::profiles(&mut page, run);
     plots(&mut page, run, drawn);
+    latency_distributions(&mut page, run);
     scheduling(&mut page, run);
-    results(&mut page, run);
-    warnings(&mut page, run);
+    let grouped = grouped(run);
+    results(&mut page, run, &grouped);
+    warnings(&mut page, &grouped);
     page.push_str("</body>\n</html>\n");
-    page
+    with_contents(page)
+}
+
+/// The page with a table of contents after its first paragraph: one link per section, each
+/// `<h2 id=…>` written above.
+fn with_contents(page: String) -> String {
+    let mut links = String::new();
+    let mut rest = page.as_str();
+    while let Some(at) = rest.find("<h2 id=\"") {
+        let tag = &rest[at + 8..];
+        let Some((id, after)) = tag.split_once("\">") else {
+            break;
+        };
+        let Some((title, _)) = after.split_once("</h2>") else {
+            break;
+        };
+        let _ = writeln!(links, "<li><a href=\"#{id}\">{title}</a></li>");
+        rest = after;
+    }
+    let Some(first_section) = page.find("<h2 id=") else {
+        return page;
+    };
+    let nav = format!("<nav id=\"contents\" aria-label=\"contents\"><ul>\n{links}</ul></nav>\n");
+    let (before, after) = page.split_at(first_section);
+    format!("{before}{nav}{after}")
 }
 
 fn environment(page: &mut String, run: &RunRecord) {
@@ -141,7 +177,9 @@ fn environment(page: &mut String, run: &RunRecord) {
             format!("{} (opt-level {})", env.build_profile, env.opt_level),
         ),
     ];
-    page.push_str("<h2>The machine and the run</h2>\n<table>\n");
+    page.push_str(
+        "<h2 id=\"machine\">The machine and the run</h2>\n<div class=\"scroll\"><table>\n",
+    );
     for (key, value) in rows {
         let _ = writeln!(
             page,
@@ -161,7 +199,7 @@ fn environment(page: &mut String, run: &RunRecord) {
             ))
         );
     }
-    page.push_str("</table>\n");
+    page.push_str("</table></div>\n");
     if !run.notes.is_empty() {
         page.push_str("<ul class=\"note\">\n");
         for note in &run.notes {
@@ -175,7 +213,7 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
     let l1 = measured_l1_ns(rows).unwrap_or(REFERENCE_L1_NS);
     page.push_str(
         "<h2 id=\"latency-numbers\">Latency numbers for this machine</h2>\n\
-         <table id=\"headline\">\n<tr><th>operation</th><th>this machine</th><th>p5 … p95</th>\
+         <div class=\"scroll\"><table id=\"headline\">\n<tr><th>operation</th><th>this machine</th><th>p5 … p95</th>\
          <th>2012</th><th>ratio</th><th>if an L1 hit took 1 s</th><th>measured by</th></tr>\n",
     );
     for row in rows {
@@ -199,14 +237,14 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
         );
     }
     page.push_str(
-        "</table>\n<p class=\"note\">2012: the numbers popularised by Jeff Dean and Peter \
+        "</table></div>\n<p class=\"note\">2012: the numbers popularised by Jeff Dean and Peter \
          Norvig. Rows in grey are references that one machine cannot measure, never figures \
          of this one.</p>\n",
     );
 }
 
 fn plots(page: &mut String, run: &RunRecord, drawn: &[RenderedPlot]) {
-    page.push_str("<h2>Plots</h2>\n");
+    page.push_str("<h2 id=\"plots\">Plots</h2>\n");
     let mut any = false;
     for plot in drawn {
         any = true;
@@ -217,74 +255,47 @@ fn plots(page: &mut String, run: &RunRecord, drawn: &[RenderedPlot]) {
         let _ = writeln!(
             page,
             "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
-            plot.stem, plot.stem
+            plot.stem,
+            escape(&plot.caption)
         );
     }
-    any |= ipc_histograms(page, run);
     any |= core_to_core(page, run);
     if !any {
         page.push_str("<p class=\"note\">This run measured nothing that is plotted.</p>\n");
     }
 }
 
-/// One bar chart per `ipc.latency` pair and arm, from its `histogram_us` parameter.
-fn ipc_histograms(page: &mut String, run: &RunRecord) -> bool {
-    let mut drew = false;
-    for result in run
+/// "Latency distributions": how the events of each `ipc.latency` pair and `sched.wakeup`
+/// class spread, with their median, p90 and p99; their tails are the point of measuring
+/// them one by one.
+fn latency_distributions(page: &mut String, run: &RunRecord) {
+    let figures: Vec<(&BenchResult, String)> = run
         .results()
-        .filter(|r| r.name.starts_with(name::IPC_LATENCY_PAIR_PREFIX))
-    {
-        let Some(histogram) = result
-            .parameter(key::HISTOGRAM_US)
-            .and_then(|h| h.as_histogram())
-        else {
-            continue;
-        };
-        let buckets: Vec<(String, f64)> = histogram
-            .buckets()
-            .map(|(label, count)| (label, count as f64))
-            .collect();
-        let Some(most) = buckets.iter().map(|b| b.1).reduce(f64::max) else {
-            continue;
-        };
-        let (bar, gap, height) = (46.0, 8.0, 160.0);
-        let width = buckets.len() as f64 * (bar + gap) + 20.0;
-        let _ = write!(
-            page,
-            "<figure id=\"{}\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" \
-             height=\"{}\" viewBox=\"0 0 {width} {}\" role=\"img\">",
-            escape(&result.name),
-            height + 40.0,
-            height + 40.0
-        );
-        for (i, (label, count)) in buckets.iter().enumerate() {
-            let x = 10.0 + i as f64 * (bar + gap);
-            let h = (count / most * height).max(1.0);
-            let _ = write!(
-                page,
-                "<rect x=\"{x}\" y=\"{}\" width=\"{bar}\" height=\"{h}\" fill=\"#4e79a7\">\
-                 <title>{label} µs: {count}</title></rect>\
-                 <text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{label}</text>\
-                 <text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\">{count}</text>",
-                height - h + 10.0,
-                x + bar / 2.0,
-                height + 25.0,
-                x + bar / 2.0,
-                (height - h + 7.0).max(9.0)
-            );
-        }
+        .filter(|r| {
+            r.name.starts_with(name::IPC_LATENCY_PAIR_PREFIX)
+                || r.name.starts_with(name::SCHED_WAKEUP_PREFIX)
+        })
+        .filter_map(|r| Some((r, distribution::svg(&r.samples_ns, &r.name)?)))
+        .collect();
+    if figures.is_empty() {
+        return;
+    }
+    page.push_str("<h2 id=\"latency-distributions\">Latency distributions</h2>\n");
+    for (result, svg) in figures {
+        let misses = result
+            .parameter(key::MISSES)
+            .map_or_else(String::new, |m| format!(", {m} deadline misses"));
         let _ = writeln!(
             page,
-            "</svg><figcaption>{}: round trips per latency bucket (µs), p50 {} µs, p99 {} µs, \
-             {} deadline misses</figcaption></figure>",
+            "<figure id=\"{}\">{svg}<figcaption>{}: how its {} events spread ({}), median {}{misses}\
+             </figcaption></figure>",
             escape(&result.name),
-            param(result, key::P50_US),
-            param(result, key::P99_US),
-            param(result, key::MISSES)
+            escape(&result.name),
+            result.samples_ns.len(),
+            escape(&result.method),
+            format_ns(result.summary.median)
         );
-        drew = true;
     }
-    drew
 }
 
 fn param(result: &BenchResult, key: &str) -> String {
@@ -392,7 +403,8 @@ fn scheduling(page: &mut String, run: &RunRecord) {
         }
     }
     page.push_str(
-        "<h2>Priority under contention</h2>\n<table id=\"scheduling\">\n<tr><th>condition</th>",
+        "<h2 id=\"priority\">Priority under contention</h2>\n<div class=\"scroll\">\
+         <table id=\"scheduling\">\n<tr><th>condition</th>",
     );
     for class in &classes {
         let _ = write!(page, "<th>{}</th>", escape(class));
@@ -421,13 +433,13 @@ fn scheduling(page: &mut String, run: &RunRecord) {
         page.push_str("</tr>\n");
     }
     page.push_str(
-        "</table>\n<p class=\"note\">The completion time of one fixed job (median), its \
+        "</table></div>\n<p class=\"note\">The completion time of one fixed job (median), its \
          slowdown against the same class alone, and its share of the CPU.</p>\n",
     );
 }
 
-fn results(page: &mut String, run: &RunRecord) {
-    page.push_str("<h2>Every result</h2>\n");
+fn results(page: &mut String, run: &RunRecord, grouped: &Grouped) {
+    page.push_str("<h2 id=\"results\">Every result</h2>\n");
     for probe in &run.probes {
         let _ = writeln!(
             page,
@@ -450,24 +462,20 @@ fn results(page: &mut String, run: &RunRecord) {
             continue;
         }
         page.push_str(
-            "<table>\n<tr><th>result</th><th>median</th><th>rate</th><th>95% CI of median</th>\
-             <th>p5 … p95</th><th>cv</th><th>samples</th><th>method</th></tr>\n",
+            "<div class=\"scroll\"><table>\n<tr><th>result</th><th>median</th><th>rate</th>\
+             <th>95% CI of median</th><th>p5 … p95</th><th>cv</th><th>samples</th>\
+             <th>method</th></tr>\n",
         );
         for result in &probe.results {
             let s = &result.summary;
             let samples = format_samples(result);
-            let flag = if result.verdict.is_suspect() {
-                " <span class=\"fail\">optimised away?</span>"
-            } else if result.warnings.is_empty() {
-                ""
-            } else {
-                " <span class=\"warn\">⚠</span>"
-            };
             let _ = writeln!(
                 page,
-                "<tr><td>{}{flag}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                "<tr id=\"result-{}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
                  <td>{}</td><td>{samples}</td><td class=\"text note\">{}</td></tr>",
                 escape(&result.name),
+                escape(&result.name),
+                warning_mark(result, grouped),
                 format_ns(s.median),
                 result
                     .gigabytes_per_second()
@@ -478,32 +486,87 @@ fn results(page: &mut String, run: &RunRecord) {
                 escape(&result.method)
             );
         }
-        page.push_str("</table>\n");
+        page.push_str("</table></div>\n");
     }
 }
 
-fn warnings(page: &mut String, run: &RunRecord) {
-    let all: Vec<(&str, String)> = run
-        .results()
-        .flat_map(|r| {
-            r.warnings
-                .iter()
-                .map(move |w| (r.name.as_str(), crate::advice::warning(w)))
-        })
-        .collect();
-    if all.is_empty() {
+/// The mark beside a result with a verdict or warnings: its messages as the title (shown on
+/// hover or a long press) and a link to its group under "Warnings".
+fn warning_mark(result: &BenchResult, grouped: &Grouped) -> String {
+    let suspect = result.verdict.is_suspect();
+    if !suspect && result.warnings.is_empty() {
+        return String::new();
+    }
+    let mut messages: Vec<String> = result.warnings.iter().map(crate::advice::warning).collect();
+    if suspect {
+        messages.insert(0, crate::advice::verdict(result.verdict).to_string());
+    }
+    let group = grouped
+        .groups
+        .iter()
+        .position(|g| g.results.contains(&result.name))
+        .map_or_else(|| "warnings".to_string(), group_id);
+    let (class, text) = if suspect {
+        ("fail", "optimised away?")
+    } else {
+        ("warn", "⚠")
+    };
+    format!(
+        " <a class=\"{class}\" href=\"#{group}\" title=\"{}\">{text}</a>",
+        escape(&messages.join("\n"))
+    )
+}
+
+fn group_id(index: usize) -> String {
+    format!("warning-group-{}", index + 1)
+}
+
+/// "Warnings" as the terminal groups them: one line per probe and kind, with the results it
+/// stands for behind a disclosure, then what to do about each kind, once.
+fn warnings(page: &mut String, grouped: &Grouped) {
+    if grouped.groups.is_empty() {
         return;
     }
-    page.push_str("<h2>Warnings</h2>\n<ul>\n");
-    for (name, message) in all {
-        let _ = writeln!(
+    let _ = writeln!(
+        page,
+        "<h2 id=\"warnings\">Warnings</h2>\n<p class=\"note\">{} warnings in {} lines; each \
+         ⚠ beside a result links to its line.</p>\n<ul>",
+        grouped.warnings,
+        grouped.groups.len()
+    );
+    for (index, group) in grouped.groups.iter().enumerate() {
+        let _ = write!(
             page,
-            "<li><code>{}</code>: <span class=\"warn\">{}</span></li>",
-            escape(name),
-            escape(&message)
+            "<li id=\"{}\"><span class=\"warn\">⚠</span> {}",
+            group_id(index),
+            escape(&group.line)
         );
+        if group.results.len() > 1 {
+            let _ = write!(
+                page,
+                "<details><summary>the {} results</summary><ul>",
+                group.results.len()
+            );
+            for name in &group.results {
+                let _ = write!(
+                    page,
+                    "<li><a href=\"#result-{}\"><code>{}</code></a></li>",
+                    escape(name),
+                    escape(name)
+                );
+            }
+            page.push_str("</ul></details>");
+        }
+        page.push_str("</li>\n");
     }
     page.push_str("</ul>\n");
+    if !grouped.advice.is_empty() {
+        page.push_str("<h3 id=\"what-to-do\">What to do</h3>\n<ul>\n");
+        for advice in &grouped.advice {
+            let _ = writeln!(page, "<li>{}</li>", escape(advice));
+        }
+        page.push_str("</ul>\n");
+    }
 }
 
 #[cfg(test)]
@@ -547,11 +610,48 @@ mod tests {
         assert!(page.contains("id=\"core-to-core-cas\"><svg"));
         assert!(page.contains("a &lt;method&gt; &amp; more"));
         assert!(!page.contains("<script"));
-        for attribute in ["src=", "href="] {
-            assert!(
-                !page.contains(attribute),
-                "{attribute} would fetch something"
-            );
+        assert!(!page.contains("src="), "src= would fetch something");
+        // Links stay within the page: the contents, each ⚠ to its group.
+        for (at, _) in page.match_indices("href=") {
+            assert!(page[at..].starts_with("href=\"#"), "{}", &page[at..at + 40]);
         }
+        assert!(page.contains("<nav id=\"contents\""));
+        assert!(page.contains(
+            "<li><a href=\"#latency-numbers\">Latency numbers for this machine</a></li>"
+        ));
+    }
+
+    #[test]
+    fn each_warning_mark_explains_itself_and_links_to_its_group() {
+        let unstable = |name: &str, cv: f64| {
+            let mut r = result(name, 10.0, &[]);
+            r.warnings = vec![latlab_engine::model::Warning::HighVariance { cv }];
+            r
+        };
+        let run = record(vec![probe(
+            "mem.bandwidth",
+            vec![
+                unstable("mem.bandwidth/read/all/4KiB", 0.12),
+                unstable("mem.bandwidth/read/all/8KiB", 0.2),
+                result("mem.bandwidth/read/all/16KiB", 10.0, &[]),
+            ],
+        )]);
+        let page = HtmlExporter.render(&run).unwrap();
+        assert_eq!(
+            page.matches("href=\"#warning-group-1\" title=\"").count(),
+            2
+        );
+        assert!(page.contains(
+            "<li id=\"warning-group-1\"><span class=\"warn\">⚠</span> \
+                               mem.bandwidth: 2 of 3 results unstable (cv 12–20%)"
+        ));
+        assert!(page.contains("<a href=\"#result-mem.bandwidth/read/all/8KiB\">"));
+        assert!(page.contains("<tr id=\"result-mem.bandwidth/read/all/8KiB\">"));
+        let what_to_do = &page[page.find("id=\"what-to-do\"").unwrap()..];
+        assert_eq!(
+            what_to_do.matches("close other programs").count(),
+            1,
+            "advice once"
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod advice;
 pub mod compare;
 mod comparison;
 mod csv;
+mod distribution;
 pub mod headline;
 mod html;
 mod html_benchmarks;

@@ -106,10 +106,10 @@ fn heading(out: &mut String, terminal: &Terminal, title: &str) {
 /// One line per probe and kind of warning, then what to do about each kind, once.
 fn grouped_warnings(out: &mut String, run: &RunRecord, terminal: &Terminal) {
     let grouped = grouped(run);
-    if grouped.lines.is_empty() {
+    if grouped.groups.is_empty() {
         return;
     }
-    let lines = match grouped.lines.len() {
+    let lines = match grouped.groups.len() {
         1 => "1 line".to_string(),
         n => format!("{n} lines"),
     };
@@ -123,7 +123,7 @@ fn grouped_warnings(out: &mut String, run: &RunRecord, terminal: &Terminal) {
             grouped.warnings,
         ),
     ));
-    for line in &grouped.lines {
+    for line in grouped.lines() {
         out.push_str(&terminal.prose("  ", line));
     }
     if !grouped.advice.is_empty() {

@@ -20,6 +20,44 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
+/// A duration on a plot's axis: up to three significant digits in ps, ns, µs, ms or s,
+/// trailing zeros dropped (`500 ps`, `10 ms`, `1.5 µs`).
+pub fn format_ns_axis(ns: f64) -> String {
+    let magnitude = ns.abs();
+    let units = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|&(scale, _)| magnitude >= scale * 0.9995)
+        .unwrap_or((1e-3, "ps"));
+    // Below a zeptosecond is rounding noise around zero (a derivative's axis crosses it).
+    if magnitude < 1e-12 {
+        return "0".to_string();
+    }
+    let value = ns / scale;
+    let text = format!("{value:.*}", three_digit_decimals(value));
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} {unit}")
+}
+
+/// A throughput on a plot's axis, given in GB/s: as [`format_rate`], trailing zeros
+/// dropped (`10 GB/s`, `500 MB/s`).
+pub fn format_rate_axis(gigabytes_per_second: f64) -> String {
+    let text = format_rate(gigabytes_per_second);
+    match text.split_once(' ') {
+        Some((number, unit)) if number.contains('.') => {
+            format!(
+                "{} {unit}",
+                number.trim_end_matches('0').trim_end_matches('.')
+            )
+        }
+        _ => text,
+    }
+}
+
 /// A throughput given in GB/s (10^9 bytes per second) with three significant digits in
 /// kB/s, MB/s, GB/s or TB/s, all decimal.
 pub fn format_rate(gigabytes_per_second: f64) -> String {
@@ -85,6 +123,21 @@ pub fn format_percentiles(n: usize, p5: f64, p95: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_times_are_scaled_and_short() {
+        assert_eq!(format_ns_axis(10_000_000.0), "10 ms");
+        assert_eq!(format_ns_axis(1_500.0), "1.5 µs");
+        assert_eq!(format_ns_axis(0.5), "500 ps");
+        assert_eq!(format_ns_axis(0.03), "30 ps");
+        assert_eq!(format_ns_axis(999.9), "1 µs");
+        assert_eq!(format_ns_axis(2e9), "2 s");
+        assert_eq!(format_ns_axis(0.0), "0");
+        assert_eq!(format_ns_axis(-1e-14), "0");
+        assert_eq!(format_rate_axis(10.0), "10 GB/s");
+        assert_eq!(format_rate_axis(0.5), "500 MB/s");
+        assert_eq!(format_rate_axis(1.25), "1.25 GB/s");
+    }
 
     #[test]
     fn durations_pick_a_unit_and_three_digits() {

@@ -125,12 +125,26 @@ impl Kind {
 /// The grouped warnings of a run.
 #[derive(Debug, Default, PartialEq)]
 pub struct Grouped {
-    /// One line per group, or per warning that is not grouped, in the order of the run.
-    pub lines: Vec<String>,
+    /// One per group, or per warning that is not grouped, in the order of the run.
+    pub groups: Vec<Group>,
     /// What to do, once per kind that occurred.
     pub advice: Vec<String>,
     /// How many warnings and verdicts the lines stand for.
     pub warnings: usize,
+}
+
+/// One line of the grouped warnings and the results it stands for.
+#[derive(Debug, Default, PartialEq)]
+pub struct Group {
+    pub line: String,
+    pub results: Vec<String>,
+}
+
+impl Grouped {
+    /// Each group's line.
+    pub fn lines(&self) -> Vec<&str> {
+        self.groups.iter().map(|g| g.line.as_str()).collect()
+    }
 }
 
 /// Groups every warning and verdict of `run`, the points of folded sweeps included.
@@ -144,20 +158,22 @@ pub fn grouped(run: &RunRecord) -> Grouped {
         for result in &probe.results {
             if result.verdict.is_suspect() {
                 out.warnings += 1;
-                out.lines.push(format!(
-                    "{}: {}",
-                    result.name,
-                    crate::advice::verdict(result.verdict)
-                ));
+                out.groups.push(Group {
+                    line: format!(
+                        "{}: {}",
+                        result.name,
+                        crate::advice::verdict(result.verdict)
+                    ),
+                    results: vec![result.name.clone()],
+                });
             }
             for warning in &result.warnings {
                 out.warnings += 1;
                 let Some((kind, figure)) = Kind::of(warning) else {
-                    out.lines.push(format!(
-                        "{}: {}",
-                        result.name,
-                        crate::advice::warning(warning)
-                    ));
+                    out.groups.push(Group {
+                        line: format!("{}: {}", result.name, crate::advice::warning(warning)),
+                        results: vec![result.name.clone()],
+                    });
                     continue;
                 };
                 match groups.iter_mut().find(|g| g.0 == kind) {
@@ -175,9 +191,12 @@ pub fn grouped(run: &RunRecord) -> Grouped {
         groups.sort_by_key(|g| g.0);
         for (kind, low, high, results) in groups {
             let what = kind.describe(low, high);
-            out.lines.push(match results.as_slice() {
-                [only] => format!("{only}: {what}"),
-                _ => format!("{}: {} of {total} results {what}", probe.id, results.len()),
+            out.groups.push(Group {
+                line: match results.as_slice() {
+                    [only] => format!("{only}: {what}"),
+                    _ => format!("{}: {} of {total} results {what}", probe.id, results.len()),
+                },
+                results: results.iter().map(|r| r.to_string()).collect(),
             });
             if !kinds.contains(&kind) {
                 kinds.push(kind);
@@ -248,7 +267,7 @@ mod tests {
         ]);
         let grouped = grouped(&run);
         assert_eq!(
-            grouped.lines,
+            grouped.lines(),
             [
                 "mem.bandwidth: 3 of 4 results unstable (cv 10–29%)",
                 "mem.bandwidth/read/16KiB: not at steady state (first samples 20% slower)",
@@ -279,7 +298,7 @@ mod tests {
             ],
         )]);
         assert_eq!(
-            grouped(&run).lines,
+            grouped(&run).lines(),
             ["p: 2 of 2 results not at steady state (first samples 12–30% faster or slower)"]
         );
     }

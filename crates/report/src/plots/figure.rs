@@ -1,15 +1,21 @@
 //! A figure: panels stacked vertically sharing a logarithmic x axis, drawn with plotters on
-//! any backend (SVG text or an RGB bitmap), so both files come from one description.
+//! any backend (SVG text or an RGB bitmap), so both files come from one description. Each
+//! panel's legend sits under its plot, never over the data, its swatches drawn in the
+//! series' own stroke; text is sized to stay readable when the page scales the figure down
+//! to a phone's width.
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::sync::Once;
 
 /// What to draw: a title, an x axis (always logarithmic, base 2) and panels under each other.
 pub(crate) struct Figure {
     pub title: String,
+    /// What the figure shows and how to read it, for the page's caption.
+    pub caption: String,
     pub x_label: String,
     pub x_format: fn(f64) -> String,
     pub panels: Vec<Panel>,
@@ -22,15 +28,6 @@ pub(crate) struct Panel {
     pub series: Vec<Series>,
     /// Vertical lines at an x value, labelled at the top.
     pub marks: Vec<(f64, String)>,
-    /// The corner where the data leaves room for the legend.
-    pub legend: Corner,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Corner {
-    UpperLeft,
-    UpperRight,
-    LowerLeft,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,17 +44,35 @@ pub(crate) struct Series {
     pub color: usize,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Stroke {
     Line,
     Dashed,
+    Dotted,
+    /// A wide translucent line: a level drawn over the curve it was found on.
+    Band,
     Dots,
 }
 
-/// Width of a figure and height of each panel, in pixels.
-pub(crate) const WIDTH: u32 = 1100;
-pub(crate) const PANEL_HEIGHT: u32 = 480;
+impl Stroke {
+    /// The strokes for series told apart by style as well as colour, in turn.
+    pub(crate) const CYCLE: [Stroke; 3] = [Stroke::Line, Stroke::Dashed, Stroke::Dotted];
+}
+
+/// Width of a figure and height of each panel's plot, in pixels.
+pub(crate) const WIDTH: u32 = 720;
+const PLOT_HEIGHT: u32 = 380;
+const TITLE_HEIGHT: u32 = 34;
 const FONT: &str = "sans-serif";
+/// Sizes of the tick labels, axis names, legend and title.
+const TICK_SIZE: u32 = 17;
+const AXIS_SIZE: u32 = 18;
+const LEGEND_SIZE: u32 = 17;
+const TITLE_SIZE: u32 = 20;
+/// The bundled font is monospaced: each character is this share of the size wide.
+const CHAR_WIDTH: f64 = 0.61;
+const LEGEND_ROW: u32 = 24;
+const SWATCH: i32 = 30;
 
 const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -86,7 +101,7 @@ fn register_font() {
 
 impl Figure {
     pub(crate) fn height(&self) -> u32 {
-        PANEL_HEIGHT * self.panels.len().max(1) as u32 + 40
+        TITLE_HEIGHT + self.panels.iter().map(Panel::height).sum::<u32>()
     }
 
     /// Draws the figure on `root`.
@@ -96,19 +111,27 @@ impl Figure {
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         register_font();
         root.fill(&WHITE)?;
-        let body = root.titled(&self.title, (FONT, 22))?;
-        let areas = body.split_evenly((self.panels.len().max(1), 1));
+        let (_, mut rest) = root.split_vertically(TITLE_HEIGHT);
+        root.draw_text(
+            &self.title,
+            &(FONT, TITLE_SIZE).into_font().into_text_style(root),
+            (12, 8),
+        )?;
         let (x_min, x_max) = self.x_range();
-        for (panel, area) in self.panels.iter().zip(&areas) {
+        for panel in &self.panels {
+            let (area, below) = rest.split_vertically(panel.height());
+            rest = below;
+            let (plot, legend) = area.split_vertically(PLOT_HEIGHT);
             let (y_min, y_max) = panel.y_range();
             let x = (x_min..x_max).log_scale().base(2.0);
             match panel.y_scale {
-                Scale::Log => draw_panel(self, panel, area, x, (y_min..y_max).log_scale())?,
+                Scale::Log => draw_panel(self, panel, &plot, x, (y_min..y_max).log_scale())?,
                 Scale::Linear => {
                     let y: RangedCoordf64 = (y_min..y_max).into();
-                    draw_panel(self, panel, area, x, y)?
+                    draw_panel(self, panel, &plot, x, y)?
                 }
             }
+            draw_legend(panel, &legend)?;
         }
         root.present()
     }
@@ -125,6 +148,11 @@ impl Figure {
 }
 
 impl Panel {
+    /// The plot and the legend rows under it.
+    fn height(&self) -> u32 {
+        PLOT_HEIGHT + legend_rows(self).len() as u32 * LEGEND_ROW + 8
+    }
+
     fn y_range(&self) -> (f64, f64) {
         let ys = self
             .series
@@ -176,8 +204,8 @@ where
 {
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(90)
+        .x_label_area_size(52)
+        .y_label_area_size(104)
         .build_cartesian_2d(x, y)?;
     let x_format = figure.x_format;
     let y_format = panel.y_format;
@@ -187,60 +215,136 @@ where
         .y_desc(panel.y_label.as_str())
         .x_label_formatter(&|v| x_format(*v))
         .y_label_formatter(&|v| y_format(*v))
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
+        .x_labels(8)
+        .y_labels(8)
+        .label_style((FONT, TICK_SIZE))
+        .axis_desc_style((FONT, AXIS_SIZE))
         .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(210, 210, 210))
         .draw()?;
 
     let y_top = chart.y_range().end;
     let y_bottom = chart.y_range().start;
-    for (x, label) in &panel.marks {
-        let grey = RGBColor(120, 120, 120);
+    // Mark labels alternate between two rows, so that close marks do not write over each
+    // other.
+    for (i, (x, label)) in panel.marks.iter().enumerate() {
+        let grey = RGBColor(110, 110, 110);
         chart.draw_series(DashedLineSeries::new(
             [(*x, y_bottom), (*x, y_top)],
             4,
             4,
             grey.stroke_width(1),
         ))?;
-        chart.draw_series(std::iter::once(Text::new(
-            label.clone(),
-            (*x, y_top),
-            (FONT, 12).into_font().color(&grey),
-        )))?;
+        let row = (i % 2) as i32 * (LEGEND_SIZE as i32 + 4);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((*x, y_top))
+                + Text::new(
+                    label.clone(),
+                    (0, row),
+                    (FONT, LEGEND_SIZE).into_font().color(&grey),
+                ),
+        ))?;
     }
 
     for series in &panel.series {
         let color = PALETTE[series.color % PALETTE.len()];
         let points = series.points.iter().copied();
-        let line = move |(x, y): (i32, i32)| {
-            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-        };
         match series.style {
-            Stroke::Line => chart
-                .draw_series(LineSeries::new(points, color.stroke_width(2)))?
-                .label(series.label.as_str())
-                .legend(line),
-            Stroke::Dashed => chart
-                .draw_series(DashedLineSeries::new(points, 8, 5, color.stroke_width(2)))?
-                .label(series.label.as_str())
-                .legend(line),
-            Stroke::Dots => chart
-                .draw_series(points.map(|p| Circle::new(p, 3, color.filled())))?
-                .label(series.label.as_str())
-                .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled())),
-        };
+            Stroke::Line => {
+                chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+            }
+            Stroke::Dashed => {
+                chart.draw_series(DashedLineSeries::new(points, 9, 6, color.stroke_width(2)))?;
+            }
+            Stroke::Dotted => {
+                chart.draw_series(DashedLineSeries::new(points, 2, 4, color.stroke_width(2)))?;
+            }
+            Stroke::Band => {
+                chart.draw_series(LineSeries::new(points, color.mix(0.55).stroke_width(6)))?;
+            }
+            Stroke::Dots => {
+                chart.draw_series(points.map(|p| Circle::new(p, 3, color.filled())))?;
+            }
+        }
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .position(match panel.legend {
-            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Corner::UpperRight => SeriesLabelPosition::UpperRight,
-            Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
-        })
-        .draw()?;
+    Ok(())
+}
+
+/// The panel's legend entries laid out in rows that fit the figure's width: each row the
+/// indices of its series.
+fn legend_rows(panel: &Panel) -> Vec<Vec<usize>> {
+    let available = f64::from(WIDTH) - 128.0;
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut used = f64::INFINITY;
+    for (i, series) in panel.series.iter().enumerate() {
+        let width = entry_width(&series.label);
+        if used + width > available {
+            rows.push(Vec::new());
+            used = 0.0;
+        }
+        rows.last_mut().expect("a row was pushed").push(i);
+        used += width;
+    }
+    rows
+}
+
+/// Swatch, gap, label and the space before the next entry.
+fn entry_width(label: &str) -> f64 {
+    f64::from(SWATCH as u32 + 8 + 22)
+        + label.chars().count() as f64 * CHAR_WIDTH * f64::from(LEGEND_SIZE)
+}
+
+/// The legend under a panel: each series' swatch, drawn as the series is, and its label.
+fn draw_legend<DB: DrawingBackend>(
+    panel: &Panel,
+    area: &DrawingArea<DB, Shift>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let text = (FONT, LEGEND_SIZE)
+        .into_font()
+        .into_text_style(area)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (row, entries) in legend_rows(panel).iter().enumerate() {
+        let y = (row as u32 * LEGEND_ROW + LEGEND_ROW / 2) as i32;
+        let mut x = 116.0; // under the plot, right of the y axis's labels
+        for &i in entries {
+            let series = &panel.series[i];
+            let color = PALETTE[series.color % PALETTE.len()];
+            let left = x as i32;
+            let segment = |from: i32, to: i32, width: u32| {
+                PathElement::new(
+                    vec![(left + from, y), (left + to, y)],
+                    color.stroke_width(width),
+                )
+            };
+            match series.style {
+                Stroke::Line => area.draw(&segment(0, SWATCH, 2))?,
+                Stroke::Dashed => {
+                    for (from, to) in [(0, 9), (15, 24), (30, SWATCH)] {
+                        area.draw(&segment(from, to.min(SWATCH), 2))?;
+                    }
+                }
+                Stroke::Dotted => {
+                    for from in (0..SWATCH).step_by(6) {
+                        area.draw(&segment(from, from + 2, 2))?;
+                    }
+                }
+                Stroke::Band => area.draw(&PathElement::new(
+                    vec![(left, y), (left + SWATCH, y)],
+                    color.mix(0.55).stroke_width(6),
+                ))?,
+                Stroke::Dots => {
+                    for at in [6, 15, 24] {
+                        area.draw(&Circle::new((left + at, y), 3, color.filled()))?;
+                    }
+                }
+            }
+            area.draw(&Text::new(
+                series.label.clone(),
+                (left + SWATCH + 8, y),
+                text.clone(),
+            ))?;
+            x += entry_width(&series.label);
+        }
+    }
     Ok(())
 }

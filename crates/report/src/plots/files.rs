@@ -1,8 +1,8 @@
 //! The file family's figure: the time of each operation by file size, reads above, writes
 //! below, both axes logarithmic (a 0-byte file has no place on them and is left out).
 
-use super::figure::{Corner, Figure, Panel, Scale, Series, Stroke};
-use crate::units::{format_bytes, format_ns};
+use super::figure::{Figure, Panel, Scale, Series, Stroke};
+use crate::units::{format_bytes, format_ns_axis};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
 
@@ -86,10 +86,9 @@ pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
     let panel = |y_label: &str, series: Vec<Series>| Panel {
         y_label: y_label.into(),
         y_scale: Scale::Log,
-        y_format: format_ns,
+        y_format: format_ns_axis,
         series,
         marks: Vec::new(),
-        legend: Corner::UpperLeft,
     };
     let mut panels = Vec::new();
     if !reads.is_empty() {
@@ -105,6 +104,11 @@ pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
         "file-sizes",
         Figure {
             title: "file.read and file.write: time by file size".into(),
+            caption: "file.read and file.write: the median time of each operation by file \
+                      size, reads (top) and whole-file writes with and without fsync (bottom; \
+                      dashed: the unlink that follows); both axes logarithmic, a 0-byte file \
+                      left off."
+                .into(),
             x_label: "file size".into(),
             x_format: format_bytes,
             panels,

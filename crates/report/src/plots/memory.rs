@@ -1,8 +1,8 @@
 //! The memory family's figures: latency by working set with the detected cache levels,
 //! bandwidth by working set, and the memcpy sweep with its derivative.
 
-use super::figure::{Corner, Figure, Panel, Scale, Series, Stroke};
-use crate::units::{format_bytes, format_ns};
+use super::figure::{Figure, Panel, Scale, Series, Stroke};
+use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
 use std::collections::HashMap;
@@ -33,22 +33,6 @@ fn text<'a>(result: &'a BenchResult, key: &str) -> Option<&'a str> {
     result.parameter(key)?.as_str()
 }
 
-/// Up to three significant digits, no unit: the axis names it.
-fn plain(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude < 1e-12 {
-        "0".into()
-    } else if magnitude >= 100.0 {
-        format!("{value:.0}")
-    } else if magnitude >= 10.0 {
-        format!("{value:.1}")
-    } else if magnitude >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
-    }
-}
-
 fn latency(results: &[BenchResult]) -> Option<Figure> {
     let mut series: Vec<Series> = Vec::new();
     let mut sizes: HashMap<&str, f64> = HashMap::new();
@@ -70,7 +54,7 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
             None => series.push(Series {
                 label: layout.to_string(),
                 points: vec![point],
-                style: Stroke::Line,
+                style: Stroke::CYCLE[series.len() % Stroke::CYCLE.len()],
                 color: series.len(),
             }),
         }
@@ -93,7 +77,7 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
             series.push(Series {
                 label: format!("{name}: {}", format_ns(level.summary.median)),
                 points: vec![(first, level.summary.median), (last, level.summary.median)],
-                style: Stroke::Dashed,
+                style: Stroke::Band,
                 color: 3 + i,
             });
         }
@@ -103,15 +87,19 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
     }
     Some(Figure {
         title: "mem.latency: load-to-use latency by working set".into(),
+        caption: "mem.latency: the time of one dependent load (median) as the working set \
+                  grows, one line per chase layout. Each plateau is a level of the memory \
+                  hierarchy; the wide bands are the levels found, at their latency over their \
+                  plateau, and the grey lines where each level ends."
+            .into(),
         x_label: "working set".into(),
         x_format: format_bytes,
         panels: vec![Panel {
-            y_label: "ns per dependent load (median)".into(),
+            y_label: "time per load (median)".into(),
             y_scale: Scale::Log,
-            y_format: plain,
+            y_format: format_ns_axis,
             series,
             marks,
-            legend: Corner::UpperLeft,
         }],
     })
 }
@@ -140,7 +128,8 @@ fn bandwidth(results: &[BenchResult]) -> Option<Figure> {
             _ => 2,
         };
         let style = match (all_cpus, pattern) {
-            (true, _) => Stroke::Dots,
+            (true, "all") => Stroke::Dots,
+            (true, _) => Stroke::Dotted,
             (false, "all") => Stroke::Line,
             (false, _) => Stroke::Dashed,
         };
@@ -155,16 +144,21 @@ fn bandwidth(results: &[BenchResult]) -> Option<Figure> {
         }
     }
     (!series.is_empty()).then(|| Figure {
-        title: "mem.bandwidth: bytes read plus bytes written per second, by working set".into(),
+        title: "mem.bandwidth: bytes moved per second by working set".into(),
+        caption: "mem.bandwidth: bytes read plus bytes written per second (median, decimal \
+                  units) as the working set grows; colour is the access (read, write, \
+                  read-modify-write), a solid line touches every element and a dashed one \
+                  every fourth, dots and dotted lines every CPU at \
+                  once. Each step down is a cache level running out."
+            .into(),
         x_label: "working set".into(),
         x_format: format_bytes,
         panels: vec![Panel {
-            y_label: "GB/s (10^9 bytes/s, median)".into(),
+            y_label: "rate (median)".into(),
             y_scale: Scale::Log,
-            y_format: plain,
+            y_format: format_rate_axis,
             series,
             marks: Vec::new(),
-            legend: Corner::LowerLeft,
         }],
     })
 }
@@ -183,43 +177,46 @@ fn memcpy(results: &[BenchResult]) -> Option<Figure> {
             .iter()
             .filter_map(|&(size, r)| Some((size, y(size, r)?)))
             .collect(),
-        style: Stroke::Line,
+        style: Stroke::CYCLE[color % Stroke::CYCLE.len()],
         color,
     };
     let per_copy = Panel {
-        y_label: "ns per copy".into(),
+        y_label: "time per copy".into(),
         y_scale: Scale::Log,
-        y_format: plain,
+        y_format: format_ns_axis,
         series: vec![
             series("minimum", 0, &|_, r| Some(r.summary.min)),
             series("median", 1, &|_, r| Some(r.summary.median)),
         ],
         marks: Vec::new(),
-        legend: Corner::UpperLeft,
     };
     let per_byte = Panel {
-        y_label: "ns per byte".into(),
+        y_label: "time per byte".into(),
         y_scale: Scale::Log,
-        y_format: plain,
+        y_format: format_ns_axis,
         series: vec![
             series("minimum", 0, &|size, r| Some(r.summary.min / size)),
             series("median", 1, &|size, r| Some(r.summary.median / size)),
         ],
         marks: Vec::new(),
-        legend: Corner::UpperRight,
     };
     let derivative = Panel {
-        y_label: "d(min ns)/d(bytes)".into(),
+        y_label: "time per added byte".into(),
         y_scale: Scale::Linear,
-        y_format: plain,
+        y_format: format_ns_axis,
         series: vec![series("derivative of the minimum", 2, &|_, r| {
             number(r, key::DERIVATIVE_NS_PER_BYTE)
         })],
         marks: Vec::new(),
-        legend: Corner::UpperLeft,
     };
     Some(Figure {
         title: "mem.memcpy: one copy by size (a copy of n bytes touches 2n)".into(),
+        caption: "mem.memcpy: the time of one memcpy by the number of bytes copied, its \
+                  minimum and median (top); the same per byte (middle); and the derivative of \
+                  the minimum, what each added byte costs (bottom). Where the derivative steps \
+                  up, source and destination together have outgrown a cache: Rubini's way of \
+                  finding cache sizes from copies."
+            .into(),
         x_label: "bytes copied".into(),
         x_format: format_bytes,
         panels: vec![per_copy, per_byte, derivative],

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 pub struct RenderedPlot {
     /// The file name without its extension, `mem-latency`.
     pub stem: &'static str,
+    /// What the figure shows, for the page's caption.
+    pub caption: String,
     pub svg: String,
     /// The PNG, when asked for.
     pub png: Option<Vec<u8>>,
@@ -43,6 +45,7 @@ pub fn render_plots(run: &RunRecord, formats: Formats) -> Result<Vec<RenderedPlo
             Ok(RenderedPlot {
                 stem,
                 svg: svg(&figure)?,
+                caption: figure.caption.clone(),
                 png: match formats {
                     Formats::Svg => None,
                     Formats::SvgAndPng => Some(png(&figure)?),

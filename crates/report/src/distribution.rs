@@ -1,0 +1,262 @@
+//! A distribution figure as inline SVG: a histogram of a result's samples on a time axis
+//! (logarithmic when they span a factor of four or more, as wake-up and round-trip latencies
+//! with their long tails do), the median, p90 and p99 marked with their values above the
+//! bars, so that the tail is read off the figure rather than guessed from a mean.
+
+use crate::html::escape;
+use crate::units::format_ns_axis;
+use latlab_engine::stats::percentile_sorted;
+use std::fmt::Write as _;
+
+const WIDTH: f64 = 560.0;
+const HEIGHT: f64 = 250.0;
+const LEFT: f64 = 46.0;
+const RIGHT: f64 = 16.0;
+/// Room above the bars for the percentile labels, one row each.
+const TOP: f64 = 62.0;
+const BOTTOM: f64 = 40.0;
+const BINS: usize = 40;
+const FONT: &str = "font-family=\"sans-serif\" font-size=\"14\"";
+
+/// The marked percentiles: label, quantile, dash pattern.
+const MARKS: [(&str, f64, &str); 3] = [
+    ("median", 0.5, ""),
+    ("p90", 0.9, " stroke-dasharray=\"6 4\""),
+    ("p99", 0.99, " stroke-dasharray=\"2 3\""),
+];
+
+/// The figure, or `None` with fewer than five samples or any that is not a finite time.
+pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
+    if samples_ns.len() < 5 || samples_ns.iter().any(|s| !s.is_finite() || *s < 0.0) {
+        return None;
+    }
+    let mut sorted = samples_ns.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let axis = Axis::for_range(sorted[0], sorted[sorted.len() - 1]);
+    let mut counts = [0usize; BINS];
+    for &sample in &sorted {
+        let bin = (axis.fraction(sample) * BINS as f64) as usize;
+        counts[bin.min(BINS - 1)] += 1;
+    }
+    let most = counts.iter().copied().max().unwrap_or(1) as f64;
+    let plot_width = WIDTH - LEFT - RIGHT;
+    let plot_height = HEIGHT - TOP - BOTTOM;
+    let bottom = HEIGHT - BOTTOM;
+    let x = |value: f64| LEFT + axis.fraction(value) * plot_width;
+
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+         viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\"><title>{}</title>",
+        escape(title)
+    );
+    let bar = plot_width / BINS as f64;
+    for (i, &count) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        let h = (count as f64 / most * plot_height).max(1.0);
+        let (from, to) = (
+            axis.value(i as f64 / BINS as f64),
+            axis.value((i + 1) as f64 / BINS as f64),
+        );
+        let _ = write!(
+            svg,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#9db9d8\">\
+             <title>{} … {}: {count} samples</title></rect>",
+            LEFT + i as f64 * bar,
+            bottom - h,
+            (bar - 1.0).max(0.5),
+            format_ns_axis(from),
+            format_ns_axis(to)
+        );
+    }
+    // Axes: the count at the top of the tallest bar, time ticks below.
+    let _ = write!(
+        svg,
+        "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{bottom}\" y2=\"{bottom}\" stroke=\"#555\"/>\
+         <text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"end\">{}</text>\
+         <text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"end\">0</text>",
+        WIDTH - RIGHT,
+        LEFT - 6.0,
+        bottom - plot_height + 5.0,
+        most,
+        LEFT - 6.0,
+        bottom
+    );
+    for tick in axis.ticks() {
+        let at = x(tick);
+        let _ = write!(
+            svg,
+            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{bottom}\" y2=\"{}\" stroke=\"#555\"/>\
+             <text x=\"{at:.1}\" y=\"{}\" {FONT} text-anchor=\"middle\">{}</text>",
+            bottom + 5.0,
+            bottom + 21.0,
+            format_ns_axis(tick)
+        );
+    }
+    let _ = write!(
+        svg,
+        "<text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"middle\">time per event{}</text>",
+        LEFT + plot_width / 2.0,
+        HEIGHT - 3.0,
+        if axis.log { " (log scale)" } else { "" }
+    );
+    // Each percentile: a line through the bars and its label in its own row above them,
+    // so that close percentiles never write over each other or over the data.
+    for (row, (label, q, dash)) in MARKS.iter().enumerate() {
+        let value = percentile_sorted(&sorted, *q);
+        let at = x(value);
+        let label_y = 16.0 + row as f64 * 17.0;
+        let anchor = if at > WIDTH * 0.7 { "end" } else { "start" };
+        let _ = write!(
+            svg,
+            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{:.1}\" y2=\"{bottom}\" stroke=\"#b03a2e\" \
+             stroke-width=\"2\"{dash}/>\
+             <text x=\"{at:.1}\" y=\"{label_y}\" {FONT} text-anchor=\"{anchor}\" \
+             fill=\"#b03a2e\">{label} {}</text>",
+            label_y + 4.0,
+            format_ns_axis(value)
+        );
+    }
+    svg.push_str("</svg>");
+    Some(svg)
+}
+
+/// The time axis: from the fastest sample to the slowest, logarithmic or linear.
+struct Axis {
+    low: f64,
+    high: f64,
+    log: bool,
+}
+
+impl Axis {
+    fn for_range(low: f64, high: f64) -> Axis {
+        let log = low > 0.0 && high / low >= 4.0;
+        let high = if high > low {
+            high
+        } else {
+            low + low.max(1.0) * 0.01
+        };
+        Axis { low, high, log }
+    }
+
+    /// Where `value` lies, 0 at the fastest sample and 1 at the slowest.
+    fn fraction(&self, value: f64) -> f64 {
+        let f = if self.log {
+            (value / self.low).ln() / (self.high / self.low).ln()
+        } else {
+            (value - self.low) / (self.high - self.low)
+        };
+        f.clamp(0.0, 1.0)
+    }
+
+    fn value(&self, fraction: f64) -> f64 {
+        if self.log {
+            self.low * (self.high / self.low).powf(fraction)
+        } else {
+            self.low + (self.high - self.low) * fraction
+        }
+    }
+
+    /// Round values within the range: 1, 2 and 5 times a power of ten, as few as keep the
+    /// labels apart (at most six).
+    fn ticks(&self) -> Vec<f64> {
+        let mut steps: Vec<f64> = Vec::new();
+        if self.log {
+            for multiples in [&[1.0, 2.0, 5.0][..], &[1.0][..]] {
+                steps = round_values(self.low, self.high, multiples);
+                if steps.len() <= 6 {
+                    break;
+                }
+            }
+            if steps.len() > 6 {
+                let keep = steps.len().div_ceil(6);
+                steps = steps.into_iter().step_by(keep).collect();
+            }
+        } else {
+            let step = nice_step((self.high - self.low) / 4.0);
+            let mut tick = (self.low / step).ceil() * step;
+            while tick <= self.high {
+                steps.push(tick);
+                tick += step;
+            }
+        }
+        if steps.len() < 2 {
+            steps = vec![self.low, self.high];
+        }
+        steps
+    }
+}
+
+/// `multiples` of each power of ten that lie within `low..=high`.
+fn round_values(low: f64, high: f64, multiples: &[f64]) -> Vec<f64> {
+    let mut values = Vec::new();
+    let mut power = 10f64.powi(low.log10().floor() as i32);
+    while power <= high {
+        for m in multiples {
+            let v = m * power;
+            if (low..=high).contains(&v) {
+                values.push(v);
+            }
+        }
+        power *= 10.0;
+    }
+    values
+}
+
+/// The smallest of 1, 2 and 5 times a power of ten at least `rough`.
+fn nice_step(rough: f64) -> f64 {
+    let power = 10f64.powi(rough.log10().floor() as i32);
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&step| step >= rough)
+        .unwrap_or(10.0 * power)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wake-up latency shape: most near 30 µs, a tail to 2 ms.
+    fn long_tail() -> Vec<f64> {
+        let mut samples: Vec<f64> = (0..190).map(|i| 30_000.0 + 50.0 * i as f64).collect();
+        samples.extend((0..10).map(|i| 200_000.0 * (i + 1) as f64));
+        samples
+    }
+
+    #[test]
+    fn a_long_tail_is_drawn_on_a_log_axis_with_its_percentiles() {
+        let svg = svg(&long_tail(), "sched.wakeup/alone/nice0").unwrap();
+        assert!(svg.contains("(log scale)"));
+        for label in ["median 35 µs", "p90 39 µs", "p99 1.6 ms"] {
+            assert!(svg.contains(label), "{label} missing: {svg}");
+        }
+        // Round ticks in SI units, never raw nanoseconds.
+        assert!(svg.contains(">100 µs<") && svg.contains(">1 ms<"), "{svg}");
+        assert!(!svg.contains(">100000<"));
+    }
+
+    #[test]
+    fn a_narrow_spread_keeps_a_linear_axis() {
+        let samples: Vec<f64> = (0..50).map(|i| 100.0 + i as f64).collect();
+        let svg = svg(&samples, "x").unwrap();
+        assert!(!svg.contains("log scale"));
+        assert!(svg.contains(">120 ns<"), "{svg}");
+    }
+
+    #[test]
+    fn too_few_or_broken_samples_draw_nothing() {
+        assert!(svg(&[1.0, 2.0], "x").is_none());
+        assert!(svg(&[1.0, 2.0, f64::NAN, 3.0, 4.0], "x").is_none());
+        let equal = svg(&[5.0; 9], "x").unwrap();
+        assert!(equal.contains("median 5 ns"));
+    }
+
+    #[test]
+    fn ticks_are_round_and_few() {
+        let axis = Axis::for_range(3_000.0, 4_000_000.0);
+        let ticks = axis.ticks();
+        assert!(ticks.len() >= 2 && ticks.len() <= 6, "{ticks:?}");
+        assert!(ticks.iter().all(|t| (3_000.0..=4_000_000.0).contains(t)));
+        assert_eq!(nice_step(23.0), 50.0);
+        assert_eq!(nice_step(0.3), 0.5);
+    }
+}
