@@ -1,5 +1,6 @@
 //! What a person at a terminal reads: warnings grouped by probe and kind (every one with
-//! `--verbose`), `--quiet`, tables fitted to `COLUMNS`, and colour only where asked.
+//! `--verbose`), `--quiet`, tables fitted to `COLUMNS`, colour only where asked, and the
+//! progress line only on a terminal.
 
 use crate::latlab;
 
@@ -140,4 +141,48 @@ fn colour_only_when_asked_or_on_a_terminal() {
         })
         .collect::<String>();
     assert_eq!(stripped, plain);
+}
+
+/// Runs latlab with its standard streams on a pseudo-terminal (util-linux's `script`), and
+/// returns everything the terminal received.
+fn on_a_terminal(dir: &std::path::Path, args: &str) -> String {
+    let binary = assert_cmd::cargo::cargo_bin("latlab");
+    let output = std::process::Command::new("script")
+        .args(["-qec", &format!("{} {args}", binary.display()), "/dev/null"])
+        .current_dir(dir)
+        .env_remove("COLUMNS")
+        .output()
+        .expect("this test needs util-linux's script");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn progress_names_the_measurement_under_way_only_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = "run --synthetic --only 'cpu|mem.memcpy' --max-size 256KiB";
+    let shown = on_a_terminal(dir.path(), run);
+    let progress: Vec<&str> = shown
+        .split(['\r', '\n'])
+        .filter(|l| l.contains(" so far, "))
+        .collect();
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("mem.memcpy/") && l.contains("/5]")),
+        "{progress:?}"
+    );
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains(" s left") || l.contains("finishing")),
+        "{progress:?}"
+    );
+    let quiet = on_a_terminal(dir.path(), &format!("{run} -q"));
+    assert!(!quiet.contains(" so far, "), "{quiet}");
+    let output = latlab(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call"])
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&output.get_output().stderr).contains(" so far, "));
 }
