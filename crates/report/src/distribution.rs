@@ -98,8 +98,9 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
         HEIGHT - 3.0,
         if axis.log { " (log scale)" } else { "" }
     );
-    // Each percentile: a line through the bars and its label in its own row above them,
-    // so that close percentiles never write over each other or over the data.
+    // Each percentile: a line through the bars and its label in its own row above them (the
+    // lines start below the last row), so that close percentiles never write over each other,
+    // a line or the data.
     for (row, (label, q, dash)) in MARKS.iter().enumerate() {
         let value = percentile_sorted(&sorted, *q);
         let at = x(value);
@@ -107,11 +108,11 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
         let anchor = if at > WIDTH * 0.7 { "end" } else { "start" };
         let _ = write!(
             svg,
-            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{:.1}\" y2=\"{bottom}\" stroke=\"#b03a2e\" \
+            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{}\" y2=\"{bottom}\" stroke=\"#b03a2e\" \
              stroke-width=\"2\"{dash}/>\
              <text x=\"{at:.1}\" y=\"{label_y}\" {FONT} text-anchor=\"{anchor}\" \
              fill=\"#b03a2e\">{label} {}</text>",
-            label_y + 4.0,
+            TOP - 8.0,
             format_ns_axis(value)
         );
     }
