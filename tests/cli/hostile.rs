@@ -284,10 +284,19 @@ fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
 fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    // A real run holds the machine's lock for several seconds.
+    // A real run holds the machine's lock for far longer than the test lasts (the full
+    // suite's wake-up probe, mostly asleep, takes about 25 s), and is killed at the end.
     let mut holder = Command::new(binary())
         .current_dir(dir.path())
-        .args(["run", "--only", "mem.memcpy", "--json", "holder.json"])
+        .args([
+            "run",
+            "--suite",
+            "full",
+            "--only",
+            "sched.wakeup",
+            "--json",
+            "holder.json",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
