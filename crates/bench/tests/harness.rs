@@ -211,8 +211,10 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             text(&profiled.stdout).contains("hottest function: known::profiled::checksum_helper")
         );
         let html = std::fs::read_to_string(&html_path).unwrap();
-        assert!(html.contains("<h2>Profiles</h2>") && html.contains("checksum_helper"));
-        assert!(html.contains("<h2>Distributions</h2>"));
+        assert!(
+            html.contains("<h2 id=\"profiles\">Profiles</h2>") && html.contains("checksum_helper")
+        );
+        assert!(html.contains("<h2 id=\"distributions\">Distributions</h2>"));
     } else {
         // Where the kernel refuses, the benchmark still runs, without its profile.
         assert!(
