@@ -217,6 +217,10 @@ impl Selection {
 mod tests {
     use super::*;
 
+    fn probe(id: &str) -> &'static ProbeSpec {
+        latlab_probes::PROBES.iter().find(|p| p.id == id).unwrap()
+    }
+
     fn can(pattern: &str, template: &str) -> bool {
         Pattern::new("--only", pattern)
             .unwrap()
@@ -248,14 +252,8 @@ mod tests {
 
     #[test]
     fn a_pattern_with_a_slash_keeps_results_by_name() {
-        let branch = latlab_probes::PROBES
-            .iter()
-            .find(|p| p.id == "cpu.branch")
-            .unwrap();
-        let memcpy = latlab_probes::PROBES
-            .iter()
-            .find(|p| p.id == "mem.memcpy")
-            .unwrap();
+        let branch = probe("cpu.branch");
+        let memcpy = probe("mem.memcpy");
         let only = Selection::new(Some("cpu.branch/random"), None).unwrap();
         assert!(only.runs(branch) && !only.runs(memcpy));
         assert!(only.keeps("cpu.branch", "cpu.branch/random"));
@@ -272,10 +270,7 @@ mod tests {
 
     #[test]
     fn a_pattern_without_a_slash_matches_probe_ids_only() {
-        let bandwidth = latlab_probes::PROBES
-            .iter()
-            .find(|p| p.id == "mem.bandwidth")
-            .unwrap();
+        let bandwidth = probe("mem.bandwidth");
         // `mem.bandwidth/read/all/{size}/all-cpus` contains "cpu", but the family is meant.
         assert!(!Selection::new(Some("cpu"), None).unwrap().runs(bandwidth));
         assert!(

@@ -10,6 +10,17 @@ pub fn three_digit_decimals(value: f64) -> usize {
     }
 }
 
+/// `value` with up to three significant digits (below 1000) and no trailing zeros: `1`,
+/// `1.41`, `32.5`, `187`.
+pub fn three_digits_trimmed(value: f64) -> String {
+    let text = format!("{value:.*}", three_digit_decimals(value));
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// A size in bytes with binary units (B, KiB, MiB, GiB), up to three significant digits and
 /// no trailing zeros: `1KiB`, `1.41KiB`, `32MiB`.
 pub fn format_bytes(bytes: f64) -> String {
@@ -18,14 +29,7 @@ pub fn format_bytes(bytes: f64) -> String {
         .into_iter()
         .find(|&(scale, _)| bytes.abs() >= scale as f64)
         .unwrap_or((1, "B"));
-    let value = bytes / scale as f64;
-    let text = format!("{value:.*}", three_digit_decimals(value));
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text}{unit}")
+    format!("{}{unit}", three_digits_trimmed(bytes / scale as f64))
 }
 
 #[cfg(test)]

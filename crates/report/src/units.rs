@@ -2,7 +2,7 @@
 //! nanoseconds.
 
 pub use latlab_engine::units::format_bytes;
-use latlab_engine::units::three_digit_decimals;
+use latlab_engine::units::{three_digit_decimals, three_digits_trimmed};
 
 /// A duration in nanoseconds with three significant digits in ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
@@ -33,42 +33,32 @@ pub fn format_ns_axis(ns: f64) -> String {
     if magnitude < 1e-12 {
         return "0".to_string();
     }
-    let value = ns / scale;
-    let text = format!("{value:.*}", three_digit_decimals(value));
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text} {unit}")
+    format!("{} {unit}", three_digits_trimmed(ns / scale))
 }
 
 /// A throughput on a plot's axis, given in GB/s: as [`format_rate`], trailing zeros
 /// dropped (`10 GB/s`, `500 MB/s`).
 pub fn format_rate_axis(gigabytes_per_second: f64) -> String {
-    let text = format_rate(gigabytes_per_second);
-    match text.split_once(' ') {
-        Some((number, unit)) if number.contains('.') => {
-            format!(
-                "{} {unit}",
-                number.trim_end_matches('0').trim_end_matches('.')
-            )
-        }
-        _ => text,
-    }
+    let (value, unit) = rate_unit(gigabytes_per_second);
+    format!("{} {unit}", three_digits_trimmed(value))
 }
 
 /// A throughput given in GB/s (10^9 bytes per second) with three significant digits in
 /// kB/s, MB/s, GB/s or TB/s, all decimal.
 pub fn format_rate(gigabytes_per_second: f64) -> String {
+    let (value, unit) = rate_unit(gigabytes_per_second);
+    format!("{value:.*} {unit}", three_digit_decimals(value))
+}
+
+/// A rate in GB/s as a value in the decimal unit it reads best in.
+fn rate_unit(gigabytes_per_second: f64) -> (f64, &'static str) {
     let bytes = gigabytes_per_second * 1e9;
     let units = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")];
     let (scale, unit) = units
         .into_iter()
         .find(|&(scale, _)| bytes.abs() >= scale * 0.9995)
         .unwrap_or((1.0, "B/s"));
-    let value = bytes / scale;
-    format!("{value:.*} {unit}", three_digit_decimals(value))
+    (bytes / scale, unit)
 }
 
 /// A clock as every rendering names it: its kind and rate, `TSC at 2.445 GHz`.
