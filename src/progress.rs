@@ -67,8 +67,10 @@ impl Progress {
         self.bar.set_message(id);
     }
 
-    pub fn probe_finished(&self) {
-        self.with_estimate(|e| e.probe_finished(Instant::now()));
+    /// A probe ended; `skipped` when it measured nothing (no GPU), so that its moment does
+    /// not pass for this machine's pace.
+    pub fn probe_finished(&self, skipped: bool) {
+        self.with_estimate(|e| e.probe_finished(Instant::now(), skipped));
         self.bar.inc(1);
     }
 
@@ -122,10 +124,12 @@ impl Estimate {
         self.current = Some((index, now));
     }
 
-    fn probe_finished(&mut self, now: Instant) {
+    fn probe_finished(&mut self, now: Instant, skipped: bool) {
         if let Some((index, started)) = self.current.take() {
-            self.done_s += (now - started).as_secs_f64();
-            self.done_typical_s += self.typical_s[index];
+            if !skipped {
+                self.done_s += (now - started).as_secs_f64();
+                self.done_typical_s += self.typical_s[index];
+            }
             self.after_finished = index + 1;
         }
     }
@@ -194,14 +198,14 @@ mod tests {
         let mut estimate = Estimate::new(vec![1.0, 4.0, 2.0], t0);
         estimate.probe_started(0, t0);
         // Twice as slow as typical on the first probe.
-        estimate.probe_finished(t0 + seconds(2.0));
+        estimate.probe_finished(t0 + seconds(2.0), false);
         assert_eq!(estimate.left(t0 + seconds(2.0)), seconds(12.0));
         estimate.probe_started(1, t0 + seconds(2.0));
         // Halfway through the second probe at that pace.
         assert_eq!(estimate.left(t0 + seconds(6.0)), seconds(8.0));
-        estimate.probe_finished(t0 + seconds(10.0));
+        estimate.probe_finished(t0 + seconds(10.0), false);
         estimate.probe_started(2, t0 + seconds(10.0));
-        estimate.probe_finished(t0 + seconds(14.0));
+        estimate.probe_finished(t0 + seconds(14.0), false);
         assert_eq!(estimate.left(t0 + seconds(14.0)), Duration::ZERO);
     }
 
@@ -210,8 +214,21 @@ mod tests {
         let t0 = Instant::now();
         let mut estimate = Estimate::new(vec![0.1, 3.0], t0);
         estimate.probe_started(0, t0);
-        estimate.probe_finished(t0 + seconds(1.0));
+        estimate.probe_finished(t0 + seconds(1.0), false);
         assert_eq!(estimate.left(t0 + seconds(1.0)), seconds(3.0));
+    }
+
+    /// A skipped probe (the GPU family without a GPU) took no time of its typical
+    /// duration: it leaves the estimate, and the pace stays what the measured probes set.
+    #[test]
+    fn a_skipped_probe_does_not_set_the_pace() {
+        let t0 = Instant::now();
+        let mut estimate = Estimate::new(vec![2.0, 20.0, 2.0], t0);
+        estimate.probe_started(0, t0);
+        estimate.probe_finished(t0 + seconds(2.0), false);
+        estimate.probe_started(1, t0 + seconds(2.0));
+        estimate.probe_finished(t0 + seconds(2.0), true);
+        assert_eq!(estimate.left(t0 + seconds(2.0)), seconds(2.0));
     }
 
     #[test]

@@ -78,9 +78,10 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         progress.probe_started(index, probe.id);
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
+        let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
         record.probes.push(outcome);
         write_rewritable(&plan, &record, &mut unwritten);
-        progress.probe_finished();
+        progress.probe_finished(skipped);
     }
     if !interrupted && !record.stability.is_empty() {
         progress.stability_check("stability check, again");

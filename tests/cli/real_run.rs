@@ -263,10 +263,10 @@ fn ctrl_c_during_the_file_probes_leaves_no_files() {
 /// ("no … in this run") and fail here. The probes come from the table itself. How many cache
 /// levels the latency curve shows is the machine's (a VM's slice of a shared L3 can merge
 /// with L2 under load, or noise can split one), so the L2 and L3 rows may be empty; the L1
-/// and main-memory rows never are.
+/// and main-memory rows never are. The same holds for a GPU's levels, where there is one.
 #[test]
 fn every_headline_row_finds_its_result_in_a_real_run() {
-    use latlab_engine::names::result::{L1_HIT, LEVEL_PREFIX, MAIN_MEMORY};
+    use latlab_engine::names::result::{GPU_LEVEL_PREFIX, L1_HIT, LEVEL_PREFIX, MAIN_MEMORY};
     let _alone = machine_alone();
     let dir = tempfile::tempdir().unwrap();
     let only = format!("^({})$", latlab_report::headline::source_probes().join("|"));
@@ -295,7 +295,7 @@ fn every_headline_row_finds_its_result_in_a_real_run() {
     let empty: Vec<String> = rows
         .iter()
         .filter(|row| row.measured.is_none() && !row.note.starts_with("reference only"))
-        .filter(|row| !row.note.contains(LEVEL_PREFIX))
+        .filter(|row| !row.note.contains(LEVEL_PREFIX) && !row.note.contains(GPU_LEVEL_PREFIX))
         .map(|row| format!("{}: {}", row.operation, row.note))
         .collect();
     assert!(empty.is_empty(), "rows without a figure: {empty:?}");

@@ -64,12 +64,20 @@ fn no_arguments_runs_the_quick_suite_of_every_probe() {
     assert!(stdout[headline..].contains("Branch mispredict"));
     assert!(stdout[headline..].contains("reference only: needs two continents"));
     for probe in latlab_probes::PROBES {
+        if probe.id.starts_with("gpu.") {
+            continue;
+        }
         assert!(
             stdout.contains(&format!("\n{}/", probe.id)),
             "{} missing",
             probe.id
         );
     }
+    // The GPU family: its results where there is a GPU, else one line saying why not.
+    assert!(
+        stdout.contains("\ngpu.launch/") || stdout.contains("\n  gpu: skipped — "),
+        "{stdout}"
+    );
 }
 
 #[test]

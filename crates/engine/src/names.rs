@@ -18,6 +18,14 @@ pub mod result {
     pub const L3_HIT: &str = "mem.latency/level/L3";
     pub const MAIN_MEMORY: &str = "mem.latency/level/DRAM";
     pub const BRANCH_MISPREDICT: &str = "cpu.branch/mispredict";
+    /// The GPU family's results start so.
+    pub const GPU_PREFIX: &str = "gpu.";
+    pub const GPU_LAUNCH_SYNC: &str = "gpu.launch/sync";
+    pub const GPU_LEVEL_PREFIX: &str = "gpu.memory/level/";
+    pub const GPU_L2_HIT: &str = "gpu.memory/level/L2";
+    pub const GPU_DEVICE_MEMORY: &str = "gpu.memory/level/DRAM";
+    pub const GPU_COPY_H2D_4KIB: &str = "gpu.copy/h2d/pinned/4KiB";
+    pub const GPU_COPY_H2D_1MIB: &str = "gpu.copy/h2d/pinned/1MiB";
     pub const MUTEX_UNCONTENDED: &str = "thread.mutex/pthread/uncontended";
     pub const SYSCALL: &str = "syscall.getppid/getppid";
     pub const SNAPPY_1KIB: &str = "cpu.compress/snappy-1KiB";

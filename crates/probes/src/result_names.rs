@@ -10,7 +10,7 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
     // A count (workers, a pair's index).
     ("n", "[0-9]+"),
     // A level found on the latency curve.
-    ("level", "L[0-9]+|DRAM"),
+    ("level", "L[0-9]+|L2-far|DRAM"),
 ];
 
 /// The regular expression a placeholder's values match, `None` for an unknown one.

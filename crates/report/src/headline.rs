@@ -90,6 +90,36 @@ const ROWS: &[RowSpec] = &[
         qualifier: "",
     },
     RowSpec {
+        operation: "GPU L2 hit",
+        reference: None,
+        source: Source::Result(name::GPU_L2_HIT),
+        qualifier: "one thread",
+    },
+    RowSpec {
+        operation: "GPU device-memory reference",
+        reference: None,
+        source: Source::Result(name::GPU_DEVICE_MEMORY),
+        qualifier: "one thread",
+    },
+    RowSpec {
+        operation: "GPU kernel launch (+ sync)",
+        reference: None,
+        source: Source::Result(name::GPU_LAUNCH_SYNC),
+        qualifier: "empty kernel",
+    },
+    RowSpec {
+        operation: "Copy 4 KiB host→device",
+        reference: None,
+        source: Source::Result(name::GPU_COPY_H2D_4KIB),
+        qualifier: "pinned",
+    },
+    RowSpec {
+        operation: "Copy 1 MiB host→device",
+        reference: None,
+        source: Source::Result(name::GPU_COPY_H2D_1MIB),
+        qualifier: "pinned",
+    },
+    RowSpec {
         operation: "System call",
         reference: None,
         source: Source::Result(name::SYSCALL),
@@ -256,11 +286,19 @@ pub fn source_probes() -> Vec<&'static str> {
     probes
 }
 
+/// Whether a row reads a GPU result: such rows are left out of a run without any, so that
+/// a machine without a GPU does not show five empty rows.
+fn reads_gpu(spec: &RowSpec) -> bool {
+    matches!(spec.source, Source::Result(name) if name.starts_with(name::GPU_PREFIX))
+}
+
 /// The headline rows for a run.
 pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
     let references = references();
     let find = |name: &str| run.results().find(|r| r.name == name);
+    let has_gpu = run.results().any(|r| r.name.starts_with(name::GPU_PREFIX));
     ROWS.iter()
+        .filter(|spec| has_gpu || !reads_gpu(spec))
         .map(|spec| {
             let reference_ns = spec.reference.map(|id| {
                 references
@@ -521,6 +559,40 @@ mod tests {
         assert!(l1_line.contains("1.00 s"), "{l1_line}");
         let seek_line = text.lines().find(|l| l.starts_with("Disk seek")).unwrap();
         assert!(seek_line.contains("months)"), "{seek_line}");
+    }
+
+    /// The GPU rows appear when the run has GPU results, read from them, and are left out
+    /// of a run without any.
+    #[test]
+    fn gpu_rows_appear_only_with_gpu_results() {
+        use crate::test_records::{probe, record, result};
+        let cpu_only = record(vec![probe(
+            "mem.latency",
+            vec![result("mem.latency/level/L1", 1.25, &[])],
+        )]);
+        let operations = |run: &RunRecord| -> Vec<String> {
+            headline_rows(run)
+                .into_iter()
+                .map(|r| r.operation)
+                .collect()
+        };
+        assert!(!operations(&cpu_only).iter().any(|o| o.contains("GPU")));
+        let with_gpu = record(vec![probe(
+            "gpu.launch",
+            vec![result(name::GPU_LAUNCH_SYNC, 8_000.0, &[])],
+        )]);
+        let rows = headline_rows(&with_gpu);
+        let gpu: Vec<&HeadlineRow> = rows
+            .iter()
+            .filter(|r| r.operation.contains("GPU") || r.operation.contains("host→device"))
+            .collect();
+        assert_eq!(gpu.len(), 5);
+        let launch = gpu
+            .iter()
+            .find(|r| r.operation == "GPU kernel launch (+ sync)")
+            .unwrap();
+        assert_eq!(launch.measured.as_ref().unwrap().median_ns, 8_000.0);
+        assert!(gpu.iter().filter(|r| r.measured.is_none()).count() == 4);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::units::{
     format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
 };
 use latlab_engine::MIN_SAMPLES;
-use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
+use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::stats::Summary;
 
 /// The columns of the table. `cpu` (the measuring thread's median CPU time per operation, as
@@ -147,19 +147,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .collect(),
         );
     }
-    let incomplete = run
-        .probes
-        .iter()
-        .filter_map(|p| {
-            let what = match &p.status {
-                ProbeStatus::Ok => return None,
-                ProbeStatus::Failed { reason } => format!("failed: {reason}"),
-                ProbeStatus::Skipped { reason } => format!("skipped: {reason}"),
-                ProbeStatus::Interrupted => "interrupted".to_string(),
-            };
-            Some((p.id.clone(), what))
-        })
-        .collect();
+    let incomplete = incomplete_probes(&run.probes);
     let headers = HEADERS
         .iter()
         .enumerate()
@@ -217,10 +205,90 @@ pub(crate) fn format_samples(result: &BenchResult) -> String {
     }
 }
 
+/// The probes that failed, were skipped or were interrupted, as `(id, what happened)`. A
+/// family whose every probe was skipped for one reason (the GPU family without a driver) is
+/// one entry, named by the family.
+pub(crate) fn incomplete_probes(probes: &[ProbeOutcome]) -> Vec<(String, String)> {
+    let family = |id: &str| id.split_once('.').map_or(id, |(f, _)| f).to_string();
+    let skipped_alike = |f: &str| -> Option<&str> {
+        let mut members = probes.iter().filter(|p| family(&p.id) == f);
+        let first = members.next()?;
+        let ProbeStatus::Skipped { reason } = &first.status else {
+            return None;
+        };
+        let count = 1 + members
+            .map(|p| match &p.status {
+                ProbeStatus::Skipped { reason: r } if r == reason => Some(()),
+                _ => None,
+            })
+            .collect::<Option<Vec<()>>>()?
+            .len();
+        (count > 1).then_some(reason.as_str())
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in probes {
+        let f = family(&p.id);
+        if let Some(reason) = skipped_alike(&f) {
+            if !out.iter().any(|(id, _)| *id == f) {
+                out.push((f, format!("skipped — {reason}")));
+            }
+            continue;
+        }
+        let what = match &p.status {
+            ProbeStatus::Ok => continue,
+            ProbeStatus::Failed { reason } => format!("failed: {reason}"),
+            ProbeStatus::Skipped { reason } => format!("skipped — {reason}"),
+            ProbeStatus::Interrupted => "interrupted".to_string(),
+        };
+        out.push((p.id.clone(), what));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_records::{probe, record};
+
+    /// A family skipped whole for one reason is one line; a family whose probes were
+    /// skipped for different reasons, or of which one ran, keeps a line per probe.
+    #[test]
+    fn a_family_skipped_for_one_reason_is_one_line() {
+        let with = |id: &str, status: ProbeStatus| ProbeOutcome {
+            status,
+            ..probe(id, Vec::new())
+        };
+        let skipped = |reason: &str| ProbeStatus::Skipped {
+            reason: reason.into(),
+        };
+        let no_driver = "no CUDA driver (libcuda.so.1 not found)";
+        let probes = vec![
+            with("mem.latency", ProbeStatus::Ok),
+            with("gpu.launch", skipped(no_driver)),
+            with("gpu.copy", skipped(no_driver)),
+            with("sched.priority", skipped("not permitted")),
+            with("sched.wakeup", ProbeStatus::Ok),
+            with(
+                "file.read",
+                ProbeStatus::Failed {
+                    reason: "disk full".into(),
+                },
+            ),
+        ];
+        assert_eq!(
+            incomplete_probes(&probes),
+            [
+                ("gpu".to_string(), format!("skipped — {no_driver}")),
+                ("sched.priority".into(), "skipped — not permitted".into()),
+                ("file.read".into(), "failed: disk full".into()),
+            ]
+        );
+        let mixed = vec![
+            with("gpu.launch", skipped(no_driver)),
+            with("gpu.copy", skipped("another reason")),
+        ];
+        assert_eq!(incomplete_probes(&mixed).len(), 2);
+    }
 
     /// Two samples get neither an interval nor percentiles and are marked; thirty get both.
     #[test]

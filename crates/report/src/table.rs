@@ -38,36 +38,39 @@ impl Exporter for TableExporter {
         }
         let rows = rows(run, Sweeps::Folded);
         out.push_str(&terminal.prose("", &headline(run)));
-        out.push('\n');
-        let mut table = rows.table();
-        let mut align = vec![Align::Left];
-        let dropped = match terminal.width {
-            Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
-            None => Vec::new(),
-        };
-        let cv_column = table.headers.iter().position(|h| h == "cv");
-        out.push_str(&table.aligned_painted(&align, terminal, |row, column, _| {
-            if row == 0 {
-                return Some(Paint::Heading);
+        // A run without results (every probe skipped) has no table, only its reasons.
+        if !rows.cells.is_empty() {
+            out.push('\n');
+            let mut table = rows.table();
+            let mut align = vec![Align::Left];
+            let dropped = match terminal.width {
+                Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
+                None => Vec::new(),
+            };
+            let cv_column = table.headers.iter().position(|h| h == "cv");
+            out.push_str(&table.aligned_painted(&align, terminal, |row, column, _| {
+                if row == 0 {
+                    return Some(Paint::Heading);
+                }
+                let shown = &rows.shown[row - 1];
+                if column == 0 && shown.suspect {
+                    Some(Paint::Bad)
+                } else if Some(column) == cv_column && shown.warned {
+                    Some(Paint::Warn)
+                } else {
+                    None
+                }
+            }));
+            if !dropped.is_empty() {
+                out.push_str(&terminal.prose(
+                    "",
+                    &format!(
+                        "(left out to fit {} columns: {}; a wider terminal, or COLUMNS, shows them)",
+                        terminal.width.unwrap_or_default(),
+                        dropped.join(", ")
+                    ),
+                ));
             }
-            let shown = &rows.shown[row - 1];
-            if column == 0 && shown.suspect {
-                Some(Paint::Bad)
-            } else if Some(column) == cv_column && shown.warned {
-                Some(Paint::Warn)
-            } else {
-                None
-            }
-        }));
-        if !dropped.is_empty() {
-            out.push_str(&terminal.prose(
-                "",
-                &format!(
-                    "(left out to fit {} columns: {}; a wider terminal, or COLUMNS, shows them)",
-                    terminal.width.unwrap_or_default(),
-                    dropped.join(", ")
-                ),
-            ));
         }
         if let Some(folded) = &rows.folded {
             out.push_str(&terminal.prose("", &format!("({folded})")));

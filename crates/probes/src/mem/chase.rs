@@ -111,7 +111,7 @@ pub(crate) unsafe fn walk<const LOADS: usize>(mut p: *const u8) -> *const u8 {
 
 /// The order in which the ring visits the lines, one per `stride_bytes`: a permutation of
 /// `0..lines`.
-fn visiting_order(lines: usize, stride_bytes: usize, layout: Layout) -> Vec<usize> {
+pub(crate) fn visiting_order(lines: usize, stride_bytes: usize, layout: Layout) -> Vec<usize> {
     let mut rng = SplitMix64::seeded(0x5eed_1a71_ab00_0001);
     match layout {
         Layout::Sequential => (0..lines).collect(),

@@ -6,7 +6,7 @@ pub(crate) mod buffer;
 pub(crate) mod chase;
 mod kernels;
 pub mod latency;
-mod levels;
+pub(crate) mod levels;
 pub(crate) mod memcpy;
 mod parallel;
 pub(crate) mod sizes;

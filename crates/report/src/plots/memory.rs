@@ -25,7 +25,7 @@ pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
     .collect()
 }
 
-fn number(result: &BenchResult, key: &str) -> Option<f64> {
+pub(super) fn number(result: &BenchResult, key: &str) -> Option<f64> {
     result.parameter(key)?.as_f64()
 }
 
@@ -34,17 +34,53 @@ fn text<'a>(result: &'a BenchResult, key: &str) -> Option<&'a str> {
 }
 
 fn latency(results: &[BenchResult]) -> Option<Figure> {
+    latency_figure(LatencyCurve {
+        results,
+        // The stride sweep is one working set: its points belong in the table, not on the
+        // curve.
+        layout: |r| {
+            if r.name.starts_with(name::STRIDE_PREFIX) {
+                None
+            } else {
+                text(r, key::LAYOUT)
+            }
+        },
+        level_prefix: name::LEVEL_PREFIX,
+        title: "mem.latency: load-to-use latency by working set".into(),
+        caption: "mem.latency: the time of one dependent load (median) as the working set \
+                  grows, one line per chase layout. Each plateau is a level of the memory \
+                  hierarchy; the wide bands are the levels found, at their latency over their \
+                  plateau, and the grey lines where each level ends."
+            .into(),
+    })
+}
+
+/// A latency-by-working-set sweep to draw.
+pub(super) struct LatencyCurve<'a> {
+    pub results: &'a [BenchResult],
+    /// The line a result belongs on, `None` for a result that is not a point of the curve.
+    pub layout: fn(&BenchResult) -> Option<&str>,
+    /// The names of the level results start so.
+    pub level_prefix: &'a str,
+    pub title: String,
+    pub caption: String,
+}
+
+/// The latency by working set, one line per layout, with the levels found as bands at
+/// their latency over their plateau and marks where each ends.
+pub(super) fn latency_figure(curve: LatencyCurve) -> Option<Figure> {
+    let LatencyCurve {
+        results,
+        layout,
+        level_prefix,
+        title,
+        caption,
+    } = curve;
     let mut series: Vec<Series> = Vec::new();
     let mut sizes: HashMap<&str, f64> = HashMap::new();
-    // The stride sweep is one working set: its points belong in the table, not on the curve.
-    let curve = results
-        .iter()
-        .filter(|r| !r.name.starts_with(name::STRIDE_PREFIX));
-    for result in curve {
-        let (Some(size), Some(layout)) = (
-            number(result, key::WORKING_SET_BYTES),
-            text(result, key::LAYOUT),
-        ) else {
+    for result in results {
+        let (Some(size), Some(layout)) = (number(result, key::WORKING_SET_BYTES), layout(result))
+        else {
             continue;
         };
         sizes.insert(&result.name, size);
@@ -63,9 +99,7 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
         return None;
     }
     let mut marks = Vec::new();
-    let levels = results
-        .iter()
-        .filter(|r| r.name.starts_with(name::LEVEL_PREFIX));
+    let levels = results.iter().filter(|r| r.name.starts_with(level_prefix));
     for (i, level) in levels.enumerate() {
         let name = level.name.rsplit('/').next().unwrap_or("?");
         let plateau: Vec<f64> = level
@@ -86,12 +120,8 @@ fn latency(results: &[BenchResult]) -> Option<Figure> {
         }
     }
     Some(Figure {
-        title: "mem.latency: load-to-use latency by working set".into(),
-        caption: "mem.latency: the time of one dependent load (median) as the working set \
-                  grows, one line per chase layout. Each plateau is a level of the memory \
-                  hierarchy; the wide bands are the levels found, at their latency over their \
-                  plateau, and the grey lines where each level ends."
-            .into(),
+        title,
+        caption,
         x_label: "working set".into(),
         x_format: format_bytes,
         panels: vec![Panel {

@@ -1,12 +1,13 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
-//! Figures are pure functions of the record (`memory.rs` and `files.rs` say which), drawn by
+//! Figures are pure functions of the record (`memory.rs`, `files.rs` and `gpu.rs` say which), drawn by
 //! `figure.rs` once on an SVG backend and, when files are wanted, once on a bitmap that is
 //! encoded as PNG. A run renders its plots once and hands them both to the HTML page and to
 //! the files; each file is written atomically, like every other output.
 
 mod figure;
 mod files;
+mod gpu;
 mod memory;
 
 use crate::ExportError;
@@ -41,6 +42,7 @@ pub fn render_plots(run: &RunRecord, formats: Formats) -> Result<Vec<RenderedPlo
     memory::figures(run)
         .into_iter()
         .chain(files::figures(run))
+        .chain(gpu::figures(run))
         .map(|(stem, figure)| {
             Ok(RenderedPlot {
                 stem,

@@ -1,0 +1,240 @@
+//! `gpu.copy`: host→device and device→host copies by size, from pinned (page-locked) and
+//! pageable host memory.
+//!
+//! Each copy is what a program's `cudaMemcpy` costs: an asynchronous copy on the probe's
+//! stream, then the wait for it, timed on the host in calibrated loops. Per size the result
+//! is the time per copy and, as a rate, GB/s. Per direction and kind of memory the sweep is
+//! summed up by the copy model `latency + bytes / bandwidth` (`copy_model.rs`), fitted once
+//! per sample index (the i-th sample of every size) so that the fixed latency comes with a
+//! spread; the bandwidth is a parameter of that result.
+//!
+//! Sizes run from 4 B to 1 GiB (`sizes.rs`); the largest is cut down when the device or the
+//! host has not that much memory free (twice over on the host: a pinned and a pageable
+//! buffer), with a warning on each model result.
+
+use super::copy_model;
+use super::sizes::copy_sizes;
+use crate::mem::sizes::size_label;
+use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
+use latlab_engine::BenchResult;
+
+pub(crate) const SPEC: ProbeSpec = ProbeSpec {
+    id: "gpu.copy",
+    method: "host→device and device→host copies by size, pinned and pageable, each waited for; a fitted latency + bytes/bandwidth model",
+    timing: "calibrated loops less the empty loop; the model fitted on the medians and per sample index",
+    results: &[
+        "gpu.copy/h2d/pinned/{size}",
+        "gpu.copy/h2d/pageable/{size}",
+        "gpu.copy/d2h/pinned/{size}",
+        "gpu.copy/d2h/pageable/{size}",
+        "gpu.copy/model/h2d/pinned",
+        "gpu.copy/model/h2d/pageable",
+        "gpu.copy/model/d2h/pinned",
+        "gpu.copy/model/d2h/pageable",
+    ],
+    typical: Typical {
+        quick_s: 7.0,
+        full_s: 40.0,
+    },
+    run,
+};
+
+/// The share of free memory a buffer may take.
+const FREE_SHARE: f64 = 0.5;
+
+/// The largest size of `sizes` that fits in `free` bytes (at [`FREE_SHARE`]).
+fn largest_fitting(sizes: &[u64], free: Option<u64>) -> Option<u64> {
+    let budget = free.map_or(u64::MAX, |f| (f as f64 * FREE_SHARE) as u64);
+    sizes.iter().copied().filter(|&s| s <= budget).max()
+}
+
+/// The copy model of one direction and kind of memory, from its results in size order:
+/// fitted on each sample index, the latencies its samples. `None` when the points do not
+/// fit the model.
+fn model_result(name: &str, what: &str, sweep: &[BenchResult]) -> Option<BenchResult> {
+    let size = |r: &BenchResult| r.bytes_per_operation.unwrap_or(0);
+    let medians: Vec<(u64, f64)> = sweep.iter().map(|r| (size(r), r.summary.median)).collect();
+    let overall = copy_model::fit(&medians)?;
+    let depth = sweep.iter().map(|r| r.samples_ns.len()).min()?;
+    let fits: Vec<copy_model::CopyModel> = (0..depth)
+        .filter_map(|i| {
+            let points: Vec<(u64, f64)> =
+                sweep.iter().map(|r| (size(r), r.samples_ns[i])).collect();
+            copy_model::fit(&points)
+        })
+        .collect();
+    let latencies: Vec<f64> = fits.iter().map(|m| m.latency_ns).collect();
+    let result = BenchResult::derived(
+        name,
+        &format!(
+            "{what}: time = latency + bytes / bandwidth, least squares on relative error over {} sizes; the figure is the latency, fitted once per sample index",
+            sweep.len()
+        ),
+        latencies,
+        Vec::new(),
+        sweep.iter().map(|r| r.name.clone()).collect(),
+    )?;
+    Some(
+        result
+            .with_parameter("latency_ns", overall.latency_ns)
+            .with_parameter("bandwidth_gb_per_s", overall.bytes_per_ns)
+            .with_parameter("half_cost_bytes", overall.half_cost_bytes())
+            .with_parameter(
+                "bandwidth_per_fit_gb_per_s",
+                fits.iter().map(|m| m.bytes_per_ns).collect::<Vec<f64>>(),
+            ),
+    )
+}
+
+#[cfg(not(feature = "gpu"))]
+use super::run_without_driver as run;
+
+#[cfg(feature = "gpu")]
+fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    let gpu = super::Gpu::open()?;
+    let results = measure(ctx, &gpu)?;
+    Ok(gpu.describe(results))
+}
+
+#[cfg(feature = "gpu")]
+fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
+    use super::cuda_failure;
+    use super::driver::{CudaError, DeviceMemory, PinnedMemory, copy_to_device, copy_to_host};
+    use latlab_engine::Warning;
+    use std::cell::RefCell;
+
+    let wanted = copy_sizes(ctx.suite);
+    let device_free = gpu.device.free_memory_bytes().map_err(cuda_failure)?;
+    let host_free = ctx.host().available_memory_bytes().map(|b| b / 2);
+    let largest = largest_fitting(&wanted, Some(device_free))
+        .min(largest_fitting(&wanted, host_free))
+        .ok_or_else(|| {
+            ProbeError::Failed(format!(
+                "not even a {} copy fits in the free memory (device {}, host {})",
+                size_label(wanted[0]),
+                size_label(device_free),
+                host_free.map_or("unknown".into(), size_label)
+            ))
+        })?;
+    let sizes: Vec<u64> = wanted.iter().copied().filter(|&s| s <= largest).collect();
+    // The full suite's in-between sizes are folded in the terminal table.
+    let shown = copy_sizes(crate::Suite::Quick);
+    let cut = (largest < *wanted.last().expect("sizes")).then(|| {
+        Warning::part_skipped(
+            &format!("copies above {}", size_label(largest)),
+            &format!(
+                "they would take more than half the free memory (device {}, host {})",
+                size_label(device_free),
+                host_free.map_or("unknown".into(), size_label)
+            ),
+        )
+    });
+
+    let bytes = largest as usize;
+    let device = DeviceMemory::zeroed(&gpu.device, bytes).map_err(cuda_failure)?;
+    let mut pinned = PinnedMemory::new(&gpu.device, bytes).map_err(cuda_failure)?;
+    let mut pageable = vec![1u8; bytes];
+    let stream = &gpu.stream;
+    let failed: RefCell<Option<CudaError>> = RefCell::new(None);
+    let note = |result: Result<(), CudaError>| {
+        if let Err(e) = result {
+            failed.borrow_mut().get_or_insert(e);
+        }
+    };
+
+    let mut results = Vec::new();
+    for (direction, arrow) in [("h2d", "host→device"), ("d2h", "device→host")] {
+        for memory in ["pinned", "pageable"] {
+            let host: &mut [u8] = match memory {
+                "pinned" => pinned.as_mut_slice(),
+                _ => &mut pageable,
+            };
+            let mut sweep = Vec::new();
+            for &size in &sizes {
+                let name = format!("gpu.copy/{direction}/{memory}/{}", size_label(size));
+                let method = format!(
+                    "a {} {arrow} copy from {memory} host memory (cuMemcpy{}Async, then cuStreamSynchronize)",
+                    size_label(size),
+                    if direction == "h2d" { "HtoD" } else { "DtoH" }
+                );
+                let part = &mut host[..size as usize];
+                let result = ctx.runner.scoped(crate::mem::sweep_point, |runner| {
+                    if direction == "h2d" {
+                        runner.bench(&name, &method, || {
+                            note(copy_to_device(&device, part, stream))
+                        })
+                    } else {
+                        runner.bench(&name, &method, || note(copy_to_host(part, &device, stream)))
+                    }
+                })?;
+                if let Some(e) = failed.borrow_mut().take() {
+                    return Err(cuda_failure(e));
+                }
+                let result = result
+                    .with_bytes_per_operation(size)
+                    .with_parameter(latlab_engine::names::key::SIZE_BYTES, size)
+                    .with_parameter("direction", arrow)
+                    .with_parameter("host_memory", memory)
+                    .as_sweep_detail(!shown.contains(&size) && size != largest);
+                sweep.push(result);
+            }
+            let model = model_result(
+                &format!("gpu.copy/model/{direction}/{memory}"),
+                &format!("{arrow} copies from {memory} memory"),
+                &sweep,
+            )
+            .map(|mut model| {
+                // Once per sweep, on its summary.
+                model.warnings.extend(cut.clone());
+                model
+            });
+            results.extend(sweep);
+            results.extend(model);
+        }
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_copy_fits_in_half_the_free_memory() {
+        let sizes = [4, 1 << 20, 512 << 20, 1 << 30];
+        assert_eq!(largest_fitting(&sizes, None), Some(1 << 30));
+        assert_eq!(largest_fitting(&sizes, Some(3 << 30)), Some(1 << 30));
+        assert_eq!(largest_fitting(&sizes, Some(1 << 30)), Some(512 << 20));
+        assert_eq!(largest_fitting(&sizes, Some(4)), None);
+    }
+
+    /// The model of a sweep of synthetic copies recovers their latency and bandwidth, with
+    /// one fitted latency per sample index.
+    #[test]
+    fn a_sweep_becomes_its_model() {
+        let sweep: Vec<BenchResult> = [4u64, 4096, 1 << 20, 64 << 20]
+            .iter()
+            .map(|&size| {
+                let t = 5000.0 + size as f64 / 20.0;
+                let samples = vec![t * 0.99, t, t * 1.01, t * 1.02, t * 0.98];
+                BenchResult::derived(&format!("c/{size}"), "m", samples, Vec::new(), Vec::new())
+                    .unwrap()
+                    .with_bytes_per_operation(size)
+            })
+            .collect();
+        let model = model_result("gpu.copy/model/h2d/pinned", "copies", &sweep).unwrap();
+        assert_eq!(model.samples_ns.len(), 5);
+        assert!(
+            (model.summary.median / 5000.0 - 1.0).abs() < 0.05,
+            "{}",
+            model.summary.median
+        );
+        let bandwidth = model
+            .parameter("bandwidth_gb_per_s")
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        assert!((bandwidth / 20.0 - 1.0).abs() < 0.05, "{bandwidth}");
+        assert_eq!(model.derived_from.len(), 4);
+    }
+}

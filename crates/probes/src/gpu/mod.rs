@@ -1,0 +1,170 @@
+//! The GPU family: kernel launch and synchronisation, host↔device copies, the device's
+//! memory hierarchy, the spread across SMs, atomics and shared memory, on the first NVIDIA
+//! GPU.
+//!
+//! The CUDA driver is loaded at run time (cudarc with dynamic loading), so latlab builds
+//! without a CUDA toolkit and the same binary runs with or without a GPU; without one every
+//! probe of the family is skipped with the reason, which the terminal prints once for the
+//! family. The kernels are hand-written PTX (`kernels/`), compiled by the driver for the
+//! GPU at hand. Device-side times come from the SM's cycle counter (`%clock64`) and the
+//! global nanosecond timer (`%globaltimer`), read by the kernel around its timed loop; the
+//! ratio of the two is the SM clock the run actually had. Host-side times come from
+//! latlab's own clock, as for every other probe.
+//!
+//! Each probe opens the device, allocates what it needs and frees all of it when it
+//! returns, whether it finished, failed or was interrupted; a driver error fails that probe
+//! with the call and the driver's message, and the run goes on. Every result carries the
+//! GPU's description (name, driver and CUDA versions, SMs, clocks, memory, PCIe link).
+//!
+//! Built without the `gpu` feature, the family keeps its registry entries (each probe is
+//! skipped, saying why) and its pure parts (sizes, rings, the copy model, level names) with
+//! their tests, which nothing else then uses.
+#![cfg_attr(not(feature = "gpu"), allow(dead_code, unused_imports))]
+
+pub(crate) mod atomic;
+pub(crate) mod copy;
+mod copy_model;
+#[cfg(feature = "gpu")]
+mod driver;
+mod info;
+pub(crate) mod kernels;
+pub(crate) mod launch;
+pub(crate) mod memory;
+mod ring;
+pub(crate) mod shared;
+mod sizes;
+pub(crate) mod spread;
+
+#[cfg(feature = "gpu")]
+pub(crate) use session::{Gpu, cuda_failure, device_timed};
+
+/// Why the family is skipped when latlab was built without it.
+#[cfg(not(feature = "gpu"))]
+pub(crate) fn run_without_driver(
+    _: &mut crate::ProbeContext,
+) -> Result<Vec<latlab_engine::BenchResult>, crate::ProbeError> {
+    Err(crate::ProbeError::Skipped(
+        "this latlab was built without its `gpu` feature".to_string(),
+    ))
+}
+
+#[cfg(feature = "gpu")]
+mod session {
+    use super::driver::{CudaError, Device, Module, Stream, Unavailable};
+    use super::info::GpuInfo;
+    use crate::ProbeError;
+    use latlab_engine::{BenchResult, Interrupted, Runner};
+    use std::sync::Arc;
+
+    /// The skip reason when the driver library is missing.
+    pub(crate) const NO_DRIVER: &str = "no CUDA driver (libcuda.so.1 not found)";
+
+    /// An open GPU: the device, a stream of the probe's own and the device's description.
+    pub(crate) struct Gpu {
+        pub device: Arc<Device>,
+        pub stream: Stream,
+        pub info: GpuInfo,
+    }
+
+    impl Gpu {
+        /// Opens the first GPU, or says why the family cannot run here.
+        pub fn open() -> Result<Gpu, ProbeError> {
+            let device = Device::open().map_err(|why| match why {
+                Unavailable::NoDriver => ProbeError::Skipped(NO_DRIVER.to_string()),
+                Unavailable::NoDevice(detail) => {
+                    ProbeError::Skipped(format!("no usable CUDA device ({detail})"))
+                }
+            })?;
+            let stream = Stream::new(&device).map_err(cuda_failure)?;
+            let info = GpuInfo::collect(&device);
+            Ok(Gpu {
+                device,
+                stream,
+                info,
+            })
+        }
+
+        /// Loads one of the family's PTX modules.
+        pub fn module(&self, ptx: &str) -> Result<Module, ProbeError> {
+            Module::load(&self.device, ptx).map_err(cuda_failure)
+        }
+
+        /// The device's description added to each result.
+        pub fn describe(&self, results: Vec<BenchResult>) -> Vec<BenchResult> {
+            results.into_iter().map(|r| self.info.describe(r)).collect()
+        }
+
+        /// The SMs, or one when the driver does not say.
+        pub fn sm_count(&self) -> u32 {
+            self.info.sm_count.unwrap_or(1).max(1)
+        }
+    }
+
+    /// A driver error as the probe's failure: the call and the driver's message.
+    pub(crate) fn cuda_failure(error: CudaError) -> ProbeError {
+        let advice = if error.is_out_of_memory() {
+            "; another process may hold the GPU's memory (nvidia-smi lists them)"
+        } else {
+            ""
+        };
+        ProbeError::Failed(format!("CUDA error in {error}{advice}"))
+    }
+
+    /// One launch's reading of the device's clocks around a timed loop.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct DeviceTime {
+        pub cycles: u64,
+        pub ns: u64,
+    }
+
+    /// A result from device-timed launches: `launch` runs the kernel once and returns its
+    /// clocks for `operations` operations; the first launch is the cold one and `count`
+    /// follow. The samples are nanoseconds per operation (from `%globaltimer`); the
+    /// parameters add the median cycles per operation and the SM clock (cycles over
+    /// nanoseconds) the launches ran at.
+    pub(crate) fn device_timed(
+        runner: &mut Runner,
+        name: &str,
+        method: &str,
+        count: usize,
+        operations: u64,
+        mut launch: impl FnMut() -> Result<DeviceTime, CudaError>,
+    ) -> Result<BenchResult, ProbeError> {
+        let mut ns = Vec::with_capacity(count + 1);
+        let mut cycles = Vec::with_capacity(count + 1);
+        for _ in 0..=count {
+            if runner
+                .config()
+                .cancel
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                return Err(Interrupted.into());
+            }
+            let time = launch().map_err(cuda_failure)?;
+            ns.push(time.ns as f64 / operations as f64);
+            cycles.push(time.cycles as f64 / operations as f64);
+        }
+        let clock_mhz: Vec<f64> = cycles
+            .iter()
+            .zip(&ns)
+            .skip(1)
+            .filter(|&(_, &n)| n > 0.0)
+            .map(|(c, n)| 1000.0 * c / n)
+            .collect();
+        let result = runner
+            .record_observations(name, method, ns)
+            .ok_or_else(|| ProbeError::Failed(format!("{name}: no launch beyond the cold one")))?;
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let mut result = result.with_parameter("operations_per_launch", operations);
+        if let Some(c) = median(cycles[1..].to_vec()) {
+            result = result.with_parameter("cycles_per_operation", c);
+        }
+        if let Some(mhz) = median(clock_mhz) {
+            result = result.with_parameter("sm_clock_mhz", mhz);
+        }
+        Ok(result)
+    }
+}
