@@ -9,6 +9,7 @@ mod commands;
 mod compare;
 mod fuzz_results;
 mod google_benchmark;
+mod gpu;
 mod hostile;
 mod json_schema;
 mod real_run;
