@@ -49,6 +49,11 @@ pub enum Command {
     /// each difference is larger than the noise (Mann–Whitney U test).
     #[command(after_help = COMPARE_EXIT_CODES)]
     Compare(CompareArgs),
+    /// Compare a fleet: every results file under a directory (one run per host, as the
+    /// Slurm and Kubernetes recipes in deploy/ write them), the headline rows side by side,
+    /// the spread per row and the hosts that are outliers within their CPU model.
+    #[command(after_help = FLEET_EXIT_CODES)]
+    Fleet(FleetArgs),
     /// List every probe with its one-line method, timing and result names.
     List(ListArgs),
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
@@ -179,6 +184,21 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
+
+#[derive(Debug, Clone, Args)]
+pub struct FleetArgs {
+    /// The directory the runs were written into; searched recursively for *.json files.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Also write the fleet as a self-contained HTML page here, with a plot per row across
+    /// the hosts.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+const FLEET_EXIT_CODES: &str = "Exit status:
+  0    the fleet was compared (files that are not latlab results are skipped with a note)
+  2    bad arguments, a directory that is missing or holds no latlab results file, or an unwritable --html";
 
 const REPORT_EXIT_CODES: &str = "Exit status:
   0    the report was written

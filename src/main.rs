@@ -52,6 +52,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Compare(args)) => results_files::compare(&plan::compare(&args)?),
+        Some(Command::Fleet(args)) => {
+            results_files::fleet(&plan::fleet(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::List(args)) => {
             list::print(&args)?;
             Ok(ExitCode::SUCCESS)

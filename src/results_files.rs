@@ -1,7 +1,7 @@
 //! Executes the plans of the subcommands that read results files: the HTML page of one
 //! run (`latlab report`) and runs side by side (`latlab compare`).
 
-use crate::plan::{ComparePlan, ReportPlan};
+use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{
     Comparison, compare_csv, compare_json, compare_markdown, compare_text_with,
 };
@@ -20,6 +20,23 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
         page.len() / 1024
     );
     write_output(&OutputTarget::Stdout, &line)?;
+    Ok(())
+}
+
+/// Prints the fleet, and writes its page when asked.
+pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
+    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir);
+    write_output(&OutputTarget::Stdout, &printable(&text))?;
+    if let Some(path) = &plan.html {
+        let page = latlab_report::fleet::fleet_html(&plan.fleet, &plan.dir);
+        write_output(&OutputTarget::File(path.clone()), &page)?;
+        let line = format!(
+            "report: {} ({} KiB)\n",
+            printable(&path.display().to_string()),
+            page.len() / 1024
+        );
+        write_output(&OutputTarget::Stdout, &line)?;
+    }
     Ok(())
 }
 

@@ -3,10 +3,11 @@
 //! is one line and status 2 before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, ManArgs, ReportArgs, TerminalArgs};
+use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs, TerminalArgs};
 use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
 use latlab_report::OutputTarget;
+use latlab_report::fleet::Fleet;
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,45 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
         )));
     }
     Ok(ReportPlan { run, out })
+}
+
+/// `latlab fleet`: the fleet read, and where its page goes.
+pub struct FleetPlan {
+    pub fleet: Fleet,
+    /// The directory, as given.
+    pub dir: String,
+    pub html: Option<PathBuf>,
+}
+
+/// Checks the page's path before reading the fleet, then reads it.
+pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
+    if let Some(html) = &args.html {
+        if html.as_os_str().is_empty() {
+            return Err(UsageError(
+                "--html '': an empty path; give the page's file name, such as fleet.html".into(),
+            ));
+        }
+        if html.is_dir() {
+            return Err(UsageError(format!(
+                "--html {}: a directory; give the page's file name",
+                html.display()
+            )));
+        }
+        if html
+            .parent()
+            .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
+        {
+            return Err(UsageError(format!(
+                "--html {}: its directory does not exist; create it or choose another",
+                html.display()
+            )));
+        }
+    }
+    Ok(FleetPlan {
+        fleet: Fleet::load(&args.dir)?,
+        dir: args.dir.display().to_string(),
+        html: args.html.clone(),
+    })
 }
 
 /// The letters a run is shown by, as spreadsheet columns are: A … Z, AA, AB … ZZ, AAA ….

@@ -7,7 +7,7 @@ mod selection;
 
 pub use selection::Selection;
 
-pub use files::{ComparePlan, ReportPlan, compare, man, report};
+pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report};
 
 use crate::cli::{RunArgs, SuiteArg};
 use crate::terminal::{Stream, terminal};

@@ -7,6 +7,7 @@ mod bad_input;
 mod browser;
 mod commands;
 mod compare;
+mod fleet;
 mod fuzz_results;
 mod google_benchmark;
 mod gpu;

@@ -269,6 +269,14 @@ pub fn measured_l1_ns(rows: &[HeadlineRow]) -> Option<f64> {
 /// The L1 hit the human-scale column stretches to one second: this machine's, else 2012's.
 pub(crate) const REFERENCE_L1_NS: f64 = 0.5;
 
+/// The operations of the rows one machine can measure, in the table's order.
+pub fn measurable_operations() -> Vec<&'static str> {
+    ROWS.iter()
+        .filter(|row| !matches!(row.source, Source::ReferenceOnly(_)))
+        .map(|row| row.operation)
+        .collect()
+}
+
 /// The probes whose results the headline table reads, in the order of its rows.
 pub fn source_probes() -> Vec<&'static str> {
     let mut probes: Vec<&'static str> = Vec::new();

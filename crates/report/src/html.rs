@@ -35,7 +35,7 @@ pub(crate) fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1180px; color: #222; padding: 0 1em; overflow-wrap: break-word; }
 h1 { font-size: 1.5em; overflow-wrap: anywhere; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-bottom: .3em; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; margin: .5em 0 1em; }

@@ -11,6 +11,7 @@ pub mod compare;
 mod comparison;
 mod csv;
 mod distribution;
+pub mod fleet;
 pub mod headline;
 mod html;
 mod html_benchmarks;

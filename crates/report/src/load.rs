@@ -22,15 +22,22 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// Reads the run recorded in the latlab JSON file at `path`, and checks that its figures
 /// are ones a run could have written ([`crate::validate`]).
 pub fn load_run(path: &Path) -> Result<RunRecord, LoadError> {
+    load_versioned_run(path).map(|(run, _)| run)
+}
+
+/// As [`load_run`], with the schema version the file was written in (older ones are
+/// converted as they are read).
+pub fn load_versioned_run(path: &Path) -> Result<(RunRecord, u64), LoadError> {
     let shown = path.display();
     let bytes = read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
-    let run = parse_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    let (run, version) =
+        parse_versioned_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
     crate::validate::validate(&run).map_err(|why| {
         LoadError(format!(
             "{shown}: {why}; give a results.json written by latlab"
         ))
     })?;
-    Ok(run)
+    Ok((run, version))
 }
 
 /// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. It is opened without
@@ -73,6 +80,25 @@ fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
 
 /// Parses a latlab JSON document; the error says what is wrong with it.
 pub fn parse_run(bytes: &[u8]) -> Result<RunRecord, String> {
+    parse_versioned_run(bytes).map(|(run, _)| run)
+}
+
+/// A document of the current schema, read straight into the record.
+#[derive(serde::Deserialize)]
+struct CurrentDocument {
+    latlab_schema_version: u64,
+    latlab: RunRecord,
+}
+
+/// Parses a latlab JSON document and says which schema it was written in. A document of
+/// the current schema is read straight into the record (a fleet reads hundreds); anything
+/// else takes the path that converts older schemas and explains refusals.
+pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
+    if let Ok(document) = serde_json::from_slice::<CurrentDocument>(bytes)
+        && document.latlab_schema_version == u64::from(JSON_SCHEMA_VERSION)
+    {
+        return Ok((document.latlab, document.latlab_schema_version));
+    }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_eof() {
             "the JSON ends too soon: the file is truncated (was the run interrupted while it \
@@ -117,7 +143,7 @@ pub fn parse_run(bytes: &[u8]) -> Result<RunRecord, String> {
     if version < 2 {
         type_text_parameters(&mut run);
     }
-    Ok(run)
+    Ok((run, version))
 }
 
 /// Schema 1 wrote a warning as `{"code", "message"}`: it is read as the sentence it was.

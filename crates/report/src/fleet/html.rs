@@ -1,0 +1,269 @@
+//! The fleet as a self-contained HTML page: the table by host (or by CPU model), every
+//! outlier, the notes, and for each headline row a strip plot of its figure across hosts.
+//!
+//! Each plot has a lane per CPU model and a dot per host on a logarithmic time axis; an
+//! outlier is red and named, and every dot's title names its host and figure. The plots
+//! are drawn as SVG here, directly: a strip of dots needs no plotting library.
+
+use super::text::{MAX_HOST_COLUMNS, group_name};
+use super::{Fleet, robust::median};
+use crate::html::{STYLE, escape};
+use crate::units::{format_ns, format_ns_axis, format_ratio};
+use std::fmt::Write;
+
+/// The plot's size and margins, in pixels.
+const WIDTH: f64 = 720.0;
+const LEFT: f64 = 60.0;
+const RIGHT: f64 = 20.0;
+const LANE: f64 = 26.0;
+const AXIS: f64 = 30.0;
+
+/// The fleet's page.
+pub fn fleet_html(fleet: &Fleet, dir: &str) -> String {
+    let mut page = String::new();
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>latlab fleet: {}</title><style>{STYLE}</style></head><body>\n\
+         <h1>latlab fleet</h1>\n<p>{} · {} hosts · {} CPU models</p>\n",
+        escape(dir),
+        escape(dir),
+        fleet.hosts.len(),
+        fleet.groups.len()
+    );
+    table(&mut page, fleet);
+    groups(&mut page, fleet);
+    outliers(&mut page, fleet);
+    if !fleet.notes.is_empty() {
+        page.push_str("<h2 id=\"notes\">Notes</h2>\n<ul>\n");
+        for note in &fleet.notes {
+            let _ = writeln!(page, "<li>{}</li>", escape(note));
+        }
+        page.push_str("</ul>\n");
+    }
+    page.push_str("<h2 id=\"plots\">Each row across the hosts</h2>\n");
+    for row in 0..fleet.operations.len() {
+        strip(&mut page, fleet, row);
+    }
+    page.push_str("</body></html>\n");
+    page
+}
+
+fn table(page: &mut String, fleet: &Fleet) {
+    let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
+    page.push_str("<h2 id=\"table\">Latency numbers across the fleet</h2>\n<div class=\"scroll\"><table>\n<tr><th>operation</th>");
+    if by_host {
+        for host in &fleet.hosts {
+            let _ = write!(page, "<th>{}</th>", escape(&host.label));
+        }
+    } else {
+        for (i, group) in fleet.groups.iter().enumerate() {
+            let _ = write!(
+                page,
+                "<th title=\"{}\">{} (n={})</th>",
+                escape(&group.cpu_model),
+                group_name(i),
+                group.hosts.len()
+            );
+        }
+    }
+    page.push_str("<th>hosts</th><th>median</th><th>min … max</th><th>outliers</th></tr>\n");
+    for (row, operation) in fleet.operations.iter().enumerate() {
+        let _ = write!(page, "<tr><td>{}</td>", escape(operation));
+        if by_host {
+            for h in 0..fleet.hosts.len() {
+                match (fleet.hosts[h].figures[row], fleet.outlier(h, row)) {
+                    (Some(v), Some(o)) => {
+                        let _ = write!(
+                            page,
+                            "<td class=\"warn\" title=\"outlier: z {:+.1}\">{} !</td>",
+                            o.z,
+                            format_ns(v)
+                        );
+                    }
+                    (Some(v), None) => {
+                        let _ = write!(page, "<td>{}</td>", format_ns(v));
+                    }
+                    (None, _) => page.push_str("<td>—</td>"),
+                }
+            }
+        } else {
+            for group in &fleet.groups {
+                let mut values: Vec<f64> = group
+                    .hosts
+                    .iter()
+                    .filter_map(|&h| fleet.hosts[h].figures[row])
+                    .collect();
+                if values.is_empty() {
+                    page.push_str("<td>—</td>");
+                } else {
+                    let _ = write!(page, "<td>{}</td>", format_ns(median(&mut values)));
+                }
+            }
+        }
+        let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
+        let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
+        if values.is_empty() {
+            let _ = writeln!(page, "<td>0</td><td>—</td><td>—</td><td></td></tr>");
+            continue;
+        }
+        let n = values.len();
+        let centre = median(&mut values);
+        let _ = writeln!(
+            page,
+            "<td>{n}</td><td>{}</td><td>{} … {}</td><td>{}</td></tr>",
+            format_ns(centre),
+            format_ns(values[0]),
+            format_ns(values[n - 1]),
+            if flagged > 0 {
+                flagged.to_string()
+            } else {
+                String::new()
+            }
+        );
+    }
+    page.push_str("</table></div>\n");
+}
+
+fn groups(page: &mut String, fleet: &Fleet) {
+    page.push_str("<h2 id=\"groups\">CPU models</h2>\n<ul>\n");
+    for (i, group) in fleet.groups.iter().enumerate() {
+        let names: Vec<String> = group
+            .hosts
+            .iter()
+            .map(|&h| escape(&fleet.hosts[h].label))
+            .collect();
+        let _ = writeln!(
+            page,
+            "<li><b>{}</b>: {} — {} hosts<details><summary>hosts</summary>{}</details></li>",
+            group_name(i),
+            escape(&group.cpu_model),
+            group.hosts.len(),
+            names.join(", ")
+        );
+    }
+    page.push_str("</ul>\n");
+}
+
+fn outliers(page: &mut String, fleet: &Fleet) {
+    let _ = writeln!(
+        page,
+        "<h2 id=\"outliers\">Outliers ({})</h2>\n<p>A host is an outlier for a row when its \
+         figure is more than {} modified z-scores (0.6745 × deviation ÷ median absolute \
+         deviation) from the median of the hosts with its CPU model; judged where at least \
+         3 hosts share the model.</p>",
+        fleet.outliers.len(),
+        super::OUTLIER_Z
+    );
+    if fleet.outliers.is_empty() {
+        page.push_str("<p>None.</p>\n");
+        return;
+    }
+    page.push_str("<div class=\"scroll\"><table>\n<tr><th>host</th><th>operation</th><th>figure</th><th>its CPU model's median</th><th>ratio</th><th>z</th><th>file</th></tr>\n");
+    for o in &fleet.outliers {
+        let host = &fleet.hosts[o.host];
+        let _ = writeln!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1}</td><td>{}</td></tr>",
+            escape(&host.label),
+            escape(&fleet.operations[o.row]),
+            format_ns(o.value),
+            format_ns(o.group_median),
+            format_ratio(o.value / o.group_median),
+            o.z,
+            escape(&host.path.display().to_string())
+        );
+    }
+    page.push_str("</table></div>\n");
+}
+
+/// One row's strip plot: a lane per CPU model, a dot per host.
+fn strip(page: &mut String, fleet: &Fleet, row: usize) {
+    let values: Vec<(usize, f64)> = fleet.row(row).filter(|&(_, v)| v > 0.0).collect();
+    let operation = escape(&fleet.operations[row]);
+    if values.is_empty() {
+        return;
+    }
+    let (low, high) = values
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &(_, v)| (l.min(v), h.max(v)));
+    // A decade either side of a single value; else the range, widened by a tenth.
+    let (low, high) = if high / low < 1.5 {
+        (low / 1.5, high * 1.5)
+    } else {
+        (low / 1.1, high * 1.1)
+    };
+    let x = |v: f64| LEFT + (v / low).ln() / (high / low).ln() * (WIDTH - LEFT - RIGHT);
+    let height = AXIS + LANE * fleet.groups.len() as f64 + 10.0;
+    let _ = write!(
+        page,
+        "<figure><svg viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" role=\"img\" \
+         aria-label=\"{operation} across the hosts\" style=\"max-width:100%;height:auto\">\
+         <text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">{operation}</text>"
+    );
+    // Ticks at 1, 2 and 5 of each decade in range, up to a dozen.
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powf(low.log10().floor());
+    while decade <= high && ticks.len() < 40 {
+        for step in [1.0, 2.0, 5.0] {
+            let t = decade * step;
+            if (low..=high).contains(&t) {
+                ticks.push(t);
+            }
+        }
+        decade *= 10.0;
+    }
+    let every = ticks.len().div_ceil(8).max(1);
+    for t in ticks.iter().step_by(every) {
+        let _ = write!(
+            page,
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>\
+             <text x=\"{0:.1}\" y=\"{3}\" font-size=\"11\" text-anchor=\"middle\">{4}</text>",
+            x(*t),
+            AXIS - 8.0,
+            height - 10.0,
+            height,
+            escape(&format_ns_axis(*t))
+        );
+    }
+    for (lane, group) in fleet.groups.iter().enumerate() {
+        let y = AXIS + LANE * lane as f64 + LANE / 2.0;
+        let _ = write!(
+            page,
+            "<text x=\"4\" y=\"{:.1}\" font-size=\"12\"><title>{}</title>{}</text>",
+            y + 4.0,
+            escape(&group.cpu_model),
+            group_name(lane)
+        );
+        for &h in &group.hosts {
+            let Some(v) = fleet.hosts[h].figures[row].filter(|v| *v > 0.0) else {
+                continue;
+            };
+            let outlier = fleet.outlier(h, row).is_some();
+            let label = escape(&fleet.hosts[h].label);
+            let _ = write!(
+                page,
+                "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.6\">\
+                 <title>{label}: {}</title></circle>",
+                x(v),
+                if outlier { 4.5 } else { 3.5 },
+                if outlier { "#c62828" } else { "#1f77b4" },
+                format_ns(v)
+            );
+            if outlier {
+                let _ = write!(
+                    page,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#c62828\">{label}</text>",
+                    x(v) + 6.0,
+                    y - 5.0
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        page,
+        "</svg><figcaption>{operation}: each host's median, a lane per CPU model \
+         (logarithmic axis); outliers in red.</figcaption></figure>"
+    );
+}

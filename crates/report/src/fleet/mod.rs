@@ -1,0 +1,579 @@
+//! `latlab fleet DIR`: the headline figures of many machines side by side, the spread of
+//! each across the fleet and the machines that are outliers for it.
+//!
+//! Every `*.json` file under the directory (recursively, links not followed) is read as a
+//! results file; each readable one is a host. What cannot be read is skipped and counted
+//! in a note (another tool's JSON, a truncated file, a newer latlab's schema); files of an
+//! older schema are converted as they are read, and a note says how many. Files are read
+//! in parallel, and only their headline figures and description are kept, so hundreds of
+//! full runs take seconds and little memory.
+//!
+//! Hosts are grouped by CPU model (from each run's environment): outliers are judged
+//! within a group of at least three hosts, by the modified z-score of `robust.rs`, so that
+//! a different machine type is never "the odd one out" merely for being different. Hosts
+//! that share a name get their run's start time added to it. Runs of different suites are
+//! compared where they have the same results: each row counts the hosts that have it.
+
+mod html;
+mod robust;
+mod text;
+
+pub use html::fleet_html;
+pub use robust::{OUTLIER_Z, Robust};
+pub use text::fleet_text;
+
+use crate::headline::{headline_rows, measurable_operations};
+use crate::json::JSON_SCHEMA_VERSION;
+use crate::load::{LoadError, load_versioned_run};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The deepest directory level searched below the fleet's directory.
+const MAX_DEPTH: usize = 8;
+/// Skipped files named in a note before "and N more".
+const NAMED_IN_NOTE: usize = 3;
+
+/// One host's run, as the fleet keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRun {
+    /// The host's name, with its run's start time where another run has the same name.
+    pub label: String,
+    pub host_name: String,
+    pub cpu_model: String,
+    pub suite: String,
+    pub started_at: String,
+    pub path: PathBuf,
+    /// The median of each row of [`Fleet::operations`], where the run has it.
+    pub figures: Vec<Option<f64>>,
+}
+
+/// Hosts of one CPU model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub cpu_model: String,
+    /// Indices into [`Fleet::hosts`], in label order.
+    pub hosts: Vec<usize>,
+}
+
+/// A host whose figure for a row is an outlier within its group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlier {
+    pub host: usize,
+    pub row: usize,
+    pub value: f64,
+    /// Its group's median for the row.
+    pub group_median: f64,
+    /// The modified z-score.
+    pub z: f64,
+}
+
+/// Many runs of many hosts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fleet {
+    /// The headline rows at least one host has a figure for, in the table's order.
+    pub operations: Vec<String>,
+    pub hosts: Vec<HostRun>,
+    /// By CPU model, the largest group first.
+    pub groups: Vec<Group>,
+    pub outliers: Vec<Outlier>,
+    /// What was skipped, converted or renamed, each a sentence.
+    pub notes: Vec<String>,
+}
+
+/// What one readable file gives.
+struct Extract {
+    path: PathBuf,
+    host_name: String,
+    cpu_model: String,
+    suite: String,
+    started_at: String,
+    schema: u64,
+    figures: BTreeMap<String, f64>,
+}
+
+impl Fleet {
+    /// Reads every results file under `dir`. Refuses a directory that holds none.
+    pub fn load(dir: &Path) -> Result<Fleet, LoadError> {
+        let metadata = std::fs::metadata(dir)
+            .map_err(|e| LoadError(format!("{}: cannot read it ({e})", dir.display())))?;
+        if !metadata.is_dir() {
+            return Err(LoadError(format!(
+                "{}: not a directory; give the directory the runs were written into",
+                dir.display()
+            )));
+        }
+        let (candidates, ignored) = json_files(dir);
+        let read = read_all(&candidates);
+        let mut extracts = Vec::new();
+        let mut refused = Vec::new();
+        for outcome in read {
+            match outcome {
+                Ok(extract) => extracts.push(extract),
+                Err(error) => refused.push(error.0),
+            }
+        }
+        if extracts.is_empty() {
+            return Err(LoadError(format!(
+                "{}: no latlab results file in it ({} JSON files could not be read as one); \
+                 give the directory the runs were written into",
+                dir.display(),
+                refused.len()
+            )));
+        }
+        let mut notes = Vec::new();
+        if ignored > 0 {
+            notes.push(format!(
+                "{} not ending in .json {} left alone",
+                count(ignored, "file", "files"),
+                if ignored == 1 { "was" } else { "were" }
+            ));
+        }
+        if !refused.is_empty() {
+            notes.push(skipped_note(&refused));
+        }
+        let old = extracts
+            .iter()
+            .filter(|e| e.schema < u64::from(JSON_SCHEMA_VERSION))
+            .count();
+        if old > 0 {
+            notes.push(format!(
+                "{} of an older schema {} converted as {} read (parameters typed, warnings \
+                 kept as written)",
+                count(old, "file", "files"),
+                if old == 1 { "was" } else { "were" },
+                if old == 1 { "it was" } else { "they were" }
+            ));
+        }
+        Ok(Fleet::from_extracts(extracts, notes))
+    }
+
+    fn from_extracts(mut extracts: Vec<Extract>, mut notes: Vec<String>) -> Fleet {
+        extracts.sort_by(|a, b| {
+            (&a.cpu_model, &a.host_name, &a.started_at, &a.path).cmp(&(
+                &b.cpu_model,
+                &b.host_name,
+                &b.started_at,
+                &b.path,
+            ))
+        });
+        let operations: Vec<String> = measurable_operations()
+            .into_iter()
+            .filter(|op| extracts.iter().any(|e| e.figures.contains_key(*op)))
+            .map(str::to_string)
+            .collect();
+        let labels = labels(&extracts, &mut notes);
+        let hosts: Vec<HostRun> = extracts
+            .into_iter()
+            .zip(labels)
+            .map(|(e, label)| HostRun {
+                figures: operations
+                    .iter()
+                    .map(|op| e.figures.get(op).copied())
+                    .collect(),
+                label,
+                host_name: e.host_name,
+                cpu_model: e.cpu_model,
+                suite: e.suite,
+                started_at: e.started_at,
+                path: e.path,
+            })
+            .collect();
+        let mut suites: BTreeMap<&str, usize> = BTreeMap::new();
+        for host in &hosts {
+            *suites.entry(host.suite.as_str()).or_default() += 1;
+        }
+        if suites.len() > 1 {
+            let counts: Vec<String> = suites.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+            notes.push(format!(
+                "the runs are of different suites ({}); each row compares the hosts that have \
+                 its result",
+                counts.join(", ")
+            ));
+        }
+        let groups = groups(&hosts);
+        let outliers = outliers(&hosts, &groups, operations.len());
+        Fleet {
+            operations,
+            hosts,
+            groups,
+            outliers,
+            notes,
+        }
+    }
+
+    /// The figures of row `row`, host by host, where present.
+    pub fn row(&self, row: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.hosts
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, h)| Some((i, h.figures[row]?)))
+    }
+
+    /// Whether host `host` is an outlier for row `row`.
+    pub fn outlier(&self, host: usize, row: usize) -> Option<&Outlier> {
+        self.outliers
+            .iter()
+            .find(|o| o.host == host && o.row == row)
+    }
+}
+
+/// `1 file`, `3 files`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The `*.json` files under `dir` (sorted), and how many other files were there.
+fn json_files(dir: &Path) -> (Vec<PathBuf>, usize) {
+    let mut found = Vec::new();
+    let mut ignored = 0;
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((current, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Links are not followed: a link back up the tree would be walked for ever.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && depth < MAX_DEPTH {
+                stack.push((path, depth + 1));
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "json") {
+                found.push(path);
+            } else if kind.is_file() {
+                ignored += 1;
+            }
+        }
+    }
+    found.sort();
+    (found, ignored)
+}
+
+/// Reads every file, on as many threads as there are CPUs.
+fn read_all(paths: &[PathBuf]) -> Vec<Result<Extract, LoadError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<Result<Extract, LoadError>>> =
+        (0..paths.len()).map(|_| None).collect();
+    let done = std::sync::Mutex::new(&mut slots);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else {
+                        break;
+                    };
+                    let outcome = extract(path);
+                    done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+                }
+            });
+        }
+    });
+    slots.into_iter().flatten().collect()
+}
+
+/// Reads one file and keeps what the fleet needs of it.
+fn extract(path: &Path) -> Result<Extract, LoadError> {
+    let (run, schema) = load_versioned_run(path)?;
+    let figures = headline_rows(&run)
+        .into_iter()
+        .filter_map(|row| Some((row.operation, row.measured?.median_ns)))
+        .collect();
+    Ok(Extract {
+        path: path.to_path_buf(),
+        host_name: run.environment.host_name.clone(),
+        cpu_model: run.environment.cpu.model.clone(),
+        suite: run.settings.suite.clone(),
+        started_at: run.started_at.clone(),
+        schema,
+        figures,
+    })
+}
+
+/// The note on skipped files: how many, and the first few reasons.
+fn skipped_note(refused: &[String]) -> String {
+    let mut named: Vec<&str> = refused
+        .iter()
+        .take(NAMED_IN_NOTE)
+        .map(String::as_str)
+        .collect();
+    let more = refused.len().saturating_sub(NAMED_IN_NOTE);
+    let more_text = format!("and {more} more");
+    if more > 0 {
+        named.push(&more_text);
+    }
+    format!(
+        "{} {} not latlab results this latlab reads, and skipped: {}",
+        count(refused.len(), "JSON file", "JSON files"),
+        if refused.len() == 1 { "is" } else { "are" },
+        named.join("; ")
+    )
+}
+
+/// Each host's label: its name, with its start time where names repeat, and a number
+/// where even that repeats.
+fn labels(extracts: &[Extract], notes: &mut Vec<String>) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in extracts {
+        *by_name.entry(e.host_name.as_str()).or_default() += 1;
+    }
+    let repeated: Vec<&str> = by_name
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(name, _)| *name)
+        .collect();
+    if !repeated.is_empty() {
+        notes.push(format!(
+            "{} in more than one run ({}): each such run is named by its start time too",
+            count(repeated.len(), "host name appears", "host names appear"),
+            repeated
+                .iter()
+                .take(NAMED_IN_NOTE)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut labels: Vec<String> = extracts
+        .iter()
+        .map(|e| {
+            if repeated.contains(&e.host_name.as_str()) {
+                format!("{}@{}", e.host_name, e.started_at)
+            } else {
+                e.host_name.clone()
+            }
+        })
+        .collect();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for label in &mut labels {
+        let n = seen.entry(label.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            label.push_str(&format!("#{n}"));
+        }
+    }
+    labels
+}
+
+/// Hosts by CPU model, the largest group first.
+fn groups(hosts: &[HostRun]) -> Vec<Group> {
+    let mut by_model: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, host) in hosts.iter().enumerate() {
+        by_model.entry(host.cpu_model.as_str()).or_default().push(i);
+    }
+    let mut groups: Vec<Group> = by_model
+        .into_iter()
+        .map(|(model, hosts)| Group {
+            cpu_model: model.to_string(),
+            hosts,
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.hosts
+            .len()
+            .cmp(&a.hosts.len())
+            .then(a.cpu_model.cmp(&b.cpu_model))
+    });
+    groups
+}
+
+/// Every (host, row) whose figure is an outlier within its group.
+fn outliers(hosts: &[HostRun], groups: &[Group], rows: usize) -> Vec<Outlier> {
+    let mut found = Vec::new();
+    for group in groups {
+        for row in 0..rows {
+            let figures: Vec<(usize, f64)> = group
+                .hosts
+                .iter()
+                .filter_map(|&h| Some((h, hosts[h].figures[row]?)))
+                .collect();
+            let values: Vec<f64> = figures.iter().map(|&(_, v)| v).collect();
+            let Some(robust) = Robust::of(&values) else {
+                continue;
+            };
+            for (host, value) in figures {
+                if robust.is_outlier(value) {
+                    found.push(Outlier {
+                        host,
+                        row,
+                        value,
+                        group_median: robust.median,
+                        z: robust.z(value),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, model: &str, suite: &str, figures: &[(&str, f64)]) -> Extract {
+        Extract {
+            path: PathBuf::from(format!("{name}.json")),
+            host_name: name.into(),
+            cpu_model: model.into(),
+            suite: suite.into(),
+            started_at: format!("2026-11-24T00:00:0{}Z", name.len() % 10),
+            schema: u64::from(JSON_SCHEMA_VERSION),
+            figures: figures.iter().map(|&(op, v)| (op.to_string(), v)).collect(),
+        }
+    }
+
+    const DRAM: &str = "Main memory reference";
+    const SYSCALL: &str = "System call";
+
+    /// Ten hosts of one model and three of another: the slow one of the ten is the only
+    /// outlier, the other model's hosts (all slower) are not, and the groups come largest
+    /// first.
+    #[test]
+    fn the_odd_host_out_is_found_within_its_cpu_model() {
+        let mut extracts: Vec<Extract> = (0..10)
+            .map(|i| {
+                let dram = if i == 6 { 160.0 } else { 100.0 + i as f64 };
+                host(
+                    &format!("x{i}"),
+                    "Xeon",
+                    "quick",
+                    &[(DRAM, dram), (SYSCALL, 120.0)],
+                )
+            })
+            .collect();
+        extracts.extend((0..3).map(|i| {
+            host(
+                &format!("e{i}"),
+                "EPYC",
+                "quick",
+                &[(DRAM, 140.0 + i as f64)],
+            )
+        }));
+        let fleet = Fleet::from_extracts(extracts, Vec::new());
+        assert_eq!(fleet.operations, [DRAM, SYSCALL]);
+        assert_eq!(fleet.groups[0].cpu_model, "Xeon");
+        assert_eq!(fleet.groups[1].hosts.len(), 3);
+        assert_eq!(fleet.outliers.len(), 1, "{:?}", fleet.outliers);
+        let outlier = &fleet.outliers[0];
+        assert_eq!(fleet.hosts[outlier.host].label, "x6");
+        assert_eq!(fleet.operations[outlier.row], DRAM);
+        assert!(outlier.z > 3.5 && (outlier.group_median - 104.5).abs() < 1e-9);
+        // The EPYC hosts lack the system call: that row counts ten hosts.
+        assert_eq!(fleet.row(1).count(), 10);
+        assert!(fleet.notes.is_empty(), "{:?}", fleet.notes);
+    }
+
+    /// Repeated host names are told apart by start time, then by number; mixed suites and
+    /// the renames are noted.
+    #[test]
+    fn repeated_names_and_mixed_suites_are_noted() {
+        let extracts = vec![
+            host("a", "M", "quick", &[(DRAM, 1.0)]),
+            host("a", "M", "full", &[(DRAM, 1.0)]),
+            host("a", "M", "quick", &[(DRAM, 1.0)]),
+            host("bb", "M", "quick", &[(DRAM, 1.0)]),
+        ];
+        let fleet = Fleet::from_extracts(extracts, Vec::new());
+        let labels: Vec<&str> = fleet.hosts.iter().map(|h| h.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "a@2026-11-24T00:00:01Z",
+                "a@2026-11-24T00:00:01Z#2",
+                "a@2026-11-24T00:00:01Z#3",
+                "bb"
+            ]
+        );
+        assert!(
+            fleet
+                .notes
+                .iter()
+                .any(|n| n.starts_with("1 host name appears"))
+        );
+        assert!(fleet.notes.iter().any(|n| n.contains("full: 1, quick: 3")));
+        assert!(fleet.outliers.is_empty());
+    }
+
+    #[test]
+    fn group_names_run_past_z() {
+        use super::text::group_name;
+        assert_eq!(group_name(0), "A");
+        assert_eq!(group_name(25), "Z");
+        assert_eq!(group_name(26), "AA");
+        assert_eq!(group_name(27), "AB");
+    }
+
+    /// A few hosts get a column each, their outliers marked; many get a column per model,
+    /// and the table grows with 500 hosts only by the digits of its counts.
+    #[test]
+    fn the_table_has_a_column_per_host_or_per_model() {
+        let few: Vec<Extract> = (0..4)
+            .map(|i| {
+                host(
+                    &format!("h{i}"),
+                    "M",
+                    "quick",
+                    &[(DRAM, if i == 2 { 300.0 } else { 100.0 })],
+                )
+            })
+            .collect();
+        let text = fleet_text(&Fleet::from_extracts(few, Vec::new()), "runs");
+        let header = text.lines().nth(2).unwrap();
+        assert!(header.contains("h0") && header.contains("h3"), "{text}");
+        assert!(text.contains("300 ns !"), "{text}");
+        assert!(
+            text.contains("h2: Main memory reference 300 ns (3.00× its CPU model's 100 ns"),
+            "{text}"
+        );
+        let width = |n: usize| {
+            let many: Vec<Extract> = (0..n)
+                .map(|i| {
+                    host(
+                        &format!("node{i:03}"),
+                        if i % 2 == 0 { "M" } else { "N" },
+                        "quick",
+                        &[(DRAM, 100.0)],
+                    )
+                })
+                .collect();
+            let text = fleet_text(&Fleet::from_extracts(many, Vec::new()), "runs");
+            text.lines().nth(3).unwrap().chars().count()
+        };
+        assert!(
+            width(500) <= width(7) + 6,
+            "{} against {}",
+            width(500),
+            width(7)
+        );
+        assert!(width(500) < 120);
+    }
+
+    /// The page has the table, the outliers with their files, and a plot per row with a
+    /// dot per host.
+    #[test]
+    fn the_page_plots_every_row_across_the_hosts() {
+        let extracts: Vec<Extract> = (0..5)
+            .map(|i| {
+                host(
+                    &format!("h{i}"),
+                    "M",
+                    "quick",
+                    &[(DRAM, if i == 2 { 300.0 } else { 100.0 }), (SYSCALL, 99.0)],
+                )
+            })
+            .collect();
+        let page = fleet_html(&Fleet::from_extracts(extracts, Vec::new()), "runs");
+        assert_eq!(page.matches("<figure>").count(), 2);
+        assert_eq!(page.matches("<circle").count(), 10);
+        assert!(
+            page.contains("<td>h2.json</td>"),
+            "the outlier's file is named"
+        );
+        assert!(page.contains("fill=\"#c62828\""), "the outlier is red");
+    }
+}

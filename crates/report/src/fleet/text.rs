@@ -1,0 +1,189 @@
+//! The fleet for the terminal: the headline rows with a column per host (per CPU model
+//! when there are many hosts), the fleet's median and range per row, then the outliers by
+//! host, the groups and the notes.
+
+use super::{Fleet, robust::median};
+use crate::text_table::{Align, TextTable};
+use crate::units::{format_ns, format_ratio};
+
+/// Up to this many hosts get a column each; more are shown by CPU model.
+pub const MAX_HOST_COLUMNS: usize = 6;
+/// Outlier hosts listed under the table, the most often flagged first.
+const LISTED_OUTLIERS: usize = 20;
+
+/// Letters naming the CPU-model groups in the table's headers.
+pub(crate) fn group_name(index: usize) -> String {
+    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut name = String::new();
+    let mut i = index;
+    loop {
+        name.insert(0, letters[i % 26] as char);
+        if i < 26 {
+            break;
+        }
+        i = i / 26 - 1;
+    }
+    name
+}
+
+/// The fleet as text for a person at a terminal.
+pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
+    let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
+    let mut headers = vec!["operation".to_string()];
+    if by_host {
+        headers.extend(fleet.hosts.iter().map(|h| h.label.clone()));
+    } else {
+        headers.extend(
+            fleet
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| format!("{} (n={})", group_name(i), g.hosts.len())),
+        );
+    }
+    headers.extend(["hosts", "median", "min … max", "outliers"].map(String::from));
+    let mut table = TextTable::new(headers);
+    for (row, operation) in fleet.operations.iter().enumerate() {
+        let mut cells = vec![operation.clone()];
+        if by_host {
+            cells.extend((0..fleet.hosts.len()).map(|h| {
+                match (fleet.hosts[h].figures[row], fleet.outlier(h, row)) {
+                    (Some(v), Some(_)) => format!("{} !", format_ns(v)),
+                    (Some(v), None) => format_ns(v),
+                    (None, _) => "—".into(),
+                }
+            }));
+        } else {
+            cells.extend(fleet.groups.iter().map(|g| {
+                let mut values: Vec<f64> = g
+                    .hosts
+                    .iter()
+                    .filter_map(|&h| fleet.hosts[h].figures[row])
+                    .collect();
+                if values.is_empty() {
+                    "—".into()
+                } else {
+                    format_ns(median(&mut values))
+                }
+            }));
+        }
+        let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
+        let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
+        cells.push(values.len().to_string());
+        if values.is_empty() {
+            cells.extend(["—".into(), "—".into(), String::new()]);
+        } else {
+            let centre = median(&mut values);
+            cells.push(format_ns(centre));
+            cells.push(format!(
+                "{} … {}",
+                format_ns(values[0]),
+                format_ns(values[values.len() - 1])
+            ));
+            cells.push(if flagged > 0 {
+                flagged.to_string()
+            } else {
+                String::new()
+            });
+        }
+        table.rows.push(cells);
+    }
+    let mut out = format!(
+        "latlab fleet · {} · {} hosts · {} CPU models\n\n",
+        dir,
+        fleet.hosts.len(),
+        fleet.groups.len()
+    );
+    out.push_str(&table.aligned(&[Align::Left]));
+    out.push_str(&format!(
+        "\n(the median of each host's run; {}; an outlier is a host whose figure is more than \
+         {} modified z-scores from its CPU model's median, judged where at least 3 hosts share \
+         the model)\n",
+        if by_host {
+            "'!' marks an outlier".to_string()
+        } else {
+            "a column per CPU model, its hosts' median".to_string()
+        },
+        super::OUTLIER_Z
+    ));
+    out.push_str("\nCPU models\n");
+    for (i, group) in fleet.groups.iter().enumerate() {
+        let names: Vec<&str> = group
+            .hosts
+            .iter()
+            .take(4)
+            .map(|&h| fleet.hosts[h].label.as_str())
+            .collect();
+        let more = group.hosts.len().saturating_sub(names.len());
+        out.push_str(&format!(
+            "  {}: {} — {} host{}: {}{}\n",
+            group_name(i),
+            group.cpu_model,
+            group.hosts.len(),
+            if group.hosts.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out.push_str(&outliers_text(fleet));
+    if !fleet.notes.is_empty() {
+        out.push_str("\nnotes\n");
+        for note in &fleet.notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+    }
+    out
+}
+
+/// The outliers by host, the most often flagged first.
+fn outliers_text(fleet: &Fleet) -> String {
+    let mut by_host: Vec<(usize, Vec<&super::Outlier>)> = Vec::new();
+    for outlier in &fleet.outliers {
+        match by_host.iter_mut().find(|(h, _)| *h == outlier.host) {
+            Some((_, list)) => list.push(outlier),
+            None => by_host.push((outlier.host, vec![outlier])),
+        }
+    }
+    if by_host.is_empty() {
+        return "\noutliers: none\n".to_string();
+    }
+    by_host.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let mut out = format!(
+        "\noutliers ({} host{}, {} figure{})\n",
+        by_host.len(),
+        if by_host.len() == 1 { "" } else { "s" },
+        fleet.outliers.len(),
+        if fleet.outliers.len() == 1 { "" } else { "s" }
+    );
+    for (host, list) in by_host.iter().take(LISTED_OUTLIERS) {
+        let parts: Vec<String> = list
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {} ({} its CPU model's {}, z {:+.1})",
+                    fleet.operations[o.row],
+                    format_ns(o.value),
+                    format_ratio(o.value / o.group_median),
+                    format_ns(o.group_median),
+                    o.z
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "  {}: {}\n",
+            fleet.hosts[*host].label,
+            parts.join("; ")
+        ));
+    }
+    if by_host.len() > LISTED_OUTLIERS {
+        out.push_str(&format!(
+            "  and {} more hosts (the HTML page lists them all)\n",
+            by_host.len() - LISTED_OUTLIERS
+        ));
+    }
+    out
+}

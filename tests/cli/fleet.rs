@@ -1,0 +1,92 @@
+//! `latlab fleet DIR`: many hosts' runs read from a directory tree, compared row by row,
+//! with what could not be read noted and bad arguments refused.
+
+use crate::latlab;
+use std::path::Path;
+
+/// A synthetic run of the system-call probe written into `dir/sub` (results.json with its
+/// report and plots, as a host's run is), its host named `host` and its CPU `model`.
+fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
+    let run_dir = dir.join(sub);
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let path = run_dir.join("results.json");
+    latlab(&run_dir)
+        .args(["run", "--synthetic", "--only", "syscall", "--out"])
+        .arg(&run_dir)
+        .assert()
+        .success();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["latlab"]["environment"]["host_name"] = host.into();
+    json["latlab"]["environment"]["cpu"]["model"] = model.into();
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+}
+
+#[test]
+fn a_directory_of_runs_becomes_one_table_and_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    for (i, model) in ["M1", "M1", "M1", "M2"].iter().enumerate() {
+        host_run(&runs, &format!("node{i}-2026"), &format!("node{i}"), model);
+    }
+    // A second run of node0, a Slurm log and another tool's JSON.
+    host_run(&runs, "node0-again", "node0", "M1");
+    std::fs::write(runs.join("slurm-17.out"), "latlab finished\n").unwrap();
+    std::fs::write(runs.join("bench.json"), "{\"benchmarks\": []}").unwrap();
+    let page = dir.path().join("fleet.html");
+    let output = latlab(dir.path())
+        .arg("fleet")
+        .arg(&runs)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("5 hosts · 2 CPU models"), "{stdout}");
+    assert!(stdout.contains("\nSystem call "), "{stdout}");
+    assert!(
+        stdout.contains("node0@"),
+        "repeated names get their start time: {stdout}"
+    );
+    // The Slurm log and each run's report.
+    assert!(
+        stdout.contains("6 files not ending in .json were left alone"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 JSON file is not latlab results"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("bench.json: a Google Benchmark file"),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<figure>") && html.contains("System call"));
+}
+
+#[test]
+fn a_directory_without_runs_and_bad_paths_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("x.json"), "not json").unwrap();
+    let cases: [(Vec<&str>, &str); 4] = [
+        (vec!["fleet", "missing"], "missing: cannot read it"),
+        (vec!["fleet", "empty"], "no latlab results file in it"),
+        (vec!["fleet", "empty/x.json"], "not a directory"),
+        (
+            vec!["fleet", "empty", "--html", "nowhere/page.html"],
+            "its directory does not exist",
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = latlab(dir.path()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!dir.path().join("nowhere").exists());
+}
