@@ -22,6 +22,28 @@ fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
     std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
 }
 
+/// Rewrites a results file as schema `version` would have it: schema 1 wrote parameters as
+/// text and warnings as a code and a sentence.
+fn as_schema(path: &Path, version: u64) {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    json["latlab_schema_version"] = version.into();
+    if version == 1 {
+        for probe in json["latlab"]["probes"].as_array_mut().unwrap() {
+            for result in probe["results"].as_array_mut().unwrap() {
+                for (_, value) in result["parameters"].as_object_mut().unwrap() {
+                    *value = value.to_string().trim_matches('"').into();
+                }
+                for warning in result["warnings"].as_array_mut().unwrap() {
+                    let code = warning["kind"].clone();
+                    *warning = serde_json::json!({"code": code, "message": "a sentence"});
+                }
+            }
+        }
+    }
+    std::fs::write(path, serde_json::to_string(&json).unwrap()).unwrap();
+}
+
 #[test]
 fn a_directory_of_runs_becomes_one_table_and_page() {
     let dir = tempfile::tempdir().unwrap();
@@ -32,6 +54,11 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
     // A second run of node0, a Slurm log and another tool's JSON.
     host_run(&runs, "node0-again", "node0", "M1");
     std::fs::write(runs.join("slurm-17.out"), "latlab finished\n").unwrap();
+    // A run from an older latlab, read with a note, and one from a newer, skipped.
+    host_run(&runs, "old", "old-node", "M2");
+    as_schema(&runs.join("old/results.json"), 1);
+    host_run(&runs, "new", "new-node", "M2");
+    as_schema(&runs.join("new/results.json"), 3);
     std::fs::write(runs.join("bench.json"), "{\"benchmarks\": []}").unwrap();
     let page = dir.path().join("fleet.html");
     let output = latlab(dir.path())
@@ -42,7 +69,17 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("5 hosts · 2 CPU models"), "{stdout}");
+    assert!(stdout.contains("6 hosts · 2 CPU models"), "{stdout}");
+    assert!(stdout.contains("old-node"), "{stdout}");
+    assert!(
+        stdout.contains("1 file of an older schema was converted as it was read"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 JSON files are not latlab results")
+            && stdout.contains("new/results.json: written by a newer latlab (schema 3"),
+        "{stdout}"
+    );
     assert!(stdout.contains("\nSystem call "), "{stdout}");
     assert!(
         stdout.contains("node0@"),
@@ -50,11 +87,7 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
     );
     // The Slurm log and each run's report.
     assert!(
-        stdout.contains("6 files not ending in .json were left alone"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("1 JSON file is not latlab results"),
+        stdout.contains("8 files not ending in .json were left alone"),
         "{stdout}"
     );
     assert!(

@@ -14,6 +14,7 @@ mod gpu;
 mod hostile;
 mod json_schema;
 mod real_run;
+mod slurm;
 mod synthetic_run;
 mod terminal_output;
 

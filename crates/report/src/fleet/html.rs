@@ -5,7 +5,7 @@
 //! outlier is red and named, and every dot's title names its host and figure. The plots
 //! are drawn as SVG here, directly: a strip of dots needs no plotting library.
 
-use super::text::{MAX_HOST_COLUMNS, group_name};
+use super::text::{MAX_HOST_COLUMNS, group_name, plural};
 use super::{Fleet, robust::median};
 use crate::html::{STYLE, escape};
 use crate::units::{format_ns, format_ns_axis, format_ratio};
@@ -26,11 +26,11 @@ pub fn fleet_html(fleet: &Fleet, dir: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>latlab fleet: {}</title><style>{STYLE}</style></head><body>\n\
-         <h1>latlab fleet</h1>\n<p>{} · {} hosts · {} CPU models</p>\n",
+         <h1>latlab fleet</h1>\n<p>{} · {} · {}</p>\n",
         escape(dir),
         escape(dir),
-        fleet.hosts.len(),
-        fleet.groups.len()
+        plural(fleet.hosts.len(), "host"),
+        plural(fleet.groups.len(), "CPU model")
     );
     table(&mut page, fleet);
     groups(&mut page, fleet);

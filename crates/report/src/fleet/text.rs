@@ -26,6 +26,11 @@ pub(crate) fn group_name(index: usize) -> String {
     name
 }
 
+/// `1 host`, `2 hosts`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The fleet as text for a person at a terminal.
 pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
     let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
@@ -89,10 +94,10 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
         table.rows.push(cells);
     }
     let mut out = format!(
-        "latlab fleet · {} · {} hosts · {} CPU models\n\n",
+        "latlab fleet · {} · {} · {}\n\n",
         dir,
-        fleet.hosts.len(),
-        fleet.groups.len()
+        plural(fleet.hosts.len(), "host"),
+        plural(fleet.groups.len(), "CPU model")
     );
     out.push_str(&table.aligned(&[Align::Left]));
     out.push_str(&format!(
