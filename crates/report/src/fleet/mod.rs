@@ -19,7 +19,7 @@ mod robust;
 mod text;
 
 pub use html::fleet_html;
-pub use robust::{OUTLIER_Z, Robust};
+pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::fleet_text;
 
 use crate::headline::{headline_rows, measurable_operations};
