@@ -5,8 +5,9 @@
 //! outlier is red and named, and every dot's title names its host and figure. The plots
 //! are drawn as SVG here, directly: a strip of dots needs no plotting library.
 
+use super::Fleet;
+use super::robust::{median, relative_mad};
 use super::text::{MAX_HOST_COLUMNS, group_name, plural};
-use super::{Fleet, robust::median};
 use crate::html::{STYLE, escape};
 use crate::units::{format_ns, format_ns_axis, format_ratio};
 use std::fmt::Write;
@@ -68,7 +69,10 @@ fn table(page: &mut String, fleet: &Fleet) {
             );
         }
     }
-    page.push_str("<th>hosts</th><th>median</th><th>min … max</th><th>outliers</th></tr>\n");
+    page.push_str(
+        "<th>hosts</th><th>median</th><th title=\"median absolute deviation across all hosts, \
+         as a share of their median\">MAD</th><th>min … max</th><th>outliers</th></tr>\n",
+    );
     for (row, operation) in fleet.operations.iter().enumerate() {
         let _ = write!(page, "<tr><td>{}</td>", escape(operation));
         if by_host {
@@ -105,15 +109,20 @@ fn table(page: &mut String, fleet: &Fleet) {
         let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
         let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
         if values.is_empty() {
-            let _ = writeln!(page, "<td>0</td><td>—</td><td>—</td><td></td></tr>");
+            let _ = writeln!(
+                page,
+                "<td>0</td><td>—</td><td>—</td><td>—</td><td></td></tr>"
+            );
             continue;
         }
         let n = values.len();
+        let spread = relative_mad(&values);
         let centre = median(&mut values);
         let _ = writeln!(
             page,
-            "<td>{n}</td><td>{}</td><td>{} … {}</td><td>{}</td></tr>",
+            "<td>{n}</td><td>{}</td><td>{}</td><td>{} … {}</td><td>{}</td></tr>",
             format_ns(centre),
+            spread.map_or("—".into(), |s| format!("{:.1}%", 100.0 * s)),
             format_ns(values[0]),
             format_ns(values[n - 1]),
             if flagged > 0 {

@@ -22,6 +22,15 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
 }
 
+/// The median absolute deviation of `values` (not empty) as a share of their median: the
+/// spread of a row across hosts, unmoved by a few outliers. `None` when the median is 0.
+pub fn relative_mad(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    let centre = median(&mut sorted);
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    (centre != 0.0).then(|| median(&mut deviations) / centre.abs())
+}
+
 /// The centre and spread of a set of figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Robust {
@@ -63,6 +72,14 @@ impl Robust {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_relative_mad_ignores_one_far_value() {
+        let spread = relative_mad(&[100.0, 102.0, 98.0, 101.0, 1000.0]).unwrap();
+        // Median 101, deviations 0, 1, 1, 3 and 899: their median is 1.
+        assert!((spread - 1.0 / 101.0).abs() < 1e-12, "{spread}");
+        assert_eq!(relative_mad(&[0.0, 0.0]), None);
+    }
 
     #[test]
     fn medians_of_odd_and_even_counts() {

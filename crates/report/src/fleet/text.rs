@@ -2,7 +2,8 @@
 //! when there are many hosts), the fleet's median and range per row, then the outliers by
 //! host, the groups and the notes.
 
-use super::{Fleet, robust::median};
+use super::Fleet;
+use super::robust::{median, relative_mad};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_ratio};
 
@@ -46,7 +47,7 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
                 .map(|(i, g)| format!("{} (n={})", group_name(i), g.hosts.len())),
         );
     }
-    headers.extend(["hosts", "median", "min … max", "outliers"].map(String::from));
+    headers.extend(["hosts", "median", "MAD", "min … max", "outliers"].map(String::from));
     let mut table = TextTable::new(headers);
     for (row, operation) in fleet.operations.iter().enumerate() {
         let mut cells = vec![operation.clone()];
@@ -76,10 +77,12 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
         let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
         cells.push(values.len().to_string());
         if values.is_empty() {
-            cells.extend(["—".into(), "—".into(), String::new()]);
+            cells.extend(["—".into(), "—".into(), "—".into(), String::new()]);
         } else {
+            let spread = relative_mad(&values);
             let centre = median(&mut values);
             cells.push(format_ns(centre));
+            cells.push(spread.map_or("—".into(), |s| format!("{:.1}%", 100.0 * s)));
             cells.push(format!(
                 "{} … {}",
                 format_ns(values[0]),
@@ -101,9 +104,10 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
     );
     out.push_str(&table.aligned(&[Align::Left]));
     out.push_str(&format!(
-        "\n(the median of each host's run; {}; an outlier is a host whose figure is more than \
-         {} modified z-scores from its CPU model's median, judged where at least 3 hosts share \
-         the model)\n",
+        "\n(the median of each host's run; {}; MAD: the median absolute deviation across all \
+         hosts, as a share of their median; an outlier is a host whose figure is more than {} \
+         modified z-scores from its CPU model's median, judged where at least 3 hosts share the \
+         model)\n",
         if by_host {
             "'!' marks an outlier".to_string()
         } else {
