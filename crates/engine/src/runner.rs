@@ -468,25 +468,31 @@ mod tests {
         }
         let mut runner = Runner::new(small_config());
         let (mut a, mut b, mut c, mut d) = (1u64, 1u64, 1u64, 1u64);
-        // Twice each, interleaved, the faster kept: noise only ever slows a chain down.
-        let (mut add, mut multiply) = (f64::MAX, f64::MAX);
-        for _ in 0..2 {
+        // Three times each, interleaved, the median kept: a slope is a difference of two
+        // timings, so noise (other tests on the same CPUs) moves it either way.
+        let (mut adds, mut multiplies) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
             let (ns, _) = slope_ns(
                 &mut runner,
                 || chain!("add {x}, {k}", "64", a),
                 || chain!("add {x}, {k}", "128", b),
                 64,
             );
-            add = add.min(ns);
+            adds.push(ns);
             let (ns, verdict) = slope_ns(
                 &mut runner,
                 || chain!("imul {x}, {k}", "32", c),
                 || chain!("imul {x}, {k}", "64", d),
                 32,
             );
-            multiply = multiply.min(ns);
+            multiplies.push(ns);
             assert_eq!(verdict, Verdict::Measured);
         }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[1]
+        };
+        let (add, multiply) = (median(adds), median(multiplies));
         let cycles = multiply / add;
         assert!(
             (2.4..3.6).contains(&cycles),
