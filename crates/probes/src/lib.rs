@@ -153,9 +153,10 @@ pub struct ProbeSpec {
 }
 
 /// How long a probe typically takes in each suite, in seconds, as measured on a 2-vCPU
-/// virtual machine (Xeon at 2.8 GHz, 48 MiB L3) with the default largest working set. Only
-/// the progress display's estimate of the time left uses it, scaled by how fast the run
-/// turns out to be; no figure depends on it.
+/// virtual machine (Xeon at 2.8 GHz, 48 MiB L3) with the default largest working set. The
+/// GPU family's are estimates from the work its probes do, not measurements: that machine
+/// has no GPU. Only the progress display's estimate of the time left uses it, scaled by how
+/// fast the run turns out to be; no figure depends on it.
 #[derive(Debug, Clone, Copy)]
 pub struct Typical {
     pub quick_s: f64,

@@ -44,9 +44,8 @@ use super::run_without_driver as run;
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{Arg, CudaError, DeviceMemory, Launch};
+    use super::driver::{Arg, DeviceMemory, Launch};
     use cudarc::driver::sys::CUdevice_attribute as A;
-    use std::cell::RefCell;
 
     let gpu = super::Gpu::open()?;
     let module = gpu.module(super::kernels::ATOMIC)?;
@@ -63,12 +62,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .unwrap_or(1);
     let counters = DeviceMemory::zeroed(&gpu.device, 4 * most_threads).map_err(cuda_failure)?;
     let stream = &gpu.stream;
-    let failed: RefCell<Option<CudaError>> = RefCell::new(None);
-    let note = |result: Result<(), CudaError>| {
-        if let Err(e) = result {
-            failed.borrow_mut().get_or_insert(e);
-        }
-    };
+    let failed = super::FirstError::default();
+    let note = |result| failed.note(result);
     let mut results = Vec::new();
     for (addresses, distinct) in [("same", 0u32), ("distinct", 1)] {
         for &(who, blocks, threads) in &configurations {
@@ -104,9 +99,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 (u64::from(ROUNDS.0), launch_of(ROUNDS.0)),
                 (u64::from(ROUNDS.1), launch_of(ROUNDS.1)),
             )?;
-            if let Some(e) = failed.borrow_mut().take() {
-                return Err(cuda_failure(e));
-            }
+            failed.check()?;
             let per_second = f64::from(total) / result.summary.median * 1e9;
             results.push(
                 result

@@ -91,17 +91,14 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let gpu = super::Gpu::open()?;
-    let results = measure(ctx, &gpu)?;
-    Ok(gpu.describe(results))
+    super::on_gpu(ctx, measure)
 }
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{CudaError, DeviceMemory, PinnedMemory, copy_to_device, copy_to_host};
+    use super::driver::{DeviceMemory, PinnedMemory, copy_to_device, copy_to_host};
     use latlab_engine::Warning;
-    use std::cell::RefCell;
 
     let wanted = copy_sizes(ctx.suite);
     let device_free = gpu.device.free_memory_bytes().map_err(cuda_failure)?;
@@ -135,12 +132,8 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     let mut pinned = PinnedMemory::new(&gpu.device, bytes).map_err(cuda_failure)?;
     let mut pageable = vec![1u8; bytes];
     let stream = &gpu.stream;
-    let failed: RefCell<Option<CudaError>> = RefCell::new(None);
-    let note = |result: Result<(), CudaError>| {
-        if let Err(e) = result {
-            failed.borrow_mut().get_or_insert(e);
-        }
-    };
+    let failed = super::FirstError::default();
+    let note = |result| failed.note(result);
 
     let mut results = Vec::new();
     for (direction, arrow) in [("h2d", "host→device"), ("d2h", "device→host")] {
@@ -167,9 +160,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
                         runner.bench(&name, &method, || note(copy_to_host(part, &device, stream)))
                     }
                 })?;
-                if let Some(e) = failed.borrow_mut().take() {
-                    return Err(cuda_failure(e));
-                }
+                failed.check()?;
                 let result = result
                     .with_bytes_per_operation(size)
                     .with_parameter(latlab_engine::names::key::SIZE_BYTES, size)

@@ -46,32 +46,21 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let gpu = super::Gpu::open()?;
-    let results = measure(ctx, &gpu)?;
-    Ok(gpu.describe(results))
+    super::on_gpu(ctx, measure)
 }
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{CudaError, Event, Graph, Launch};
-    use std::cell::RefCell;
+    use super::driver::{Event, Graph, Launch};
 
     let module = gpu.module(super::kernels::EMPTY)?;
     let empty = module.kernel("empty").map_err(cuda_failure)?;
     let stream = &gpu.stream;
     let runner = &mut *ctx.runner;
-    // The first error a timed closure met; the closures return nothing else.
-    let failed: RefCell<Option<CudaError>> = RefCell::new(None);
-    let note = |result: Result<(), CudaError>| {
-        if let Err(e) = result {
-            failed.borrow_mut().get_or_insert(e);
-        }
-    };
-    let check = |result: BenchResult| match failed.borrow_mut().take() {
-        Some(e) => Err(cuda_failure(e)),
-        None => Ok(result),
-    };
+    let failed = super::FirstError::default();
+    let note = |result| failed.note(result);
+    let check = |result: BenchResult| failed.check().map(|()| result);
     let mut results = Vec::new();
 
     // Warm up: the first launch loads the module onto the device.

@@ -58,8 +58,6 @@ fn points_per_octave(suite: Suite) -> usize {
         Suite::Full => 4,
     }
 }
-/// A driver-reported cache size and the curve's estimate may differ by this factor.
-const SIZE_TOLERANCE: f64 = 2.0;
 
 /// Loads of the untimed warm walk over a ring of `lines` lines when the L2 holds
 /// `l2_lines`: a whole lap, but no more than the L2 holds once the ring is twice its size.
@@ -115,16 +113,15 @@ pub(crate) fn level_results(
                 .iter()
                 .filter_map(|(_, r)| r.parameter("cycles_per_operation")?.as_f64())
                 .collect();
-            let mut result = BenchResult::derived(
+            let points: Vec<(u64, f64, String)> = plateau
+                .iter()
+                .map(|(size, r)| (*size, r.summary.median, r.name.clone()))
+                .collect();
+            let mut result = levels::plateau_result(
                 &format!("{}{name}", latlab_engine::names::result::GPU_LEVEL_PREFIX),
-                &format!(
-                    "{name}: the L1 chase over its plateau, {} to {}",
-                    size_label(plateau[0].0),
-                    size_label(plateau[plateau.len() - 1].0)
-                ),
-                plateau.iter().map(|(_, r)| r.summary.median).collect(),
-                Vec::new(),
-                plateau.iter().map(|(_, r)| r.name.clone()).collect(),
+                name,
+                "L1",
+                &points,
             )?;
             if !cycles.is_empty() {
                 let mut sorted = cycles.clone();
@@ -134,15 +131,13 @@ pub(crate) fn level_results(
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
                 if let (Some(reported), true) = (l2_bytes, Some(i) == last_l2) {
-                    result = result.with_parameter("driver_reported_bytes", reported);
-                    let ratio = estimate as f64 / reported as f64;
-                    if !(1.0 / SIZE_TOLERANCE..=SIZE_TOLERANCE).contains(&ratio) {
-                        result.warnings.push(Warning::CacheSizeMismatch {
-                            level: name.clone(),
-                            measured_bytes: estimate,
-                            reported_bytes: reported,
-                        });
-                    }
+                    result = levels::with_reported_size(
+                        result,
+                        name,
+                        estimate,
+                        "driver_reported_bytes",
+                        reported,
+                    );
                 }
             }
             Some(result)
@@ -155,9 +150,7 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let gpu = super::Gpu::open()?;
-    let results = measure(ctx, &gpu)?;
-    Ok(gpu.describe(results))
+    super::on_gpu(ctx, measure)
 }
 
 /// A ring on the device, ready to chase.

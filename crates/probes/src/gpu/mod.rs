@@ -36,7 +36,7 @@ mod sizes;
 pub(crate) mod spread;
 
 #[cfg(feature = "gpu")]
-pub(crate) use session::{Gpu, cuda_failure, device_timed};
+pub(crate) use session::{FirstError, Gpu, cuda_failure, device_timed, on_gpu};
 
 /// Why the family is skipped when latlab was built without it.
 #[cfg(not(feature = "gpu"))]
@@ -100,6 +100,17 @@ mod session {
         }
     }
 
+    /// Opens the GPU, runs `measure` on it and adds the device's description to every
+    /// result: the whole of a probe that measures in a function of its own.
+    pub(crate) fn on_gpu(
+        ctx: &mut crate::ProbeContext,
+        measure: fn(&mut crate::ProbeContext, &Gpu) -> Result<Vec<BenchResult>, ProbeError>,
+    ) -> Result<Vec<BenchResult>, ProbeError> {
+        let gpu = Gpu::open()?;
+        let results = measure(ctx, &gpu)?;
+        Ok(gpu.describe(results))
+    }
+
     /// A driver error as the probe's failure: the call and the driver's message.
     pub(crate) fn cuda_failure(error: CudaError) -> ProbeError {
         let advice = if error.is_out_of_memory() {
@@ -108,6 +119,30 @@ mod session {
             ""
         };
         ProbeError::Failed(format!("CUDA error in {error}{advice}"))
+    }
+
+    /// The first driver error met by closures the engine times, which return nothing the
+    /// engine would look at: they note their errors here, and the probe checks after each
+    /// measurement.
+    #[derive(Default)]
+    pub(crate) struct FirstError(std::cell::RefCell<Option<CudaError>>);
+
+    impl FirstError {
+        /// Keeps `result`'s error unless one is kept already. Costs nothing on success.
+        #[inline]
+        pub fn note(&self, result: Result<(), CudaError>) {
+            if let Err(e) = result {
+                self.0.borrow_mut().get_or_insert(e);
+            }
+        }
+
+        /// The error kept since the last check, as the probe's failure.
+        pub fn check(&self) -> Result<(), ProbeError> {
+            match self.0.borrow_mut().take() {
+                Some(e) => Err(cuda_failure(e)),
+                None => Ok(()),
+            }
+        }
     }
 
     /// One launch's reading of the device's clocks around a timed loop.

@@ -34,7 +34,7 @@ use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
-use latlab_engine::{BenchResult, Runner, Warning};
+use latlab_engine::{BenchResult, Runner};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
@@ -79,8 +79,6 @@ const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
 const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
 /// The largest working set when neither the caller nor the kernel says otherwise.
 const FALLBACK_MAX: u64 = 256 << 20;
-/// A kernel-reported cache size and the curve's estimate may differ by this factor.
-const SIZE_TOLERANCE: f64 = 2.0;
 
 /// The default largest working set: four times the last-level cache of `caches`.
 pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
@@ -366,16 +364,11 @@ fn level_results(
                 format!("L{}", i + 1)
             };
             let plateau = &curve[level.points.clone()];
-            let mut result = BenchResult::derived(
+            let mut result = levels::plateau_result(
                 &format!("{}{name}", latlab_engine::names::result::LEVEL_PREFIX),
-                &format!(
-                    "{name}: the pagegroups chase over its plateau, {} to {}",
-                    size_label(plateau[0].0),
-                    size_label(plateau[plateau.len() - 1].0)
-                ),
-                plateau.iter().map(|p| p.1).collect(),
-                Vec::new(),
-                plateau.iter().map(|p| p.2.clone()).collect(),
+                &name,
+                "pagegroups",
+                plateau,
             )?;
             result = result.with_parameter(
                 "cycles_per_load",
@@ -384,15 +377,13 @@ fn level_results(
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
                 if let Some(reported) = reported_size(&name, caches) {
-                    result = result.with_parameter("kernel_reported_bytes", reported);
-                    let ratio = estimate as f64 / reported as f64;
-                    if !(1.0 / SIZE_TOLERANCE..=SIZE_TOLERANCE).contains(&ratio) {
-                        result.warnings.push(Warning::CacheSizeMismatch {
-                            level: name.clone(),
-                            measured_bytes: estimate,
-                            reported_bytes: reported,
-                        });
-                    }
+                    result = levels::with_reported_size(
+                        result,
+                        &name,
+                        estimate,
+                        "kernel_reported_bytes",
+                        reported,
+                    );
                 }
             }
             Some(result)

@@ -11,6 +11,9 @@
 //! A level's latency is the median of its plateau; its size is estimated where the curve
 //! crosses halfway (geometrically) from this plateau to the next.
 
+use super::sizes::size_label;
+use latlab_engine::{BenchResult, Warning};
+
 /// One point of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Point {
@@ -64,6 +67,52 @@ pub(crate) fn detect(points: &[Point], points_per_octave: usize) -> Vec<Level> {
         levels[i].size_estimate_bytes = crossing(points, from, threshold);
     }
     levels
+}
+
+/// A reported cache size and the curve's estimate may differ by this factor.
+const SIZE_TOLERANCE: f64 = 2.0;
+
+/// A level as a result named `result_name`: one sample per point of its plateau, each
+/// `(working set, median, result name)` of the `chase` curve, from which it is derived.
+pub(crate) fn plateau_result(
+    result_name: &str,
+    level: &str,
+    chase: &str,
+    plateau: &[(u64, f64, String)],
+) -> Option<BenchResult> {
+    let (first, last) = (plateau.first()?, plateau.last()?);
+    BenchResult::derived(
+        result_name,
+        &format!(
+            "{level}: the {chase} chase over its plateau, {} to {}",
+            size_label(first.0),
+            size_label(last.0)
+        ),
+        plateau.iter().map(|p| p.1).collect(),
+        Vec::new(),
+        plateau.iter().map(|p| p.2.clone()).collect(),
+    )
+}
+
+/// Records the level's estimated size and the size the system reports for it (under
+/// `reported_key`), with a warning when they differ by more than [`SIZE_TOLERANCE`].
+pub(crate) fn with_reported_size(
+    mut result: BenchResult,
+    level: &str,
+    estimate: u64,
+    reported_key: &str,
+    reported: u64,
+) -> BenchResult {
+    result = result.with_parameter(reported_key, reported);
+    let ratio = estimate as f64 / reported as f64;
+    if !(1.0 / SIZE_TOLERANCE..=SIZE_TOLERANCE).contains(&ratio) {
+        result.warnings.push(Warning::CacheSizeMismatch {
+            level: level.to_string(),
+            measured_bytes: estimate,
+            reported_bytes: reported,
+        });
+    }
+    result
 }
 
 /// Optimal partitioning of `values` into segments of constant mean.

@@ -6,8 +6,7 @@
 //! are drawn as SVG here, directly: a strip of dots needs no plotting library.
 
 use super::Fleet;
-use super::robust::{median, relative_mad};
-use super::text::{MAX_HOST_COLUMNS, group_name, plural};
+use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
 use crate::html::{STYLE, escape};
 use crate::units::{format_ns, format_ns_axis, format_ratio};
 use std::fmt::Write;
@@ -94,43 +93,13 @@ fn table(page: &mut String, fleet: &Fleet) {
             }
         } else {
             for group in &fleet.groups {
-                let mut values: Vec<f64> = group
-                    .hosts
-                    .iter()
-                    .filter_map(|&h| fleet.hosts[h].figures[row])
-                    .collect();
-                if values.is_empty() {
-                    page.push_str("<td>—</td>");
-                } else {
-                    let _ = write!(page, "<td>{}</td>", format_ns(median(&mut values)));
-                }
+                let _ = write!(page, "<td>{}</td>", group_cell(fleet, group, row));
             }
         }
-        let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
-        let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
-        if values.is_empty() {
-            let _ = writeln!(
-                page,
-                "<td>0</td><td>—</td><td>—</td><td>—</td><td></td></tr>"
-            );
-            continue;
+        for cell in summary_cells(fleet, row) {
+            let _ = write!(page, "<td>{cell}</td>");
         }
-        let n = values.len();
-        let spread = relative_mad(&values);
-        let centre = median(&mut values);
-        let _ = writeln!(
-            page,
-            "<td>{n}</td><td>{}</td><td>{}</td><td>{} … {}</td><td>{}</td></tr>",
-            format_ns(centre),
-            spread.map_or("—".into(), |s| format!("{:.1}%", 100.0 * s)),
-            format_ns(values[0]),
-            format_ns(values[n - 1]),
-            if flagged > 0 {
-                flagged.to_string()
-            } else {
-                String::new()
-            }
-        );
+        page.push_str("</tr>\n");
     }
     page.push_str("</table></div>\n");
 }

@@ -11,24 +11,20 @@ pub const MAD_FLOOR_SHARE: f64 = 0.01;
 /// Fewer hosts than this are not judged: with two, neither is the odd one out.
 pub const MIN_HOSTS: usize = 3;
 
-/// The median of `values` (not empty), which are reordered.
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
+use latlab_engine::stats::median_in_place;
+
+/// The median of `values` (not empty) and their median absolute deviation from it.
+fn median_and_mad(values: &[f64]) -> (f64, f64) {
+    let centre = median_in_place(&mut values.to_vec());
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    (centre, median_in_place(&mut deviations))
 }
 
 /// The median absolute deviation of `values` (not empty) as a share of their median: the
 /// spread of a row across hosts, unmoved by a few outliers. `None` when the median is 0.
 pub fn relative_mad(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    let centre = median(&mut sorted);
-    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-    (centre != 0.0).then(|| median(&mut deviations) / centre.abs())
+    let (centre, mad) = median_and_mad(values);
+    (centre != 0.0).then(|| mad / centre.abs())
 }
 
 /// The centre and spread of a set of figures.
@@ -45,13 +41,10 @@ impl Robust {
         if values.len() < MIN_HOSTS {
             return None;
         }
-        let mut sorted = values.to_vec();
-        let centre = median(&mut sorted);
-        let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-        let mad = median(&mut deviations).max(MAD_FLOOR_SHARE * centre.abs());
+        let (centre, mad) = median_and_mad(values);
         Some(Robust {
             median: centre,
-            mad,
+            mad: mad.max(MAD_FLOOR_SHARE * centre.abs()),
         })
     }
 
@@ -83,8 +76,8 @@ mod tests {
 
     #[test]
     fn medians_of_odd_and_even_counts() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median_in_place(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_in_place(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 
     /// One slow host among ten similar ones is flagged, and does not move the centre; the

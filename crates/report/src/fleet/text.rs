@@ -2,10 +2,11 @@
 //! when there are many hosts), the fleet's median and range per row, then the outliers by
 //! host, the groups and the notes.
 
-use super::Fleet;
-use super::robust::{median, relative_mad};
+use super::robust::relative_mad;
+use super::{Fleet, Group};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_ratio};
+use latlab_engine::stats::median_in_place;
 
 /// Up to this many hosts get a column each; more are shown by CPU model.
 pub const MAX_HOST_COLUMNS: usize = 6;
@@ -30,6 +31,53 @@ pub(crate) fn group_name(index: usize) -> String {
 /// `1 host`, `2 hosts`.
 pub(crate) fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A CPU model's cell of a row: its hosts' median, or "—".
+pub(crate) fn group_cell(fleet: &Fleet, group: &Group, row: usize) -> String {
+    let mut values: Vec<f64> = group
+        .hosts
+        .iter()
+        .filter_map(|&h| fleet.hosts[h].figures[row])
+        .collect();
+    if values.is_empty() {
+        "—".into()
+    } else {
+        format_ns(median_in_place(&mut values))
+    }
+}
+
+/// A row's summary cells, for the terminal and the page alike: how many hosts have it,
+/// their median, their MAD as a share of it, their range, and how many are outliers.
+pub(crate) fn summary_cells(fleet: &Fleet, row: usize) -> [String; 5] {
+    let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
+    if values.is_empty() {
+        return [
+            "0".into(),
+            "—".into(),
+            "—".into(),
+            "—".into(),
+            String::new(),
+        ];
+    }
+    let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
+    let spread = relative_mad(&values);
+    let centre = median_in_place(&mut values);
+    [
+        values.len().to_string(),
+        format_ns(centre),
+        spread.map_or("—".into(), |s| format!("{:.1}%", 100.0 * s)),
+        format!(
+            "{} … {}",
+            format_ns(values[0]),
+            format_ns(values[values.len() - 1])
+        ),
+        if flagged > 0 {
+            flagged.to_string()
+        } else {
+            String::new()
+        },
+    ]
 }
 
 /// The fleet as text for a person at a terminal.
@@ -60,40 +108,9 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
                 }
             }));
         } else {
-            cells.extend(fleet.groups.iter().map(|g| {
-                let mut values: Vec<f64> = g
-                    .hosts
-                    .iter()
-                    .filter_map(|&h| fleet.hosts[h].figures[row])
-                    .collect();
-                if values.is_empty() {
-                    "—".into()
-                } else {
-                    format_ns(median(&mut values))
-                }
-            }));
+            cells.extend(fleet.groups.iter().map(|g| group_cell(fleet, g, row)));
         }
-        let mut values: Vec<f64> = fleet.row(row).map(|(_, v)| v).collect();
-        let flagged = fleet.outliers.iter().filter(|o| o.row == row).count();
-        cells.push(values.len().to_string());
-        if values.is_empty() {
-            cells.extend(["—".into(), "—".into(), "—".into(), String::new()]);
-        } else {
-            let spread = relative_mad(&values);
-            let centre = median(&mut values);
-            cells.push(format_ns(centre));
-            cells.push(spread.map_or("—".into(), |s| format!("{:.1}%", 100.0 * s)));
-            cells.push(format!(
-                "{} … {}",
-                format_ns(values[0]),
-                format_ns(values[values.len() - 1])
-            ));
-            cells.push(if flagged > 0 {
-                flagged.to_string()
-            } else {
-                String::new()
-            });
-        }
+        cells.extend(summary_cells(fleet, row));
         table.rows.push(cells);
     }
     let mut out = format!(

@@ -44,6 +44,28 @@ pub(crate) struct Series {
     pub color: usize,
 }
 
+impl Series {
+    /// Adds `point` to the series of `all` labelled `label`, starting that series (drawn
+    /// with `style` in `color`) when there is none yet.
+    pub fn add_point(
+        all: &mut Vec<Series>,
+        label: &str,
+        point: (f64, f64),
+        style: Stroke,
+        color: usize,
+    ) {
+        match all.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push(point),
+            None => all.push(Series {
+                label: label.to_string(),
+                points: vec![point],
+                style,
+                color,
+            }),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Stroke {
     Line,

@@ -75,15 +75,7 @@ fn copy(results: &[BenchResult]) -> Option<Figure> {
             (_, "pinned") => (1, Stroke::Line),
             _ => (1, Stroke::Dashed),
         };
-        match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((size, rate)),
-            None => series.push(Series {
-                label,
-                points: vec![(size, rate)],
-                style,
-                color,
-            }),
-        }
+        Series::add_point(&mut series, &label, (size, rate), style, color);
     }
     (!series.is_empty()).then(|| Figure {
         title: "gpu.copy: host↔device copy rate by size".into(),

@@ -84,16 +84,17 @@ pub(super) fn latency_figure(curve: LatencyCurve) -> Option<Figure> {
             continue;
         };
         sizes.insert(&result.name, size);
-        let point = (size, result.summary.median);
-        match series.iter_mut().find(|s| s.label == layout) {
-            Some(s) => s.points.push(point),
-            None => series.push(Series {
-                label: layout.to_string(),
-                points: vec![point],
-                style: Stroke::CYCLE[series.len() % Stroke::CYCLE.len()],
-                color: series.len(),
-            }),
-        }
+        let (style, color) = (
+            Stroke::CYCLE[series.len() % Stroke::CYCLE.len()],
+            series.len(),
+        );
+        Series::add_point(
+            &mut series,
+            layout,
+            (size, result.summary.median),
+            style,
+            color,
+        );
     }
     if series.is_empty() {
         return None;
@@ -163,15 +164,7 @@ fn bandwidth(results: &[BenchResult]) -> Option<Figure> {
             (false, "all") => Stroke::Line,
             (false, _) => Stroke::Dashed,
         };
-        match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((size, rate)),
-            None => series.push(Series {
-                label,
-                points: vec![(size, rate)],
-                style,
-                color,
-            }),
-        }
+        Series::add_point(&mut series, &label, (size, rate), style, color);
     }
     (!series.is_empty()).then(|| Figure {
         title: "mem.bandwidth: bytes moved per second by working set".into(),
