@@ -143,42 +143,98 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert_eq!(stripped, plain);
 }
 
-/// Runs latlab with its standard streams on a pseudo-terminal (util-linux's `script`), and
-/// returns everything the terminal received.
-fn on_a_terminal(dir: &std::path::Path, args: &str) -> String {
-    let binary = assert_cmd::cargo::cargo_bin("latlab");
-    let output = std::process::Command::new("script")
-        .args(["-qec", &format!("{} {args}", binary.display()), "/dev/null"])
+/// A new pseudo-terminal: its controlling side, and the path of the terminal side.
+fn pseudo_terminal() -> (std::fs::File, std::path::PathBuf) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: posix_openpt returns a new descriptor or -1; grantpt, unlockpt and ptsname_r
+    // act on that descriptor, and ptsname_r writes at most the buffer's length.
+    unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let controller = std::fs::File::from_raw_fd(fd);
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        (controller, path.into())
+    }
+}
+
+/// Runs latlab with its standard streams on a pseudo-terminal, and returns everything the
+/// terminal received.
+fn on_a_terminal(dir: &std::path::Path, args: &[&str]) -> String {
+    use std::io::Read;
+    let (mut controller, path) = pseudo_terminal();
+    let terminal = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap()
+    };
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .args(args)
         .current_dir(dir)
         .env_remove("COLUMNS")
-        .output()
-        .expect("this test needs util-linux's script");
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8_lossy(&output.stdout).into_owned()
+        .stdin(terminal())
+        .stdout(terminal())
+        .stderr(terminal())
+        .spawn()
+        .unwrap();
+    // The terminal side is open in the child alone now: once it exits, reading the
+    // controlling side ends (with EIO, as Linux reports a hung-up terminal).
+    let mut shown = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match controller.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => shown.extend_from_slice(&buffer[..n]),
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => panic!("reading the terminal: {e}"),
+        }
+    }
+    let status = child.wait().unwrap();
+    let shown = String::from_utf8_lossy(&shown).into_owned();
+    assert!(status.success(), "{status:?}: {shown}");
+    shown
 }
 
 #[test]
 fn progress_names_the_measurement_under_way_only_on_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let run = "run --synthetic --only 'cpu|mem.memcpy' --max-size 256KiB";
-    let shown = on_a_terminal(dir.path(), run);
+    let run = [
+        "run",
+        "--synthetic",
+        "--only",
+        "cpu|mem.memcpy",
+        "--max-size",
+        "256KiB",
+    ];
+    let shown = on_a_terminal(dir.path(), &run);
     let progress: Vec<&str> = shown
         .split(['\r', '\n'])
         .filter(|l| l.contains(" so far, "))
         .collect();
-    assert!(
-        progress
-            .iter()
-            .any(|l| l.contains("mem.memcpy/") && l.contains("/5]")),
-        "{progress:?}"
-    );
+    // The line is redrawn at most 20 times a second, so which measurements of this quick
+    // synthetic run it shows varies; each one it shows is named with its probe's place.
+    let names_a_measurement = |l: &&str| {
+        ["cpu.", "mem.memcpy/"].iter().any(|probe| {
+            l.contains(&format!("/5] {probe}"))
+                && l.split_whitespace()
+                    .nth(2)
+                    .is_some_and(|name| name.contains('/'))
+        })
+    };
+    assert!(progress.iter().any(names_a_measurement), "{progress:?}");
     assert!(
         progress
             .iter()
             .any(|l| l.contains(" s left") || l.contains("finishing")),
         "{progress:?}"
     );
-    let quiet = on_a_terminal(dir.path(), &format!("{run} -q"));
+    let quiet = on_a_terminal(dir.path(), &[&run[..], &["-q"]].concat());
     assert!(!quiet.contains(" so far, "), "{quiet}");
     let output = latlab(dir.path())
         .args(["run", "--synthetic", "--only", "cpu.call"])

@@ -124,6 +124,8 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         if interrupted {
             break;
         }
+        // Kept as each set is measured, so that a run stopped part way loses nothing.
+        outputs.write_files(&record)?;
     }
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
@@ -373,11 +375,24 @@ impl Outputs {
         }
     }
 
+    /// The results so far into the named files (not standard output, not the page): each
+    /// replaced whole, so a reader never sees half a file.
+    fn write_files(&self, record: &RunRecord) -> Result<(), Stop> {
+        for (target, exporter) in &self.files {
+            if *target != OutputTarget::Stdout {
+                let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
+                write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
+            }
+        }
+        Ok(())
+    }
+
     fn uses_stdout(&self) -> bool {
         self.files.iter().any(|(t, _)| *t == OutputTarget::Stdout)
             || self.html == Some(OutputTarget::Stdout)
     }
 
+    /// The final outputs: every file, standard output and the HTML page.
     fn write(&self, record: &RunRecord) -> Result<(), Stop> {
         for (target, exporter) in &self.files {
             let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;

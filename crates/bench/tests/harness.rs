@@ -1,6 +1,8 @@
 //! End to end: a user's crate (tests/fixture) built and run through `cargo bench`, as a user
-//! would. Its benchmarks have known answers. The build takes a minute the first time (a
-//! target directory of its own), so one test covers the whole path.
+//! would. Its benchmarks have known answers. It builds with its own committed `Cargo.lock`
+//! (`--locked`: its dependencies do not float) into a target directory of its own under this
+//! workspace's (`CARGO_TARGET_TMPDIR`), never into the checkout. The build takes a minute the
+//! first time, so one test covers the whole path.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -10,29 +12,36 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture")
 }
 
-/// `cargo bench --bench known -- ARGS` in the fixture crate.
-fn cargo_bench(args: &[&str]) -> Output {
+/// `cargo bench --locked ARGS` in the fixture crate, built into the test target directory.
+fn cargo(args: &[&str]) -> Output {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fixture");
-    Command::new(cargo)
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixture");
+    let output = Command::new(cargo)
         .current_dir(fixture())
         .env("CARGO_TARGET_DIR", target)
-        .args(["bench", "--quiet", "--bench", "known", "--"])
+        .args(["bench", "--locked"])
         .args(args)
         .output()
-        .expect("cargo runs")
+        .expect("cargo runs");
+    let stderr = text(&output.stderr);
+    assert!(
+        !stderr.contains("lock file") || !stderr.contains("--locked"),
+        "the fixture's Cargo.lock is out of date: run `cargo update --workspace --manifest-path \
+         crates/bench/tests/fixture/Cargo.toml` and commit it\n{stderr}"
+    );
+    output
+}
+
+/// `cargo bench --bench known -- ARGS` in the fixture crate.
+fn cargo_bench(args: &[&str]) -> Output {
+    let mut all = vec!["--quiet", "--bench", "known", "--"];
+    all.extend(args);
+    cargo(&all)
 }
 
 /// The fixture's bench binary, as cargo names it ("Executable benches/known.rs (PATH)").
 fn bench_binary() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fixture");
-    let built = Command::new(cargo)
-        .current_dir(fixture())
-        .env("CARGO_TARGET_DIR", target)
-        .args(["bench", "--bench", "known", "--no-run"])
-        .output()
-        .expect("cargo runs");
+    let built = cargo(&["--bench", "known", "--no-run"]);
     let stderr = text(&built.stderr);
     let line = stderr
         .lines()
@@ -251,7 +260,21 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(3_000));
+    // Interrupted once the first benchmark's results are in the file.
+    let started = std::time::Instant::now();
+    let measured_one = || {
+        std::fs::read(&json_path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .is_some_and(|json| !results(&json).is_empty())
+    };
+    while !measured_one() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no benchmark was written within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     // SAFETY: kill(2) on a child of this process, which has not been waited for yet.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let stopped = child.wait_with_output().unwrap();

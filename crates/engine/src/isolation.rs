@@ -216,8 +216,11 @@ impl RunLock {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
-        if self.listener.is_some() {
-            LOCK_FD.store(-1, Ordering::Relaxed);
+        // Forgets the descriptor only if it is still this lock's: another lock taken since
+        // (a second name, in tests) keeps its own.
+        if let Some(listener) = &self.listener {
+            let fd = listener.as_raw_fd();
+            let _ = LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }
@@ -262,8 +265,16 @@ pub fn close_run_lock_after_fork() {
 mod tests {
     use super::*;
 
+    /// Held by the tests that take a lock: the descriptor a forked child closes is the one
+    /// process-wide lock's, so two tests holding locks at once would swap it under each other.
+    fn one_lock_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        static LOCKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        LOCKS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     #[test]
     fn the_lock_excludes_a_second_holder_until_released() {
+        let _alone = one_lock_at_a_time();
         // A name of its own, so that a real run on this machine does not disturb the test.
         let name = format!("latlab-test-lock-{}", std::process::id());
         let name = name.as_bytes();
@@ -293,6 +304,7 @@ mod tests {
 
     #[test]
     fn a_forked_child_closes_the_lock_it_inherited() {
+        let _alone = one_lock_at_a_time();
         let name = format!("latlab-test-fork-lock-{}", std::process::id());
         let go_on = AtomicBool::new(false);
         // SAFETY: geteuid has no preconditions.

@@ -4,6 +4,13 @@
 //! fold them into one: an integer add has a latency of exactly one cycle on every current
 //! x86-64 and aarch64 core, so the time per add is the length of one cycle at the clock the
 //! core actually runs now (turbo included), which neither /proc/cpuinfo nor a VM reports.
+//!
+//! The addend is a register whose value the core cannot know when it renames the chain:
+//! Intel's Golden Cove and later cores fold a chain of additions of an *immediate* at
+//! rename and retire it several times faster than one add a cycle, which read a 3 GHz core
+//! as 12-17 GHz. A second chain of dependent multiplies (three cycles on every current
+//! x86-64 core) is timed beside it: the ratio of the two, recorded as `imul_cycles`, says
+//! whether the add chain really took one cycle an add.
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
@@ -27,48 +34,102 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     Ok(vec![cycle_time(ctx)?])
 }
 
-/// One cycle of the core clock, as a result (nanoseconds per cycle), with the frequency as a
-/// parameter. The slope between chains of 64 and 128 additions per call: the loop's own
-/// instructions run beside the chain, so subtracting an empty loop's cost would take off
-/// time the chain never spent and read the clock a few per cent fast.
+/// Multiplies per call of the shorter multiply body; the longer one performs twice as many.
+const MULTIPLIES_PER_CALL: usize = 32;
+
+/// One cycle of the core clock, as a result (nanoseconds per cycle), with the frequency and
+/// the multiply chain's length in those cycles (`imul_cycles`, 3 where the add chain is
+/// right) as parameters. The slope between chains of 64 and 128 additions per call: the
+/// loop's own instructions run beside the chain, so subtracting an empty loop's cost would
+/// take off time the chain never spent and read the clock a few per cent fast.
 pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeError> {
-    // The chain continues from one call to the next: were each call to start afresh, the core
-    // would overlap consecutive chains and time the adders' throughput, not their latency.
-    let mut x = std::hint::black_box(1u64);
-    let mut y = std::hint::black_box(1u64);
-    let result = ctx.runner.bench_slope(
+    let result = chain_slope(
+        ctx,
         "cpu.frequency/cycle",
-        "one dependent 64-bit add (one cycle) in a chain carried across calls: the slope \
-         between 64 and 128 adds per call",
-        (ADDS_PER_CALL as u64, move || {
-            x = add_chain::<ADDS_PER_CALL>(x);
-            x
-        }),
-        (2 * ADDS_PER_CALL as u64, move || {
-            y = add_chain::<{ 2 * ADDS_PER_CALL }>(y);
-            y
-        }),
+        "one dependent 64-bit register add (one cycle) in a chain carried across calls: the \
+         slope between 64 and 128 adds per call",
+        (ADDS_PER_CALL, add_chain::<ADDS_PER_CALL>),
+        add_chain::<{ 2 * ADDS_PER_CALL }>,
+    )?;
+    let multiply = chain_slope(
+        ctx,
+        "cpu.frequency/multiply",
+        "one dependent 64-bit multiply (three cycles) in a chain carried across calls",
+        (MULTIPLIES_PER_CALL, multiply_chain::<MULTIPLIES_PER_CALL>),
+        multiply_chain::<{ 2 * MULTIPLIES_PER_CALL }>,
     )?;
     let ghz = 1.0 / result.summary.median;
-    Ok(result.with_parameter("core_clock_ghz", ghz))
+    let imul_cycles = multiply.summary.median / result.summary.median;
+    Ok(result
+        .with_parameter("core_clock_ghz", ghz)
+        .with_parameter("imul_cycles", imul_cycles))
 }
 
-/// `N` dependent additions of one to `x`.
+/// The slope per operation between `short` (`ops` operations a call) and `long` (twice as
+/// many). The chain continues from one call to the next: were each call to start afresh,
+/// the core would overlap consecutive chains and time the units' throughput, not their
+/// latency.
+fn chain_slope(
+    ctx: &mut ProbeContext,
+    name: &str,
+    method: &str,
+    (ops, short): (usize, fn(u64) -> u64),
+    long: fn(u64) -> u64,
+) -> Result<BenchResult, ProbeError> {
+    let mut x = std::hint::black_box(3u64);
+    let mut y = std::hint::black_box(3u64);
+    Ok(ctx.runner.bench_slope(
+        name,
+        method,
+        (ops as u64, move || {
+            x = short(x);
+            x
+        }),
+        (2 * ops as u64, move || {
+            y = long(y);
+            y
+        }),
+    )?)
+}
+
+/// `N` dependent additions to `x` of a register holding one, a value the core learns only
+/// when the chain runs.
 #[inline(always)]
 fn add_chain<const N: usize>(mut x: u64) -> u64 {
+    let step = std::hint::black_box(1u64);
     #[cfg(target_arch = "x86_64")]
     // SAFETY: register arithmetic only; no memory, stack or flags are relied upon.
     unsafe {
-        std::arch::asm!(".rept {n}", "add {x}, 1", ".endr", n = const N, x = inout(reg) x, options(nomem, nostack));
+        std::arch::asm!(".rept {n}", "add {x}, {step}", ".endr", n = const N, x = inout(reg) x, step = in(reg) step, options(nomem, nostack));
     }
     #[cfg(target_arch = "aarch64")]
     // SAFETY: as above.
     unsafe {
-        std::arch::asm!(".rept {n}", "add {x}, {x}, #1", ".endr", n = const N, x = inout(reg) x, options(nomem, nostack));
+        std::arch::asm!(".rept {n}", "add {x}, {x}, {step}", ".endr", n = const N, x = inout(reg) x, step = in(reg) step, options(nomem, nostack));
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     for _ in 0..N {
-        x = std::hint::black_box(x) + 1;
+        x = std::hint::black_box(x) + step;
+    }
+    x
+}
+
+/// `N` dependent multiplications of `x` by itself.
+#[inline(always)]
+fn multiply_chain<const N: usize>(mut x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: register arithmetic only; no memory, stack or flags are relied upon.
+    unsafe {
+        std::arch::asm!(".rept {n}", "imul {x}, {x}", ".endr", n = const N, x = inout(reg) x, options(nomem, nostack));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above.
+    unsafe {
+        std::arch::asm!(".rept {n}", "mul {x}, {x}, {x}", ".endr", n = const N, x = inout(reg) x, options(nomem, nostack));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    for _ in 0..N {
+        x = std::hint::black_box(x).wrapping_mul(x);
     }
     x
 }
@@ -78,18 +139,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_chains_add_their_length() {
+    fn the_chains_do_their_arithmetic() {
         assert_eq!(add_chain::<64>(1), 65);
         assert_eq!(add_chain::<128>(1), 129);
+        assert_eq!(multiply_chain::<2>(3), 81);
     }
 
-    /// A clock between 0.5 and 6 GHz: a chain that overlapped across calls would read
-    /// several times faster than any core runs.
+    /// Two methods agree on the cycle: a dependent multiply takes three of the cycles the
+    /// add chain measured, as it does on every current x86-64 core (Intel and AMD alike).
+    /// An add chain the core folded (as Golden Cove folds adds of an immediate), or one that
+    /// overlapped across calls, would read the cycle short and the multiply as many cycles.
+    /// The median of three rounds: a slope is a difference of two timings, so a noisy
+    /// neighbour moves one round either way.
+    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_measured_clock_is_a_plausible_core_clock() {
+    fn a_multiply_takes_three_of_the_measured_cycles() {
         let mut runner = crate::test_runner(10, std::time::Duration::from_millis(1));
         let mut ctx = ProbeContext::for_test(&mut runner);
-        let ghz = 1.0 / cycle_time(&mut ctx).unwrap().summary.median;
-        assert!((0.5..6.0).contains(&ghz), "{ghz} GHz");
+        let mut ratios: Vec<f64> = (0..3)
+            .map(|_| {
+                let cycle = cycle_time(&mut ctx).unwrap();
+                cycle.parameters["imul_cycles"].as_f64().unwrap()
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        assert!((2.4..3.6).contains(&ratios[1]), "imul/add: {ratios:?}");
     }
 }
