@@ -29,6 +29,31 @@ pub fn machine_alone() -> std::sync::MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What the main job prints, and its JSON, on the synthetic host with every probe: one run
+/// shared by the tests that read it, since its scheduling probes spin for real.
+pub struct EveryProbeRun {
+    pub stdout: String,
+    pub json: serde_json::Value,
+}
+
+pub fn every_probe_run() -> &'static EveryProbeRun {
+    static RUN: std::sync::OnceLock<EveryProbeRun> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let _alone = machine_alone();
+        let dir = tempfile::tempdir().unwrap();
+        let output = latlab(dir.path())
+            .args(["--synthetic", "--max-size", "64KiB", "--json", "every.json"])
+            .assert()
+            .success();
+        let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+        let json = std::fs::read(dir.path().join("every.json")).unwrap();
+        EveryProbeRun {
+            stdout,
+            json: serde_json::from_slice(&json).unwrap(),
+        }
+    })
+}
+
 /// The latlab binary, in a fresh temporary working directory, its tables as wide as they
 /// need (no `COLUMNS` from the test's environment).
 pub fn latlab(dir: &Path) -> Command {

@@ -1,6 +1,6 @@
 //! A whole run on the synthetic host: exact terminal output, and every output format written.
 
-use crate::{files_in, latlab, machine_alone};
+use crate::{files_in, latlab};
 
 const EXPECTED_TABLE: &str = "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
@@ -49,13 +49,7 @@ fn the_table_is_exactly_as_expected() {
 
 #[test]
 fn no_arguments_runs_the_quick_suite_of_every_probe() {
-    let _alone = machine_alone();
-    let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path())
-        .args(["--synthetic", "--max-size", "256KiB"])
-        .assert()
-        .success();
-    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    let stdout = &crate::every_probe_run().stdout;
     assert!(stdout.contains("quick suite"));
     // The default command ends with the headline table.
     let headline = stdout
