@@ -13,7 +13,8 @@ Exit status:
   0    every probe ran
   1    a probe failed (the others' results are still written)
   2    bad arguments or a fatal error (nothing is written)
-  130  interrupted by Ctrl-C (results measured so far are written)";
+  130  interrupted by Ctrl-C (results measured so far are written)
+  143  stopped by SIGTERM, 129 by SIGHUP (results measured so far are written)";
 
 /// Measures the latency numbers of this machine.
 #[derive(Debug, Parser)]

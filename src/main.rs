@@ -21,9 +21,8 @@ mod terminal;
 
 use clap::Parser;
 use cli::{Cli, Command};
+use latlab_engine::signals::StopSignals;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -76,15 +75,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs a plan of probes, Ctrl-C and SIGTERM stopping it cleanly.
+/// Runs a plan of probes, Ctrl-C, SIGTERM and SIGHUP stopping it cleanly.
 fn run_probes(plan: plan::RunPlan) -> anyhow::Result<ExitCode> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second Ctrl-C while the first is being handled ends the process at once.
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&cancel))?;
-        signal_hook::flag::register(signal, Arc::clone(&cancel))?;
-    }
-    run::execute(plan, cancel)
+    run::execute(plan, StopSignals::install()?)
 }
 
 /// Help and version go to standard output with status 0; errors become one line on standard

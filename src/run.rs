@@ -7,6 +7,7 @@ use anyhow::Context;
 use latlab_engine::analysis::moved_between;
 use latlab_engine::isolation::{LockRefused, RT_PAUSE, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
+use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Host, Interrupted, Runner};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
@@ -25,12 +26,13 @@ use std::time::{Duration, Instant};
 /// How long a run waits for another latlab run on this machine to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
-pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
     let host = Arc::clone(&plan.host);
     let mut notes = Vec::new();
+    let cancel = stop.flag();
     let Ok(_lock) = take_lock(host.as_ref(), &cancel, &mut notes) else {
         eprintln!("latlab: interrupted while waiting for the other run; nothing was measured");
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(stop.exit_status()));
     };
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
@@ -149,7 +151,7 @@ pub fn execute(mut plan: RunPlan, cancel: Arc<AtomicBool>) -> anyhow::Result<Exi
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }))
         || !unwritten.0.is_empty();
     Ok(if interrupted {
-        ExitCode::from(130)
+        ExitCode::from(stop.exit_status())
     } else if failed {
         ExitCode::from(1)
     } else {

@@ -75,7 +75,8 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     // Each benchmark takes its whole one-second budget; stop once the first probe is written.
     let written = dir.path().join("latlab-results/results.json");
-    let args = ["run", "--samples", "100000", "--target-time", "5ms"];
+    let args = ["run", "--only", "cpu.call|cpu.branch|syscall"];
+    let args = [&args[..], &["--samples", "100000", "--target-time", "5ms"]].concat();
     let status = interrupt_once(dir.path(), &args, || written.exists());
     assert_eq!(status, Some(130));
     assert_eq!(
@@ -97,6 +98,17 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
 /// Runs latlab with `args` in `dir`, sends it SIGINT as soon as `ready` holds (failing after
 /// 60 s), and returns its exit status.
 fn interrupt_once(dir: &std::path::Path, args: &[&str], ready: impl Fn() -> bool) -> Option<i32> {
+    signal_once(dir, args, libc::SIGINT, ready)
+}
+
+/// Runs latlab with `args` in `dir`, sends it `signal` as soon as `ready` holds (failing
+/// after 60 s), and returns its exit status.
+fn signal_once(
+    dir: &std::path::Path,
+    args: &[&str],
+    signal: i32,
+    ready: impl Fn() -> bool,
+) -> Option<i32> {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
         .current_dir(dir)
         .args(args)
@@ -114,7 +126,7 @@ fn interrupt_once(dir: &std::path::Path, args: &[&str], ready: impl Fn() -> bool
         std::thread::sleep(Duration::from_millis(10));
     }
     // SAFETY: kill(2) on a child of this process that has not been waited for.
-    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     assert_eq!(sent, 0);
     child.wait().unwrap().code()
 }
@@ -135,23 +147,27 @@ fn processes_with(marker: &str) -> Vec<u32> {
 }
 
 #[test]
-fn ctrl_c_during_a_ping_pong_leaves_no_process_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("peers-marker-results");
-    let marker = out.display().to_string();
-    let args = ["run", "--only", "proc.pipe", "--samples", "100000"];
-    let args = [&args[..], &["--target-time", "5ms", "--out", &marker]].concat();
-    // Interrupt once the forked peer is there (latlab and its child share the command line).
-    let status = interrupt_once(dir.path(), &args, || processes_with(&marker).len() >= 2);
-    assert_eq!(status, Some(130));
-    // Killed peers vanish within moments; a leak would stay.
-    let started = std::time::Instant::now();
-    while !processes_with(&marker).is_empty() && started.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(10));
+fn ctrl_c_or_sighup_during_a_ping_pong_leaves_no_process_behind() {
+    for (signal, status) in [(libc::SIGINT, 130), (libc::SIGHUP, 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("peers-marker-results");
+        let marker = out.display().to_string();
+        let args = ["run", "--only", "proc.pipe", "--samples", "100000"];
+        let args = [&args[..], &["--target-time", "5ms", "--out", &marker]].concat();
+        // Stopped once the forked peer is there (latlab and its child share the command line).
+        let stopped = signal_once(dir.path(), &args, signal, || {
+            processes_with(&marker).len() >= 2
+        });
+        assert_eq!(stopped, Some(status));
+        // latlab kills and reaps its peers before it exits: none outlives it.
+        assert_eq!(
+            processes_with(&marker),
+            Vec::<u32>::new(),
+            "signal {signal}"
+        );
+        let run = record(&std::fs::read(out.join("results.json")).unwrap());
+        assert_eq!(run.probes[0].status, ProbeStatus::Interrupted);
     }
-    assert_eq!(processes_with(&marker), Vec::<u32>::new());
-    let run = record(&std::fs::read(out.join("results.json")).unwrap());
-    assert_eq!(run.probes[0].status, ProbeStatus::Interrupted);
 }
 
 #[test]
@@ -220,24 +236,34 @@ fn a_full_disk_is_reported_and_cleaned_up() {
 }
 
 #[test]
-fn ctrl_c_during_the_file_probes_leaves_no_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let measured = dir.path().join("measured");
-    std::fs::create_dir(&measured).unwrap();
-    let dir_arg = measured.display().to_string();
-    let args = [
-        "run",
-        "--only",
-        "file.read",
-        "--samples",
-        "100000",
-        "--dir",
-        &dir_arg,
-    ];
-    // Interrupt once the probe's private directory has files in it.
-    let status = interrupt_once(dir.path(), &args, || files_in(&measured).len() >= 2);
-    assert_eq!(status, Some(130));
-    assert_eq!(files_in(&measured), Vec::<String>::new());
+fn ctrl_c_sigterm_or_sighup_during_the_file_probes_leave_no_files_and_keep_the_results() {
+    for (signal, status) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let measured = dir.path().join("measured");
+        std::fs::create_dir(&measured).unwrap();
+        let dir_arg = measured.display().to_string();
+        let args = [
+            "run",
+            "--only",
+            "file.read",
+            "--samples",
+            "100000",
+            "--dir",
+            &dir_arg,
+        ];
+        // Stopped once the probe's private directory has files in it.
+        let stopped = signal_once(dir.path(), &args, signal, || files_in(&measured).len() >= 2);
+        assert_eq!(stopped, Some(status), "signal {signal}");
+        assert_eq!(files_in(&measured), Vec::<String>::new(), "signal {signal}");
+        let json = std::fs::read(dir.path().join("latlab-results/results.json")).unwrap();
+        let run = record(&json);
+        assert!(!run.complete, "signal {signal}");
+        assert_eq!(run.probes[0].status, ProbeStatus::Interrupted);
+    }
 }
 
 /// Every row of the headline table that one machine can measure finds its result in a real

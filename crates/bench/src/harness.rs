@@ -9,6 +9,7 @@ use crate::text::{allocation_lines, comparison_lines, profile_text};
 use clap::{Parser, ValueEnum};
 use latlab_engine::isolation::{LockRefused, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_report::{
     CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
@@ -85,13 +86,14 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     let mut notes = Vec::new();
     let mut config = config_of(options);
-    config.cancel = cancel_on_signals().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
-    let cancel = Arc::clone(&config.cancel);
+    let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
+    config.cancel = stop.flag();
+    let cancel = stop.flag();
     let _lock = match take_lock(host.as_ref(), &cancel, &mut notes) {
         Ok(lock) => lock,
         Err(Interrupted) => {
             eprintln!("interrupted while waiting for the other run; nothing was measured");
-            return Ok(130);
+            return Ok(i32::from(stop.exit_status()));
         }
     };
     let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
@@ -167,7 +169,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     }
     if !record.complete {
         eprintln!("interrupted: the results measured before it are written");
-        return Ok(130);
+        return Ok(i32::from(stop.exit_status()));
     }
     let failed = record
         .probes
@@ -205,17 +207,6 @@ fn take_lock(
     eprintln!("{note}");
     notes.push(note);
     Ok(None)
-}
-
-/// A flag that Ctrl-C and SIGTERM set, so that the run stops at its next sample and writes
-/// what it measured; a second signal while the first is handled ends the process at once.
-fn cancel_on_signals() -> std::io::Result<Arc<AtomicBool>> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&cancel))?;
-        signal_hook::flag::register(signal, Arc::clone(&cancel))?;
-    }
-    Ok(cancel)
 }
 
 /// An error and its causes in one line: "could not write out.json: No space left on

@@ -35,6 +35,7 @@ pub mod model;
 pub mod names;
 pub mod parameters;
 mod runner;
+pub mod signals;
 pub mod stats;
 pub mod units;
 mod usage;

@@ -2,7 +2,8 @@
 //! keep them from outliving it.
 //!
 //! * A [`Child`] is a forked process running a closure. It dies with latlab
-//!   (`PR_SET_PDEATHSIG`), ignores Ctrl-C so that the parent decides when it ends, and is
+//!   (`PR_SET_PDEATHSIG`), ignores Ctrl-C, SIGTERM and SIGHUP (which a closed terminal sends
+//!   its whole process group) so that the parent decides when it ends, and is
 //!   killed and reaped when dropped: no zombie, no orphan, whatever path the probe takes.
 //! * A [`Watchdog`] kills the children it guards when a time limit passes, so a peer that
 //!   hangs turns a blocked `read` into an end of file instead of a frozen run.
@@ -107,7 +108,9 @@ impl Child {
                     if libc::getppid() != parent {
                         libc::_exit(1);
                     }
-                    libc::signal(libc::SIGINT, libc::SIG_IGN);
+                    for signal in latlab_engine::signals::STOPPING {
+                        libc::signal(signal, libc::SIG_IGN);
+                    }
                 }
                 leave_realtime();
                 latlab_engine::isolation::close_run_lock_after_fork();
