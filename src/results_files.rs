@@ -13,10 +13,17 @@ use std::process::ExitCode;
 /// Writes the page and says where, with its size.
 pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     let page = HtmlExporter.render(&plan.run)?;
-    write_output(&OutputTarget::File(plan.out.clone()), &page)?;
+    write_output(&plan.out, &page)?;
     let line = format!(
         "report: {} ({} KiB)\n",
-        printable(&plan.out.display().to_string()),
+        printable(
+            &plan
+                .out
+                .path()
+                .unwrap_or(std::path::Path::new("-"))
+                .display()
+                .to_string()
+        ),
         page.len() / 1024
     );
     write_output(&OutputTarget::Stdout, &line)?;

@@ -106,7 +106,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
             let report = dir.join("report.html");
             let plots = render_plots(&record, Formats::SvgAndPng)?;
             let page = write_output(
-                &OutputTarget::File(report.clone()),
+                &OutputTarget::Replaced(report.clone()),
                 &html_page(&record, &plots),
             );
             let written = unwritten
@@ -129,7 +129,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         print_against_baseline(&plan, name, baseline, &record)?;
     }
     for target in plan.outputs.all() {
-        if let OutputTarget::File(path) = target
+        if let Some(path) = target.path()
             && !unwritten.0.iter().any(|(name, _)| *name == shown(target))
         {
             eprintln!("results: {}", path.display());
@@ -365,9 +365,9 @@ fn write_rewritable(plan: &RunPlan, record: &RunRecord, unwritten: &mut Unwritte
 }
 
 fn shown(target: &OutputTarget) -> String {
-    match target {
-        OutputTarget::Stdout => "standard output".to_string(),
-        OutputTarget::File(path) => path.display().to_string(),
+    match target.path() {
+        None => "standard output".to_string(),
+        Some(path) => path.display().to_string(),
     }
 }
 
@@ -460,7 +460,7 @@ fn save_baseline(path: &std::path::Path, record: &RunRecord) -> Result<(), Expor
         })?;
     }
     write_output(
-        &OutputTarget::File(path.to_path_buf()),
+        &OutputTarget::Replaced(path.to_path_buf()),
         &JsonExporter.render(record)?,
     )
 }

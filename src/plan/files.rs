@@ -6,10 +6,10 @@ use super::UsageError;
 use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs, TerminalArgs};
 use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
-use latlab_report::OutputTarget;
 use latlab_report::fleet::Fleet;
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
+use latlab_report::{OutputTarget, is_same_file};
 use std::path::{Path, PathBuf};
 
 /// `latlab man --dir DIR`: the directory must exist (the pages are written into it).
@@ -26,7 +26,8 @@ pub fn man(args: &ManArgs) -> Result<(), UsageError> {
 /// `latlab report`: the run to render and where the page goes.
 pub struct ReportPlan {
     pub run: RunRecord,
-    pub out: PathBuf,
+    /// `--out FILE` as named, or `report.html` beside the results file (always replaced).
+    pub out: OutputTarget,
 }
 
 pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
@@ -46,6 +47,13 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
             .unwrap_or(Path::new("."))
             .join("report.html")
     });
+    if is_same_file(&out, &args.file) {
+        return Err(UsageError(format!(
+            "--out {}: that is the results file being read, and the page would replace it; \
+             choose another name, such as report.html",
+            out.display()
+        )));
+    }
     if out
         .parent()
         .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
@@ -55,6 +63,10 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
             out.display()
         )));
     }
+    let out = match &args.out {
+        Some(named) => OutputTarget::File(named.clone()),
+        None => OutputTarget::Replaced(out),
+    };
     Ok(ReportPlan { run, out })
 }
 
@@ -90,8 +102,19 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
             )));
         }
     }
+    let fleet = Fleet::load(&args.dir)?;
+    if let Some(html) = &args.html
+        && let Some(host) = fleet.hosts.iter().find(|h| is_same_file(html, &h.path))
+    {
+        return Err(UsageError(format!(
+            "--html {}: that is {}'s results file, which the page would replace; choose a \
+             name outside the results, such as fleet.html",
+            html.display(),
+            host.label
+        )));
+    }
     Ok(FleetPlan {
-        fleet: Fleet::load(&args.dir)?,
+        fleet,
         dir: args.dir.display().to_string(),
         html: args.html.clone(),
     })
@@ -172,6 +195,22 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             };
             return Err(UsageError(format!(
                 "{what} is named by two of --markdown, --csv and --json; give each its own"
+            )));
+        }
+    }
+    for (flag, text) in outputs {
+        let Some(output) = text.as_deref().filter(|t| *t != "-") else {
+            continue;
+        };
+        if let Some(input) = args
+            .files
+            .iter()
+            .find(|f| is_same_file(Path::new(output), f))
+        {
+            return Err(UsageError(format!(
+                "{flag} {output}: that is {}, a results file being compared, which the output \
+                 would replace; choose another name",
+                input.display()
             )));
         }
     }

@@ -352,14 +352,14 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     check_out_dir(&results_dir)?;
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
-    let json = OutputTarget::File(results_dir.join("results.json"));
+    let json = OutputTarget::Replaced(results_dir.join("results.json"));
     // --json naming DIR/results.json itself adds nothing.
     let json_copy = args
         .json
         .as_deref()
         .map(OutputTarget::parse)
         .filter(|copy| match (copy, &json) {
-            (OutputTarget::File(copy), OutputTarget::File(main)) => !same_file(copy, main),
+            (OutputTarget::File(copy), OutputTarget::Replaced(main)) => !same_file(copy, main),
             _ => true,
         });
     let results_dir = Some(results_dir);
@@ -392,13 +392,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
             )));
         }
     }
-    let files: Vec<&Path> = outputs
-        .all()
-        .filter_map(|t| match t {
-            OutputTarget::File(path) => Some(path.as_path()),
-            OutputTarget::Stdout => None,
-        })
-        .collect();
+    let files: Vec<&Path> = outputs.all().filter_map(OutputTarget::path).collect();
     for (i, path) in files.iter().enumerate() {
         if files[..i].iter().any(|other| same_file(other, path)) {
             return Err(UsageError(format!(
@@ -418,9 +412,21 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     Ok(outputs)
 }
 
-/// The results directory must exist and be writable, or be creatable in an existing parent.
+/// The results directory must exist, belong to the user running latlab and be writable, or
+/// be creatable in an existing parent. A directory of another user's is refused, root's
+/// runs included: its owner could have planted links or FIFOs where latlab writes.
 fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
     if dir.is_dir() {
+        use std::os::unix::fs::MetadataExt;
+        let me = latlab_engine::isolation::effective_uid();
+        let owner = std::fs::metadata(dir).map_or(me, |m| m.uid());
+        if owner != me {
+            return Err(UsageError(format!(
+                "--out {}: the directory belongs to uid {owner}, not to you (uid {me}); \
+                 latlab writes only into its own directories: choose another --out",
+                dir.display()
+            )));
+        }
         return check_writable(dir, &format!("--out {}", dir.display()));
     }
     if dir.exists() {

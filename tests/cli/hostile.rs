@@ -660,3 +660,141 @@ fn sigkill_during_the_file_probes_then_a_second_run_leaves_no_workspace() {
         .success();
     assert_eq!(files_in(&files), Vec::<String>::new());
 }
+
+#[test]
+fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = results_file(dir.path(), "a.json");
+    let b = results_file(dir.path(), "b.json");
+    std::fs::create_dir(dir.path().join("runs")).unwrap();
+    std::os::unix::fs::symlink(&a, dir.path().join("runs/link.json")).unwrap();
+    let kept = [std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()];
+    for (args, expected) in [
+        (
+            &["report", "a.json", "--out", "a.json"][..],
+            "the results file being read",
+        ),
+        (
+            &["report", "a.json", "--out", "./a.json"],
+            "the results file being read",
+        ),
+        (
+            &["report", "runs/link.json", "--out", "a.json"],
+            "the results file being read",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--json", "a.json"],
+            "being compared",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--csv", "b.json"],
+            "being compared",
+        ),
+        (
+            &[
+                "compare",
+                "a.json",
+                "b.json",
+                "--markdown",
+                "runs/link.json",
+            ],
+            "being compared",
+        ),
+        (
+            &["fleet", ".", "--html", "b.json"],
+            "results file, which the page would replace",
+        ),
+    ] {
+        let output = latlab(dir.path())
+            .args(args)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert_eq!(
+            [std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()],
+            kept,
+            "{args:?} changed an input"
+        );
+    }
+}
+
+/// A link planted where latlab writes its own files (results.json, the page) is replaced,
+/// never written through: the file it points to is untouched.
+#[test]
+fn a_planted_link_in_the_results_directory_is_replaced_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for name in ["results.json", "report.html"] {
+        std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
+    }
+    latlab(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call", "--out"])
+        .arg(&out)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    for name in ["results.json", "report.html"] {
+        assert!(
+            std::fs::symlink_metadata(out.join(name)).unwrap().is_file(),
+            "{name}"
+        );
+    }
+}
+
+/// A FIFO named as an output that no process reads: the run measures, says why that output
+/// was not written, and ends instead of waiting for ever.
+#[test]
+fn a_fifo_output_with_no_reader_is_reported_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("ff"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = latlab(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call", "--json", "ff"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("ff: a FIFO that no process is reading"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("latlab-results/results.json").is_file());
+}
+
+/// Root (or anyone) running in a results directory that another user owns is refused before
+/// measuring: that user could have linked results.json to a device.
+#[test]
+#[ignore = "needs root, to give a directory to another user"]
+fn a_results_directory_of_another_user_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("latlab-results");
+    std::fs::create_dir(&out).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("results.json")).unwrap();
+    // nobody's, as an unprivileged user's shared directory would be.
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534))
+        .expect("chown needs root: this test needs root");
+    let output = latlab(dir.path())
+        .args(["run", "--synthetic", "--only", "cpu.call"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("belongs to uid 65534"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}

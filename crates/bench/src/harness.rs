@@ -433,6 +433,6 @@ fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, Stop> {
     let json = JsonExporter
         .render(record)
         .map_err(|e| bad(with_causes(&e)))?;
-    write_output(&OutputTarget::File(path.clone()), &json).map_err(|e| bad(with_causes(&e)))?;
+    write_output(&OutputTarget::Replaced(path.clone()), &json).map_err(|e| bad(with_causes(&e)))?;
     Ok(path)
 }

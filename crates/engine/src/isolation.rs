@@ -12,6 +12,12 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The CPUs this process may run on.
+/// The user this process acts as (its effective user id).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain old data, valid when zeroed; sched_getaffinity writes into it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -167,9 +173,7 @@ impl RunLock {
     /// Takes the lock, waiting up to `wait` for another run of this user to finish, and
     /// stopping the wait when `cancel` is set.
     pub(crate) fn acquire(wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
-        // SAFETY: geteuid has no preconditions.
-        let uid = unsafe { libc::geteuid() };
-        Self::acquire_named(LOCK_NAME, wait, cancel, uid)
+        Self::acquire_named(LOCK_NAME, wait, cancel, effective_uid())
     }
 
     /// A lock that holds nothing, for a host that measures nothing (the synthetic one).

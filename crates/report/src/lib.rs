@@ -40,7 +40,7 @@ pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use printable::printable;
 pub use table::TableExporter;
-pub use write::{OutputTarget, write_output};
+pub use write::{OutputTarget, is_same_file, write_output};
 
 use latlab_engine::model::RunRecord;
 

@@ -1,8 +1,13 @@
 //! Writing an output: standard output for `-`, otherwise atomically (a temporary file in
-//! the same directory, renamed over the target), so a reader never sees half a file and a
-//! failure leaves the previous version, or nothing, in place. A target that exists and is not
-//! a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: renaming over it
-//! would replace the device or pipe itself.
+//! the same directory, created exclusively, then renamed over the target), so a reader never
+//! sees half a file and a failure leaves the previous version, or nothing, in place.
+//!
+//! Only a path the user named (`--json FILE`, `--out FILE`) that exists and is not a regular
+//! file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: renaming over it would
+//! replace the device or pipe itself. A FIFO is opened without blocking, so that one nobody
+//! reads is an error rather than a hang. The files latlab names itself in a results
+//! directory (`results.json`, the page, the plots, baselines) are always replaced whole: a
+//! link or a device planted there by someone else is replaced, never written through.
 
 use crate::ExportError;
 use std::io::Write;
@@ -16,7 +21,10 @@ const TEMPORARY_KIND: &str = ".latlab-";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputTarget {
     Stdout,
+    /// A path the user named: a device or FIFO there is written in place.
     File(PathBuf),
+    /// A file latlab names itself in a results directory: always replaced whole.
+    Replaced(PathBuf),
 }
 
 impl OutputTarget {
@@ -35,7 +43,26 @@ impl OutputTarget {
         match self {
             OutputTarget::Stdout => false,
             OutputTarget::File(path) => is_regular_or_absent(path),
+            OutputTarget::Replaced(_) => true,
         }
+    }
+
+    /// The file's path, unless the output is standard output.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            OutputTarget::Stdout => None,
+            OutputTarget::File(path) | OutputTarget::Replaced(path) => Some(path),
+        }
+    }
+}
+
+/// Whether `a` and `b` name one existing file (the same device and inode, links followed):
+/// an output that is an input of the same command would replace what it reads.
+pub fn is_same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -55,23 +82,48 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
                     source,
                 })
         }
-        OutputTarget::File(path) => {
-            write_atomically(path, contents).map_err(|source| ExportError::Write {
+        OutputTarget::File(path) if !is_regular_or_absent(path) => {
+            write_in_place(path, contents.as_bytes()).map_err(|source| ExportError::Write {
                 path: path.display().to_string(),
                 source,
             })
         }
+        OutputTarget::File(path) | OutputTarget::Replaced(path) => write_atomically(path, contents)
+            .map_err(|source| ExportError::Write {
+                path: path.display().to_string(),
+                source,
+            }),
     }
 }
 
+/// Writes into the device or FIFO at `path`. A FIFO that no process has open for reading
+/// is an error (ENXIO, "No such device or address"), not a wait for ever.
+fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened first without blocking: for a FIFO, this fails at once when nobody reads it.
+    let _probe = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => {
+                std::io::Error::other("a FIFO that no process is reading; start its reader first")
+            }
+            _ => e,
+        })?;
+    // A reader is there, so this open does not wait; its writes block as usual, so a slow
+    // reader is waited for.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(contents)
+}
+
+/// Replaces `path` whole: a temporary file beside it, created exclusively (never through a
+/// link), written and synced, then renamed over whatever `path` is (a renamed-over link is
+/// replaced, not followed).
 pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
     let contents = contents.as_ref();
-    if !is_regular_or_absent(path) {
-        return std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)?
-            .write_all(contents);
-    }
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -119,6 +171,56 @@ mod tests {
         write_output(&target, "discarded").unwrap();
         let kind = std::fs::metadata("/dev/null").unwrap().file_type();
         assert!(kind.is_char_device(), "/dev/null is no longer a device");
+    }
+
+    /// A link planted where latlab writes a file of its own is replaced by the file: what it
+    /// pointed to is untouched.
+    #[test]
+    fn a_link_in_a_results_directory_is_replaced_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let planted = dir.path().join("results.json");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_output(&OutputTarget::Replaced(planted.clone()), "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&planted).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&planted).unwrap(), "{}");
+    }
+
+    /// A FIFO nobody reads is refused at once, with a reason, instead of blocking for ever.
+    #[test]
+    fn a_fifo_with_no_reader_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let error = write_output(&OutputTarget::File(fifo), "x").unwrap_err();
+        let ExportError::Write { source, .. } = &error else {
+            panic!("{error}")
+        };
+        assert!(
+            source.to_string().contains("no process is reading"),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn one_file_by_two_names_is_the_same_file_and_two_files_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&b, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let dotted = dir.path().join(".").join("a.json");
+        assert!(is_same_file(&a, &link));
+        assert!(is_same_file(&a, &dotted));
+        assert!(!is_same_file(&a, &b));
+        assert!(!is_same_file(&a, &dir.path().join("absent.json")));
     }
 
     #[test]
