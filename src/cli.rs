@@ -283,7 +283,7 @@ pub struct ManArgs {
 /// The smallest --max-size: a few lines in a page.
 pub const MIN_MAX_SIZE: u64 = 4096;
 
-/// A size in bytes with an optional binary unit: `4096`, `64KiB`, `256M`, `1GiB`.
+/// A size in bytes with an optional binary unit: `4096`, `64KiB`, `256M`, `1GiB`, `1TiB`.
 fn parse_size(text: &str) -> Result<u64, String> {
     let bad = || "not a size; write a number and a unit, such as 64KiB or 256MiB".to_string();
     let split = text
@@ -296,6 +296,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "K" | "KiB" | "k" => 1 << 10,
         "M" | "MiB" => 1 << 20,
         "G" | "GiB" => 1 << 30,
+        "T" | "TiB" => 1 << 40,
         _ => return Err(bad()),
     };
     let bytes = (number * scale as f64).round();
@@ -303,7 +304,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
         return Err("must be at least 4KiB".to_string());
     }
     if bytes > u64::MAX as f64 / 2.0 {
-        return Err(bad());
+        return Err("larger than any machine's memory; give at most a few TiB".to_string());
     }
     Ok(bytes as u64)
 }
@@ -380,6 +381,12 @@ mod tests {
         assert_eq!(parse_size("64KiB"), Ok(64 << 10));
         assert_eq!(parse_size("256M"), Ok(256 << 20));
         assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("1TiB"), Ok(1 << 40));
+        assert!(
+            parse_size("99999999999TiB")
+                .unwrap_err()
+                .contains("larger than")
+        );
         assert!(parse_size("12").is_err());
         assert!(parse_size("-1M").is_err());
         assert!(parse_size("lots").is_err());

@@ -25,6 +25,7 @@ use latlab_engine::signals::StopSignals;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    latlab_engine::signals::fail_oversized_writes();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return report_clap_error(error),

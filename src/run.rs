@@ -47,8 +47,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     record.notes.extend(advice::clock(&record.clock));
 
     if let Some(dir) = &plan.outputs.create_dir {
-        std::fs::create_dir(dir)
-            .with_context(|| format!("could not create the results directory {}", dir.display()))?;
+        create_results_dir(dir)?;
     }
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
@@ -157,6 +156,27 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Creates the results directory, or takes the one another run of this user made since the
+/// plan was checked (two runs started into one new `--out`: the second waited for the lock).
+fn create_results_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let mine = std::fs::symlink_metadata(dir)
+                .is_ok_and(|m| m.is_dir() && m.uid() == latlab_engine::isolation::effective_uid());
+            anyhow::ensure!(
+                mine,
+                "could not create the results directory {}: something else was made there \
+                 while this run waited; choose another --out",
+                dir.display()
+            );
+            Ok(())
+        }
+        created => created
+            .with_context(|| format!("could not create the results directory {}", dir.display())),
+    }
 }
 
 /// The machine-wide lock, or a note on why this run goes ahead without it; `Err` when

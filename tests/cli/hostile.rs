@@ -798,3 +798,59 @@ fn a_results_directory_of_another_user_is_refused() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+/// Under a file-size limit (`ulimit -f`) a write that would pass it fails with "File too
+/// large" and is reported, as a full disk is: no death by SIGXFSZ, no temporary file left.
+#[test]
+fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = results_file(dir.path(), "r.json");
+    for command in [
+        "run --synthetic --only cpu.call --out out".to_string(),
+        format!("report {} --out page.html", results.display()),
+    ] {
+        let script = format!("ulimit -f 1 && exec {} {command}", binary().display());
+        let output = Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            matches!(output.status.code(), Some(1 | 2)),
+            "{command}: {:?} {stderr}",
+            output.status
+        );
+        assert!(stderr.contains("File too large"), "{command}: {stderr}");
+        let left: Vec<String> = files_in(dir.path())
+            .into_iter()
+            .filter(|n| n.contains(".latlab-"))
+            .collect();
+        assert!(left.is_empty(), "{command}: {left:?}");
+    }
+}
+
+/// Two real runs started at once into one new --out: the second waits for the first's
+/// lock, then writes into the directory the first made, instead of failing on it.
+#[test]
+fn two_runs_into_one_new_results_directory_both_write() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let start = || {
+        Command::new(binary())
+            .current_dir(dir.path())
+            .args(["run", "--only", "syscall.getppid", "--samples", "10"])
+            .args(["--target-time", "100us", "--out", "same"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (start(), start());
+    for run in [first, second] {
+        let output = run.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+    }
+    assert!(dir.path().join("same/results.json").is_file());
+}

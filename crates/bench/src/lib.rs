@@ -75,6 +75,7 @@ pub use std::hint::black_box;
 /// Runs the benchmarks of this binary as its command line says, and exits: status 0 when
 /// every selected benchmark ran, 1 when one failed, 2 for bad arguments.
 pub fn main() -> ! {
+    latlab_engine::signals::fail_oversized_writes();
     let code = harness::run(std::env::args_os());
     std::process::exit(code)
 }

@@ -59,6 +59,14 @@ impl StopSignals {
     }
 }
 
+/// Makes a write past the file-size limit (`ulimit -f`, RLIMIT_FSIZE) fail with EFBIG ("File
+/// too large"), reported like any failed write, instead of SIGXFSZ killing the process
+/// with no message and a temporary file left behind.
+pub fn fail_oversized_writes() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
 /// 128 plus the signal's number, as a shell reports a process a signal ended.
 fn exit_status(signal: i32) -> i32 {
     128 + signal
