@@ -102,8 +102,8 @@ impl Fleet {
                 dir.display()
             )));
         }
-        let (candidates, ignored) = json_files(dir);
-        let read = read_all(&candidates);
+        let walk = json_files(dir);
+        let read = read_all(&walk.found);
         let mut extracts = Vec::new();
         let mut refused = Vec::new();
         for outcome in read {
@@ -120,12 +120,12 @@ impl Fleet {
                 refused.len()
             )));
         }
-        let mut notes = Vec::new();
-        if ignored > 0 {
+        let mut notes = walk.notes();
+        if walk.ignored > 0 {
             notes.push(format!(
                 "{} not ending in .json {} left alone",
-                count(ignored, "file", "files"),
-                if ignored == 1 { "was" } else { "were" }
+                count(walk.ignored, "file", "files"),
+                if walk.ignored == 1 { "was" } else { "were" }
             ));
         }
         if !refused.is_empty() {
@@ -222,32 +222,98 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The `*.json` files under `dir` (sorted), and how many other files were there.
-fn json_files(dir: &Path) -> (Vec<PathBuf>, usize) {
-    let mut found = Vec::new();
-    let mut ignored = 0;
+/// What a walk of the runs' directory found: the `*.json` files (sorted), how many other
+/// files, and what it passed over, each with its path.
+#[derive(Debug, Default)]
+struct Walk {
+    found: Vec<PathBuf>,
+    ignored: usize,
+    /// Links, not followed: a link back up the tree would be walked for ever.
+    links: Vec<PathBuf>,
+    /// Directories deeper than [`MAX_DEPTH`].
+    too_deep: Vec<PathBuf>,
+    /// Directories that could not be listed, with why.
+    unreadable: Vec<(PathBuf, String)>,
+}
+
+impl Walk {
+    /// A note for each kind of thing passed over, naming the first few.
+    fn notes(&self) -> Vec<String> {
+        let names = |paths: &mut dyn Iterator<Item = &PathBuf>| {
+            let paths: Vec<String> = paths.map(|p| p.display().to_string()).collect();
+            let shown = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            match paths.len() {
+                0..=3 => shown,
+                n => format!("{shown} and {} more", n - 3),
+            }
+        };
+        let mut notes = Vec::new();
+        if !self.links.is_empty() {
+            notes.push(format!(
+                "{} not followed (copy the file in instead): {}",
+                count(self.links.len(), "link was", "links were"),
+                names(&mut self.links.iter())
+            ));
+        }
+        if !self.too_deep.is_empty() {
+            notes.push(format!(
+                "{} deeper than {MAX_DEPTH} levels not read: {}",
+                count(self.too_deep.len(), "directory", "directories"),
+                names(&mut self.too_deep.iter())
+            ));
+        }
+        for (path, why) in &self.unreadable {
+            notes.push(format!("{}: not read ({why})", path.display()));
+        }
+        notes
+    }
+}
+
+fn json_files(dir: &Path) -> Walk {
+    let mut walk = Walk::default();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((current, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            // Links are not followed: a link back up the tree would be walked for ever.
-            let Ok(kind) = entry.file_type() else {
+        let entries = match std::fs::read_dir(&current) {
+            Ok(entries) => entries,
+            Err(e) => {
+                walk.unreadable.push((current, e.to_string()));
                 continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    walk.unreadable.push((current.clone(), e.to_string()));
+                    continue;
+                }
             };
-            if kind.is_dir() && depth < MAX_DEPTH {
+            let path = entry.path();
+            let kind = match entry.file_type() {
+                Ok(kind) => kind,
+                Err(e) => {
+                    walk.unreadable.push((path, e.to_string()));
+                    continue;
+                }
+            };
+            if kind.is_symlink() {
+                walk.links.push(path);
+            } else if kind.is_dir() && depth < MAX_DEPTH {
                 stack.push((path, depth + 1));
+            } else if kind.is_dir() {
+                walk.too_deep.push(path);
             } else if kind.is_file() && path.extension().is_some_and(|e| e == "json") {
-                found.push(path);
-            } else if kind.is_file() {
-                ignored += 1;
+                walk.found.push(path);
+            } else {
+                walk.ignored += 1;
             }
         }
     }
-    found.sort();
-    (found, ignored)
+    walk.found.sort();
+    walk.links.sort();
+    walk.too_deep.sort();
+    walk.unreadable.sort();
+    walk
 }
 
 /// Reads every file, on as many threads as there are CPUs.
@@ -497,6 +563,33 @@ mod tests {
         );
         assert!(fleet.notes.iter().any(|n| n.contains("full: 1, quick: 3")));
         assert!(fleet.outliers.is_empty());
+    }
+
+    /// Every file the walk passes over is named in a note with why: a link, a directory too
+    /// deep; files not ending in .json are counted.
+    #[test]
+    fn the_walk_notes_every_file_it_passes_over() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a.json"), dir.path().join("b.json")).unwrap();
+        let mut deep = dir.path().to_path_buf();
+        for level in 0..=MAX_DEPTH {
+            deep = deep.join(format!("d{level}"));
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("deep.json"), "{}").unwrap();
+        let walk = json_files(dir.path());
+        assert_eq!(walk.found, [dir.path().join("a.json")]);
+        assert_eq!(walk.ignored, 1);
+        let notes = walk.notes().join("\n");
+        assert!(notes.contains("1 link was not followed"), "{notes}");
+        assert!(notes.contains("b.json"), "{notes}");
+        assert!(
+            notes.contains("1 directory deeper than 8 levels not read"),
+            "{notes}"
+        );
+        assert!(notes.contains("/d8"), "{notes}");
     }
 
     #[test]
