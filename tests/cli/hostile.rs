@@ -854,3 +854,56 @@ fn two_runs_into_one_new_results_directory_both_write() {
     }
     assert!(dir.path().join("same/results.json").is_file());
 }
+
+/// A result name with a pipe, a line break, HTML, escape and bell bytes and a leading `=`:
+/// compare's terminal text shows the bytes escaped, its Markdown keeps one row per result
+/// with no markup, its CSV cell is text rather than a formula.
+#[test]
+fn a_hostile_result_name_is_inert_in_every_compare_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "=HYPERLINK(\"x\")|<img src=x onerror=alert(1)>\n\u{1b}[31m\u{7}";
+    for name in ["a.json", "b.json"] {
+        let path = results_file(dir.path(), name);
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        json["latlab"]["probes"][0]["results"][0]["name"] = hostile.into();
+        std::fs::write(&path, json.to_string()).unwrap();
+    }
+    let output = latlab(dir.path())
+        .args([
+            "compare",
+            "a.json",
+            "b.json",
+            "--markdown",
+            "c.md",
+            "--csv",
+            "c.csv",
+        ])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!stdout.contains(['\u{1b}', '\u{7}']), "{stdout}");
+    let markdown = std::fs::read_to_string(dir.path().join("c.md")).unwrap();
+    assert!(!markdown.contains(['\u{1b}', '\u{7}']));
+    assert!(!markdown.contains("<img"), "{markdown}");
+    let row = markdown
+        .lines()
+        .find(|l| l.contains("HYPERLINK"))
+        .expect("the result's row");
+    assert!(row.starts_with("| ") && row.ends_with(" |"), "{row}");
+    assert!(row.contains("\\|&lt;img") && row.contains("\\n"), "{row}");
+    let csv = std::fs::read_to_string(dir.path().join("c.csv")).unwrap();
+    let cell = csv
+        .lines()
+        .find(|l| l.contains("HYPERLINK"))
+        .expect("the result's row");
+    assert!(cell.starts_with("\"'=HYPERLINK"), "{cell}");
+    assert!(!csv.contains(['\u{1b}', '\u{7}']));
+}

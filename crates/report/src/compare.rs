@@ -498,9 +498,9 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
             let first_median = result.first_median_ns.to_string();
             let record = match against {
                 Some(a) => [
-                    result.name.clone(),
-                    first.clone(),
-                    label.clone(),
+                    crate::csv::text_cell(&result.name),
+                    crate::csv::text_cell(first),
+                    crate::csv::text_cell(label),
                     first_median,
                     a.median_ns.to_string(),
                     a.ratio.to_string(),
@@ -510,9 +510,9 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
                     a.verdict.word().to_string(),
                 ],
                 None => [
-                    result.name.clone(),
-                    first.clone(),
-                    label.clone(),
+                    crate::csv::text_cell(&result.name),
+                    crate::csv::text_cell(first),
+                    crate::csv::text_cell(label),
                     first_median,
                     String::new(),
                     String::new(),
@@ -527,7 +527,11 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
     }
     for (tally, label) in comparison.tallies.iter().zip(&comparison.labels[1..]) {
         for name in &tally.new {
-            let record = [name.as_str(), first, label, "", "", "", "", "new"];
+            let cell = crate::csv::text_cell;
+            let record = [cell(name), cell(first), cell(label)]
+                .into_iter()
+                .chain(["", "", "", "", "new"].map(String::from));
+            let record: Vec<String> = record.collect();
             writer
                 .write_record(record)
                 .map_err(|e| encode(e.to_string()))?;

@@ -46,8 +46,8 @@ impl Exporter for CsvExporter {
                 let optional = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
                 let warnings: Vec<String> = r.warnings.iter().map(crate::advice::warning).collect();
                 let record = [
-                    r.name.clone(),
-                    probe.id.clone(),
+                    text_cell(&r.name),
+                    text_cell(&probe.id),
                     to_snake(&r.kind),
                     to_snake(&r.verdict),
                     "ns".to_string(),
@@ -70,7 +70,7 @@ impl Exporter for CsvExporter {
                     r.bytes_per_operation
                         .map_or_else(String::new, |b| b.to_string()),
                     optional(r.gigabytes_per_second()),
-                    warnings.join("; "),
+                    text_cell(&warnings.join("; ")),
                 ];
                 writer.write_record(&record).map_err(|e| encode(&e))?;
             }
@@ -81,9 +81,35 @@ impl Exporter for CsvExporter {
 }
 
 /// The serde name of a unit enum variant (`timed_loop`, `optimised_away`).
+/// A text cell (a name, a warning) as a spreadsheet shows it literally: one that starts as a
+/// formula would (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, as
+/// OWASP advises against CSV injection, and control characters are escaped.
+pub(crate) fn text_cell(text: &str) -> String {
+    let text = crate::printable(text);
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.into_owned()
+    }
+}
+
 fn to_snake<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_cell;
+
+    #[test]
+    fn a_cell_that_would_be_a_formula_is_kept_as_text() {
+        assert_eq!(text_cell("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(text_cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(text_cell("-1+2"), "'-1+2");
+        assert_eq!(text_cell("cpu.call/empty"), "cpu.call/empty");
+        assert_eq!(text_cell("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+    }
 }

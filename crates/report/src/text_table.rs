@@ -140,8 +140,28 @@ impl TextTable {
 }
 
 /// Text for a Markdown table cell or list item: `|` escaped.
+/// `text` as one Markdown table cell shows it literally: control characters escaped as
+/// Rust writes them (`\u{1b}`), a line break as `\n`, the characters Markdown acts on
+/// backslash-escaped, and HTML's as entities, so that a name from a results file can
+/// neither break the row, nor become a link, emphasis or markup, nor act on a terminal.
 pub(crate) fn escape_markdown(text: &str) -> String {
-    text.replace('|', "\\|")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' | '\\' | '`' | '*' | '[' | ']' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push_str(&crate::printable(&c.to_string())),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -214,6 +234,16 @@ mod tests {
             .collect();
         assert_eq!(plain, table().aligned(&[Align::Left]));
         assert!(text.lines().nth(2).unwrap().contains("\u{1b}["));
+    }
+
+    #[test]
+    fn a_hostile_name_stays_one_literal_cell() {
+        let cell = escape_markdown("a|b\n<img src=x onerror=alert(1)>\u{1b}[31m\u{7}[x](y)*z*");
+        assert_eq!(
+            cell,
+            "a\\|b\\n&lt;img src=x onerror=alert(1)&gt;\\u{1b}\\[31m\\u{7}\\[x\\](y)\\*z\\*"
+        );
+        assert!(!cell.contains(['\n', '\u{1b}', '\u{7}', '<']));
     }
 
     #[test]
