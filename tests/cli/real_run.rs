@@ -308,3 +308,29 @@ fn every_headline_row_finds_its_result_in_a_real_run() {
         .collect();
     assert!(empty.is_empty(), "rows without a figure: {empty:?}");
 }
+
+/// `--rt` without `--pin`: the run measures at SCHED_FIFO and ends normally, where the
+/// core-to-core check's wait for its peer once spun until RLIMIT_RTTIME killed it (SIGXCPU).
+#[test]
+#[ignore = "needs root (SCHED_FIFO)"]
+fn rt_without_pin_runs_to_the_end() {
+    let _alone = machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let output = latlab(dir.path())
+        .args([
+            "run",
+            "--rt",
+            "--only",
+            "clock.read|thread.core_to_core",
+            "--json",
+            "-",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let run = record(&output.stdout);
+    assert!(run.settings.realtime, "{:?}", run.notes);
+    assert!(run.probes.iter().all(|p| p.status == ProbeStatus::Ok));
+}

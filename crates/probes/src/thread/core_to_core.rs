@@ -239,22 +239,18 @@ pub(crate) fn measure_pair(
     let failure = Failure::default();
     let line = Arc::new(Line::default());
     let stop = Arc::new(AtomicBool::new(false));
-    let running = Arc::new(AtomicBool::new(false));
+    let (started, running) = std::sync::mpsc::channel::<()>();
     let host = runner.host().clone();
     host.pin_to_cpu(a).map_err(ProbeError::Failed)?;
     let peer = {
-        let (line, stop, running, failure) = (
-            Arc::clone(&line),
-            Arc::clone(&stop),
-            Arc::clone(&running),
-            failure.clone(),
-        );
+        let (line, stop, failure) = (Arc::clone(&line), Arc::clone(&stop), failure.clone());
         spawn_pinned(&host, "latlab-core-to-core", b, move |pinned| {
             if let Err(e) = pinned {
                 failure.fail(e);
+                let _ = started.send(());
                 return;
             }
-            running.store(true, Ordering::Release);
+            let _ = started.send(());
             let deadline = Instant::now() + limit;
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 // Answer a burst of round trips between looks at the stop flag.
@@ -289,9 +285,10 @@ pub(crate) fn measure_pair(
         bounce.label()
     );
     // Calibrate only once the peer answers, or the first, slow call sets the sample size.
-    if !spin_until(limit, || {
-        running.load(Ordering::Acquire) || failure.has_failed()
-    }) {
+    // The wait blocks rather than spins: the peer starts on this thread's CPU (it inherits
+    // the affinity) and, under --rt, its real-time class, so a spinning wait at SCHED_FIFO
+    // would keep it from ever running there and leaving for its own CPU.
+    if running.recv_timeout(limit).is_err() {
         failure.fail(format!("{name}: the thread for CPU {b} never started"));
     }
     let mut sequence = 0u64;
