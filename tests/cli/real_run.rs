@@ -334,3 +334,62 @@ fn rt_without_pin_runs_to_the_end() {
     assert!(run.settings.realtime, "{:?}", run.notes);
     assert!(run.probes.iter().all(|p| p.status == ProbeStatus::Ok));
 }
+
+/// Started on one CPU of several (as `taskset -c 1` starts it), no probe runs anywhere
+/// else: the pair probes measure only what that one CPU allows and say so.
+#[test]
+fn the_affinity_latlab_starts_with_is_respected_by_every_probe() {
+    use std::os::unix::process::CommandExt;
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if online < 2 {
+        return; // One CPU: there is nothing to fence off.
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"));
+    command
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--only",
+            "thread.core_to_core|thread.handoff|proc.pipe",
+        ])
+        .args(["--samples", "10", "--target-time", "100us", "--json", "-"]);
+    // SAFETY: the closure runs in the child between fork and exec and makes one
+    // async-signal-safe system call on memory of its own stack.
+    unsafe {
+        command.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(1, &mut set);
+            match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        })
+    };
+    let output = command.output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run = record(&output.stdout);
+    for result in run.results() {
+        for key in ["cpus", "cpu_a", "cpu_b"] {
+            if let Some(value) = result.parameters.get(key) {
+                let text = format!("{value:?}");
+                assert!(!text.contains('0'), "{}: {key} = {text}", result.name);
+            }
+        }
+    }
+    let pairs = run
+        .probes
+        .iter()
+        .find(|p| p.id == "thread.core_to_core")
+        .unwrap();
+    assert!(
+        matches!(&pairs.status, ProbeStatus::Skipped { reason } if reason.contains("one CPU")),
+        "{:?}",
+        pairs.status
+    );
+}

@@ -92,7 +92,9 @@ pub trait Host: Send + Sync {
     /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
     fn enter_realtime(&self) -> Result<(), String>;
 
-    /// Every online CPU, or the CPUs this process may use when the kernel does not say.
+    /// Every CPU the run may use: the online ones, within the affinity the process started
+    /// with (a `taskset` around latlab fences CPUs off), whatever `--pin` did to the
+    /// measuring thread since; the CPUs this process may use when the kernel does not say.
     fn every_cpu(&self) -> Vec<usize> {
         let online = self.online_cpus();
         if online.is_empty() {

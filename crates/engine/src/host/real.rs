@@ -24,15 +24,26 @@ const SLICES_PER_SAMPLE: u64 = 8;
 /// The machine this process runs on.
 pub struct RealHost {
     timer: RealTimer,
+    /// The online CPUs within the affinity this process started with.
+    usable_cpus: Vec<usize>,
 }
 
 impl Default for RealHost {
-    /// This machine, its best clock detected and calibrated now (about 40 ms).
+    /// This machine, its best clock detected and calibrated now (about 40 ms), and the CPUs
+    /// the process may use as it starts (before any `--pin`).
     fn default() -> RealHost {
+        let allowed = isolation::allowed_cpus();
+        let online = environment::online_cpus();
+        let usable_cpus = if online.is_empty() {
+            allowed
+        } else {
+            online.into_iter().filter(|c| allowed.contains(c)).collect()
+        };
         RealHost {
             timer: RealTimer {
                 clock: Clock::detect(),
             },
+            usable_cpus,
         }
     }
 }
@@ -52,6 +63,10 @@ impl Host for RealHost {
 
     fn allowed_cpus(&self) -> Vec<usize> {
         isolation::allowed_cpus()
+    }
+
+    fn every_cpu(&self) -> Vec<usize> {
+        self.usable_cpus.clone()
     }
 
     fn set_allowed_cpus(&self, cpus: &[usize]) -> Result<(), String> {

@@ -132,8 +132,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .flat_map(|(i, &a)| cpus[i + 1..].iter().map(move |&b| (a, b)))
         .collect();
     if pairs.is_empty() {
-        return Err(ProbeError::Failed(
-            "this machine has one CPU: there is no pair of CPUs to bounce a line between".into(),
+        return Err(ProbeError::Skipped(
+            "this run may use one CPU (the machine has one, or taskset allows one): there is \
+             no pair of CPUs to bounce a line between"
+                .into(),
         ));
     }
     let _affinity = AffinityGuard::save(&host);

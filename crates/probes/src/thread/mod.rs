@@ -48,7 +48,7 @@ pub(crate) fn cpu_pair(host: &dyn Host, pair: Pair) -> Option<(usize, usize)> {
         Pair::SameCpu => Some((first, first)),
         Pair::TwoCpus => {
             let others: Vec<usize> = host
-                .online_cpus()
+                .every_cpu()
                 .into_iter()
                 .filter(|&c| c != first)
                 .collect();
