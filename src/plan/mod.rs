@@ -139,6 +139,9 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         Suite::Full => Config::full(),
     }
     .overridden(args.samples, args.target_time);
+    config
+        .check_sample_fits_budget("--target-time")
+        .map_err(UsageError)?;
     if let Some(cpu) = args.pin {
         check_cpu(host.as_ref(), cpu)?;
     }

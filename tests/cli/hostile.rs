@@ -267,6 +267,21 @@ fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
             &["run", "--synthetic", "--json", "a.json", "--csv", ""],
             "--csv '': an empty path",
         ),
+        (
+            &["run", "--synthetic", "--target-time", "10s"],
+            "a sample may last at most 100ms",
+        ),
+        (
+            &[
+                "run",
+                "--synthetic",
+                "--suite",
+                "full",
+                "--target-time",
+                "2s",
+            ],
+            "a sample may last at most 1s",
+        ),
     ] {
         let output = latlab(dir.path())
             .args(args)

@@ -86,6 +86,9 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     let mut notes = Vec::new();
     let mut config = config_of(options);
+    config
+        .check_sample_fits_budget("--target-time")
+        .map_err(bad)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
     config.cancel = stop.flag();
     let cancel = stop.flag();

@@ -66,9 +66,51 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The longest sample that still leaves room, within the budget, for the fewest samples
+    /// a result is made of, each beside a sample of the empty loop.
+    pub fn longest_sample(&self) -> Duration {
+        self.budget / (2 * MIN_SAMPLES as u32)
+    }
+
+    /// Refuses a sample length that would take the benchmark past its budget (a 10 s sample
+    /// in a suite of at most 1 s a benchmark ran for minutes): the reason, for `flag`.
+    pub fn check_sample_fits_budget(&self, flag: &str) -> Result<(), String> {
+        let longest = self.longest_sample();
+        if self.target_sample_time <= longest {
+            return Ok(());
+        }
+        Err(format!(
+            "{flag} {}: each benchmark may take {} in this suite, and a result needs at least \
+             {MIN_SAMPLES} samples, each beside one of the empty loop, so a sample may last at \
+             most {}; give a shorter {flag}, or --suite full",
+            humantime::format_duration(self.target_sample_time),
+            humantime::format_duration(self.budget),
+            humantime::format_duration(longest),
+        ))
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config::quick()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_longer_than_the_budget_allows_is_refused() {
+        let quick = Config::quick();
+        assert_eq!(quick.longest_sample(), Duration::from_millis(100));
+        assert!(quick.check_sample_fits_budget("--target-time").is_ok());
+        let long = Config::quick().overridden(None, Some(Duration::from_secs(10)));
+        let refused = long.check_sample_fits_budget("--target-time").unwrap_err();
+        assert!(refused.contains("at most 100ms"), "{refused}");
+        let full = Config::full().overridden(None, Some(Duration::from_secs(1)));
+        assert!(full.check_sample_fits_budget("--target-time").is_ok());
     }
 }
 
