@@ -232,7 +232,8 @@ fn max_size(
             let available = available.unwrap_or(0);
             Err(UsageError(format!(
                 "--max-size {:.2}GiB needs about {:.2}GiB of memory but {:.2}GiB is available \
-                 now (free memory, or what the memory cgroup still allows, whichever is less); \
+                 now (free memory, what the memory cgroup still allows, or what `ulimit -v` \
+                 still allows, whichever is least); \
                  choose at most {:.2}GiB",
                 gib(size),
                 gib(memory_needed(size)),
@@ -248,8 +249,9 @@ fn max_size(
             let clamped = largest_fitting(available.unwrap_or(0)).max(1 << 20);
             notes.push(format!(
                 "the default largest working set ({:.2}GiB, 4 × the last-level cache) does not \
-                 fit in the memory available (free memory, or what the memory cgroup still \
-                 allows, whichever is less); the memory probes stop at {:.2}GiB",
+                 fit in the memory available (free memory, what the memory cgroup still \
+                 allows, or what `ulimit -v` still allows, whichever is least); the memory \
+                 probes stop at {:.2}GiB",
                 gib(default),
                 gib(clamped)
             ));

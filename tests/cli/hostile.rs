@@ -922,3 +922,25 @@ fn a_hostile_result_name_is_inert_in_every_compare_output() {
     assert!(cell.starts_with("\"'=HYPERLINK"), "{cell}");
     assert!(!csv.contains(['\u{1b}', '\u{7}']));
 }
+
+/// An address-space limit (`ulimit -v`) counts as memory the run cannot have: a working set
+/// past it is refused before measuring, with a size that fits, rather than failing to map
+/// part way and losing what was measured.
+#[test]
+fn an_address_space_limit_is_counted_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "ulimit -v 2000000 && exec {} run --only mem.latency --max-size 4GiB",
+        binary().display()
+    );
+    let output = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`ulimit -v` still allows"), "{stderr}");
+    assert!(stderr.contains("choose at most"), "{stderr}");
+    assert!(files_in(dir.path()).is_empty());
+}

@@ -191,17 +191,41 @@ pub(crate) fn thread_siblings(cpu: usize) -> Vec<usize> {
 }
 
 /// Memory available for new allocations: the machine's (`MemAvailable` in /proc/meminfo,
-/// what can be had without swapping), or what this process's memory control groups still
-/// allow, whichever is less.
+/// what can be had without swapping), what this process's memory control groups still
+/// allow, or what its address-space limit still allows it to map, whichever is least.
 pub(crate) fn available_memory_bytes() -> Option<u64> {
     let machine = kib_field(
         &std::fs::read_to_string("/proc/meminfo").ok()?,
         "MemAvailable",
     );
-    match (machine, cgroup::memory_headroom_bytes()) {
-        (Some(machine), Some(group)) => Some(machine.min(group)),
-        (machine, group) => machine.or(group),
+    [
+        machine,
+        cgroup::memory_headroom_bytes(),
+        address_space_headroom_bytes(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+/// What the address-space limit (`ulimit -v`, RLIMIT_AS) still allows this process to map:
+/// the limit less what it has mapped now; `None` when there is no limit.
+fn address_space_headroom_bytes() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the structure passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
     }
+    let mapped = kib_field(
+        &std::fs::read_to_string("/proc/self/status").ok()?,
+        "VmSize",
+    )?;
+    Some(limit.rlim_cur.saturating_sub(mapped))
 }
 
 /// The load average over 1, 5 and 15 minutes.
