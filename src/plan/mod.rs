@@ -487,13 +487,22 @@ fn check_file_target(path: &Path) -> Result<(), UsageError> {
 
 /// `dir` (`called` so in the message) must exist and be writable, for `context`.
 fn existing_writable(context: &str, called: &str, dir: &Path) -> Result<(), UsageError> {
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => check_writable(dir, context),
+        Ok(_) => Err(UsageError(format!(
+            "{context}: {called} {} is not a directory; name a directory",
+            dir.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(UsageError(format!(
             "{context}: {called} {} does not exist; create it first",
             dir.display()
-        )));
+        ))),
+        // A loop of links (ELOOP), no permission to look (EACCES), ...: said as it is.
+        Err(e) => Err(UsageError(format!(
+            "{context}: {called} {} cannot be used ({e}); choose another",
+            dir.display()
+        ))),
     }
-    check_writable(dir, context)
 }
 
 /// Tries to create an unnamed temporary file in `dir`: nothing is left behind either way.

@@ -944,3 +944,42 @@ fn an_address_space_limit_is_counted_before_measuring() {
     assert!(stderr.contains("choose at most"), "{stderr}");
     assert!(files_in(dir.path()).is_empty());
 }
+
+/// An output directory behind a loop of links is named as such, not as missing; a results
+/// file with a byte-order mark reads; one with a key twice is refused naming the key.
+#[test]
+fn a_link_loop_a_byte_order_mark_and_a_repeated_key_are_said_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+    std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+    let output = latlab(dir.path())
+        .args(["run", "--synthetic", "--out", "loop-a/results"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("Too many levels of symbolic links"),
+        "{stderr}"
+    );
+
+    let results = results_file(dir.path(), "r.json");
+    let text = std::fs::read(&results).unwrap();
+    std::fs::write(&results, [&b"\xEF\xBB\xBF"[..], &text].concat()).unwrap();
+    latlab(dir.path())
+        .args(["report", "r.json", "--out", "page.html"])
+        .assert()
+        .success();
+    let twice =
+        String::from_utf8(text)
+            .unwrap()
+            .replacen('{', "{\"latlab_schema_version\": 2, ", 1);
+    std::fs::write(&results, twice).unwrap();
+    let output = latlab(dir.path())
+        .args(["report", "r.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("a key appears twice"), "{stderr}");
+}

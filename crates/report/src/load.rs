@@ -94,10 +94,20 @@ struct CurrentDocument {
 /// the current schema is read straight into the record (a fleet reads hundreds); anything
 /// else takes the path that converts older schemas and explains refusals.
 pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
-    if let Ok(document) = serde_json::from_slice::<CurrentDocument>(bytes)
-        && document.latlab_schema_version == u64::from(JSON_SCHEMA_VERSION)
-    {
-        return Ok((document.latlab, document.latlab_schema_version));
+    // A UTF-8 byte-order mark, which some editors add, is not part of the JSON (RFC 8259
+    // lets a reader ignore it).
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match serde_json::from_slice::<CurrentDocument>(bytes) {
+        Ok(document) if document.latlab_schema_version == u64::from(JSON_SCHEMA_VERSION) => {
+            return Ok((document.latlab, document.latlab_schema_version));
+        }
+        Err(e) if e.to_string().starts_with("duplicate field") => {
+            return Err(format!(
+                "{e}: a key appears twice, so the file was edited or damaged; give a \
+                 results.json as latlab wrote it"
+            ));
+        }
+        _ => {}
     }
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_eof() {
@@ -272,6 +282,20 @@ mod tests {
         assert!(refused(&newer.to_string()).contains("newer latlab"));
         assert!(refused(r#"{"latlab_schema_version": 1}"#).contains("missing"));
         assert!(refused(r#"{"latlab_schema_version": 1, "latlab": {"x": 1}}"#).contains("damaged"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_passed_over_and_a_repeated_key_named() {
+        let with_mark = [&b"\xEF\xBB\xBF"[..], sample().as_bytes()].concat();
+        assert!(parse_run(&with_mark).is_ok());
+        let text = sample();
+        let twice = text.replacen('{', "{\"latlab_schema_version\": 2, ", 1);
+        let refused = parse_run(twice.as_bytes()).unwrap_err();
+        assert!(
+            refused.contains("duplicate field `latlab_schema_version`"),
+            "{refused}"
+        );
+        assert!(refused.contains("a key appears twice"), "{refused}");
     }
 
     #[test]
