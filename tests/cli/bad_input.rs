@@ -124,7 +124,7 @@ fn an_out_path_that_is_a_file() {
 fn a_working_set_beyond_memory_or_malformed() {
     refused(
         &["mem", "--synthetic", "--max-size", "100000GiB"],
-        "is available now (free memory, or what the memory cgroup still allows",
+        "is available now (free memory, what the memory cgroup still allows, or what `ulimit -v` still allows",
     );
     refused(&["mem", "--synthetic", "--max-size", "12"], "at least 4KiB");
     refused(&["mem", "--synthetic", "--max-size", "big"], "not a size");
