@@ -421,10 +421,11 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
 /// be creatable in an existing parent. A directory of another user's is refused, root's
 /// runs included: its owner could have planted links or FIFOs where latlab writes.
 fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
-    if dir.is_dir() {
+    if let Ok(metadata) = std::fs::metadata(dir)
+        && metadata.is_dir()
+    {
         use std::os::unix::fs::MetadataExt;
-        let me = latlab_engine::isolation::effective_uid();
-        let owner = std::fs::metadata(dir).map_or(me, |m| m.uid());
+        let (owner, me) = (metadata.uid(), latlab_engine::isolation::effective_uid());
         if owner != me {
             return Err(UsageError(format!(
                 "--out {}: the directory belongs to uid {owner}, not to you (uid {me}); \

@@ -23,6 +23,28 @@ fn binary() -> PathBuf {
     assert_cmd::cargo::cargo_bin("latlab")
 }
 
+/// `latlab ARGS` in `dir` under `ulimit LIMIT` (set by the shell, which then becomes latlab).
+fn under_ulimit(dir: &Path, limit: &str, args: &str) -> std::process::Output {
+    let script = format!("ulimit {limit} && exec {} {args}", binary().display());
+    Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// The temporary files a write left under `dir` (`.latlab-PID-…`), by their paths in it.
+fn temporary_files_in(dir: &Path) -> Vec<String> {
+    files_in(dir)
+        .into_iter()
+        .filter(|n| {
+            n.rsplit('/')
+                .next()
+                .is_some_and(|f| f.starts_with(".latlab-"))
+        })
+        .collect()
+}
+
 /// `latlab ARGS > /dev/full`: one line naming standard output, exit 2, no panic.
 fn onto_a_full_disk(dir: &Path, args: &[&str]) {
     let full = std::fs::OpenOptions::new()
@@ -634,10 +656,7 @@ fn two_ctrl_c_in_a_row_stop_at_once_and_the_next_run_clears_what_was_left() {
         .timeout(Duration::from_secs(60))
         .assert()
         .success();
-    let left: Vec<String> = files_in(&out)
-        .into_iter()
-        .filter(|n| n.starts_with(".latlab-"))
-        .collect();
+    let left = temporary_files_in(&out);
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -824,12 +843,7 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
         "run --synthetic --only cpu.call --out out".to_string(),
         format!("report {} --out page.html", results.display()),
     ] {
-        let script = format!("ulimit -f 1 && exec {} {command}", binary().display());
-        let output = Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let output = under_ulimit(dir.path(), "-f 1", &command);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             matches!(output.status.code(), Some(1 | 2)),
@@ -837,10 +851,7 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
             output.status
         );
         assert!(stderr.contains("File too large"), "{command}: {stderr}");
-        let left: Vec<String> = files_in(dir.path())
-            .into_iter()
-            .filter(|n| n.contains(".latlab-"))
-            .collect();
+        let left = temporary_files_in(dir.path());
         assert!(left.is_empty(), "{command}: {left:?}");
     }
 }
@@ -929,15 +940,11 @@ fn a_hostile_result_name_is_inert_in_every_compare_output() {
 #[test]
 fn an_address_space_limit_is_counted_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
-    let script = format!(
-        "ulimit -v 2000000 && exec {} run --only mem.latency --max-size 4GiB",
-        binary().display()
+    let output = under_ulimit(
+        dir.path(),
+        "-v 2000000",
+        "run --only mem.latency --max-size 4GiB",
     );
-    let output = Command::new("sh")
-        .args(["-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("`ulimit -v` still allows"), "{stderr}");

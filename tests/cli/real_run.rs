@@ -374,12 +374,21 @@ fn the_affinity_latlab_starts_with_is_respected_by_every_probe() {
         String::from_utf8_lossy(&output.stderr)
     );
     let run = record(&output.stdout);
+    use latlab_engine::names::key::{CPU_A, CPU_B, CPUS};
+    use latlab_engine::parameters::Value;
     for result in run.results() {
-        for key in ["cpus", "cpu_a", "cpu_b"] {
-            if let Some(value) = result.parameters.get(key) {
-                let text = format!("{value:?}");
-                assert!(!text.contains('0'), "{}: {key} = {text}", result.name);
-            }
+        for key in [CPUS, CPU_A, CPU_B] {
+            let used = match result.parameters.get(key) {
+                Some(Value::Integer(cpu)) => vec![*cpu],
+                Some(Value::Integers(cpus)) => cpus.clone(),
+                Some(other) => panic!("{}: {key} = {other:?}", result.name),
+                None => continue,
+            };
+            assert!(
+                used.iter().all(|&cpu| cpu == 1),
+                "{}: {key} = {used:?}",
+                result.name
+            );
         }
     }
     let pairs = run

@@ -90,8 +90,8 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         .check_sample_fits_budget("--target-time")
         .map_err(bad)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
-    config.cancel = stop.flag();
     let cancel = stop.flag();
+    config.cancel = Arc::clone(&cancel);
     let _lock = match take_lock(host.as_ref(), &cancel, &mut notes) {
         Ok(lock) => lock,
         Err(Interrupted) => {
@@ -130,7 +130,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
             break;
         }
         // Kept as each set is measured, so that a run stopped part way loses nothing.
-        outputs.write_files(&record)?;
+        outputs.write_so_far(&record)?;
     }
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
@@ -369,14 +369,22 @@ impl Outputs {
         }
     }
 
-    /// The results so far into the named files (not standard output, not the page): each
-    /// replaced whole, so a reader never sees half a file.
-    fn write_files(&self, record: &RunRecord) -> Result<(), Stop> {
-        for (target, exporter) in &self.files {
-            if *target != OutputTarget::Stdout {
-                let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
-                write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
-            }
+    /// The results so far into the files that can be rewritten whole (not standard output,
+    /// a device or a FIFO, which take one write at the end; not the page), as the binary
+    /// keeps them after each probe.
+    fn write_so_far(&self, record: &RunRecord) -> Result<(), Stop> {
+        self.write_files(record, OutputTarget::is_rewritable)
+    }
+
+    /// The machine formats into the outputs `which` picks.
+    fn write_files(
+        &self,
+        record: &RunRecord,
+        which: impl Fn(&OutputTarget) -> bool,
+    ) -> Result<(), Stop> {
+        for (target, exporter) in self.files.iter().filter(|(t, _)| which(t)) {
+            let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
+            write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
         }
         Ok(())
     }
@@ -388,10 +396,7 @@ impl Outputs {
 
     /// The final outputs: every file, standard output and the HTML page.
     fn write(&self, record: &RunRecord) -> Result<(), Stop> {
-        for (target, exporter) in &self.files {
-            let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
-            write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
-        }
+        self.write_files(record, |_| true)?;
         if let Some(target) = &self.html {
             let plots = render_plots(record, Formats::Svg).map_err(|e| bad(with_causes(&e)))?;
             write_output(target, &benchmarks_html_page(record, &plots))

@@ -11,13 +11,13 @@ use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// The CPUs this process may run on.
 /// The user this process acts as (its effective user id).
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
+/// The CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain old data, valid when zeroed; sched_getaffinity writes into it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -283,8 +283,7 @@ mod tests {
         let name = format!("latlab-test-lock-{}", std::process::id());
         let name = name.as_bytes();
         let go_on = AtomicBool::new(false);
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = effective_uid();
         let first = RunLock::acquire_named(name, Duration::from_secs(5), &go_on, me).unwrap();
         let second = RunLock::acquire_named(name, Duration::from_millis(120), &go_on, me);
         assert!(
@@ -311,8 +310,7 @@ mod tests {
         let _alone = one_lock_at_a_time();
         let name = format!("latlab-test-fork-lock-{}", std::process::id());
         let go_on = AtomicBool::new(false);
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = effective_uid();
         let lock =
             RunLock::acquire_named(name.as_bytes(), Duration::from_secs(5), &go_on, me).unwrap();
         let fd = lock.listener.as_ref().unwrap().as_raw_fd();

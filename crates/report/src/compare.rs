@@ -528,10 +528,17 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
     for (tally, label) in comparison.tallies.iter().zip(&comparison.labels[1..]) {
         for name in &tally.new {
             let cell = crate::csv::text_cell;
-            let record = [cell(name), cell(first), cell(label)]
-                .into_iter()
-                .chain(["", "", "", "", "new"].map(String::from));
-            let record: Vec<String> = record.collect();
+            let none = String::new;
+            let record = [
+                cell(name),
+                cell(first),
+                cell(label),
+                none(),
+                none(),
+                none(),
+                none(),
+                "new".to_string(),
+            ];
             writer
                 .write_record(record)
                 .map_err(|e| encode(e.to_string()))?;

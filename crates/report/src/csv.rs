@@ -80,7 +80,6 @@ impl Exporter for CsvExporter {
     }
 }
 
-/// The serde name of a unit enum variant (`timed_loop`, `optimised_away`).
 /// A text cell (a name, a warning) as a spreadsheet shows it literally: one that starts as a
 /// formula would (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, as
 /// OWASP advises against CSV injection, and control characters are escaped.
@@ -93,6 +92,7 @@ pub(crate) fn text_cell(text: &str) -> String {
     }
 }
 
+/// The serde name of a unit enum variant (`timed_loop`, `optimised_away`).
 fn to_snake<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_value(value)
         .ok()

@@ -139,7 +139,6 @@ impl TextTable {
     }
 }
 
-/// Text for a Markdown table cell or list item: `|` escaped.
 /// `text` as one Markdown table cell shows it literally: control characters escaped as
 /// Rust writes them (`\u{1b}`), a line break as `\n`, the characters Markdown acts on
 /// backslash-escaped, and HTML's as entities, so that a name from a results file can

@@ -82,17 +82,18 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
                     source,
                 })
         }
-        OutputTarget::File(path) if !is_regular_or_absent(path) => {
-            write_in_place(path, contents.as_bytes()).map_err(|source| ExportError::Write {
+        OutputTarget::File(path) | OutputTarget::Replaced(path) => {
+            let written = match target {
+                OutputTarget::File(_) if !is_regular_or_absent(path) => {
+                    write_in_place(path, contents.as_bytes())
+                }
+                _ => write_atomically(path, contents),
+            };
+            written.map_err(|source| ExportError::Write {
                 path: path.display().to_string(),
                 source,
             })
         }
-        OutputTarget::File(path) | OutputTarget::Replaced(path) => write_atomically(path, contents)
-            .map_err(|source| ExportError::Write {
-                path: path.display().to_string(),
-                source,
-            }),
     }
 }
 

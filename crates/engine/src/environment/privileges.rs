@@ -21,8 +21,7 @@ impl Privileges {
     pub(crate) fn collect() -> Privileges {
         let effective = effective_capabilities();
         Privileges {
-            // SAFETY: geteuid cannot fail.
-            euid: unsafe { libc::geteuid() },
+            euid: crate::isolation::effective_uid(),
             rtprio_limit: soft_limit(libc::RLIMIT_RTPRIO),
             memlock_limit_bytes: soft_limit(libc::RLIMIT_MEMLOCK),
             cap_sys_nice: effective & (1 << CAP_SYS_NICE) != 0,

@@ -69,12 +69,14 @@ pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeErr
 /// many). The chain continues from one call to the next: were each call to start afresh,
 /// the core would overlap consecutive chains and time the units' throughput, not their
 /// latency.
+/// `short` and `long` are the chain functions themselves (each its own type), so that each
+/// is inlined into its timed loop rather than called through a pointer.
 fn chain_slope(
     ctx: &mut ProbeContext,
     name: &str,
     method: &str,
-    (ops, short): (usize, fn(u64) -> u64),
-    long: fn(u64) -> u64,
+    (ops, short): (usize, impl Fn(u64) -> u64),
+    long: impl Fn(u64) -> u64,
 ) -> Result<BenchResult, ProbeError> {
     let mut x = std::hint::black_box(3u64);
     let mut y = std::hint::black_box(3u64);

@@ -247,12 +247,13 @@ pub(crate) fn measure_pair(
     let peer = {
         let (line, stop, failure) = (Arc::clone(&line), Arc::clone(&stop), failure.clone());
         spawn_pinned(&host, "latlab-core-to-core", b, move |pinned| {
-            if let Err(e) = pinned {
-                failure.fail(e);
-                let _ = started.send(());
+            // A refused pinning is recorded first, then the measuring thread's wait ends
+            // either way.
+            let pinned = pinned.map_err(|e| failure.fail(e)).is_ok();
+            let _ = started.send(());
+            if !pinned {
                 return;
             }
-            let _ = started.send(());
             let deadline = Instant::now() + limit;
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 // Answer a burst of round trips between looks at the stop flag.

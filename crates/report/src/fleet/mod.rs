@@ -239,12 +239,15 @@ struct Walk {
 impl Walk {
     /// A note for each kind of thing passed over, naming the first few.
     fn notes(&self) -> Vec<String> {
-        let names = |paths: &mut dyn Iterator<Item = &PathBuf>| {
-            let paths: Vec<String> = paths.map(|p| p.display().to_string()).collect();
-            let shown = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        let names = |paths: &[PathBuf]| {
+            let shown: Vec<String> = paths
+                .iter()
+                .take(3)
+                .map(|p| p.display().to_string())
+                .collect();
             match paths.len() {
-                0..=3 => shown,
-                n => format!("{shown} and {} more", n - 3),
+                0..=3 => shown.join(", "),
+                n => format!("{} and {} more", shown.join(", "), n - 3),
             }
         };
         let mut notes = Vec::new();
@@ -252,14 +255,14 @@ impl Walk {
             notes.push(format!(
                 "{} not followed (copy the file in instead): {}",
                 count(self.links.len(), "link was", "links were"),
-                names(&mut self.links.iter())
+                names(&self.links)
             ));
         }
         if !self.too_deep.is_empty() {
             notes.push(format!(
                 "{} deeper than {MAX_DEPTH} levels not read: {}",
                 count(self.too_deep.len(), "directory", "directories"),
-                names(&mut self.too_deep.iter())
+                names(&self.too_deep)
             ));
         }
         for (path, why) in &self.unreadable {
