@@ -33,7 +33,8 @@ fn under_ulimit(dir: &Path, limit: &str, args: &str) -> std::process::Output {
         .unwrap()
 }
 
-/// The temporary files a write left under `dir` (`.latlab-PID-…`), by their paths in it.
+/// The temporary files a write left under `dir` (`.latlab-PID-SPACE-…`), by their paths in
+/// it.
 fn temporary_files_in(dir: &Path) -> Vec<String> {
     files_in(dir)
         .into_iter()
@@ -418,15 +419,29 @@ fn what_killed_runs_left_is_removed_by_the_next() {
     std::fs::create_dir_all(&files).unwrap();
     std::fs::create_dir_all(&out).unwrap();
     // What a SIGKILL leaves: a file probe's workspace and a half-written temporary output,
-    // each named with its dead owner's process id; and those of a live process (this one).
+    // each named with its dead owner's process id and PID space, unlocked, untouched for
+    // two minutes. And a file of a live run in another PID namespace, where its process id
+    // names no process: it holds its lock.
     let dead = dead_pid();
-    let stale_workspace = files.join(format!("latlab-files-{dead}-AbCdEf"));
+    let two_minutes_ago = std::time::SystemTime::now() - Duration::from_secs(120);
+    let age = |path: &Path| {
+        std::fs::File::open(path)
+            .unwrap()
+            .set_modified(two_minutes_ago)
+            .unwrap();
+    };
+    let stale_workspace = files.join(format!("latlab-files-{dead}-0badf00d-AbCdEf"));
     std::fs::create_dir(&stale_workspace).unwrap();
     std::fs::write(stale_workspace.join("data"), vec![0u8; 4096]).unwrap();
-    let stale_temporary = out.join(format!(".latlab-{dead}-XyZ123"));
+    age(&stale_workspace);
+    let stale_temporary = out.join(format!(".latlab-{dead}-0badf00d-XyZ123"));
     std::fs::write(&stale_temporary, "{\"half\": ").unwrap();
-    let live = out.join(format!(".latlab-{}-InUse1", std::process::id()));
+    age(&stale_temporary);
+    let live = out.join(format!(".latlab-{dead}-0badf00d-InUse1"));
     std::fs::write(&live, "mine").unwrap();
+    age(&live);
+    let held = std::fs::File::open(&live).unwrap();
+    latlab_engine::debris::hold(&held);
     latlab(dir.path())
         .args(QUICK_FILE_READ)
         .arg("--dir")
@@ -444,7 +459,8 @@ fn what_killed_runs_left_is_removed_by_the_next() {
         !stale_temporary.exists(),
         "the dead run's temporary file is gone"
     );
-    assert!(live.exists(), "a live process's file is left alone");
+    assert!(live.exists(), "a live run's file is left alone");
+    drop(held);
     assert!(
         std::fs::read_dir(&files).unwrap().next().is_none(),
         "no workspace of its own left"
@@ -989,4 +1005,92 @@ fn a_link_loop_a_byte_order_mark_and_a_repeated_key_are_said_as_they_are() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("a key appears twice"), "{stderr}");
+}
+
+/// A run in another PID namespace (a container, with its own network namespace, so the two
+/// runs do not share the measurement lock) writes its file workspace into the same `--dir`,
+/// under a process id that names no process here. A run here sweeping that directory for
+/// killed runs' debris leaves the live workspace alone, and both runs succeed.
+#[test]
+#[ignore = "needs root, for unshare --pid --net and ns_last_pid"]
+fn a_run_in_another_pid_namespace_keeps_its_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    // The namespace's next process id: one that no process has here.
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let inner_pid = (pid_max - 1000..pid_max - 1)
+        .rev()
+        .find(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        .unwrap();
+    // Trailing commands keep the shell from exec'ing latlab, so latlab is its child.
+    let script = format!(
+        "echo {} > /proc/sys/kernel/ns_last_pid && {} run --only file.read --suite full \
+         --json inner.json --dir {}; status=$?; exit $status",
+        inner_pid - 1,
+        binary().display(),
+        files.display()
+    );
+    let mut inner = Command::new("unshare")
+        .args([
+            "--pid",
+            "--net",
+            "--fork",
+            "--mount-proc",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("unshare (util-linux)");
+    let started = std::time::Instant::now();
+    let workspace = loop {
+        if let Some(name) = files_in(&files)
+            .into_iter()
+            .find(|n| n.starts_with("latlab-files-") && !n.contains('/'))
+        {
+            break name;
+        }
+        if inner.try_wait().unwrap().is_some() {
+            let output = inner.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            panic!(
+                "the namespaced run ended first ({}): {stderr}",
+                output.status
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(
+        workspace.starts_with(&format!("latlab-files-{inner_pid}-")),
+        "{workspace}: the namespaced run has the id it was given"
+    );
+    assert!(!Path::new(&format!("/proc/{inner_pid}")).exists());
+    latlab(dir.path())
+        .args(QUICK_FILE_READ)
+        .args(["--json", "outer.json", "--dir"])
+        .arg(&files)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let swept_while_working = inner.try_wait().unwrap().is_none();
+    let kept = files.join(&workspace).is_dir();
+    let output = inner.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        swept_while_working,
+        "the namespaced run ended before the sweep"
+    );
+    assert!(kept, "its workspace was kept");
+    assert!(!stderr.contains("could not"), "{stderr}");
+    assert!(files_in(&files).is_empty(), "{:?}", files_in(&files));
 }

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// What a temporary file's name starts with, before its owner's process id.
+/// What a temporary file's name starts with, before its owner's process id and PID space.
 const TEMPORARY_KIND: &str = ".latlab-";
 
 /// Where an output goes.
@@ -136,6 +136,8 @@ pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::
         .prefix(&latlab_engine::debris::owned_prefix(TEMPORARY_KIND))
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(directory)?;
+    // Locked while it is written, so that no other run takes it for a killed run's file.
+    latlab_engine::debris::hold(file.as_file());
     file.write_all(contents)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;

@@ -34,13 +34,16 @@ const WORKSPACE_KIND: &str = "latlab-files-";
 /// A private directory for one probe's files, removed when dropped.
 pub(crate) struct Workspace {
     dir: tempfile::TempDir,
+    /// Holds the directory while the probe works, so that no other run (in any PID
+    /// namespace) takes it for a killed run's.
+    _held: std::fs::File,
     fs_type: String,
 }
 
 impl Workspace {
     /// Creates the directory inside `parent` (the system's temporary directory if `None`),
-    /// named with this process's id; first removes the directories that killed runs left
-    /// there.
+    /// named with this process's id and held by its lock; first removes the directories
+    /// that killed runs left there.
     pub(crate) fn create(parent: Option<&Path>) -> Result<Workspace, ProbeError> {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
         use std::os::unix::fs::PermissionsExt;
@@ -50,8 +53,14 @@ impl Workspace {
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| io_error(&format!("creating a directory in {}", parent.display()), &e))?;
+        let held = latlab_engine::debris::hold_directory(dir.path())
+            .map_err(|e| io_error(&format!("creating a lock in {}", dir.path().display()), &e))?;
         let fs_type = filesystem_type(dir.path());
-        Ok(Workspace { dir, fs_type })
+        Ok(Workspace {
+            dir,
+            _held: held,
+            fs_type,
+        })
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
