@@ -303,14 +303,26 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         (probe.run)(&mut probe_context(runner, plan))
     }));
-    let (status, results): (ProbeStatus, Vec<BenchResult>) = match outcome {
-        Ok(Ok(mut results)) => {
-            plan.selection.retain(probe.id, &mut results);
-            (ProbeStatus::Ok, results)
+    let (status, mut results): (ProbeStatus, Vec<BenchResult>) = match outcome {
+        Ok(Ok(results)) => (ProbeStatus::Ok, results),
+        Ok(Err(error)) => {
+            // A sweep that stopped part-way keeps the sizes it measured.
+            let (error, measured) = error.into_parts();
+            let status = match error {
+                ProbeError::Interrupted(_) => ProbeStatus::Interrupted,
+                ProbeError::Skipped(reason) => ProbeStatus::Skipped { reason },
+                failed if measured.is_empty() => ProbeStatus::Failed {
+                    reason: failed.to_string(),
+                },
+                failed => ProbeStatus::Failed {
+                    reason: format!(
+                        "{failed}; the {} results measured before it are kept",
+                        measured.len()
+                    ),
+                },
+            };
+            (status, measured)
         }
-        Ok(Err(ProbeError::Interrupted(_))) => (ProbeStatus::Interrupted, Vec::new()),
-        Ok(Err(ProbeError::Failed(reason))) => (ProbeStatus::Failed { reason }, Vec::new()),
-        Ok(Err(ProbeError::Skipped(reason))) => (ProbeStatus::Skipped { reason }, Vec::new()),
         Err(panic) => {
             let reason = panic
                 .downcast_ref::<String>()
@@ -325,6 +337,7 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
             )
         }
     };
+    plan.selection.retain(probe.id, &mut results);
     ProbeOutcome {
         id: probe.id.to_string(),
         method: probe.method.to_string(),

@@ -1094,3 +1094,39 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
     assert!(!stderr.contains("could not"), "{stderr}");
     assert!(files_in(&files).is_empty(), "{:?}", files_in(&files));
 }
+
+/// Under an address-space limit that lets the smaller working sets map but not the largest,
+/// the memory sweep fails at the first size it cannot map and keeps every size measured
+/// before it. (The synthetic machine reports no memory figure, so the limit is met part-way
+/// instead of refused up front, as it is on a real one.)
+#[test]
+fn a_mapping_refused_part_way_keeps_the_sizes_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = under_ulimit(
+        dir.path(),
+        "-v 600000",
+        "run --synthetic --only mem.latency --max-size 1GiB --json r.json",
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let run: latlab_engine::model::RunRecord =
+        serde_json::from_value(value["latlab"].clone()).unwrap();
+    let probe = &run.probes[0];
+    match &probe.status {
+        latlab_engine::model::ProbeStatus::Failed { reason } => {
+            assert!(reason.contains("could not map"), "{reason}");
+            assert!(reason.contains("measured before it are kept"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let sizes: Vec<u64> = probe
+        .results
+        .iter()
+        .filter_map(|r| r.parameters.get("working_set_bytes")?.as_u64())
+        .collect();
+    assert!(sizes.len() >= 10, "{sizes:?}");
+    assert!(sizes.iter().any(|&s| s >= 64 << 20), "{sizes:?}");
+    assert!(sizes.iter().all(|&s| s < 1 << 30), "{sizes:?}");
+}

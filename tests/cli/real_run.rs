@@ -201,8 +201,8 @@ fn the_file_probes_touch_only_their_own_directory() {
     );
 }
 
-/// A full file system fails the probe with a plain reason, the run goes on, and the private
-/// directory is removed.
+/// A full file system fails the probe with a plain reason, keeping the sizes measured before
+/// it; the run goes on, and the private directory is removed.
 #[test]
 #[ignore = "needs root to mount a small tmpfs"]
 fn a_full_disk_is_reported_and_cleaned_up() {
@@ -222,9 +222,21 @@ fn a_full_disk_is_reported_and_cleaned_up() {
     let run = record(&output.stdout);
     let write = run.probes.iter().find(|p| p.id == "file.write").unwrap();
     match &write.status {
-        ProbeStatus::Failed { reason } => assert!(reason.contains("is full"), "{reason}"),
+        ProbeStatus::Failed { reason } => {
+            assert!(reason.contains("is full"), "{reason}");
+            assert!(reason.contains("measured before it are kept"), "{reason}");
+        }
         other => panic!("{other:?}"),
     }
+    // The sizes that fitted are kept.
+    assert!(
+        write
+            .results
+            .iter()
+            .any(|r| r.name == "file.write/no-fsync/64KiB/create-write-close"),
+        "{:?}",
+        write.results.iter().map(|r| &r.name).collect::<Vec<_>>()
+    );
     // The run went on to the next probe, which also found no room.
     let cold = run.probes.iter().find(|p| p.id == "file.cold").unwrap();
     assert!(

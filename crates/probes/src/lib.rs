@@ -122,7 +122,7 @@ impl ProbeContext<'_> {
     }
 }
 
-/// Why a probe produced no results.
+/// Why a probe stopped short of its results.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     #[error("interrupted")]
@@ -133,6 +133,53 @@ pub enum ProbeError {
     /// failure of the run.
     #[error("skipped: {0}")]
     Skipped(String),
+    /// A sweep stopped part-way by `cause` (a mapping refused under a memory limit, a disk
+    /// filling, Ctrl-C): the results measured before it are kept beside the failure.
+    #[error("{cause}")]
+    Partial {
+        measured: Vec<BenchResult>,
+        cause: Box<ProbeError>,
+    },
+}
+
+impl ProbeError {
+    /// This error, keeping the results measured before it.
+    pub(crate) fn after(self, mut measured: Vec<BenchResult>) -> ProbeError {
+        match self {
+            _ if measured.is_empty() => self,
+            ProbeError::Partial {
+                measured: more,
+                cause,
+            } => {
+                measured.extend(more);
+                ProbeError::Partial { measured, cause }
+            }
+            cause => ProbeError::Partial {
+                measured,
+                cause: Box::new(cause),
+            },
+        }
+    }
+
+    /// The error with the results it kept (none but for [`ProbeError::Partial`]).
+    pub fn into_parts(self) -> (ProbeError, Vec<BenchResult>) {
+        match self {
+            ProbeError::Partial { measured, cause } => (*cause, measured),
+            other => (other, Vec::new()),
+        }
+    }
+}
+
+/// Runs a sweep that pushes each result into the vector it is given as soon as it is
+/// measured: if the sweep stops part-way, the error keeps what it had measured.
+pub(crate) fn keeping_measured(
+    sweep: impl FnOnce(&mut Vec<BenchResult>) -> Result<(), ProbeError>,
+) -> Result<Vec<BenchResult>, ProbeError> {
+    let mut results = Vec::new();
+    match sweep(&mut results) {
+        Ok(()) => Ok(results),
+        Err(e) => Err(e.after(results)),
+    }
 }
 
 /// One probe: its id, its method in one line, and the function that runs it.
@@ -337,6 +384,28 @@ mod tests {
             assert!(!family.is_empty() && !name.is_empty());
             assert!(!probe.method.is_empty() && !probe.method.contains('\n'));
         }
+    }
+
+    /// A sweep stopped part-way keeps what it measured, in order, under the first cause;
+    /// one stopped before measuring anything is the bare error.
+    #[test]
+    fn a_sweep_stopped_part_way_keeps_its_results_in_order() {
+        let result = |name: &str| {
+            BenchResult::derived(name, "test", vec![1.0], Vec::new(), Vec::new()).unwrap()
+        };
+        let stopped = keeping_measured(|results| {
+            results.push(result("a"));
+            results.push(result("b"));
+            Err(ProbeError::Failed("no room".into()))
+        });
+        let (cause, kept) = stopped.unwrap_err().after(vec![result("first")]).into_parts();
+        assert!(matches!(cause, ProbeError::Failed(ref r) if r == "no room"));
+        let names: Vec<_> = kept.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["first", "a", "b"]);
+        let (bare, none) = keeping_measured(|_| Err(ProbeError::Skipped("absent".into())))
+            .unwrap_err()
+            .into_parts();
+        assert!(matches!(bare, ProbeError::Skipped(_)) && none.is_empty());
     }
 
     /// Every probe runs on the synthetic host and names its results after itself.

@@ -88,7 +88,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let sizes = super::sizes();
     let mut buffer = vec![0u8; *sizes.last().expect("sizes") as usize];
     let (mut whole, mut positioned) = (Vec::new(), Vec::new());
-    ctx.runner.scoped(sweep_point, |runner| {
+    // Stopped part-way (a disk filling, Ctrl-C), the sizes measured before are kept.
+    let swept = ctx.runner.scoped(sweep_point, |runner| {
         for &size in &sizes {
             let label = format_bytes(size as f64);
             let path = workspace.fill(&format!("read-{size}"), size)?;
@@ -130,7 +131,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             std::fs::remove_file(&path).ok();
         }
         Ok::<_, ProbeError>(())
-    })?;
+    });
     let small = sizes.iter().take_while(|&&s| s <= OPEN_CLOSE_UP_TO).count();
     let open_close = BenchResult::derived(
         "file.read/open-close",
@@ -166,14 +167,18 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
     results.extend(open_close);
     results.extend(per_byte);
-    Ok(results
+    let results = results
         .into_iter()
         .map(|r| {
             r.with_parameter("file_system", &fs)
                 .with_parameter("directory", &location)
                 .with_parameter("cache", "page cache (the file was just written and read)")
         })
-        .collect())
+        .collect();
+    match swept {
+        Ok(()) => Ok(results),
+        Err(stopped) => Err(stopped.after(results)),
+    }
 }
 
 /// A read of `size` bytes from `path` as a result: a throughput, by size, folded between

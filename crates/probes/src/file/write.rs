@@ -8,7 +8,7 @@
 //! making one small change durable costs on this file system.
 
 use super::{Workspace, c_path};
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Clock};
@@ -106,63 +106,65 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let path = workspace.path("written");
     let c = c_path(&path);
     let (plain, synced) = events(ctx.suite);
-    let mut results = Vec::new();
-    for (sync, count) in [(false, plain), (true, synced)] {
-        let mode = if sync { "fsync" } else { "no-fsync" };
-        let first = if sync {
-            "create-write-fsync-close"
-        } else {
-            "create-write-close"
-        };
-        for &size in &sizes {
-            let label = format_bytes(size as f64);
-            let base = format!(
-                "{}{mode}/{label}",
-                latlab_engine::names::result::FILE_WRITE_PREFIX
-            );
-            let (phase_write, phase_unlink) = (format!("{base}/{first}"), format!("{base}/unlink"));
-            let mut error = None;
-            let measured = ctx.runner.observe_phases(
-                &base,
-                "one new file, created, written and deleted",
-                &[
-                    (
-                        &phase_write,
-                        &format!(
-                            "open(O_CREAT|O_TRUNC), write {size} bytes{}, close",
-                            if sync { ", fsync" } else { "" }
+    let with_place = |r: BenchResult| {
+        r.with_parameter("file_system", &fs)
+            .with_parameter("directory", &location)
+    };
+    // Stopped part-way (a disk filling, Ctrl-C), the sizes measured before are kept.
+    keeping_measured(|results| {
+        for (sync, count) in [(false, plain), (true, synced)] {
+            let mode = if sync { "fsync" } else { "no-fsync" };
+            let first = if sync {
+                "create-write-fsync-close"
+            } else {
+                "create-write-close"
+            };
+            for &size in &sizes {
+                let label = format_bytes(size as f64);
+                let base = format!(
+                    "{}{mode}/{label}",
+                    latlab_engine::names::result::FILE_WRITE_PREFIX
+                );
+                let (phase_write, phase_unlink) =
+                    (format!("{base}/{first}"), format!("{base}/unlink"));
+                let mut error = None;
+                let measured = ctx.runner.observe_phases(
+                    &base,
+                    "one new file, created, written and deleted",
+                    &[
+                        (
+                            &phase_write,
+                            &format!(
+                                "open(O_CREAT|O_TRUNC), write {size} bytes{}, close",
+                                if sync { ", fsync" } else { "" }
+                            ),
                         ),
-                    ),
-                    (&phase_unlink, "unlink the file just closed"),
-                ],
-                count,
-                |clock, stamps| {
-                    if let Err(e) = one_event(clock, stamps, &c, &data[..size as usize], sync) {
-                        error.get_or_insert(e);
-                    }
-                },
-            )?;
-            if let Some(errno) = error {
-                return Err(super::io_error(
-                    &format!("writing {size} bytes to {}", path.display()),
-                    &std::io::Error::from_raw_os_error(errno),
-                ));
+                        (&phase_unlink, "unlink the file just closed"),
+                    ],
+                    count,
+                    |clock, stamps| {
+                        if let Err(e) = one_event(clock, stamps, &c, &data[..size as usize], sync) {
+                            error.get_or_insert(e);
+                        }
+                    },
+                )?;
+                if let Some(errno) = error {
+                    return Err(super::io_error(
+                        &format!("writing {size} bytes to {}", path.display()),
+                        &std::io::Error::from_raw_os_error(errno),
+                    ));
+                }
+                results.extend(measured.into_iter().skip(1).map(|r| {
+                    with_place(r)
+                        .with_parameter(key::SIZE_BYTES, size)
+                        .with_parameter("fsync", sync)
+                        .as_sweep_detail(super::is_sweep_detail(size))
+                }));
             }
-            results.extend(measured.into_iter().skip(1).map(|r| {
-                r.with_parameter(key::SIZE_BYTES, size)
-                    .with_parameter("fsync", sync)
-                    .as_sweep_detail(super::is_sweep_detail(size))
-            }));
         }
-    }
-    results.push(fsync_alone(ctx, &workspace)?);
-    Ok(results
-        .into_iter()
-        .map(|r| {
-            r.with_parameter("file_system", &fs)
-                .with_parameter("directory", &location)
-        })
-        .collect())
+        results.push(with_place(fsync_alone(ctx, &workspace)?));
+        Ok(())
+    })
 }
 
 /// The fsync after a 4 KiB overwrite of a file kept open.

@@ -19,7 +19,7 @@ use super::kernels::{Access, Kernel};
 use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
@@ -77,31 +77,32 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     );
     let huge_pages = ctx.memory.huge_pages;
     let peak = MemoryPeak::read(ctx.host().as_ref());
-    ctx.runner.scoped(sweep_point, |runner| {
-        let mut results = Vec::new();
-        for (index, &size) in sizes.iter().enumerate() {
-            let mut buffer = MappedBuffer::new(size as usize, huge_pages).map_err(|e| {
-                ProbeError::Failed(format!("could not map {}: {e}", size_label(size)))
-            })?;
-            let data = buffer.as_words_mut();
-            let largest = index + 1 == sizes.len();
-            for access in Access::ALL {
-                for (step, pattern) in PATTERNS {
-                    let kernel = Kernel::new(access, step);
-                    let single = one_thread(runner, kernel, pattern, data, size)?;
-                    if !largest {
-                        results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
-                        continue;
+    keeping_measured(|results| {
+        ctx.runner.scoped(sweep_point, |runner| {
+            for (index, &size) in sizes.iter().enumerate() {
+                let mut buffer = MappedBuffer::new(size as usize, huge_pages).map_err(|e| {
+                    ProbeError::Failed(format!("could not map {}: {e}", size_label(size)))
+                })?;
+                let data = buffer.as_words_mut();
+                let largest = index + 1 == sizes.len();
+                for access in Access::ALL {
+                    for (step, pattern) in PATTERNS {
+                        let kernel = Kernel::new(access, step);
+                        let single = one_thread(runner, kernel, pattern, data, size)?;
+                        if !largest {
+                            results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
+                            continue;
+                        }
+                        let pass_ns =
+                            single.summary.median * kernel.elements_visited(data.len()) as f64;
+                        let all = all_cpus(runner, kernel, pattern, data, size, pass_ns)?;
+                        results.push(peak.compare(single, kernel));
+                        results.push(peak.compare(all, kernel));
                     }
-                    let pass_ns =
-                        single.summary.median * kernel.elements_visited(data.len()) as f64;
-                    let all = all_cpus(runner, kernel, pattern, data, size, pass_ns)?;
-                    results.push(peak.compare(single, kernel));
-                    results.push(peak.compare(all, kernel));
                 }
             }
-        }
-        Ok(results)
+            Ok(())
+        })
     })
 }
 

@@ -31,7 +31,7 @@ use super::levels::{self, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
-use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
+use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner};
@@ -153,60 +153,74 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
     let stride_sweep_size = stride_sweep_size(suite, &sizes, last_level);
-    let (mut results, curve) = ctx.runner.scoped(sweep_point, |runner| {
-        let mut results = Vec::new();
-        let mut curve = Vec::new();
-        for (label, layout) in layouts {
-            let stride = match layout {
-                Layout::Sequential => line,
-                _ => PREFETCH_PROOF_STRIDE.max(line),
-            };
-            for &size in &sizes {
+    // The page-group latency by size, from which the levels are read; kept as measured, so
+    // that a sweep stopped part-way (a mapping refused under a memory limit) still reads the
+    // levels it reached.
+    let mut curve = Vec::new();
+    let swept = keeping_measured(|results| {
+        ctx.runner.scoped(sweep_point, |runner| {
+            for (label, layout) in layouts {
+                let stride = match layout {
+                    Layout::Sequential => line,
+                    _ => PREFETCH_PROOF_STRIDE.max(line),
+                };
+                for &size in &sizes {
+                    let ring = Ring {
+                        name: format!("mem.latency/{label}/{}", size_label(size)),
+                        label,
+                        layout,
+                        size,
+                        stride,
+                        line,
+                        huge_pages,
+                        slope: size <= private_cache,
+                    };
+                    let rings = match layout {
+                        Layout::Sequential => 1,
+                        _ if size > last_level => rings_beyond_last_level(suite, size == largest),
+                        _ => 1,
+                    };
+                    let result = measure_rings(runner, ring, rings, cycle_ns)?;
+                    if label == "pagegroups" {
+                        curve.push((size, result.summary.median, result.name.clone()));
+                    }
+                    results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
+                }
+            }
+            let page = super::buffer::page_size();
+            let strides = SWEEP_STRIDES.iter().filter(|&&s| s >= line).chain([&page]);
+            for &stride in strides {
                 let ring = Ring {
-                    name: format!("mem.latency/{label}/{}", size_label(size)),
-                    label,
-                    layout,
-                    size,
+                    name: format!(
+                        "{}{}",
+                        latlab_engine::names::result::STRIDE_PREFIX,
+                        size_label(stride as u64)
+                    ),
+                    label: "pagegroups",
+                    layout: Layout::PageGroups { group_bytes },
+                    size: stride_sweep_size,
                     stride,
                     line,
                     huge_pages,
-                    slope: size <= private_cache,
+                    slope: false,
                 };
-                let rings = match layout {
-                    Layout::Sequential => 1,
-                    _ if size > last_level => rings_beyond_last_level(suite, size == largest),
-                    _ => 1,
-                };
-                let result = measure_rings(runner, ring, rings, cycle_ns)?;
-                if label == "pagegroups" {
-                    curve.push((size, result.summary.median, result.name.clone()));
-                }
-                results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
+                results.push(measure(runner, ring, Some(cycle_ns))?);
             }
+            Ok(())
+        })
+    });
+    let levels = level_results(&curve, per_octave, &caches, cycle_ns);
+    match swept {
+        Ok(mut results) => {
+            results.extend(levels);
+            Ok(results)
         }
-        let page = super::buffer::page_size();
-        let strides = SWEEP_STRIDES.iter().filter(|&&s| s >= line).chain([&page]);
-        for &stride in strides {
-            let ring = Ring {
-                name: format!(
-                    "{}{}",
-                    latlab_engine::names::result::STRIDE_PREFIX,
-                    size_label(stride as u64)
-                ),
-                label: "pagegroups",
-                layout: Layout::PageGroups { group_bytes },
-                size: stride_sweep_size,
-                stride,
-                line,
-                huge_pages,
-                slope: false,
-            };
-            results.push(measure(runner, ring, Some(cycle_ns))?);
+        Err(stopped) => {
+            let (cause, mut measured) = stopped.into_parts();
+            measured.extend(levels);
+            Err(cause.after(measured))
         }
-        Ok::<_, ProbeError>((results, curve))
-    })?;
-    results.extend(level_results(&curve, per_octave, &caches, cycle_ns));
-    Ok(results)
+    }
 }
 
 /// One ring of the sweep.
