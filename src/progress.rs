@@ -17,6 +17,47 @@ use std::time::{Duration, Instant};
 pub struct Progress {
     bar: ProgressBar,
     estimate: Arc<Mutex<Estimate>>,
+    ticker: Option<Ticker>,
+}
+
+/// Redraws the line every [`TICK`] (the spinner, the time so far) between measurements.
+/// A thread of its own rather than indicatif's steady tick, whose thread panics when the
+/// system refuses it (`ulimit -u`): here the line then just moves at each measurement.
+struct Ticker {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+const TICK: Duration = Duration::from_millis(120);
+
+impl Ticker {
+    fn start(bar: &ProgressBar) -> Option<Ticker> {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (bar, stopped) = (bar.clone(), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("latlab-progress".into())
+            .spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::Acquire) {
+                    bar.tick();
+                    std::thread::park_timeout(TICK);
+                }
+            })
+            .ok()?;
+        Some(Ticker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Progress {
@@ -39,12 +80,16 @@ impl Progress {
                 },
             );
             bar.set_style(style);
-            bar.enable_steady_tick(Duration::from_millis(120));
             bar
         } else {
             ProgressBar::hidden()
         };
-        Progress { bar, estimate }
+        let ticker = (!bar.is_hidden()).then(|| Ticker::start(&bar)).flatten();
+        Progress {
+            bar,
+            estimate,
+            ticker,
+        }
     }
 
     /// What the runner calls as each measurement begins; `None` when nothing is drawn.
@@ -74,8 +119,10 @@ impl Progress {
         self.bar.inc(1);
     }
 
-    /// Clears the line.
-    pub fn finish(&self) {
+    /// Stops the redrawing and clears the line.
+    pub fn finish(&mut self) {
+        // Joined before the line is cleared, so that no redraw follows the clearing.
+        drop(self.ticker.take());
         self.bar.finish_and_clear();
     }
 

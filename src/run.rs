@@ -52,7 +52,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
     let mut unwritten = Unwritten::default();
-    let progress = Progress::new(
+    let mut progress = Progress::new(
         &plan.probes,
         plan.suite,
         std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,

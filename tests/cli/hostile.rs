@@ -1130,3 +1130,74 @@ fn a_mapping_refused_part_way_keeps_the_sizes_measured() {
     assert!(sizes.iter().any(|&s| s >= 64 << 20), "{sizes:?}");
     assert!(sizes.iter().all(|&s| s < 1 << 30), "{sizes:?}");
 }
+
+/// An unprivileged user at the limit on processes and threads (`ulimit -u`; here 1, so no
+/// thread or child can start): each probe that needs one fails with a line naming the limit;
+/// none panics, none waits for ever for a helper that never started, and the memory sweep
+/// keeps the sizes it measured on one thread.
+#[test]
+#[ignore = "needs root, to run as another user under a process limit"]
+fn a_process_limit_fails_the_probes_that_need_threads_and_nothing_hangs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A copy nobody can run, in a directory nobody can write.
+    let copy = dir.path().join("latlab");
+    std::fs::copy(binary(), &copy).unwrap();
+    let stderr_path = dir.path().join("stderr");
+    let mut run = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["prlimit", "--nproc=1"])
+        .arg(&copy)
+        .args(["run", "--only"])
+        .arg("mem.bandwidth|thread.pool|proc.spawn|ipc.latency|sched.wakeup")
+        .args([
+            "--max-size",
+            "256KiB",
+            "--samples",
+            "5",
+            "--target-time",
+            "100us",
+        ])
+        .args(["--json", "r.json"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("setpriv and prlimit (util-linux)");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            run.kill().unwrap();
+            run.wait().unwrap();
+            panic!("still running after 120 s: a thread waits for one that never started");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let run: latlab_engine::model::RunRecord =
+        serde_json::from_value(value["latlab"].clone()).unwrap();
+    assert_eq!(run.probes.len(), 5);
+    for probe in &run.probes {
+        let latlab_engine::model::ProbeStatus::Failed { reason } = &probe.status else {
+            panic!("{}: {:?}", probe.id, probe.status);
+        };
+        assert!(
+            reason.contains("ulimit -u") || reason.contains("fork: Resource temporarily"),
+            "{}: {reason}",
+            probe.id
+        );
+    }
+    let bandwidth = run.probes.iter().find(|p| p.id == "mem.bandwidth").unwrap();
+    assert!(
+        !bandwidth.results.is_empty(),
+        "the one-thread sizes are kept"
+    );
+}

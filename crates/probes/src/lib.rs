@@ -398,7 +398,10 @@ mod tests {
             results.push(result("b"));
             Err(ProbeError::Failed("no room".into()))
         });
-        let (cause, kept) = stopped.unwrap_err().after(vec![result("first")]).into_parts();
+        let (cause, kept) = stopped
+            .unwrap_err()
+            .after(vec![result("first")])
+            .into_parts();
         assert!(matches!(cause, ProbeError::Failed(ref r) if r == "no room"));
         let names: Vec<_> = kept.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["first", "a", "b"]);

@@ -12,6 +12,7 @@
 //!   abort flag ([`Runner::with_abort`]).
 
 use crate::ProbeError;
+use crate::helper::spawn_named;
 use latlab_engine::Runner;
 pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};
 use std::io;
@@ -202,35 +203,34 @@ impl Watchdog {
         limit: Duration,
         what: &str,
         failure: &Failure,
-    ) -> Watchdog {
+    ) -> Result<Watchdog, ProbeError> {
         let (disarm, disarmed) = mpsc::channel::<()>();
         let failure = failure.clone();
         let what = what.to_string();
-        let thread = std::thread::Builder::new()
-            .name("latlab-watchdog".into())
-            .spawn(move || {
-                if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
-                    failure.fail(format!(
-                        "{what}: a peer did not answer within {} s and was killed",
-                        limit.as_secs_f64()
-                    ));
-                    for pid in pids {
-                        // SAFETY: the pids are children that are reaped only after this
-                        // watchdog is dropped (it is declared after them), so none was reused.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
-                    }
-                    for fd in wake {
-                        let one: u64 = 1;
-                        // SAFETY: an eventfd the caller keeps open; it takes 8 bytes.
-                        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-                    }
+        // Without its watchdog a hung peer would hang the run: refused, the probe fails.
+        let thread = spawn_named("latlab-watchdog", move || {
+            if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
+                failure.fail(format!(
+                    "{what}: a peer did not answer within {} s and was killed",
+                    limit.as_secs_f64()
+                ));
+                for pid in pids {
+                    // SAFETY: the pids are children that are reaped only after this
+                    // watchdog is dropped (it is declared after them), so none was reused.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
-            })
-            .ok();
-        Watchdog {
+                for fd in wake {
+                    let one: u64 = 1;
+                    // SAFETY: an eventfd the caller keeps open; it takes 8 bytes.
+                    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+                }
+            }
+        })
+        .map_err(ProbeError::Failed)?;
+        Ok(Watchdog {
             disarm: Some(disarm),
-            thread,
-        }
+            thread: Some(thread),
+        })
     }
 }
 
@@ -270,37 +270,39 @@ struct Watched {
 }
 
 impl Sentinel {
-    pub(crate) fn start(limit: Duration, what: &str, failure: &Failure) -> Sentinel {
+    pub(crate) fn start(
+        limit: Duration,
+        what: &str,
+        failure: &Failure,
+    ) -> Result<Sentinel, ProbeError> {
         let watched = Arc::new(Watched::default());
         let epoch = Instant::now();
         let thread = {
             let (watched, failure, what) =
                 (Arc::clone(&watched), failure.clone(), what.to_string());
-            std::thread::Builder::new()
-                .name("latlab-sentinel".into())
-                .spawn(move || {
-                    while !watched.stop.load(Ordering::Acquire) {
-                        std::thread::sleep(Duration::from_millis(5));
-                        let pid = watched.pid.load(Ordering::Acquire);
-                        let since = Duration::from_millis(watched.since_ms.load(Ordering::Acquire));
-                        if pid > 0 && epoch.elapsed().saturating_sub(since) > limit {
-                            failure.fail(format!(
-                                "{what}: a child ran longer than {} s and was killed",
-                                limit.as_secs_f64()
-                            ));
-                            // SAFETY: `pid` is a child not yet reaped (see the protocol).
-                            unsafe { libc::kill(pid, libc::SIGKILL) };
-                            watched.pid.store(0, Ordering::Release);
-                        }
+            spawn_named("latlab-sentinel", move || {
+                while !watched.stop.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(5));
+                    let pid = watched.pid.load(Ordering::Acquire);
+                    let since = Duration::from_millis(watched.since_ms.load(Ordering::Acquire));
+                    if pid > 0 && epoch.elapsed().saturating_sub(since) > limit {
+                        failure.fail(format!(
+                            "{what}: a child ran longer than {} s and was killed",
+                            limit.as_secs_f64()
+                        ));
+                        // SAFETY: `pid` is a child not yet reaped (see the protocol).
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        watched.pid.store(0, Ordering::Release);
                     }
-                })
-                .ok()
+                }
+            })
+            .map_err(ProbeError::Failed)?
         };
-        Sentinel {
+        Ok(Sentinel {
             watched,
             epoch,
-            thread,
-        }
+            thread: Some(thread),
+        })
     }
 
     /// Starts watching `pid`.
@@ -391,7 +393,7 @@ mod tests {
         let pid = child.pid();
         drop((there.read, back.write));
         let failure = Failure::default();
-        let watchdog = Watchdog::arm(vec![pid], Vec::new(), limit, "test", &failure);
+        let watchdog = Watchdog::arm(vec![pid], Vec::new(), limit, "test", &failure).unwrap();
         let (to, from) = (there.write.as_raw_fd(), back.read.as_raw_fd());
         let outcome = failure.guard(&mut runner, |runner| {
             runner.bench("test/ping-pong", "a planted peer", || {
@@ -429,7 +431,7 @@ mod tests {
     #[test]
     fn a_sentinel_kills_a_child_that_outlives_its_limit() {
         let failure = Failure::default();
-        let sentinel = Sentinel::start(Duration::from_millis(50), "test", &failure);
+        let sentinel = Sentinel::start(Duration::from_millis(50), "test", &failure).unwrap();
         // SAFETY: the child only waits for signals.
         let mut child = unsafe {
             Child::fork(|| {

@@ -92,7 +92,7 @@ fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchR
         time_limit(runner),
         &name,
         &failure,
-    );
+    )?;
     let mut buffer: Vec<u8> = (0..n).map(|i| i as u8).collect();
     let outcome = failure.guard(runner, |runner| {
         Ok(runner.bench(

@@ -7,8 +7,9 @@
 //! that wakes late makes the figure slower, never faster.
 
 use super::kernels::Kernel;
-use crate::helper::settle;
-use latlab_engine::{BenchResult, Clock, Interrupted, Runner};
+use crate::ProbeError;
+use crate::helper::{StartGate, settle, spawn_in};
+use latlab_engine::{BenchResult, Clock, Runner};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -36,7 +37,7 @@ pub(crate) fn measure_all_cpus(
     kernel: Kernel,
     data: &mut [u64],
     pass_ns: f64,
-) -> Result<Parallel, Interrupted> {
+) -> Result<Parallel, ProbeError> {
     // All online CPUs, even when this process was pinned to one with --pin.
     let host = runner.host().clone();
     let cpus = host.every_cpu();
@@ -69,11 +70,18 @@ pub(crate) fn measure_all_cpus(
     let clock: Clock = runner.clock().clone();
     let samples = runner.config().samples;
 
+    // Until every worker has started: a worker the system refused (`ulimit -u`) would leave
+    // the others waiting at a barrier sized for all of them.
+    let gate = StartGate::default();
     let result = std::thread::scope(|scope| {
+        let mut refused = None;
         for ((share, window), &cpu) in shares.into_iter().zip(&windows).zip(cpus.iter().cycle()) {
-            let (start, end, stop, unpinned, clock, host) =
-                (&start, &end, &stop, &unpinned, &clock, &host);
-            scope.spawn(move || {
+            let (gate, start, end, stop, unpinned, clock, host) =
+                (&gate, &start, &end, &stop, &unpinned, &clock, &host);
+            let worker = spawn_in(scope, "latlab-mem-parallel", move || {
+                if !gate.wait() {
+                    return;
+                }
                 if settle(host.as_ref(), cpu).is_err() {
                     unpinned.fetch_add(1, Ordering::Relaxed);
                 }
@@ -92,6 +100,14 @@ pub(crate) fn measure_all_cpus(
                     end.wait();
                 }
             });
+            if let Err(reason) = worker {
+                refused = Some(reason);
+                break;
+            }
+        }
+        gate.open(refused.is_none());
+        if let Some(reason) = refused {
+            return Err(ProbeError::Failed(reason));
         }
         let result = runner.observe(name, method, samples, |_| {
             start.wait();
@@ -102,7 +118,7 @@ pub(crate) fn measure_all_cpus(
         });
         stop.store(true, Ordering::Release);
         start.wait();
-        result
+        Ok(result?)
     })?;
     Ok(Parallel {
         result: result.per_operation(passes * elements_per_pass as u64),

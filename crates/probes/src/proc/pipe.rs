@@ -137,7 +137,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
         time_limit(runner),
         &name,
         &failure,
-    );
+    )?;
     let round_trip = failure.guard(runner, |runner| {
         Ok(runner.bench(
             &name,

@@ -195,7 +195,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     for (creation, label, method) in variants {
         let name = format!("proc.spawn/{label}");
         let failure = Failure::default();
-        let sentinel = Sentinel::start(limit, &name, &failure);
+        let sentinel = Sentinel::start(limit, &name, &failure)?;
         let result = failure.guard(ctx.runner, |runner| {
             Ok(runner.observe(&name, &method, count, |clock| {
                 one_event(clock, creation, &program, &sentinel).unwrap_or_else(|e| {
@@ -227,7 +227,8 @@ mod tests {
         let path = find_program(PROGRAM).expect("a `true` program");
         let program = Program::new(&path).unwrap();
         let failure = Failure::default();
-        let sentinel = Sentinel::start(std::time::Duration::from_secs(10), "test", &failure);
+        let sentinel =
+            Sentinel::start(std::time::Duration::from_secs(10), "test", &failure).unwrap();
         let (mut fork, mut exec) = (Vec::new(), Vec::new());
         for _ in 0..21 {
             let time = |creation| one_event(runner.clock(), creation, &program, &sentinel).unwrap();

@@ -7,7 +7,7 @@ pub(crate) mod priority;
 pub(crate) mod wakeup;
 
 use crate::ProbeError;
-use crate::helper::spawn_pinned;
+use crate::helper::{spawn_in, spawn_named, spawn_pinned};
 use crate::peer::{FIFO_PRIORITY, leave_realtime};
 use latlab_engine::isolation::enter_realtime;
 use latlab_engine::{BenchResult, Host, SharedHost, Warning};
@@ -94,9 +94,15 @@ impl Class {
 
     /// Whether a thread may enter this class here: `Err` with the reason if not.
     pub(crate) fn available(self) -> Result<(), String> {
-        std::thread::spawn(move || self.enter())
+        self.tried()?
+    }
+
+    /// Whether a new thread could enter this class (the inner result), tried on one; the
+    /// outer error when no thread could be started to try (`ulimit -u`).
+    fn tried(self) -> Result<Result<(), String>, String> {
+        Ok(spawn_named("latlab-class-check", move || self.enter())?
             .join()
-            .unwrap_or_else(|_| Err("the check thread failed".into()))
+            .unwrap_or_else(|_| Err("the check thread failed".into())))
     }
 }
 
@@ -107,18 +113,20 @@ pub(crate) struct Classes {
 }
 
 impl Classes {
-    pub(crate) fn check(wanted: &[Class]) -> Classes {
+    /// Tries each class of `wanted` on a thread of its own; fails, rather than calling every
+    /// class unavailable, when no thread can be started to try.
+    pub(crate) fn check(wanted: &[Class]) -> Result<Classes, ProbeError> {
         let mut classes = Classes {
             available: Vec::new(),
             skipped: Vec::new(),
         };
         for &class in wanted {
-            match class.available() {
+            match class.tried().map_err(ProbeError::Failed)? {
                 Ok(()) => classes.available.push(class),
                 Err(reason) => classes.skipped.push((class.label(), reason)),
             }
         }
-        classes
+        Ok(classes)
     }
 
     /// Says on the first result which classes were skipped, and why.
@@ -319,13 +327,12 @@ pub(crate) fn on_thread<T: Send>(
     body: impl FnOnce() -> T + Send,
 ) -> Result<T, String> {
     std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                host.set_allowed_cpus(cpus)?;
-                class.enter()?;
-                Ok(body())
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the measured thread panicked".into()))
+        spawn_in(scope, "latlab-measured", || {
+            host.set_allowed_cpus(cpus)?;
+            class.enter()?;
+            Ok(body())
+        })?
+        .join()
+        .unwrap_or_else(|_| Err("the measured thread panicked".into()))
     })
 }

@@ -20,6 +20,7 @@
 //! CPU time, and pauses the hogs so that the job can see it has to stop.
 
 use super::{Class, Classes, Condition, Hogs, check_cancel, on_thread};
+use crate::helper::spawn_in;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::Host;
 use latlab_engine::names::key;
@@ -184,13 +185,13 @@ fn run_job(
     std::thread::scope(|scope| {
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         let shared = &progress;
-        let thread = scope.spawn(move || {
+        let thread = spawn_in(scope, "latlab-job", move || {
             host.set_allowed_cpus(allowed)?;
             class.enter()?;
             // SAFETY: pthread_self has no preconditions.
             let _ = started_tx.send((Instant::now(), unsafe { libc::pthread_self() }));
             Ok::<_, String>(job(chunks, shared))
-        });
+        })?;
         let panicked = |_| "the job thread panicked".to_string();
         let Ok((started, pthread)) = started_rx.recv() else {
             // The thread ended without starting the job: it could not enter its class.
@@ -254,7 +255,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
     let chunks = calibrate(host.as_ref(), cpu, target).map_err(ProbeError::Failed)?;
-    let classes = Classes::check(classes(ctx.suite));
+    let classes = Classes::check(classes(ctx.suite))?;
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();

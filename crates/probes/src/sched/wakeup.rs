@@ -110,7 +110,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (count, budget) = shape(ctx.suite);
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
-    let classes = Classes::check(classes(ctx.suite));
+    let classes = Classes::check(classes(ctx.suite))?;
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     for condition in [Condition::Alone, Condition::Contended] {

@@ -23,6 +23,7 @@
 //! Raw pthreads are used, not `std::thread`, whose spawn adds an allocation and a handle;
 //! the figures are what any language's threads pay at least.
 
+use crate::helper::refused;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::{BenchResult, Clock};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -87,9 +88,9 @@ fn one_event(clock: &Clock, stamps: &mut [u64], wait: Wait) -> Result<(), String
     let created = unsafe { libc::pthread_create(&mut thread, std::ptr::null(), procedure, arg) };
     stamps[1] = clock.end();
     if created != 0 {
-        return Err(format!(
-            "pthread_create failed: {}",
-            std::io::Error::from_raw_os_error(created)
+        return Err(refused(
+            "latlab-lifecycle",
+            &std::io::Error::from_raw_os_error(created),
         ));
     }
     stamps[4] = match wait {

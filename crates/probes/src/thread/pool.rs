@@ -11,6 +11,7 @@
 //! waking of, and switching between, more threads than CPUs.
 
 use super::semaphore::{Semaphore, futex_wait, futex_wake};
+use crate::helper::spawn_named;
 use crate::peer::{Failure, leave_realtime, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
@@ -138,15 +139,13 @@ fn measure_pool(
     let failure = Failure::default();
     for index in 0..workers {
         let round = Arc::clone(&round);
-        match std::thread::Builder::new()
-            .name(format!("latlab-pool-{index}"))
-            .spawn(move || {
-                leave_realtime();
-                round.worker(index, limit)
-            }) {
+        match spawn_named(&format!("latlab-pool-{index}"), move || {
+            leave_realtime();
+            round.worker(index, limit)
+        }) {
             Ok(thread) => threads.push(thread),
-            Err(e) => {
-                failure.fail(format!("could not start pool worker {index}: {e}"));
+            Err(refused) => {
+                failure.fail(refused);
                 break;
             }
         }

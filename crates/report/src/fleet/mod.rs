@@ -328,19 +328,29 @@ fn read_all(paths: &[PathBuf]) -> Vec<Result<Extract, LoadError>> {
     let mut slots: Vec<Option<Result<Extract, LoadError>>> =
         (0..paths.len()).map(|_| None).collect();
     let done = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = paths.get(i) else {
-                        break;
-                    };
-                    let outcome = extract(path);
-                    done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
-                }
-            });
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = paths.get(i) else {
+                break;
+            };
+            let outcome = extract(path);
+            done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
         }
+    };
+    std::thread::scope(|scope| {
+        // This thread reads too, so a helper the system refuses (`ulimit -u`) only slows
+        // the reading down.
+        for _ in 1..threads {
+            if std::thread::Builder::new()
+                .name("latlab-fleet-reader".into())
+                .spawn_scoped(scope, work)
+                .is_err()
+            {
+                break;
+            }
+        }
+        work();
     });
     slots.into_iter().flatten().collect()
 }

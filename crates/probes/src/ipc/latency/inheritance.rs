@@ -4,6 +4,7 @@
 //! every time, FAIL (a warning) when not.
 
 use super::arm::{Arm, enter};
+use crate::helper::spawn_in;
 use crate::peer::leave_realtime;
 use crate::thread::semaphore::Semaphore;
 use crate::{ProbeContext, ProbeError};
@@ -73,7 +74,7 @@ fn one_inheritance_check(clock: &Clock) -> Result<(i64, i64, f64), String> {
     let locked = Semaphore::default();
     let limit = Duration::from_secs(2);
     std::thread::scope(|scope| {
-        let holder = scope.spawn(|| {
+        let holder = spawn_in(scope, "latlab-pi-holder", || {
             leave_realtime();
             mutex.lock();
             let before = own_priority();
@@ -93,8 +94,9 @@ fn one_inheritance_check(clock: &Clock) -> Result<(i64, i64, f64), String> {
             }
             mutex.unlock();
             (before, highest)
-        });
-        let waiter = scope.spawn(|| {
+        })?;
+        // Refused, the waiter never blocks: the holder lets the mutex go after its second.
+        let waiter = spawn_in(scope, "latlab-pi-waiter", || {
             if locked.wait(limit).is_err() {
                 return Err("the holder never took the mutex".to_string());
             }
@@ -110,7 +112,7 @@ fn one_inheritance_check(clock: &Clock) -> Result<(i64, i64, f64), String> {
             mutex.unlock();
             leave_realtime();
             Ok(waited)
-        });
+        })?;
         let (before, highest) = holder
             .join()
             .map_err(|_| "the holder panicked".to_string())?;

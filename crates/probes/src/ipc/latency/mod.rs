@@ -34,6 +34,7 @@ mod inheritance;
 mod tracer;
 
 use crate::distribution::with_distribution;
+use crate::helper::spawn_in;
 use crate::peer::{FIFO_PRIORITY, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use arm::{Arm, Shared, Stop, Trips, call, enter, realtime_permitted, start_server};
@@ -98,7 +99,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         limit,
         "ipc.latency",
         &failure,
-    );
+    )?;
     let cancel = Arc::clone(&ctx.runner.config().cancel);
     let shared = Shared {
         clock: ctx.runner.clock(),
@@ -114,7 +115,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             .map(|(pair, arm, server)| {
                 let (shared, socket) = (&shared, server.socket.as_raw_fd());
                 let what = format!("pair {pair}, {} arm", arm.label());
-                scope.spawn(move || {
+                // A caller the system refuses is that pair's failure; the callers already
+                // started are still joined.
+                spawn_in(scope, "latlab-ipc-caller", move || {
                     enter(*arm).map_err(|errno| {
                         Stop::Failed(format!(
                             "{what}: could not enter its scheduling class: {}",
@@ -127,10 +130,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             .collect();
         callers
             .into_iter()
-            .map(|caller| {
-                caller
+            .map(|caller| match caller {
+                Ok(caller) => caller
                     .join()
-                    .unwrap_or_else(|_| Err(Stop::Failed("a caller thread panicked".into())))
+                    .unwrap_or_else(|_| Err(Stop::Failed("a caller thread panicked".into()))),
+                Err(refused) => Err(Stop::Failed(refused)),
             })
             .collect()
     });
