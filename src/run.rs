@@ -103,16 +103,22 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     let (plots, report) = match &plan.outputs.plots_dir {
         Some(dir) => {
             let report = dir.join("report.html");
-            let plots = render_plots(&record, Formats::SvgAndPng)?;
+            // Plots that cannot be drawn are an output not written, like a full disk: the
+            // page goes without them.
+            let plots = unwritten.note("the plots", render_plots(&record, Formats::SvgAndPng));
             let page = write_output(
                 &OutputTarget::Replaced(report.clone()),
-                &html_page(&record, &plots),
+                &html_page(&record, plots.as_deref().unwrap_or_default()),
             );
             let written = unwritten
                 .note(&report.display().to_string(), page)
                 .is_some();
-            let plot_files = write_plots(&plots, dir);
-            let plot_files = unwritten.note("the plots", plot_files).unwrap_or_default();
+            let plot_files = match &plots {
+                Some(plots) => unwritten
+                    .note("the plots", write_plots(plots, dir))
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
             (plot_files, written.then_some(report))
         }
         None => (Vec::new(), None),
@@ -143,6 +149,20 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
 
     for (output, why) in &unwritten.0 {
         eprintln!("latlab: could not write {output}: {why}");
+    }
+    // Measured, but not one results file written: what was measured is lost but for the
+    // table, as when nothing could be written at all.
+    let results_kept = plan.outputs.all().any(|target| {
+        let name = shown(target);
+        !unwritten.0.iter().any(|(output, _)| *output == name)
+    });
+    if !interrupted && !results_kept {
+        eprintln!(
+            "latlab: no results file could be written (see above); the table is all that is \
+             left of this run: free the disk, raise the limit, or choose another --out, then \
+             run again"
+        );
+        return Ok(ExitCode::from(2));
     }
     let failed = record
         .probes

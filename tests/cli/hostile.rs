@@ -620,9 +620,14 @@ fn a_full_disk_under_out_loses_no_measurement_and_leaves_no_partial_file() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    // The only results file could not be written: status 2, as when nothing is written.
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("results.json: No space left on device"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no results file could be written"),
         "{stderr}"
     );
     for probe in ["cpu.call/", "clock.read/", "cpu.branch/"] {
@@ -861,12 +866,15 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
     ] {
         let output = under_ulimit(dir.path(), "-f 1", &command);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            matches!(output.status.code(), Some(1 | 2)),
-            "{command}: {:?} {stderr}",
-            output.status
-        );
+        // Nothing could be written: status 2, for a run that measured as for a report.
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
         assert!(stderr.contains("File too large"), "{command}: {stderr}");
+        if command.starts_with("run") {
+            assert!(
+                stderr.contains("no results file could be written"),
+                "{stderr}"
+            );
+        }
         let left = temporary_files_in(dir.path());
         assert!(left.is_empty(), "{command}: {left:?}");
     }
@@ -1200,4 +1208,28 @@ fn a_process_limit_fails_the_probes_that_need_threads_and_nothing_hangs() {
         !bandwidth.results.is_empty(),
         "the one-thread sizes are kept"
     );
+}
+
+/// A working directory deeper than PATH_MAX (4096 bytes): the results directory and its
+/// files are named relative to it, so they are written, where absolute paths would fail
+/// ("File name too long") and lose the run.
+#[test]
+fn a_working_directory_deeper_than_path_max_still_gets_its_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let level = "d".repeat(100);
+    let script = format!(
+        "for i in $(seq 1 45); do mkdir {level} && cd -P {level} || exit 9; done; \
+         test $(pwd | wc -c) -gt 4096 || exit 8; \
+         {} run --synthetic --only cpu.call >/dev/null 2>err; echo status $?; \
+         test -s latlab-results/results.json && echo written; cat err",
+        binary().display()
+    );
+    let output = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{:?}: {stdout}", output.status);
+    assert!(stdout.starts_with("status 0\nwritten\n"), "{stdout}");
 }

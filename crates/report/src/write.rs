@@ -11,7 +11,6 @@
 
 use crate::ExportError;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// What a temporary file's name starts with, before its owner's process id and PID space.
@@ -123,30 +122,67 @@ fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 /// Replaces `path` whole: a temporary file beside it, created exclusively (never through a
 /// link), written and synced, then renamed over whatever `path` is (a renamed-over link is
 /// replaced, not followed).
+///
+/// Every call names files relative to the directory, opened once: a working directory
+/// deeper than `PATH_MAX` (4096 bytes) still takes `latlab-results/results.json`.
 pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
     let contents = contents.as_ref();
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
     // A temporary file of a run that was killed while writing is removed by the next.
     latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
-    // Readable as any new file would be (0666 less the umask), not only by its owner.
-    let mut file = tempfile::Builder::new()
-        .prefix(&latlab_engine::debris::owned_prefix(TEMPORARY_KIND))
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(directory)?;
+    let dir = rustix::fs::open(
+        directory,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let prefix = latlab_engine::debris::owned_prefix(TEMPORARY_KIND);
+    let (temporary, fd) = (0u64..)
+        .map(|attempt| format!("{prefix}{:016x}", random_word(attempt)))
+        .find_map(|temporary| {
+            // Readable as any new file would be (0666 less the umask), not only by its owner.
+            let created = rustix::fs::openat(
+                &dir,
+                temporary.as_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_bits_truncate(0o666),
+            );
+            match created {
+                Err(rustix::io::Errno::EXIST) => None,
+                other => Some(other.map(|fd| (temporary, fd))),
+            }
+        })
+        .expect("an endless sequence of names")?;
+    let mut file = std::fs::File::from(fd);
     // Locked while it is written, so that no other run takes it for a killed run's file.
-    latlab_engine::debris::hold(file.as_file());
-    file.write_all(contents)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    latlab_engine::debris::hold(&file);
+    let written = file
+        .write_all(contents)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| Ok(rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?));
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
+    }
+    written
+}
+
+/// A random 64-bit word for a temporary name: std's per-process random hash keys, over a
+/// counter, so that names differ between attempts and between processes.
+fn random_word(attempt: u64) -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(attempt)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_remains() {
