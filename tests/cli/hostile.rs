@@ -506,36 +506,52 @@ fn an_output_that_cannot_be_written_does_not_stop_the_run() {
     assert_eq!(json["latlab"]["probes"].as_array().unwrap().len(), 2);
 }
 
-/// A fresh memory cgroup limited to `bytes`, removed when dropped: v2 where the unified
-/// hierarchy has the memory controller, else v1. `Err` says why none can be made here.
-struct MemoryCgroup {
+/// A fresh cgroup with its limits written, removed when dropped: v2 where the unified
+/// hierarchy has the controller, else v1 (wherever its hierarchy is mounted).
+struct Cgroup {
     dir: PathBuf,
 }
 
-impl MemoryCgroup {
-    fn make(bytes: u64) -> Result<MemoryCgroup, String> {
-        let name = format!("latlab-test-{}", std::process::id());
-        let v2 = Path::new("/sys/fs/cgroup");
-        let controllers = std::fs::read_to_string(v2.join("cgroup.controllers"));
-        let (dir, limit_file) =
-            if controllers.is_ok_and(|c| c.split_whitespace().any(|c| c == "memory")) {
-                let _ = std::fs::write(v2.join("cgroup.subtree_control"), "+memory");
-                (v2.join(&name), "memory.max")
-            } else {
-                (
-                    Path::new("/sys/fs/cgroup/memory").join(&name),
-                    "memory.limit_in_bytes",
-                )
-            };
+impl Cgroup {
+    /// A cgroup of `controller` whose files are set as `v2` says, or as `v1` says where
+    /// only the v1 hierarchy has the controller. `Err` says why none can be made here.
+    fn make(controller: &str, v2: &[(&str, &str)], v1: &[(&str, &str)]) -> Result<Cgroup, String> {
+        let name = format!("latlab-test-{controller}-{}", std::process::id());
+        let unified = Path::new("/sys/fs/cgroup");
+        let controllers = std::fs::read_to_string(unified.join("cgroup.controllers"));
+        let (dir, files) = if controllers
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == controller))
+        {
+            let _ = std::fs::write(
+                unified.join("cgroup.subtree_control"),
+                format!("+{controller}"),
+            );
+            (unified.join(&name), v2)
+        } else {
+            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+            let mount = mountinfo
+                .lines()
+                .find_map(|line| {
+                    let (before, after) = line.split_once(" - ")?;
+                    let mut later = after.split(' ');
+                    let options = later.nth(2)?;
+                    let mount_point = before.split(' ').nth(4)?;
+                    (after.starts_with("cgroup ") && options.split(',').any(|o| o == controller))
+                        .then(|| PathBuf::from(mount_point))
+                })
+                .ok_or_else(|| format!("no cgroup hierarchy has the {controller} controller"))?;
+            (mount.join(&name), v1)
+        };
         std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
-        let group = MemoryCgroup { dir };
-        std::fs::write(group.dir.join(limit_file), bytes.to_string())
-            .map_err(|e| format!("{limit_file}: {e}"))?;
+        let group = Cgroup { dir };
+        for (file, value) in files {
+            std::fs::write(group.dir.join(file), value).map_err(|e| format!("{file}: {e}"))?;
+        }
         Ok(group)
     }
 }
 
-impl Drop for MemoryCgroup {
+impl Drop for Cgroup {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
@@ -544,7 +560,13 @@ impl Drop for MemoryCgroup {
 #[test]
 #[ignore = "needs root and a cgroup file system with the memory controller"]
 fn a_run_in_a_small_memory_cgroup_fits_its_working_sets_to_the_limit() {
-    let group = MemoryCgroup::make(200 << 20).unwrap_or_else(|why| {
+    let limit = (200u64 << 20).to_string();
+    let group = Cgroup::make(
+        "memory",
+        &[("memory.max", &limit)],
+        &[("memory.limit_in_bytes", &limit)],
+    )
+    .unwrap_or_else(|why| {
         panic!("no memory cgroup can be made here ({why}): this test needs root and cgroups")
     });
     let _alone = crate::machine_alone();
@@ -572,6 +594,50 @@ fn a_run_in_a_small_memory_cgroup_fits_its_working_sets_to_the_limit() {
     let results: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(results["latlab"]["complete"], true);
+}
+
+/// Under a CPU quota of a tenth of a CPU the run records the quota, says it applies, and
+/// what to do about unstable samples names the quota instead of other programs.
+#[test]
+#[ignore = "needs root and a cgroup file system with the cpu controller"]
+fn a_run_under_a_cpu_quota_names_the_quota() {
+    let group = Cgroup::make(
+        "cpu",
+        &[("cpu.max", "10000 100000")],
+        &[
+            ("cpu.cfs_period_us", "100000"),
+            ("cpu.cfs_quota_us", "10000"),
+        ],
+    )
+    .unwrap_or_else(|why| {
+        panic!("no cpu cgroup can be made here ({why}): this test needs root and cgroups")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} run --only clock.read --samples 5 \
+         --target-time 100us --json r.json",
+        group.dir.display(),
+        binary().display(),
+    );
+    let output = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("a CPU quota of 0.10 CPUs"),
+        "the quota is named among the notes: {stdout}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let quota = results["latlab"]["environment"]["cpu_quota"].as_f64();
+    assert_eq!(quota, Some(0.1), "{}", results["latlab"]["environment"]);
 }
 
 /// A tmpfs of `size` mounted on `dir`, unmounted when dropped. Needs root.

@@ -121,6 +121,12 @@ pub fn concern(concern: &Concern) -> String {
             "load average {load_average:.2} on {cpus} CPUs at the start: other work competes \
              for the CPUs; figures may be slower and noisier"
         ),
+        Concern::CpuQuota { cpus, of } => format!(
+            "a CPU quota of {cpus:.2} CPUs (of {of}) applies to this run's control group \
+             (cgroup cpu.max or cpu.cfs_quota_us): once it is used up the run is stopped until the next period, \
+             so samples that span a stop read slow and vary; raise the quota (docker --cpus, \
+             systemd CPUQuota=) or compare only runs under the same quota"
+        ),
     }
 }
 

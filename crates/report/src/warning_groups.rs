@@ -3,6 +3,7 @@
 //! unstable (cv 10–29%)"), then what to do about each kind, once. The full list, one warning
 //! per result with its advice, stays in the files and behind `--verbose`.
 
+use latlab_engine::environment::Concern;
 use latlab_engine::model::{RunRecord, Warning};
 
 /// Kinds of warning that are grouped: each has a figure whose range the group line gives,
@@ -74,10 +75,19 @@ impl Kind {
         }
     }
 
-    /// What to do about this kind, said once under the groups.
-    fn advice(self) -> &'static str {
-        match self {
+    /// What to do about this kind, said once under the groups; `quota` is the CPU quota
+    /// of the run's control group, in CPUs, when one applied.
+    fn advice(self, quota: Option<f64>) -> String {
+        let text = match self {
             Kind::Unstable => {
+                if let Some(cpus) = quota {
+                    return format!(
+                        "unstable: the samples' coefficient of variation is high; the run's \
+                         control group may use {cpus:.2} CPUs' worth of time (cgroup cpu.max \
+                         or cpu.cfs_quota_us) and is stopped whenever it has used it up: \
+                         raise the quota, or compare only runs under the same quota"
+                    );
+                }
                 "unstable: the samples' coefficient of variation is high; the machine was busy \
                  or its frequency changed: close other programs, try --pin, or raise --samples"
             }
@@ -86,6 +96,13 @@ impl Kind {
                  ramp, cold caches or page faults): raise --samples or --target-time"
             }
             Kind::Preempted => {
+                if let Some(cpus) = quota {
+                    return format!(
+                        "preempted: the run was switched out while sampling, by another task \
+                         or by its control group's CPU quota ({cpus:.2} CPUs) running out: \
+                         raise the quota, then try --pin to an idle CPU"
+                    );
+                }
                 "preempted: another task wanted the CPU while sampling: try --pin to an idle \
                  CPU, or --rt"
             }
@@ -118,7 +135,8 @@ impl Kind {
                  noise: the machine under the run changed; figures in between depend on when \
                  they ran"
             }
-        }
+        };
+        text.to_string()
     }
 }
 
@@ -204,7 +222,15 @@ pub fn grouped(run: &RunRecord) -> Grouped {
         }
     }
     kinds.sort();
-    out.advice = kinds.into_iter().map(|k| k.advice().to_string()).collect();
+    let quota = run
+        .environment
+        .concerns()
+        .into_iter()
+        .find_map(|c| match c {
+            Concern::CpuQuota { cpus, .. } => Some(cpus),
+            _ => None,
+        });
+    out.advice = kinds.into_iter().map(|k| k.advice(quota)).collect();
     out
 }
 
@@ -282,6 +308,23 @@ mod tests {
         assert_eq!(grouped.advice.len(), 2, "{:?}", grouped.advice);
         assert!(grouped.advice[0].starts_with("unstable: "));
         assert!(grouped.advice[1].starts_with("not at steady state: "));
+    }
+
+    /// Under a CPU quota, what to do about unstable samples names the quota, not other
+    /// programs.
+    #[test]
+    fn under_a_cpu_quota_the_advice_names_the_quota() {
+        let unstable = || warned("p/a", vec![Warning::HighVariance { cv: 0.4 }]);
+        let free = record(vec![probe("p", vec![unstable()])]);
+        assert!(grouped(&free).advice[0].contains("close other programs"));
+        let mut throttled = record(vec![probe("p", vec![unstable()])]);
+        throttled.environment.cpu_quota = Some(0.1);
+        let advice = &grouped(&throttled).advice[0];
+        assert!(
+            advice.contains("0.10 CPUs' worth") && advice.contains("cpu.max"),
+            "{advice}"
+        );
+        assert!(!advice.contains("close other programs"), "{advice}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The memory a container lets this process use: control groups limit it below what the
+//! What a container lets this process use. Memory: control groups limit it below what the
 //! machine has free, and a process that allocates past the limit is killed without a word
-//! (the OOM killer), so every large allocation is sized against the lesser of the two.
+//! (the OOM killer), so every large allocation is sized against the lesser of the two. CPU
+//! time: a quota (`cpu.max`) stops the whole group for the rest of a period once it is used
+//! up, which no other program on the machine explains.
 
 use std::path::{Path, PathBuf};
 
@@ -26,12 +28,45 @@ fn headroom(
     membership: &str,
     read: &dyn Fn(&Path) -> Option<String>,
 ) -> Option<u64> {
-    let mut least: Option<u64> = None;
-    for (mount, group) in memory_cgroups(mountinfo, membership) {
+    least_over_levels(mountinfo, membership, "memory", &|dir| {
+        level_headroom(dir, read)
+    })
+}
+
+/// The CPU time this process's control groups allow, in CPUs' worth (a quota of 10 ms per
+/// 100 ms period is 0.1): the least over its cgroup and each ancestor, in v2 (`cpu.max`)
+/// and v1 (`cpu.cfs_quota_us` over `cpu.cfs_period_us`). `None` where no quota applies or
+/// the files cannot be read.
+pub(crate) fn cpu_quota() -> Option<f64> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    quota(&mountinfo, &membership, &|path: &Path| {
+        std::fs::read_to_string(path).ok()
+    })
+}
+
+/// [`cpu_quota`] from the two /proc files' text, reading cgroup files with `read`.
+fn quota(mountinfo: &str, membership: &str, read: &dyn Fn(&Path) -> Option<String>) -> Option<f64> {
+    least_over_levels(mountinfo, membership, "cpu", &|dir| level_quota(dir, read))
+}
+
+/// The least of `at_level` over this process's cgroup and each ancestor, in every hierarchy
+/// of `controller`.
+fn least_over_levels<T: PartialOrd + Copy>(
+    mountinfo: &str,
+    membership: &str,
+    controller: &str,
+    at_level: &dyn Fn(&Path) -> Option<T>,
+) -> Option<T> {
+    let mut least: Option<T> = None;
+    for (mount, group) in cgroups(mountinfo, membership, controller) {
         let mut dir = mount.join(group.trim_start_matches('/'));
         loop {
-            if let Some(room) = level_headroom(&dir, read) {
-                least = Some(least.map_or(room, |l| l.min(room)));
+            if let Some(value) = at_level(&dir) {
+                least = Some(match least {
+                    Some(l) if l <= value => l,
+                    _ => value,
+                });
             }
             if dir == mount || !dir.pop() || !dir.starts_with(&mount) {
                 break;
@@ -39,6 +74,22 @@ fn headroom(
         }
     }
     least
+}
+
+/// The quota at one level of the hierarchy, where it has one.
+fn level_quota(dir: &Path, read: &dyn Fn(&Path) -> Option<String>) -> Option<f64> {
+    let number = |name: &str| read(&dir.join(name))?.trim().parse::<f64>().ok();
+    let (quota, period) = match read(&dir.join("cpu.max")) {
+        // v2: "QUOTA PERIOD" in microseconds, or "max PERIOD".
+        Some(text) => {
+            let mut fields = text.split_whitespace();
+            let quota = fields.next()?.parse::<f64>().ok()?;
+            (quota, fields.next()?.parse::<f64>().ok()?)
+        }
+        // v1: -1 when there is none.
+        None => (number("cpu.cfs_quota_us")?, number("cpu.cfs_period_us")?),
+    };
+    (quota > 0.0 && period > 0.0).then(|| quota / period)
 }
 
 /// The limit less the usage at one level of the hierarchy, where it has a limit.
@@ -54,9 +105,10 @@ fn level_headroom(dir: &Path, read: &dyn Fn(&Path) -> Option<String>) -> Option<
     (limit < UNLIMITED).then(|| limit.saturating_sub(usage))
 }
 
-/// Each memory hierarchy this process belongs to: the directory its cgroup is found under
-/// (the mount point, less the mount's own root within the hierarchy) and its path in it.
-fn memory_cgroups(mountinfo: &str, membership: &str) -> Vec<(PathBuf, String)> {
+/// Each hierarchy of `controller` this process belongs to (every v2 hierarchy, the v1 ones
+/// with the controller): the directory its cgroup is found under (the mount point, less the
+/// mount's own root within the hierarchy) and its path in it.
+fn cgroups(mountinfo: &str, membership: &str, controller: &str) -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
     for line in mountinfo.lines() {
         let Some((before, after)) = line.split_once(" - ") else {
@@ -74,13 +126,13 @@ fn memory_cgroups(mountinfo: &str, membership: &str) -> Vec<(PathBuf, String)> {
             "cgroup2" => membership
                 .lines()
                 .find_map(|l| l.strip_prefix("0::").map(str::to_string)),
-            "cgroup" if options.split(',').any(|o| o == "memory") => {
+            "cgroup" if options.split(',').any(|o| o == controller) => {
                 membership.lines().find_map(|l| {
                     let mut parts = l.splitn(3, ':');
                     let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
                     controllers
                         .split(',')
-                        .any(|c| c == "memory")
+                        .any(|c| c == controller)
                         .then(|| path.to_string())
                 })
             }
@@ -149,6 +201,34 @@ mod tests {
             ),
         ]);
         assert_eq!(headroom(mountinfo, membership, &read), Some(100_000_000));
+    }
+
+    #[test]
+    fn a_cpu_quota_is_the_least_of_the_group_and_its_ancestors_in_cpus() {
+        let read = reader(&[
+            ("/sys/fs/cgroup/box/job/cpu.max", "max 100000\n"),
+            ("/sys/fs/cgroup/box/cpu.max", "10000 100000\n"),
+            ("/sys/fs/cgroup/cpu.max", "150000 100000\n"),
+        ]);
+        assert_eq!(quota(V2_MOUNT, "0::/box/job\n", &read), Some(0.1));
+        let unlimited = reader(&[("/sys/fs/cgroup/box/job/cpu.max", "max 100000\n")]);
+        assert_eq!(quota(V2_MOUNT, "0::/box/job\n", &unlimited), None);
+        // v1, in the cpu,cpuacct hierarchy; -1 is no quota.
+        let mountinfo =
+            "41 30 0:36 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+        let read = reader(&[
+            (
+                "/sys/fs/cgroup/cpu,cpuacct/jobs/cpu.cfs_quota_us",
+                "50000\n",
+            ),
+            (
+                "/sys/fs/cgroup/cpu,cpuacct/jobs/cpu.cfs_period_us",
+                "100000\n",
+            ),
+            ("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n"),
+            ("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"),
+        ]);
+        assert_eq!(quota(mountinfo, "3:cpu,cpuacct:/jobs\n", &read), Some(0.5));
     }
 
     #[test]

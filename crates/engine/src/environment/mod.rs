@@ -47,6 +47,10 @@ pub struct Environment {
     pub perf_counters: PerfCounters,
     /// Load average over 1, 5 and 15 minutes when the run started.
     pub load_avg: Option<[f64; 3]>,
+    /// The CPU time the control groups allow this process, in CPUs' worth (`cpu.max` 10000
+    /// 100000 is 0.1); absent when no quota applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
     /// `release` when the measuring code was optimised, else `debug`.
     pub build_profile: String,
     /// The optimisation level the measuring code was compiled at.
@@ -75,6 +79,7 @@ impl Environment {
             privileges: Privileges::collect(),
             perf_counters: PerfCounters::probe(),
             load_avg: load_average(),
+            cpu_quota: cgroup::cpu_quota(),
             build_profile: build_profile().to_string(),
             opt_level: env!("LATLAB_OPT_LEVEL").to_string(),
             latlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -114,6 +119,7 @@ impl Environment {
             privileges: Privileges::synthetic(),
             perf_counters: PerfCounters::synthetic(),
             load_avg: Some([0.0, 0.0, 0.0]),
+            cpu_quota: None,
             build_profile: "release".into(),
             opt_level: "3".into(),
             latlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -135,6 +141,12 @@ impl Environment {
         if let Some(hypervisor) = &self.virtualization {
             concerns.push(Concern::Virtualised {
                 hypervisor: hypervisor.clone(),
+            });
+        }
+        if let Some(quota) = self.cpu_quota.filter(|&q| q < self.cpu.logical_cpus as f64) {
+            concerns.push(Concern::CpuQuota {
+                cpus: quota,
+                of: self.cpu.logical_cpus,
             });
         }
         if let Some([one_minute, ..]) = self.load_avg {
@@ -160,6 +172,8 @@ pub enum Concern {
     Virtualised { hypervisor: String },
     /// The one-minute load average was above half the CPUs at the start.
     Loaded { load_average: f64, cpus: usize },
+    /// A control group's CPU quota allows less than every CPU (`cpus` CPUs' worth of `of`).
+    CpuQuota { cpus: f64, of: usize },
 }
 
 /// The kernel's clock source (`tsc`, `kvm-clock`, `hpet` …).
