@@ -123,3 +123,47 @@ fn a_directory_without_runs_and_bad_paths_are_refused() {
     }
     assert!(!dir.path().join("nowhere").exists());
 }
+
+/// Read by a user who may not list one subdirectory, `fleet` says that directory was not
+/// read and why, and counts only the hosts it could read; it does not drop one silently.
+#[test]
+#[ignore = "needs root, to run as another user"]
+fn a_subdirectory_the_user_cannot_read_is_noted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    for (i, sub) in ["a", "b", "locked"].iter().enumerate() {
+        host_run(&runs, sub, &format!("node{i}"), "M1");
+    }
+    let open = |path: &Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    open(dir.path(), 0o755);
+    for sub in ["", "a", "b"] {
+        open(&runs.join(sub), 0o755);
+        for file in std::fs::read_dir(runs.join(sub)).unwrap().flatten() {
+            if file.path().is_file() {
+                open(&file.path(), 0o644);
+            }
+        }
+    }
+    open(&runs.join("locked"), 0o700);
+    let copy = dir.path().join("latlab");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("latlab"), &copy).unwrap();
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&copy)
+        .arg("fleet")
+        .arg(&runs)
+        .current_dir(dir.path())
+        .output()
+        .expect("setpriv (util-linux)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("2 hosts"), "{stdout}");
+    assert!(
+        stdout.contains("locked: not read (Permission denied"),
+        "{stdout}"
+    );
+}
