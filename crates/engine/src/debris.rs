@@ -7,7 +7,7 @@
 //! its [`LOCK_FILE`]). A lock is the same in every PID namespace and, over NFS, on every
 //! host, so another run's entry is never taken for debris because its process id means
 //! nothing here. An entry is stale when nobody holds its lock and either its owner's id is
-//! of this PID space and names no process, or it has not changed for [`GRACE`] (which covers
+//! of this PID space and names no process, or it has not changed for a minute (which covers
 //! the instant between creating an entry and locking it, and a reused process id).
 
 use std::fs::File;
