@@ -73,6 +73,20 @@ pub fn warning(warning: &Warning) -> String {
             format_ns(*low_ns),
             format_ns(*high_ns)
         ),
+        Warning::CycleUncertain {
+            add_ns,
+            multiply_ns,
+            expected_cycles,
+        } => format!(
+            "the cycle is uncertain: a chain of dependent adds read {} a cycle ({:.2} GHz), but \
+             a dependent multiply, {expected_cycles:.0} cycles on every current core, read {} = \
+             {:.2} of those cycles; the core folded additions or its clock changed between the \
+             two: trust the nanoseconds, not the figures in cycles",
+            format_ns(*add_ns),
+            1.0 / add_ns,
+            format_ns(*multiply_ns),
+            multiply_ns / add_ns
+        ),
         Warning::FasterThanOtherPairs { ratio } => format!(
             "{ratio:.1}× faster than the median pair, though the machine does not report these \
              CPUs as threads of one core: the host probably runs them on SMT siblings of one \

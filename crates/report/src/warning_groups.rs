@@ -21,6 +21,7 @@ enum Kind {
     TwoModes,
     FasterPair,
     Moved,
+    CycleUncertain,
 }
 
 impl Kind {
@@ -40,6 +41,11 @@ impl Kind {
             } => (Kind::TwoModes, high_ns / low_ns),
             Warning::FasterThanOtherPairs { ratio } => (Kind::FasterPair, ratio),
             Warning::MovedDuringRun { first_ns, last_ns } => (Kind::Moved, last_ns / first_ns),
+            Warning::CycleUncertain {
+                add_ns,
+                multiply_ns,
+                ..
+            } => (Kind::CycleUncertain, multiply_ns / add_ns),
             Warning::CacheSizeMismatch { .. }
             | Warning::PartSkipped { .. }
             | Warning::CheckFailed { .. }
@@ -72,6 +78,10 @@ impl Kind {
             Kind::TwoModes => format!("in two modes (the upper {}× the lower)", range(1)),
             Kind::FasterPair => format!("faster than the median pair ({}×)", range(1)),
             Kind::Moved => format!("moved during the run ({}× the first figure)", range(2)),
+            Kind::CycleUncertain => format!(
+                "in cycles uncertain (a multiply read {} add cycles)",
+                range(2)
+            ),
         }
     }
 
@@ -134,6 +144,11 @@ impl Kind {
                 "moved during the run: measured again later, the figure had moved beyond its \
                  noise: the machine under the run changed; figures in between depend on when \
                  they ran"
+            }
+            Kind::CycleUncertain => {
+                "cycles uncertain: the chain of adds and the chain of multiplies disagree on \
+                 the length of a cycle (a core that folds additions, or a clock that changed \
+                 between them): the nanoseconds hold, the figures in cycles do not"
             }
         };
         text.to_string()

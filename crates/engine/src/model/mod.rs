@@ -94,6 +94,16 @@ pub enum Warning {
     /// beyond both measurements' noise: the machine under the run changed (the host moved
     /// the vCPUs or the memory, or a neighbour started or stopped).
     MovedDuringRun { first_ns: f64, last_ns: f64 },
+    /// The core's cycle, read from a chain of dependent additions as `add_ns`, disagrees by
+    /// more than 10% with a chain of an instruction of known latency: a dependent multiply
+    /// took `multiply_ns`, where it takes `expected_cycles` cycles on every current core of
+    /// this architecture. A core that folds additions, or a clock that changed between the
+    /// two chains, would do that; figures in cycles built on this cycle are uncertain.
+    CycleUncertain {
+        add_ns: f64,
+        multiply_ns: f64,
+        expected_cycles: f64,
+    },
     /// A warning read from a results file of schema 1, written before warnings were typed:
     /// its code and the sentence it was given then.
     Phrased { code: String, message: String },

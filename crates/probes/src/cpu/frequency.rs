@@ -13,7 +13,7 @@
 //! whether the add chain really took one cycle an add.
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
-use latlab_engine::BenchResult;
+use latlab_engine::{BenchResult, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.frequency",
@@ -31,7 +31,56 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 const ADDS_PER_CALL: usize = 64;
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    Ok(vec![cycle_time(ctx)?])
+    Ok(vec![cycle_time(ctx)?.result])
+}
+
+/// How many cycles the multiply chain takes an operation on every current core of this
+/// architecture, where one figure holds for all: 3 for a 64-bit `imul` on x86-64 (Intel and
+/// AMD alike). None elsewhere: a 64-bit `mul` takes 2 to 4 cycles across aarch64 cores, so
+/// there the ratio is recorded but not judged.
+const EXPECTED_MULTIPLY_CYCLES: Option<f64> = if cfg!(target_arch = "x86_64") {
+    Some(3.0)
+} else {
+    None
+};
+
+/// How far the multiply chain may read from its expected cycles before the cycle is in
+/// doubt.
+const CYCLE_TOLERANCE: f64 = 0.10;
+
+/// The core's cycle as measured: the result, its length, and the doubt the multiply chain
+/// cast on it.
+pub(crate) struct Cycle {
+    pub(crate) result: BenchResult,
+    pub(crate) ns: f64,
+    doubt: Option<Warning>,
+}
+
+impl Cycle {
+    /// Marks each of `results` that carries a figure in cycles (`cycles_per_load`,
+    /// `bytes_per_cycle` …) with the doubt, when there is one.
+    pub(crate) fn mark(&self, results: &mut [BenchResult]) {
+        let Some(doubt) = &self.doubt else {
+            return;
+        };
+        for result in results {
+            if result.parameters.keys().any(|k| k.contains("cycle")) {
+                result.warnings.push(doubt.clone());
+            }
+        }
+    }
+}
+
+/// The doubt about a cycle of `add_ns` that a multiply of `multiply_ns` casts, when it
+/// reads more than [`CYCLE_TOLERANCE`] away from its expected cycles.
+fn cross_check(add_ns: f64, multiply_ns: f64) -> Option<Warning> {
+    let expected = EXPECTED_MULTIPLY_CYCLES?;
+    let read = multiply_ns / add_ns;
+    ((read / expected - 1.0).abs() > CYCLE_TOLERANCE).then_some(Warning::CycleUncertain {
+        add_ns,
+        multiply_ns,
+        expected_cycles: expected,
+    })
 }
 
 /// Multiplies per call of the shorter multiply body; the longer one performs twice as many.
@@ -42,7 +91,7 @@ const MULTIPLIES_PER_CALL: usize = 32;
 /// right) as parameters. The slope between chains of 64 and 128 additions per call: the
 /// loop's own instructions run beside the chain, so subtracting an empty loop's cost would
 /// take off time the chain never spent and read the clock a few per cent fast.
-pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeError> {
+pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<Cycle, ProbeError> {
     let result = chain_slope(
         ctx,
         "cpu.frequency/cycle",
@@ -58,11 +107,13 @@ pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<BenchResult, ProbeErr
         (MULTIPLIES_PER_CALL, multiply_chain::<MULTIPLIES_PER_CALL>),
         multiply_chain::<{ 2 * MULTIPLIES_PER_CALL }>,
     )?;
-    let ghz = 1.0 / result.summary.median;
-    let imul_cycles = multiply.summary.median / result.summary.median;
-    Ok(result
-        .with_parameter("core_clock_ghz", ghz)
-        .with_parameter("imul_cycles", imul_cycles))
+    let ns = result.summary.median;
+    let doubt = cross_check(ns, multiply.summary.median);
+    let mut result = result
+        .with_parameter("core_clock_ghz", 1.0 / ns)
+        .with_parameter("imul_cycles", multiply.summary.median / ns);
+    result.warnings.extend(doubt.clone());
+    Ok(Cycle { result, ns, doubt })
 }
 
 /// The slope per operation between `short` (`ops` operations a call) and `long` (twice as
@@ -140,6 +191,36 @@ fn multiply_chain<const N: usize>(mut x: u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// A multiply that takes three add cycles leaves the cycle alone; one that reads six
+    /// times as many (an add chain folded at rename: 0.056 ns "cycles" beside a 1.01 ns
+    /// multiply, as an Emerald Rapids core gave) puts it in doubt, naming both figures.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn a_multiply_far_from_three_cycles_puts_the_cycle_in_doubt() {
+        assert_eq!(cross_check(0.337, 1.012), None);
+        assert_eq!(cross_check(0.337, 3.25 * 0.337), None);
+        assert!(cross_check(0.337, 3.5 * 0.337).is_some());
+        let doubt = cross_check(0.056, 1.012);
+        assert!(
+            matches!(doubt, Some(Warning::CycleUncertain { add_ns, multiply_ns, .. })
+                if add_ns == 0.056 && multiply_ns == 1.012),
+            "{doubt:?}"
+        );
+        let cycle = Cycle {
+            result: BenchResult::derived("c", "m", vec![0.056], Vec::new(), Vec::new()).unwrap(),
+            ns: 0.056,
+            doubt,
+        };
+        let with_cycles = BenchResult::derived("a", "m", vec![1.0], Vec::new(), Vec::new())
+            .unwrap()
+            .with_parameter("cycles_per_load", 17.8);
+        let without = BenchResult::derived("b", "m", vec![1.0], Vec::new(), Vec::new()).unwrap();
+        let mut results = [with_cycles, without];
+        cycle.mark(&mut results);
+        assert_eq!(results[0].warnings.len(), 1);
+        assert!(results[1].warnings.is_empty());
+    }
+
     #[test]
     fn the_chains_do_their_arithmetic() {
         assert_eq!(add_chain::<64>(1), 65);
@@ -160,7 +241,7 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         let mut ratios: Vec<f64> = (0..3)
             .map(|_| {
-                let cycle = cycle_time(&mut ctx).unwrap();
+                let cycle = cycle_time(&mut ctx).unwrap().result;
                 cycle.parameters["imul_cycles"].as_f64().unwrap()
             })
             .collect();

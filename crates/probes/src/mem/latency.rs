@@ -137,7 +137,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         Suite::Full => MIN_WORKING_SET,
     };
     let sizes = working_sets(smallest, max, per_octave, line as u64);
-    let cycle_ns = cycle_time(ctx)?.summary.median;
+    let cycle = cycle_time(ctx)?;
+    let cycle_ns = cycle.ns;
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
     let layouts = [
         ("random", Layout::Random),
@@ -210,16 +211,18 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         })
     });
     let levels = level_results(&curve, per_octave, &caches, cycle_ns);
-    match swept {
-        Ok(mut results) => {
-            results.extend(levels);
-            Ok(results)
-        }
+    let (stopped, mut results) = match swept {
+        Ok(results) => (None, results),
         Err(stopped) => {
-            let (cause, mut measured) = stopped.into_parts();
-            measured.extend(levels);
-            Err(cause.after(measured))
+            let (cause, measured) = stopped.into_parts();
+            (Some(cause), measured)
         }
+    };
+    results.extend(levels);
+    cycle.mark(&mut results);
+    match stopped {
+        None => Ok(results),
+        Some(cause) => Err(cause.after(results)),
     }
 }
 

@@ -56,7 +56,8 @@ fn copy_sampling(config: &mut Config) {
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let max = ctx.max_working_set();
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
-    let cycle_ns = cycle_time(ctx)?.summary.median;
+    let cycle = cycle_time(ctx)?;
+    let cycle_ns = cycle.ns;
     let map = |what: &str| {
         MappedBuffer::new(max as usize, ctx.memory.huge_pages).map_err(|e| {
             ProbeError::Failed(format!(
@@ -77,6 +78,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             .collect::<Result<Vec<_>, ProbeError>>()
     })?;
     add_derivative(&mut results, &sizes);
+    cycle.mark(&mut results);
     Ok(results)
 }
 
