@@ -57,6 +57,13 @@ fn no_arguments_runs_the_quick_suite_of_every_probe() {
         .expect("the headline table");
     assert!(stdout[headline..].contains("Branch mispredict"));
     assert!(stdout[headline..].contains("reference only: needs two continents"));
+    // Every row with a figure has its spread: the points the headline reads are sampled
+    // enough for a p5 … p95, even inside a sweep.
+    let short: Vec<&str> = stdout[headline..]
+        .lines()
+        .filter(|line| line.contains("too few"))
+        .collect();
+    assert!(short.is_empty(), "{short:#?}");
     for probe in latlab_probes::PROBES {
         if probe.id.starts_with("gpu.") {
             continue;

@@ -14,7 +14,7 @@
 //! (`file.read`) were measured.
 
 use super::{Workspace, c_path, last_error};
-use crate::mem::sweep_point;
+use crate::mem::{headline_point, sweep_point};
 use crate::random::SplitMix64;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
@@ -111,38 +111,42 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
         unsafe { libc::pread(fd, buffer.ptr.cast(), len, offset as libc::off_t) == len as isize }
     };
     ctx.runner.scoped(sweep_point, |runner| {
-        results.push(
-            runner
-                .bench(
-                    latlab_engine::names::result::COLD_RANDOM_4KIB,
-                    "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
-                    || {
-                        failed |= !read(
-                            ALIGN,
-                            offsets.below(FILE_BYTES / ALIGN as u64) * ALIGN as u64,
-                        )
-                    },
-                )?
-                .with_bytes_per_operation(ALIGN as u64),
-        );
+        // The headline reads the random 4 KiB and the 1 MiB sequential reads.
+        let random = runner.scoped(headline_point, |runner| {
+            runner.bench(
+                latlab_engine::names::result::COLD_RANDOM_4KIB,
+                "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
+                || {
+                    failed |= !read(
+                        ALIGN,
+                        offsets.below(FILE_BYTES / ALIGN as u64) * ALIGN as u64,
+                    )
+                },
+            )
+        })?;
+        results.push(random.with_bytes_per_operation(ALIGN as u64));
         for len in [64usize << 10, 1 << 20, 8 << 20] {
             let mut offset = 0u64;
-            results.push(
-                runner
-                    .bench(
-                        &format!(
-                            "{}{}",
-                            latlab_engine::names::result::COLD_SEQUENTIAL_PREFIX,
-                            format_bytes(len as f64)
-                        ),
-                        &format!("pread O_DIRECT of {len} bytes at successive offsets"),
-                        || {
-                            failed |= !read(len, offset);
-                            offset = (offset + len as u64) % FILE_BYTES;
-                        },
-                    )?
-                    .with_bytes_per_operation(len as u64),
-            );
+            let samples = if len == 1 << 20 {
+                headline_point
+            } else {
+                |_: &mut latlab_engine::Config| {}
+            };
+            let sequential = runner.scoped(samples, |runner| {
+                runner.bench(
+                    &format!(
+                        "{}{}",
+                        latlab_engine::names::result::COLD_SEQUENTIAL_PREFIX,
+                        format_bytes(len as f64)
+                    ),
+                    &format!("pread O_DIRECT of {len} bytes at successive offsets"),
+                    || {
+                        failed |= !read(len, offset);
+                        offset = (offset + len as u64) % FILE_BYTES;
+                    },
+                )
+            })?;
+            results.push(sequential.with_bytes_per_operation(len as u64));
         }
         Ok::<_, ProbeError>(())
     })?;

@@ -179,7 +179,8 @@ fn fsync_alone(ctx: &mut ProbeContext, workspace: &Workspace) -> Result<BenchRes
     let fd = file.as_raw_fd();
     let data = [0x5au8; SMALL];
     let mut error = None;
-    let count = events(ctx.suite).1 * 2;
+    // The headline reads it: enough events for a p5 … p95.
+    let count = (events(ctx.suite).1 * 2).max(latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
     let result = ctx.runner.observe(
         latlab_engine::names::result::FSYNC_4KIB,
         "fsync after a 4 KiB pwrite at offset 0 of a file kept open (the pwrite untimed)",

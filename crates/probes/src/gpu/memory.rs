@@ -113,15 +113,11 @@ pub(crate) fn level_results(
                 .iter()
                 .filter_map(|(_, r)| r.parameter("cycles_per_operation")?.as_f64())
                 .collect();
-            let points: Vec<(u64, f64, String)> = plateau
-                .iter()
-                .map(|(size, r)| (*size, r.summary.median, r.name.clone()))
-                .collect();
             let mut result = levels::plateau_result(
                 &format!("{}{name}", latlab_engine::names::result::GPU_LEVEL_PREFIX),
                 name,
                 "L1",
-                &points,
+                plateau,
             )?;
             if !cycles.is_empty() {
                 let mut sorted = cycles.clone();

@@ -11,7 +11,7 @@
 //! which were allowed); `proc.pipe` shows what that costs against one CPU.
 
 use super::link::{Link, Transport};
-use crate::mem::sweep_point;
+use crate::mem::{headline_point, sweep_point};
 use crate::peer::{Child, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
@@ -57,9 +57,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         let mut results = Vec::new();
         for transport in Transport::ALL {
             for &n in &sizes {
-                results.push(
-                    measure(runner, transport, n)?.with_parameter(key::CPUS, cpus.as_slice()),
-                );
+                // The headline reads the TCP round trip of the smallest payload.
+                let samples = if transport == Transport::Tcp && n == SMALLEST {
+                    headline_point
+                } else {
+                    |_: &mut latlab_engine::Config| {}
+                };
+                let result = runner.scoped(samples, |runner| measure(runner, transport, n))?;
+                results.push(result.with_parameter(key::CPUS, cpus.as_slice()));
             }
         }
         Ok(results)

@@ -18,7 +18,7 @@ use super::buffer::MappedBuffer;
 use super::kernels::{Access, Kernel};
 use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
-use super::sweep_point;
+use super::{headline_point, sweep_point};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
@@ -88,7 +88,15 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 for access in Access::ALL {
                     for (step, pattern) in PATTERNS {
                         let kernel = Kernel::new(access, step);
-                        let single = one_thread(runner, kernel, pattern, data, size)?;
+                        // The headline reads the largest set's plain read.
+                        let samples = if largest && access == Access::Read && step == 1 {
+                            headline_point
+                        } else {
+                            |_: &mut latlab_engine::Config| {}
+                        };
+                        let single = runner.scoped(samples, |runner| {
+                            one_thread(runner, kernel, pattern, data, size)
+                        })?;
                         if !largest {
                             results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
                             continue;

@@ -183,7 +183,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     };
                     let result = measure_rings(runner, ring, rings, cycle_ns)?;
                     if label == "pagegroups" {
-                        curve.push((size, result.summary.median, result.name.clone()));
+                        curve.push((size, result.clone()));
                     }
                     results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
                 }
@@ -354,16 +354,16 @@ pub(crate) fn measure(
 /// kernel reports (a VM may report a bigger cache than it gets, so its plateau may start
 /// early).
 fn level_results(
-    curve: &[(u64, f64, String)],
+    curve: &[(u64, BenchResult)],
     per_octave: usize,
     caches: &[CacheInfo],
     cycle_ns: f64,
 ) -> Vec<BenchResult> {
     let points: Vec<Point> = curve
         .iter()
-        .map(|&(size_bytes, latency_ns, _)| Point {
-            size_bytes,
-            latency_ns,
+        .map(|(size_bytes, result)| Point {
+            size_bytes: *size_bytes,
+            latency_ns: result.summary.median,
         })
         .collect();
     let found = levels::detect(&points, per_octave);
@@ -380,17 +380,18 @@ fn level_results(
             } else {
                 format!("L{}", i + 1)
             };
-            let plateau = &curve[level.points.clone()];
+            let plateau: Vec<(u64, &BenchResult)> = curve[level.points.clone()]
+                .iter()
+                .map(|(size, r)| (*size, r))
+                .collect();
             let mut result = levels::plateau_result(
                 &format!("{}{name}", latlab_engine::names::result::LEVEL_PREFIX),
                 &name,
                 "pagegroups",
-                plateau,
+                &plateau,
             )?;
-            result = result.with_parameter(
-                "cycles_per_load",
-                format!("{:.1}", level.latency_ns / cycle_ns),
-            );
+            let cycles = result.summary.median / cycle_ns;
+            result = result.with_parameter("cycles_per_load", cycles);
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
                 if let Some(reported) = reported_size(&name, caches) {

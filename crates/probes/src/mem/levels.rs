@@ -72,25 +72,32 @@ pub(crate) fn detect(points: &[Point], points_per_octave: usize) -> Vec<Level> {
 /// A reported cache size and the curve's estimate may differ by this factor.
 const SIZE_TOLERANCE: f64 = 2.0;
 
-/// A level as a result named `result_name`: one sample per point of its plateau, each
-/// `(working set, median, result name)` of the `chase` curve, from which it is derived.
+/// A level as a result named `result_name`: every sample of every point of its plateau
+/// (each `(working set, result)` of the `chase` curve) pooled, so that its median has an
+/// interval however few sizes the plateau spans; derived from those points' results.
 pub(crate) fn plateau_result(
     result_name: &str,
     level: &str,
     chase: &str,
-    plateau: &[(u64, f64, String)],
+    plateau: &[(u64, &BenchResult)],
 ) -> Option<BenchResult> {
     let (first, last) = (plateau.first()?, plateau.last()?);
+    let pooled: Vec<f64> = plateau
+        .iter()
+        .flat_map(|(_, r)| r.samples_ns.iter().copied())
+        .collect();
     BenchResult::derived(
         result_name,
         &format!(
-            "{level}: the {chase} chase over its plateau, {} to {}",
+            "{level}: the {chase} chase over its plateau, {} to {}, every sample of its {} \
+             sizes pooled",
             size_label(first.0),
-            size_label(last.0)
+            size_label(last.0),
+            plateau.len()
         ),
-        plateau.iter().map(|p| p.1).collect(),
+        pooled,
         Vec::new(),
-        plateau.iter().map(|p| p.2.clone()).collect(),
+        plateau.iter().map(|(_, r)| r.name.clone()).collect(),
     )
 }
 
@@ -173,6 +180,23 @@ fn median(points: &[Point]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level pools every sample of its plateau's points: three sizes of ten samples give
+    /// thirty, enough for an interval and percentiles where three medians would not be.
+    #[test]
+    fn a_level_pools_its_plateau_samples() {
+        let point = |name: &str, ns: f64| {
+            BenchResult::derived(name, "m", vec![ns; 10], Vec::new(), Vec::new()).unwrap()
+        };
+        let (a, b, c) = (point("a", 1.0), point("b", 1.1), point("c", 1.2));
+        let plateau = [(4096, &a), (6144, &b), (8192, &c)];
+        let level = plateau_result("level/L1", "L1", "pagegroups", &plateau).unwrap();
+        assert_eq!(level.samples_ns.len(), 30);
+        assert_eq!(level.summary.n, 30);
+        assert!(level.summary.n >= latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
+        assert_eq!(level.summary.median, 1.1);
+        assert_eq!(level.derived_from, ["a", "b", "c"]);
+    }
 
     /// A staircase with smooth ramps: (capacity, latency) per level, sampled from 1 KiB.
     fn curve(

@@ -11,6 +11,15 @@ pub(crate) mod memcpy;
 mod parallel;
 pub(crate) mod sizes;
 
+/// The configuration of a point the headline table reads (`file.cold/random-4KiB`, the
+/// largest `mem.bandwidth` read …), inside a sweep: at least as many samples as a p5 … p95
+/// needs, so that its row always has a spread.
+pub(crate) fn headline_point(config: &mut latlab_engine::Config) {
+    config.samples = config
+        .samples
+        .max(latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
+}
+
 /// Sampling for one point of a sweep: a third of the samples, each half as long. A sweep has
 /// dozens to hundreds of points and its neighbours corroborate each one; the time saved keeps
 /// the memory family within its budget.
