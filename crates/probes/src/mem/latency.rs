@@ -370,16 +370,18 @@ fn level_results(
     let largest_cache = caches.iter().map(|c| c.size_bytes).max();
     let largest_set = points.last().map_or(0, |p| p.size_bytes);
     let reached_memory = largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
-    let count = found.len();
+    let mut cache_levels: Vec<u8> = caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.level)
+        .collect();
+    cache_levels.dedup();
+    let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
+    let names = level_names(&latencies, cache_levels.len(), reached_memory);
     found
         .iter()
-        .enumerate()
-        .filter_map(|(i, level)| {
-            let name = if i + 1 == count && i > 0 && reached_memory {
-                "DRAM".to_string()
-            } else {
-                format!("L{}", i + 1)
-            };
+        .zip(names)
+        .filter_map(|(level, name)| {
             let plateau: Vec<(u64, &BenchResult)> = curve[level.points.clone()]
                 .iter()
                 .map(|(size, r)| (*size, r))
@@ -409,6 +411,32 @@ fn level_results(
         .collect()
 }
 
+/// How far above the level before it the last level must read to be main memory.
+const MEMORY_STEP: f64 = 2.0;
+
+/// The names of the levels the curve found, from their latencies: `L1`, `L2` … and `DRAM`
+/// for the last when the curve shows it is memory. That is when it reads at least
+/// [`MEMORY_STEP`] times the level before it and either lies beyond the cache levels the
+/// kernel reports (`cache_levels` of them; a VM may report the host's sizes, but not a
+/// level it lacks), or the sweep reached twice the largest cache the kernel reports. So a
+/// fourth level on a machine with three caches is memory, whatever size the kernel gives its
+/// last cache.
+fn level_names(latencies: &[f64], cache_levels: usize, reached_memory: bool) -> Vec<String> {
+    let count = latencies.len();
+    (0..count)
+        .map(|i| {
+            let last = i + 1 == count && i > 0;
+            let steps_up = i > 0 && latencies[i] >= MEMORY_STEP * latencies[i - 1];
+            let beyond_caches = i + 1 > cache_levels;
+            if last && steps_up && (beyond_caches || reached_memory) {
+                "DRAM".to_string()
+            } else {
+                format!("L{}", i + 1)
+            }
+        })
+        .collect()
+}
+
 /// The kernel's size for a level name such as `L2` (data or unified cache).
 fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
     let level: u8 = name.strip_prefix('L')?.parse().ok()?;
@@ -421,6 +449,30 @@ fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Levels are named by the curve. A fourth level on a machine whose kernel reports three
+    /// caches is memory, even when the kernel's last cache (a VM's 260 MiB L3) is larger
+    /// than the sweep; a last level that does not step up is not; a sweep that ends in the
+    /// last cache names no memory.
+    #[test]
+    fn the_last_level_is_memory_when_the_curve_says_so() {
+        let names = |latencies: &[f64], reached| level_names(latencies, 3, reached);
+        // Emerald Rapids guest, swept to 256 MiB: L1 L2 L3, then flat at ~125 ns.
+        assert_eq!(
+            names(&[1.6, 5.0, 38.0, 125.0], false),
+            ["L1", "L2", "L3", "DRAM"]
+        );
+        // Swept past twice the last cache: the third level is memory.
+        assert_eq!(names(&[1.3, 4.0, 130.0], true), ["L1", "L2", "DRAM"]);
+        // Swept only into the L3 (a small --max-size): no memory.
+        assert_eq!(names(&[1.3, 4.0, 13.0], false), ["L1", "L2", "L3"]);
+        // An extra step of less than twice (a TLB or a slice boundary) is not memory.
+        assert_eq!(
+            names(&[1.3, 4.0, 13.0, 19.0], false),
+            ["L1", "L2", "L3", "L4"]
+        );
+        assert_eq!(names(&[1.3], true), ["L1"]);
+    }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a
     /// bigger working set is never faster by more than noise.
