@@ -11,11 +11,12 @@
 //! `random` and `pagegroups` use one line per [`PREFETCH_PROOF_STRIDE`] bytes: a miss brings
 //! in its buddy line of the 128-byte pair and the spatial prefetchers' neighbours, which a
 //! ring over every line would visit soon after as cache hits, so that part of the "memory"
-//! latency would be an L2 hit. `sequential` uses every line. At the largest working set (in
-//! the quick suite the first of the sweep at least twice the last-level cache) a stride
-//! sweep (64, 128, 256 and 512 bytes, and a page) over the `pagegroups` layout shows what
-//! spatial prefetch hides, as `sequential` shows what stream prefetch hides. Working sets are
-//! labelled by the bytes they span; `touched_bytes` records the lines used.
+//! latency would be an L2 hit. `sequential` uses every line. A stride sweep (64, 128, 256 and
+//! 512 bytes, and a page) over the `pagegroups` layout shows what spatial prefetch hides, as
+//! `sequential` shows what stream prefetch hides. Each stride spans the smallest working set
+//! of the sweep whose touched lines are twice the last cache the curve found, so every point
+//! reads memory; a stride the sweep is too small for is left out with a note. Working sets
+//! are labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
 //! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
 //! samples pooled: one ring's figure depends on where its pages landed, and the spread across
@@ -34,7 +35,7 @@ use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
-use latlab_engine::{BenchResult, Runner};
+use latlab_engine::{BenchResult, Runner, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
@@ -72,7 +73,7 @@ pub(crate) const PREFETCH_PROOF_STRIDE: usize = 256;
 /// where the pages land in memory (and what the host does meanwhile) moves one ring's
 /// figure by several per cent, and the spread across rings shows by how much.
 const RINGS_BEYOND_LAST_LEVEL: usize = 3;
-/// The strides of the sweep at the largest working set, in lines of 64 bytes and a page.
+/// The strides of the stride sweep, in bytes; a page is added.
 const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
 /// The second-level cache's size when the kernel does not report it: working sets up to it
 /// are timed by slope.
@@ -100,19 +101,43 @@ fn rings_beyond_last_level(suite: Suite, largest: bool) -> usize {
     }
 }
 
-/// The working set of the stride sweep: the largest in the full suite; in the quick suite the
-/// smallest of the sweep at least twice the last-level cache (still memory, at a fraction of
-/// the cost of building five rings at the largest), or the largest if none is.
-fn stride_sweep_size(suite: Suite, sizes: &[u64], last_level: u64) -> u64 {
-    let largest = sizes.last().copied().unwrap_or(MIN_WORKING_SET);
-    match suite {
-        Suite::Full => largest,
-        Suite::Quick => sizes
-            .iter()
-            .copied()
-            .find(|&size| size >= last_level.saturating_mul(2))
-            .unwrap_or(largest),
-    }
+/// The span of the stride sweep's point at `stride`: the smallest working set of the sweep
+/// whose lines touched (one per stride) are at least twice `last_cache`, so that the point
+/// reads memory, not a cache; `None` when the sweep's largest set is too small for that.
+/// The span grows with the stride: a 4 KiB stride touches one line in 64 of a 64-byte-line
+/// span, and so needs 128 times the last cache.
+fn stride_span(sizes: &[u64], stride: usize, line: usize, last_cache: u64) -> Option<u64> {
+    let needed = last_cache
+        .saturating_mul(2)
+        .saturating_mul((stride / line).max(1) as u64);
+    sizes.iter().copied().find(|&size| size >= needed)
+}
+
+/// The largest cache the curve found: where it leaves the last level before memory; the
+/// kernel's largest cache (`reported`) when the curve does not show where that is.
+fn last_cache_of_curve(
+    curve: &[(u64, BenchResult)],
+    per_octave: usize,
+    cache_levels: usize,
+    reported: u64,
+) -> u64 {
+    let points: Vec<Point> = curve
+        .iter()
+        .map(|(size_bytes, result)| Point {
+            size_bytes: *size_bytes,
+            latency_ns: result.summary.median,
+        })
+        .collect();
+    let found = levels::detect(&points, per_octave);
+    let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
+    let names = level_names(&latencies, cache_levels, false);
+    found
+        .iter()
+        .zip(&names)
+        .filter(|(_, name)| name.starts_with('L'))
+        .filter_map(|(level, _)| level.size_estimate_bytes)
+        .max()
+        .unwrap_or(reported)
 }
 
 fn points_per_octave(suite: Suite) -> usize {
@@ -153,7 +178,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .unwrap_or(u64::MAX);
     let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
-    let stride_sweep_size = stride_sweep_size(suite, &sizes, last_level);
+    let cache_levels = data_cache_levels(&caches);
     // The page-group latency by size, from which the levels are read; kept as measured, so
     // that a sweep stopped part-way (a mapping refused under a memory limit) still reads the
     // levels it reached.
@@ -188,24 +213,50 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
                 }
             }
+            // Each stride at a span whose touched lines are twice the last cache the curve
+            // found: a point that cannot reach that within the sweep is left out, not shown.
+            let last_cache = last_cache_of_curve(&curve, per_octave, cache_levels, last_level);
             let page = super::buffer::page_size();
-            let strides = SWEEP_STRIDES.iter().filter(|&&s| s >= line).chain([&page]);
-            for &stride in strides {
+            let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
+            let mut left_out = Vec::new();
+            let mut swept: Vec<BenchResult> = Vec::new();
+            for stride in strides.chain([page]) {
+                let name = format!(
+                    "{}{}",
+                    latlab_engine::names::result::STRIDE_PREFIX,
+                    size_label(stride as u64)
+                );
+                let Some(span) = stride_span(&sizes, stride, line, last_cache) else {
+                    left_out.push(name);
+                    continue;
+                };
                 let ring = Ring {
-                    name: format!(
-                        "{}{}",
-                        latlab_engine::names::result::STRIDE_PREFIX,
-                        size_label(stride as u64)
-                    ),
+                    name,
                     label: "pagegroups",
                     layout: Layout::PageGroups { group_bytes },
-                    size: stride_sweep_size,
+                    size: span,
                     stride,
                     line,
                     huge_pages,
                     slope: false,
                 };
-                results.push(measure(runner, ring, Some(cycle_ns))?);
+                swept.push(measure(runner, ring, Some(cycle_ns))?);
+            }
+            check_strides(&mut swept);
+            results.extend(swept);
+            if !left_out.is_empty()
+                && let Some(last) = results.last_mut()
+            {
+                last.warnings.push(Warning::part_skipped(
+                    &left_out.join(", "),
+                    &format!(
+                        "to touch twice the {} last cache the curve found, a stride needs a \
+                         span of 2 × that × (stride ÷ {line} B); the sweep stops at {}: raise \
+                         --max-size to measure them",
+                        size_label(last_cache),
+                        size_label(largest)
+                    ),
+                ));
             }
             Ok(())
         })
@@ -370,14 +421,9 @@ fn level_results(
     let largest_cache = caches.iter().map(|c| c.size_bytes).max();
     let largest_set = points.last().map_or(0, |p| p.size_bytes);
     let reached_memory = largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
-    let mut cache_levels: Vec<u8> = caches
-        .iter()
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| c.level)
-        .collect();
-    cache_levels.dedup();
+    let cache_levels = data_cache_levels(caches);
     let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
-    let names = level_names(&latencies, cache_levels.len(), reached_memory);
+    let names = level_names(&latencies, cache_levels, reached_memory);
     found
         .iter()
         .zip(names)
@@ -411,6 +457,25 @@ fn level_results(
         .collect()
 }
 
+/// Marks a stride sweep in which a longer stride read faster than a shorter one beyond both
+/// intervals: spatial prefetch only ever helps the shorter strides, so that means a point
+/// read a cache or the machine changed under it.
+fn check_strides(strides: &mut [BenchResult]) {
+    for i in 1..strides.len() {
+        let (shorter, longer) = (&strides[i - 1], &strides[i]);
+        if longer.summary.median_ci95[1] < shorter.summary.median_ci95[0] {
+            let failure = format!(
+                "{} read {:.1} ns, faster than {} at {:.1} ns beyond both intervals",
+                longer.name, longer.summary.median, shorter.name, shorter.summary.median
+            );
+            strides[i].warnings.push(Warning::check_failed(
+                "a longer stride is never faster",
+                &failure,
+            ));
+        }
+    }
+}
+
 /// How far above the level before it the last level must read to be main memory.
 const MEMORY_STEP: f64 = 2.0;
 
@@ -437,6 +502,18 @@ fn level_names(latencies: &[f64], cache_levels: usize, reached_memory: bool) -> 
         .collect()
 }
 
+/// How many levels of data (or unified) cache the kernel reports.
+fn data_cache_levels(caches: &[CacheInfo]) -> usize {
+    let mut levels: Vec<u8> = caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.level)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    levels.len()
+}
+
 /// The kernel's size for a level name such as `L2` (data or unified cache).
 fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
     let level: u8 = name.strip_prefix('L')?.parse().ok()?;
@@ -449,6 +526,49 @@ fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each stride spans enough to touch twice the last cache, so its span grows with the
+    /// stride; one the sweep cannot reach is left out. (On a Zen 5 guest with a 32 MiB L3,
+    /// one 256 MiB span for every stride read a 4 KiB stride at 22.7 ns: 4 MiB of lines, in
+    /// the L3.)
+    #[test]
+    fn every_stride_spans_twice_the_last_cache_in_lines() {
+        let sizes: Vec<u64> = (20..=30).map(|p| 1u64 << p).collect(); // 1 MiB … 1 GiB
+        let last_cache = 32 << 20;
+        assert_eq!(stride_span(&sizes, 64, 64, last_cache), Some(64 << 20));
+        assert_eq!(stride_span(&sizes, 256, 64, last_cache), Some(256 << 20));
+        assert_eq!(stride_span(&sizes, 512, 64, last_cache), Some(512 << 20));
+        assert_eq!(stride_span(&sizes, 4096, 64, last_cache), None);
+        for stride in [64, 128, 256, 512] {
+            let span = stride_span(&sizes, stride, 64, last_cache).unwrap();
+            assert!(span / stride as u64 * 64 >= 2 * last_cache, "{stride}");
+        }
+    }
+
+    /// A longer stride that reads faster than a shorter one beyond both intervals is marked;
+    /// one within the noise is not.
+    #[test]
+    fn a_longer_stride_that_reads_faster_is_marked() {
+        let stride = |name: &str, ns: f64| {
+            let samples = (0..30)
+                .map(|i| ns * (1.0 + (i % 5) as f64 * 0.002))
+                .collect();
+            BenchResult::derived(name, "m", samples, Vec::new(), Vec::new()).unwrap()
+        };
+        let mut strides = [
+            stride("s/64B", 90.0),
+            stride("s/128B", 120.0),
+            stride("s/256B", 119.9),
+            stride("s/4KiB", 22.7),
+        ];
+        check_strides(&mut strides);
+        assert!(strides[1].warnings.is_empty() && strides[2].warnings.is_empty());
+        assert!(matches!(
+            &strides[3].warnings[..],
+            [Warning::CheckFailed { failure, .. }]
+                if failure.contains("s/4KiB read 22.") && failure.contains("faster than s/256B")
+        ));
+    }
 
     /// Levels are named by the curve. A fourth level on a machine whose kernel reports three
     /// caches is memory, even when the kernel's last cache (a VM's 260 MiB L3) is larger
@@ -505,9 +625,10 @@ mod tests {
         );
     }
 
-    /// The random rings skip the lines a prefetcher would bring in; the stride sweep covers
-    /// every line up to a page at the largest working set; the bytes touched are one line
-    /// per stride of the bytes spanned.
+    /// The random rings skip the lines a prefetcher would bring in; the bytes touched are
+    /// one line per stride of the bytes spanned; every stride up to a page is measured or
+    /// named as left out (here all are: a 64 KiB sweep cannot miss the synthetic host's
+    /// 32 MiB L3).
     #[test]
     fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
         use latlab_engine::names::result::STRIDE_PREFIX;
@@ -530,13 +651,21 @@ mod tests {
                 _ => assert!(stride >= PREFETCH_PROOF_STRIDE as u64, "{}", r.name),
             }
         }
-        let swept: Vec<u64> = results
+        assert!(!results.iter().any(|r| r.name.starts_with(STRIDE_PREFIX)));
+        let left_out: Vec<&str> = results
             .iter()
-            .filter(|r| r.name.starts_with(STRIDE_PREFIX))
-            .inspect(|r| assert_eq!(number(r, key::WORKING_SET_BYTES), 64 << 10))
-            .map(|r| number(r, key::STRIDE_BYTES))
+            .flat_map(|r| &r.warnings)
+            .filter_map(|w| match w {
+                Warning::PartSkipped { part, .. } if part.contains(STRIDE_PREFIX) => {
+                    Some(part.as_str())
+                }
+                _ => None,
+            })
             .collect();
-        let page = super::super::buffer::page_size() as u64;
-        assert_eq!(swept, [64, 128, 256, 512, page]);
+        let page = size_label(super::super::buffer::page_size() as u64);
+        let all = ["64B", "128B", "256B", "512B", page.as_str()]
+            .map(|s| format!("{STRIDE_PREFIX}{s}"))
+            .join(", ");
+        assert_eq!(left_out, [all.as_str()]);
     }
 }

@@ -36,8 +36,8 @@ fn text<'a>(result: &'a BenchResult, key: &str) -> Option<&'a str> {
 fn latency(results: &[BenchResult]) -> Option<Figure> {
     latency_figure(LatencyCurve {
         results,
-        // The stride sweep is one working set: its points belong in the table, not on the
-        // curve.
+        // The stride sweep is by stride, each at its own span: its points belong in the
+        // table, not on the curve by working set.
         layout: |r| {
             if r.name.starts_with(name::STRIDE_PREFIX) {
                 None
