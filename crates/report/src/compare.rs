@@ -44,7 +44,8 @@ pub enum Verdict {
         p: f64,
         why: SameBecause,
     },
-    /// Too few samples to test (a derived figure, a single observation).
+    /// Too few samples to test (a derived figure, a single observation), or a figure
+    /// extrapolated rather than measured.
     Untested,
 }
 
@@ -64,7 +65,12 @@ impl Verdict {
     /// `first` and `later` are results of the same name; `quantum_ns` is one clock tick per
     /// operation, the coarser of the two.
     fn of(first: &BenchResult, later: &BenchResult, threshold: f64, quantum_ns: f64) -> Verdict {
-        if first.samples_ns.len() < MIN_SAMPLES || later.samples_ns.len() < MIN_SAMPLES {
+        // An extrapolated figure is an estimate: there is nothing to test.
+        if first.samples_ns.len() < MIN_SAMPLES
+            || later.samples_ns.len() < MIN_SAMPLES
+            || crate::units::is_extrapolated(first)
+            || crate::units::is_extrapolated(later)
+        {
             return Verdict::Untested;
         }
         let p = mann_whitney_p(&first.samples_ns, &later.samples_ns);

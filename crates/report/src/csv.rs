@@ -52,8 +52,9 @@ impl Exporter for CsvExporter {
                     to_snake(&r.verdict),
                     "ns".to_string(),
                     s.median.to_string(),
-                    s.median_ci95[0].to_string(),
-                    s.median_ci95[1].to_string(),
+                    // No interval is claimed for an extrapolated figure.
+                    interval(r, 0),
+                    interval(r, 1),
                     s.min.to_string(),
                     s.p5.to_string(),
                     s.p95.to_string(),
@@ -93,6 +94,16 @@ pub(crate) fn text_cell(text: &str) -> String {
 }
 
 /// The serde name of a unit enum variant (`timed_loop`, `optimised_away`).
+/// One end of the median's 95% interval; empty for an extrapolated figure, which claims
+/// none.
+fn interval(result: &latlab_engine::BenchResult, end: usize) -> String {
+    if crate::units::is_extrapolated(result) {
+        String::new()
+    } else {
+        result.summary.median_ci95[end].to_string()
+    }
+}
+
 fn to_snake<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_value(value)
         .ok()

@@ -15,8 +15,8 @@ use crate::html_benchmarks;
 use crate::plots::{Formats, RenderedPlot, render_plots};
 use crate::rows::{format_samples, headline};
 use crate::units::{
-    format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
-    format_ratio,
+    format_clock, format_interval, format_median, format_ns, format_percent, format_percentiles,
+    format_rate, format_ratio,
 };
 use crate::warning_groups::{Grouped, grouped};
 use crate::{ExportError, Exporter};
@@ -293,7 +293,7 @@ fn latency_distributions(page: &mut String, run: &RunRecord) {
             escape(&result.name),
             result.samples_ns.len(),
             escape(&result.method),
-            format_ns(result.summary.median)
+            format_median(result)
         );
     }
 }
@@ -423,7 +423,7 @@ fn scheduling(page: &mut String, run: &RunRecord) {
                         .map_or_else(String::new, |s| format!(" ({s:.1}×)"));
                     format!(
                         "{}{slowdown}<br><span class=\"note\">CPU share {}</span>",
-                        format_ns(r.summary.median),
+                        format_median(r),
                         escape(&param(r, key::CPU_SHARE))
                     )
                 },
@@ -476,11 +476,11 @@ fn results(page: &mut String, run: &RunRecord, grouped: &Grouped) {
                 escape(&result.name),
                 escape(&result.name),
                 warning_mark(result, grouped),
-                format_ns(s.median),
+                format_median(result),
                 result
                     .gigabytes_per_second()
                     .map_or_else(String::new, format_rate),
-                format_interval(s),
+                format_interval(result),
                 format_percentiles(s.n, s.p5, s.p95),
                 s.cv.map_or_else(|| "–".into(), format_percent),
                 escape(&result.method)

@@ -187,7 +187,7 @@ fn rows_for(result: &BenchResult) -> Rows {
     let n = result.samples_ns.len();
     if !result.derived_from.is_empty() {
         Rows::None
-    } else if result.kind != ResultKind::Derived
+    } else if !matches!(result.kind, ResultKind::Derived | ResultKind::Extrapolated)
         && n >= MIN_REPETITIONS
         && result.cpu_samples_ns.len() == n
         && positive(&result.samples_ns)

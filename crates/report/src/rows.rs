@@ -3,7 +3,8 @@
 
 use crate::text_table::TextTable;
 use crate::units::{
-    format_clock, format_interval, format_ns, format_percent, format_percentiles, format_rate,
+    format_clock, format_interval, format_median, format_ns, format_percent, format_percentiles,
+    format_rate,
 };
 use latlab_engine::MIN_SAMPLES;
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
@@ -120,12 +121,12 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         );
         let row = vec![
             name,
-            format_ns(s.median),
+            format_median(result),
             cpu_median(result).map_or_else(|| "–".to_string(), format_ns),
             result
                 .gigabytes_per_second()
                 .map_or_else(String::new, format_rate),
-            format_interval(s),
+            format_interval(result),
             format_percentiles(s.n, s.p5, s.p95),
             s.cv.map_or_else(|| "–".to_string(), format_percent),
             result.cold_ns.map_or_else(
@@ -311,5 +312,35 @@ mod tests {
         assert!(line("n10").contains("n = 10: too few"), "{table}");
         assert!(!line("n10").contains("no interval"), "{table}");
         assert!(!line("n30").contains("n = "), "{table}");
+    }
+
+    /// An extrapolated figure is shown as an estimate, with no interval claimed; the CSV
+    /// leaves its interval empty and `compare` does not test it.
+    #[test]
+    fn an_extrapolated_figure_claims_no_interval() {
+        let mut estimate =
+            BenchResult::derived("p/idle", "test", vec![2.69e8; 30], Vec::new(), Vec::new())
+                .unwrap();
+        estimate.kind = latlab_engine::model::ResultKind::Extrapolated;
+        let run = record(vec![probe("p", vec![estimate.clone()])]);
+        let table = rows(&run, Sweeps::Folded).table().aligned(&[]);
+        let line = table.lines().find(|l| l.contains("p/idle")).unwrap();
+        assert!(line.contains("≈269 ms"), "{line}");
+        assert!(line.contains("extrapolated: no interval"), "{line}");
+        let csv = crate::Exporter::render(&crate::CsvExporter, &run).unwrap();
+        let row = csv.lines().nth(1).unwrap();
+        assert!(
+            row.contains(",extrapolated,measured,ns,269000000,,,"),
+            "{row}"
+        );
+        let mut later = estimate.clone();
+        later.samples_ns = vec![5.0e8; 30];
+        later.summary = latlab_engine::stats::Summary::of(&later.samples_ns).unwrap();
+        let runs = [
+            ("A".to_string(), run),
+            ("B".to_string(), record(vec![probe("p", vec![later])])),
+        ];
+        let compared = crate::compare::Comparison::of(&runs, 0.05);
+        assert_eq!(compared.tallies[0].untested, 1);
     }
 }

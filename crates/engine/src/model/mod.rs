@@ -25,6 +25,11 @@ pub enum ResultKind {
     Observations,
     /// Computed sample by sample from other results (a difference, a ratio).
     Derived,
+    /// Samples estimated, not measured: some of the events did not complete within their
+    /// cap and their time was extrapolated from the part they did. The figure is an estimate
+    /// and its summary's interval is not a confidence interval: renderings show neither an
+    /// interval nor a comparison for it.
+    Extrapolated,
 }
 
 /// Whether a figure measures real work.

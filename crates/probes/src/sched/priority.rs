@@ -334,8 +334,10 @@ fn describe(result: BenchResult, jobs: &[JobRun], cap: Duration) -> BenchResult 
         result
     } else {
         // The others were stopped at the cap; their completion time is extrapolated from the
-        // share of the job they did.
-        result.with_parameter("extrapolated_after_s", cap.as_secs_f64())
+        // share of the job they did: the figure is an estimate, and says so.
+        let mut result = result.with_parameter("extrapolated_after_s", cap.as_secs_f64());
+        result.kind = latlab_engine::model::ResultKind::Extrapolated;
+        result
     }
 }
 
@@ -354,6 +356,33 @@ mod tests {
             assert!(runs > MIN_SAMPLES_FOR_INTERVAL, "{suite:?}: {runs} runs");
         }
         assert!(classes(Suite::Quick).len() < classes(Suite::Full).len());
+    }
+
+    #[test]
+    fn a_figure_from_a_stopped_job_is_marked_extrapolated() {
+        use latlab_engine::model::ResultKind;
+        let job = |finished| JobRun {
+            completion_ns: 2.7e8,
+            cpu_share: 0.5,
+            finished,
+            cpus: BTreeMap::from([(0, 10)]),
+        };
+        let result = || {
+            BenchResult::derived(
+                "sched.priority/loaded/idle",
+                "m",
+                vec![2.7e8; 6],
+                vec![],
+                vec![],
+            )
+            .unwrap()
+        };
+        let cap = Duration::from_millis(100);
+        let finished = describe(result(), &[job(true), job(true)], cap);
+        assert_ne!(finished.kind, ResultKind::Extrapolated);
+        let stopped = describe(result(), &[job(true), job(false)], cap);
+        assert_eq!(stopped.kind, ResultKind::Extrapolated);
+        assert_eq!(stopped.parameters["completed"].as_u64(), Some(1));
     }
 
     #[test]
