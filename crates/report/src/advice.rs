@@ -73,6 +73,17 @@ pub fn warning(warning: &Warning) -> String {
             format_ns(*low_ns),
             format_ns(*high_ns)
         ),
+        Warning::BehavedAsSiblings {
+            one_way_ns,
+            l2_hit_ns,
+        } => format!(
+            "behaved as SMT siblings: a line passed one way in {}, under twice an L2 hit on \
+             this core ({}), though the machine does not report these CPUs as threads of one \
+             core: the host ran the two vCPUs on one core then, and this is not a \
+             core-to-core figure (it is left out of the all-pairs summary)",
+            format_ns(*one_way_ns),
+            format_ns(*l2_hit_ns)
+        ),
         Warning::CycleUncertain {
             add_ns,
             multiply_ns,

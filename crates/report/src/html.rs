@@ -310,7 +310,9 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
     let mut drew = false;
     for kind in ["cas", "rw"] {
         let prefix = format!("{}{}/{kind}/", name::CORE_TO_CORE_PREFIX, name::ONE_WAY);
-        let cells: Vec<(usize, usize, f64)> = run
+        // A pair that behaved as one core's siblings is drawn grey, named so, and left out
+        // of the shading: it is not a core-to-core figure.
+        let cells: Vec<(usize, usize, f64, bool)> = run
             .results()
             .filter(|r| r.name.starts_with(&prefix) && !r.name.ends_with(name::ALL_PAIRS))
             .filter_map(|r| {
@@ -318,6 +320,9 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
                     r.parameter(key::CPU_A)?.as_u64()? as usize,
                     r.parameter(key::CPU_B)?.as_u64()? as usize,
                     r.summary.median,
+                    r.warnings
+                        .iter()
+                        .any(|w| matches!(w, latlab_engine::Warning::BehavedAsSiblings { .. })),
                 ))
             })
             .collect();
@@ -327,9 +332,12 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
         let mut cpus: Vec<usize> = cells.iter().flat_map(|c| [c.0, c.1]).collect();
         cpus.sort_unstable();
         cpus.dedup();
-        let (low, high) = cells.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| {
-            (lo.min(c.2), hi.max(c.2))
-        });
+        let (low, high) = cells
+            .iter()
+            .filter(|c| !c.3)
+            .fold((f64::MAX, f64::MIN), |(lo, hi), c| {
+                (lo.min(c.2), hi.max(c.2))
+            });
         let size = 44.0;
         let side = 40.0 + cpus.len() as f64 * size;
         let _ = write!(
@@ -347,23 +355,35 @@ fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
                 at + 4.0
             );
         }
-        for &(a, b, median) in &cells {
+        for &(a, b, median, siblings) in &cells {
             let shade = if high > low {
                 (median - low) / (high - low)
             } else {
                 0.5
             };
-            let light = 92.0 - 55.0 * shade;
+            let (fill, what) = if siblings {
+                (
+                    "hsl(0, 0%, 80%)".to_string(),
+                    format!(
+                        "{}, behaved as SMT siblings (not core to core)",
+                        format_ns(median)
+                    ),
+                )
+            } else {
+                (
+                    format!("hsl(210, 60%, {:.0}%)", 92.0 - 55.0 * shade),
+                    format_ns(median),
+                )
+            };
             for (row, column) in [(a, b), (b, a)] {
                 let _ = write!(
                     page,
                     "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
-                     fill=\"hsl(210, 60%, {light:.0}%)\"><title>CPU {a} ↔ CPU {b}: {}</title></rect>",
+                     fill=\"{fill}\"><title>CPU {a} ↔ CPU {b}: {what}</title></rect>",
                     40.0 + index(column) * size,
                     40.0 + index(row) * size,
                     size - 2.0,
                     size - 2.0,
-                    format_ns(median)
                 );
             }
         }

@@ -22,6 +22,7 @@ enum Kind {
     FasterPair,
     Moved,
     CycleUncertain,
+    SharedCore,
 }
 
 impl Kind {
@@ -46,6 +47,10 @@ impl Kind {
                 multiply_ns,
                 ..
             } => (Kind::CycleUncertain, multiply_ns / add_ns),
+            Warning::BehavedAsSiblings {
+                one_way_ns,
+                l2_hit_ns,
+            } => (Kind::SharedCore, one_way_ns / l2_hit_ns),
             Warning::CacheSizeMismatch { .. }
             | Warning::PartSkipped { .. }
             | Warning::CheckFailed { .. }
@@ -78,6 +83,9 @@ impl Kind {
             Kind::TwoModes => format!("in two modes (the upper {}× the lower)", range(1)),
             Kind::FasterPair => format!("faster than the median pair ({}×)", range(1)),
             Kind::Moved => format!("moved during the run ({}× the first figure)", range(2)),
+            Kind::SharedCore => {
+                format!("behaved as SMT siblings (one way in {} L2 hits)", range(2))
+            }
             Kind::CycleUncertain => format!(
                 "in cycles uncertain (a multiply read {} add cycles)",
                 range(2)
@@ -144,6 +152,11 @@ impl Kind {
                 "moved during the run: measured again later, the figure had moved beyond its \
                  noise: the machine under the run changed; figures in between depend on when \
                  they ran"
+            }
+            Kind::SharedCore => {
+                "behaved as SMT siblings: a line passed between the pair in under two L2 hits, \
+                 which no path between cores allows: the host ran the two vCPUs on one core \
+                 then; these pairs are left out of the all-pairs summaries"
             }
             Kind::CycleUncertain => {
                 "cycles uncertain: the chain of adds and the chain of multiplies disagree on \

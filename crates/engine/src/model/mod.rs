@@ -95,6 +95,12 @@ pub enum Warning {
     /// the machine does not report them as threads of one core: a hypervisor running them
     /// on SMT siblings of one host core would do that.
     FasterThanOtherPairs { ratio: f64 },
+    /// A line passed between this pair of CPUs in `one_way_ns`, under twice an L2 hit
+    /// measured on the same core (`l2_hit_ns`), though the machine does not report them as
+    /// threads of one core: no line crosses between cores that fast, so at that moment the
+    /// host ran the two vCPUs as SMT siblings of one core. The figure is not a core-to-core
+    /// latency.
+    BehavedAsSiblings { one_way_ns: f64, l2_hit_ns: f64 },
     /// The same figure measured again later in the run moved from `first_ns` to `last_ns`,
     /// beyond both measurements' noise: the machine under the run changed (the host moved
     /// the vCPUs or the memory, or a neighbour started or stopped).
