@@ -14,8 +14,8 @@
 //! latency would be an L2 hit. `sequential` uses every line. A stride sweep (64, 128, 256 and
 //! 512 bytes, and a page) over the `pagegroups` layout shows what spatial prefetch hides, as
 //! `sequential` shows what stream prefetch hides. Each stride spans the smallest working set
-//! of the sweep whose touched lines are twice the last cache the curve found, so every point
-//! reads memory; a stride the sweep is too small for is left out with a note. Working sets
+//! of the sweep whose touched lines are twice the last cache the curve found (the kernel's
+//! when the sweep did not reach memory), so every point reads memory; a stride the sweep is too small for is left out with a note. Working sets
 //! are labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
 //! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
@@ -113,8 +113,9 @@ fn stride_span(sizes: &[u64], stride: usize, line: usize, last_cache: u64) -> Op
     sizes.iter().copied().find(|&size| size >= needed)
 }
 
-/// The largest cache the curve found: where it leaves the last level before memory; the
-/// kernel's largest cache (`reported`) when the curve does not show where that is.
+/// The largest cache the curve found: where it leaves the last level before memory, when
+/// it reached memory; otherwise the kernel's largest cache (`reported`), since a sweep that
+/// ended in the caches shows neither where they end nor any point that misses them.
 fn last_cache_of_curve(
     curve: &[(u64, BenchResult)],
     per_octave: usize,
@@ -130,14 +131,17 @@ fn last_cache_of_curve(
         .collect();
     let found = levels::detect(&points, per_octave);
     let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
-    let names = level_names(&latencies, cache_levels, false);
-    found
-        .iter()
-        .zip(&names)
-        .filter(|(_, name)| name.starts_with('L'))
-        .filter_map(|(level, _)| level.size_estimate_bytes)
-        .max()
-        .unwrap_or(reported)
+    let reached_memory = points.last().is_some_and(|p| p.size_bytes >= 2 * reported);
+    let names = level_names(&latencies, cache_levels, reached_memory);
+    match names.last().map(String::as_str) {
+        Some("DRAM") => found
+            .iter()
+            .rev()
+            .nth(1)
+            .and_then(|cache| cache.size_estimate_bytes)
+            .unwrap_or(reported),
+        _ => reported,
+    }
 }
 
 fn points_per_octave(suite: Suite) -> usize {
