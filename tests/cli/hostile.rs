@@ -1183,10 +1183,7 @@ fn a_mapping_refused_part_way_keeps_the_sizes_measured() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
-    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let run: latlab_engine::model::RunRecord =
-        serde_json::from_value(value["latlab"].clone()).unwrap();
+    let run = crate::record(&std::fs::read(dir.path().join("r.json")).unwrap());
     let probe = &run.probes[0];
     match &probe.status {
         latlab_engine::model::ProbeStatus::Failed { reason } => {
@@ -1254,10 +1251,7 @@ fn a_process_limit_fails_the_probes_that_need_threads_and_nothing_hangs() {
     let stderr = std::fs::read_to_string(&stderr_path).unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let text = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
-    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let run: latlab_engine::model::RunRecord =
-        serde_json::from_value(value["latlab"].clone()).unwrap();
+    let run = crate::record(&std::fs::read(dir.path().join("r.json")).unwrap());
     assert_eq!(run.probes.len(), 5);
     for probe in &run.probes {
         let latlab_engine::model::ProbeStatus::Failed { reason } = &probe.status else {

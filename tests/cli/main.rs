@@ -62,6 +62,12 @@ pub fn latlab(dir: &Path) -> Command {
     command
 }
 
+/// The run a results file's text records.
+pub fn record(json: &[u8]) -> latlab_engine::model::RunRecord {
+    let value: serde_json::Value = serde_json::from_slice(json).unwrap();
+    serde_json::from_value(value["latlab"].clone()).unwrap()
+}
+
 /// A small real results file (`cpu.call` on the synthetic host) written as `dir/name`.
 pub fn results_file(dir: &Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);

@@ -1,14 +1,9 @@
 //! Runs on the real clock: what the numbers must respect, and Ctrl-C. Small and short: these
 //! check behaviour and orderings with wide margins, not speed.
 
-use crate::{files_in, latlab, machine_alone};
-use latlab_engine::model::{ProbeStatus, RunRecord, Verdict};
+use crate::{files_in, latlab, machine_alone, record};
+use latlab_engine::model::{ProbeStatus, Verdict};
 use std::time::Duration;
-
-fn record(json: &[u8]) -> RunRecord {
-    let value: serde_json::Value = serde_json::from_slice(json).unwrap();
-    serde_json::from_value(value["latlab"].clone()).unwrap()
-}
 
 #[test]
 fn a_system_call_costs_more_than_a_function_call() {

@@ -68,8 +68,8 @@ impl Verdict {
         // An extrapolated figure is an estimate: there is nothing to test.
         if first.samples_ns.len() < MIN_SAMPLES
             || later.samples_ns.len() < MIN_SAMPLES
-            || crate::units::is_extrapolated(first)
-            || crate::units::is_extrapolated(later)
+            || first.is_extrapolated()
+            || later.is_extrapolated()
         {
             return Verdict::Untested;
         }

@@ -97,7 +97,7 @@ pub(crate) fn text_cell(text: &str) -> String {
 /// One end of the median's 95% interval; empty for an extrapolated figure, which claims
 /// none.
 fn interval(result: &latlab_engine::BenchResult, end: usize) -> String {
-    if crate::units::is_extrapolated(result) {
+    if result.is_extrapolated() {
         String::new()
     } else {
         result.summary.median_ci95[end].to_string()

@@ -94,23 +94,18 @@ pub fn format_percent(fraction: f64) -> String {
 /// A result's median as shown: `≈` before an extrapolated one, an estimate.
 pub fn format_median(result: &latlab_engine::BenchResult) -> String {
     let median = format_ns(result.summary.median);
-    if is_extrapolated(result) {
+    if result.is_extrapolated() {
         format!("≈{median}")
     } else {
         median
     }
 }
 
-/// Whether a result's figure is an estimate from events that did not complete.
-pub fn is_extrapolated(result: &latlab_engine::BenchResult) -> bool {
-    result.kind == latlab_engine::model::ResultKind::Extrapolated
-}
-
 /// The 95% confidence interval of a result's median, or what is missing for one: none is
 /// claimed for an extrapolated figure.
 pub fn format_interval(result: &latlab_engine::BenchResult) -> String {
     let summary = &result.summary;
-    if is_extrapolated(result) {
+    if result.is_extrapolated() {
         "extrapolated: no interval".to_string()
     } else if summary.has_interval() {
         let [low, high] = summary.median_ci95;

@@ -213,6 +213,12 @@ impl BenchResult {
         self
     }
 
+    /// Whether the figure is an estimate from events that did not complete
+    /// ([`ResultKind::Extrapolated`]): it claims no confidence interval.
+    pub fn is_extrapolated(&self) -> bool {
+        self.kind == ResultKind::Extrapolated
+    }
+
     /// A parameter, when present.
     pub fn parameter(&self, key: &str) -> Option<&Value> {
         self.parameters.get(key)

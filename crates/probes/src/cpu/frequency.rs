@@ -52,11 +52,15 @@ const CYCLE_TOLERANCE: f64 = 0.10;
 /// cast on it.
 pub(crate) struct Cycle {
     pub(crate) result: BenchResult,
-    pub(crate) ns: f64,
     doubt: Option<Warning>,
 }
 
 impl Cycle {
+    /// The cycle's length in ns.
+    pub(crate) fn ns(&self) -> f64 {
+        self.result.summary.median
+    }
+
     /// Marks each of `results` that carries a figure in cycles (`cycles_per_load`,
     /// `bytes_per_cycle` …) with the doubt, when there is one.
     pub(crate) fn mark(&self, results: &mut [BenchResult]) {
@@ -113,7 +117,7 @@ pub(crate) fn cycle_time(ctx: &mut ProbeContext) -> Result<Cycle, ProbeError> {
         .with_parameter("core_clock_ghz", 1.0 / ns)
         .with_parameter("imul_cycles", multiply.summary.median / ns);
     result.warnings.extend(doubt.clone());
-    Ok(Cycle { result, ns, doubt })
+    Ok(Cycle { result, doubt })
 }
 
 /// The slope per operation between `short` (`ops` operations a call) and `long` (twice as
@@ -208,7 +212,6 @@ mod tests {
         );
         let cycle = Cycle {
             result: BenchResult::derived("c", "m", vec![0.056], Vec::new(), Vec::new()).unwrap(),
-            ns: 0.056,
             doubt,
         };
         let with_cycles = BenchResult::derived("a", "m", vec![1.0], Vec::new(), Vec::new())

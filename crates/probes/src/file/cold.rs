@@ -112,7 +112,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
     };
     ctx.runner.scoped(sweep_point, |runner| {
         // The headline reads the random 4 KiB and the 1 MiB sequential reads.
-        let random = runner.scoped(headline_point, |runner| {
+        let random = runner.scoped(headline_point(true), |runner| {
             runner.bench(
                 latlab_engine::names::result::COLD_RANDOM_4KIB,
                 "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
@@ -127,12 +127,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
         results.push(random.with_bytes_per_operation(ALIGN as u64));
         for len in [64usize << 10, 1 << 20, 8 << 20] {
             let mut offset = 0u64;
-            let samples = if len == 1 << 20 {
-                headline_point
-            } else {
-                |_: &mut latlab_engine::Config| {}
-            };
-            let sequential = runner.scoped(samples, |runner| {
+            let sequential = runner.scoped(headline_point(len == 1 << 20), |runner| {
                 runner.bench(
                     &format!(
                         "{}{}",

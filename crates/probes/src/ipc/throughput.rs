@@ -58,12 +58,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         for transport in Transport::ALL {
             for &n in &sizes {
                 // The headline reads the TCP round trip of the smallest payload.
-                let samples = if transport == Transport::Tcp && n == SMALLEST {
-                    headline_point
-                } else {
-                    |_: &mut latlab_engine::Config| {}
-                };
-                let result = runner.scoped(samples, |runner| measure(runner, transport, n))?;
+                let read_by_headline = transport == Transport::Tcp && n == SMALLEST;
+                let result = runner.scoped(headline_point(read_by_headline), |runner| {
+                    measure(runner, transport, n)
+                })?;
                 results.push(result.with_parameter(key::CPUS, cpus.as_slice()));
             }
         }

@@ -89,12 +89,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     for (step, pattern) in PATTERNS {
                         let kernel = Kernel::new(access, step);
                         // The headline reads the largest set's plain read.
-                        let samples = if largest && access == Access::Read && step == 1 {
-                            headline_point
-                        } else {
-                            |_: &mut latlab_engine::Config| {}
-                        };
-                        let single = runner.scoped(samples, |runner| {
+                        let read_by_headline = largest && access == Access::Read && step == 1;
+                        let single = runner.scoped(headline_point(read_by_headline), |runner| {
                             one_thread(runner, kernel, pattern, data, size)
                         })?;
                         if !largest {

@@ -28,7 +28,7 @@
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
 
 use super::chase::{Chase, Layout, walk};
-use super::levels::{self, Point};
+use super::levels::{self, Level, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::cpu::frequency::cycle_time;
@@ -77,7 +77,7 @@ const RINGS_BEYOND_LAST_LEVEL: usize = 3;
 const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
 /// The second-level cache's size when the kernel does not report it: working sets up to it
 /// are timed by slope.
-const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
+pub(crate) const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
 /// The largest working set when neither the caller nor the kernel says otherwise.
 const FALLBACK_MAX: u64 = 256 << 20;
 
@@ -113,33 +113,15 @@ fn stride_span(sizes: &[u64], stride: usize, line: usize, last_cache: u64) -> Op
     sizes.iter().copied().find(|&size| size >= needed)
 }
 
-/// The largest cache the curve found: where it leaves the last level before memory, when
-/// it reached memory; otherwise the kernel's largest cache (`reported`), since a sweep that
-/// ended in the caches shows neither where they end nor any point that misses them.
-fn last_cache_of_curve(
-    curve: &[(u64, BenchResult)],
-    per_octave: usize,
-    cache_levels: usize,
-    reported: u64,
-) -> u64 {
-    let points: Vec<Point> = curve
-        .iter()
-        .map(|(size_bytes, result)| Point {
-            size_bytes: *size_bytes,
-            latency_ns: result.summary.median,
-        })
-        .collect();
-    let found = levels::detect(&points, per_octave);
-    let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
-    let reached_memory = points.last().is_some_and(|p| p.size_bytes >= 2 * reported);
-    let names = level_names(&latencies, cache_levels, reached_memory);
-    match names.last().map(String::as_str) {
-        Some("DRAM") => found
-            .iter()
-            .rev()
-            .nth(1)
-            .and_then(|cache| cache.size_estimate_bytes)
-            .unwrap_or(reported),
+/// The largest cache the named levels show: where the last level before memory ends, when
+/// the curve reached memory; otherwise the kernel's largest cache (`reported`), since a
+/// sweep that ended in the caches shows neither where they end nor any point that misses
+/// them.
+fn last_cache(named: &[(Level, String)], reported: u64) -> u64 {
+    match named {
+        [.., (cache, _), (_, last)] if last == "DRAM" => {
+            cache.size_estimate_bytes.unwrap_or(reported)
+        }
         _ => reported,
     }
 }
@@ -153,11 +135,7 @@ fn points_per_octave(suite: Suite) -> usize {
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let caches = ctx.host().caches();
-    let line = caches
-        .iter()
-        .find(|c| c.level == 1 && c.kind != "Instruction")
-        .and_then(|c| c.line_bytes)
-        .map_or(64, |l| l as usize);
+    let line = line_bytes(&caches);
     let max = ctx.max_working_set();
     let suite = ctx.suite;
     let per_octave = points_per_octave(suite);
@@ -167,7 +145,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     };
     let sizes = working_sets(smallest, max, per_octave, line as u64);
     let cycle = cycle_time(ctx)?;
-    let cycle_ns = cycle.ns;
+    let cycle_ns = cycle.ns();
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
     let layouts = [
         ("random", Layout::Random),
@@ -182,11 +160,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .unwrap_or(u64::MAX);
     let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
-    let cache_levels = data_cache_levels(&caches);
     // The page-group latency by size, from which the levels are read; kept as measured, so
     // that a sweep stopped part-way (a mapping refused under a memory limit) still reads the
     // levels it reached.
     let mut curve = Vec::new();
+    // The levels, read once the curve is complete (the stride sweep needs them).
+    let mut named = None;
     let swept = keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
             for (label, layout) in layouts {
@@ -219,7 +198,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             }
             // Each stride at a span whose touched lines are twice the last cache the curve
             // found: a point that cannot reach that within the sweep is left out, not shown.
-            let last_cache = last_cache_of_curve(&curve, per_octave, cache_levels, last_level);
+            let levels = named_levels(&curve, per_octave, &caches);
+            let last_cache = last_cache(&levels, last_level);
+            named = Some(levels);
             let page = super::buffer::page_size();
             let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
             let mut left_out = Vec::new();
@@ -265,7 +246,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             Ok(())
         })
     });
-    let levels = level_results(&curve, per_octave, &caches, cycle_ns);
+    let named = named.unwrap_or_else(|| named_levels(&curve, per_octave, &caches));
+    let levels = level_results(&curve, &named, &caches, cycle_ns);
     let (stopped, mut results) = match swept {
         Ok(results) => (None, results),
         Err(stopped) => {
@@ -403,17 +385,12 @@ pub(crate) fn measure(
     })
 }
 
-/// One result per detected level: the median over its plateau, its estimated size, and the
-/// size the kernel reports for a cache of that level. Levels are named `L1`, `L2`, ... in
-/// order; the last is `DRAM` when the sweep went to at least twice the largest cache the
-/// kernel reports (a VM may report a bigger cache than it gets, so its plateau may start
-/// early).
-fn level_results(
+/// The levels the `pagegroups` curve shows, each with its name (see [`level_names`]).
+fn named_levels(
     curve: &[(u64, BenchResult)],
     per_octave: usize,
     caches: &[CacheInfo],
-    cycle_ns: f64,
-) -> Vec<BenchResult> {
+) -> Vec<(Level, String)> {
     let points: Vec<Point> = curve
         .iter()
         .map(|(size_bytes, result)| Point {
@@ -425,12 +402,21 @@ fn level_results(
     let largest_cache = caches.iter().map(|c| c.size_bytes).max();
     let largest_set = points.last().map_or(0, |p| p.size_bytes);
     let reached_memory = largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
-    let cache_levels = data_cache_levels(caches);
     let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
-    let names = level_names(&latencies, cache_levels, reached_memory);
-    found
+    let names = level_names(&latencies, data_cache_levels(caches), reached_memory);
+    found.into_iter().zip(names).collect()
+}
+
+/// One result per named level: the median over its plateau, its estimated size, and the
+/// size the kernel reports for a cache of that level.
+fn level_results(
+    curve: &[(u64, BenchResult)],
+    named: &[(Level, String)],
+    caches: &[CacheInfo],
+    cycle_ns: f64,
+) -> Vec<BenchResult> {
+    named
         .iter()
-        .zip(names)
         .filter_map(|(level, name)| {
             let plateau: Vec<(u64, &BenchResult)> = curve[level.points.clone()]
                 .iter()
@@ -438,7 +424,7 @@ fn level_results(
                 .collect();
             let mut result = levels::plateau_result(
                 &format!("{}{name}", latlab_engine::names::result::LEVEL_PREFIX),
-                &name,
+                name,
                 "pagegroups",
                 &plateau,
             )?;
@@ -446,10 +432,10 @@ fn level_results(
             result = result.with_parameter("cycles_per_load", cycles);
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
-                if let Some(reported) = reported_size(&name, caches) {
+                if let Some(reported) = reported_size(name, caches) {
                     result = levels::with_reported_size(
                         result,
-                        &name,
+                        name,
                         estimate,
                         "kernel_reported_bytes",
                         reported,
@@ -506,6 +492,15 @@ fn level_names(latencies: &[f64], cache_levels: usize, reached_memory: bool) -> 
         .collect()
 }
 
+/// The first-level data cache's line, as the kernel reports it; 64 bytes where it does not.
+pub(crate) fn line_bytes(caches: &[CacheInfo]) -> usize {
+    caches
+        .iter()
+        .find(|c| c.level == 1 && c.kind != "Instruction")
+        .and_then(|c| c.line_bytes)
+        .map_or(64, |l| l as usize)
+}
+
 /// How many levels of data (or unified) cache the kernel reports.
 fn data_cache_levels(caches: &[CacheInfo]) -> usize {
     let mut levels: Vec<u8> = caches
@@ -519,7 +514,7 @@ fn data_cache_levels(caches: &[CacheInfo]) -> usize {
 }
 
 /// The kernel's size for a level name such as `L2` (data or unified cache).
-fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
+pub(crate) fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
     let level: u8 = name.strip_prefix('L')?.parse().ok()?;
     caches
         .iter()

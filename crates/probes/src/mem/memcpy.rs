@@ -57,7 +57,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let max = ctx.max_working_set();
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
     let cycle = cycle_time(ctx)?;
-    let cycle_ns = cycle.ns;
+    let cycle_ns = cycle.ns();
     let map = |what: &str| {
         MappedBuffer::new(max as usize, ctx.memory.huge_pages).map_err(|e| {
             ProbeError::Failed(format!(

@@ -11,13 +11,18 @@ pub(crate) mod memcpy;
 mod parallel;
 pub(crate) mod sizes;
 
-/// The configuration of a point the headline table reads (`file.cold/random-4KiB`, the
-/// largest `mem.bandwidth` read …), inside a sweep: at least as many samples as a p5 … p95
-/// needs, so that its row always has a spread.
-pub(crate) fn headline_point(config: &mut latlab_engine::Config) {
-    config.samples = config
-        .samples
-        .max(latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
+/// The configuration of a sweep point, by whether the headline table reads it
+/// (`file.cold/random-4KiB`, the largest `mem.bandwidth` read …): such a point takes at
+/// least as many samples as a p5 … p95 needs, so that its row always has a spread; any
+/// other keeps the sweep's.
+pub(crate) fn headline_point(read_by_headline: bool) -> impl FnOnce(&mut latlab_engine::Config) {
+    move |config| {
+        if read_by_headline {
+            config.samples = config
+                .samples
+                .max(latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
+        }
+    }
 }
 
 /// Sampling for one point of a sweep: a third of the samples, each half as long. A sweep has

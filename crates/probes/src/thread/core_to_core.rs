@@ -73,8 +73,6 @@ const SIBLING_RATIO: f64 = 2.0;
 const SHARED_CORE_L2_HITS: f64 = 2.0;
 /// Pages per group of the L2 reference chase: well within any first-level data TLB.
 const REFERENCE_GROUP_PAGES: usize = 16;
-/// The L2's size when the kernel does not report it.
-const FALLBACK_L2: u64 = 1 << 20;
 /// A core-to-core figure under a hypervisor wanders by a fifth from second to second
 /// without the placement changing; a move between core complexes doubles it or more. A
 /// pair measured again counts as moved beyond this share (and its noise).
@@ -202,13 +200,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 /// of [`REFERENCE_GROUP_PAGES`] pages so that the first-level TLB holds every page in use
 /// (a miss there would add its cost to the hit and raise the bar).
 fn l2_hit(ctx: &mut ProbeContext) -> Result<f64, ProbeError> {
-    use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, measure};
-    let l2 = ctx
-        .host()
-        .caches()
-        .iter()
-        .find(|c| c.level == 2 && c.kind != "Instruction")
-        .map_or(FALLBACK_L2, |c| c.size_bytes);
+    use crate::mem::latency::{
+        FALLBACK_PRIVATE_CACHE, PREFETCH_PROOF_STRIDE, Ring, line_bytes, measure, reported_size,
+    };
+    let caches = ctx.host().caches();
+    let l2 = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let ring = Ring {
         name: format!("{}l2-reference", name::CORE_TO_CORE_PREFIX),
         label: "pagegroups",
@@ -217,7 +213,7 @@ fn l2_hit(ctx: &mut ProbeContext) -> Result<f64, ProbeError> {
         },
         size: l2 / 2,
         stride: PREFETCH_PROOF_STRIDE,
-        line: 64,
+        line: line_bytes(&caches),
         huge_pages: false,
         slope: true,
     };
