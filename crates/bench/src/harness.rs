@@ -5,7 +5,7 @@ use crate::options::{Options, Suite};
 use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
-use crate::text::{allocation_lines, comparison_lines, profile_text};
+use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
 use clap::{Parser, ValueEnum};
 use latlab_engine::isolation::{LockRefused, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
@@ -144,6 +144,12 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     if !comparisons.is_empty() {
         text.push('\n');
         text.push_str(&comparisons.join("\n"));
+        text.push('\n');
+    }
+    let cycles = cycle_lines(&record);
+    if !cycles.is_empty() {
+        text.push('\n');
+        text.push_str(&cycles.join("\n"));
         text.push('\n');
     }
     let allocations = allocation_lines(&record);

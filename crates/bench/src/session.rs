@@ -6,10 +6,11 @@ use crate::bencher::{Bencher, Pair, Pending};
 use crate::profile::{Measured, Profiler};
 use crate::registry::Benchmark;
 use latlab_engine::analysis::paired_ratio;
+use latlab_engine::cycle::{self, Cycle};
 use latlab_engine::host::LoopBody;
 use latlab_engine::model::Allocations;
 use latlab_engine::names::key;
-use latlab_engine::{BenchResult, Interrupted, Runner};
+use latlab_engine::{BenchResult, Config, Interrupted, Runner};
 
 /// What every benchmark's result says of its method.
 pub(crate) const METHOD: &str = "latlab-bench: the slope between 1 and 4 calls per turn of a \
@@ -35,6 +36,9 @@ pub(crate) struct Session {
     mode: Mode,
     /// Profiles each benchmark after measuring it, when `--profile` asked and it can.
     profiler: Option<Profiler>,
+    /// The core's cycle, measured before the first benchmark, against which each result's
+    /// time is also given in cycles.
+    cycle: Option<Cycle>,
     /// The results, in the order the sets were run; the baseline of a set first.
     pub results: Vec<BenchResult>,
     /// The benchmarks run once, in `Once` mode.
@@ -50,6 +54,7 @@ impl Session {
             runner,
             mode,
             profiler: None,
+            cycle: None,
             results: Vec::new(),
             checked: Vec::new(),
             failures: Vec::new(),
@@ -98,16 +103,41 @@ impl Session {
             }
             return;
         }
-        match self.measure_side_by_side(&mut pending) {
+        let measured = self
+            .measure_cycle()
+            .and_then(|()| self.measure_side_by_side(&mut pending));
+        match measured {
             Ok(measured) => {
                 let mut results = Vec::with_capacity(measured.len());
                 for (body, (result, how)) in pending.iter_mut().zip(measured) {
                     results.push(self.examine(body, result, &how));
                 }
-                self.results.extend(compared(results));
+                let mut results = compared(results);
+                if let Some(cycle) = &self.cycle {
+                    in_cycles(cycle, &mut results);
+                }
+                self.results.extend(results);
             }
             Err(Interrupted) => self.interrupted = true,
         }
+    }
+
+    /// Measures the core's cycle, the first time only, with the quick suite's sampling
+    /// whatever the benchmarks' own (it takes a few tenths of a second).
+    fn measure_cycle(&mut self) -> Result<(), Interrupted> {
+        if self.cycle.is_none() {
+            let quick = Config::quick();
+            let cycle = self.runner.scoped(
+                |config| {
+                    config.samples = quick.samples;
+                    config.target_sample_time = quick.target_sample_time;
+                    config.budget = quick.budget;
+                },
+                cycle::measure,
+            )?;
+            self.cycle = Some(cycle);
+        }
+        Ok(())
     }
 
     /// What else was asked of a measured benchmark: its allocations per call where a
@@ -186,6 +216,20 @@ impl Session {
         }
         Ok(slopes)
     }
+}
+
+/// Gives each trustworthy result its time in cycles of `cycle`, and the cycle's doubt where
+/// the multiply chain cast one.
+fn in_cycles(cycle: &Cycle, results: &mut [BenchResult]) {
+    for result in results.iter_mut() {
+        if !result.verdict.is_suspect() {
+            let cycles = result.summary.median / cycle.ns();
+            let parameters = &mut result.parameters;
+            parameters.insert(key::CYCLES_PER_CALL.to_string(), cycles.into());
+            parameters.insert(key::CORE_CYCLE_NS.to_string(), cycle.ns().into());
+        }
+    }
+    cycle.mark(results);
 }
 
 /// The set's results, each after the first given its ratio to the first (the baseline) from

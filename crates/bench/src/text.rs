@@ -3,6 +3,7 @@
 
 use latlab_engine::BenchResult;
 use latlab_engine::model::{Profile, RunRecord};
+use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_report::{advice, comparison_sentence};
 
@@ -43,6 +44,41 @@ pub(crate) fn allocation_lines(record: &RunRecord) -> Vec<String> {
             trimmed(a.count),
             format_bytes(a.bytes),
         ));
+    }
+    lines
+}
+
+/// Each benchmark's time per call in core cycles, headed by the cycle they are counted in;
+/// empty when no cycle was measured.
+pub(crate) fn cycle_lines(record: &RunRecord) -> Vec<String> {
+    let in_cycles: Vec<(&str, f64, f64)> = record
+        .results()
+        .filter_map(|r| {
+            let cycles = r.parameters.get(key::CYCLES_PER_CALL)?.as_f64()?;
+            let cycle_ns = r.parameters.get(key::CORE_CYCLE_NS)?.as_f64()?;
+            Some((r.name.as_str(), cycles, cycle_ns))
+        })
+        .collect();
+    let Some(&(_, _, cycle_ns)) = in_cycles.first() else {
+        return Vec::new();
+    };
+    let width = in_cycles
+        .iter()
+        .map(|(name, ..)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut lines = vec![format!(
+        "cycles per call, of a core cycle measured at {cycle_ns:.3} ns ({:.2} GHz) by a chain \
+         of dependent adds:",
+        1.0 / cycle_ns
+    )];
+    for (name, cycles, _) in in_cycles {
+        let shown = if cycles < 100.0 {
+            format!("{cycles:.1}")
+        } else {
+            format!("{cycles:.0}")
+        };
+        lines.push(format!("  {name:width$}  {shown:>9}"));
     }
     lines
 }

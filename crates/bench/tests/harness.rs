@@ -160,6 +160,16 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             "{length}: imul {imul} ns vs add {add} ns"
         );
     }
+    // The harness counts each call in the cycle it measured with the probes' function: a
+    // chain of 64 dependent adds in the user's benchmark is about 64 of those cycles.
+    let cycles = result(&json, "chains/add/64")["parameters"]["cycles_per_call"]
+        .as_f64()
+        .unwrap();
+    assert!((48.0..85.0).contains(&cycles), "64 adds in {cycles} cycles");
+    assert!(
+        stdout.contains("cycles per call, of a core cycle measured at"),
+        "{stdout}"
+    );
     let (one, sixty_four) = (median("chains/add/1"), median("chains/add/64"));
     assert!(
         (32.0..128.0).contains(&(sixty_four / one)),

@@ -27,6 +27,7 @@ pub mod analysis;
 pub mod clock;
 mod config;
 pub mod config_text;
+pub mod cycle;
 pub mod debris;
 pub mod environment;
 pub mod host;

@@ -80,6 +80,11 @@ pub mod key {
     pub const RATIO_CI95: &str = "ratio_ci95";
     /// The calls per turn of the two loops a user's benchmark's slope is taken between.
     pub const CALLS_PER_TURN: &str = "calls_per_turn";
+    /// A user's benchmark's time per call in core cycles, against the cycle the harness
+    /// measured ([`crate::cycle::measure`]) before its first benchmark.
+    pub const CYCLES_PER_CALL: &str = "cycles_per_call";
+    /// That cycle's length in ns.
+    pub const CORE_CYCLE_NS: &str = "core_cycle_ns";
     /// Bytes a working set spans (`mem.latency`, `mem.bandwidth`).
     pub const WORKING_SET_BYTES: &str = "working_set_bytes";
     /// Bytes of a file or a copy, by size (`file.*`, `mem.memcpy`).

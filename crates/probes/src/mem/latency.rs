@@ -31,8 +31,8 @@ use super::chase::{Chase, Layout, walk};
 use super::levels::{self, Level, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
-use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
+use latlab_engine::cycle;
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner, Warning};
@@ -144,7 +144,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         Suite::Full => MIN_WORKING_SET,
     };
     let sizes = working_sets(smallest, max, per_octave, line as u64);
-    let cycle = cycle_time(ctx)?;
+    let cycle = cycle::measure(ctx.runner)?;
     let cycle_ns = cycle.ns();
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
     let layouts = [

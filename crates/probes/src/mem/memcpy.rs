@@ -14,8 +14,8 @@
 use super::buffer::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
-use crate::cpu::frequency::cycle_time;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
+use latlab_engine::cycle;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Config, Runner};
 use std::hint::black_box;
@@ -56,7 +56,7 @@ fn copy_sampling(config: &mut Config) {
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let max = ctx.max_working_set();
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
-    let cycle = cycle_time(ctx)?;
+    let cycle = cycle::measure(ctx.runner)?;
     let cycle_ns = cycle.ns();
     let map = |what: &str| {
         MappedBuffer::new(max as usize, ctx.memory.huge_pages).map_err(|e| {
