@@ -107,16 +107,24 @@ impl Progress {
         self.bar.set_message(what);
     }
 
-    pub fn probe_started(&self, index: usize, id: &'static str) {
+    /// A probe begins. One that must measure alone ([`ProbeSpec::alone`]) stops the
+    /// redrawing thread until it ends: the line then moves only as each measurement starts.
+    pub fn probe_started(&mut self, index: usize, probe: &ProbeSpec) {
         self.with_estimate(|e| e.probe_started(index, Instant::now()));
-        self.bar.set_message(id);
+        self.bar.set_message(probe.id);
+        if probe.alone {
+            drop(self.ticker.take());
+        }
     }
 
     /// A probe ended; `skipped` when it measured nothing (no GPU), so that its moment does
     /// not pass for this machine's pace.
-    pub fn probe_finished(&self, skipped: bool) {
+    pub fn probe_finished(&mut self, skipped: bool) {
         self.with_estimate(|e| e.probe_finished(Instant::now(), skipped));
         self.bar.inc(1);
+        if self.ticker.is_none() && !self.bar.is_hidden() {
+            self.ticker = Ticker::start(&self.bar);
+        }
     }
 
     /// Stops the redrawing and clears the line.

@@ -76,7 +76,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         if interrupted {
             break;
         }
-        progress.probe_started(index, probe.id);
+        progress.probe_started(index, probe);
         let outcome = run_probe(probe, &mut runner, &plan);
         interrupted = outcome.status == ProbeStatus::Interrupted;
         let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });

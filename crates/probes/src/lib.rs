@@ -196,6 +196,11 @@ pub struct ProbeSpec {
     pub results: &'static [&'static str],
     /// How long it typically takes, for the progress display's estimate of the time left.
     pub typical: Typical,
+    /// It times switches into latlab's own process, which cost more while that process has
+    /// other live threads (a pipe round trip read 2-3% slower with one sleeping thread
+    /// beside the measuring one, on Linux 6.18): the run stops its own helper threads (the
+    /// progress line's redrawing) while it measures.
+    pub alone: bool,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
 }
 

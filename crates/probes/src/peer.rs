@@ -17,16 +17,26 @@ use latlab_engine::Runner;
 pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The first reason a measurement's peer failed, shared by everything that can see it.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Failure {
     flag: Arc<AtomicBool>,
     reason: Arc<Mutex<Option<String>>>,
+    /// A watchdog's flag and the reason it stands for: once raised, that is the first
+    /// reason, whatever the measurement saw when the killed peer stopped answering.
+    watchdog: Arc<Mutex<Option<(RawFlag, String)>>>,
+}
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Failure")
+            .field("reason", &self.reason())
+            .finish()
+    }
 }
 
 impl Failure {
@@ -42,10 +52,38 @@ impl Failure {
     }
 
     pub(crate) fn reason(&self) -> Option<String> {
+        let watchdog = self.watchdog.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((flag, reason)) = watchdog.as_ref()
+            && flag.is_raised()
+        {
+            return Some(reason.clone());
+        }
         self.reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Takes `reason` as the failure's first whenever `flag` is raised (by a watchdog
+    /// process, which cannot call [`Failure::fail`]).
+    fn watch(&self, flag: RawFlag, reason: String) {
+        *self.watchdog.lock().unwrap_or_else(|e| e.into_inner()) = Some((flag, reason));
+    }
+
+    /// Stops looking at the watchdog's flag, keeping its reason as the first if it was
+    /// raised: the flag's page is about to be unmapped.
+    fn settle_watchdog(&self) {
+        let taken = self
+            .watchdog
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((flag, reason)) = taken
+            && flag.is_raised()
+        {
+            *self.reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+            self.flag.store(true, Ordering::Release);
+        }
     }
 
     /// Runs `body` so that a failure stops its benchmark at the next sample, and turns the
@@ -188,9 +226,19 @@ impl Drop for Child {
 }
 
 /// Kills the guarded processes and records a failure if it is not dropped within its limit.
+///
+/// It is a forked process, not a thread: while a live thread shares the measuring
+/// process's memory, every switch into that process costs more (a pipe round trip between
+/// two processes on one CPU read 2-3% slower with one sleeping thread beside the measuring
+/// one, on Linux 6.18, Zen 3), so a watchdog thread would be measured with the peers it
+/// guards. The process sleeps until the deadline; if it is still there, it raises a flag
+/// in a page it shares with latlab, kills the peers, and wakes the eventfds. Dropping the
+/// watchdog kills and reaps it.
 pub(crate) struct Watchdog {
-    disarm: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    process: Child,
+    /// The page the process raises its flag in; unmapped after the process is reaped.
+    _shared: SharedFlag,
+    failure: Failure,
 }
 
 impl Watchdog {
@@ -204,43 +252,149 @@ impl Watchdog {
         what: &str,
         failure: &Failure,
     ) -> Result<Watchdog, ProbeError> {
-        let (disarm, disarmed) = mpsc::channel::<()>();
-        let failure = failure.clone();
-        let what = what.to_string();
-        // Without its watchdog a hung peer would hang the run: refused, the probe fails.
-        let thread = spawn_named("latlab-watchdog", move || {
-            if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
-                failure.fail(format!(
-                    "{what}: a peer did not answer within {} s and was killed",
-                    limit.as_secs_f64()
-                ));
-                for pid in pids {
-                    // SAFETY: the pids are children that are reaped only after this
-                    // watchdog is dropped (it is declared after them), so none was reused.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                for fd in wake {
-                    let one: u64 = 1;
-                    // SAFETY: an eventfd the caller keeps open; it takes 8 bytes.
-                    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
-                }
+        let fired = SharedFlag::new().map_err(|e| {
+            ProbeError::Failed(format!("could not map the watchdog's shared page: {e}"))
+        })?;
+        let deadline = monotonic_now() + limit;
+        let flag = fired.clone_raw();
+        let body = move || {
+            sleep_until(deadline);
+            flag.raise();
+            for &pid in &pids {
+                // SAFETY: the pids are children of latlab that it reaps only after this
+                // watchdog is dropped (it is declared after them), so none was reused.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
             }
-        })
-        .map_err(ProbeError::Failed)?;
+            for &fd in &wake {
+                let one: u64 = 1;
+                // SAFETY: an eventfd latlab keeps open while the watchdog lives; it takes
+                // 8 bytes. The descriptor was inherited, and names the same eventfd.
+                unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+            }
+            0
+        };
+        // SAFETY: the body makes only async-signal-safe calls (clock_nanosleep, kill,
+        // write) on memory prepared before the fork: the pid and descriptor lists, and the
+        // shared page.
+        let process = unsafe { Child::fork(body) }.map_err(|e| {
+            ProbeError::Failed(format!("could not start the watchdog process: {e}"))
+        })?;
+        failure.watch(
+            fired.clone_raw(),
+            format!(
+                "{what}: a peer did not answer within {} s and was killed",
+                limit.as_secs_f64()
+            ),
+        );
         Ok(Watchdog {
-            disarm: Some(disarm),
-            thread: Some(thread),
+            process,
+            _shared: fired,
+            failure: failure.clone(),
         })
     }
 }
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
-        drop(self.disarm.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        // Killed and reaped, and its verdict moved into the failure, before the page it
+        // writes to is unmapped (when `fired` drops, after this).
+        self.process.kill();
+        self.failure.settle_watchdog();
     }
+}
+
+/// A flag in a page shared with forked children: what one of them raises, latlab sees.
+struct SharedFlag {
+    page: std::ptr::NonNull<std::sync::atomic::AtomicU32>,
+}
+
+/// A copy of a [`SharedFlag`]'s address, for a forked child or a [`Failure`]; valid while
+/// the flag is mapped.
+#[derive(Clone, Copy)]
+pub(crate) struct RawFlag(*const std::sync::atomic::AtomicU32);
+
+// SAFETY: the pointer is to an atomic in a page that stays mapped while any copy is used
+// (the Watchdog owns the page and outlives the measurement); atomics are shared safely.
+unsafe impl Send for RawFlag {}
+// SAFETY: as above.
+unsafe impl Sync for RawFlag {}
+
+impl RawFlag {
+    fn raise(self) {
+        // SAFETY: see the Send impl: the page is mapped.
+        unsafe { (*self.0).store(1, Ordering::Release) };
+    }
+
+    fn is_raised(self) -> bool {
+        // SAFETY: as above.
+        unsafe { (*self.0).load(Ordering::Acquire) == 1 }
+    }
+}
+
+impl SharedFlag {
+    fn new() -> io::Result<SharedFlag> {
+        // SAFETY: a fresh anonymous mapping; no existing memory is touched.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // The kernel zero-fills the page: the flag starts lowered.
+        Ok(SharedFlag {
+            page: std::ptr::NonNull::new(page.cast()).expect("mmap succeeded"),
+        })
+    }
+
+    fn clone_raw(&self) -> RawFlag {
+        RawFlag(self.page.as_ptr())
+    }
+}
+
+impl Drop for SharedFlag {
+    fn drop(&mut self) {
+        // SAFETY: the page this flag mapped, unmapped once.
+        unsafe { libc::munmap(self.page.as_ptr().cast(), PAGE) };
+    }
+}
+
+/// The shared flag's mapping: one page, at least as large as any page size.
+const PAGE: usize = 4096;
+
+/// CLOCK_MONOTONIC now.
+fn monotonic_now() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// Sleeps until CLOCK_MONOTONIC reads `deadline`, through signals. Async-signal-safe.
+fn sleep_until(deadline: Duration) {
+    let until = libc::timespec {
+        tv_sec: deadline.as_secs() as libc::time_t,
+        tv_nsec: deadline.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `until` is a valid timespec; no remaining time is asked for.
+    while unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &until,
+            std::ptr::null_mut(),
+        )
+    } == libc::EINTR
+    {}
 }
 
 /// The time limit of one peer-based measurement: far beyond what a healthy benchmark takes
@@ -405,6 +559,10 @@ mod tests {
         });
         drop(watchdog);
         drop(child);
+        // The watchdog's verdict outlives the page it was raised in.
+        if let Err(ProbeError::Failed(reason)) = &outcome {
+            assert_eq!(failure.reason().as_ref(), Some(reason));
+        }
         (outcome, pid)
     }
 

@@ -19,6 +19,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.06,
         full_s: 0.82,
     },
+    alone: false,
     run,
 };
 

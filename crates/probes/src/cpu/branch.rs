@@ -33,6 +33,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.23,
         full_s: 2.0,
     },
+    alone: false,
     run,
 };
 

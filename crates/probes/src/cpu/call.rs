@@ -23,6 +23,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.32,
         full_s: 1.4,
     },
+    alone: false,
     run,
 };
 

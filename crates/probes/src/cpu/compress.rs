@@ -20,6 +20,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.10,
         full_s: 1.1,
     },
+    alone: false,
     run,
 };
 

@@ -17,6 +17,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.17,
         full_s: 1.6,
     },
+    alone: false,
     run,
 };
 

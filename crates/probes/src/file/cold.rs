@@ -29,6 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.25,
         full_s: 0.70,
     },
+    alone: false,
     run,
 };
 

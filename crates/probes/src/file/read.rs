@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.00,
         full_s: 6.3,
     },
+    alone: false,
     run,
 };
 

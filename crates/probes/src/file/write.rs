@@ -29,6 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.53,
         full_s: 0.82,
     },
+    alone: false,
     run,
 };
 

@@ -36,6 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 7.0,
         full_s: 40.0,
     },
+    alone: false,
     run,
 };
 

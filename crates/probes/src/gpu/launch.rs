@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.0,
         full_s: 6.0,
     },
+    alone: false,
     run,
 };
 

@@ -39,6 +39,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 5.0,
         full_s: 30.0,
     },
+    alone: false,
     run,
 };
 

@@ -13,6 +13,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.3,
         full_s: 0.5,
     },
+    alone: false,
     run,
 };
 

@@ -26,6 +26,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.5,
         full_s: 6.0,
     },
+    alone: false,
     run,
 };
 

@@ -33,6 +33,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.3,
         full_s: 25.0,
     },
+    alone: true,
     run,
 };
 

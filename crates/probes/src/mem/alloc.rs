@@ -20,6 +20,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.31,
         full_s: 2.5,
     },
+    alone: false,
     run,
 };
 

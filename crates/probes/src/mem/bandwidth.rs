@@ -48,6 +48,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.9,
         full_s: 53.0,
     },
+    alone: false,
     run,
 };
 

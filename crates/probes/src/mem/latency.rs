@@ -52,6 +52,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 7.3,
         full_s: 118.0,
     },
+    alone: false,
     run,
 };
 

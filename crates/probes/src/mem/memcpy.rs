@@ -31,6 +31,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 3.9,
         full_s: 44.0,
     },
+    alone: false,
     run,
 };
 

@@ -38,6 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.69,
         full_s: 4.2,
     },
+    alone: true,
     run,
 };
 

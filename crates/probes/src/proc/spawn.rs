@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.18,
         full_s: 0.43,
     },
+    alone: false,
     run,
 };
 

@@ -56,6 +56,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 3.6,
         full_s: 15.0,
     },
+    alone: false,
     run,
 };
 

@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.1,
         full_s: 25.0,
     },
+    alone: false,
     run,
 };
 

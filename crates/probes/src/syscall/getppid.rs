@@ -17,6 +17,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.06,
         full_s: 0.74,
     },
+    alone: false,
     run,
 };
 

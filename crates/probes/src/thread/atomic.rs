@@ -21,6 +21,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.29,
         full_s: 1.6,
     },
+    alone: false,
     run,
 };
 

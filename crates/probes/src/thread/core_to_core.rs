@@ -56,6 +56,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.08,
         full_s: 0.50,
     },
+    alone: false,
     run,
 };
 

@@ -28,6 +28,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.25,
         full_s: 2.1,
     },
+    alone: false,
     run,
 };
 

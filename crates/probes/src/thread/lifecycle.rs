@@ -45,6 +45,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.05,
         full_s: 0.05,
     },
+    alone: false,
     run,
 };
 

@@ -29,6 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.36,
         full_s: 3.9,
     },
+    alone: false,
     run,
 };
 

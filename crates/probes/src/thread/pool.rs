@@ -29,6 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.34,
         full_s: 2.6,
     },
+    alone: false,
     run,
 };
 

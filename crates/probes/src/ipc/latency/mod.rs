@@ -59,6 +59,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.07,
         full_s: 0.63,
     },
+    alone: false,
     run,
 };
 
