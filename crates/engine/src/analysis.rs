@@ -322,6 +322,10 @@ pub fn two_modes(samples: &[f64]) -> Option<Warning> {
 /// A figure measured twice in one run is called moved when the two medians differ by more
 /// than this share of the first, besides their confidence intervals not overlapping.
 pub const MOVED_SHARE: f64 = 0.10;
+/// A one-way core-to-core figure under this many L2 hits cannot have crossed between
+/// cores: every path between cores goes through the last-level cache or further, several
+/// L2 hits away; between SMT siblings a line stays in their shared L1 and L2.
+pub const SHARED_CORE_L2_HITS: f64 = 2.0;
 
 /// Compares a figure measured early in a run with the same figure measured later: moved
 /// when the medians' 95% confidence intervals are disjoint and the medians differ by more

@@ -6,6 +6,8 @@
 //! same thing, and grouping or translating them needs no parsing.
 
 use crate::units::format_ns;
+use latlab_engine::BenchResult;
+use latlab_engine::analysis::SHARED_CORE_L2_HITS;
 use latlab_engine::environment::Concern;
 use latlab_engine::model::{Counters, Profile, RunRecord, StabilityCheck, Verdict, Warning};
 use latlab_engine::names::result as name;
@@ -186,7 +188,7 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
                     | Warning::MovedDuringRun { .. }
             )
         });
-    if check_moved || probe_saw {
+    if check_moved || probe_saw || !regime_changes(run).is_empty() {
         notes.push(
             "where the host runs this machine's CPUs changed during the run or differs between \
              pairs (see thread.core_to_core and the stability check): every figure that \
@@ -197,6 +199,88 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
         );
     }
     notes
+}
+
+/// The changes of regime a run saw in its core-to-core figures, one line each, to be shown
+/// beside the stability check. A one-way figure under [`SHARED_CORE_L2_HITS`] L2 hits is
+/// two SMT siblings of one core, whatever the kernel reports; above it, two cores. The
+/// stability check and `thread.core_to_core` measure the same kind of figure, so a pair
+/// that behaved as siblings while the check read across cores (or the check crossing the
+/// line between the start and the end) means the host changed how it ran the vCPUs during
+/// the run. Empty when the run has no core-to-core figure in an L2 hit's terms.
+pub fn regime_changes(run: &RunRecord) -> Vec<String> {
+    let pairs: Vec<&BenchResult> = run
+        .results()
+        .filter(|r| r.name.starts_with(name::CORE_TO_CORE_PREFIX))
+        .collect();
+    let Some(l2_hit_ns) = pairs
+        .iter()
+        .find_map(|r| r.parameters.get("l2_hit_ns")?.as_f64())
+    else {
+        return Vec::new();
+    };
+    let line_ns = SHARED_CORE_L2_HITS * l2_hit_ns;
+    let across = |ns: f64| ns >= line_ns;
+    let regime = |ns: f64| {
+        if across(ns) {
+            "across cores"
+        } else {
+            "as one core's SMT siblings"
+        }
+    };
+    let check = run
+        .stability
+        .iter()
+        .find(|c| c.name == name::STABILITY_CORE_TO_CORE);
+    let mut lines = Vec::new();
+    let Some(check) = check else {
+        return lines;
+    };
+    let start = check.start.median;
+    let end = check.end.as_ref().map(|e| e.median);
+    let bound = format!("{} L2 hits = {}", SHARED_CORE_L2_HITS, format_ns(line_ns));
+    if let Some(end) = end
+        && across(start) != across(end)
+    {
+        lines.push(format!(
+            "regime change: {} read {} at the start, {}, and {} at the end, {} (the line \
+             between them is {bound}): the host changed how it runs these vCPUs during the run",
+            check.name,
+            format_ns(start),
+            regime(start),
+            format_ns(end),
+            regime(end),
+        ));
+    }
+    let check_across = across(start) || end.is_some_and(across);
+    let siblings: Vec<String> = pairs
+        .iter()
+        .filter(|r| {
+            r.warnings
+                .iter()
+                .any(|w| matches!(w, Warning::BehavedAsSiblings { .. }))
+        })
+        .map(|r| format!("{} {}", r.name, format_ns(r.summary.median)))
+        .collect();
+    if check_across && !siblings.is_empty() {
+        let shown = siblings.len().min(3);
+        let more = match siblings.len() - shown {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let end = end.map_or(String::new(), |e| {
+            format!(" and {} at the end", format_ns(e))
+        });
+        lines.push(format!(
+            "regime change: {}{more} behaved as one core's SMT siblings (under {bound}), while \
+             {} read {} at the start{end}, across cores at least once: the host ran these vCPUs \
+             on one core while the probe measured them, not throughout the run",
+            siblings[..shown].join(", "),
+            check.name,
+            format_ns(start),
+        ));
+    }
+    lines
 }
 
 /// One stability check in a line: its figure at the start and the end, and whether it held.
@@ -332,5 +416,69 @@ mod tests {
         let notes = stability(&run);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("every figure that crosses CPUs"));
+    }
+
+    /// The issue's Emerald Rapids run: the pair read 7.63 ns one way (under two L2 hits of
+    /// 4.1 ns: siblings) while the stability check read 51 ns and 69.6 ns (across cores).
+    /// That is a change of regime, said beside the check with both figures; the same pair
+    /// beside a check that also read as siblings is not, and nor is a check that crossed
+    /// nothing. A check that crossed the line between start and end is one too.
+    #[test]
+    fn a_pair_on_one_core_beside_a_check_across_cores_is_a_regime_change() {
+        use crate::test_records::{probe, record, result};
+        let summary = |median: f64| latlab_engine::stats::Summary::of(&[median; 3]).unwrap();
+        let check = |start: f64, end: f64| StabilityCheck {
+            name: "stability/core-to-core".into(),
+            method: "test".into(),
+            start: summary(start),
+            end: Some(summary(end)),
+            moved_share: 0.25,
+            moved: None,
+        };
+        let mut pair = result(
+            "thread.core_to_core/one-way/cas/0-1",
+            7.63,
+            &[("l2_hit_ns", 4.1.into())],
+        );
+        pair.warnings.push(Warning::BehavedAsSiblings {
+            one_way_ns: 7.63,
+            l2_hit_ns: 4.1,
+        });
+        let mut run = record(vec![probe("thread.core_to_core", vec![pair.clone()])]);
+        run.stability = vec![check(51.0, 69.6)];
+        let lines = regime_changes(&run);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("thread.core_to_core/one-way/cas/0-1 7.63 ns")
+                && lines[0].contains("51.0 ns at the start and 69.6 ns at the end")
+                && lines[0].contains("8.20 ns"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            stability(&run)
+                .iter()
+                .any(|n| n.contains("every figure that crosses CPUs"))
+        );
+
+        run.stability = vec![check(7.5, 7.9)];
+        assert!(regime_changes(&run).is_empty());
+
+        let across = result(
+            "thread.core_to_core/one-way/cas/0-1",
+            55.0,
+            &[("l2_hit_ns", 4.1.into())],
+        );
+        let mut run = record(vec![probe("thread.core_to_core", vec![across])]);
+        run.stability = vec![check(51.0, 69.6)];
+        assert!(regime_changes(&run).is_empty());
+        run.stability = vec![check(51.0, 7.9)];
+        let lines = regime_changes(&run);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("51.0 ns at the start, across cores"),
+            "{}",
+            lines[0]
+        );
     }
 }

@@ -199,6 +199,13 @@ fn environment(page: &mut String, run: &RunRecord) {
             ))
         );
     }
+    for line in crate::advice::regime_changes(run) {
+        let _ = writeln!(
+            page,
+            "<tr><th>regime change</th><td class=\"text\">{}</td></tr>",
+            escape(line.trim_start_matches("regime change: "))
+        );
+    }
     page.push_str("</table></div>\n");
     if !run.notes.is_empty() {
         page.push_str("<ul class=\"note\">\n");

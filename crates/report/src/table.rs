@@ -91,6 +91,9 @@ impl Exporter for TableExporter {
                 let line = format!("{}: {}", check.name, advice::stability_check(check));
                 out.push_str(&terminal.prose("  ", &line));
             }
+            for line in advice::regime_changes(run) {
+                out.push_str(&terminal.prose("  ", &line));
+            }
         }
         if !run.notes.is_empty() {
             heading(&mut out, terminal, "about this run");

@@ -32,6 +32,7 @@ use crate::mem::sweep_point;
 use crate::peer::{Failure, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::Host;
+use latlab_engine::analysis::SHARED_CORE_L2_HITS;
 use latlab_engine::analysis::{moved_between, two_modes};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::{key, result as name};
@@ -68,10 +69,6 @@ const FOLD_PAIRS_ABOVE: usize = 6;
 /// siblings: a line between siblings stays in their shared L1, a few times faster than any
 /// other path.
 const SIBLING_RATIO: f64 = 2.0;
-/// A one-way figure under this many L2 hits cannot have crossed between cores: every
-/// path between cores goes through the last-level cache or further, several L2 hits away;
-/// between SMT siblings a line stays in their shared L1 and L2.
-const SHARED_CORE_L2_HITS: f64 = 2.0;
 /// Pages per group of the L2 reference chase: well within any first-level data TLB.
 const REFERENCE_GROUP_PAGES: usize = 16;
 /// A core-to-core figure under a hypervisor wanders by a fifth from second to second
