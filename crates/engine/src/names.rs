@@ -68,6 +68,31 @@ pub mod result {
     /// `file.read`'s and `file.write`'s results by size.
     pub const FILE_READ_PREFIX: &str = "file.read/";
     pub const FILE_WRITE_PREFIX: &str = "file.write/";
+
+    /// The stability check that speaks for result `name`, if one does: a move of that
+    /// check's figure during a run means the machine under the run changed for this family.
+    /// The memory chase speaks for the figures that read main memory (`mem.latency`,
+    /// `mem.bandwidth`, `mem.memcpy`); the core-to-core pair for those that cross between
+    /// CPUs (core-to-core, IPC, the unpinned pipe, the two-CPU hand-off, contended mutexes
+    /// and atomics).
+    pub fn checked_by(name: &str) -> Option<&'static str> {
+        const MEMORY: [&str; 3] = ["mem.latency/", "mem.bandwidth/", "mem.memcpy/"];
+        const ACROSS_CPUS: [&str; 4] = [
+            CORE_TO_CORE_PREFIX,
+            "ipc.",
+            "proc.pipe/unpinned/",
+            "thread.handoff/two-cpus",
+        ];
+        let contended = (name.starts_with("thread.mutex/") || name.starts_with("thread.atomic/"))
+            && name.ends_with("/contended");
+        if MEMORY.iter().any(|p| name.starts_with(p)) {
+            Some(STABILITY_MEMORY_CHASE)
+        } else if contended || ACROSS_CPUS.iter().any(|p| name.starts_with(p)) {
+            Some(STABILITY_CORE_TO_CORE)
+        } else {
+            None
+        }
+    }
 }
 
 /// Parameter keys that renderers read.

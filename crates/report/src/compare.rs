@@ -18,6 +18,7 @@ use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
+use latlab_engine::names::result::checked_by;
 use latlab_engine::stats::mann_whitney_p;
 use std::fmt::Write as _;
 
@@ -47,6 +48,12 @@ pub enum Verdict {
     /// Too few samples to test (a derived figure, a single observation), or a figure
     /// extrapolated rather than measured.
     Untested,
+    /// The stability check that speaks for this figure's family moved during one of the
+    /// two runs (`check`): the machine under it changed, so a difference says nothing about
+    /// the code.
+    NotComparable {
+        check: &'static str,
+    },
 }
 
 /// Why a difference was called the same.
@@ -89,13 +96,14 @@ impl Verdict {
         }
     }
 
-    /// One word: `faster`, `slower`, `same` or `untested`.
+    /// One word: `faster`, `slower`, `same`, `untested` or `not comparable`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Faster { .. } => "faster",
             Verdict::Slower { .. } => "slower",
             Verdict::Same { .. } => "same",
             Verdict::Untested => "untested",
+            Verdict::NotComparable { .. } => "not comparable",
         }
     }
 
@@ -103,7 +111,7 @@ impl Verdict {
     pub fn p(self) -> Option<f64> {
         match self {
             Verdict::Faster { p } | Verdict::Slower { p } | Verdict::Same { p, .. } => Some(p),
-            Verdict::Untested => None,
+            Verdict::Untested | Verdict::NotComparable { .. } => None,
         }
     }
 
@@ -123,6 +131,9 @@ impl Verdict {
                 SameBecause::WithinResolution => "same (within a clock tick)".into(),
             },
             Verdict::Untested => "untested".into(),
+            Verdict::NotComparable { check } => {
+                format!("not comparable (the machine moved: {check})")
+            }
         }
     }
 }
@@ -133,6 +144,15 @@ fn format_p(p: f64) -> String {
     } else {
         format!("{p:.3}")
     }
+}
+
+/// The stability check of `run` that speaks for result `name` and moved during it, if any.
+fn moved_check(run: &RunRecord, name: &str) -> Option<&'static str> {
+    let check = checked_by(name)?;
+    run.stability
+        .iter()
+        .any(|c| c.name == check && c.moved.is_some())
+        .then_some(check)
 }
 
 /// One clock tick per operation of `result`, in its run: the tick over the operations one
@@ -190,6 +210,8 @@ pub struct Tally {
     pub faster: usize,
     pub same: usize,
     pub untested: usize,
+    /// Results whose family's stability check moved in either run.
+    pub not_comparable: usize,
     /// Results of the first run that this run lacks.
     pub missing: Vec<String>,
     /// Results of this run that the first lacks.
@@ -224,12 +246,18 @@ impl Comparison {
                     continue;
                 };
                 let quantum = quantum_ns(first, result).max(quantum_ns(run, other));
-                let verdict = Verdict::of(result, other, threshold, quantum);
+                let verdict = match moved_check(first, &result.name)
+                    .or_else(|| moved_check(run, &result.name))
+                {
+                    Some(check) => Verdict::NotComparable { check },
+                    None => Verdict::of(result, other, threshold, quantum),
+                };
                 match verdict {
                     Verdict::Slower { .. } => tally.slower += 1,
                     Verdict::Faster { .. } => tally.faster += 1,
                     Verdict::Same { .. } => tally.same += 1,
                     Verdict::Untested => tally.untested += 1,
+                    Verdict::NotComparable { .. } => tally.not_comparable += 1,
                 }
                 later.push(Some(Against {
                     median_ns: other.summary.median,
@@ -290,6 +318,13 @@ impl Comparison {
                 );
                 if t.untested > 0 {
                     let _ = write!(line, ", {} untested", t.untested);
+                }
+                if t.not_comparable > 0 {
+                    let _ = write!(
+                        line,
+                        ", {} not comparable (the machine moved)",
+                        t.not_comparable
+                    );
                 }
                 let mut only = Vec::new();
                 if !t.missing.is_empty() {
@@ -618,6 +653,7 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
                 "faster": t.faster,
                 "same": t.same,
                 "untested": t.untested,
+                "not_comparable": t.not_comparable,
                 "missing": t.missing,
                 "new": t.new,
             })
@@ -812,6 +848,77 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// The A/A run: both runs' core-to-core checks said MOVED and the pair read 8×
+    /// slower. That pair, and every figure crossing CPUs, is "not comparable", not slower,
+    /// and no gate fails on it; the memory figures, whose check held, are still tested.
+    #[test]
+    fn a_figure_whose_check_moved_is_not_comparable() {
+        let noise =
+            |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
+        let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
+            name: name.into(),
+            method: "test".into(),
+            start: latlab_engine::stats::Summary::of(&[60.0; 3]).unwrap(),
+            end: Some(latlab_engine::stats::Summary::of(&[70.0; 3]).unwrap()),
+            moved_share: 0.25,
+            moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
+                first_ns: 60.0,
+                last_ns: 70.0,
+            }),
+        };
+        let side = |pair: f64, memory: f64, moved: bool| {
+            let mut run = record(vec![probe(
+                "x",
+                vec![
+                    timed("thread.core_to_core/one-way/cas/0-1", noise(pair)),
+                    timed("ipc.throughput/pipe/4B", noise(pair)),
+                    timed("mem.latency/level/DRAM", noise(memory)),
+                    timed("cpu.call/empty", noise(1.0)),
+                ],
+            )]);
+            run.stability = vec![
+                check("stability/memory-chase", false),
+                check("stability/core-to-core", moved),
+            ];
+            run
+        };
+        let runs = vec![
+            ("A".to_string(), side(7.0, 100.0, true)),
+            ("B".to_string(), side(56.3, 130.0, false)),
+        ];
+        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        let verdict = |name: &str| {
+            let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+            result.later[0].as_ref().unwrap().verdict
+        };
+        for crossing in [
+            "thread.core_to_core/one-way/cas/0-1",
+            "ipc.throughput/pipe/4B",
+        ] {
+            assert_eq!(
+                verdict(crossing),
+                Verdict::NotComparable {
+                    check: "stability/core-to-core"
+                }
+            );
+        }
+        assert!(matches!(
+            verdict("mem.latency/level/DRAM"),
+            Verdict::Slower { .. }
+        ));
+        let gate = comparison.slower_than(10.0);
+        assert_eq!(gate.len(), 1, "{gate:?}");
+        assert_eq!(gate[0].0, "mem.latency/level/DRAM");
+        assert_eq!(
+            comparison.summary_lines(),
+            ["B against A: 1 slower, 0 faster, 1 same, 2 not comparable (the machine moved)"]
+        );
+        assert!(
+            compare_text(&runs)
+                .contains("not comparable (the machine moved: stability/core-to-core)")
+        );
     }
 
     #[test]
