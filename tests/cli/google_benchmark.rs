@@ -94,7 +94,9 @@ fn compare_py_reads_two_runs_without_nan_or_warning() {
     let (in_a, in_b) = (iterations(&a), iterations(&b));
     let both = in_a.intersection(&in_b).count();
     let either = in_a.union(&in_b).count();
-    assert!(both * 10 >= either * 9, "{in_a:?}\n{in_b:?}");
+    // Nearly: at most a tenth of the names, or one, in only one run (a noisy neighbour can
+    // make one run's repetitions of a result unusable).
+    assert!(either - both <= (either / 10).max(1), "{in_a:?}\n{in_b:?}");
 
     let report = compare_py(&["benchmarks".as_ref(), a.as_os_str(), b.as_os_str()]);
     let geomean = report
