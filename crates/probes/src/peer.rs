@@ -13,6 +13,7 @@
 
 use crate::ProbeError;
 use crate::helper::spawn_named;
+use crate::mem::buffer::page_size;
 use latlab_engine::Runner;
 pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};
 use std::io;
@@ -337,7 +338,7 @@ impl SharedFlag {
         let page = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                PAGE,
+                page_size(),
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED | libc::MAP_ANONYMOUS,
                 -1,
@@ -361,12 +362,9 @@ impl SharedFlag {
 impl Drop for SharedFlag {
     fn drop(&mut self) {
         // SAFETY: the page this flag mapped, unmapped once.
-        unsafe { libc::munmap(self.page.as_ptr().cast(), PAGE) };
+        unsafe { libc::munmap(self.page.as_ptr().cast(), page_size()) };
     }
 }
-
-/// The shared flag's mapping: one page, at least as large as any page size.
-const PAGE: usize = 4096;
 
 /// CLOCK_MONOTONIC now.
 fn monotonic_now() -> Duration {

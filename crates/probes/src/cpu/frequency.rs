@@ -39,10 +39,9 @@ mod tests {
     #[test]
     fn a_multiply_takes_three_of_the_measured_cycles() {
         let mut runner = crate::test_runner(10, std::time::Duration::from_millis(1));
-        let ctx = ProbeContext::for_test(&mut runner);
         let mut ratios: Vec<f64> = (0..3)
             .map(|_| {
-                let cycle = cycle::measure(ctx.runner).unwrap().result;
+                let cycle = cycle::measure(&mut runner).unwrap().result;
                 cycle.parameters["imul_cycles"].as_f64().unwrap()
             })
             .collect();
