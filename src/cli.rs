@@ -106,6 +106,11 @@ pub struct RunArgs {
     /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
     #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
     pub target_time: Option<Duration>,
+    /// Rounds each result is measured in, spread over the run and sharing its samples, so
+    /// that `compare` knows how far a figure moves between measurements; 1 measures each
+    /// result at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true)]
+    pub rounds: usize,
     /// Pin the run to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
@@ -207,8 +212,10 @@ const REPORT_EXIT_CODES: &str = "Exit status:
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Results files written by latlab (results.json), the first being the baseline.
-    #[arg(value_name = "RESULTS.json", num_args = 2.., required = true)]
+    /// Results files written by latlab (results.json), the first being the baseline; a
+    /// directory is one side of several runs of the same code (its *.json and
+    /// */results.json), which shows how far each figure moves between runs.
+    #[arg(value_name = "RESULTS", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
     /// Also write the comparison as Markdown here (every sweep point included); '-' for
     /// standard output.
@@ -317,6 +324,14 @@ pub const WORKERS_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
 
 fn parse_workers(text: &str) -> Result<usize, String> {
     whole_number_in(text, WORKERS_RANGE, "threads")
+}
+
+/// Rounds a run measures each result in unless told otherwise: three, the fewest whose
+/// spread says anything, each taking a third of the samples.
+pub const DEFAULT_ROUNDS: usize = 3;
+
+fn parse_rounds(text: &str) -> Result<usize, String> {
+    whole_number_in(text, 1..=10, "rounds")
 }
 
 fn parse_pairs(text: &str) -> Result<usize, String> {

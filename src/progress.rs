@@ -18,6 +18,9 @@ pub struct Progress {
     bar: ProgressBar,
     estimate: Arc<Mutex<Estimate>>,
     ticker: Option<Ticker>,
+    /// Probes in the plan, and rounds each is measured in.
+    probes: usize,
+    rounds: usize,
 }
 
 /// Redraws the line every [`TICK`] (the spinner, the time so far) between measurements.
@@ -61,12 +64,23 @@ impl Drop for Ticker {
 }
 
 impl Progress {
-    /// A progress line for `probes` in `suite`, drawn only when `shown`.
-    pub fn new(probes: &[&ProbeSpec], suite: Suite, shown: bool) -> Progress {
-        let typical_s = probes.iter().map(|p| p.typical.seconds(suite)).collect();
+    /// A progress line for `probes` in `suite`, each measured in `rounds` rounds, drawn only
+    /// when `shown`.
+    pub fn new(probes: &[&ProbeSpec], suite: Suite, rounds: usize, shown: bool) -> Progress {
+        let rounds = rounds.max(1);
+        // Each round takes its share of a probe's samples, and about that share of its time;
+        // a probe measured once takes all of it in the first.
+        let typical_s = (0..rounds)
+            .flat_map(|round| probes.iter().map(move |p| (round, p)))
+            .map(|(round, p)| match p.rounds.of(rounds) {
+                1 if round == 0 => p.typical.seconds(suite),
+                1 => 0.0,
+                each => p.typical.seconds(suite) / each as f64,
+            })
+            .collect();
         let estimate = Arc::new(Mutex::new(Estimate::new(typical_s, Instant::now())));
         let bar = if shown {
-            let bar = ProgressBar::new(probes.len() as u64);
+            let bar = ProgressBar::new((probes.len() * rounds) as u64);
             let shared = Arc::clone(&estimate);
             let style = ProgressStyle::with_template(
                 "{spinner} [{pos}/{len}] {wide_msg} {elapsed} so far, {left}",
@@ -89,6 +103,8 @@ impl Progress {
             bar,
             estimate,
             ticker,
+            probes: probes.len(),
+            rounds,
         }
     }
 
@@ -109,18 +125,30 @@ impl Progress {
 
     /// A probe begins. One that must measure alone ([`ProbeSpec::alone`]) stops the
     /// redrawing thread until it ends: the line then moves only as each measurement starts.
-    pub fn probe_started(&mut self, index: usize, probe: &ProbeSpec) {
-        self.with_estimate(|e| e.probe_started(index, Instant::now()));
-        self.bar.set_message(probe.id);
+    pub fn probe_started(&mut self, index: usize, probe: &ProbeSpec, round: usize) {
+        let step = round * self.probes + index;
+        self.with_estimate(|e| e.probe_started(step, Instant::now()));
+        if self.rounds > 1 {
+            self.bar
+                .set_message(format!("round {}/{}: {}", round + 1, self.rounds, probe.id));
+        } else {
+            self.bar.set_message(probe.id);
+        }
         if probe.alone {
             drop(self.ticker.take());
         }
     }
 
     /// A probe ended; `skipped` when it measured nothing (no GPU), so that its moment does
-    /// not pass for this machine's pace.
-    pub fn probe_finished(&mut self, skipped: bool) {
-        self.with_estimate(|e| e.probe_finished(Instant::now(), skipped));
+    /// not pass for this machine's pace; `again` when it is measured in later rounds too.
+    pub fn probe_finished(&mut self, skipped: bool, again: bool) {
+        let probes = self.probes;
+        self.with_estimate(|e| {
+            if !again {
+                e.leave_out_later_rounds(probes);
+            }
+            e.probe_finished(Instant::now(), skipped)
+        });
         self.bar.inc(1);
         if self.ticker.is_none() && !self.bar.is_hidden() {
             self.ticker = Ticker::start(&self.bar);
@@ -186,6 +214,16 @@ impl Estimate {
                 self.done_typical_s += self.typical_s[index];
             }
             self.after_finished = index + 1;
+        }
+    }
+
+    /// The probe under way is not measured in later rounds (`probes` to a round): their
+    /// share of its time is not left.
+    fn leave_out_later_rounds(&mut self, probes: usize) {
+        if let Some((index, _)) = self.current {
+            for later in (index + probes..self.typical_s.len()).step_by(probes.max(1)) {
+                self.typical_s[later] = 0.0;
+            }
         }
     }
 
@@ -284,6 +322,18 @@ mod tests {
         estimate.probe_started(1, t0 + seconds(2.0));
         estimate.probe_finished(t0 + seconds(2.0), true);
         assert_eq!(estimate.left(t0 + seconds(2.0)), seconds(2.0));
+    }
+
+    /// Two probes in two rounds: the first, skipped in round one, is not measured in round
+    /// two, so its second share is not left.
+    #[test]
+    fn a_probe_left_out_of_later_rounds_leaves_their_time() {
+        let t0 = Instant::now();
+        let mut estimate = Estimate::new(vec![1.0, 2.0, 1.0, 2.0], t0);
+        estimate.probe_started(0, t0);
+        estimate.leave_out_later_rounds(2);
+        estimate.probe_finished(t0, true);
+        assert_eq!(estimate.left(t0), seconds(4.0));
     }
 
     #[test]

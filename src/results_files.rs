@@ -3,7 +3,7 @@
 
 use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{
-    Comparison, compare_csv, compare_json, compare_markdown, compare_text_with,
+    Comparison, Side, compare_csv, compare_json, compare_markdown, compare_text_with,
 };
 use latlab_report::units::format_ratio;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
@@ -51,28 +51,19 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
 /// asked for; the text goes to standard error when a file takes standard output. Returns the
 /// exit status: 1 when `--fail-if-slower` found a regression.
 pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
-    let legend: String = plan
-        .runs
-        .iter()
+    let legend: String = (plan.sides.iter())
         .zip(&plan.paths)
-        .map(|((label, run), path)| {
-            format!(
-                "{label} = {} ({}, {})\n",
-                path.display(),
-                run.environment.host_name,
-                run.started_at
-            )
-        })
+        .map(|(side, paths)| legend_line(side, paths))
         .collect();
-    let comparison = Comparison::of(&plan.runs, plan.threshold);
+    let comparison = Comparison::of_sides(&plan.sides, plan.threshold);
     let text = format!(
         "{legend}\n{}",
-        compare_text_with(&plan.runs, &comparison, &plan.terminal)
+        compare_text_with(&plan.sides, &comparison, &plan.terminal)
     );
     let text = plan.terminal.printable(&text);
     for (flag, target) in plan.outputs() {
         let rendered = match flag {
-            "--markdown" => compare_markdown(&plan.runs, &comparison),
+            "--markdown" => compare_markdown(&plan.sides, &comparison),
             "--csv" => compare_csv(&comparison)?,
             _ => compare_json(&comparison)?,
         };
@@ -102,4 +93,33 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
         write_output(&OutputTarget::Stdout, &text)?;
     }
     Ok(status)
+}
+
+/// `A = before/results.json (host, started)`, or for several runs `A = 3 runs in before/
+/// (host, first started … last started)`.
+fn legend_line(side: &Side, paths: &[std::path::PathBuf]) -> String {
+    let first = &side.runs[0];
+    match (&side.runs[..], paths) {
+        ([_], [path]) => format!(
+            "{} = {} ({}, {})\n",
+            side.label,
+            path.display(),
+            first.environment.host_name,
+            first.started_at
+        ),
+        (runs, paths) => {
+            let last = &runs[runs.len() - 1];
+            let dir = paths[0]
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string());
+            format!(
+                "{} = {} runs from {dir} ({}, {} to {})\n",
+                side.label,
+                runs.len(),
+                first.environment.host_name,
+                first.started_at,
+                last.started_at
+            )
+        }
+    }
 }

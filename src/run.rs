@@ -7,11 +7,12 @@ use anyhow::Context;
 use latlab_engine::analysis::moved_between;
 use latlab_engine::isolation::{LockRefused, RT_PAUSE, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
+use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Host, Interrupted, Runner};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
-use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, compare_text_with};
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
 use latlab_report::terminal::Detail;
 use latlab_report::{
     CsvExporter, ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter,
@@ -55,6 +56,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     let mut progress = Progress::new(
         &plan.probes,
         plan.suite,
+        plan.rounds,
         std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,
     );
     if let Some(listener) = progress.listener() {
@@ -72,17 +74,14 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
             false
         }
     };
-    for (index, probe) in plan.probes.iter().enumerate() {
-        if interrupted {
-            break;
-        }
-        progress.probe_started(index, probe);
-        let outcome = run_probe(probe, &mut runner, &plan);
-        interrupted = outcome.status == ProbeStatus::Interrupted;
-        let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
-        record.probes.push(outcome);
-        write_rewritable(&plan, &record, &mut unwritten);
-        progress.probe_finished(skipped);
+    if !interrupted {
+        interrupted = measure(
+            &plan,
+            &mut runner,
+            &mut record,
+            &mut progress,
+            &mut unwritten,
+        );
     }
     if !interrupted && !record.stability.is_empty() {
         progress.stability_check("stability check, again");
@@ -178,6 +177,54 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     })
 }
 
+/// Measures the plan's probes in its rounds, taken round-robin, each outcome merged into the
+/// record and every file output rewritten as it arrives; `true` when Ctrl-C stopped it.
+fn measure(
+    plan: &RunPlan,
+    runner: &mut Runner,
+    record: &mut RunRecord,
+    progress: &mut Progress,
+    unwritten: &mut Unwritten,
+) -> bool {
+    let mut measured: Vec<ProbeRounds> = Vec::with_capacity(plan.probes.len());
+    for round in 0..plan.rounds {
+        for (index, probe) in plan.probes.iter().enumerate() {
+            let rounds = probe.rounds.of(plan.rounds);
+            if round >= rounds
+                || measured
+                    .get(index)
+                    .is_some_and(|m| !m.wants_another_round())
+            {
+                continue;
+            }
+            progress.probe_started(index, probe, round);
+            let outcome = runner.scoped(
+                |config| config.rounds = rounds,
+                |runner| run_probe(probe, runner, plan),
+            );
+            let interrupted = outcome.status == ProbeStatus::Interrupted;
+            let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
+            match measured.get_mut(index) {
+                Some(rounds) => {
+                    rounds.add(outcome);
+                    record.probes[index] = rounds.outcome().clone();
+                }
+                None => {
+                    measured.push(ProbeRounds::first(outcome.clone()));
+                    record.probes.push(outcome);
+                }
+            }
+            write_rewritable(plan, record, unwritten);
+            let again = round + 1 < rounds && measured[index].wants_another_round();
+            progress.probe_finished(skipped, again);
+            if interrupted {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Creates the results directory, or takes the one another run of this user made since the
 /// plan was checked (two runs started into one new `--out`: the second waited for the lock).
 fn create_results_dir(dir: &std::path::Path) -> anyhow::Result<()> {
@@ -244,6 +291,7 @@ fn apply_controls(plan: &mut RunPlan, notes: &mut Vec<String>) -> RunSettings {
         samples: plan.config.samples,
         target_sample_time_ns: plan.config.target_sample_time.as_nanos() as u64,
         budget_per_benchmark_ns: plan.config.budget.as_nanos() as u64,
+        rounds: plan.rounds,
         pinned_cpu: None,
         memory_locked: false,
         realtime: false,
@@ -526,16 +574,16 @@ fn print_against_baseline(
     baseline: &RunRecord,
     record: &RunRecord,
 ) -> anyhow::Result<()> {
-    let runs = [
-        (name.to_string(), baseline.clone()),
-        ("this run".to_string(), record.clone()),
+    let sides = [
+        Side::one(name, baseline.clone()),
+        Side::one("this run", record.clone()),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
     let text = match plan.terminal.detail {
         Detail::Quiet => comparison.summary_lines().join("\n") + "\n",
         _ => format!(
             "\nagainst the baseline {name}:\n{}",
-            compare_text_with(&runs, &comparison, &plan.terminal)
+            compare_text_with(&sides, &comparison, &plan.terminal)
         ),
     };
     let text = plan.terminal.printable(&text);

@@ -6,6 +6,7 @@ use super::UsageError;
 use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs, TerminalArgs};
 use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
+use latlab_report::compare::Side;
 use latlab_report::fleet::Fleet;
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
@@ -132,11 +133,11 @@ fn run_label(index: usize) -> String {
     letters.iter().rev().collect()
 }
 
-/// `latlab compare`: the runs, the first being the baseline, each with its letter; the file
-/// each came from, in the same order; and where the Markdown goes.
+/// `latlab compare`: the sides, the first being the baseline, each with its letter and its
+/// runs; the files each side's runs came from, in the same order; and where the outputs go.
 pub struct ComparePlan {
-    pub runs: Vec<(String, RunRecord)>,
-    pub paths: Vec<PathBuf>,
+    pub sides: Vec<Side>,
+    pub paths: Vec<Vec<PathBuf>>,
     pub markdown: Option<OutputTarget>,
     pub csv: Option<OutputTarget>,
     pub json: Option<OutputTarget>,
@@ -198,15 +199,14 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             )));
         }
     }
+    let paths = (args.files.iter())
+        .map(|path| side_files(path))
+        .collect::<Result<Vec<_>, UsageError>>()?;
     for (flag, text) in outputs {
         let Some(output) = text.as_deref().filter(|t| *t != "-") else {
             continue;
         };
-        if let Some(input) = args
-            .files
-            .iter()
-            .find(|f| is_same_file(Path::new(output), f))
-        {
+        if let Some(input) = (paths.iter().flatten()).find(|f| is_same_file(Path::new(output), f)) {
             return Err(UsageError(format!(
                 "{flag} {output}: that is {}, a results file being compared, which the output \
                  would replace; choose another name",
@@ -214,16 +214,21 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             )));
         }
     }
-    let runs = args
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, path)| Ok((run_label(i), load_run(path)?)))
+    let sides = (paths.iter().enumerate())
+        .map(|(i, files)| {
+            let runs = (files.iter())
+                .map(|file| load_run(file))
+                .collect::<Result<_, _>>()?;
+            Ok(Side {
+                label: run_label(i),
+                runs,
+            })
+        })
         .collect::<Result<_, UsageError>>()?;
     let target = |text: &Option<String>| text.as_deref().map(OutputTarget::parse);
     let plan = ComparePlan {
-        runs,
-        paths: args.files.clone(),
+        sides,
+        paths,
         markdown: target(&args.markdown),
         csv: target(&args.csv),
         json: target(&args.json),
@@ -245,6 +250,43 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         stream,
     );
     Ok(ComparePlan { terminal, ..plan })
+}
+
+/// The results files of one side of a comparison: the file named, or, for a directory,
+/// the runs in it: each `*.json` directly in it and each `*/results.json` one level down
+/// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order.
+fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let unreadable = |e: std::io::Error| {
+        UsageError(format!(
+            "{}: cannot read the directory ({e}); give results files or a directory of runs",
+            path.display()
+        ))
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        let found = entry.path();
+        if found.is_dir() {
+            let results = found.join("results.json");
+            if results.is_file() {
+                files.push(results);
+            }
+        } else if found.extension().is_some_and(|e| e == "json") {
+            files.push(found);
+        }
+    }
+    if files.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no runs in it (neither *.json nor */results.json); give results files, or \
+             a directory holding the runs of one side",
+            path.display()
+        )));
+    }
+    files.sort();
+    Ok(files)
 }
 
 #[cfg(test)]

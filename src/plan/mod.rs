@@ -71,6 +71,8 @@ pub struct RunPlan {
     /// Which of their results are kept (`--only`/`--skip` by result name).
     pub selection: Selection,
     pub config: Config,
+    /// Rounds each result is measured in, spread over the run.
+    pub rounds: usize,
     pub outputs: Outputs,
     pub memory: MemoryOptions,
     pub threads: ThreadOptions,
@@ -185,6 +187,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         probes,
         selection,
         config,
+        rounds: args.rounds,
         terminal: terminal(&args.terminal, table_stream),
         baseline,
         save_baseline,
@@ -408,10 +411,10 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         }
     }
     for target in outputs.all() {
-        if let OutputTarget::File(path) = target {
-            if outputs.create_dir.as_deref() != path.parent() {
-                check_file_target(path)?;
-            }
+        if let OutputTarget::File(path) = target
+            && outputs.create_dir.as_deref() != path.parent()
+        {
+            check_file_target(path)?;
         }
     }
     Ok(outputs)

@@ -28,6 +28,7 @@ fn run_and_changed_copy(dir: &Path, factor: f64) -> (PathBuf, PathBuf) {
             if result["name"] == "cpu.branch/random" {
                 scale(&mut result["samples_ns"], factor);
                 scale(&mut result["cpu_samples_ns"], factor);
+                scale(&mut result["round_medians_ns"], factor);
                 let summary = &mut result["summary"];
                 for key in ["min", "p5", "median", "p95", "max", "mean", "stddev", "mad"] {
                     scale(&mut summary[key], factor);

@@ -4,7 +4,7 @@
 
 use crate::latlab;
 use latlab_report::compare::{
-    Comparison, DEFAULT_THRESHOLD, compare_csv, compare_json, compare_markdown, compare_text,
+    Comparison, DEFAULT_THRESHOLD, compare_csv, compare_json, compare_markdown, compare_text, sides,
 };
 use latlab_report::load::parse_run;
 use latlab_report::validate::validate;
@@ -99,10 +99,10 @@ fn mutate(original: &Value, text: &str, rng: &mut Rng) -> Vec<u8> {
                 let node = random_node(&mut value, rng);
                 match rng.below(3) {
                     0 => {
-                        if let Value::Object(map) = node {
-                            if let Some(key) = map.keys().nth(rng.below(map.len())).cloned() {
-                                map.remove(&key);
-                            }
+                        if let Value::Object(map) = node
+                            && let Some(key) = map.keys().nth(rng.below(map.len())).cloned()
+                        {
+                            map.remove(&key);
                         }
                     }
                     _ => *node = extreme(rng),
@@ -140,8 +140,9 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
     }
     let pair = [("A".to_string(), run.clone()), ("B".to_string(), run)];
     let _ = compare_text(&pair);
-    let comparison = Comparison::of(&pair, DEFAULT_THRESHOLD);
-    let _ = compare_markdown(&pair, &comparison);
+    let sides = sides(&pair);
+    let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+    let _ = compare_markdown(&sides, &comparison);
     let _ = compare_csv(&comparison);
     let _ = compare_json(&comparison);
     Outcome::Rendered

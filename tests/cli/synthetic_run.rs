@@ -5,15 +5,15 @@ use crate::{files_in, latlab};
 const EXPECTED_TABLE: &str = "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
 
-benchmark                median   95% CI of median           p5 … p95    cv     cold      samples
-cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns  48.7 ns … 50.7 ns  1.4%        –   30 × 16384
-cpu.branch/random        133 ns    132 ns … 134 ns    130 ns … 136 ns  1.4%  1.33 µs   30 × 16384
-cpu.branch/predictable  12.5 ns  12.4 ns … 12.6 ns  12.2 ns … 12.8 ns  1.5%   125 ns  30 × 262144
-cpu.branch/difference    121 ns    119 ns … 122 ns    118 ns … 123 ns  1.4%        –   30 × 16384
-cpu.branch/mispredict    241 ns    239 ns … 244 ns    236 ns … 246 ns  1.4%        –   30 × 16384
-mem.alloc/16B            120 ns    119 ns … 122 ns    118 ns … 123 ns  1.4%  1.20 µs   30 × 32768
-mem.alloc/128B           152 ns    151 ns … 154 ns    149 ns … 155 ns  1.4%  1.52 µs   30 × 16384
-mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
+benchmark                median   95% CI of median  rounds ±           p5 … p95    cv     cold      samples
+cpu.call/empty          49.7 ns  49.2 ns … 50.2 ns     ±0.0%  48.7 ns … 50.7 ns  1.4%        –   30 × 16384
+cpu.branch/random        133 ns    132 ns … 134 ns     ±0.0%    130 ns … 136 ns  1.4%  1.33 µs   30 × 16384
+cpu.branch/predictable  12.5 ns  12.4 ns … 12.6 ns     ±0.0%  12.2 ns … 12.8 ns  1.5%   125 ns  30 × 262144
+cpu.branch/difference    121 ns    119 ns … 122 ns     ±0.0%    118 ns … 123 ns  1.4%        –   30 × 16384
+cpu.branch/mispredict    241 ns    239 ns … 244 ns     ±0.0%    236 ns … 246 ns  1.4%        –   30 × 16384
+mem.alloc/16B            120 ns    119 ns … 122 ns     ±0.0%    118 ns … 123 ns  1.4%  1.20 µs   30 × 32768
+mem.alloc/128B           152 ns    151 ns … 154 ns     ±0.0%    149 ns … 155 ns  1.4%  1.52 µs   30 × 16384
+mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns     ±0.0%  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
 
 stability check
   stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)

@@ -34,7 +34,7 @@ fn warnings_are_grouped_by_probe_and_kind_with_the_advice_once() {
         section(&stdout, "warnings", "stability check"),
         "\
 warnings (12 in 1 line; every one with its advice: --verbose, or the JSON, CSV and Markdown files)
-  thread.core_to_core: 12 of 12 results behaved as SMT siblings (one way in 0.01–0.57 L2 hits)
+  thread.core_to_core: 12 of 12 results behaved as SMT siblings (one way in 0.01–0.58 L2 hits)
 
 what to do
   behaved as SMT siblings: a line passed between the pair in under two L2 hits, which no path between cores allows: the host ran the two vCPUs on one core then; these pairs are left out of the all-pairs summaries
@@ -218,10 +218,11 @@ fn progress_names_the_measurement_under_way_only_on_a_terminal() {
         .filter(|l| l.contains(" so far, "))
         .collect();
     // The line is redrawn at most 20 times a second, so which measurements of this quick
-    // synthetic run it shows varies; each one it shows is named with its probe's place.
+    // synthetic run it shows varies; each one it shows is named with its probe's place
+    // among the 15 steps (5 probes, each in 3 rounds).
     let names_a_measurement = |l: &&str| {
         ["cpu.", "mem.memcpy/"].iter().any(|probe| {
-            l.contains(&format!("/5] {probe}"))
+            l.contains(&format!("/15] {probe}"))
                 && l.split_whitespace()
                     .nth(2)
                     .is_some_and(|name| name.contains('/'))

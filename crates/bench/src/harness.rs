@@ -309,6 +309,7 @@ fn apply_controls(
         samples: config.samples,
         target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
         budget_per_benchmark_ns: config.budget.as_nanos() as u64,
+        rounds: config.rounds,
         pinned_cpu,
         memory_locked: false,
         realtime: false,

@@ -72,6 +72,8 @@ pub(crate) struct Subject<'a> {
     pub method: &'a str,
     /// The samples asked for (fewer may have fitted in the budget).
     pub wanted_samples: usize,
+    /// The fewest samples it should be made of.
+    pub minimum_samples: usize,
     /// The clock's resolution, in nanoseconds.
     pub resolution_ns: f64,
 }
@@ -106,7 +108,7 @@ pub(crate) fn timed_loop_result(
         &bench,
         &summary,
         integrity,
-        subject.wanted_samples,
+        (subject.wanted_samples, subject.minimum_samples),
         resolution_per_op,
     );
     if verdict.is_suspect() {
@@ -131,6 +133,7 @@ pub(crate) fn timed_loop_result(
         integrity,
         profile: None,
         allocations: None,
+        round_medians_ns: Vec::new(),
     }
 }
 
@@ -147,7 +150,7 @@ pub(crate) fn observations_result(
         &samples_ns,
         &summary,
         integrity,
-        subject.wanted_samples,
+        (subject.wanted_samples, subject.minimum_samples),
         subject.resolution_ns,
     );
     BenchResult {
@@ -169,6 +172,7 @@ pub(crate) fn observations_result(
         integrity,
         profile: None,
         allocations: None,
+        round_medians_ns: Vec::new(),
     }
 }
 
@@ -347,14 +351,14 @@ fn common_warnings(
     raw: &[f64],
     summary: &Summary,
     integrity: Integrity,
-    wanted_samples: usize,
+    (wanted_samples, minimum_samples): (usize, usize),
     resolution_ns: f64,
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    if summary.n < MIN_SAMPLES {
+    if summary.n < minimum_samples {
         warnings.push(Warning::BelowMinimum {
             taken: summary.n,
-            minimum: MIN_SAMPLES,
+            minimum: minimum_samples,
         });
     } else if summary.n < wanted_samples {
         warnings.push(Warning::FewSamples {
@@ -587,8 +591,8 @@ mod tests {
             .collect();
         let summary = Summary::of(&steps).unwrap();
         let quiet = Integrity::default();
-        assert!(common_warnings(&steps, &summary, quiet, 30, 20.0).is_empty());
-        let warnings = common_warnings(&steps, &summary, quiet, 30, 1.0);
+        assert!(common_warnings(&steps, &summary, quiet, (30, MIN_SAMPLES), 20.0).is_empty());
+        let warnings = common_warnings(&steps, &summary, quiet, (30, MIN_SAMPLES), 1.0);
         assert!(matches!(warnings[0], Warning::HighVariance { .. }));
     }
 

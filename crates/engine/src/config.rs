@@ -23,6 +23,12 @@ pub struct Config {
     pub pause_between_samples: Option<Duration>,
     /// Set from elsewhere (a signal handler) to stop at the next sample.
     pub cancel: Arc<AtomicBool>,
+    /// How many rounds, spread over the run, each result is measured in (1: at once).
+    /// `samples` and `budget` stay the whole run's; each round takes its share of them
+    /// ([`Config::samples_per_round`], [`Config::budget_per_round`]), so that rounds cost
+    /// about what one measurement would, and their medians show how far the figure moves
+    /// between measurements besides within one.
+    pub rounds: usize,
 }
 
 impl Config {
@@ -34,6 +40,7 @@ impl Config {
             budget: Duration::from_secs(1),
             pause_between_samples: None,
             cancel: Arc::default(),
+            rounds: 1,
         }
     }
 
@@ -67,6 +74,34 @@ impl Config {
 }
 
 impl Config {
+    /// The samples one round takes of `wanted` for the whole run: its share, and never fewer
+    /// than the round's share of [`MIN_SAMPLES`].
+    pub fn samples_per_round(&self, wanted: usize) -> usize {
+        wanted
+            .div_ceil(self.rounds())
+            .max(self.min_samples_per_round())
+    }
+
+    /// The fewest samples one round takes, so that the rounds together take at least
+    /// [`MIN_SAMPLES`].
+    pub fn min_samples_per_round(&self) -> usize {
+        MIN_SAMPLES.div_ceil(self.rounds())
+    }
+
+    /// The time one round may spend on one benchmark's samples.
+    pub fn budget_per_round(&self) -> Duration {
+        self.time_per_round(self.budget)
+    }
+
+    /// One round's share of `time` allowed for the whole run.
+    pub fn time_per_round(&self, time: Duration) -> Duration {
+        time / self.rounds() as u32
+    }
+
+    fn rounds(&self) -> usize {
+        self.rounds.max(1)
+    }
+
     /// The longest sample that still leaves room, within the budget, for the fewest samples
     /// a result is made of, each beside a sample of the empty loop.
     pub fn longest_sample(&self) -> Duration {

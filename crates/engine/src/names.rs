@@ -150,4 +150,17 @@ pub mod key {
     pub const SLOWDOWN_VS_ALONE: &str = "slowdown_vs_alone";
     /// The share of its completion time a job spent on a CPU.
     pub const CPU_SHARE: &str = "cpu_share";
+    /// A load's latency in core cycles, against the cycle the run measured.
+    pub const CYCLES_PER_LOAD: &str = "cycles_per_load";
+    /// Counts of events a result's samples came from (wake-ups got and wanted, jobs run and
+    /// completed, round trips that missed their deadline): a result measured in rounds
+    /// counts them over all its rounds.
+    pub const COUNTED_OVER_ROUNDS: &[&str] = &[
+        "wake_ups",
+        "wake_ups_wanted",
+        "jobs",
+        "completed",
+        MISSES,
+        "same_cpu_round_trips",
+    ];
 }

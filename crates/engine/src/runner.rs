@@ -367,7 +367,8 @@ impl Runner {
         Subject {
             name,
             method,
-            wanted_samples,
+            wanted_samples: self.config.samples_per_round(wanted_samples),
+            minimum_samples: self.config.min_samples_per_round(),
             resolution_ns: self.host.timer().info().resolution_ns,
         }
     }

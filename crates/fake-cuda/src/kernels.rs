@@ -66,7 +66,7 @@ pub(crate) fn run(state: &State, launch: &Launch) -> Status {
 /// Follows the ring from `start`: `warm` loads, then `steps` timed; writes cycles,
 /// nanoseconds, the last pointer and the SM to `out`.
 fn chase(state: &State, start: u64, warm: u64, steps: u64, out: u64, sm: u64) -> Status {
-    if !state.is_device(out, 32) || steps % 8 != 0 {
+    if !state.is_device(out, 32) || !steps.is_multiple_of(8) {
         return ILLEGAL_ADDRESS;
     }
     std::thread::sleep(delay());
@@ -98,7 +98,7 @@ fn chase(state: &State, start: u64, warm: u64, steps: u64, out: u64, sm: u64) ->
 /// The ring of `words` shared-memory words, entry i naming entry (i + stride) mod words,
 /// followed as `shared.ptx` does; writes cycles, nanoseconds and the last index to `out`.
 fn shared_chase(state: &State, words: u32, stride: u32, warm: u32, steps: u32, out: u64) -> Status {
-    if !state.is_device(out, 24) || words == 0 || words > 4096 || steps % 8 != 0 {
+    if !state.is_device(out, 24) || words == 0 || words > 4096 || !steps.is_multiple_of(8) {
         return ILLEGAL_ADDRESS;
     }
     let ring: Vec<u32> = (0..words).map(|i| (i + stride) % words).collect();

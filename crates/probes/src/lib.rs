@@ -6,7 +6,6 @@
 
 mod clock;
 mod cpu;
-mod distribution;
 mod file;
 mod gpu;
 mod helper;
@@ -201,7 +200,35 @@ pub struct ProbeSpec {
     /// beside the measuring one, on Linux 6.18): the run stops its own helper threads (the
     /// progress line's redrawing) while it measures.
     pub alone: bool,
+    /// Whether it is measured in each of the run's rounds or once.
+    pub rounds: Rounds,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
+}
+
+/// Whether a probe is measured in each of the run's rounds
+/// ([`Config::rounds`](latlab_engine::Config::rounds)), each round taking its share of the
+/// samples so that its results carry how far they move between rounds, or once with all of
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounds {
+    Each,
+    /// In the first round only, with every sample, for the reason given: its results are
+    /// read from an analysis of all its figures that a round's share would blur, or its
+    /// set-up costs more than its samples. Its results carry no round medians, and
+    /// `compare` judges them by the run-to-run scatter of all results.
+    Once {
+        why: &'static str,
+    },
+}
+
+impl Rounds {
+    /// The rounds a probe is measured in, of the run's `rounds`.
+    pub fn of(self, rounds: usize) -> usize {
+        match self {
+            Rounds::Each => rounds,
+            Rounds::Once { .. } => 1,
+        }
+    }
 }
 
 /// How long a probe typically takes in each suite, in seconds, as measured on a 2-vCPU

@@ -1,12 +1,20 @@
 //! Comparing runs: the same results side by side, the ratio to the first run, and whether
 //! each difference is larger than the noise.
 //!
-//! The test is the Mann–Whitney U test on the two results' samples (two-sided, normal
-//! approximation with the tie correction, α = 0.05): distribution-free, as timing samples
-//! need. A result is `faster` or `slower` only when the test rejects "same distribution" and
-//! the medians differ by more than a threshold (2% unless asked otherwise) and by more than
-//! one tick of the clock per operation (quantised figures with equal medians are the same);
-//! otherwise `same`, however different the medians look. Each later run gets a summary
+//! Each side is one run or several runs of the same code. A result is `faster` or `slower`
+//! only when every test agrees: the Mann–Whitney U test on the two sides' samples rejects
+//! "same distribution" (two-sided, normal approximation with the tie correction;
+//! distribution-free, as timing samples need); Welch's t test on the logarithms of the
+//! sides' repetitions rejects a ratio of 1 (the run medians where a side has several runs,
+//! else the rounds' medians that one run measured, widened by how far its family's results
+//! moved between the two runs, see [`latlab_engine::welch`]), since samples of one run
+//! cannot see how far a figure moves between runs; the larger of the two p-values, adjusted
+//! for the number of results compared (Benjamini–Hochberg), is below 0.05, so that hundreds
+//! of results compared at once do not yield their 5% of chance differences; and the
+//! medians differ by more than a threshold (2% unless asked otherwise) and by more than one
+//! tick of the clock per operation (quantised figures with equal medians are the same).
+//! Otherwise `same`, with the reason, however different the medians
+//! look. Each later run gets a summary
 //! ("3 slower, 2 faster, 40 same"), results in only one run are listed, and the comparison
 //! renders as text, Markdown, CSV and JSON. The environments are listed side by side, and
 //! every line where they differ is marked, since a difference between machines is often the
@@ -19,7 +27,8 @@ use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::names::result::checked_by;
-use latlab_engine::stats::mann_whitney_p;
+use latlab_engine::stats::{benjamini_hochberg, mann_whitney_p, median_in_place};
+use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use std::fmt::Write as _;
 
 /// Below this p-value a difference is called real.
@@ -57,10 +66,16 @@ pub enum Verdict {
 }
 
 /// Why a difference was called the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SameBecause {
     /// The test did not reject "same distribution".
     NotSignificant,
+    /// The samples differ, but the ratio's interval from the sides' repetitions (rounds or
+    /// runs) holds 1: the figure moves this much between runs, `×(1 ± half_width)`.
+    RunToRunNoise { half_width: f64 },
+    /// Each test rejects at 5%, but not once adjusted for the `results` tested together
+    /// (Benjamini–Hochberg): among that many, some differ that much by chance.
+    Chance { results: usize },
     /// Significant, but the medians differ by less than the threshold.
     WithinThreshold,
     /// The medians differ by less than one tick of the clock per operation (or not at all):
@@ -68,34 +83,77 @@ pub enum SameBecause {
     WithinResolution,
 }
 
-impl Verdict {
-    /// `first` and `later` are results of the same name; `quantum_ns` is one clock tick per
-    /// operation, the coarser of the two.
-    fn of(first: &BenchResult, later: &BenchResult, threshold: f64, quantum_ns: f64) -> Verdict {
-        // An extrapolated figure is an estimate: there is nothing to test.
-        if first.samples_ns.len() < MIN_SAMPLES
-            || later.samples_ns.len() < MIN_SAMPLES
+/// One result's tests, before the results that a side compared are weighed together.
+struct Tests {
+    /// The Mann–Whitney p-value on the two sides' samples.
+    samples_p: f64,
+    /// The ratio against the noise of the sides' repetitions, where there is any.
+    noise: Option<RatioTest>,
+    /// Later figure ÷ first figure.
+    ratio: f64,
+    /// The figures differ by less than a tick of the clock per operation, or not at all.
+    within_resolution: bool,
+}
+
+impl Tests {
+    /// `first` and `later` are one result as each side measured it; `quantum_ns` is one
+    /// clock tick per operation, the coarser of the two; `between_runs_sd` how far results
+    /// move between runs beyond what their rounds show. `None` when there is nothing to
+    /// test: too few samples, or a figure extrapolated rather than measured.
+    fn of(
+        first: &Measured,
+        later: &Measured,
+        quantum_ns: f64,
+        between_runs_sd: Option<f64>,
+    ) -> Option<Tests> {
+        if first.sample_count() < MIN_SAMPLES
+            || later.sample_count() < MIN_SAMPLES
             || first.is_extrapolated()
             || later.is_extrapolated()
         {
-            return Verdict::Untested;
+            return None;
         }
-        let p = mann_whitney_p(&first.samples_ns, &later.samples_ns);
-        let (a, b) = (first.summary.median, later.summary.median);
+        let (a, b) = (first.median(), later.median());
+        Some(Tests {
+            samples_p: mann_whitney_p(&first.samples(), &later.samples()),
+            noise: ratio_test(&first.repetitions(), &later.repetitions(), between_runs_sd),
+            ratio: if a > 0.0 { b / a } else { f64::NAN },
+            within_resolution: a == b || (b - a).abs() < quantum_ns,
+        })
+    }
+
+    /// The p-value of a difference that both tests see: the larger of the two, as a
+    /// difference is called only when both reject.
+    fn joint_p(&self) -> f64 {
+        self.noise
+            .map_or(self.samples_p, |n| self.samples_p.max(n.p))
+    }
+
+    /// The verdict, given the joint p-value adjusted for the `results` tested together.
+    fn verdict(&self, adjusted_p: f64, results: usize, threshold: f64) -> Verdict {
+        let p = adjusted_p;
         let same = |why| Verdict::Same { p, why };
-        if a == b || (b - a).abs() < quantum_ns {
+        if self.within_resolution {
             same(SameBecause::WithinResolution)
-        } else if p >= SIGNIFICANCE {
+        } else if self.samples_p >= SIGNIFICANCE {
             same(SameBecause::NotSignificant)
-        } else if a != 0.0 && ((b / a) - 1.0).abs() < threshold {
+        } else if let Some(noise) = self.noise.filter(|n| n.p >= SIGNIFICANCE) {
+            same(SameBecause::RunToRunNoise {
+                half_width: noise.half_width(),
+            })
+        } else if p >= SIGNIFICANCE {
+            same(SameBecause::Chance { results })
+        } else if (self.ratio - 1.0).abs() < threshold || self.ratio.is_nan() {
             same(SameBecause::WithinThreshold)
-        } else if b > a {
+        } else if self.ratio > 1.0 {
             Verdict::Slower { p }
         } else {
             Verdict::Faster { p }
         }
     }
+}
 
+impl Verdict {
     /// One word: `faster`, `slower`, `same`, `untested` or `not comparable`.
     pub fn word(self) -> &'static str {
         match self {
@@ -129,6 +187,13 @@ impl Verdict {
                     )
                 }
                 SameBecause::WithinResolution => "same (within a clock tick)".into(),
+                SameBecause::RunToRunNoise { half_width } => format!(
+                    "same (within run-to-run noise, ±{}%)",
+                    format_percent_rounded(half_width)
+                ),
+                SameBecause::Chance { results } => {
+                    format!("same (p {}, adjusted for {results} results)", format_p(p))
+                }
             },
             Verdict::Untested => "untested".into(),
             Verdict::NotComparable { check } => {
@@ -143,6 +208,115 @@ fn format_p(p: f64) -> String {
         "< 0.001".into()
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// Results compared one run a side, fewer than this, and the scatter of their ratios
+/// between the runs is not taken as the run-to-run noise: too few to gauge it.
+pub const MIN_RESULTS_FOR_SCATTER: usize = 20;
+
+/// How a later side's run-to-run noise was known.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunToRun {
+    /// A side had several runs: each result's runs show how far it moves between runs.
+    Measured,
+    /// One run a side: each result's rounds show how far it moves within a run, and the
+    /// scatter of the ratios between the two runs (a standard deviation of logarithms) how
+    /// far results move between runs besides: each family's own where it has at least
+    /// [`MIN_RESULTS_FOR_SCATTER`] results (`families`), else that of all `results`
+    /// (`scatter`), since families differ: file writes move between runs far more than
+    /// cache latencies.
+    Estimated {
+        scatter: f64,
+        results: usize,
+        families: Vec<(String, f64)>,
+    },
+    /// One run a side and too few results to gauge how far they move between runs: only
+    /// the rounds within each run are seen.
+    Unknown,
+}
+
+/// One side of a comparison: its label and its runs, one or several of the same code on the
+/// same machine; several show how far each figure moves between runs.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<RunRecord>,
+}
+
+impl Side {
+    /// A side of one run.
+    pub fn one(label: &str, run: RunRecord) -> Side {
+        Side {
+            label: label.to_string(),
+            runs: vec![run],
+        }
+    }
+
+    /// Each run's result named `name`, in the runs that have it.
+    fn measured(&self, name: &str) -> Measured<'_> {
+        Measured {
+            results: (self.runs.iter())
+                .filter_map(|run| run.results().find(|r| r.name == name))
+                .collect(),
+        }
+    }
+
+    fn first_run(&self) -> &RunRecord {
+        &self.runs[0]
+    }
+}
+
+/// One result as one side measured it: once per run of the side.
+pub struct Measured<'a> {
+    results: Vec<&'a BenchResult>,
+}
+
+impl Measured<'_> {
+    /// The side's figure: the result's median, or the median of the runs' medians.
+    fn median(&self) -> f64 {
+        match &self.results[..] {
+            [one] => one.summary.median,
+            many => median_in_place(&mut many.iter().map(|r| r.summary.median).collect::<Vec<_>>()),
+        }
+    }
+
+    /// Every run's samples together.
+    fn samples(&self) -> Vec<f64> {
+        (self.results.iter())
+            .flat_map(|r| r.samples_ns.iter().copied())
+            .collect()
+    }
+
+    fn sample_count(&self) -> usize {
+        self.results.iter().map(|r| r.samples_ns.len()).sum()
+    }
+
+    fn is_extrapolated(&self) -> bool {
+        self.results.iter().any(|r| r.is_extrapolated())
+    }
+
+    /// The figures of independent repetitions: each run's median where the side has
+    /// several runs, else the rounds' medians of its one run, else its median alone.
+    fn repetitions(&self) -> Vec<f64> {
+        match &self.results[..] {
+            [one] if one.round_medians_ns.len() > 1 => one.round_medians_ns.clone(),
+            [one] => vec![one.summary.median],
+            many => many.iter().map(|r| r.summary.median).collect(),
+        }
+    }
+
+    /// How far the repetitions lie apart: half their range over the side's figure; `None`
+    /// with fewer than two.
+    fn spread(&self) -> Option<f64> {
+        let repetitions = self.repetitions();
+        if repetitions.len() < 2 {
+            return None;
+        }
+        let (low, high) =
+            (repetitions.iter()).fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        let median = self.median();
+        (median > 0.0).then(|| (high - low) / 2.0 / median)
     }
 }
 
@@ -187,6 +361,8 @@ fn operations_per_sample(run: &RunRecord, result: &BenchResult, depth: usize) ->
 #[derive(Debug, Clone, PartialEq)]
 pub struct Against {
     pub median_ns: f64,
+    /// How far the later side's repetitions (rounds or runs) lie apart, as a share.
+    pub spread: Option<f64>,
     /// Later median ÷ first median.
     pub ratio: f64,
     pub verdict: Verdict,
@@ -199,6 +375,8 @@ pub struct ComparedResult {
     /// An in-between point of a sweep (folded in the terminal).
     pub sweep_detail: bool,
     pub first_median_ns: f64,
+    /// How far the first side's repetitions (rounds or runs) lie apart, as a share.
+    pub first_spread: Option<f64>,
     /// One per later run, `None` where that run lacks the result.
     pub later: Vec<Option<Against>>,
 }
@@ -221,66 +399,202 @@ pub struct Tally {
 /// Runs compared: every result of the first against each later run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
-    /// The runs' labels, the first being the baseline.
+    /// The sides' labels, the first being the baseline.
     pub labels: Vec<String>,
+    /// Runs on each side.
+    pub runs_per_side: Vec<usize>,
+    /// How each later side's run-to-run noise was known.
+    pub run_to_run: Vec<RunToRun>,
     pub threshold: f64,
     pub results: Vec<ComparedResult>,
     /// One per later run.
     pub tallies: Vec<Tally>,
 }
 
+/// How `later`'s run-to-run noise against `first` is known: measured where either side has
+/// several runs, else estimated from how far all results moved between the two runs (those
+/// whose family's stability check moved, and estimates, left out).
+fn run_to_run(first: &Side, later: &Side) -> RunToRun {
+    if first.runs.len() > 1 || later.runs.len() > 1 {
+        return RunToRun::Measured;
+    }
+    let (a, b) = (first.first_run(), later.first_run());
+    let ratios: Vec<(&str, f64)> = (a.results())
+        .filter(|r| !r.is_extrapolated())
+        .filter(|r| {
+            moved_check(a, &r.name)
+                .or_else(|| moved_check(b, &r.name))
+                .is_none()
+        })
+        .filter_map(|r| {
+            let other = b.results().find(|o| o.name == r.name)?;
+            Some((family(&r.name), other.summary.median / r.summary.median))
+        })
+        .collect();
+    let all: Vec<f64> = ratios.iter().map(|(_, ratio)| *ratio).collect();
+    let mut families: Vec<(String, f64)> = Vec::new();
+    for (name, _) in &ratios {
+        if families.iter().any(|(f, _)| f == name) {
+            continue;
+        }
+        let own: Vec<f64> = (ratios.iter())
+            .filter(|(f, _)| f == name)
+            .map(|(_, ratio)| *ratio)
+            .collect();
+        if let Some(sd) = log_ratio_scatter(&own, MIN_RESULTS_FOR_SCATTER) {
+            families.push((name.to_string(), sd));
+        }
+    }
+    match log_ratio_scatter(&all, MIN_RESULTS_FOR_SCATTER) {
+        Some(scatter) => RunToRun::Estimated {
+            scatter,
+            results: all.len(),
+            families,
+        },
+        None => RunToRun::Unknown,
+    }
+}
+
+/// A result's family: its name up to the first `/` (the probe that measured it).
+fn family(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
+}
+
+impl RunToRun {
+    /// How far result `name` moves between runs beyond its rounds, as a standard deviation
+    /// of the log ratio, where the noise was estimated rather than measured.
+    fn between_runs_sd(&self, name: &str) -> Option<f64> {
+        match self {
+            RunToRun::Estimated {
+                scatter, families, ..
+            } => Some(
+                (families.iter())
+                    .find(|(f, _)| f == family(name))
+                    .map_or(*scatter, |(_, sd)| *sd),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// Gives later side `index` its verdicts: each tested result's joint p-value adjusted for the
+/// number of results tested against that side (Benjamini–Hochberg), so that a comparison of
+/// hundreds of results does not call the few that chance sets apart different.
+fn judge_side(
+    results: &mut [ComparedResult],
+    tests: &[Vec<Option<Tests>>],
+    index: usize,
+    threshold: f64,
+) {
+    let tested: Vec<(usize, &Tests)> = (tests.iter().enumerate())
+        .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
+        .collect();
+    let joint: Vec<f64> = tested.iter().map(|(_, t)| t.joint_p()).collect();
+    let adjusted = benjamini_hochberg(&joint);
+    for ((row, t), p) in tested.iter().zip(adjusted) {
+        if let Some(against) = results[*row].later[index].as_mut() {
+            against.verdict = t.verdict(p, joint.len(), threshold);
+        }
+    }
+}
+
+/// Each run a side of its own.
+pub fn sides(runs: &[(String, RunRecord)]) -> Vec<Side> {
+    (runs.iter())
+        .map(|(label, run)| Side::one(label, run.clone()))
+        .collect()
+}
+
 impl Comparison {
     /// Compares every later run of `runs` with the first, calling differences below
     /// `threshold` (a share of the first median) the same.
     pub fn of(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {
-        let (_, first) = &runs[0];
-        let later_runs = &runs[1..];
-        let mut tallies = vec![Tally::default(); later_runs.len()];
+        Comparison::of_sides(&sides(runs), threshold)
+    }
+
+    /// Compares every later side of `sides` with the first, calling differences below
+    /// `threshold` (a share of the first figure) the same.
+    pub fn of_sides(sides: &[Side], threshold: f64) -> Comparison {
+        let first_side = &sides[0];
+        let first = first_side.first_run();
+        let later_sides = &sides[1..];
+        let mut tallies = vec![Tally::default(); later_sides.len()];
+        let run_to_run: Vec<RunToRun> = (later_sides.iter())
+            .map(|side| run_to_run(first_side, side))
+            .collect();
+        // Each result against each later side, its tests kept until every result of that
+        // side is tested and the p-values can be adjusted for their number.
         let mut results = Vec::new();
+        let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
         for result in first.results() {
-            let mut later = Vec::new();
-            for ((_, run), tally) in later_runs.iter().zip(&mut tallies) {
-                let Some(other) = run.results().find(|r| r.name == result.name) else {
+            let mine = first_side.measured(&result.name);
+            let (mut later, mut tested) = (Vec::new(), Vec::new());
+            for ((side, tally), noise) in later_sides.iter().zip(&mut tallies).zip(&run_to_run) {
+                let theirs = side.measured(&result.name);
+                let Some(other) = theirs.results.first() else {
                     tally.missing.push(result.name.clone());
                     later.push(None);
+                    tested.push(None);
                     continue;
                 };
-                let quantum = quantum_ns(first, result).max(quantum_ns(run, other));
-                let verdict = match moved_check(first, &result.name)
-                    .or_else(|| moved_check(run, &result.name))
-                {
-                    Some(check) => Verdict::NotComparable { check },
-                    None => Verdict::of(result, other, threshold, quantum),
+                let quantum = quantum_ns(first, result).max(quantum_ns(side.first_run(), other));
+                let moved = (first_side.runs.iter().chain(&side.runs))
+                    .find_map(|run| moved_check(run, &result.name));
+                let (verdict, tests) = match moved {
+                    Some(check) => (Verdict::NotComparable { check }, None),
+                    None => {
+                        let sd = noise.between_runs_sd(&result.name);
+                        match Tests::of(&mine, &theirs, quantum, sd) {
+                            Some(tests) => (Verdict::Untested, Some(tests)),
+                            None => (Verdict::Untested, None),
+                        }
+                    }
                 };
-                match verdict {
+                later.push(Some(Against {
+                    median_ns: theirs.median(),
+                    spread: theirs.spread(),
+                    ratio: theirs.median() / mine.median(),
+                    verdict,
+                }));
+                tested.push(tests);
+            }
+            results.push(ComparedResult {
+                name: result.name.clone(),
+                sweep_detail: result.sweep_detail,
+                first_median_ns: mine.median(),
+                first_spread: mine.spread(),
+                later,
+            });
+            tests.push(tested);
+        }
+        for (index, tally) in tallies.iter_mut().enumerate() {
+            judge_side(&mut results, &tests, index, threshold);
+            for against in results.iter().filter_map(|r| r.later[index].as_ref()) {
+                match against.verdict {
                     Verdict::Slower { .. } => tally.slower += 1,
                     Verdict::Faster { .. } => tally.faster += 1,
                     Verdict::Same { .. } => tally.same += 1,
                     Verdict::Untested => tally.untested += 1,
                     Verdict::NotComparable { .. } => tally.not_comparable += 1,
                 }
-                later.push(Some(Against {
-                    median_ns: other.summary.median,
-                    ratio: other.summary.median / result.summary.median,
-                    verdict,
-                }));
             }
-            results.push(ComparedResult {
-                name: result.name.clone(),
-                sweep_detail: result.sweep_detail,
-                first_median_ns: result.summary.median,
-                later,
-            });
         }
-        for ((_, run), tally) in later_runs.iter().zip(&mut tallies) {
-            tally.new = run
-                .results()
+        for (side, tally) in later_sides.iter().zip(&mut tallies) {
+            tally.new = (side.runs.iter())
+                .flat_map(|run| run.results())
                 .filter(|r| !first.results().any(|f| f.name == r.name))
                 .map(|r| r.name.clone())
-                .collect();
+                .fold(Vec::new(), |mut names, name| {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                    names
+                });
         }
         Comparison {
-            labels: runs.iter().map(|(label, _)| label.clone()).collect(),
+            labels: sides.iter().map(|side| side.label.clone()).collect(),
+            runs_per_side: sides.iter().map(|side| side.runs.len()).collect(),
+            run_to_run,
             threshold,
             results,
             tallies,
@@ -302,6 +616,39 @@ impl Comparison {
             }
         }
         found
+    }
+
+    /// One line per later side: how its run-to-run noise was known.
+    pub fn noise_lines(&self) -> Vec<String> {
+        let first = &self.labels[0];
+        (self.run_to_run.iter())
+            .zip(&self.labels[1..])
+            .zip(&self.runs_per_side[1..])
+            .map(|((noise, label), runs)| match noise {
+                RunToRun::Measured => format!(
+                    "{label} against {first}: run-to-run noise measured on {} and {runs} \
+                     runs (Welch's t on each result's run medians, 95%)",
+                    self.runs_per_side[0]
+                ),
+                RunToRun::Estimated {
+                    scatter,
+                    results,
+                    families,
+                } => format!(
+                    "{label} against {first}: one run a side; each result's rounds show how \
+                     far it moves within a run, and how far its family's results moved \
+                     between the two runs is taken as the noise between runs besides ({}); \
+                     several runs a side measure it instead",
+                    family_scatter(*scatter, *results, families)
+                ),
+                RunToRun::Unknown => format!(
+                    "{label} against {first}: one run a side and fewer than \
+                     {MIN_RESULTS_FOR_SCATTER} results, so only the rounds within each run \
+                     show the noise, not how far results move between runs: take several runs \
+                     a side (a directory each) before trusting a difference"
+                ),
+            })
+            .collect()
     }
 
     /// One line per later run: "B against A: 3 slower, 2 faster, 40 same, 1 untested; 2 only
@@ -345,8 +692,9 @@ impl Comparison {
 /// One line of the environment table: its name, and how to read it from a run.
 type EnvironmentField = (&'static str, fn(&RunRecord) -> String);
 
-/// The environments, one column per run, `≠` before each line where they differ.
-fn environment_table(runs: &[(String, RunRecord)]) -> TextTable {
+/// The environments, one column per side (its first run), `≠` before each line where they
+/// differ.
+fn environment_table(sides: &[Side]) -> TextTable {
     let fields: [EnvironmentField; 10] = [
         ("host", |r| r.environment.host_name.clone()),
         ("cpu", |r| {
@@ -383,11 +731,14 @@ fn environment_table(runs: &[(String, RunRecord)]) -> TextTable {
         ("latlab", |r| r.latlab_version.clone()),
     ];
     let mut headers = vec![String::new(), "environment".to_string()];
-    headers.extend(runs.iter().map(|(label, _)| label.clone()));
+    headers.extend(sides.iter().map(|side| match side.runs.len() {
+        1 => side.label.clone(),
+        n => format!("{} ({n} runs)", side.label),
+    }));
     let rows = fields
         .iter()
         .map(|(name, value)| {
-            let values: Vec<String> = runs.iter().map(|(_, run)| value(run)).collect();
+            let values: Vec<String> = sides.iter().map(|side| value(side.first_run())).collect();
             let differs = values.iter().any(|v| *v != values[0]);
             let mut row = vec![if differs { "≠" } else { "" }.to_string(), name.to_string()];
             row.extend(values);
@@ -414,11 +765,14 @@ fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
             folded += 1;
             continue;
         }
-        let mut row = vec![result.name.clone(), format_ns(result.first_median_ns)];
+        let mut row = vec![
+            result.name.clone(),
+            format_figure(result.first_median_ns, result.first_spread),
+        ];
         for against in &result.later {
             match against {
                 Some(a) => {
-                    row.push(format_ns(a.median_ns));
+                    row.push(format_figure(a.median_ns, a.spread));
                     row.push(format_ratio(a.ratio));
                     row.push(a.verdict.label(comparison.threshold));
                 }
@@ -448,11 +802,56 @@ fn all_left(table: &TextTable) -> Vec<Align> {
 
 fn footnote(threshold: f64) -> String {
     format!(
-        "difference: Mann–Whitney U test on the two results' samples, two-sided, p < 0.05 and \
-         medians more than {}% apart for faster or slower, never within one clock tick; \
-         ratios are of medians",
+        "difference: faster or slower only when the Mann–Whitney U test on the two sides' \
+         samples and Welch's t test on their round or run medians (widened by how far the \
+         family moved between runs, with one run a side) both reject, their larger p, \
+         adjusted for the results compared (Benjamini–Hochberg), is below 0.05, and the \
+         figures are more than {}% and one clock tick per operation apart; p is that adjusted \
+         p; ± is half the range of a side's round or run medians; figures are medians (of the \
+         runs' medians, for several runs)",
         format_percent(threshold)
     )
+}
+
+/// How far results moved between two runs, one standard deviation: `±3.2% for mem.latency,
+/// ±16% for file.write, ±7.1% for the rest (642 results)`.
+fn family_scatter(scatter: f64, results: usize, families: &[(String, f64)]) -> String {
+    let mut parts: Vec<String> = (families.iter())
+        .map(|(family, sd)| format!("±{}% for {family}", format_percent_rounded(*sd)))
+        .collect();
+    let rest = if families.is_empty() {
+        "all"
+    } else {
+        "the rest"
+    };
+    parts.push(format!(
+        "±{}% for {rest} ({results} results in all), one standard deviation",
+        format_percent_rounded(scatter)
+    ));
+    parts.join(", ")
+}
+
+/// A share as a percentage to read at a glance: one decimal below 10% (`0.6`, `4.2`),
+/// whole above (`12`).
+fn format_percent_rounded(fraction: f64) -> String {
+    let percent = fraction * 100.0;
+    if percent < 10.0 {
+        format!("{percent:.1}")
+    } else {
+        format!("{percent:.0}")
+    }
+}
+
+/// A side's figure with its run-to-run spread where it has one: `12.3 ns ±1.2%`.
+fn format_figure(median_ns: f64, spread: Option<f64>) -> String {
+    match spread {
+        Some(spread) => format!(
+            "{} ±{}%",
+            format_ns(median_ns),
+            format_percent_rounded(spread)
+        ),
+        None => format_ns(median_ns),
+    }
 }
 
 /// A fraction as a percentage without trailing zeros: 0.02 → `2`, 0.005 → `0.5`.
@@ -463,22 +862,19 @@ fn format_percent(fraction: f64) -> String {
 /// The terminal rendering with the default threshold and no colour; in-between sweep points
 /// are folded.
 pub fn compare_text(runs: &[(String, RunRecord)]) -> String {
+    let sides = sides(runs);
     compare_text_with(
-        runs,
-        &Comparison::of(runs, DEFAULT_THRESHOLD),
+        &sides,
+        &Comparison::of_sides(&sides, DEFAULT_THRESHOLD),
         &Terminal::default(),
     )
 }
 
-/// The terminal rendering of `comparison` (of `runs`): the environments, the results,
+/// The terminal rendering of `comparison` (of `sides`): the environments, the results,
 /// faster and slower coloured when `terminal` says so, then the summary.
-pub fn compare_text_with(
-    runs: &[(String, RunRecord)],
-    comparison: &Comparison,
-    terminal: &Terminal,
-) -> String {
+pub fn compare_text_with(sides: &[Side], comparison: &Comparison, terminal: &Terminal) -> String {
     let mut out = String::new();
-    let environment = environment_table(runs);
+    let environment = environment_table(sides);
     out.push_str(&environment.aligned(&all_left(&environment)));
     out.push('\n');
     let (results, folded) = results_table(comparison, true);
@@ -505,6 +901,9 @@ pub fn compare_text_with(
         ));
     }
     out.push_str(&terminal.prose("", &format!("({})", footnote(comparison.threshold))));
+    for line in comparison.noise_lines() {
+        out.push_str(&terminal.prose("", &format!("({line})")));
+    }
     for line in only_in_later_runs(comparison) {
         out.push_str(&terminal.prose("", &line));
     }
@@ -516,14 +915,17 @@ pub fn compare_text_with(
 }
 
 /// The Markdown rendering, every result included.
-pub fn compare_markdown(runs: &[(String, RunRecord)], comparison: &Comparison) -> String {
+pub fn compare_markdown(sides: &[Side], comparison: &Comparison) -> String {
     let mut out = String::from("# latlab comparison\n\n");
-    let environment = environment_table(runs);
+    let environment = environment_table(sides);
     out.push_str(&environment.markdown(&all_left(&environment)));
     out.push('\n');
     let results = results_table(comparison, false).0;
     out.push_str(&results.markdown(&all_left(&results)));
     let _ = writeln!(out, "\n{}.", footnote(comparison.threshold));
+    for line in comparison.noise_lines() {
+        let _ = writeln!(out, "\n{}.", crate::text_table::escape_markdown(&line));
+    }
     for line in only_in_later_runs(comparison) {
         let _ = writeln!(out, "\n{}", crate::text_table::escape_markdown(&line));
     }
@@ -628,6 +1030,7 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
                     Some(a) => json!({
                         "run": label,
                         "median_ns": a.median_ns,
+                        "spread": a.spread,
                         "ratio": a.ratio,
                         "p": a.verdict.p(),
                         "difference": a.verdict.word(),
@@ -638,6 +1041,7 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
             json!({
                 "name": result.name,
                 "baseline_median_ns": result.first_median_ns,
+                "baseline_spread": result.first_spread,
                 "against": against,
             })
         })
@@ -646,9 +1050,32 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
         .tallies
         .iter()
         .zip(&comparison.labels[1..])
-        .map(|(t, label)| {
+        .zip(&comparison.runs_per_side[1..])
+        .zip(&comparison.run_to_run)
+        .map(|(((t, label), runs), noise)| {
+            let noise = match noise {
+                RunToRun::Measured => json!({ "from": "runs" }),
+                RunToRun::Estimated {
+                    scatter,
+                    results,
+                    families,
+                } => {
+                    let families: serde_json::Map<String, Value> = (families.iter())
+                        .map(|(family, sd)| (family.clone(), json!(sd)))
+                        .collect();
+                    json!({
+                        "from": "scatter",
+                        "scatter": scatter,
+                        "results": results,
+                        "families": families,
+                    })
+                }
+                RunToRun::Unknown => json!({ "from": "rounds only" }),
+            };
             json!({
                 "run": label,
+                "runs": runs,
+                "run_to_run": noise,
                 "slower": t.slower,
                 "faster": t.faster,
                 "same": t.same,
@@ -662,6 +1089,7 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
     let document = json!({
         "latlab_comparison_version": 1,
         "baseline": comparison.labels[0],
+        "baseline_runs": comparison.runs_per_side[0],
         "threshold": comparison.threshold,
         "significance": SIGNIFICANCE,
         "runs": runs,
@@ -933,7 +1361,7 @@ mod tests {
             comparison.summary_lines(),
             ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
         );
-        let text = compare_text_with(&runs, &comparison, &Terminal::default());
+        let text = compare_text_with(&sides(&runs), &comparison, &Terminal::default());
         assert!(text.contains("only in B: y/new"), "{text}");
         assert!(text.ends_with("1 only in A, 1 only in B\n"), "{text}");
         let csv = compare_csv(&comparison).unwrap();
@@ -964,7 +1392,7 @@ mod tests {
         let cpu = text.lines().find(|l| l.contains("  cpu  ")).unwrap();
         assert!(!cpu.starts_with('≠'), "{cpu}");
         let runs = runs();
-        let markdown = compare_markdown(&runs, &Comparison::of(&runs, DEFAULT_THRESHOLD));
+        let markdown = compare_markdown(&sides(&runs), &Comparison::of(&runs, DEFAULT_THRESHOLD));
         assert!(markdown.contains("| ≠ | kernel |"), "{markdown}");
     }
 }

@@ -5,7 +5,7 @@ use latlab_engine::model::RunRecord;
 
 pub struct CsvExporter;
 
-const HEADER: [&str; 24] = [
+const HEADER: [&str; 25] = [
     "name",
     "probe",
     "kind",
@@ -22,6 +22,7 @@ const HEADER: [&str; 24] = [
     "stddev",
     "mad",
     "cv",
+    "round_spread",
     "samples",
     "iterations_per_sample",
     "loop_overhead",
@@ -63,6 +64,7 @@ impl Exporter for CsvExporter {
                     s.stddev.to_string(),
                     s.mad.to_string(),
                     optional(s.cv),
+                    optional(r.round_spread()),
                     s.n.to_string(),
                     r.iterations.to_string(),
                     optional(r.loop_overhead_ns),

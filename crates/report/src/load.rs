@@ -190,10 +190,10 @@ fn type_text_parameters(run: &mut RunRecord) {
             *value = Value::Integer(n);
         } else if let Ok(x) = text.parse::<f64>() {
             *value = Value::Number(x);
-        } else if key == latlab_engine::names::key::HISTOGRAM_US {
-            if let Some(histogram) = parse_histogram(text) {
-                *value = Value::Histogram(histogram);
-            }
+        } else if key == latlab_engine::names::key::HISTOGRAM_US
+            && let Some(histogram) = parse_histogram(text)
+        {
+            *value = Value::Histogram(histogram);
         }
     }
 }

@@ -12,13 +12,18 @@ use latlab_engine::stats::Summary;
 
 /// The columns of the table. `cpu` (the measuring thread's median CPU time per operation, as
 /// Google Benchmark prints it) only appears when some result spent a tenth of its time off
-/// the CPU, blocked or waiting; `rate` only when some result is a throughput.
-const HEADERS: [&str; 9] = [
+/// the CPU, blocked or waiting; `rate` only when some result is a throughput; `rounds ±`
+/// (half the range of the medians of the rounds a result was measured in, spread over the
+/// run, as a share of its median: how far it moves between measurements, which its interval,
+/// from samples taken back to back, cannot show) only when some result was measured in
+/// rounds.
+const HEADERS: [&str; 10] = [
     "benchmark",
     "median",
     "cpu",
     "rate",
     "95% CI of median",
+    "rounds ±",
     "p5 … p95",
     "cv",
     "cold",
@@ -26,6 +31,7 @@ const HEADERS: [&str; 9] = [
 ];
 const CPU_COLUMN: usize = 2;
 const RATE_COLUMN: usize = 3;
+const ROUNDS_COLUMN: usize = 5;
 /// A result whose CPU time differs from its wall time by more than this share gets the
 /// `cpu` column shown.
 const OFF_CPU_SHARE: f64 = 0.1;
@@ -88,9 +94,11 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let with_cpu = run
         .results()
         .any(|r| waited(r) && !(sweeps == Sweeps::Folded && r.sweep_detail));
+    let with_rounds = run.results().any(|r| r.round_spread().is_some());
     let shown = |column: usize| match column {
         CPU_COLUMN => with_cpu,
         RATE_COLUMN => with_rate,
+        ROUNDS_COLUMN => with_rounds,
         _ => true,
     };
     let (mut folded_points, mut folded_findings) = (0, 0);
@@ -127,6 +135,8 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .gigabytes_per_second()
                 .map_or_else(String::new, format_rate),
             format_interval(result),
+            (result.round_spread())
+                .map_or_else(|| "–".to_string(), |r| format!("±{}", format_percent(r))),
             format_percentiles(s.n, s.p5, s.p95),
             s.cv.map_or_else(|| "–".to_string(), format_percent),
             result.cold_ns.map_or_else(

@@ -12,12 +12,13 @@ use std::fmt::Write;
 
 /// The results table's columns, the least useful first: the first to go when the terminal
 /// is too narrow. The name and the median always stay.
-const LEAST_USEFUL_FIRST: [&str; 7] = [
+const LEAST_USEFUL_FIRST: [&str; 8] = [
     "cold",
     "p5 … p95",
     "samples",
     "cpu",
     "rate",
+    "rounds ±",
     "95% CI of median",
     "cv",
 ];

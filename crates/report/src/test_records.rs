@@ -37,6 +37,7 @@ pub(crate) fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
             samples: 5,
             target_sample_time_ns: 1,
             budget_per_benchmark_ns: 1,
+            rounds: 1,
             pinned_cpu: None,
             memory_locked: false,
             realtime: false,

@@ -83,13 +83,13 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
 
 /// A summary's figures are times; its count matches the samples it summarises.
 fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> {
-    if let Some(count) = samples {
-        if s.n != count {
-            return Err(format!(
-                "{at}.n is {} but there are {count} samples: the file is inconsistent",
-                s.n
-            ));
-        }
+    if let Some(count) = samples
+        && s.n != count
+    {
+        return Err(format!(
+            "{at}.n is {} but there are {count} samples: the file is inconsistent",
+            s.n
+        ));
     }
     for (field, value) in [
         ("min", s.min),
@@ -110,10 +110,10 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
             ));
         }
     }
-    if let Some(cv) = s.cv {
-        if !cv.is_finite() || cv < 0.0 {
-            return Err(format!("{at}.cv is {cv}: it is finite and not negative"));
-        }
+    if let Some(cv) = s.cv
+        && (!cv.is_finite() || cv < 0.0)
+    {
+        return Err(format!("{at}.cv is {cv}: it is finite and not negative"));
     }
     Ok(())
 }

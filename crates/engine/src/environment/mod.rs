@@ -149,13 +149,13 @@ impl Environment {
                 of: self.cpu.logical_cpus,
             });
         }
-        if let Some([one_minute, ..]) = self.load_avg {
-            if one_minute > 0.5 * self.cpu.logical_cpus as f64 {
-                concerns.push(Concern::Loaded {
-                    load_average: one_minute,
-                    cpus: self.cpu.logical_cpus,
-                });
-            }
+        if let Some([one_minute, ..]) = self.load_avg
+            && one_minute > 0.5 * self.cpu.logical_cpus as f64
+        {
+            concerns.push(Concern::Loaded {
+                load_average: one_minute,
+                cpus: self.cpu.logical_cpus,
+            });
         }
         concerns
     }

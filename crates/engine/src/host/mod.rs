@@ -20,13 +20,15 @@
 
 mod real;
 mod synthetic;
+mod synthetic_noise;
 
 pub use real::RealHost;
 pub use synthetic::SyntheticHost;
+pub use synthetic_noise::Noise;
 
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};
-use crate::config::{Config, Interrupted, MIN_SAMPLES};
+use crate::config::{Config, Interrupted};
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
@@ -202,7 +204,8 @@ impl Limits<'_> {
     }
 
     /// Whether another round of samples of `bodies` benchmarks may start: always below the
-    /// minimum, then within the budget of that many benchmarks.
+    /// minimum, then within the budget of that many benchmarks. `wanted` is for the whole
+    /// run; when it measures in rounds, this round takes its share ([`Config::rounds`]).
     pub fn wants_more_rounds(
         &self,
         taken: usize,
@@ -210,9 +213,16 @@ impl Limits<'_> {
         started: Instant,
         bodies: usize,
     ) -> bool {
-        let wanted = wanted.max(MIN_SAMPLES);
-        let budget = self.config.budget * bodies.max(1) as u32;
-        taken < wanted && (taken < MIN_SAMPLES || started.elapsed() <= budget)
+        let minimum = self.config.min_samples_per_round();
+        let wanted = self.config.samples_per_round(wanted);
+        let budget = self.config.budget_per_round() * bodies.max(1) as u32;
+        taken < wanted && (taken < minimum || started.elapsed() <= budget)
+    }
+
+    /// The samples this round takes of `wanted` for the whole run, when none may be left
+    /// out for time (a synthetic host's, or events timed elsewhere).
+    pub fn samples_this_round(&self, wanted: usize) -> usize {
+        self.config.samples_per_round(wanted)
     }
 }
 

@@ -6,14 +6,17 @@
 //! pattern. The synthetic samples go through the same analysis as real ones, so a synthetic
 //! run exercises everything but the clock and the machine.
 //!
+//! A noisy synthetic machine ([`SyntheticHost::noisy`]) adds seeded noise to those figures
+//! ([`Noise`]), so that comparisons of runs can be tried on runs that differ as real ones do.
+//!
 //! Pinning a thread to one of the four CPUs succeeds and changes nothing, so probes that pin
 //! their helpers run unchanged; run-level controls that would change the real machine
 //! (`--mlock`, `--rt`) are refused and the run says so.
 
+use super::synthetic_noise::{Noise, NoiseState};
 use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
-use crate::config::MIN_SAMPLES;
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
@@ -37,6 +40,15 @@ pub struct SyntheticHost {
     environment: Environment,
 }
 
+impl SyntheticHost {
+    /// The imaginary machine with seeded noise on its figures.
+    pub fn noisy(noise: Noise) -> SyntheticHost {
+        let mut host = SyntheticHost::default();
+        host.timer.noise = Some(NoiseState::new(noise));
+        host
+    }
+}
+
 impl Default for SyntheticHost {
     fn default() -> SyntheticHost {
         SyntheticHost {
@@ -49,6 +61,7 @@ impl Default for SyntheticHost {
                     region_overhead_ns: 20.0,
                     fallback_reason: None,
                 }),
+                noise: None,
             },
             environment: Environment::synthetic(),
         }
@@ -137,6 +150,18 @@ const NO_CONTROLS: &str = "a synthetic run changes nothing on the real machine";
 struct SyntheticTimer {
     /// Reads the OS clock when a probe times something itself; reports synthetic figures.
     clock: Clock,
+    /// Noise on the figures, when the machine is a noisy one.
+    noise: Option<NoiseState>,
+}
+
+impl SyntheticTimer {
+    /// The noise factors of one measurement of `name`, `count` samples (all 1 without noise).
+    fn noise_factors(&self, name: &str, count: usize) -> Vec<f64> {
+        match &self.noise {
+            Some(noise) => noise.factors(name, count),
+            None => vec![1.0; count],
+        }
+    }
 }
 
 impl Timer for SyntheticTimer {
@@ -153,7 +178,11 @@ impl Timer for SyntheticTimer {
         Ok(names
             .iter()
             .zip(bodies.iter_mut())
-            .map(|(name, body)| synthetic_loop(&self.clock, name, *body, limits))
+            .map(|(name, body)| {
+                let count = limits.samples_this_round(limits.config.samples);
+                let factors = self.noise_factors(name, count);
+                synthetic_loop(&self.clock, name, *body, &factors, limits)
+            })
             .collect())
     }
 
@@ -162,10 +191,13 @@ impl Timer for SyntheticTimer {
         names: &[&str],
         count: usize,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
-        _limits: &Limits,
+        limits: &Limits,
     ) -> Sampled<EventRun> {
         event(&self.clock, &mut vec![0.0; names.len()]);
-        let series_ns: Vec<Vec<f64>> = names.iter().map(|name| events(name, count)).collect();
+        let count = limits.samples_this_round(count);
+        let series_ns: Vec<Vec<f64>> = (names.iter())
+            .map(|name| events(name, &self.noise_factors(name, count)))
+            .collect();
         Ok(EventRun {
             cold_ns: names.iter().map(|name| 10.0 * nominal_ns(name)).collect(),
             cpu_ns: series_ns[0].clone(),
@@ -181,16 +213,17 @@ impl Timer for SyntheticTimer {
         limits: &Limits,
     ) -> Vec<f64> {
         let mut synthetic = vec![10.0 * nominal_ns(name)];
-        synthetic.extend(events(name, limits.config.samples));
+        let count = limits.samples_this_round(limits.config.samples);
+        synthetic.extend(events(name, &self.noise_factors(name, count)));
         synthetic
     }
 }
 
-/// `count` (at least [`MIN_SAMPLES`]) events of `name`'s nominal cost, wobbling.
-fn events(name: &str, count: usize) -> Vec<f64> {
+/// Events of `name`'s nominal cost, wobbling, one per noise factor.
+fn events(name: &str, factors: &[f64]) -> Vec<f64> {
     let nominal = nominal_ns(name);
-    (0..count.max(MIN_SAMPLES))
-        .map(|i| nominal * (1.0 + WOBBLE[i % WOBBLE.len()]))
+    (factors.iter().enumerate())
+        .map(|(i, factor)| nominal * factor * (1.0 + WOBBLE[i % WOBBLE.len()]))
         .collect()
 }
 
@@ -204,16 +237,21 @@ fn nominal_ns(name: &str) -> f64 {
 
 /// A loop's made-up samples: the body runs once (so every benchmark is exercised), the
 /// figures come from its name.
-fn synthetic_loop(clock: &Clock, name: &str, body: &mut dyn LoopBody, limits: &Limits) -> LoopRun {
+fn synthetic_loop(
+    clock: &Clock,
+    name: &str,
+    body: &mut dyn LoopBody,
+    factors: &[f64],
+    limits: &Limits,
+) -> LoopRun {
     body.time(clock, 1);
     let nominal = nominal_ns(name) * body.operations() as f64;
     let target_ns = limits.config.target_sample_time.as_nanos() as f64;
     let iterations = ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();
-    let count = limits.config.samples.max(MIN_SAMPLES);
-    let mut samples = LoopSamples::with_capacity(iterations, count);
+    let mut samples = LoopSamples::with_capacity(iterations, factors.len());
     let per_sample = |ns: f64, i: usize| ns * (1.0 + WOBBLE[i % WOBBLE.len()]) * iterations as f64;
-    for i in 0..count {
-        let bench = per_sample(nominal + EMPTY_LOOP_NS, i);
+    for (i, factor) in factors.iter().enumerate() {
+        let bench = per_sample(nominal * factor + EMPTY_LOOP_NS, i);
         let empty = per_sample(EMPTY_LOOP_NS, i + 2);
         samples.push((bench, bench), (empty, empty));
     }

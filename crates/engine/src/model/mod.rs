@@ -204,6 +204,12 @@ pub struct BenchResult {
     /// What a user's benchmark allocated per call, where a counting allocator is installed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocations: Option<Allocations>,
+    /// The median of each round the result was measured in, in run order, when the run
+    /// measured in rounds spread over it ([`Config::rounds`](crate::Config::rounds)): how far
+    /// the figure moves between measurements, which its samples, taken close together,
+    /// cannot show. Empty when it was measured once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_medians_ns: Vec<f64>,
 }
 
 impl BenchResult {
@@ -273,6 +279,7 @@ impl BenchResult {
             integrity: Integrity::default(),
             profile: None,
             allocations: None,
+            round_medians_ns: Vec::new(),
         })
     }
 
@@ -352,6 +359,124 @@ impl BenchResult {
         )
     }
 
+    /// One result from the same benchmark measured in several rounds spread over the run, in
+    /// the order measured: every sample kept in order, each round's median recorded
+    /// (`round_medians_ns`), integrity counts added, one warning of each kind (the sample
+    /// count ones judged on the rounds together), and the verdict suspect when at least half
+    /// the rounds found it so; one round's flicker on a few samples does not condemn a
+    /// figure that the others measured. Name, method, kind and the cold call are the first
+    /// round's, and so are the parameters but those that follow from the samples (the
+    /// distribution, a figure in cycles, counts of events), brought up to date with all the
+    /// rounds. `None` when there are no rounds.
+    pub fn from_rounds(rounds: Vec<BenchResult>) -> Option<BenchResult> {
+        let medians: Vec<f64> = rounds.iter().map(|r| r.summary.median).collect();
+        let suspect = rounds.iter().filter(|r| r.verdict.is_suspect()).count();
+        let suspect_verdict = rounds.iter().map(|r| r.verdict).find(|v| v.is_suspect());
+        let (wanted, minimum) = rounds.iter().fold((0, 0), |(wanted, minimum), round| {
+            let (w, m) = round.samples_asked();
+            (wanted + w, minimum + m)
+        });
+        let count = rounds.len();
+        let counted = BenchResult::counted_over(&rounds);
+        let first_median = rounds.first()?.summary.median;
+        let mut rounds = rounds.into_iter();
+        let mut merged = rounds.next()?;
+        for mut round in rounds {
+            merged.samples_ns.append(&mut round.samples_ns);
+            merged.cpu_samples_ns.append(&mut round.cpu_samples_ns);
+            merged.absorb(round);
+        }
+        merged.summary = Summary::of(&merged.samples_ns)?;
+        merged.verdict = match suspect_verdict {
+            Some(verdict) if 2 * suspect >= count => verdict,
+            _ => Verdict::Measured,
+        };
+        let n = merged.summary.n;
+        let cv = merged.summary.cv;
+        merged.warnings.retain_mut(|warning| match warning {
+            Warning::FewSamples { .. } | Warning::BelowMinimum { .. } => false,
+            Warning::HighVariance { cv: shown } => {
+                *shown = cv.unwrap_or(*shown);
+                true
+            }
+            _ => true,
+        });
+        if n < minimum {
+            merged
+                .warnings
+                .insert(0, Warning::BelowMinimum { taken: n, minimum });
+        } else if n < wanted {
+            merged
+                .warnings
+                .insert(0, Warning::FewSamples { taken: n, wanted });
+        }
+        if count > 1 {
+            merged.rederive_parameters(first_median, &counted);
+            merged.round_medians_ns = medians;
+        }
+        Some(merged)
+    }
+
+    /// Brings the parameters that follow from the samples up to date with all the rounds
+    /// (the first round's were kept): the distribution is recomputed, a figure in cycles
+    /// scaled with the median, counts of events set to `counted`, their sums over the rounds.
+    fn rederive_parameters(&mut self, first_median: f64, counted: &[(String, i64)]) {
+        if self.parameter(crate::names::key::HISTOGRAM_US).is_some() {
+            *self = crate::distribution::with_distribution(self.clone());
+        }
+        if let Some(Value::Number(cycles)) =
+            self.parameters.get_mut(crate::names::key::CYCLES_PER_LOAD)
+            && first_median > 0.0
+        {
+            *cycles *= self.summary.median / first_median;
+        }
+        for (key, total) in counted {
+            self.parameters.insert(key.clone(), Value::Integer(*total));
+        }
+    }
+
+    /// The sums over `rounds` of their integer counts of events
+    /// ([`COUNTED_OVER_ROUNDS`](crate::names::key::COUNTED_OVER_ROUNDS)).
+    fn counted_over(rounds: &[BenchResult]) -> Vec<(String, i64)> {
+        let mut totals: Vec<(String, i64)> = Vec::new();
+        for key in crate::names::key::COUNTED_OVER_ROUNDS {
+            let counts = rounds.iter().map(|r| match r.parameter(key) {
+                Some(Value::Integer(n)) => Some(*n),
+                _ => None,
+            });
+            if let Some(total) = counts.sum::<Option<i64>>() {
+                totals.push((key.to_string(), total));
+            }
+        }
+        totals
+    }
+
+    /// The samples this result asked for and the fewest it should have had, as its sample
+    /// count warnings say (its own count when it has neither).
+    fn samples_asked(&self) -> (usize, usize) {
+        let n = self.summary.n;
+        self.warnings
+            .iter()
+            .find_map(|warning| match *warning {
+                Warning::FewSamples { wanted, .. } => Some((wanted, 0)),
+                Warning::BelowMinimum { minimum, .. } => Some((minimum, minimum)),
+                _ => None,
+            })
+            .unwrap_or((n, 0))
+    }
+
+    /// How far the rounds' medians lie apart: half their range over the median of them, so
+    /// that `median × (1 ± spread)` spans them. `None` when measured in fewer than two rounds.
+    pub fn round_spread(&self) -> Option<f64> {
+        if self.round_medians_ns.len() < 2 {
+            return None;
+        }
+        let mut medians = self.round_medians_ns.clone();
+        let middle = crate::stats::median_in_place(&mut medians);
+        let (low, high) = (medians[0], medians[medians.len() - 1]);
+        (middle > 0.0).then(|| (high - low) / 2.0 / middle)
+    }
+
     /// Re-expresses a timed loop whose every call performed `operations` operations (loads of
     /// an unrolled chase, bytes of a copy) per operation: samples, CPU time, loop overhead and
     /// cold call are divided, iterations multiplied. The verdict stands: it was made per call.
@@ -401,12 +526,21 @@ pub struct RunSettings {
     pub samples: usize,
     pub target_sample_time_ns: u64,
     pub budget_per_benchmark_ns: u64,
+    /// The rounds, spread over the run, that each result was measured in, its samples and
+    /// budget shared among them ([`Config::rounds`](crate::Config::rounds)); 1 in files
+    /// written before there were rounds.
+    #[serde(default = "one_round")]
+    pub rounds: usize,
     /// The CPU the run was pinned to, when `--pin` took effect.
     pub pinned_cpu: Option<usize>,
     /// Whether `--mlock` took effect.
     pub memory_locked: bool,
     /// Whether `--rt` took effect (SCHED_FIFO with an RLIMIT_RTTIME safety net).
     pub realtime: bool,
+}
+
+fn one_round() -> usize {
+    1
 }
 
 /// A whole run: what was measured, on what, how.

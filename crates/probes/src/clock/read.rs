@@ -20,6 +20,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.82,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

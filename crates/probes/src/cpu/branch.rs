@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 2.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -24,6 +24,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 1.4,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

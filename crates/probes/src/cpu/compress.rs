@@ -21,6 +21,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 1.1,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -30,6 +30,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.70,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

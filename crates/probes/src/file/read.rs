@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 6.3,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -27,6 +27,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 3.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -37,6 +37,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 40.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

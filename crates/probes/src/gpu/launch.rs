@@ -36,6 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 6.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -40,6 +40,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 30.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -14,6 +14,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.5,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 
@@ -93,7 +94,7 @@ mod tests {
         const { assert!(WORDS <= 4096) };
         const {
             assert!(
-                TIMED_LOADS % 8 == 0,
+                TIMED_LOADS.is_multiple_of(8),
                 "the kernel's loop loads eight at a time"
             )
         };

@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 25.0,
     },
     alone: true,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -49,6 +49,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 53.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -21,7 +21,11 @@
 //! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
 //! samples pooled: one ring's figure depends on where its pages landed, and the spread across
 //! rings (`setup_medians_ns`, `setup_spread`) shows by how much. The quick suite builds three
-//! at the largest working set only.
+//! at the largest working set only. The probe is measured once in a run of rounds
+//! ([`crate::Rounds::Once`]); instead, each working set within the caches is measured on
+//! [`PLACEMENTS_WITHIN_CACHES`] rings, each on a fresh mapping with its share of the samples,
+//! whose medians are its rounds (`round_medians_ns`): near a cache's end the figure depends
+//! on which physical pages the ring got, and that is what moves it between runs.
 //!
 //! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
 //! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
@@ -53,6 +57,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 118.0,
     },
     alone: false,
+    rounds: crate::Rounds::Once {
+        why: "the levels and the stride sweep's spans are read from the whole curve, which a \
+              round's share of the samples blurs (a round named L3's plateau DRAM), and the \
+              rings beyond the last cache cost more to build than to time",
+    },
     run,
 };
 
@@ -190,7 +199,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                         _ if size > last_level => rings_beyond_last_level(suite, size == largest),
                         _ => 1,
                     };
-                    let result = measure_rings(runner, ring, rings, cycle_ns)?;
+                    let result = if size <= last_level {
+                        measure_placements(runner, ring, cycle_ns)?
+                    } else {
+                        measure_rings(runner, ring, rings, cycle_ns)?
+                    };
                     if label == "pagegroups" {
                         curve.push((size, result.clone()));
                     }
@@ -299,7 +312,37 @@ fn measure_rings(
     }
     let pooled = BenchResult::pooled(parts).expect("at least one ring");
     let cycles = pooled.summary.median / cycle_ns;
-    Ok(pooled.with_parameter("cycles_per_load", cycles))
+    Ok(pooled.with_parameter(key::CYCLES_PER_LOAD, cycles))
+}
+
+/// Rings a working set within the caches is measured on, one after another.
+const PLACEMENTS_WITHIN_CACHES: usize = 3;
+
+/// Measures [`PLACEMENTS_WITHIN_CACHES`] rings like `ring`, each on its own fresh mapping
+/// with its share of the samples, merged as rounds: the result carries each placement's
+/// median (`round_medians_ns`), which shows how far placement alone moves the figure.
+fn measure_placements(
+    runner: &mut Runner,
+    ring: Ring,
+    cycle_ns: f64,
+) -> Result<BenchResult, ProbeError> {
+    let placements = runner.scoped(
+        |config| config.rounds = PLACEMENTS_WITHIN_CACHES,
+        |runner| {
+            (0..PLACEMENTS_WITHIN_CACHES)
+                .map(|_| {
+                    let copy = Ring {
+                        name: ring.name.clone(),
+                        ..ring
+                    };
+                    measure(runner, copy, None)
+                })
+                .collect::<Result<Vec<_>, _>>()
+        },
+    )?;
+    let merged = BenchResult::from_rounds(placements).expect("at least one placement");
+    let cycles = merged.summary.median / cycle_ns;
+    Ok(merged.with_parameter(key::CYCLES_PER_LOAD, cycles))
 }
 
 /// Builds the ring on a fresh mapping and times dependent loads around it; with the core's
@@ -380,7 +423,7 @@ pub(crate) fn measure(
     Ok(match cycle_ns {
         Some(cycle_ns) => {
             let cycles = result.summary.median / cycle_ns;
-            result.with_parameter("cycles_per_load", cycles)
+            result.with_parameter(key::CYCLES_PER_LOAD, cycles)
         }
         None => result,
     })
@@ -430,7 +473,7 @@ fn level_results(
                 &plateau,
             )?;
             let cycles = result.summary.median / cycle_ns;
-            result = result.with_parameter("cycles_per_load", cycles);
+            result = result.with_parameter(key::CYCLES_PER_LOAD, cycles);
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
                 if let Some(reported) = reported_size(name, caches) {

@@ -32,6 +32,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 44.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

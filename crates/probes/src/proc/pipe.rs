@@ -39,6 +39,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 4.2,
     },
     alone: true,
+    rounds: crate::Rounds::Each,
     run,
 };
 

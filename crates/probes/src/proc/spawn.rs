@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.43,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

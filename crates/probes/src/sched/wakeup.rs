@@ -10,9 +10,9 @@
 //! longer per wake-up: each condition stops after its time budget, with the count it got.
 
 use super::{Class, Classes, Condition, check_cancel, on_thread};
-use crate::distribution::with_distribution;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::distribution::with_distribution;
 use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -36,6 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 25.0,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 
@@ -109,6 +110,11 @@ fn wake_ups(count: usize, budget: Duration) -> Vec<f64> {
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let (count, budget) = shape(ctx.suite);
+    let config = ctx.runner.config();
+    let (count, budget) = (
+        config.samples_per_round(count),
+        config.time_per_round(budget),
+    );
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
     let classes = Classes::check(classes(ctx.suite))?;

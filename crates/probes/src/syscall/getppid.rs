@@ -18,6 +18,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.74,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

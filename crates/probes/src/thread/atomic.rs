@@ -22,6 +22,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 1.6,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

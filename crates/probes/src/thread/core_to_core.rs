@@ -58,6 +58,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.50,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 
@@ -107,7 +108,7 @@ fn spin_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let mut deadline = None;
     while !done() {
         spins = spins.wrapping_add(1);
-        if spins % (1 << 16) == 0 {
+        if spins.is_multiple_of(1 << 16) {
             let deadline = *deadline.get_or_insert_with(|| Instant::now() + limit);
             if Instant::now() > deadline {
                 return false;

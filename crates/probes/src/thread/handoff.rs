@@ -29,6 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 2.1,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -46,6 +46,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.05,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -30,6 +30,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 3.9,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

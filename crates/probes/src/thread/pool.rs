@@ -30,6 +30,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 2.6,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

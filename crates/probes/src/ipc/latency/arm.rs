@@ -136,12 +136,12 @@ pub(super) fn call(socket: RawFd, shared: &Shared, what: &str) -> Result<Trips, 
         if i32::from_le_bytes(reply) == here {
             same_cpu += 1;
         }
-        if ns > shared.deadline_ns {
-            if let Some(tracer) = shared.tracer {
-                let at = format!("{what}, round trip {i}, {:.1} µs", ns / 1e3);
-                if tracer.miss(&at) {
-                    *shared.stopped_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
-                }
+        if ns > shared.deadline_ns
+            && let Some(tracer) = shared.tracer
+        {
+            let at = format!("{what}, round trip {i}, {:.1} µs", ns / 1e3);
+            if tracer.miss(&at) {
+                *shared.stopped_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
             }
         }
         samples_ns.push(ns);

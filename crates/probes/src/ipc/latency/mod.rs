@@ -33,12 +33,12 @@ mod arm;
 mod inheritance;
 mod tracer;
 
-use crate::distribution::with_distribution;
 use crate::helper::spawn_in;
 use crate::peer::{FIFO_PRIORITY, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use arm::{Arm, Shared, Stop, Trips, call, enter, realtime_permitted, start_server};
 use inheritance::priority_inheritance;
+use latlab_engine::distribution::with_distribution;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Warning};
 use std::os::fd::AsRawFd;
@@ -60,6 +60,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.63,
     },
     alone: false,
+    rounds: crate::Rounds::Each,
     run,
 };
 

@@ -4,13 +4,13 @@
 //! Percentiles are the engine's (interpolated, as NumPy's default), so `p50_us` is the
 //! result's median.
 
-use latlab_engine::BenchResult;
-use latlab_engine::names::key;
-use latlab_engine::parameters::Histogram;
-use latlab_engine::stats::percentile_sorted;
+use crate::BenchResult;
+use crate::names::key;
+use crate::parameters::Histogram;
+use crate::stats::percentile_sorted;
 
 /// `result` with its samples' distribution as parameters. Samples are nanoseconds.
-pub(crate) fn with_distribution(result: BenchResult) -> BenchResult {
+pub fn with_distribution(result: BenchResult) -> BenchResult {
     let mut sorted = result.samples_ns.clone();
     if sorted.is_empty() {
         return result;

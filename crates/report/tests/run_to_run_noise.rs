@@ -1,0 +1,120 @@
+//! The comparison's noise model on a noisy synthetic machine: runs that differ by a run
+//! effect on each result (where its buffers and code landed), besides drift and jitter, as
+//! real runs do, measured in rounds as `latlab run` measures them.
+
+use latlab_engine::host::{Noise, SyntheticHost};
+use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::rounds::ProbeRounds;
+use latlab_engine::{Config, Runner};
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Verdict};
+use std::sync::Arc;
+
+fn outcome(results: Vec<BenchResult>) -> ProbeOutcome {
+    ProbeOutcome {
+        id: "noise".into(),
+        method: "a noisy synthetic machine".into(),
+        status: ProbeStatus::Ok,
+        results,
+        duration_ns: 0,
+    }
+}
+
+/// Results in each synthetic run of the noise test: enough for the comparison to gauge
+/// how far results move between runs.
+const RESULTS: usize = 40;
+
+/// A run of [`RESULTS`] benchmarks on a noisy synthetic machine (`seed` is the run),
+/// measured in three rounds as `latlab run` measures them; `planted` results are slower
+/// by `factor`.
+fn noisy_run(seed: u64, planted: &[String], factor: f64) -> RunRecord {
+    let host: latlab_engine::SharedHost = Arc::new(SyntheticHost::noisy(Noise {
+        seed,
+        run_sd: 0.01,
+        round_sd: 0.005,
+        sample_sd: 0.01,
+        planted: planted.iter().map(|name| (name.clone(), factor)).collect(),
+    }));
+    let rounds = 3;
+    let config = Config {
+        samples: 15,
+        rounds,
+        ..Config::quick()
+    };
+    let mut runner = Runner::on(Arc::clone(&host), config);
+    let mut measured: Option<ProbeRounds> = None;
+    for _ in 0..rounds {
+        let results = (0..RESULTS)
+            .map(|i| {
+                runner
+                    .bench(&format!("noise/{i}"), "nothing", || i)
+                    .unwrap()
+            })
+            .collect();
+        let round = outcome(results);
+        match &mut measured {
+            Some(rounds) => rounds.add(round),
+            None => measured = Some(ProbeRounds::first(round)),
+        }
+    }
+    let settings = RunSettings {
+        suite: "quick".into(),
+        samples: 15,
+        target_sample_time_ns: 1,
+        budget_per_benchmark_ns: 1,
+        rounds,
+        pinned_cpu: None,
+        memory_locked: false,
+        realtime: false,
+    };
+    let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
+    record.probes.push(measured.unwrap().outcome().clone());
+    record.complete = true;
+    record
+}
+
+/// (results called different, results compared) over `pairs` seeded pairs of runs.
+fn called_different(pairs: u64, planted: &[String], factor: f64) -> (usize, usize) {
+    let (mut different, mut compared) = (0, 0);
+    for pair in 0..pairs {
+        let runs = [
+            ("A".to_string(), noisy_run(2 * pair, &[], 1.0)),
+            ("B".to_string(), noisy_run(2 * pair + 1, planted, factor)),
+        ];
+        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        for result in &comparison.results {
+            if !planted.is_empty() && !planted.contains(&result.name) {
+                continue;
+            }
+            let against = result.later[0].as_ref().unwrap();
+            compared += 1;
+            if matches!(
+                against.verdict,
+                Verdict::Slower { .. } | Verdict::Faster { .. }
+            ) {
+                different += 1;
+            }
+        }
+    }
+    (different, compared)
+}
+
+/// On a machine whose runs differ by a run effect on each result besides drift and
+/// jitter (which no test on one run's samples can see), two runs of the same code are
+/// called different for at most 1% of their results over 200 seeded pairs, and a
+/// planted 10% slowdown is found at least 95% of the time.
+#[test]
+fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
+    let (false_positives, compared) = called_different(200, &[], 1.0);
+    assert_eq!(compared, 200 * RESULTS);
+    let rate = false_positives as f64 / compared as f64;
+    assert!(
+        rate <= 0.01,
+        "{false_positives} of {compared} A/A results called different"
+    );
+
+    let planted: Vec<String> = (0..4).map(|i| format!("noise/{i}")).collect();
+    let (found, compared) = called_different(200, &planted, 1.10);
+    assert_eq!(compared, 200 * planted.len());
+    let rate = found as f64 / compared as f64;
+    assert!(rate >= 0.95, "a planted 10% found in {found} of {compared}");
+}
