@@ -1,7 +1,7 @@
 //! Measuring in rounds: each probe runs once per round, the plan's probes taken round-robin,
 //! so that a result's rounds lie seconds apart with other work between them, on buffers and
 //! threads set up afresh. Each round takes its share of the samples
-//! ([`Config::rounds`](crate::Config::rounds)); the rounds of one result are merged into one, which
+//! (`Config::rounds`); the rounds of one result are merged into one, which
 //! keeps each round's median beside its samples. How far those medians lie apart is the
 //! run-to-run noise that the samples of one measurement, taken back to back, cannot show,
 //! and that `compare` must see past before it calls two runs different.

@@ -206,7 +206,7 @@ pub struct ProbeSpec {
 }
 
 /// Whether a probe is measured in each of the run's rounds
-/// ([`Config::rounds`](latlab_engine::Config::rounds)), each round taking its share of the
+/// (`Config::rounds`), each round taking its share of the
 /// samples so that its results carry how far they move between rounds, or once with all of
 /// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

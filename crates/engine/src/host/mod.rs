@@ -205,7 +205,7 @@ impl Limits<'_> {
 
     /// Whether another round of samples of `bodies` benchmarks may start: always below the
     /// minimum, then within the budget of that many benchmarks. `wanted` is for the whole
-    /// run; when it measures in rounds, this round takes its share ([`Config::rounds`]).
+    /// run; when it measures in rounds, this round takes its share (`Config::rounds`).
     pub fn wants_more_rounds(
         &self,
         taken: usize,

@@ -205,7 +205,7 @@ pub struct BenchResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocations: Option<Allocations>,
     /// The median of each round the result was measured in, in run order, when the run
-    /// measured in rounds spread over it ([`Config::rounds`](crate::Config::rounds)): how far
+    /// measured in rounds spread over it (`Config::rounds`): how far
     /// the figure moves between measurements, which its samples, taken close together,
     /// cannot show. Empty when it was measured once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -527,7 +527,7 @@ pub struct RunSettings {
     pub target_sample_time_ns: u64,
     pub budget_per_benchmark_ns: u64,
     /// The rounds, spread over the run, that each result was measured in, its samples and
-    /// budget shared among them ([`Config::rounds`](crate::Config::rounds)); 1 in files
+    /// budget shared among them (`Config::rounds`); 1 in files
     /// written before there were rounds.
     #[serde(default = "one_round")]
     pub rounds: usize,
