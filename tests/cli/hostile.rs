@@ -1101,10 +1101,11 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
         .rev()
         .find(|pid| !Path::new(&format!("/proc/{pid}")).exists())
         .unwrap();
-    // Trailing commands keep the shell from exec'ing latlab, so latlab is its child.
+    // Trailing commands keep the shell from exec'ing latlab, so latlab is its child. One
+    // round, so that one workspace lives through the whole probe (each round makes its own).
     let script = format!(
         "echo {} > /proc/sys/kernel/ns_last_pid && {} run --only file.read --suite full \
-         --json inner.json --dir {}; status=$?; exit $status",
+         --rounds 1 --json inner.json --dir {}; status=$?; exit $status",
         inner_pid - 1,
         binary().display(),
         files.display()
