@@ -163,6 +163,19 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     (2.0 * standard_normal_upper_tail(z)).min(1.0)
 }
 
+/// How far `figures` (repeated measurements of one figure: rounds, runs) lie apart: half
+/// their range over their median, so that `median × (1 ± share)` spans them. `None` with
+/// fewer than two, or a median that is not positive.
+pub fn half_range_share(figures: &[f64]) -> Option<f64> {
+    if figures.len() < 2 {
+        return None;
+    }
+    let mut sorted = figures.to_vec();
+    let middle = median_in_place(&mut sorted);
+    let (low, high) = (sorted[0], sorted[sorted.len() - 1]);
+    (middle > 0.0).then(|| (high - low) / 2.0 / middle)
+}
+
 /// P(Z > z) for a standard normal Z.
 fn standard_normal_upper_tail(z: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};

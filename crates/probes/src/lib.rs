@@ -11,6 +11,7 @@ mod gpu;
 mod helper;
 mod ipc;
 mod mem;
+mod monotonic;
 mod peer;
 mod proc;
 mod random;

@@ -14,6 +14,7 @@
 use crate::ProbeError;
 use crate::helper::spawn_named;
 use crate::mem::buffer::page_size;
+use crate::monotonic::{monotonic_now, sleep_until};
 use latlab_engine::Runner;
 pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};
 use std::io;
@@ -364,35 +365,6 @@ impl Drop for SharedFlag {
         // SAFETY: the page this flag mapped, unmapped once.
         unsafe { libc::munmap(self.page.as_ptr().cast(), page_size()) };
     }
-}
-
-/// CLOCK_MONOTONIC now.
-fn monotonic_now() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
-}
-
-/// Sleeps until CLOCK_MONOTONIC reads `deadline`, through signals. Async-signal-safe.
-fn sleep_until(deadline: Duration) {
-    let until = libc::timespec {
-        tv_sec: deadline.as_secs() as libc::time_t,
-        tv_nsec: deadline.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `until` is a valid timespec; no remaining time is asked for.
-    while unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &until,
-            std::ptr::null_mut(),
-        )
-    } == libc::EINTR
-    {}
 }
 
 /// The time limit of one peer-based measurement: far beyond what a healthy benchmark takes

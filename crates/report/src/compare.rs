@@ -27,7 +27,7 @@ use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::names::result::checked_by;
-use latlab_engine::stats::{benjamini_hochberg, mann_whitney_p, median_in_place};
+use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p, median_in_place};
 use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use std::fmt::Write as _;
 
@@ -89,8 +89,8 @@ struct Tests {
     samples_p: f64,
     /// The ratio against the noise of the sides' repetitions, where there is any.
     noise: Option<RatioTest>,
-    /// Later figure ÷ first figure.
-    ratio: f64,
+    /// The two sides' figures, first and later.
+    figures: (f64, f64),
     /// The figures differ by less than a tick of the clock per operation, or not at all.
     within_resolution: bool,
 }
@@ -117,7 +117,7 @@ impl Tests {
         Some(Tests {
             samples_p: mann_whitney_p(&first.samples(), &later.samples()),
             noise: ratio_test(&first.repetitions(), &later.repetitions(), between_runs_sd),
-            ratio: if a > 0.0 { b / a } else { f64::NAN },
+            figures: (a, b),
             within_resolution: a == b || (b - a).abs() < quantum_ns,
         })
     }
@@ -127,6 +127,13 @@ impl Tests {
     fn joint_p(&self) -> f64 {
         self.noise
             .map_or(self.samples_p, |n| self.samples_p.max(n.p))
+    }
+
+    /// Whether the figures differ by less than `threshold`, a share of the first (never
+    /// from a first figure of 0: any difference from nothing is past every threshold).
+    fn within_threshold(&self, threshold: f64) -> bool {
+        let (a, b) = self.figures;
+        a != 0.0 && ((b / a) - 1.0).abs() < threshold
     }
 
     /// The verdict, given the joint p-value adjusted for the `results` tested together.
@@ -143,9 +150,9 @@ impl Tests {
             })
         } else if p >= SIGNIFICANCE {
             same(SameBecause::Chance { results })
-        } else if (self.ratio - 1.0).abs() < threshold || self.ratio.is_nan() {
+        } else if self.within_threshold(threshold) {
             same(SameBecause::WithinThreshold)
-        } else if self.ratio > 1.0 {
+        } else if self.figures.1 > self.figures.0 {
             Verdict::Slower { p }
         } else {
             Verdict::Faster { p }
@@ -306,17 +313,10 @@ impl Measured<'_> {
         }
     }
 
-    /// How far the repetitions lie apart: half their range over the side's figure; `None`
-    /// with fewer than two.
+    /// How far the repetitions lie apart, as the table's `rounds ±` says it for one run
+    /// (see [`half_range_share`]); `None` with fewer than two.
     fn spread(&self) -> Option<f64> {
-        let repetitions = self.repetitions();
-        if repetitions.len() < 2 {
-            return None;
-        }
-        let (low, high) =
-            (repetitions.iter()).fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-        let median = self.median();
-        (median > 0.0).then(|| (high - low) / 2.0 / median)
+        half_range_share(&self.repetitions())
     }
 }
 

@@ -218,12 +218,6 @@ impl Limits<'_> {
         let budget = self.config.budget_per_round() * bodies.max(1) as u32;
         taken < wanted && (taken < minimum || started.elapsed() <= budget)
     }
-
-    /// The samples this round takes of `wanted` for the whole run, when none may be left
-    /// out for time (a synthetic host's, or events timed elsewhere).
-    pub fn samples_this_round(&self, wanted: usize) -> usize {
-        self.config.samples_per_round(wanted)
-    }
 }
 
 /// The raw samples of a calibrated loop.

@@ -179,7 +179,7 @@ impl Timer for SyntheticTimer {
             .iter()
             .zip(bodies.iter_mut())
             .map(|(name, body)| {
-                let count = limits.samples_this_round(limits.config.samples);
+                let count = limits.config.samples_per_round(limits.config.samples);
                 let factors = self.noise_factors(name, count);
                 synthetic_loop(&self.clock, name, *body, &factors, limits)
             })
@@ -194,7 +194,7 @@ impl Timer for SyntheticTimer {
         limits: &Limits,
     ) -> Sampled<EventRun> {
         event(&self.clock, &mut vec![0.0; names.len()]);
-        let count = limits.samples_this_round(count);
+        let count = limits.config.samples_per_round(count);
         let series_ns: Vec<Vec<f64>> = (names.iter())
             .map(|name| events(name, &self.noise_factors(name, count)))
             .collect();
@@ -213,7 +213,7 @@ impl Timer for SyntheticTimer {
         limits: &Limits,
     ) -> Vec<f64> {
         let mut synthetic = vec![10.0 * nominal_ns(name)];
-        let count = limits.samples_this_round(limits.config.samples);
+        let count = limits.config.samples_per_round(limits.config.samples);
         synthetic.extend(events(name, &self.noise_factors(name, count)));
         synthetic
     }

@@ -339,14 +339,7 @@ impl BenchResult {
     /// are added. `None` when there are no parts.
     pub fn pooled(parts: Vec<BenchResult>) -> Option<BenchResult> {
         let medians: Vec<f64> = parts.iter().map(|p| p.summary.median).collect();
-        let mut parts = parts.into_iter();
-        let mut pooled = parts.next()?;
-        for mut part in parts {
-            pooled.samples_ns.append(&mut part.samples_ns);
-            pooled.cpu_samples_ns.append(&mut part.cpu_samples_ns);
-            pooled.absorb(part);
-        }
-        pooled.summary = Summary::of(&pooled.samples_ns)?;
+        let pooled = BenchResult::concatenated(parts)?;
         let (low, high) = medians
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), &m| (l.min(m), h.max(m)));
@@ -357,6 +350,21 @@ impl BenchResult {
                 .with_parameter("setup_medians_ns", medians)
                 .with_parameter("setup_spread", spread),
         )
+    }
+
+    /// The parts' samples one after another in the first part, each later part absorbed
+    /// into it (integrity counts added, warnings kept once), and their summary. `None` when
+    /// there are no parts.
+    fn concatenated(parts: Vec<BenchResult>) -> Option<BenchResult> {
+        let mut parts = parts.into_iter();
+        let mut whole = parts.next()?;
+        for mut part in parts {
+            whole.samples_ns.append(&mut part.samples_ns);
+            whole.cpu_samples_ns.append(&mut part.cpu_samples_ns);
+            whole.absorb(part);
+        }
+        whole.summary = Summary::of(&whole.samples_ns)?;
+        Some(whole)
     }
 
     /// One result from the same benchmark measured in several rounds spread over the run, in
@@ -379,14 +387,7 @@ impl BenchResult {
         let count = rounds.len();
         let counted = BenchResult::counted_over(&rounds);
         let first_median = rounds.first()?.summary.median;
-        let mut rounds = rounds.into_iter();
-        let mut merged = rounds.next()?;
-        for mut round in rounds {
-            merged.samples_ns.append(&mut round.samples_ns);
-            merged.cpu_samples_ns.append(&mut round.cpu_samples_ns);
-            merged.absorb(round);
-        }
-        merged.summary = Summary::of(&merged.samples_ns)?;
+        let mut merged = BenchResult::concatenated(rounds)?;
         merged.verdict = match suspect_verdict {
             Some(verdict) if 2 * suspect >= count => verdict,
             _ => Verdict::Measured,
@@ -468,13 +469,7 @@ impl BenchResult {
     /// How far the rounds' medians lie apart: half their range over the median of them, so
     /// that `median × (1 ± spread)` spans them. `None` when measured in fewer than two rounds.
     pub fn round_spread(&self) -> Option<f64> {
-        if self.round_medians_ns.len() < 2 {
-            return None;
-        }
-        let mut medians = self.round_medians_ns.clone();
-        let middle = crate::stats::median_in_place(&mut medians);
-        let (low, high) = (medians[0], medians[medians.len() - 1]);
-        (middle > 0.0).then(|| (high - low) / 2.0 / middle)
+        crate::stats::half_range_share(&self.round_medians_ns)
     }
 
     /// Re-expresses a timed loop whose every call performed `operations` operations (loads of

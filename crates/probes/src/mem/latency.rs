@@ -194,15 +194,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                         huge_pages,
                         slope: size <= private_cache,
                     };
-                    let rings = match layout {
-                        Layout::Sequential => 1,
-                        _ if size > last_level => rings_beyond_last_level(suite, size == largest),
-                        _ => 1,
-                    };
-                    let result = if size <= last_level {
-                        measure_placements(runner, ring, cycle_ns)?
-                    } else {
-                        measure_rings(runner, ring, rings, cycle_ns)?
+                    let result = match layout {
+                        _ if size <= last_level => measure_placements(runner, ring, cycle_ns)?,
+                        Layout::Sequential => measure_rings(runner, ring, 1, cycle_ns)?,
+                        _ => {
+                            let rings = rings_beyond_last_level(suite, size == largest);
+                            measure_rings(runner, ring, rings, cycle_ns)?
+                        }
                     };
                     if label == "pagegroups" {
                         curve.push((size, result.clone()));

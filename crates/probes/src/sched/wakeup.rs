@@ -10,6 +10,7 @@
 //! longer per wake-up: each condition stops after its time budget, with the count it got.
 
 use super::{Class, Classes, Condition, check_cancel, on_thread};
+use crate::monotonic::{monotonic_now, sleep_until};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::distribution::with_distribution;
@@ -65,44 +66,19 @@ fn classes(suite: Suite) -> &'static [Class] {
     }
 }
 
-fn monotonic_ns() -> i128 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128
-}
-
 /// Sleeps until each of `count` absolute times `INTERVAL` apart (at most `budget` in all);
 /// returns how late each wake-up was, in ns.
 fn wake_ups(count: usize, budget: Duration) -> Vec<f64> {
     let started = Instant::now();
-    let mut next = monotonic_ns() + INTERVAL.as_nanos() as i128;
+    let mut next = monotonic_now() + INTERVAL;
     let mut late = Vec::with_capacity(count);
     while late.len() < count && started.elapsed() < budget {
-        let target = libc::timespec {
-            tv_sec: (next / 1_000_000_000) as libc::time_t,
-            tv_nsec: (next % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: a valid absolute timespec; no remainder is needed with TIMER_ABSTIME.
-        let slept = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &target,
-                std::ptr::null_mut(),
-            )
-        };
-        if slept != 0 {
-            continue; // Interrupted by a signal: sleep again until the same time.
-        }
-        let now = monotonic_ns();
-        late.push((now - next) as f64);
+        sleep_until(next);
+        let now = monotonic_now();
+        late.push(now.saturating_sub(next).as_nanos() as f64);
         // The next period after now, as cyclictest does when a wake-up overruns.
         while next <= now {
-            next += INTERVAL.as_nanos() as i128;
+            next += INTERVAL;
         }
     }
     late
