@@ -17,6 +17,7 @@ mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns     ±0.0%  94.4 ns … 98.
 
 stability check
   stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)
+  stability/cache-chase: 4.30 ns at the start, 4.30 ns at the end: steady (within its noise or 25%)
   stability/core-to-core: 24.8 ns at the start, 24.8 ns at the end: steady (within its noise or 25%)
 
 about this run

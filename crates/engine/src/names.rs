@@ -57,9 +57,11 @@ pub mod result {
     pub const ONE_WAY: &str = "one-way";
     pub const ROUND_TRIP: &str = "round-trip";
     pub const ALL_PAIRS: &str = "all-pairs";
-    /// The run's stability check (`latlab_probes::stability`): a memory chase and a
-    /// core-to-core pair at the start and the end of every run.
+    /// The run's stability check (`latlab_probes::stability`): a main-memory chase, a chase
+    /// within the last cache level and a core-to-core pair at the start and the end of every
+    /// run.
     pub const STABILITY_MEMORY_CHASE: &str = "stability/memory-chase";
+    pub const STABILITY_CACHE_CHASE: &str = "stability/cache-chase";
     pub const STABILITY_CORE_TO_CORE: &str = "stability/core-to-core";
     /// `sched.wakeup`'s results: this prefix, the condition, then the class.
     pub const SCHED_WAKEUP_PREFIX: &str = "sched.wakeup/";
@@ -69,13 +71,13 @@ pub mod result {
     pub const FILE_READ_PREFIX: &str = "file.read/";
     pub const FILE_WRITE_PREFIX: &str = "file.write/";
 
-    /// The stability check that speaks for result `name`, if one does: a move of that
-    /// check's figure during a run means the machine under the run changed for this family.
-    /// The memory chase speaks for the figures that read main memory (`mem.latency`,
-    /// `mem.bandwidth`, `mem.memcpy`); the core-to-core pair for those that cross between
-    /// CPUs (core-to-core, IPC, the unpinned pipe, the two-CPU hand-off, contended mutexes
-    /// and atomics).
-    pub fn checked_by(name: &str) -> Option<&'static str> {
+    /// The stability checks that speak for result `name`: a move of one of those checks'
+    /// figures during a run, or a difference between two runs, means the machine under the
+    /// runs changed for this family. The memory chases (main memory and the last cache level)
+    /// speak for the figures of the memory hierarchy (`mem.latency`, `mem.bandwidth`,
+    /// `mem.memcpy`); the core-to-core pair for those that cross between CPUs (core-to-core,
+    /// IPC, the unpinned pipe, the two-CPU hand-off, contended mutexes and atomics).
+    pub fn checked_by(name: &str) -> &'static [&'static str] {
         const MEMORY: [&str; 3] = ["mem.latency/", "mem.bandwidth/", "mem.memcpy/"];
         const ACROSS_CPUS: [&str; 4] = [
             CORE_TO_CORE_PREFIX,
@@ -86,11 +88,11 @@ pub mod result {
         let contended = (name.starts_with("thread.mutex/") || name.starts_with("thread.atomic/"))
             && name.ends_with("/contended");
         if MEMORY.iter().any(|p| name.starts_with(p)) {
-            Some(STABILITY_MEMORY_CHASE)
+            &[STABILITY_MEMORY_CHASE, STABILITY_CACHE_CHASE]
         } else if contended || ACROSS_CPUS.iter().any(|p| name.starts_with(p)) {
-            Some(STABILITY_CORE_TO_CORE)
+            &[STABILITY_CORE_TO_CORE]
         } else {
-            None
+            &[]
         }
     }
 }

