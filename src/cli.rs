@@ -3,7 +3,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use latlab_engine::config_text::{
-    duration_in, parse_baseline_name, parse_cpu, parse_samples, parse_target_time, whole_number_in,
+    DEFAULT_ROUNDS, duration_in, parse_baseline_name, parse_cpu, parse_rounds, parse_samples,
+    parse_target_time, whole_number_in,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -324,14 +325,6 @@ pub const WORKERS_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
 
 fn parse_workers(text: &str) -> Result<usize, String> {
     whole_number_in(text, WORKERS_RANGE, "threads")
-}
-
-/// Rounds a run measures each result in unless told otherwise: three, the fewest whose
-/// spread says anything, each taking a third of the samples.
-pub const DEFAULT_ROUNDS: usize = 3;
-
-fn parse_rounds(text: &str) -> Result<usize, String> {
-    whole_number_in(text, 1..=10, "rounds")
 }
 
 fn parse_pairs(text: &str) -> Result<usize, String> {

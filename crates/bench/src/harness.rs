@@ -9,6 +9,7 @@ use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text}
 use clap::{Parser, ValueEnum};
 use latlab_engine::isolation::{LockRefused, RunLock};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
+use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_report::{
@@ -107,6 +108,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     record.notes.extend(notes);
     record.notes.extend(advice::clock(&record.clock));
 
+    let (rounds, samples) = (config.rounds, config.samples);
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     if options.profile {
         match Profiler::open() {
@@ -117,20 +119,49 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
             }
         }
     }
-    for set in registry::side_by_side(selected) {
-        let started = Instant::now();
-        session.run_set(&set);
-        let results = std::mem::take(&mut session.results);
-        let failures: Vec<Failure> = std::mem::take(&mut session.failures);
-        let interrupted = session.interrupted || cancel.load(Ordering::Relaxed);
-        record
-            .probes
-            .push(outcome(&set, results, failures, started, interrupted));
-        if interrupted {
-            break;
+    // The sets taken in turn once per round, so that a benchmark's rounds lie apart with
+    // the others between them; each set's rounds merged as they come.
+    let sets = registry::side_by_side(selected);
+    let mut measured: Vec<ProbeRounds> = Vec::with_capacity(sets.len());
+    if rounds < options.rounds {
+        record.notes.push(format!(
+            "measured in {rounds} round(s), not {}: each round takes at least \
+             {SLOPE_SAMPLES_PER_ROUND} of the {samples} samples",
+            options.rounds
+        ));
+    }
+    'rounds: for round in 0..rounds {
+        session.examine_from_now(round == 0);
+        for (index, set) in sets.iter().enumerate() {
+            if measured
+                .get(index)
+                .is_some_and(|m| !m.wants_another_round())
+            {
+                continue;
+            }
+            let started = Instant::now();
+            session.run_set(set);
+            let results = std::mem::take(&mut session.results);
+            let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+            let interrupted = session.interrupted || cancel.load(Ordering::Relaxed);
+            let this_round = outcome(set, results, failures, started, interrupted);
+            match measured.get_mut(index) {
+                Some(rounds) => rounds.add(this_round),
+                None => measured.push(ProbeRounds::first(this_round)),
+            }
+            record.probes = (measured.iter())
+                .map(|rounds| {
+                    let mut merged = rounds.outcome().clone();
+                    merged.results = session.finished(merged.results);
+                    merged
+                })
+                .collect();
+            if interrupted {
+                break 'rounds;
+            }
+            // Kept as each set is measured, so that a run stopped part way loses nothing.
+            outputs.write_so_far(&record)?;
         }
-        // Kept as each set is measured, so that a run stopped part way loses nothing.
-        outputs.write_so_far(&record)?;
     }
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
@@ -279,12 +310,24 @@ fn run_once(selected: Vec<Benchmark>) -> i32 {
     i32::from(!session.failures.is_empty())
 }
 
+/// The fewest samples of each body that one round takes: a slope is told from the empty
+/// loop by a Mann–Whitney test at [`SLOPE_P`](latlab_engine::analysis::SLOPE_P) in each
+/// round, which five samples a side can just pass (p 0.009) and six pass with room.
+const SLOPE_SAMPLES_PER_ROUND: usize = 6;
+
+/// The engine's settings for `options`: the suite's sampling, overridden, in as many of the
+/// rounds asked for as leave each round [`SLOPE_SAMPLES_PER_ROUND`] samples.
 fn config_of(options: &Options) -> Config {
-    match options.suite {
+    let config = match options.suite {
         Suite::Quick => Config::quick(),
         Suite::Full => Config::full(),
     }
-    .overridden(options.samples, options.target_time)
+    .overridden(options.samples, options.target_time);
+    let rounds = options
+        .rounds
+        .min(config.samples / SLOPE_SAMPLES_PER_ROUND)
+        .max(1);
+    Config { rounds, ..config }
 }
 
 fn apply_controls(

@@ -2,7 +2,7 @@
 
 use clap::{Parser, ValueEnum};
 use latlab_engine::config_text::{
-    parse_baseline_name, parse_cpu, parse_samples, parse_target_time,
+    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_samples, parse_target_time,
 };
 use std::time::Duration;
 
@@ -34,6 +34,11 @@ pub(crate) struct Options {
     /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
     #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
     pub target_time: Option<Duration>,
+    /// Rounds each benchmark is measured in, the selected benchmarks taken in turn and each
+    /// round sharing the samples, so that a comparison with a baseline knows how far a
+    /// figure moves between measurements; 1 measures each benchmark at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true)]
+    pub rounds: usize,
     /// Pin the benchmarks to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,

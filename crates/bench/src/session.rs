@@ -1,5 +1,6 @@
-//! One run of the selected benchmarks: each set measured side by side, the results kept in
-//! order, and each benchmark of a compared set given its ratio to the set's baseline.
+//! One run of the selected benchmarks: each set measured side by side, once per round, the
+//! results kept in order; once a set's rounds are merged, each benchmark of a compared set
+//! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
 use crate::bencher::{Bencher, Pair, Pending};
@@ -39,6 +40,9 @@ pub(crate) struct Session {
     /// The core's cycle, measured before the first benchmark, against which each result's
     /// time is also given in cycles.
     cycle: Option<Cycle>,
+    /// Whether this round also counts allocations and profiles (the first round only: a
+    /// merged result keeps the first round's).
+    examine: bool,
     /// The results, in the order the sets were run; the baseline of a set first.
     pub results: Vec<BenchResult>,
     /// The benchmarks run once, in `Once` mode.
@@ -55,6 +59,7 @@ impl Session {
             mode,
             profiler: None,
             cycle: None,
+            examine: true,
             results: Vec::new(),
             checked: Vec::new(),
             failures: Vec::new(),
@@ -65,6 +70,12 @@ impl Session {
     /// Profiles every benchmark after it is measured.
     pub fn profile_with(&mut self, profiler: Profiler) {
         self.profiler = Some(profiler);
+    }
+
+    /// Whether the sets run from now on also count allocations and profile: in the first
+    /// round, not again in the later ones.
+    pub fn examine_from_now(&mut self, examine: bool) {
+        self.examine = examine;
     }
 
     /// Runs one set of benchmarks side by side.
@@ -108,15 +119,14 @@ impl Session {
             .and_then(|()| self.measure_side_by_side(&mut pending));
         match measured {
             Ok(measured) => {
-                let mut results = Vec::with_capacity(measured.len());
                 for (body, (result, how)) in pending.iter_mut().zip(measured) {
-                    results.push(self.examine(body, result, &how));
+                    let result = if self.examine {
+                        self.examine(body, result, &how)
+                    } else {
+                        result
+                    };
+                    self.results.push(result);
                 }
-                let mut results = compared(results);
-                if let Some(cycle) = &self.cycle {
-                    in_cycles(cycle, &mut results);
-                }
-                self.results.extend(results);
             }
             Err(Interrupted) => self.interrupted = true,
         }
@@ -138,6 +148,16 @@ impl Session {
             self.cycle = Some(cycle);
         }
         Ok(())
+    }
+
+    /// A set's results, its rounds merged: each after the first given its ratio to the
+    /// first, and each its time in cycles.
+    pub fn finished(&self, results: Vec<BenchResult>) -> Vec<BenchResult> {
+        let mut results = compared(results);
+        if let Some(cycle) = &self.cycle {
+            in_cycles(cycle, &mut results);
+        }
+        results
     }
 
     /// What else was asked of a measured benchmark: its allocations per call where a

@@ -111,7 +111,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     // A measured run of the planted and compared benchmarks, saved as a baseline.
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("known.json");
-    let quick = ["--samples", "10", "--target-time", "200us"];
+    let quick = ["--samples", "12", "--rounds", "2", "--target-time", "200us"];
     let mut args = vec![
         "planted|lists|chains",
         "--json",
@@ -148,6 +148,14 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let [lo, hi] = [0, 1].map(|i| grow["parameters"]["ratio_ci95"][i].as_f64().unwrap());
     assert!(lo <= ratio && ratio <= hi);
     assert!(stdout.contains("lists/push_grow is "), "{stdout}");
+    // Measured in two rounds, the sets taken in turn: each round's median kept, and the
+    // paired ratio and the cycles computed on the rounds merged.
+    let rounds = grow["round_medians_ns"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{grow}");
+    assert!(
+        grow["parameters"]["cycles_per_call"].as_f64().is_some(),
+        "{grow}"
+    );
     // A dependent multiply takes several times a dependent add (3 and 1 cycles on current
     // x86-64 cores), at a chain of one per call as at 64: the chain's state stays in
     // registers, and the loop's own instructions cancel.

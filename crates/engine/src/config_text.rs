@@ -60,6 +60,14 @@ pub fn parse_target_time(text: &str) -> Result<Duration, String> {
     duration_in(text, &TARGET_TIME_RANGE, "2ms")
 }
 
+/// Rounds a run measures each result in unless told otherwise: three, the fewest whose
+/// spread says anything, each taking a third of the samples.
+pub const DEFAULT_ROUNDS: usize = 3;
+
+pub fn parse_rounds(text: &str) -> Result<usize, String> {
+    whole_number_in(text, 1..=10, "rounds")
+}
+
 pub fn parse_cpu(text: &str) -> Result<usize, String> {
     text.parse()
         .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
