@@ -115,7 +115,8 @@ pub struct RunArgs {
     /// Pin the run to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
-    /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level cache].
+    /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
+    /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     pub max_size: Option<u64>,
     /// Ask for transparent huge pages in the memory probes (default: base pages).

@@ -330,6 +330,7 @@ fn probe_context<'a>(runner: &'a mut Runner, plan: &RunPlan) -> ProbeContext<'a>
         threads: plan.threads,
         ipc: plan.ipc,
         files: plan.files.clone(),
+        findings: std::sync::Arc::clone(&plan.findings),
     }
 }
 

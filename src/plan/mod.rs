@@ -78,6 +78,8 @@ pub struct RunPlan {
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     pub files: FileOptions,
+    /// What the memory probes find as the run goes, for the probes after them.
+    pub findings: std::sync::Arc<latlab_probes::MemoryFindings>,
     /// What the plan changed from the defaults, for the run's notes.
     pub notes: Vec<String>,
     pub pin: Option<usize>,
@@ -200,6 +202,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         files: FileOptions {
             dir: args.dir.as_deref().map(check_dir).transpose()?,
         },
+        findings: Default::default(),
         notes,
         pin: args.pin,
         mlock: args.mlock,

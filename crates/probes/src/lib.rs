@@ -23,6 +23,7 @@ mod thread;
 
 use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
+pub use mem::findings::MemoryFindings;
 pub use mem::latency::default_max_size;
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
@@ -105,6 +106,8 @@ pub struct ProbeContext<'a> {
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     pub files: FileOptions,
+    /// What the memory probes found earlier in the run (see [`MemoryFindings`]).
+    pub findings: std::sync::Arc<MemoryFindings>,
 }
 
 impl ProbeContext<'_> {
@@ -114,13 +117,62 @@ impl ProbeContext<'_> {
     }
 
     /// The largest working set of the memory probes: as asked, else four times the host's
-    /// last-level cache.
+    /// last-level cache (at most [`mem::latency::DEFAULT_MAX_CEILING`]).
     pub fn max_working_set(&self) -> u64 {
         self.memory
             .max_size_bytes
             .unwrap_or_else(|| default_max_size(&self.host().caches()))
     }
+
+    /// The largest working set of a sweep sized from the latency curve (`mem.bandwidth`,
+    /// `mem.memcpy`): in the quick suite, with no `--max-size`, where the curve found main
+    /// memory earlier in the run, [`CURVE_MULTIPLE`] times the last cache it found, up to
+    /// the next power of two and never beyond [`ProbeContext::max_working_set`]; otherwise
+    /// that. Far enough past the last cache that the largest point reads main memory,
+    /// however large a cache the kernel claims.
+    ///
+    /// A sweep that ends with every CPU at once (`all_cpus`) goes as far past the kernel's
+    /// last-level cache too, where the kernel's claim is within [`PLAUSIBLE_CLAIM`] times
+    /// what the curve found: the CPUs share that cache, of which one thread's curve shows
+    /// only what the neighbours leave it (on a Zen 4 guest whose curve left L3 near 13 MiB
+    /// of the 32 MiB claimed, two threads read 64 MiB at 37 GB/s and 128 MiB at 28 GB/s). A
+    /// claim beyond that (an Emerald Rapids guest's 260 MiB against 32 MiB found) is not a
+    /// cache the guest gets.
+    pub fn max_working_set_from_curve(&self, all_cpus: bool) -> u64 {
+        let default = self.max_working_set();
+        let (Suite::Quick, None, Some(found)) = (
+            self.suite,
+            self.memory.max_size_bytes,
+            self.findings.last_cache_bytes(),
+        ) else {
+            return default;
+        };
+        let claim = self.host().caches().iter().map(|c| c.size_bytes).max();
+        sized_from_curve(found, claim, all_cpus).min(default)
+    }
 }
+
+/// [`ProbeContext::max_working_set_from_curve`] where the curve found the last cache ending
+/// at `found` and the kernel claims a last-level cache of `claim`, before the default bounds
+/// it.
+fn sized_from_curve(found: u64, claim: Option<u64>, all_cpus: bool) -> u64 {
+    let plausible = claim.filter(|&claim| all_cpus && claim <= PLAUSIBLE_CLAIM * found);
+    (CURVE_MULTIPLE * found.max(plausible.unwrap_or(0)))
+        .next_power_of_two()
+        .min(CURVE_SIZED_CEILING)
+}
+
+/// A kernel's last-level cache at most this many times what the curve found is one the
+/// guest may get whole when its neighbours are quiet: a Zen 4 guest reporting 32 MiB found
+/// its L3 ending between 5 and 13 MiB from one run to the next.
+const PLAUSIBLE_CLAIM: u64 = 8;
+
+/// The sweeps sized from the curve go no further than this: far past any last-level cache
+/// a guest gets.
+const CURVE_SIZED_CEILING: u64 = 256 << 20;
+
+/// How far past the last cache the latency curve found the sweeps sized from it go.
+pub const CURVE_MULTIPLE: u64 = 4;
 
 /// Why a probe stopped short of its results.
 #[derive(Debug, thiserror::Error)]
@@ -399,6 +451,7 @@ impl<'a> ProbeContext<'a> {
             threads: ThreadOptions::default(),
             ipc: IpcOptions::default(),
             files: FileOptions::default(),
+            findings: Default::default(),
         }
     }
 }
@@ -464,6 +517,7 @@ mod tests {
                     ..IpcOptions::default()
                 },
                 files: FileOptions::default(),
+                findings: Default::default(),
             };
             let results = match (probe.run)(&mut ctx) {
                 // Without a GPU (or the driver), and only then, the GPU family is skipped.
@@ -478,5 +532,48 @@ mod tests {
                 assert!(r.name.starts_with(&format!("{}/", probe.id)), "{}", r.name);
             }
         }
+    }
+
+    /// A kernel that claims a 260 MiB L3 (an Emerald Rapids guest whose curve leaves L3 near
+    /// 32 MiB) sends no memory sweep to 1 GiB: the latency sweep's default stops at the
+    /// ceiling, and once the curve found the last cache, bandwidth and memcpy go to four
+    /// times it (the all-CPU sweep past a plausible claim too); `--max-size` and the full
+    /// suite go as far as the default or as asked.
+    #[test]
+    fn the_sweeps_are_sized_from_the_curve_not_the_claim() {
+        use latlab_engine::environment::CacheInfo;
+        const MIB: u64 = 1 << 20;
+        let claimed = [CacheInfo {
+            level: 3,
+            kind: "Unified".into(),
+            size_bytes: 260 * MIB,
+            line_bytes: Some(64),
+            shared_by_cpus: 2,
+        }];
+        assert_eq!(default_max_size(&claimed), 512 * MIB);
+        let mut runner = synthetic_runner();
+        let mut ctx = ProbeContext::for_test(&mut runner);
+        // The synthetic machine claims a 32 MiB L3: 128 MiB by default.
+        let kernel_default = ctx.max_working_set();
+        assert_eq!(kernel_default, 128 * MIB);
+        assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);
+        // The curve found its L3 ending at 5 MiB: one thread goes to 32 MiB; all CPUs past
+        // the plausible claim of 32 MiB, to 128 MiB.
+        ctx.findings.found_last_cache(5 * MIB);
+        assert_eq!(ctx.max_working_set_from_curve(false), 32 * MIB);
+        assert_eq!(ctx.max_working_set_from_curve(true), 128 * MIB);
+        ctx.suite = Suite::Full;
+        assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);
+        ctx.suite = Suite::Quick;
+        ctx.memory.max_size_bytes = Some(1 << 30);
+        assert_eq!(ctx.max_working_set_from_curve(false), 1 << 30);
+        // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. Neither sweep goes past
+        // 128 MiB; a plausible claim takes the all-CPU sweep past it.
+        assert_eq!(
+            sized_from_curve(32 * MIB, Some(260 * MIB), false),
+            128 * MIB
+        );
+        assert_eq!(sized_from_curve(32 * MIB, Some(260 * MIB), true), 128 * MIB);
+        assert_eq!(sized_from_curve(20 * MIB, Some(64 * MIB), true), 256 * MIB);
     }
 }

@@ -8,7 +8,7 @@
 //! * `stability/memory-chase`: dependent loads over a `pagegroups` ring (random lines within
 //!   64-page groups), one line per 256 bytes, of twice the last-level cache (or the largest
 //!   working set allowed, if smaller), built on a fresh mapping each time: the main-memory
-//!   latency with few TLB misses, since under a hypervisor the cost of a page walk depends
+//!   latency with few TLB misses (at most 128 MiB, whatever the kernel claims), since under a hypervisor the cost of a page walk depends
 //!   on how the host backs each page and moves by tens of per cent from one mapping to the
 //!   next;
 //! * `stability/cache-chase`: the same chase within the last cache level, at twice the level
@@ -49,6 +49,11 @@ fn fixed_size(config: &mut latlab_engine::Config) {
     config.budget = BUDGET;
 }
 
+/// The main-memory chase spans twice the last-level cache the kernel reports, but never more
+/// than this: enough to miss any last-level cache a guest gets, and a kernel that claims a
+/// 260 MiB L3 does not make every run map half a gigabyte twice.
+const MEMORY_CHASE_CEILING: u64 = 128 << 20;
+
 /// The least move of the cache chase that counts: a share of the last-level cache is what a
 /// VM's neighbours take and give back all the time (the chase moved by 10% within single
 /// runs of a Zen 4 guest), while a cache taken away altogether reads main memory, many
@@ -76,6 +81,12 @@ fn chase_ring(name: &str, size: u64) -> Ring {
         huge_pages: false,
         slope: false,
     }
+}
+
+/// The main-memory chase's working set: twice the last-level cache the kernel reports, at
+/// most [`MEMORY_CHASE_CEILING`] and `allowed`.
+fn memory_chase_size(last_level: u64, allowed: u64) -> u64 {
+    (2 * last_level).min(MEMORY_CHASE_CEILING).min(allowed)
 }
 
 /// A working set well past the level below the last cache level of `caches` and well within
@@ -106,7 +117,10 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
         .max()
         .unwrap_or(32 << 20);
     let allowed = ctx.max_working_set();
-    let memory = chase_ring(STABILITY_MEMORY_CHASE, (2 * last_level).min(allowed));
+    let memory = chase_ring(
+        STABILITY_MEMORY_CHASE,
+        memory_chase_size(last_level, allowed),
+    );
     let cache =
         last_cache_size(&caches, allowed).map(|size| chase_ring(STABILITY_CACHE_CHASE, size));
     let host = std::sync::Arc::clone(ctx.host());

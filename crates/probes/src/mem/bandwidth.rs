@@ -1,8 +1,9 @@
 //! `mem.bandwidth`: how fast one thread, and then every CPU together, reads, writes and
 //! modifies memory, by working-set size.
 //!
-//! For each working set from 4 KiB up to the largest (four times the last-level cache by
-//! default) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
+//! For each working set from 4 KiB up to the largest (in the quick suite four times the last
+//! cache the latency curve found, else four times the kernel's last-level cache; see
+//! [`crate::ProbeContext::max_working_set_from_curve`]) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
 //! `kernels.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
 //! element or every 4th (two elements per 64-byte line: the whole line still moves, so the
 //! useful rate drops where the set leaves the caches). One call of the measured closure is a
@@ -70,7 +71,8 @@ fn points_per_octave(suite: Suite) -> usize {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let max = ctx.max_working_set();
+    // Its largest working set is passed over by every CPU at once too.
+    let max = ctx.max_working_set_from_curve(true);
     let sizes = working_sets(
         MIN_WORKING_SET,
         max,

@@ -1,7 +1,7 @@
 //! `mem.latency`: load-to-use latency by working-set size, and the cache levels it reveals.
 //!
 //! For each working set from 1 KiB (4 KiB in the quick suite) up to the largest (by default
-//! four times the last-level cache) a ring of cache lines is built (see `chase.rs`) and
+//! four times the last-level cache, at most 512 MiB) a ring of cache lines is built (see `chase.rs`) and
 //! walked with dependent loads, 16 per call, the last pointer returned through the engine's value sink. Three layouts show
 //! what the hardware does: `random` (prefetchers defeated, TLB misses included),
 //! `pagegroups` (random lines within 64-page groups: cache latency without most TLB misses;
@@ -18,17 +18,25 @@
 //! when the sweep did not reach memory), so every point reads memory; a stride the sweep is too small for is left out with a note. Working sets
 //! are labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
-//! Beyond the last-level cache each point is three rings, each on a fresh mapping, their
-//! samples pooled: one ring's figure depends on where its pages landed, and the spread across
-//! rings (`setup_medians_ns`, `setup_spread`) shows by how much. The quick suite builds three
-//! at the largest working set only. The probe is measured once in a run of rounds
+//! Beyond the caches (past the kernel's last-level cache, past twice the end of the last
+//! cache the page-group curve found, or past a page-group point that read main memory) each
+//! point is three rings, each on a fresh mapping, their samples pooled: one ring's figure
+//! depends on where its pages landed, and the spread across rings (`setup_medians_ns`,
+//! `setup_spread`) shows by how much. The quick suite builds three at the largest working
+//! set only. The probe is measured once in a run of rounds
 //! ([`crate::Rounds::Once`]); instead, each working set within the caches is measured on
 //! [`PLACEMENTS_WITHIN_CACHES`] rings, each on a fresh mapping with its share of the samples,
 //! whose medians are its rounds (`round_medians_ns`): near a cache's end the figure depends
 //! on which physical pages the ring got, and that is what moves it between runs.
 //!
-//! The levels are found on the `pagegroups` curve (`levels.rs`) and compared with the
-//! caches the kernel reports. Cycles per load use the core clock measured by `cpu.frequency`.
+//! The `pagegroups` curve is measured first. In the quick suite without `--max-size`, the
+//! sweep ends where the curve has told its story: once its last two octaves lie flat on main
+//! memory (within 12% of their median, 60 ns or more), the other layouts go as far and no
+//! further, with a note naming the plateau and the kernel's claim. A kernel's cache sizes
+//! are a claim (a guest may report the host's 260 MiB L3 and get 32 MiB of it); the curve
+//! is not. The levels are found on the `pagegroups` curve (`levels.rs`) and compared with
+//! the caches the kernel reports; where the curve reached main memory, the last cache's end
+//! is kept for the sweeps after it ([`crate::MemoryFindings`]). Cycles per load use the core clock measured by `cpu.frequency`.
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
 
 use super::chase::{Chase, Layout, walk};
@@ -91,13 +99,42 @@ pub(crate) const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
 /// The largest working set when neither the caller nor the kernel says otherwise.
 const FALLBACK_MAX: u64 = 256 << 20;
 
-/// The default largest working set: four times the last-level cache of `caches`.
+/// The default largest working set never spans more than this, however large a cache the
+/// kernel claims: a ring of it and the process stay under 600 MB, and a kernel that claims
+/// a 260 MiB L3 (an Emerald Rapids guest) does not send the main job to 1 GiB.
+pub const DEFAULT_MAX_CEILING: u64 = 512 << 20;
+
+/// The default largest working set: four times the last-level cache of `caches`, at most
+/// [`DEFAULT_MAX_CEILING`].
 pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
     caches
         .iter()
         .map(|c| c.size_bytes)
         .max()
         .map_or(FALLBACK_MAX, |llc| 4 * llc)
+        .min(DEFAULT_MAX_CEILING)
+}
+
+/// How many octaves the curve must lie flat, past its last knee, before the quick sweep
+/// stops: enough to call the plateau a level, and to see that it does not climb again.
+const TAIL_OCTAVES: usize = 2;
+/// How far a point of that plateau may lie from its median.
+const TAIL_FLATNESS: f64 = 0.12;
+/// The least latency of a plateau the sweep stops on: main memory. Main memory is 60 ns
+/// away or more on every current machine (80-150 ns on servers); no cache level is.
+const MEMORY_FLOOR_NS: f64 = 60.0;
+
+/// Where the quick sweep may stop: the curve's last [`TAIL_OCTAVES`] octaves (its last
+/// `TAIL_OCTAVES × per_octave + 1` points) lie within [`TAIL_FLATNESS`] of their median,
+/// and that median reads main memory ([`MEMORY_FLOOR_NS`]). `(first size of the plateau,
+/// its latency)`, or `None` while the curve has more to tell.
+fn memory_plateau(curve: &[Point], per_octave: usize) -> Option<(u64, f64)> {
+    let count = TAIL_OCTAVES * per_octave + 1;
+    let tail = curve.get(curve.len().checked_sub(count)?..)?;
+    let mut latencies: Vec<f64> = tail.iter().map(|p| p.latency_ns).collect();
+    let median = latlab_engine::stats::median_in_place(&mut latencies);
+    let flat = (tail.iter()).all(|p| (p.latency_ns / median - 1.0).abs() <= TAIL_FLATNESS);
+    (flat && median >= MEMORY_FLOOR_NS).then(|| (tail[0].size_bytes, median))
 }
 
 /// Rings per working set beyond the last-level cache: the full suite builds
@@ -123,17 +160,56 @@ fn stride_span(sizes: &[u64], stride: usize, line: usize, last_cache: u64) -> Op
     sizes.iter().copied().find(|&size| size >= needed)
 }
 
-/// The largest cache the named levels show: where the last level before memory ends, when
-/// the curve reached memory; otherwise the kernel's largest cache (`reported`), since a
-/// sweep that ended in the caches shows neither where they end nor any point that misses
-/// them.
-fn last_cache(named: &[(Level, String)], reported: u64) -> u64 {
+/// Where the last cache before main memory ends, as the named levels show it: `None` when
+/// the curve did not reach memory, since a sweep that ended in the caches shows neither
+/// where they end nor any point that misses them.
+fn found_last_cache(named: &[(Level, String)]) -> Option<u64> {
     match named {
-        [.., (cache, _), (_, last)] if last == "DRAM" => {
-            cache.size_estimate_bytes.unwrap_or(reported)
-        }
-        _ => reported,
+        [.., (cache, _), (_, last)] if last == "DRAM" => cache.size_estimate_bytes,
+        _ => None,
     }
+}
+
+/// The note on the point where the quick sweep stopped early, on the plateau `(from,
+/// latency)` at `size` rather than at `largest`.
+fn stop_warning(
+    (from, latency_ns): (u64, f64),
+    size: u64,
+    largest: u64,
+    caches: &[CacheInfo],
+) -> Warning {
+    let claim = (caches.iter())
+        .filter(|c| c.kind != "Instruction")
+        .max_by_key(|c| c.size_bytes)
+        .map(|c| {
+            format!(
+                "; the kernel reports a {} L{}",
+                size_label(c.size_bytes),
+                c.level
+            )
+        })
+        .unwrap_or_default();
+    Warning::part_skipped(
+        &format!("mem.latency working sets past {}", size_label(size)),
+        &format!(
+            "the curve was flat at {latency_ns:.0} ns (main memory) from {} to {}, \
+             {TAIL_OCTAVES} octaves past its last knee, so the quick sweep stopped there{claim} \
+             (--max-size or --suite full sweep to {})",
+            size_label(from),
+            size_label(size),
+            size_label(largest)
+        ),
+    )
+}
+
+/// The points of the page-group curve.
+fn points(curve: &[(u64, BenchResult)]) -> Vec<Point> {
+    (curve.iter())
+        .map(|(size_bytes, result)| Point {
+            size_bytes: *size_bytes,
+            latency_ns: result.summary.median,
+        })
+        .collect()
 }
 
 fn points_per_octave(suite: Suite) -> usize {
@@ -157,9 +233,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cycle = cycle::measure(ctx.runner)?;
     let cycle_ns = cycle.ns();
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
+    // The page-group curve first: the levels are read on it, and in the quick suite it says
+    // where the sweep has told its story; the other layouts go as far.
     let layouts = [
-        ("random", Layout::Random),
         ("pagegroups", Layout::PageGroups { group_bytes }),
+        ("random", Layout::Random),
         ("sequential", Layout::Sequential),
     ];
     let huge_pages = ctx.memory.huge_pages;
@@ -170,12 +248,19 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .unwrap_or(u64::MAX);
     let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
+    let adaptive = suite == Suite::Quick && ctx.memory.max_size_bytes.is_none();
+    let findings = std::sync::Arc::clone(&ctx.findings);
     // The page-group latency by size, from which the levels are read; kept as measured, so
     // that a sweep stopped part-way (a mapping refused under a memory limit) still reads the
     // levels it reached.
     let mut curve = Vec::new();
-    // The levels, read once the curve is complete (the stride sweep needs them).
+    // Where the sweep ends, and the plateau it stopped on when it stopped early.
+    let mut end = largest;
+    let mut stopped_on: Option<(u64, f64)> = None;
+    // The levels, read once the page-group curve is complete, and where its last cache ends
+    // when it reached main memory (the other layouts and the stride sweep need them).
     let mut named = None;
+    let mut cache_end: Option<u64> = None;
     let swept = keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
             for (label, layout) in layouts {
@@ -184,6 +269,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     _ => PREFETCH_PROOF_STRIDE.max(line),
                 };
                 for &size in &sizes {
+                    if size > end {
+                        break;
+                    }
                     let ring = Ring {
                         name: format!("mem.latency/{label}/{}", size_label(size)),
                         label,
@@ -194,25 +282,49 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                         huge_pages,
                         slope: size <= private_cache,
                     };
+                    // Within the caches as far as the kernel claims and the curve allows:
+                    // up to twice the end of the last cache the page-group curve found (for
+                    // the layouts after it), and not past a page-group point on main memory.
+                    let within_caches = size <= last_level
+                        && cache_end.is_none_or(|found| size <= 2 * found)
+                        && !(curve.last()).is_some_and(|(_, r): &(u64, BenchResult)| {
+                            label == "pagegroups" && r.summary.median >= MEMORY_FLOOR_NS
+                        });
                     let result = match layout {
-                        _ if size <= last_level => measure_placements(runner, ring, cycle_ns)?,
+                        _ if within_caches => measure_placements(runner, ring, cycle_ns)?,
                         Layout::Sequential => measure_rings(runner, ring, 1, cycle_ns)?,
                         _ => {
-                            let rings = rings_beyond_last_level(suite, size == largest);
+                            let rings = rings_beyond_last_level(suite, size == end);
                             measure_rings(runner, ring, rings, cycle_ns)?
                         }
                     };
+                    let mut stop_note = None;
                     if label == "pagegroups" {
                         curve.push((size, result.clone()));
+                        if adaptive && size < end {
+                            stopped_on = memory_plateau(&points(&curve), per_octave);
+                            if let Some(plateau) = stopped_on {
+                                end = size;
+                                stop_note = Some(stop_warning(plateau, size, largest, &caches));
+                            }
+                        }
                     }
-                    results.push(result.as_sweep_detail(is_sweep_detail(size, largest)));
+                    let mut result = result.as_sweep_detail(is_sweep_detail(size, end));
+                    result.warnings.extend(stop_note);
+                    results.push(result);
                 }
+                if label == "pagegroups" {
+                    let levels = named_levels(&curve, per_octave, &caches, stopped_on.is_some());
+                    cache_end = found_last_cache(&levels);
+                    named = Some(levels);
+                }
+            }
+            if let Some(found) = cache_end {
+                findings.found_last_cache(found);
             }
             // Each stride at a span whose touched lines are twice the last cache the curve
             // found: a point that cannot reach that within the sweep is left out, not shown.
-            let levels = named_levels(&curve, per_octave, &caches);
-            let last_cache = last_cache(&levels, last_level);
-            named = Some(levels);
+            let last_cache = cache_end.unwrap_or(last_level);
             let page = super::buffer::page_size();
             let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
             let mut left_out = Vec::new();
@@ -258,7 +370,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             Ok(())
         })
     });
-    let named = named.unwrap_or_else(|| named_levels(&curve, per_octave, &caches));
+    let named =
+        named.unwrap_or_else(|| named_levels(&curve, per_octave, &caches, stopped_on.is_some()));
     let levels = level_results(&curve, &named, &caches, cycle_ns);
     let (stopped, mut results) = match swept {
         Ok(results) => (None, results),
@@ -427,23 +540,21 @@ pub(crate) fn measure(
     })
 }
 
-/// The levels the `pagegroups` curve shows, each with its name (see [`level_names`]).
+/// The levels the `pagegroups` curve shows, each with its name (see [`level_names`]). The
+/// curve reached memory where it spans twice the largest cache the kernel reports, or where
+/// the sweep stopped on a plateau of main memory (`stopped_on_memory`).
 fn named_levels(
     curve: &[(u64, BenchResult)],
     per_octave: usize,
     caches: &[CacheInfo],
+    stopped_on_memory: bool,
 ) -> Vec<(Level, String)> {
-    let points: Vec<Point> = curve
-        .iter()
-        .map(|(size_bytes, result)| Point {
-            size_bytes: *size_bytes,
-            latency_ns: result.summary.median,
-        })
-        .collect();
+    let points = points(curve);
     let found = levels::detect(&points, per_octave);
     let largest_cache = caches.iter().map(|c| c.size_bytes).max();
     let largest_set = points.last().map_or(0, |p| p.size_bytes);
-    let reached_memory = largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
+    let reached_memory =
+        stopped_on_memory || largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
     let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
     let names = level_names(&latencies, data_cache_levels(caches), reached_memory);
     found.into_iter().zip(names).collect()
@@ -633,6 +744,63 @@ mod tests {
             ["L1", "L2", "L3", "L4"]
         );
         assert_eq!(names(&[1.3], true), ["L1"]);
+    }
+
+    /// The quick sweep stops once the curve has lain flat on main memory for two octaves:
+    /// on the Emerald Rapids guest's curve (a 260 MiB L3 claimed, L3 left near 32 MiB, flat
+    /// at ~125 ns from 64 MiB) it stops by 256 MiB, not 1 GiB; it does not stop on a cache
+    /// plateau however long, nor on a ramp still climbing.
+    #[test]
+    fn the_sweep_stops_where_the_curve_has_told_its_story() {
+        const MIB: u64 = 1 << 20;
+        let curve = |points: &[(f64, f64)]| -> Vec<Point> {
+            (points.iter())
+                .map(|&(mib, latency_ns)| Point {
+                    size_bytes: (mib * MIB as f64) as u64,
+                    latency_ns,
+                })
+                .collect()
+        };
+        let emerald = [
+            (16.0, 38.0),
+            (22.6, 40.0),
+            (32.0, 60.0),
+            (45.3, 110.0),
+            (64.0, 124.0),
+            (90.5, 126.0),
+            (128.0, 125.0),
+            (181.0, 127.0),
+            (256.0, 124.0),
+        ];
+        // The first prefix of the curve the sweep stops on: two octaves past the knee (the
+        // 181 MiB point, 45-181 MiB within 12%) at the earliest, the whole curve at the latest.
+        let stop = (5..=emerald.len())
+            .find_map(|end| Some((end, memory_plateau(&curve(&emerald[..end]), 2)?)))
+            .unwrap();
+        let (end, (from, latency_ns)) = stop;
+        assert!(end >= 8, "stopped at {:?}", emerald[end - 1]);
+        assert!(
+            from >= 45 * MIB && (110.0..=127.0).contains(&latency_ns),
+            "{stop:?}"
+        );
+        // A long L3 plateau (Genoa-X, 96 MiB) is not main memory.
+        let big_l3 = [
+            (4.0, 14.0),
+            (8.0, 14.5),
+            (16.0, 15.0),
+            (32.0, 15.5),
+            (64.0, 16.0),
+        ];
+        assert_eq!(memory_plateau(&curve(&big_l3), 1), None);
+        // A ramp into memory is not flat yet.
+        let ramp = [
+            (8.0, 70.0),
+            (11.3, 90.0),
+            (16.0, 110.0),
+            (22.6, 125.0),
+            (32.0, 130.0),
+        ];
+        assert_eq!(memory_plateau(&curve(&ramp), 2), None);
     }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a

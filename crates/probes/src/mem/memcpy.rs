@@ -1,4 +1,6 @@
-//! `mem.memcpy`: the time of one memcpy by size, from 1 byte to the largest working set.
+//! `mem.memcpy`: the time of one memcpy by size, from 1 byte to the largest working set (in
+//! the quick suite four times the last cache the latency curve found, see
+//! [`crate::ProbeContext::max_working_set_from_curve`]).
 //!
 //! Every size from 1 to 64 bytes, then 32 sizes per octave (8 in the quick suite), most of
 //! them odd, so that the curve shows what the C library's memcpy does with sizes and
@@ -56,7 +58,8 @@ fn copy_sampling(config: &mut Config) {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let max = ctx.max_working_set();
+    // One thread copies; a copy of n bytes touches 2n.
+    let max = ctx.max_working_set_from_curve(false);
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
     let cycle = cycle::measure(ctx.runner)?;
     let cycle_ns = cycle.ns();

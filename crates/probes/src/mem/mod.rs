@@ -4,6 +4,7 @@ pub(crate) mod alloc;
 pub(crate) mod bandwidth;
 pub(crate) mod buffer;
 pub(crate) mod chase;
+pub(crate) mod findings;
 mod kernels;
 pub mod latency;
 pub(crate) mod levels;
