@@ -152,6 +152,13 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let probes = select_probes(family, &selection)?;
     let mut notes = Vec::new();
+    if let Some(bytes) = latlab_engine::environment::claimed_last_cache_bytes() {
+        notes.push(format!(
+            "{} is set: the kernel's last-level cache is taken to be {bytes} bytes, whatever \
+             sysfs says (a test hook)",
+            latlab_engine::environment::CLAIM_LAST_CACHE_VARIABLE
+        ));
+    }
     let memory = MemoryOptions {
         max_size_bytes: max_size(host.as_ref(), args.max_size, &probes, &mut notes)?,
         huge_pages: args.huge_pages,

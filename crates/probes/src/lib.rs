@@ -126,8 +126,8 @@ impl ProbeContext<'_> {
 
     /// The largest working set of a sweep sized from the latency curve (`mem.bandwidth`,
     /// `mem.memcpy`): in the quick suite, with no `--max-size`, where the curve found main
-    /// memory earlier in the run, [`CURVE_MULTIPLE`] times the last cache it found, up to
-    /// the next power of two and never beyond [`ProbeContext::max_working_set`]; otherwise
+    /// memory earlier in the run, [`CURVE_MULTIPLE`] times the last cache it found, at the
+    /// nearest power of two and never beyond [`ProbeContext::max_working_set`]; otherwise
     /// that. Far enough past the last cache that the largest point reads main memory,
     /// however large a cache the kernel claims.
     ///
@@ -157,9 +157,19 @@ impl ProbeContext<'_> {
 /// it.
 fn sized_from_curve(found: u64, claim: Option<u64>, all_cpus: bool) -> u64 {
     let plausible = claim.filter(|&claim| all_cpus && claim <= PLAUSIBLE_CLAIM * found);
-    (CURVE_MULTIPLE * found.max(plausible.unwrap_or(0)))
-        .next_power_of_two()
+    nearest_power_of_two(CURVE_MULTIPLE * found.max(plausible.unwrap_or(0)))
         .min(CURVE_SIZED_CEILING)
+}
+
+/// The power of two nearest `bytes`, geometrically: within √2 of it either way.
+fn nearest_power_of_two(bytes: u64) -> u64 {
+    let up = bytes.max(1).next_power_of_two();
+    let down = (up / 2).max(1);
+    if (bytes as f64 / down as f64) < (up as f64 / bytes as f64) {
+        down
+    } else {
+        up
+    }
 }
 
 /// A kernel's last-level cache at most this many times what the curve found is one the
@@ -557,10 +567,10 @@ mod tests {
         let kernel_default = ctx.max_working_set();
         assert_eq!(kernel_default, 128 * MIB);
         assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);
-        // The curve found its L3 ending at 5 MiB: one thread goes to 32 MiB; all CPUs past
-        // the plausible claim of 32 MiB, to 128 MiB.
+        // The curve found its L3 ending at 5 MiB: one thread goes to 16 MiB (the power of
+        // two nearest 20 MiB); all CPUs past the plausible claim of 32 MiB, to 128 MiB.
         ctx.findings.found_last_cache(5 * MIB);
-        assert_eq!(ctx.max_working_set_from_curve(false), 32 * MIB);
+        assert_eq!(ctx.max_working_set_from_curve(false), 16 * MIB);
         assert_eq!(ctx.max_working_set_from_curve(true), 128 * MIB);
         ctx.suite = Suite::Full;
         assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);

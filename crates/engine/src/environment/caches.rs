@@ -51,5 +51,48 @@ pub(crate) fn collect() -> Vec<CacheInfo> {
         })
         .collect();
     caches.sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
+    if let Some(bytes) = claimed_last_cache_bytes() {
+        claim_last_cache(&mut caches, bytes);
+    }
     caches
+}
+
+/// The test hook that makes the kernel claim a last-level cache of its value in bytes,
+/// whatever sysfs says: a run planned and measured as on a guest whose kernel claims far
+/// more cache than the guest gets (an Emerald Rapids guest's 260 MiB L3), on any machine.
+/// The run's notes say when it is set.
+pub const CLAIM_LAST_CACHE_VARIABLE: &str = "LATLAB_CLAIM_LAST_CACHE_BYTES";
+
+/// The size [`CLAIM_LAST_CACHE_VARIABLE`] sets, if it is set to a whole number.
+pub fn claimed_last_cache_bytes() -> Option<u64> {
+    std::env::var(CLAIM_LAST_CACHE_VARIABLE)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Gives the largest of `caches` the size `bytes`.
+fn claim_last_cache(caches: &mut [CacheInfo], bytes: u64) {
+    if let Some(last) = caches.iter_mut().max_by_key(|c| c.size_bytes) {
+        last.size_bytes = bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The claimed size goes to the largest level, whatever its number, and only to it.
+    #[test]
+    fn a_claimed_last_cache_replaces_the_largest_level() {
+        let mut caches = vec![
+            CacheInfo::synthetic(1, "Data", 48 << 10, 1),
+            CacheInfo::synthetic(2, "Unified", 1 << 20, 1),
+            CacheInfo::synthetic(3, "Unified", 32 << 20, 2),
+        ];
+        claim_last_cache(&mut caches, 260 << 20);
+        let sizes: Vec<u64> = caches.iter().map(|c| c.size_bytes).collect();
+        assert_eq!(sizes, [48 << 10, 1 << 20, 260 << 20]);
+    }
 }

@@ -31,7 +31,7 @@
 //!
 //! The `pagegroups` curve is measured first. In the quick suite without `--max-size`, the
 //! sweep ends where the curve has told its story: once its last two octaves lie flat on main
-//! memory (within 12% of their median, 60 ns or more), the other layouts go as far and no
+//! memory (within 15% of their median, 60 ns or more), the other layouts go as far and no
 //! further, with a note naming the plateau and the kernel's claim. A kernel's cache sizes
 //! are a claim (a guest may report the host's 260 MiB L3 and get 32 MiB of it); the curve
 //! is not. The levels are found on the `pagegroups` curve (`levels.rs`) and compared with
@@ -118,8 +118,10 @@ pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
 /// How many octaves the curve must lie flat, past its last knee, before the quick sweep
 /// stops: enough to call the plateau a level, and to see that it does not climb again.
 const TAIL_OCTAVES: usize = 2;
-/// How far a point of that plateau may lie from its median.
-const TAIL_FLATNESS: f64 = 0.12;
+/// How far a point of that plateau may lie from its median: the ramp into main memory can
+/// be gradual (on a Zen 4 guest 80, 113, 127 and 146 ns at 22.6, 32, 45 and 64 MiB), and
+/// its last point within this is as good a start of the plateau as the next.
+const TAIL_FLATNESS: f64 = 0.15;
 /// The least latency of a plateau the sweep stops on: main memory. Main memory is 60 ns
 /// away or more on every current machine (80-150 ns on servers); no cache level is.
 const MEMORY_FLOOR_NS: f64 = 60.0;
@@ -773,7 +775,7 @@ mod tests {
             (256.0, 124.0),
         ];
         // The first prefix of the curve the sweep stops on: two octaves past the knee (the
-        // 181 MiB point, 45-181 MiB within 12%) at the earliest, the whole curve at the latest.
+        // 181 MiB point, 45-181 MiB within 15%) at the earliest, the whole curve at the latest.
         let stop = (5..=emerald.len())
             .find_map(|end| Some((end, memory_plateau(&curve(&emerald[..end]), 2)?)))
             .unwrap();
