@@ -24,7 +24,7 @@ mod thread;
 use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
 pub use mem::findings::MemoryFindings;
-pub use mem::latency::default_max_size;
+pub use mem::latency::{DEFAULT_MAX_CEILING, default_max_size};
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +117,7 @@ impl ProbeContext<'_> {
     }
 
     /// The largest working set of the memory probes: as asked, else four times the host's
-    /// last-level cache (at most [`mem::latency::DEFAULT_MAX_CEILING`]).
+    /// last-level cache (at most [`DEFAULT_MAX_CEILING`]).
     pub fn max_working_set(&self) -> u64 {
         self.memory
             .max_size_bytes
@@ -175,7 +175,7 @@ fn nearest_power_of_two(bytes: u64) -> u64 {
 /// A kernel's last-level cache at most this many times what the curve found is one the
 /// guest may get whole when its neighbours are quiet: a Zen 4 guest reporting 32 MiB found
 /// its L3 ending between 5 and 13 MiB from one run to the next.
-const PLAUSIBLE_CLAIM: u64 = 8;
+pub const PLAUSIBLE_CLAIM: u64 = 8;
 
 /// The sweeps sized from the curve go no further than this: far past any last-level cache
 /// a guest gets.

@@ -105,7 +105,7 @@ const FALLBACK_MAX: u64 = 256 << 20;
 pub const DEFAULT_MAX_CEILING: u64 = 512 << 20;
 
 /// The default largest working set: four times the last-level cache of `caches`, at most
-/// [`DEFAULT_MAX_CEILING`].
+/// [`DEFAULT_MAX_CEILING`](crate::DEFAULT_MAX_CEILING).
 pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
     caches
         .iter()
