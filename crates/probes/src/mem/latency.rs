@@ -15,7 +15,9 @@
 //! 512 bytes, and a page) over the `pagegroups` layout shows what spatial prefetch hides, as
 //! `sequential` shows what stream prefetch hides. Each stride spans the smallest working set
 //! of the sweep whose touched lines are twice the last cache the curve found (the kernel's
-//! when the sweep did not reach memory), so every point reads memory; a stride the sweep is too small for is left out with a note. Working sets
+//! when the sweep did not reach memory), so every point reads memory; a stride the sweep is
+//! too small for (as far as it went, where the quick sweep stopped early) is left out with a
+//! note. Working sets
 //! are labelled by the bytes they span; `touched_bytes` records the lines used.
 //!
 //! Beyond the caches (past the kernel's last-level cache, past twice the end of the last
@@ -337,7 +339,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     latlab_engine::names::result::STRIDE_PREFIX,
                     size_label(stride as u64)
                 );
-                let Some(span) = stride_span(&sizes, stride, line, last_cache) else {
+                // Within the sweep as far as it went: where the quick sweep stopped early, the
+                // strides do not send it further.
+                let reach: Vec<u64> = sizes.iter().copied().filter(|&s| s <= end).collect();
+                let Some(span) = stride_span(&reach, stride, line, last_cache) else {
                     left_out.push(name);
                     continue;
                 };
@@ -365,7 +370,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                          span of 2 × that × (stride ÷ {line} B); the sweep stops at {}: raise \
                          --max-size to measure them",
                         size_label(last_cache),
-                        size_label(largest)
+                        size_label(end)
                     ),
                 ));
             }
