@@ -131,13 +131,13 @@ impl ProbeContext<'_> {
     /// that. Far enough past the last cache that the largest point reads main memory,
     /// however large a cache the kernel claims.
     ///
-    /// A sweep that ends with every CPU at once (`all_cpus`) goes as far past the kernel's
-    /// last-level cache too, where the kernel's claim is within [`PLAUSIBLE_CLAIM`] times
-    /// what the curve found: the CPUs share that cache, of which one thread's curve shows
-    /// only what the neighbours leave it (on a Zen 4 guest whose curve left L3 near 13 MiB
-    /// of the 32 MiB claimed, two threads read 64 MiB at 37 GB/s and 128 MiB at 28 GB/s). A
-    /// claim beyond that (an Emerald Rapids guest's 260 MiB against 32 MiB found) is not a
-    /// cache the guest gets.
+    /// A sweep that ends with every CPU at once (`all_cpus`) goes twice as far, and as far
+    /// past the kernel's last-level cache too where the kernel's claim is within
+    /// [`PLAUSIBLE_CLAIM`] times what the curve found: the CPUs share that cache, of which
+    /// one thread's curve shows only what the neighbours leave it (on a Zen 4 guest whose
+    /// curve left L3 near 13 MiB of the 32 MiB claimed, two threads read 64 MiB at 35-39
+    /// GB/s and 128 MiB at 28-31 GB/s). A claim beyond that (an Emerald Rapids guest's
+    /// 260 MiB against 32 MiB found) is not a cache the guest gets.
     pub fn max_working_set_from_curve(&self, all_cpus: bool) -> u64 {
         let default = self.max_working_set();
         let (Suite::Quick, None, Some(found)) = (
@@ -156,9 +156,13 @@ impl ProbeContext<'_> {
 /// at `found` and the kernel claims a last-level cache of `claim`, before the default bounds
 /// it.
 fn sized_from_curve(found: u64, claim: Option<u64>, all_cpus: bool) -> u64 {
-    let plausible = claim.filter(|&claim| all_cpus && claim <= PLAUSIBLE_CLAIM * found);
-    nearest_power_of_two(CURVE_MULTIPLE * found.max(plausible.unwrap_or(0)))
-        .min(CURVE_SIZED_CEILING)
+    let bytes = if all_cpus {
+        let plausible = claim.filter(|&claim| claim <= PLAUSIBLE_CLAIM * found);
+        (2 * CURVE_MULTIPLE * found).max(CURVE_MULTIPLE * plausible.unwrap_or(0))
+    } else {
+        CURVE_MULTIPLE * found
+    };
+    nearest_power_of_two(bytes).min(CURVE_SIZED_CEILING)
 }
 
 /// The power of two nearest `bytes`, geometrically: within √2 of it either way.
@@ -577,13 +581,16 @@ mod tests {
         ctx.suite = Suite::Quick;
         ctx.memory.max_size_bytes = Some(1 << 30);
         assert_eq!(ctx.max_working_set_from_curve(false), 1 << 30);
-        // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. Neither sweep goes past
-        // 128 MiB; a plausible claim takes the all-CPU sweep past it.
-        assert_eq!(
-            sized_from_curve(32 * MIB, Some(260 * MIB), false),
-            128 * MIB
-        );
-        assert_eq!(sized_from_curve(32 * MIB, Some(260 * MIB), true), 128 * MIB);
-        assert_eq!(sized_from_curve(20 * MIB, Some(64 * MIB), true), 256 * MIB);
+        // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. One thread goes to
+        // 128 MiB, all CPUs to 256 MiB; a plausible claim takes the all-CPU sweep past the
+        // cache found, never past 256 MiB.
+        let sized = |found: u64, claim: u64, all_cpus| {
+            sized_from_curve(found * MIB, Some(claim * MIB), all_cpus) / MIB
+        };
+        assert_eq!(sized(32, 260, false), 128);
+        assert_eq!(sized(32, 260, true), 256);
+        assert_eq!(sized(13, 260, true), 128);
+        assert_eq!(sized(20, 64, true), 256);
+        assert_eq!(sized(40, 260, true), 256);
     }
 }
