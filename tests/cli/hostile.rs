@@ -755,7 +755,18 @@ fn sigkill_during_the_file_probes_then_a_second_run_leaves_no_workspace() {
     std::fs::create_dir(&files).unwrap();
     let mut killed = Command::new(binary())
         .current_dir(dir.path())
-        .args(["run", "--only", "file.write", "--json", "k.json", "--dir"])
+        // One round: the probe's workspace lives through it, not removed between rounds
+        // before the kill can land.
+        .args([
+            "run",
+            "--only",
+            "file.write",
+            "--rounds",
+            "1",
+            "--json",
+            "k.json",
+            "--dir",
+        ])
         .arg(&files)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
