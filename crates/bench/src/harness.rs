@@ -100,15 +100,8 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
             return Ok(i32::from(stop.exit_status()));
         }
     };
-    let settings = apply_controls(options, &config, host.as_ref(), &mut notes);
-    let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
-    record.notes = (record.environment.concerns().iter())
-        .map(advice::concern)
-        .collect();
-    record.notes.extend(notes);
-    record.notes.extend(advice::clock(&record.clock));
-
-    let (rounds, samples) = (config.rounds, config.samples);
+    let mut record = begin_record(options, &config, host.as_ref(), notes);
+    let rounds = config.rounds;
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     if options.profile {
         match Profiler::open() {
@@ -119,18 +112,73 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
             }
         }
     }
-    // The sets taken in turn once per round, so that a benchmark's rounds lie apart with
-    // the others between them; each set's rounds merged as they come.
     let sets = registry::side_by_side(selected);
-    let mut measured: Vec<ProbeRounds> = Vec::with_capacity(sets.len());
-    if rounds < options.rounds {
+    measure_in_rounds(&mut session, &sets, rounds, &mut record, &outputs, &cancel)?;
+    record.load_avg_after = host.load_average();
+    record.complete = !cancel.load(Ordering::Relaxed);
+
+    let to_stderr = outputs.uses_stdout();
+    let text = run_text(&record, baseline.as_ref())?;
+    if to_stderr {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    outputs.write(&record)?;
+    if let Some(name) = &options.save_baseline {
+        let path = save_baseline(name, &record)?;
+        eprintln!("baseline {name}: {}", path.display());
+    }
+    if !record.complete {
+        eprintln!("interrupted: the results measured before it are written");
+        return Ok(i32::from(stop.exit_status()));
+    }
+    let failed = record
+        .probes
+        .iter()
+        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
+    Ok(i32::from(failed))
+}
+
+/// The run's record as it starts: the controls applied, the environment's concerns, the
+/// `notes` gathered so far, the clock's, and why fewer rounds are taken than asked.
+fn begin_record(
+    options: &Options,
+    config: &Config,
+    host: &dyn Host,
+    mut notes: Vec<String>,
+) -> RunRecord {
+    let settings = apply_controls(options, config, host, &mut notes);
+    let mut record = RunRecord::begin(host, settings, Vec::new());
+    record.notes = (record.environment.concerns().iter())
+        .map(advice::concern)
+        .collect();
+    record.notes.extend(notes);
+    record.notes.extend(advice::clock(&record.clock));
+    if config.rounds < options.rounds {
         record.notes.push(format!(
-            "measured in {rounds} round(s), not {}: each round takes at least \
-             {SLOPE_SAMPLES_PER_ROUND} of the {samples} samples",
-            options.rounds
+            "measured in {} round(s), not {}: each round takes at least \
+             {SLOPE_SAMPLES_PER_ROUND} of the {} samples",
+            config.rounds, options.rounds, config.samples
         ));
     }
-    'rounds: for round in 0..rounds {
+    record
+}
+
+/// Measures `sets` in `rounds` rounds, the sets taken in turn once per round so that a
+/// benchmark's rounds lie apart with the others between them; each set's rounds merged as
+/// they come into `record`, which is written as each set is measured, so that a run stopped
+/// part way loses nothing.
+fn measure_in_rounds(
+    session: &mut Session,
+    sets: &[Vec<Benchmark>],
+    rounds: usize,
+    record: &mut RunRecord,
+    outputs: &Outputs,
+    cancel: &AtomicBool,
+) -> Result<(), Stop> {
+    let mut measured: Vec<ProbeRounds> = Vec::with_capacity(sets.len());
+    for round in 0..rounds {
         session.examine_from_now(round == 0);
         for (index, set) in sets.iter().enumerate() {
             if measured
@@ -157,65 +205,40 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
                 })
                 .collect();
             if interrupted {
-                break 'rounds;
+                return Ok(());
             }
-            // Kept as each set is measured, so that a run stopped part way loses nothing.
-            outputs.write_so_far(&record)?;
+            outputs.write_so_far(record)?;
         }
     }
-    record.load_avg_after = host.load_average();
-    record.complete = !cancel.load(Ordering::Relaxed);
+    Ok(())
+}
 
-    let table = TableExporter::default()
-        .render(&record)
+/// What the run prints: the table, the comparisons within sets, cycles, allocations,
+/// profiles, and the comparison with `baseline` when there is one.
+fn run_text(record: &RunRecord, baseline: Option<&(String, RunRecord)>) -> Result<String, Stop> {
+    let mut text = TableExporter::default()
+        .render(record)
         .map_err(|e| bad(with_causes(&e)))?;
-    let comparisons = comparison_lines(&record);
-    let to_stderr = outputs.uses_stdout();
-    let mut text = table;
-    if !comparisons.is_empty() {
-        text.push('\n');
-        text.push_str(&comparisons.join("\n"));
-        text.push('\n');
+    for lines in [
+        comparison_lines(record),
+        cycle_lines(record),
+        allocation_lines(record),
+    ] {
+        if !lines.is_empty() {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
+            text.push('\n');
+        }
     }
-    let cycles = cycle_lines(&record);
-    if !cycles.is_empty() {
-        text.push('\n');
-        text.push_str(&cycles.join("\n"));
-        text.push('\n');
-    }
-    let allocations = allocation_lines(&record);
-    if !allocations.is_empty() {
-        text.push('\n');
-        text.push_str(&allocations.join("\n"));
-        text.push('\n');
-    }
-    text.push_str(&profile_text(&record));
-    if let Some((name, old)) = &baseline {
+    text.push_str(&profile_text(record));
+    if let Some((name, old)) = baseline {
         text.push_str(&format!("\nagainst the baseline {name}:\n"));
         text.push_str(&compare_text(&[
             (name.clone(), old.clone()),
             ("this run".to_string(), record.clone()),
         ]));
     }
-    if to_stderr {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
-    outputs.write(&record)?;
-    if let Some(name) = &options.save_baseline {
-        let path = save_baseline(name, &record)?;
-        eprintln!("baseline {name}: {}", path.display());
-    }
-    if !record.complete {
-        eprintln!("interrupted: the results measured before it are written");
-        return Ok(i32::from(stop.exit_status()));
-    }
-    let failed = record
-        .probes
-        .iter()
-        .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
-    Ok(i32::from(failed))
+    Ok(text)
 }
 
 /// The machine-wide lock, or a note on why the run goes ahead without it; `Err` when

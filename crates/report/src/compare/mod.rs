@@ -1,0 +1,642 @@
+//! Comparing runs: the same results side by side, the ratio to the first run, and whether
+//! each difference is larger than the noise.
+//!
+//! Each side is one run or several runs of the same code. A result is `faster` or `slower`
+//! only when every test agrees: the Mann–Whitney U test on the two sides' samples rejects
+//! "same distribution" (two-sided, normal approximation with the tie correction;
+//! distribution-free, as timing samples need); Welch's t test on the logarithms of the
+//! sides' repetitions rejects a ratio of 1 (the run medians where a side has several runs,
+//! else the rounds' medians that one run measured, widened by how far its family's results
+//! moved between the two runs, see [`latlab_engine::welch`]), since samples of one run
+//! cannot see how far a figure moves between runs; the larger of the two p-values, adjusted
+//! for the number of results of its family compared (Benjamini–Hochberg, each probe's
+//! results one family), is below 0.05, so that hundreds of results compared at once do not
+//! yield their 5% of chance differences; and the
+//! medians differ by more than a threshold (2% unless asked otherwise) and by more than one
+//! tick of the clock per operation (quantised figures with equal medians are the same).
+//! Otherwise `same`, with the reason, however different the medians
+//! look. Each later run gets a summary
+//! ("3 slower, 2 faster, 40 same"), results in only one run are listed, and the comparison
+//! renders as text, Markdown, CSV and JSON. The environments are listed side by side, and
+//! every line where they differ is marked, since a difference between machines is often the
+//! answer.
+
+use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
+use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p, median_in_place};
+use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
+use steadiness::{checks_for, comparable_runs, steady};
+
+mod render;
+mod steadiness;
+#[cfg(test)]
+mod tests;
+
+pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
+
+/// Below this p-value a difference is called real.
+pub const SIGNIFICANCE: f64 = 0.05;
+/// A difference of medians smaller than this share is called the same, however significant:
+/// a few per cent is what runs of one machine differ by.
+pub const DEFAULT_THRESHOLD: f64 = 0.02;
+/// Fewer samples than this on either side and no test is made.
+const MIN_SAMPLES: usize = 3;
+
+/// What the comparison of one result in one later run against the first said.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    Faster {
+        p: f64,
+    },
+    Slower {
+        p: f64,
+    },
+    /// No difference beyond the noise: the test did not reject, or the medians differ by
+    /// less than the threshold or than one tick of the clock per operation.
+    Same {
+        p: f64,
+        why: SameBecause,
+    },
+    /// Too few samples to test (a derived figure, a single observation), or a figure
+    /// extrapolated rather than measured.
+    Untested,
+    /// The stability check that speaks for this figure's family (`check`) moved during one
+    /// of the runs, or reads differently in the two sides' runs: the machine under them
+    /// changed, so a difference says nothing about the code.
+    NotComparable {
+        check: &'static str,
+        how: Unsteady,
+    },
+}
+
+/// How a stability check said that the machine changed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Unsteady {
+    /// Its end disagreed with its start in one of the runs.
+    DuringRun,
+    /// Steady within each run, but every figure it read in one side's runs (starts and
+    /// ends) lies beyond its floor from every figure of the other side's: the two sides ran
+    /// on a machine that differs there (a last-level cache taken by neighbours, vCPUs placed
+    /// on one core or two). `first_ns` and `later_ns` are the nearest figures of each side.
+    BetweenRuns { first_ns: f64, later_ns: f64 },
+}
+
+/// Why a difference was called the same.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SameBecause {
+    /// The test did not reject "same distribution".
+    NotSignificant,
+    /// The samples differ, but the ratio's interval from the sides' repetitions (rounds or
+    /// runs) holds 1: the figure moves this much between runs, `×(1 ± half_width)`.
+    RunToRunNoise { half_width: f64 },
+    /// Each test rejects at 5%, but not once adjusted for the `results` of its family tested
+    /// together (Benjamini–Hochberg): among that many, some differ that much by chance.
+    Chance { results: usize },
+    /// Significant, but the medians differ by less than the threshold.
+    WithinThreshold,
+    /// The medians differ by less than one tick of the clock per operation (or not at all):
+    /// quantised figures.
+    WithinResolution,
+}
+
+/// One result's tests, before the results that a side compared are weighed together.
+struct Tests {
+    /// The Mann–Whitney p-value on the two sides' samples.
+    samples_p: f64,
+    /// The ratio against the noise of the sides' repetitions, where there is any.
+    noise: Option<RatioTest>,
+    /// The two sides' figures, first and later.
+    figures: (f64, f64),
+    /// The figures differ by less than a tick of the clock per operation, or not at all.
+    within_resolution: bool,
+}
+
+impl Tests {
+    /// `first` and `later` are one result as each side measured it; `quantum_ns` is one
+    /// clock tick per operation, the coarser of the two; `between_runs_sd` how far results
+    /// move between runs beyond what their rounds show. `None` when there is nothing to
+    /// test: too few samples, or a figure extrapolated rather than measured.
+    fn of(
+        first: &Measured,
+        later: &Measured,
+        quantum_ns: f64,
+        between_runs_sd: Option<f64>,
+    ) -> Option<Tests> {
+        if first.sample_count() < MIN_SAMPLES
+            || later.sample_count() < MIN_SAMPLES
+            || first.is_extrapolated()
+            || later.is_extrapolated()
+        {
+            return None;
+        }
+        let (a, b) = (first.median(), later.median());
+        Some(Tests {
+            samples_p: mann_whitney_p(&first.samples(), &later.samples()),
+            noise: ratio_test(&first.repetitions(), &later.repetitions(), between_runs_sd),
+            figures: (a, b),
+            within_resolution: a == b || (b - a).abs() < quantum_ns,
+        })
+    }
+
+    /// The p-value of a difference that both tests see: the larger of the two, as a
+    /// difference is called only when both reject.
+    fn joint_p(&self) -> f64 {
+        self.noise
+            .map_or(self.samples_p, |n| self.samples_p.max(n.p))
+    }
+
+    /// Whether the figures differ by less than `threshold`, a share of the first (never
+    /// from a first figure of 0: any difference from nothing is past every threshold).
+    fn within_threshold(&self, threshold: f64) -> bool {
+        let (a, b) = self.figures;
+        a != 0.0 && ((b / a) - 1.0).abs() < threshold
+    }
+
+    /// The verdict, given the joint p-value adjusted for the `results` tested together.
+    fn verdict(&self, adjusted_p: f64, results: usize, threshold: f64) -> Verdict {
+        let p = adjusted_p;
+        let same = |why| Verdict::Same { p, why };
+        if self.within_resolution {
+            same(SameBecause::WithinResolution)
+        } else if self.samples_p >= SIGNIFICANCE {
+            same(SameBecause::NotSignificant)
+        } else if let Some(noise) = self.noise.filter(|n| n.p >= SIGNIFICANCE) {
+            same(SameBecause::RunToRunNoise {
+                half_width: noise.half_width(),
+            })
+        } else if p >= SIGNIFICANCE {
+            same(SameBecause::Chance { results })
+        } else if self.within_threshold(threshold) {
+            same(SameBecause::WithinThreshold)
+        } else if self.figures.1 > self.figures.0 {
+            Verdict::Slower { p }
+        } else {
+            Verdict::Faster { p }
+        }
+    }
+}
+
+impl Verdict {
+    /// One word: `faster`, `slower`, `same`, `untested` or `not comparable`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Faster { .. } => "faster",
+            Verdict::Slower { .. } => "slower",
+            Verdict::Same { .. } => "same",
+            Verdict::Untested => "untested",
+            Verdict::NotComparable { .. } => "not comparable",
+        }
+    }
+
+    /// The p-value of the test, when one was made.
+    pub fn p(self) -> Option<f64> {
+        match self {
+            Verdict::Faster { p } | Verdict::Slower { p } | Verdict::Same { p, .. } => Some(p),
+            Verdict::Untested | Verdict::NotComparable { .. } => None,
+        }
+    }
+}
+
+/// Results compared one run a side, fewer than this, and the scatter of their ratios
+/// between the runs is not taken as the run-to-run noise: too few to gauge it.
+pub const MIN_RESULTS_FOR_SCATTER: usize = 20;
+
+/// How a later side's run-to-run noise was known.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunToRun {
+    /// A side had several runs: each result's runs show how far it moves between runs.
+    Measured,
+    /// One run a side: each result's rounds show how far it moves within a run, and the
+    /// scatter of the ratios between the two runs (a standard deviation of logarithms) how
+    /// far results move between runs besides: each family's own where it has at least
+    /// [`MIN_RESULTS_FOR_SCATTER`] results (`families`), else that of all `results`
+    /// (`scatter`), since families differ: file writes move between runs far more than
+    /// cache latencies.
+    Estimated {
+        scatter: f64,
+        results: usize,
+        families: Vec<(String, f64)>,
+    },
+    /// One run a side and too few results to gauge how far they move between runs: only
+    /// the rounds within each run are seen.
+    Unknown,
+}
+
+/// One side of a comparison: its label and its runs, one or several of the same code on the
+/// same machine; several show how far each figure moves between runs.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<RunRecord>,
+}
+
+impl Side {
+    /// A side of one run.
+    pub fn one(label: &str, run: RunRecord) -> Side {
+        Side {
+            label: label.to_string(),
+            runs: vec![run],
+        }
+    }
+
+    fn first_run(&self) -> &RunRecord {
+        &self.runs[0]
+    }
+}
+
+/// One result as one side measured it: once per run of the side.
+pub struct Measured<'a> {
+    results: Vec<&'a BenchResult>,
+}
+
+impl<'a> Measured<'a> {
+    /// The result named `name` in each of `runs` that has it.
+    fn of(runs: &[&'a RunRecord], name: &str) -> Measured<'a> {
+        Measured {
+            results: (runs.iter())
+                .filter_map(|run| run.results().find(|r| r.name == name))
+                .collect(),
+        }
+    }
+
+    /// The side's figure: the result's median, or the median of the runs' medians.
+    fn median(&self) -> f64 {
+        match &self.results[..] {
+            [one] => one.summary.median,
+            many => median_in_place(&mut many.iter().map(|r| r.summary.median).collect::<Vec<_>>()),
+        }
+    }
+
+    /// Every run's samples together.
+    fn samples(&self) -> Vec<f64> {
+        (self.results.iter())
+            .flat_map(|r| r.samples_ns.iter().copied())
+            .collect()
+    }
+
+    fn sample_count(&self) -> usize {
+        self.results.iter().map(|r| r.samples_ns.len()).sum()
+    }
+
+    fn is_extrapolated(&self) -> bool {
+        self.results.iter().any(|r| r.is_extrapolated())
+    }
+
+    /// The figures of independent repetitions: each run's median where the side has
+    /// several runs, else the rounds' medians of its one run, else its median alone.
+    fn repetitions(&self) -> Vec<f64> {
+        match &self.results[..] {
+            [one] if one.round_medians_ns.len() > 1 => one.round_medians_ns.clone(),
+            [one] => vec![one.summary.median],
+            many => many.iter().map(|r| r.summary.median).collect(),
+        }
+    }
+
+    /// How far the repetitions lie apart, as the table's `rounds ±` says it for one run
+    /// (see [`half_range_share`]); `None` with fewer than two.
+    fn spread(&self) -> Option<f64> {
+        half_range_share(&self.repetitions())
+    }
+}
+/// One clock tick per operation of `result`, in its run: the tick over the operations one
+/// of its samples timed, never the raw tick for a figure built from many operations.
+fn quantum_ns(run: &RunRecord, result: &BenchResult) -> f64 {
+    run.clock.resolution_ns / operations_per_sample(run, result, 0) as f64
+}
+
+/// How deep [`operations_per_sample`] follows `derived_from`: deeper than any figure
+/// latlab derives, and a bound on a malformed file whose results derive from each other.
+const MAX_DERIVATION_DEPTH: usize = 4;
+
+/// The operations one sample of `result` timed. A derived figure (a level's pooled
+/// plateau, a difference of two results) has `iterations` 1 of its own, but each of its
+/// samples comes from samples of its sources: it is as fine as the coarsest of them.
+fn operations_per_sample(run: &RunRecord, result: &BenchResult, depth: usize) -> u64 {
+    if result.kind == ResultKind::Derived && depth < MAX_DERIVATION_DEPTH {
+        let sources = result
+            .derived_from
+            .iter()
+            .filter_map(|name| run.results().find(|r| &r.name == name))
+            .map(|source| operations_per_sample(run, source, depth + 1))
+            .min();
+        if let Some(operations) = sources {
+            return operations.max(result.iterations).max(1);
+        }
+    }
+    result.iterations.max(1)
+}
+
+/// One result of the first run against its namesake in a later run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    pub median_ns: f64,
+    /// How far the later side's repetitions (rounds or runs) lie apart, as a share.
+    pub spread: Option<f64>,
+    /// Later median ÷ first median.
+    pub ratio: f64,
+    pub verdict: Verdict,
+}
+
+/// One result of the first run and what each later run made of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedResult {
+    pub name: String,
+    /// An in-between point of a sweep (folded in the terminal).
+    pub sweep_detail: bool,
+    pub first_median_ns: f64,
+    /// How far the first side's repetitions (rounds or runs) lie apart, as a share.
+    pub first_spread: Option<f64>,
+    /// One per later run, `None` where that run lacks the result.
+    pub later: Vec<Option<Against>>,
+}
+
+/// How one later run compares with the first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub slower: usize,
+    pub faster: usize,
+    pub same: usize,
+    pub untested: usize,
+    /// Results whose family's stability check moved in either run.
+    pub not_comparable: usize,
+    /// Results of the first run that this run lacks.
+    pub missing: Vec<String>,
+    /// Results of this run that the first lacks.
+    pub new: Vec<String>,
+}
+
+/// Runs compared: every result of the first against each later run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The sides' labels, the first being the baseline.
+    pub labels: Vec<String>,
+    /// Runs on each side.
+    pub runs_per_side: Vec<usize>,
+    /// How each later side's run-to-run noise was known.
+    pub run_to_run: Vec<RunToRun>,
+    pub threshold: f64,
+    pub results: Vec<ComparedResult>,
+    /// One per later run.
+    pub tallies: Vec<Tally>,
+}
+
+/// How `later`'s run-to-run noise against `first` is known: measured where either side has
+/// several runs, else estimated from how far all results moved between the two runs (those
+/// whose family's stability check moved, and estimates, left out).
+fn run_to_run(first: &Side, later: &Side) -> RunToRun {
+    if first.runs.len() > 1 || later.runs.len() > 1 {
+        return RunToRun::Measured;
+    }
+    let (a, b) = (first.first_run(), later.first_run());
+    let ratios: Vec<(&str, f64)> = (a.results())
+        .filter(|r| !r.is_extrapolated())
+        .filter(|r| comparable_runs(first, later, r).is_ok())
+        .filter_map(|r| {
+            let other = b.results().find(|o| o.name == r.name)?;
+            Some((family(&r.name), other.summary.median / r.summary.median))
+        })
+        .collect();
+    let all: Vec<f64> = ratios.iter().map(|(_, ratio)| *ratio).collect();
+    let mut families: Vec<(String, f64)> = Vec::new();
+    for (name, _) in &ratios {
+        if families.iter().any(|(f, _)| f == name) {
+            continue;
+        }
+        let own: Vec<f64> = (ratios.iter())
+            .filter(|(f, _)| f == name)
+            .map(|(_, ratio)| *ratio)
+            .collect();
+        if let Some(sd) = log_ratio_scatter(&own, MIN_RESULTS_FOR_SCATTER) {
+            families.push((name.to_string(), sd));
+        }
+    }
+    match log_ratio_scatter(&all, MIN_RESULTS_FOR_SCATTER) {
+        Some(scatter) => RunToRun::Estimated {
+            scatter,
+            results: all.len(),
+            families,
+        },
+        None => RunToRun::Unknown,
+    }
+}
+
+/// A result's family: its name up to the first `/` (the probe that measured it).
+fn family(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
+}
+
+impl RunToRun {
+    /// How far result `name` moves between runs beyond its rounds, as a standard deviation
+    /// of the log ratio, where the noise was estimated rather than measured.
+    fn between_runs_sd(&self, name: &str) -> Option<f64> {
+        match self {
+            RunToRun::Estimated {
+                scatter, families, ..
+            } => Some(
+                (families.iter())
+                    .find(|(f, _)| f == family(name))
+                    .map_or(*scatter, |(_, sd)| *sd),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// Gives later side `index` its verdicts: each tested result's joint p-value adjusted for the
+/// number of results of its family (the probe that measured it) tested against that side
+/// (Benjamini–Hochberg), so that a comparison of hundreds of results does not call the few
+/// that chance sets apart different. Each family is one set of hypotheses, as a probe's
+/// results are one question about the machine: the false discoveries among a family's
+/// "slower" and "faster" are held to 5%, and a probe of a few results is not drowned by the
+/// hundreds of sweep points of another.
+fn judge_side(
+    results: &mut [ComparedResult],
+    tests: &[Vec<Option<Tests>>],
+    index: usize,
+    threshold: f64,
+) {
+    let tested: Vec<(usize, &Tests)> = (tests.iter().enumerate())
+        .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
+        .collect();
+    let mut families: Vec<&str> = Vec::new();
+    for (row, _) in &tested {
+        let name = family(&results[*row].name);
+        if !families.contains(&name) {
+            families.push(name);
+        }
+    }
+    let families: Vec<String> = families.into_iter().map(str::to_string).collect();
+    for name in &families {
+        let members: Vec<&(usize, &Tests)> = (tested.iter())
+            .filter(|(row, _)| family(&results[*row].name) == name)
+            .collect();
+        let joint: Vec<f64> = members.iter().map(|(_, t)| t.joint_p()).collect();
+        let adjusted = benjamini_hochberg(&joint);
+        for ((row, t), p) in members.into_iter().zip(adjusted) {
+            if let Some(against) = results[*row].later[index].as_mut() {
+                against.verdict = t.verdict(p, joint.len(), threshold);
+            }
+        }
+    }
+}
+
+/// The first side's figure for `result`: from its runs whose checks held for it, all of
+/// them where none did.
+fn first_figure<'a>(first: &'a Side, result: &BenchResult) -> Measured<'a> {
+    let checks = checks_for(first.first_run(), result);
+    let steady_runs: Vec<&RunRecord> = (first.runs.iter())
+        .filter(|run| steady(run, checks))
+        .collect();
+    let all: Vec<&RunRecord> = first.runs.iter().collect();
+    Some(Measured::of(&steady_runs, &result.name))
+        .filter(|m| !m.results.is_empty())
+        .unwrap_or_else(|| Measured::of(&all, &result.name))
+}
+
+/// `result` as later side `side` measured it, against the first side's figure `mine`,
+/// with its tests where it can be tested (`noise`: how the side's run-to-run noise is
+/// known); `None` when no run of the side has it.
+fn against(
+    first: &Side,
+    mine: &Measured,
+    side: &Side,
+    noise: &RunToRun,
+    result: &BenchResult,
+) -> Option<(Against, Option<Tests>)> {
+    let all: Vec<&RunRecord> = side.runs.iter().collect();
+    let other = Measured::of(&all, &result.name).results.first().copied()?;
+    let quantum = quantum_ns(first.first_run(), result).max(quantum_ns(side.first_run(), other));
+    let (theirs, verdict, tests) = match comparable_runs(first, side, result) {
+        Err((check, how)) => (
+            Measured::of(&all, &result.name),
+            Verdict::NotComparable { check, how },
+            None,
+        ),
+        Ok(steady_runs) => {
+            let theirs = Some(Measured::of(&steady_runs, &result.name))
+                .filter(|m| !m.results.is_empty())
+                .unwrap_or_else(|| Measured::of(&all, &result.name));
+            let sd = noise.between_runs_sd(&result.name);
+            let tests = Tests::of(mine, &theirs, quantum, sd);
+            (theirs, Verdict::Untested, tests)
+        }
+    };
+    let against = Against {
+        median_ns: theirs.median(),
+        spread: theirs.spread(),
+        ratio: theirs.median() / mine.median(),
+        verdict,
+    };
+    Some((against, tests))
+}
+
+/// The results that `side`'s runs have and `first` has not, each once.
+fn only_in(side: &Side, first: &RunRecord) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for result in side.runs.iter().flat_map(|run| run.results()) {
+        if !first.results().any(|f| f.name == result.name) && !names.contains(&result.name) {
+            names.push(result.name.clone());
+        }
+    }
+    names
+}
+
+impl Tally {
+    /// Counts each verdict of `against`.
+    fn count<'a>(&mut self, against: impl Iterator<Item = &'a Against>) {
+        for against in against {
+            match against.verdict {
+                Verdict::Slower { .. } => self.slower += 1,
+                Verdict::Faster { .. } => self.faster += 1,
+                Verdict::Same { .. } => self.same += 1,
+                Verdict::Untested => self.untested += 1,
+                Verdict::NotComparable { .. } => self.not_comparable += 1,
+            }
+        }
+    }
+}
+
+/// Each run a side of its own.
+pub fn sides(runs: &[(String, RunRecord)]) -> Vec<Side> {
+    (runs.iter())
+        .map(|(label, run)| Side::one(label, run.clone()))
+        .collect()
+}
+
+impl Comparison {
+    /// Compares every later run of `runs` with the first, calling differences below
+    /// `threshold` (a share of the first median) the same.
+    pub fn of(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {
+        Comparison::of_sides(&sides(runs), threshold)
+    }
+
+    /// Compares every later side of `sides` with the first, calling differences below
+    /// `threshold` (a share of the first figure) the same.
+    pub fn of_sides(sides: &[Side], threshold: f64) -> Comparison {
+        let first_side = &sides[0];
+        let first = first_side.first_run();
+        let later_sides = &sides[1..];
+        let mut tallies = vec![Tally::default(); later_sides.len()];
+        let run_to_run: Vec<RunToRun> = (later_sides.iter())
+            .map(|side| run_to_run(first_side, side))
+            .collect();
+        // Each result against each later side, its tests kept until every result of that
+        // side is tested and the p-values can be adjusted for their number.
+        let mut results = Vec::new();
+        let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
+        for result in first.results() {
+            let mine = first_figure(first_side, result);
+            let (mut later, mut tested) = (Vec::new(), Vec::new());
+            for ((side, tally), noise) in later_sides.iter().zip(&mut tallies).zip(&run_to_run) {
+                match against(first_side, &mine, side, noise, result) {
+                    Some((against, tests)) => {
+                        later.push(Some(against));
+                        tested.push(tests);
+                    }
+                    None => {
+                        tally.missing.push(result.name.clone());
+                        later.push(None);
+                        tested.push(None);
+                    }
+                }
+            }
+            results.push(ComparedResult {
+                name: result.name.clone(),
+                sweep_detail: result.sweep_detail,
+                first_median_ns: mine.median(),
+                first_spread: mine.spread(),
+                later,
+            });
+            tests.push(tested);
+        }
+        for (index, (side, tally)) in later_sides.iter().zip(&mut tallies).enumerate() {
+            judge_side(&mut results, &tests, index, threshold);
+            tally.count(results.iter().filter_map(|r| r.later[index].as_ref()));
+            tally.new = only_in(side, first);
+        }
+        Comparison {
+            labels: sides.iter().map(|side| side.label.clone()).collect(),
+            runs_per_side: sides.iter().map(|side| side.runs.len()).collect(),
+            run_to_run,
+            threshold,
+            results,
+            tallies,
+        }
+    }
+
+    /// The results slower than the first run by more than `percent` per cent (significant
+    /// and beyond the threshold): `(name, later run's label, ratio)`.
+    pub fn slower_than(&self, percent: f64) -> Vec<(String, String, f64)> {
+        let mut found = Vec::new();
+        for result in &self.results {
+            for (against, label) in result.later.iter().zip(&self.labels[1..]) {
+                if let Some(a) = against
+                    && matches!(a.verdict, Verdict::Slower { .. })
+                    && a.ratio > 1.0 + percent / 100.0
+                {
+                    found.push((result.name.clone(), label.clone(), a.ratio));
+                }
+            }
+        }
+        found
+    }
+}

@@ -1,0 +1,123 @@
+//! Which runs speak for a result: the stability checks of its family, whether they moved
+//! during a run, and whether the two sides read them apart.
+
+use super::{Side, Unsteady};
+use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::names::key;
+use latlab_engine::names::result::{STABILITY_MEMORY_CHASE, checked_by};
+
+/// The stability checks that speak for `result`, as measured in `run`: those of its family
+/// (see [`checked_by`]), less the memory chases for a working set within the private caches
+/// (at most the level below the last one the kernel reports), which neither main memory
+/// nor the neighbours who share the last cache can move.
+pub(super) fn checks_for(run: &RunRecord, result: &BenchResult) -> &'static [&'static str] {
+    let checks = checked_by(&result.name);
+    let working_set = (result.parameter(key::WORKING_SET_BYTES))
+        .or_else(|| result.parameter(key::SIZE_ESTIMATE_BYTES))
+        .and_then(|v| v.as_u64());
+    let private = private_cache_bytes(run);
+    let memory = checks.contains(&STABILITY_MEMORY_CHASE);
+    match (working_set, private) {
+        (Some(set), Some(private)) if memory && set <= private => &[],
+        _ => checks,
+    }
+}
+
+/// The largest cache below the last level the kernel reports in `run`'s environment.
+fn private_cache_bytes(run: &RunRecord) -> Option<u64> {
+    let mut sizes: Vec<u64> = (run.environment.caches.iter())
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    match sizes[..] {
+        [.., below, _last] => Some(below),
+        _ => None,
+    }
+}
+
+/// Whether none of `checks` moved during `run`.
+pub(super) fn steady(run: &RunRecord, checks: &[&str]) -> bool {
+    !(run.stability.iter()).any(|c| checks.contains(&c.name.as_str()) && c.moved.is_some())
+}
+
+/// The check of `checks` that says the machine under the steady runs of two sides differs:
+/// its figures in the two sides lie apart (see [`Unsteady::BetweenRuns`]).
+fn differing_check(
+    first: &[&RunRecord],
+    later: &[&RunRecord],
+    checks: &[&'static str],
+) -> Option<Changed> {
+    checks.iter().find_map(|check| {
+        let floor = (first.iter().chain(later))
+            .flat_map(|run| &run.stability)
+            .find(|c| c.name == *check)?
+            .moved_share;
+        let (a_low, a_high) = check_range(first, check)?;
+        let (b_low, b_high) = check_range(later, check)?;
+        let how = if b_low > a_high * (1.0 + floor) {
+            Unsteady::BetweenRuns {
+                first_ns: a_high,
+                later_ns: b_low,
+            }
+        } else if a_low > b_high * (1.0 + floor) {
+            Unsteady::BetweenRuns {
+                first_ns: a_low,
+                later_ns: b_high,
+            }
+        } else {
+            return None;
+        };
+        Some((*check, how))
+    })
+}
+
+/// The check that said the machine changed, and how.
+type Changed = (&'static str, Unsteady);
+
+/// Which runs of the later side speak for `result`: those where no check that speaks for it
+/// moved; or why none can (every run of a side moved, or the sides' steady runs read a check
+/// apart). With several runs a side, a run whose check moved is left out of the families its
+/// check speaks for, and the others still compare.
+pub(super) fn comparable_runs<'a>(
+    first: &'a Side,
+    later: &'a Side,
+    result: &BenchResult,
+) -> Result<Vec<&'a RunRecord>, Changed> {
+    let checks = checks_for(first.first_run(), result);
+    let keep = |side: &'a Side| -> Vec<&'a RunRecord> {
+        side.runs.iter().filter(|run| steady(run, checks)).collect()
+    };
+    let (a, b) = (keep(first), keep(later));
+    if a.is_empty() || b.is_empty() {
+        let moved = (first.runs.iter().chain(&later.runs))
+            .flat_map(|run| &run.stability)
+            .find(|c| checks.contains(&c.name.as_str()) && c.moved.is_some());
+        let check = checks
+            .iter()
+            .find(|check| moved.is_some_and(|c| c.name == **check))
+            .copied()
+            .unwrap_or_default();
+        return Err((check, Unsteady::DuringRun));
+    }
+    match differing_check(&a, &b, checks) {
+        Some(changed) => Err(changed),
+        None => Ok(b),
+    }
+}
+
+/// The lowest and highest median that stability check `check` read in `runs`, starts and
+/// ends together; `None` where no run has it.
+fn check_range(runs: &[&RunRecord], check: &str) -> Option<(f64, f64)> {
+    let medians: Vec<f64> = (runs.iter())
+        .flat_map(|run| &run.stability)
+        .filter(|c| c.name == check)
+        .flat_map(|c| std::iter::once(&c.start).chain(&c.end))
+        .map(|summary| summary.median)
+        .filter(|median| *median > 0.0)
+        .collect();
+    let low = medians.iter().copied().reduce(f64::min)?;
+    let high = medians.iter().copied().reduce(f64::max)?;
+    Some((low, high))
+}

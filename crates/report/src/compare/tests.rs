@@ -1,0 +1,436 @@
+use super::*;
+use crate::terminal::Terminal;
+use crate::test_records::{probe, record};
+use latlab_engine::names::key;
+
+fn timed(name: &str, samples: Vec<f64>) -> BenchResult {
+    BenchResult::derived(name, "test", samples, Vec::new(), Vec::new()).unwrap()
+}
+
+fn runs() -> Vec<(String, RunRecord)> {
+    let noise = |base: f64| {
+        (0..30)
+            .map(|i| base + (i % 7) as f64 * 0.01)
+            .collect::<Vec<_>>()
+    };
+    let a = record(vec![probe(
+        "x",
+        vec![
+            timed("x/steady", noise(10.0)),
+            timed("x/regressed", noise(10.0)),
+            timed("x/improved", noise(10.0)),
+            timed("x/single", vec![5.0]),
+        ],
+    )]);
+    let mut b = record(vec![probe(
+        "x",
+        vec![
+            timed("x/steady", noise(10.0)),
+            timed("x/regressed", noise(12.0)),
+            timed("x/improved", noise(8.0)),
+        ],
+    )]);
+    b.environment.kernel = "7.0.0 other".into();
+    vec![("A".into(), a), ("B".into(), b)]
+}
+
+#[test]
+fn real_differences_are_called_and_noise_is_not() {
+    let text = compare_text(&runs());
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line("x/steady").contains("same ("), "{}", line("x/steady"));
+    assert!(
+        line("x/regressed").contains("slower (p < 0.001)"),
+        "{}",
+        line("x/regressed")
+    );
+    assert!(line("x/regressed").contains("1.20×"));
+    assert!(line("x/improved").contains("faster"));
+    assert!(line("x/single").contains("not in this run"));
+    assert!(text.contains("Mann–Whitney"));
+}
+
+/// A significant difference smaller than the threshold is the same; a larger one is
+/// not; equal medians of quantised figures are the same however the samples differ.
+#[test]
+fn small_and_quantised_differences_are_the_same() {
+    let noise = |base: f64, spread: f64| -> Vec<f64> {
+        (0..30).map(|i| base + (i % 7) as f64 * spread).collect()
+    };
+    let a = record(vec![probe(
+        "x",
+        vec![
+            timed("x/one-percent", noise(100.0, 0.01)),
+            timed("x/five-percent", noise(100.0, 0.01)),
+            timed("x/ticks", [vec![10.0; 20], vec![20.0; 10]].concat()),
+        ],
+    )]);
+    let b = record(vec![probe(
+        "x",
+        vec![
+            timed("x/one-percent", noise(101.0, 0.01)),
+            timed("x/five-percent", noise(105.0, 0.01)),
+            timed("x/ticks", [vec![10.0; 16], vec![20.0; 14]].concat()),
+        ],
+    )]);
+    let runs = vec![("A".to_string(), a), ("B".to_string(), b)];
+    let verdict = |comparison: &Comparison, name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    let default = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    assert!(matches!(
+        verdict(&default, "x/one-percent"),
+        Verdict::Same {
+            why: SameBecause::WithinThreshold,
+            ..
+        }
+    ));
+    assert!(matches!(
+        verdict(&default, "x/five-percent"),
+        Verdict::Slower { .. }
+    ));
+    assert!(matches!(
+        verdict(&default, "x/ticks"),
+        Verdict::Same {
+            why: SameBecause::WithinResolution,
+            ..
+        }
+    ));
+    let strict = Comparison::of(&runs, 0.0);
+    assert!(matches!(
+        verdict(&strict, "x/one-percent"),
+        Verdict::Slower { .. }
+    ));
+    assert_eq!(
+        default.summary_lines(),
+        ["B against A: 1 slower, 0 faster, 2 same"]
+    );
+    assert_eq!(default.slower_than(3.0).len(), 1);
+    assert!(default.slower_than(10.0).is_empty());
+}
+
+/// The summary counts each verdict and the results in only one run, which are listed.
+/// A level's figure pooled from sweep points of thousands of loads a sample resolves
+/// a tick over those loads, not the raw tick: a 15% slowdown of a 5.4 ns L2 level, with
+/// a 20 ns tick, is slower, not "within a clock tick"; a figure timed one event a sample
+/// keeps the whole tick.
+#[test]
+fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
+    let with_tick = |mut run: RunRecord| {
+        run.clock.resolution_ns = 20.0;
+        run
+    };
+    let side = |scale: f64| {
+        let noise = |base: f64| -> Vec<f64> {
+            (0..30)
+                .map(|i| scale * (base + (i % 7) as f64 * 0.01))
+                .collect()
+        };
+        let mut points: Vec<BenchResult> = ["x/point/256KiB", "x/point/512KiB"]
+            .iter()
+            .map(|name| {
+                let mut point = timed(name, noise(5.4));
+                point.kind = ResultKind::TimedLoop;
+                point.iterations = 8192;
+                point
+            })
+            .collect();
+        let pooled: Vec<f64> = points.iter().flat_map(|p| p.samples_ns.clone()).collect();
+        let mut level = timed("x/level/L2", pooled);
+        level.derived_from = points.iter().map(|p| p.name.clone()).collect();
+        points.push(level);
+        let mut event = timed("x/event", noise(5.4));
+        event.kind = ResultKind::Observations;
+        points.push(event);
+        with_tick(record(vec![probe("x", points)]))
+    };
+    let runs = vec![("A".to_string(), side(1.0)), ("B".to_string(), side(1.15))];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    assert!(
+        matches!(verdict("x/level/L2"), Verdict::Slower { .. }),
+        "{:?}",
+        verdict("x/level/L2")
+    );
+    assert!(matches!(
+        verdict("x/event"),
+        Verdict::Same {
+            why: SameBecause::WithinResolution,
+            ..
+        }
+    ));
+}
+
+/// The issue's A/A run: both runs' core-to-core checks said MOVED and the pair read 8×
+/// slower. That pair, and every figure crossing CPUs, is "not comparable", not slower,
+/// and no gate fails on it; the memory figures, whose check held, are still tested.
+#[test]
+fn a_figure_whose_check_moved_is_not_comparable() {
+    let noise = |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
+    let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
+        name: name.into(),
+        method: "test".into(),
+        start: latlab_engine::stats::Summary::of(&[60.0; 3]).unwrap(),
+        end: Some(latlab_engine::stats::Summary::of(&[70.0; 3]).unwrap()),
+        moved_share: 0.25,
+        moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
+            first_ns: 60.0,
+            last_ns: 70.0,
+        }),
+    };
+    let side = |pair: f64, memory: f64, moved: bool| {
+        let mut run = record(vec![probe(
+            "x",
+            vec![
+                timed("thread.core_to_core/one-way/cas/0-1", noise(pair)),
+                timed("ipc.throughput/pipe/4B", noise(pair)),
+                timed("mem.latency/level/DRAM", noise(memory)),
+                timed("cpu.call/empty", noise(1.0)),
+            ],
+        )]);
+        run.stability = vec![
+            check("stability/memory-chase", false),
+            check("stability/core-to-core", moved),
+        ];
+        run
+    };
+    let runs = vec![
+        ("A".to_string(), side(7.0, 100.0, true)),
+        ("B".to_string(), side(56.3, 130.0, false)),
+    ];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    for crossing in [
+        "thread.core_to_core/one-way/cas/0-1",
+        "ipc.throughput/pipe/4B",
+    ] {
+        assert_eq!(
+            verdict(crossing),
+            Verdict::NotComparable {
+                check: "stability/core-to-core",
+                how: Unsteady::DuringRun,
+            }
+        );
+    }
+    assert!(matches!(
+        verdict("mem.latency/level/DRAM"),
+        Verdict::Slower { .. }
+    ));
+    let gate = comparison.slower_than(10.0);
+    assert_eq!(gate.len(), 1, "{gate:?}");
+    assert_eq!(gate[0].0, "mem.latency/level/DRAM");
+    assert_eq!(
+        comparison.summary_lines(),
+        ["B against A: 1 slower, 0 faster, 1 same, 2 not comparable (the machine changed)"]
+    );
+    assert!(
+        compare_text(&runs).contains("not comparable (the machine moved: stability/core-to-core)")
+    );
+}
+
+/// A moved memory chase does not speak for a working set within the private caches,
+/// and with several runs a side the run whose check moved is left out of its family
+/// while the others still compare: a planted 30% slowdown is found, not hidden behind
+/// "not comparable".
+#[test]
+fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
+    let noise = |base: f64, run: usize| -> Vec<f64> {
+        (0..30)
+            .map(|i| base * (1.0 + 0.002 * run as f64) + (i % 7) as f64 * 0.001)
+            .collect()
+    };
+    let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
+        name: name.into(),
+        method: "test".into(),
+        start: latlab_engine::stats::Summary::of(&[150.0; 3]).unwrap(),
+        end: Some(
+            latlab_engine::stats::Summary::of(&[if moved { 170.0 } else { 151.0 }; 3]).unwrap(),
+        ),
+        moved_share: 0.10,
+        moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
+            first_ns: 150.0,
+            last_ns: 170.0,
+        }),
+    };
+    let run = |index: usize, dram: f64, moved: bool| {
+        let mut run = record(vec![probe(
+            "mem.latency",
+            vec![
+                timed("mem.latency/random/4KiB", noise(1.1, index))
+                    .with_parameter(key::WORKING_SET_BYTES, 4096u64),
+                timed("mem.latency/random/64MiB", noise(dram, index))
+                    .with_parameter(key::WORKING_SET_BYTES, 64u64 << 20),
+            ],
+        )]);
+        run.stability = vec![check("stability/memory-chase", moved)];
+        run
+    };
+    let side = |label: &str, dram: f64, moved: [bool; 3]| Side {
+        label: label.into(),
+        runs: (0..3).map(|i| run(i, dram, moved[i])).collect(),
+    };
+    let sides = [
+        side("A", 150.0, [false, false, false]),
+        side("B", 195.0, [false, true, false]),
+    ];
+    let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    assert!(matches!(
+        verdict("mem.latency/random/64MiB"),
+        Verdict::Slower { .. }
+    ));
+    assert!(matches!(
+        verdict("mem.latency/random/4KiB"),
+        Verdict::Same { .. }
+    ));
+    // One run a side whose check moved: the memory-sized set is not comparable, the
+    // private one is still tested.
+    let one = |label: &str, dram: f64, moved: bool| Side {
+        label: label.into(),
+        runs: vec![run(0, dram, moved)],
+    };
+    let comparison = Comparison::of_sides(
+        &[one("A", 150.0, false), one("B", 195.0, true)],
+        DEFAULT_THRESHOLD,
+    );
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    assert_eq!(
+        verdict("mem.latency/random/64MiB"),
+        Verdict::NotComparable {
+            check: "stability/memory-chase",
+            how: Unsteady::DuringRun
+        }
+    );
+    assert!(!matches!(
+        verdict("mem.latency/random/4KiB"),
+        Verdict::NotComparable { .. }
+    ));
+}
+
+/// The lost-L3 A/A run: each run's checks held from start to end, but the cache chase
+/// read 14 ns in one run and 130 ns in the other. The memory figures are "not
+/// comparable", not 9× slower; the check that held between the runs leaves its family
+/// tested, and a difference within the check's floor is not a change of machine.
+#[test]
+fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
+    let noise = |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
+    let check = |name: &str, start: f64, end: f64| latlab_engine::model::StabilityCheck {
+        name: name.into(),
+        method: "test".into(),
+        start: latlab_engine::stats::Summary::of(&[start; 3]).unwrap(),
+        end: Some(latlab_engine::stats::Summary::of(&[end; 3]).unwrap()),
+        moved_share: 0.10,
+        moved: None,
+    };
+    let side = |cache: f64, pair: f64, l3: f64| {
+        let mut run = record(vec![probe(
+            "x",
+            vec![
+                timed("mem.latency/random/4MiB", noise(l3)),
+                timed("thread.core_to_core/one-way/cas/0-1", noise(pair)),
+            ],
+        )]);
+        run.stability = vec![
+            check("stability/memory-chase", 150.0, 148.0),
+            check("stability/cache-chase", cache, cache * 1.05),
+            check("stability/core-to-core", pair, pair),
+        ];
+        run
+    };
+    let runs = vec![
+        ("A".to_string(), side(14.0, 26.0, 14.6)),
+        ("B".to_string(), side(130.0, 27.0, 133.0)),
+    ];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    assert_eq!(
+        verdict("mem.latency/random/4MiB"),
+        Verdict::NotComparable {
+            check: "stability/cache-chase",
+            how: Unsteady::BetweenRuns {
+                first_ns: 14.0 * 1.05,
+                later_ns: 130.0
+            },
+        }
+    );
+    assert!(!matches!(
+        verdict("thread.core_to_core/one-way/cas/0-1"),
+        Verdict::NotComparable { .. }
+    ));
+    assert!(comparison.slower_than(10.0).is_empty());
+    let text = compare_text(&runs);
+    assert!(
+        text.contains(
+            "not comparable (the machine differs: stability/cache-chase 130 ns against 14.7 ns)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_summary_counts_and_results_in_one_run_are_listed() {
+    let mut runs = runs();
+    runs[1]
+        .1
+        .probes
+        .push(probe("y", vec![timed("y/new", vec![1.0, 1.1, 1.2])]));
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    assert_eq!(
+        comparison.summary_lines(),
+        ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
+    );
+    let text = compare_text_with(&sides(&runs), &comparison, &Terminal::default());
+    assert!(text.contains("only in B: y/new"), "{text}");
+    assert!(text.ends_with("1 only in A, 1 only in B\n"), "{text}");
+    let csv = compare_csv(&comparison).unwrap();
+    assert!(
+        csv.starts_with("benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference\n")
+    );
+    assert!(csv.contains("x/regressed,A,B,"), "{csv}");
+    assert!(csv.contains("x/single,A,B,5,,,,missing"), "{csv}");
+    assert!(csv.contains("y/new,A,B,,,,,new"), "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&compare_json(&comparison).unwrap()).unwrap();
+    assert_eq!(json["runs"][0]["slower"], 1);
+    assert_eq!(json["runs"][0]["new"][0], "y/new");
+    let regressed = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "x/regressed")
+        .unwrap();
+    assert_eq!(regressed["against"][0]["difference"], "slower");
+}
+
+#[test]
+fn differing_environments_are_marked() {
+    let text = compare_text(&runs());
+    let kernel = text.lines().find(|l| l.contains("kernel")).unwrap();
+    assert!(kernel.starts_with('≠'), "{kernel}");
+    let cpu = text.lines().find(|l| l.contains("  cpu  ")).unwrap();
+    assert!(!cpu.starts_with('≠'), "{cpu}");
+    let runs = runs();
+    let markdown = compare_markdown(&sides(&runs), &Comparison::of(&runs, DEFAULT_THRESHOLD));
+    assert!(markdown.contains("| ≠ | kernel |"), "{markdown}");
+}
