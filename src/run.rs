@@ -19,6 +19,7 @@ use latlab_report::{
     OutputTarget, TableExporter, advice, html_page, render_plots, write_output, write_plots,
 };
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -37,22 +38,54 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     };
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
-
-    let mut runner = Runner::on(Arc::clone(&host), plan.config.clone());
-    let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
-    record.notes = (record.environment.concerns().iter())
-        .map(advice::concern)
-        .collect();
-    record.notes.extend(plan.notes.iter().cloned());
-    record.notes.extend(notes);
-    record.notes.extend(advice::clock(&record.clock));
-
+    let mut record = begin_record(&plan, settings, notes);
     if let Some(dir) = &plan.outputs.create_dir {
         create_results_dir(dir)?;
     }
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
     let mut unwritten = Unwritten::default();
+    let interrupted = measure_between_checks(&plan, &mut record, &mut unwritten);
+    record.load_avg_after = host.load_average();
+    record.complete = !interrupted;
+    write_rewritable(&plan, &record, &mut unwritten);
+    let (plots, report) = write_page_and_plots(&plan, &record, &mut unwritten);
+    write_once_and_table(&plan, &record, &mut unwritten)?;
+    if let Some((name, path)) = &plan.save_baseline {
+        let saved = save_baseline(path, &record);
+        if unwritten.note(&path.display().to_string(), saved).is_some() {
+            eprintln!("baseline {name}: {}", path.display());
+        }
+    }
+    if let Some((name, baseline)) = &plan.baseline {
+        print_against_baseline(&plan, name, baseline, &record)?;
+    }
+    say_what_was_written(&plan, &unwritten, report.as_deref(), &plots);
+    Ok(exit_code(&plan, &record, &unwritten, interrupted, &stop))
+}
+
+/// The run's record as it starts: the environment's concerns, the plan's notes, those the
+/// lock and the controls left (`notes`), and the clock's.
+fn begin_record(plan: &RunPlan, settings: RunSettings, notes: Vec<String>) -> RunRecord {
+    let mut record = RunRecord::begin(plan.host.as_ref(), settings, Vec::new());
+    record.notes = (record.environment.concerns().iter())
+        .map(advice::concern)
+        .collect();
+    record.notes.extend(plan.notes.iter().cloned());
+    record.notes.extend(notes);
+    record.notes.extend(advice::clock(&record.clock));
+    record
+}
+
+/// Takes the stability check, measures the probes, and takes the check again, with the
+/// progress line where standard error is a terminal; `true` when Ctrl-C (or a signal)
+/// stopped the run.
+fn measure_between_checks(
+    plan: &RunPlan,
+    record: &mut RunRecord,
+    unwritten: &mut Unwritten,
+) -> bool {
+    let mut runner = Runner::on(Arc::clone(&plan.host), plan.config.clone());
     let mut progress = Progress::new(
         &plan.probes,
         plan.suite,
@@ -63,7 +96,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         runner.listen(listener);
     }
     progress.stability_check("stability check");
-    let mut interrupted = match reference_figures(&mut runner, &plan) {
+    let mut interrupted = match reference_figures(&mut runner, plan) {
         Ok(references) => {
             record.stability = references.into_iter().map(started_check).collect();
             false
@@ -75,63 +108,60 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         }
     };
     if !interrupted {
-        interrupted = measure(
-            &plan,
-            &mut runner,
-            &mut record,
-            &mut progress,
-            &mut unwritten,
-        );
+        interrupted = measure(plan, &mut runner, record, &mut progress, unwritten);
     }
     if !interrupted && !record.stability.is_empty() {
         progress.stability_check("stability check, again");
-        match reference_figures(&mut runner, &plan) {
-            Ok(references) => finish_checks(&mut record, references),
+        match reference_figures(&mut runner, plan) {
+            Ok(references) => finish_checks(record, references),
             Err(ProbeError::Interrupted(_)) => interrupted = true,
             Err(e) => record
                 .notes
                 .push(format!("the stability check was not repeated: {e}")),
         }
     }
-    record.notes.extend(advice::stability(&record));
+    record.notes.extend(advice::stability(record));
     progress.finish();
+    interrupted
+}
 
-    record.load_avg_after = host.load_average();
-    record.complete = !interrupted;
-    write_rewritable(&plan, &record, &mut unwritten);
-    let (plots, report) = match &plan.outputs.plots_dir {
-        Some(dir) => {
-            let report = dir.join("report.html");
-            // Plots that cannot be drawn are an output not written, like a full disk: the
-            // page goes without them.
-            let plots = unwritten.note("the plots", render_plots(&record, Formats::SvgAndPng));
-            let page = write_output(
-                &OutputTarget::Replaced(report.clone()),
-                &html_page(&record, plots.as_deref().unwrap_or_default()),
-            );
-            let written = unwritten
-                .note(&report.display().to_string(), page)
-                .is_some();
-            let plot_files = match &plots {
-                Some(plots) => unwritten
-                    .note("the plots", write_plots(plots, dir))
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            };
-            (plot_files, written.then_some(report))
-        }
-        None => (Vec::new(), None),
+/// Writes the plots and the HTML report into the plan's plots directory, if it has one:
+/// the plot files written and the report's path when it was. Plots that cannot be drawn
+/// are an output not written, like a full disk: the page goes without them.
+fn write_page_and_plots(
+    plan: &RunPlan,
+    record: &RunRecord,
+    unwritten: &mut Unwritten,
+) -> (Vec<PathBuf>, Option<PathBuf>) {
+    let Some(dir) = &plan.outputs.plots_dir else {
+        return (Vec::new(), None);
     };
-    write_once_and_table(&plan, &record, &mut unwritten)?;
-    if let Some((name, path)) = &plan.save_baseline {
-        let saved = save_baseline(path, &record);
-        if unwritten.note(&path.display().to_string(), saved).is_some() {
-            eprintln!("baseline {name}: {}", path.display());
-        }
-    }
-    if let Some((name, baseline)) = &plan.baseline {
-        print_against_baseline(&plan, name, baseline, &record)?;
-    }
+    let report = dir.join("report.html");
+    let plots = unwritten.note("the plots", render_plots(record, Formats::SvgAndPng));
+    let page = write_output(
+        &OutputTarget::Replaced(report.clone()),
+        &html_page(record, plots.as_deref().unwrap_or_default()),
+    );
+    let written = unwritten
+        .note(&report.display().to_string(), page)
+        .is_some();
+    let plot_files = match &plots {
+        Some(plots) => unwritten
+            .note("the plots", write_plots(plots, dir))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    (plot_files, written.then_some(report))
+}
+
+/// Says on standard error where the results, the report and the plots went, and what could
+/// not be written and why.
+fn say_what_was_written(
+    plan: &RunPlan,
+    unwritten: &Unwritten,
+    report: Option<&std::path::Path>,
+    plots: &[PathBuf],
+) {
     for target in plan.outputs.all() {
         if let Some(path) = target.path()
             && !unwritten.0.iter().any(|(name, _)| *name == shown(target))
@@ -143,14 +173,23 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         eprintln!("report: {}", report.display());
     }
     if !plots.is_empty() {
-        eprintln!("plots: {}", describe_files(&plots));
+        eprintln!("plots: {}", describe_files(plots));
     }
-
     for (output, why) in &unwritten.0 {
         eprintln!("latlab: could not write {output}: {why}");
     }
-    // Measured, but not one results file written: what was measured is lost but for the
-    // table, as when nothing could be written at all.
+}
+
+/// The run's exit status: the signal's when one stopped it; 2 when it measured but not one
+/// results file could be written (the table is all that is left); 1 when a probe failed or
+/// an output could not be written; else 0.
+fn exit_code(
+    plan: &RunPlan,
+    record: &RunRecord,
+    unwritten: &Unwritten,
+    interrupted: bool,
+    stop: &StopSignals,
+) -> ExitCode {
     let results_kept = plan.outputs.all().any(|target| {
         let name = shown(target);
         !unwritten.0.iter().any(|(output, _)| *output == name)
@@ -161,20 +200,20 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
              left of this run: free the disk, raise the limit, or choose another --out, then \
              run again"
         );
-        return Ok(ExitCode::from(2));
+        return ExitCode::from(2);
     }
     let failed = record
         .probes
         .iter()
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }))
         || !unwritten.0.is_empty();
-    Ok(if interrupted {
+    if interrupted {
         ExitCode::from(stop.exit_status())
     } else if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// Measures the plan's probes in its rounds, taken round-robin, each outcome merged into the
