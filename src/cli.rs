@@ -2,10 +2,8 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use latlab_engine::config_text::{
-    DEFAULT_ROUNDS, duration_in, parse_baseline_name, parse_cpu, parse_rounds, parse_samples,
-    parse_target_time, whole_number_in,
-};
+use latlab_engine::config_text::{duration_in, parse_baseline_name, whole_number_in};
+use latlab_front::SamplingArgs;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -66,19 +64,10 @@ pub enum Command {
     Man(ManArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SuiteArg {
-    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
-    Quick,
-    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
-    Full,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Which suite: its sample count, sample length and time budget.
-    #[arg(long, value_enum, default_value_t = SuiteArg::Quick)]
-    pub suite: SuiteArg,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
     /// it matches result names instead (`cpu.branch/random|level/L[12]$`), and only the
     /// results it matches are kept (`latlab list` shows them).
@@ -101,20 +90,6 @@ pub struct RunArgs {
     /// Also write a Markdown table here; '-' for standard output.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<String>,
-    /// Samples per benchmark [default: 30 quick, 100 full].
-    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
-    pub samples: Option<usize>,
-    /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
-    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
-    pub target_time: Option<Duration>,
-    /// Rounds each result is measured in, spread over the run and sharing its samples, so
-    /// that `compare` knows how far a figure moves between measurements; 1 measures each
-    /// result at once.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true)]
-    pub rounds: usize,
-    /// Pin the run to this CPU.
-    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
-    pub pin: Option<usize>,
     /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
     /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
@@ -345,6 +320,7 @@ fn parse_deadline(text: &str) -> Result<Duration, String> {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use latlab_engine::config_text::{parse_samples, parse_target_time};
 
     #[test]
     fn the_command_line_definition_is_consistent() {

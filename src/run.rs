@@ -5,11 +5,12 @@ use crate::plan::RunPlan;
 use crate::progress::Progress;
 use anyhow::Context;
 use latlab_engine::analysis::moved_between;
-use latlab_engine::isolation::{LockRefused, RT_PAUSE, RunLock};
+use latlab_engine::isolation::RT_PAUSE;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, StabilityCheck};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
-use latlab_engine::{BenchResult, Host, Interrupted, Runner};
+use latlab_engine::{BenchResult, Runner};
+use latlab_front::take_lock;
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
@@ -22,12 +23,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long a run waits for another latlab run on this machine to finish.
-const LOCK_WAIT: Duration = Duration::from_secs(60);
-
+/// Runs the plan: the lock, the controls, the stability check around the probes, the
+/// outputs, and the exit status.
 pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
     let host = Arc::clone(&plan.host);
     let mut notes = Vec::new();
@@ -283,44 +282,6 @@ fn create_results_dir(dir: &std::path::Path) -> anyhow::Result<()> {
         created => created
             .with_context(|| format!("could not create the results directory {}", dir.display())),
     }
-}
-
-/// The machine-wide lock, or a note on why this run goes ahead without it; `Err` when
-/// Ctrl-C ended the wait.
-fn take_lock(
-    host: &dyn Host,
-    cancel: &AtomicBool,
-    notes: &mut Vec<String>,
-) -> Result<Option<RunLock>, Interrupted> {
-    let first_try = match host.lock_runs(Duration::ZERO, cancel) {
-        Ok(lock) => return Ok(Some(lock)),
-        Err(LockRefused::Busy { .. }) => {
-            eprintln!(
-                "latlab: another latlab run is measuring on this machine; waiting up to {} s \
-                 for it to finish (Ctrl-C stops)",
-                LOCK_WAIT.as_secs()
-            );
-            host.lock_runs(LOCK_WAIT, cancel)
-        }
-        Err(refused) => Err(refused),
-    };
-    let message = match first_try {
-        Ok(lock) => return Ok(Some(lock)),
-        Err(LockRefused::Cancelled) => return Err(Interrupted),
-        Err(LockRefused::Busy { waited }) => format!(
-            "another latlab run was still measuring after {} s; this run went ahead and the \
-             two disturbed each other: run them one at a time",
-            waited.as_secs()
-        ),
-        Err(LockRefused::OtherUser { uid }) => format!(
-            "another user's latlab run (uid {uid}) holds this machine's measurement lock; this \
-             run did not wait for it and went ahead: if both measure at once, they disturb \
-             each other"
-        ),
-    };
-    eprintln!("latlab: {message}");
-    notes.push(message);
-    Ok(None)
 }
 
 /// Applies --pin, --mlock and --rt, each degrading to a note when not permitted.

@@ -9,7 +9,7 @@ pub use selection::Selection;
 
 pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report};
 
-use crate::cli::{RunArgs, SuiteArg};
+use crate::cli::RunArgs;
 use crate::terminal::{Stream, terminal};
 use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
@@ -134,19 +134,21 @@ pub fn host(synthetic: bool) -> SharedHost {
 /// (an id prefix) when given.
 pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
     let host = host(args.synthetic);
-    let suite = match args.suite {
-        SuiteArg::Quick => Suite::Quick,
-        SuiteArg::Full => Suite::Full,
+    let sampling = &args.sampling;
+    let suite = match sampling.suite {
+        latlab_front::Suite::Quick => Suite::Quick,
+        latlab_front::Suite::Full => Suite::Full,
     };
-    let config = match suite {
-        Suite::Quick => Config::quick(),
-        Suite::Full => Config::full(),
-    }
-    .overridden(args.samples, args.target_time);
+    // The rounds are the plan's, each probe's set as it is measured (the stability check
+    // measures in one).
+    let config = sampling
+        .suite
+        .config()
+        .overridden(sampling.samples, sampling.target_time);
     config
         .check_sample_fits_budget("--target-time")
         .map_err(UsageError)?;
-    if let Some(cpu) = args.pin {
+    if let Some(cpu) = sampling.pin {
         check_cpu(host.as_ref(), cpu)?;
     }
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
@@ -196,7 +198,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         probes,
         selection,
         config,
-        rounds: args.rounds,
+        rounds: sampling.rounds,
         terminal: terminal(&args.terminal, table_stream),
         baseline,
         save_baseline,
@@ -211,7 +213,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         },
         findings: Default::default(),
         notes,
-        pin: args.pin,
+        pin: sampling.pin,
         mlock: args.mlock,
         rt: args.rt,
         headline: false,

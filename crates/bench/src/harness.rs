@@ -1,17 +1,17 @@
 //! A bench binary's run: parse the command line, select the benchmarks, measure them, and
 //! write what was asked for.
 
-use crate::options::{Options, Suite};
+use crate::options::Options;
 use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
-use clap::{Parser, ValueEnum};
-use latlab_engine::isolation::{LockRefused, RunLock};
+use clap::Parser;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
+use latlab_front::take_lock;
 use latlab_report::{
     CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
     advice, benchmarks_html_page, compare::compare_text, load::load_run, render_plots,
@@ -22,10 +22,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-
-/// How long a run waits for another latlab run on this machine to finish.
-const LOCK_WAIT: Duration = Duration::from_secs(60);
+use std::time::Instant;
 
 /// A reason to stop with exit status 2 (bad arguments, an unknown benchmark or baseline,
 /// an output that cannot be written), in one line.
@@ -86,10 +83,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let outputs = Outputs::of(options);
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     let mut notes = Vec::new();
-    let mut config = config_of(options);
-    config
-        .check_sample_fits_budget("--target-time")
-        .map_err(bad)?;
+    let mut config = config_of(options)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
     let cancel = stop.flag();
     config.cancel = Arc::clone(&cancel);
@@ -155,11 +149,11 @@ fn begin_record(
         .collect();
     record.notes.extend(notes);
     record.notes.extend(advice::clock(&record.clock));
-    if config.rounds < options.rounds {
+    if config.rounds < options.sampling.rounds {
         record.notes.push(format!(
             "measured in {} round(s), not {}: each round takes at least \
              {SLOPE_SAMPLES_PER_ROUND} of the {} samples",
-            config.rounds, options.rounds, config.samples
+            config.rounds, options.sampling.rounds, config.samples
         ));
     }
     record
@@ -241,37 +235,6 @@ fn run_text(record: &RunRecord, baseline: Option<&(String, RunRecord)>) -> Resul
     Ok(text)
 }
 
-/// The machine-wide lock, or a note on why the run goes ahead without it; `Err` when
-/// Ctrl-C ended the wait.
-fn take_lock(
-    host: &dyn Host,
-    cancel: &AtomicBool,
-    notes: &mut Vec<String>,
-) -> Result<Option<RunLock>, Interrupted> {
-    let taken = match host.lock_runs(Duration::ZERO, cancel) {
-        Err(LockRefused::Busy { .. }) => {
-            eprintln!("another latlab run is measuring on this machine; waiting for it");
-            host.lock_runs(LOCK_WAIT, cancel)
-        }
-        other => other,
-    };
-    let note = match taken {
-        Ok(lock) => return Ok(Some(lock)),
-        Err(LockRefused::Cancelled) => return Err(Interrupted),
-        Err(LockRefused::Busy { waited }) => format!(
-            "another latlab run was still measuring after {} s; these benchmarks ran beside it",
-            waited.as_secs()
-        ),
-        Err(LockRefused::OtherUser { uid }) => format!(
-            "another user's latlab run (uid {uid}) holds the measurement lock; these \
-             benchmarks did not wait for it"
-        ),
-    };
-    eprintln!("{note}");
-    notes.push(note);
-    Ok(None)
-}
-
 /// An error and its causes in one line: "could not write out.json: No space left on
 /// device (os error 28)".
 fn with_causes(error: &dyn std::error::Error) -> String {
@@ -340,17 +303,13 @@ const SLOPE_SAMPLES_PER_ROUND: usize = 6;
 
 /// The engine's settings for `options`: the suite's sampling, overridden, in as many of the
 /// rounds asked for as leave each round [`SLOPE_SAMPLES_PER_ROUND`] samples.
-fn config_of(options: &Options) -> Config {
-    let config = match options.suite {
-        Suite::Quick => Config::quick(),
-        Suite::Full => Config::full(),
-    }
-    .overridden(options.samples, options.target_time);
-    let rounds = options
+fn config_of(options: &Options) -> Result<Config, Stop> {
+    let config = options.sampling.config().map_err(bad)?;
+    let rounds = config
         .rounds
         .min(config.samples / SLOPE_SAMPLES_PER_ROUND)
         .max(1);
-    Config { rounds, ..config }
+    Ok(Config { rounds, ..config })
 }
 
 fn apply_controls(
@@ -360,18 +319,14 @@ fn apply_controls(
     notes: &mut Vec<String>,
 ) -> RunSettings {
     let mut pinned_cpu = None;
-    if let Some(cpu) = options.pin {
+    if let Some(cpu) = options.sampling.pin {
         match host.pin_to_cpu(cpu) {
             Ok(()) => pinned_cpu = Some(cpu),
             Err(reason) => notes.push(format!("--pin had no effect: {reason}")),
         }
     }
     RunSettings {
-        suite: options
-            .suite
-            .to_possible_value()
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default(),
+        suite: options.sampling.suite.name().to_string(),
         samples: config.samples,
         target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
         budget_per_benchmark_ns: config.budget.as_nanos() as u64,

@@ -1,0 +1,50 @@
+//! The machine-wide run lock: one latlab run measures at a time, since two disturb each
+//! other's figures.
+
+use latlab_engine::Host;
+use latlab_engine::Interrupted;
+use latlab_engine::isolation::{LockRefused, RunLock};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long a run waits for another one to finish before it goes ahead beside it.
+pub const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// Takes the machine-wide lock, waiting up to [`LOCK_WAIT`] for a run that holds it (and
+/// saying so); where it cannot be had, the run goes ahead, with the reason said on standard
+/// error and kept in `notes`. `Err` when Ctrl-C ended the wait.
+pub fn take_lock(
+    host: &dyn Host,
+    cancel: &AtomicBool,
+    notes: &mut Vec<String>,
+) -> Result<Option<RunLock>, Interrupted> {
+    let first_try = match host.lock_runs(Duration::ZERO, cancel) {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(LockRefused::Busy { .. }) => {
+            eprintln!(
+                "latlab: another latlab run is measuring on this machine; waiting up to {} s \
+                 for it to finish (Ctrl-C stops)",
+                LOCK_WAIT.as_secs()
+            );
+            host.lock_runs(LOCK_WAIT, cancel)
+        }
+        Err(refused) => Err(refused),
+    };
+    let message = match first_try {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(LockRefused::Cancelled) => return Err(Interrupted),
+        Err(LockRefused::Busy { waited }) => format!(
+            "another latlab run was still measuring after {} s; this run went ahead and the \
+             two disturbed each other: run them one at a time",
+            waited.as_secs()
+        ),
+        Err(LockRefused::OtherUser { uid }) => format!(
+            "another user's latlab run (uid {uid}) holds this machine's measurement lock; this \
+             run did not wait for it and went ahead: if both measure at once, they disturb \
+             each other"
+        ),
+    };
+    eprintln!("latlab: {message}");
+    notes.push(message);
+    Ok(None)
+}

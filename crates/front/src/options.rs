@@ -1,0 +1,102 @@
+//! The sampling options both front ends take.
+
+use clap::{Args, ValueEnum};
+use latlab_engine::Config;
+use latlab_engine::config_text::{
+    DEFAULT_ROUNDS, parse_cpu, parse_rounds, parse_samples, parse_target_time,
+};
+use std::time::Duration;
+
+/// A suite: how many samples, how long each, and the time budget per benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Suite {
+    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
+    Quick,
+    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
+    Full,
+}
+
+impl Suite {
+    /// The engine's settings for this suite.
+    pub fn config(self) -> Config {
+        match self {
+            Suite::Quick => Config::quick(),
+            Suite::Full => Config::full(),
+        }
+    }
+
+    /// Its name, as the command line and the results file spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Quick => "quick",
+            Suite::Full => "full",
+        }
+    }
+}
+
+/// How to sample: the suite, its overrides, the rounds and the CPU to pin to.
+#[derive(Debug, Clone, Args)]
+pub struct SamplingArgs {
+    /// Which suite: its sample count, sample length and time budget.
+    #[arg(long, value_enum, default_value_t = Suite::Quick)]
+    pub suite: Suite,
+    /// Samples per benchmark [default: 30 quick, 100 full].
+    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
+    pub samples: Option<usize>,
+    /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
+    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
+    pub target_time: Option<Duration>,
+    /// Rounds each result is measured in, spread over the run and sharing its samples, so
+    /// that a comparison knows how far a figure moves between measurements; 1 measures each
+    /// result at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true)]
+    pub rounds: usize,
+    /// Pin the run to this CPU.
+    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
+    pub pin: Option<usize>,
+}
+
+impl SamplingArgs {
+    /// The engine's settings: the suite's, with the samples and sample length asked for and
+    /// the rounds; `Err` with one line when a sample cannot fit the suite's budget.
+    pub fn config(&self) -> Result<Config, String> {
+        let config = Config {
+            rounds: self.rounds,
+            ..self
+                .suite
+                .config()
+                .overridden(self.samples, self.target_time)
+        };
+        config.check_sample_fits_budget("--target-time")?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        sampling: SamplingArgs,
+    }
+
+    /// The options parse as both front ends take them, the suite's defaults apply where
+    /// nothing overrides them, and a sample longer than the budget allows is refused.
+    #[test]
+    fn sampling_options_make_the_engine_settings() {
+        let parsed = Command::try_parse_from(["x", "--suite", "full", "--samples", "40"]).unwrap();
+        let config = parsed.sampling.config().unwrap();
+        assert_eq!(config.samples, 40);
+        assert_eq!(config.target_sample_time, Config::full().target_sample_time);
+        assert_eq!(config.rounds, DEFAULT_ROUNDS);
+        let quick = Command::try_parse_from(["x", "--rounds", "1"]).unwrap();
+        assert_eq!(quick.sampling.suite, Suite::Quick);
+        assert_eq!(quick.sampling.config().unwrap().rounds, 1);
+        assert!(Command::try_parse_from(["x", "--rounds", "0"]).is_err());
+        let too_long = Command::try_parse_from(["x", "--target-time", "10s"]).unwrap();
+        assert!(too_long.sampling.config().is_err());
+    }
+}
