@@ -2,8 +2,8 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use latlab_engine::config_text::{duration_in, parse_baseline_name, whole_number_in};
-use latlab_front::SamplingArgs;
+use latlab_engine::config_text::{duration_in, whole_number_in};
+use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,15 +81,8 @@ pub struct RunArgs {
     /// [default: latlab-results].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also write the JSON here (as well as DIR/results.json); '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Also write CSV here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Also write a Markdown table here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<String>,
+    #[command(flatten)]
+    pub tables: TableArgs,
     /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
     /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
@@ -122,13 +115,8 @@ pub struct RunArgs {
     /// Run at SCHED_FIFO priority 1, bounded by RLIMIT_RTTIME.
     #[arg(long)]
     pub rt: bool,
-    /// Also keep this run's results as the baseline NAME, in DIR/baselines/NAME.json.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
-    pub save_baseline: Option<String>,
-    /// Compare this run with the baseline NAME saved earlier in DIR/baselines/ (as `latlab
-    /// compare` does), after the table.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
-    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub baselines: BaselineArgs,
     #[command(flatten)]
     pub terminal: TerminalArgs,
     /// Measure an imaginary machine instead of this one: every figure is made up and the same

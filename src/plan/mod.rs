@@ -177,11 +177,12 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let baseline = args
+        .baselines
         .baseline
         .as_deref()
         .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
         .transpose()?;
-    let save_baseline = args.save_baseline.as_deref().map(|name| {
+    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| {
         (
             name.to_string(),
             baselines_dir(&results_dir).join(format!("{name}.json")),
@@ -375,6 +376,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     let json = OutputTarget::Replaced(results_dir.join("results.json"));
     // --json naming DIR/results.json itself adds nothing.
     let json_copy = args
+        .tables
         .json
         .as_deref()
         .map(OutputTarget::parse)
@@ -386,8 +388,8 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     let outputs = Outputs {
         json,
         json_copy,
-        csv: args.csv.as_deref().map(OutputTarget::parse),
-        markdown: args.markdown.as_deref().map(OutputTarget::parse),
+        csv: args.tables.csv.as_deref().map(OutputTarget::parse),
+        markdown: args.tables.markdown.as_deref().map(OutputTarget::parse),
         create_dir,
         plots_dir: results_dir,
     };
@@ -402,9 +404,9 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         ));
     }
     for (flag, text) in [
-        ("--json", &args.json),
-        ("--csv", &args.csv),
-        ("--markdown", &args.markdown),
+        ("--json", &args.tables.json),
+        ("--csv", &args.tables.csv),
+        ("--markdown", &args.tables.markdown),
     ] {
         if text.as_deref().is_some_and(str::is_empty) {
             return Err(UsageError(format!(

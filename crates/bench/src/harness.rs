@@ -73,7 +73,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         }
         return Ok(0);
     }
-    let baseline = match &options.baseline {
+    let baseline = match &options.baselines.baseline {
         Some(name) => Some((name.clone(), load_baseline(name)?)),
         None => None,
     };
@@ -119,7 +119,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         print!("{text}");
     }
     outputs.write(&record)?;
-    if let Some(name) = &options.save_baseline {
+    if let Some(name) = &options.baselines.save_baseline {
         let path = save_baseline(name, &record)?;
         eprintln!("baseline {name}: {}", path.display());
     }
@@ -382,13 +382,13 @@ struct Outputs {
 impl Outputs {
     fn of(options: &Options) -> Outputs {
         let mut files: Vec<(OutputTarget, Box<dyn Exporter>)> = Vec::new();
-        if let Some(path) = &options.json {
+        if let Some(path) = &options.tables.json {
             files.push((OutputTarget::parse(path), Box::new(JsonExporter)));
         }
-        if let Some(path) = &options.csv {
+        if let Some(path) = &options.tables.csv {
             files.push((OutputTarget::parse(path), Box::new(CsvExporter)));
         }
-        if let Some(path) = &options.markdown {
+        if let Some(path) = &options.tables.markdown {
             files.push((OutputTarget::parse(path), Box::new(MarkdownExporter)));
         }
         Outputs {

@@ -1,8 +1,7 @@
 //! The command line of a bench binary: what `cargo bench -- …` accepts.
 
 use clap::Parser;
-use latlab_engine::config_text::parse_baseline_name;
-use latlab_front::SamplingArgs;
+use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,25 +28,13 @@ pub(crate) struct Options {
     /// annotated disassembly, and hardware counts per call where the machine has counters.
     #[arg(long)]
     pub profile: bool,
-    /// Write the results as JSON (a Google Benchmark superset) here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write CSV here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Write a Markdown table here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<String>,
+    #[command(flatten)]
+    pub tables: TableArgs,
     /// Write the self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<String>,
-    /// Save this run's results as a named baseline (in the target directory's
-    /// latlab-baselines/).
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
-    pub save_baseline: Option<String>,
-    /// Compare this run with a saved baseline, with a significance test per benchmark.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
-    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub baselines: BaselineArgs,
 }
 
 #[cfg(test)]

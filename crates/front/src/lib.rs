@@ -1,6 +1,7 @@
 //! The front-end core shared by the `latlab` binary and the `latlab-bench` harness: what
 //! both take from their command lines about how to sample ([`SamplingArgs`], flattened into
-//! each one's clap parser), the suites ([`Suite`]), and the machine-wide run lock with the
+//! each one's clap parser), the forms results are also written in ([`TableArgs`]), the
+//! baselines ([`BaselineArgs`]), the suites ([`Suite`]), and the machine-wide run lock with the
 //! notes a run keeps when it goes ahead without it ([`take_lock`]). One definition each, so
 //! that the two front ends cannot drift apart.
 
@@ -8,4 +9,4 @@ mod lock;
 mod options;
 
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{SamplingArgs, Suite};
+pub use options::{BaselineArgs, SamplingArgs, Suite, TableArgs};

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use latlab_engine::Config;
 use latlab_engine::config_text::{
-    DEFAULT_ROUNDS, parse_cpu, parse_rounds, parse_samples, parse_target_time,
+    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_samples, parse_target_time,
 };
 use std::time::Duration;
 
@@ -54,6 +54,34 @@ pub struct SamplingArgs {
     /// Pin the run to this CPU.
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<usize>,
+}
+
+/// Where the results go besides the front end's own outputs, in the forms both write.
+#[derive(Debug, Clone, Args)]
+pub struct TableArgs {
+    /// Also write the results as JSON here (the run's schema, a Google Benchmark superset);
+    /// '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Also write CSV here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Also write a Markdown table here; '-' for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+}
+
+/// Baselines: a run kept under a name, and a run compared with one kept earlier.
+#[derive(Debug, Clone, Args)]
+pub struct BaselineArgs {
+    /// Also keep this run's results as the baseline NAME (DIR/baselines/NAME.json for
+    /// `latlab run`, target/latlab-baselines/NAME.json for `cargo bench`).
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME saved earlier, as `latlab compare` does,
+    /// after the table.
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    pub baseline: Option<String>,
 }
 
 impl SamplingArgs {
