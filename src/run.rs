@@ -10,7 +10,7 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, St
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Runner};
-use latlab_front::take_lock;
+use latlab_front::{panic_message, take_lock};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
@@ -392,19 +392,12 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
             };
             (status, measured)
         }
-        Err(panic) => {
-            let reason = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "the probe panicked".to_string());
-            (
-                ProbeStatus::Failed {
-                    reason: format!("panicked: {reason}"),
-                },
-                Vec::new(),
-            )
-        }
+        Err(panic) => (
+            ProbeStatus::Failed {
+                reason: format!("panicked: {}", panic_message(panic.as_ref())),
+            },
+            Vec::new(),
+        ),
     };
     plan.selection.retain(probe.id, &mut results);
     ProbeOutcome {

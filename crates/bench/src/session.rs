@@ -78,9 +78,18 @@ impl Session {
         self.examine = examine;
     }
 
-    /// Runs one set of benchmarks side by side.
+    /// Runs one set of benchmarks side by side. A benchmark that panics fails its set, with
+    /// the panic's message; the run goes on with the next set.
     pub fn run_set(&mut self, set: &[Benchmark]) {
-        self.next(set, Vec::new());
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.next(set, Vec::new());
+        }));
+        if let Err(panic) = ran {
+            let reason = format!("panicked: {}", latlab_front::panic_message(panic.as_ref()));
+            for benchmark in set {
+                self.fail(&benchmark.name, reason.clone());
+            }
+        }
     }
 
     /// Calls the next benchmark of the set with the bodies gathered so far; after the last,

@@ -86,7 +86,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let names: Vec<String> = text(&listed.stdout).lines().map(String::from).collect();
     assert_eq!(names[0], "chains/add/1: benchmark");
     assert!(names.contains(&"lists/push_grow: benchmark".to_string()));
-    assert_eq!(names.len(), 14, "{names:?}");
+    assert_eq!(names.len(), 15, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -129,6 +129,11 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let stdout = text(&run.stdout);
     assert!(
         stdout.contains("planted/never_measured: the benchmark returned without calling"),
+        "{stdout}"
+    );
+    // A benchmark that panics fails, with its message; every other one is still measured.
+    assert!(
+        stdout.contains("planted/panics: panicked: a planted panic"),
         "{stdout}"
     );
     let json: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
