@@ -10,7 +10,7 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings, St
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Runner};
-use latlab_front::{panic_message, take_lock};
+use latlab_front::{Unwritten, panic_message, take_lock};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
 use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
@@ -163,7 +163,7 @@ fn say_what_was_written(
 ) {
     for target in plan.outputs.all() {
         if let Some(path) = target.path()
-            && !unwritten.0.iter().any(|(name, _)| *name == shown(target))
+            && !unwritten.contains(&shown(target))
         {
             eprintln!("results: {}", path.display());
         }
@@ -174,9 +174,7 @@ fn say_what_was_written(
     if !plots.is_empty() {
         eprintln!("plots: {}", describe_files(plots));
     }
-    for (output, why) in &unwritten.0 {
-        eprintln!("latlab: could not write {output}: {why}");
-    }
+    unwritten.report();
 }
 
 /// The run's exit status: the signal's when one stopped it; 2 when it measured but not one
@@ -189,10 +187,10 @@ fn exit_code(
     interrupted: bool,
     stop: &StopSignals,
 ) -> ExitCode {
-    let results_kept = plan.outputs.all().any(|target| {
-        let name = shown(target);
-        !unwritten.0.iter().any(|(output, _)| *output == name)
-    });
+    let results_kept = plan
+        .outputs
+        .all()
+        .any(|target| !unwritten.contains(&shown(target)));
     if !interrupted && !results_kept {
         eprintln!(
             "latlab: no results file could be written (see above); the table is all that is \
@@ -205,7 +203,7 @@ fn exit_code(
         .probes
         .iter()
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }))
-        || !unwritten.0.is_empty();
+        || !unwritten.is_empty();
     if interrupted {
         ExitCode::from(stop.exit_status())
     } else if failed {
@@ -422,28 +420,6 @@ fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {
         list.push((markdown, &MarkdownExporter));
     }
     list
-}
-
-/// Rewrites every regular-file output from the record as it stands.
-/// Outputs that could not be written, each once with its latest cause.
-#[derive(Default)]
-struct Unwritten(Vec<(String, String)>);
-
-impl Unwritten {
-    /// Notes a failed write of `output`, or forgets an earlier failure when it succeeded;
-    /// gives back what the write gave.
-    fn note<T>(&mut self, output: &str, written: Result<T, ExportError>) -> Option<T> {
-        self.0.retain(|(name, _)| name != output);
-        match written {
-            Ok(value) => Some(value),
-            Err(error) => {
-                let cause = std::error::Error::source(&error)
-                    .map_or_else(|| error.to_string(), ToString::to_string);
-                self.0.push((output.to_string(), cause));
-                None
-            }
-        }
-    }
 }
 
 /// Rewrites every file output whole after a probe, so that a crash loses at most the probe

@@ -11,11 +11,11 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
-use latlab_front::take_lock;
+use latlab_front::{Unwritten, take_lock};
 use latlab_report::{
-    CsvExporter, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget, TableExporter,
-    advice, benchmarks_html_page, compare::compare_text, load::load_run, render_plots,
-    write_output,
+    CsvExporter, ExportError, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget,
+    TableExporter, advice, benchmarks_html_page, compare::compare_text, load::load_run,
+    render_plots, write_output,
 };
 use regex::Regex;
 use std::ffi::OsString;
@@ -107,7 +107,18 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         }
     }
     let sets = registry::side_by_side(selected);
-    measure_in_rounds(&mut session, &sets, rounds, &mut record, &outputs, &cancel)?;
+    // Outputs that could not be written, with why: the run goes on measuring, and says so
+    // at the end.
+    let mut unwritten = Unwritten::default();
+    measure_in_rounds(
+        &mut session,
+        &sets,
+        rounds,
+        &mut record,
+        &outputs,
+        &mut unwritten,
+        &cancel,
+    );
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
 
@@ -118,20 +129,44 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     } else {
         print!("{text}");
     }
-    outputs.write(&record)?;
+    outputs.write(&record, &mut unwritten);
     if let Some(name) = &options.baselines.save_baseline {
-        let path = save_baseline(name, &record)?;
-        eprintln!("baseline {name}: {}", path.display());
+        let saved = save_baseline(name, &record);
+        if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
+            eprintln!("baseline {name}: {}", path.display());
+        }
     }
+    unwritten.report();
+    Ok(exit_code(&record, &outputs, &unwritten, &stop))
+}
+
+/// The run's exit status, as the binary's: the signal's when one stopped it; 2 when it
+/// measured but not one of the files asked for could be written; 1 when a benchmark failed
+/// or an output could not be written; else 0.
+fn exit_code(
+    record: &RunRecord,
+    outputs: &Outputs,
+    unwritten: &Unwritten,
+    stop: &StopSignals,
+) -> i32 {
     if !record.complete {
         eprintln!("interrupted: the results measured before it are written");
-        return Ok(i32::from(stop.exit_status()));
+        return i32::from(stop.exit_status());
+    }
+    let asked = outputs.names();
+    if !asked.is_empty() && asked.iter().all(|name| unwritten.contains(name)) {
+        eprintln!(
+            "latlab: no results file could be written (see above); the table is all that is \
+             left of this run: free the disk, raise the limit, or choose other files, then \
+             run again"
+        );
+        return 2;
     }
     let failed = record
         .probes
         .iter()
         .any(|p| matches!(p.status, ProbeStatus::Failed { .. }));
-    Ok(i32::from(failed))
+    i32::from(failed || !unwritten.is_empty())
 }
 
 /// The run's record as it starts: the controls applied, the environment's concerns, the
@@ -169,8 +204,9 @@ fn measure_in_rounds(
     rounds: usize,
     record: &mut RunRecord,
     outputs: &Outputs,
+    unwritten: &mut Unwritten,
     cancel: &AtomicBool,
-) -> Result<(), Stop> {
+) {
     let mut measured: Vec<ProbeRounds> = Vec::with_capacity(sets.len());
     for round in 0..rounds {
         session.examine_from_now(round == 0);
@@ -199,12 +235,11 @@ fn measure_in_rounds(
                 })
                 .collect();
             if interrupted {
-                return Ok(());
+                return;
             }
-            outputs.write_so_far(record)?;
+            outputs.write_so_far(record, unwritten);
         }
     }
-    Ok(())
 }
 
 /// What the run prints: the table, the comparisons within sets, cycles, allocations,
@@ -399,9 +434,9 @@ impl Outputs {
 
     /// The results so far into the files that can be rewritten whole (not standard output,
     /// a device or a FIFO, which take one write at the end; not the page), as the binary
-    /// keeps them after each probe.
-    fn write_so_far(&self, record: &RunRecord) -> Result<(), Stop> {
-        self.write_files(record, OutputTarget::is_rewritable)
+    /// keeps them after each probe; a file that cannot be written is noted.
+    fn write_so_far(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+        self.write_files(record, OutputTarget::is_rewritable, unwritten);
     }
 
     /// The machine formats into the outputs `which` picks.
@@ -409,12 +444,14 @@ impl Outputs {
         &self,
         record: &RunRecord,
         which: impl Fn(&OutputTarget) -> bool,
-    ) -> Result<(), Stop> {
+        unwritten: &mut Unwritten,
+    ) {
         for (target, exporter) in self.files.iter().filter(|(t, _)| which(t)) {
-            let text = exporter.render(record).map_err(|e| bad(with_causes(&e)))?;
-            write_output(target, &text).map_err(|e| bad(with_causes(&e)))?;
+            let written = exporter
+                .render(record)
+                .and_then(|text| write_output(target, &text));
+            unwritten.note(&name_of(target), written);
         }
-        Ok(())
     }
 
     fn uses_stdout(&self) -> bool {
@@ -423,15 +460,30 @@ impl Outputs {
     }
 
     /// The final outputs: every file, standard output and the HTML page.
-    fn write(&self, record: &RunRecord) -> Result<(), Stop> {
-        self.write_files(record, |_| true)?;
+    fn write(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+        self.write_files(record, |_| true, unwritten);
         if let Some(target) = &self.html {
-            let plots = render_plots(record, Formats::Svg).map_err(|e| bad(with_causes(&e)))?;
-            write_output(target, &benchmarks_html_page(record, &plots))
-                .map_err(|e| bad(with_causes(&e)))?;
+            let written = render_plots(record, Formats::Svg)
+                .and_then(|plots| write_output(target, &benchmarks_html_page(record, &plots)));
+            unwritten.note(&name_of(target), written);
         }
-        Ok(())
     }
+
+    /// The names of the outputs asked for, as [`Unwritten`] notes them.
+    fn names(&self) -> Vec<String> {
+        (self.files.iter().map(|(target, _)| target))
+            .chain(&self.html)
+            .map(name_of)
+            .collect()
+    }
+}
+
+/// An output's name in the notes: its path, or standard output.
+fn name_of(target: &OutputTarget) -> String {
+    target.path().map_or_else(
+        || "standard output".to_string(),
+        |p| p.display().to_string(),
+    )
 }
 
 /// Where baselines are kept: `latlab-baselines/` in the target directory (from
@@ -461,14 +513,17 @@ fn load_baseline(name: &str) -> Result<RunRecord, Stop> {
     load_run(&path).map_err(|e| bad(format!("baseline {name}: {}", e.0)))
 }
 
-fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, Stop> {
-    let dir = baseline_dir()?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| bad(format!("cannot create {}: {e}", dir.display())))?;
+fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, ExportError> {
+    let dir = baseline_dir().map_err(|Stop(why)| ExportError::Write {
+        path: "the baseline directory".into(),
+        source: std::io::Error::other(why),
+    })?;
     let path = dir.join(format!("{name}.json"));
-    let json = JsonExporter
-        .render(record)
-        .map_err(|e| bad(with_causes(&e)))?;
-    write_output(&OutputTarget::Replaced(path.clone()), &json).map_err(|e| bad(with_causes(&e)))?;
+    std::fs::create_dir_all(&dir).map_err(|source| ExportError::Write {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let json = JsonExporter.render(record)?;
+    write_output(&OutputTarget::Replaced(path.clone()), &json)?;
     Ok(path)
 }

@@ -6,7 +6,7 @@ use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
 #[derive(Debug, Parser)]
 #[command(
     about = "Benchmarks registered with #[latlab_bench::bench], measured by latlab's engine",
-    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed\n  2    bad arguments, an unknown benchmark or baseline, an unwritable output\n  130  interrupted by Ctrl-C (results measured so far are written)\n  143  stopped by SIGTERM, 129 by SIGHUP (results measured so far are written)"
+    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed, or an output could not be written while another results file was\n  2    bad arguments or an unknown benchmark or baseline (nothing measured), or not one results file asked for could be written\n  130  interrupted by Ctrl-C (results measured so far are written)\n  143  stopped by SIGTERM, 129 by SIGHUP (results measured so far are written)"
 )]
 pub(crate) struct Options {
     /// Run only benchmarks whose name (group/function/argument) matches one of these

@@ -268,6 +268,41 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         text(&compared.stdout)
     );
 
+    // An output that cannot be written does not stop the run, and the exit status follows
+    // the binary's contract: 1 while another results file was written, 2 when none was.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ok.csv");
+    let tiny = [
+        "chains/add/1",
+        "--exact",
+        "--samples",
+        "6",
+        "--rounds",
+        "1",
+        "--target-time",
+        "200us",
+    ];
+    let mut args = tiny.to_vec();
+    args.extend(["--json", "/dev/full", "--csv", csv.to_str().unwrap()]);
+    let partly = cargo_bench(&args);
+    let stderr = text(&partly.stderr);
+    assert_eq!(partly.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("could not write /dev/full"), "{stderr}");
+    assert!(
+        std::fs::read_to_string(&csv)
+            .unwrap()
+            .contains("chains/add/1")
+    );
+    let mut args = tiny.to_vec();
+    args.extend(["--json", "/dev/full"]);
+    let nothing = cargo_bench(&args);
+    let stderr = text(&nothing.stderr);
+    assert_eq!(nothing.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no results file could be written"),
+        "{stderr}"
+    );
+
     // Without --bench (as `cargo test --benches` runs them), each runs once.
     let binary = bench_binary();
     let once = Command::new(&binary).arg("lists").output().unwrap();

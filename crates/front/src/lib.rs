@@ -3,13 +3,17 @@
 //! each one's clap parser), the forms results are also written in ([`TableArgs`]), the
 //! baselines ([`BaselineArgs`]), the suites ([`Suite`]), and the machine-wide run lock with the
 //! notes a run keeps when it goes ahead without it ([`take_lock`]), and what a panic said
-//! ([`panic_message`]), since both survive a probe or a benchmark that panics. One definition each, so
+//! ([`panic_message`]), since both survive a probe or a benchmark that panics, and the
+//! outputs that could not be written ([`Unwritten`]), since both go on measuring when a
+//! write fails and read their exit status from what was written. One definition each, so
 //! that the two front ends cannot drift apart.
 
 mod lock;
 mod options;
 mod panics;
+mod unwritten;
 
 pub use lock::{LOCK_WAIT, take_lock};
 pub use options::{BaselineArgs, SamplingArgs, Suite, TableArgs};
 pub use panics::panic_message;
+pub use unwritten::Unwritten;
