@@ -22,9 +22,25 @@ pub fn print(args: &EnvArgs) -> anyhow::Result<()> {
 }
 
 fn text(env: &Environment, clock: &ClockInfo) -> String {
+    let lines: Vec<(&str, String)> = (machine_lines(env).into_iter())
+        .chain(system_lines(env, clock))
+        .collect();
+    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut text: String = lines
+        .iter()
+        .map(|(key, value)| format!("{key:width$}  {value}\n"))
+        .collect();
+    let concerns = env.concerns();
+    let notes = concerns.iter().map(advice::concern);
+    for note in notes.chain(advice::clock(clock)) {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    text
+}
+
+/// The machine's lines of `latlab env`: host, CPU, cores, caches, frequency, core classes.
+fn machine_lines(env: &Environment) -> Vec<(&'static str, String)> {
     let unknown = || "unknown".to_string();
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    let limit = |l: Option<u64>| l.map_or_else(|| "unlimited".to_string(), |v| v.to_string());
     let caches: Vec<String> = env
         .caches
         .iter()
@@ -38,8 +54,7 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
             )
         })
         .collect();
-    let perf = &env.perf_counters;
-    let lines = [
+    vec![
         ("host", env.host_name.clone()),
         ("cpu", env.cpu.model.clone()),
         (
@@ -78,6 +93,17 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
             "core classes",
             latlab_engine::environment::describe_core_classes(&env.core_classes),
         ),
+    ]
+}
+
+/// The system's lines of `latlab env`: virtualisation, kernel, clocks, privileges,
+/// counters, load and build.
+fn system_lines(env: &Environment, clock: &ClockInfo) -> Vec<(&'static str, String)> {
+    let unknown = || "unknown".to_string();
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let limit = |l: Option<u64>| l.map_or_else(|| "unlimited".to_string(), |v| v.to_string());
+    let perf = &env.perf_counters;
+    vec![
         (
             "virtualisation",
             env.virtualization
@@ -142,16 +168,5 @@ fn text(env: &Environment, clock: &ClockInfo) -> String {
                 env.build_profile, env.opt_level, env.latlab_version
             ),
         ),
-    ];
-    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    let mut text: String = lines
-        .iter()
-        .map(|(key, value)| format!("{key:width$}  {value}\n"))
-        .collect();
-    let concerns = env.concerns();
-    let notes = concerns.iter().map(advice::concern);
-    for note in notes.chain(advice::clock(clock)) {
-        text.push_str(&format!("note: {note}\n"));
-    }
-    text
+    ]
 }

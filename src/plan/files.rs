@@ -172,33 +172,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         ("--csv", &args.csv),
         ("--json", &args.json),
     ];
-    for (flag, text) in outputs {
-        if text.as_deref().is_some_and(str::is_empty) {
-            return Err(UsageError(format!(
-                "{flag} '': an empty path; give a file name, or '-' for standard output"
-            )));
-        }
-        if let Some(path) = text.as_deref().filter(|t| *t != "-")
-            && Path::new(path).is_dir()
-        {
-            return Err(UsageError(format!(
-                "{flag} {path}: a directory; give a file name"
-            )));
-        }
-    }
-    let named: Vec<&str> = outputs.iter().filter_map(|(_, t)| t.as_deref()).collect();
-    for (i, name) in named.iter().enumerate() {
-        if named[..i].contains(name) {
-            let what = if *name == "-" {
-                "standard output ('-')".to_string()
-            } else {
-                (*name).to_string()
-            };
-            return Err(UsageError(format!(
-                "{what} is named by two of --markdown, --csv and --json; give each its own"
-            )));
-        }
-    }
+    check_compare_outputs(&outputs)?;
     let paths = (args.files.iter())
         .map(|path| side_files(path))
         .collect::<Result<Vec<_>, UsageError>>()?;
@@ -250,6 +224,39 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         stream,
     );
     Ok(ComparePlan { terminal, ..plan })
+}
+
+/// Refuses compare's outputs that cannot be written: an empty path, a directory, or one
+/// file (or standard output) named by two of them.
+fn check_compare_outputs(outputs: &[(&str, &Option<String>)]) -> Result<(), UsageError> {
+    for (flag, text) in outputs {
+        if text.as_deref().is_some_and(str::is_empty) {
+            return Err(UsageError(format!(
+                "{flag} '': an empty path; give a file name, or '-' for standard output"
+            )));
+        }
+        if let Some(path) = text.as_deref().filter(|t| *t != "-")
+            && Path::new(path).is_dir()
+        {
+            return Err(UsageError(format!(
+                "{flag} {path}: a directory; give a file name"
+            )));
+        }
+    }
+    let named: Vec<&str> = outputs.iter().filter_map(|(_, t)| t.as_deref()).collect();
+    for (i, name) in named.iter().enumerate() {
+        if named[..i].contains(name) {
+            let what = if *name == "-" {
+                "standard output ('-')".to_string()
+            } else {
+                (*name).to_string()
+            };
+            return Err(UsageError(format!(
+                "{what} is named by two of --markdown, --csv and --json; give each its own"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The results files of one side of a comparison: the file named, or, for a directory,

@@ -91,9 +91,9 @@ pub struct RunPlan {
     /// How much the table says, how wide and in what colours.
     pub terminal: Terminal,
     /// `--baseline`: its name and the run saved under it, to compare this run with.
-    pub baseline: Option<(String, RunRecord)>,
+    pub baseline: Option<Baseline>,
     /// `--save-baseline`: its name and the file this run is kept in.
-    pub save_baseline: Option<(String, PathBuf)>,
+    pub save_baseline: Option<SavedAs>,
 }
 
 /// Where a results directory keeps its baselines.
@@ -172,22 +172,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         trace_on_miss: args.trace_on_miss,
     };
     let outputs = outputs(args)?;
-    let results_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
-    let baseline = args
-        .baselines
-        .baseline
-        .as_deref()
-        .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
-        .transpose()?;
-    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| {
-        (
-            name.to_string(),
-            baselines_dir(&results_dir).join(format!("{name}.json")),
-        )
-    });
+    let (baseline, save_baseline) = baselines(args)?;
     let table_stream = if outputs.uses_stdout() {
         Stream::Stderr
     } else {
@@ -219,6 +204,30 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         rt: args.rt,
         headline: false,
     })
+}
+
+/// A baseline's name and the run saved under it.
+pub type Baseline = (String, RunRecord);
+/// A baseline's name and the file a run is kept in under it.
+pub type SavedAs = (String, PathBuf);
+
+/// The baseline to compare the run with, loaded, and where to keep the run as one: both in
+/// the results directory's `baselines/`.
+fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), UsageError> {
+    let results_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    let baseline = (args.baselines.baseline.as_deref())
+        .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
+        .transpose()?;
+    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| {
+        (
+            name.to_string(),
+            baselines_dir(&results_dir).join(format!("{name}.json")),
+        )
+    });
+    Ok((baseline, save_baseline))
 }
 
 impl RunPlan {
