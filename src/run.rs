@@ -35,6 +35,14 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         eprintln!("latlab: interrupted while waiting for the other run; nothing was measured");
         return Ok(ExitCode::from(stop.exit_status()));
     };
+    // The progress line's thread starts before --pin and --rt apply to this thread, so
+    // that it neither shares the pinned CPU nor runs in real time.
+    let mut progress = Progress::new(
+        &plan.probes,
+        plan.suite,
+        plan.rounds,
+        std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,
+    );
     let settings = apply_controls(&mut plan, &mut notes);
     plan.config.cancel = cancel;
     let mut record = begin_record(&plan, settings, notes);
@@ -44,7 +52,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
     let mut unwritten = Unwritten::default();
-    let interrupted = measure_between_checks(&plan, &mut record, &mut unwritten);
+    let interrupted = measure_between_checks(&plan, &mut record, &mut progress, &mut unwritten);
     record.load_avg_after = host.load_average();
     record.complete = !interrupted;
     write_rewritable(&plan, &record, &mut unwritten);
@@ -76,21 +84,15 @@ fn begin_record(plan: &RunPlan, settings: RunSettings, notes: Vec<String>) -> Ru
     record
 }
 
-/// Takes the stability check, measures the probes, and takes the check again, with the
-/// progress line where standard error is a terminal; `true` when Ctrl-C (or a signal)
-/// stopped the run.
+/// Takes the stability check, measures the probes, and takes the check again, telling
+/// `progress` as it goes; `true` when Ctrl-C (or a signal) stopped the run.
 fn measure_between_checks(
     plan: &RunPlan,
     record: &mut RunRecord,
+    progress: &mut Progress,
     unwritten: &mut Unwritten,
 ) -> bool {
     let mut runner = Runner::on(Arc::clone(&plan.host), plan.config.clone());
-    let mut progress = Progress::new(
-        &plan.probes,
-        plan.suite,
-        plan.rounds,
-        std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,
-    );
     if let Some(listener) = progress.listener() {
         runner.listen(listener);
     }
@@ -107,7 +109,7 @@ fn measure_between_checks(
         }
     };
     if !interrupted {
-        interrupted = measure(plan, &mut runner, record, &mut progress, unwritten);
+        interrupted = measure(plan, &mut runner, record, progress, unwritten);
     }
     if !interrupted && !record.stability.is_empty() {
         progress.stability_check("stability check, again");

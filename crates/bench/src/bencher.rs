@@ -9,10 +9,19 @@
 
 use crate::bodies::{CHEAP_CALL_NS, Calls, Chained, Refs, Values};
 use crate::registry::Benchmark;
-use crate::session::Session;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use std::cell::RefCell;
+
+/// What a [`Bencher`] hands its set back to once its benchmark has given its closure (or
+/// failed to): the session measuring the set, which calls the next benchmark of the set or,
+/// after the last, measures the bodies gathered.
+pub(crate) trait SetRunner {
+    /// Calls the next of `rest` with the bodies gathered so far, or measures them.
+    fn next(&mut self, rest: &[Benchmark], pending: Vec<Pending<'_>>);
+    /// Records that benchmark `name` failed, and why.
+    fn fail(&mut self, name: &str, reason: String);
+}
 
 /// Hands a benchmark's closure to the harness. A `#[bench]` function that takes one must
 /// call one of its `bench…` methods exactly once; one that returns a value is measured
@@ -23,7 +32,7 @@ pub struct Bencher<'a, 'b> {
 
 /// The benchmarks still to be called, and the bodies of those already called.
 struct Chain<'a, 'b> {
-    session: &'a mut Session,
+    session: &'a mut dyn SetRunner,
     benchmark: &'a Benchmark,
     rest: &'a [Benchmark],
     pending: Vec<Pending<'b>>,
@@ -89,7 +98,7 @@ impl<'b> Pending<'b> {
 
 impl<'a, 'b> Bencher<'a, 'b> {
     pub(crate) fn new(
-        session: &'a mut Session,
+        session: &'a mut dyn SetRunner,
         benchmark: &'a Benchmark,
         rest: &'a [Benchmark],
         pending: Vec<Pending<'b>>,

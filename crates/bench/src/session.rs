@@ -3,7 +3,7 @@
 //! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
-use crate::bencher::{Bencher, Pair, Pending};
+use crate::bencher::{Bencher, Pair, Pending, SetRunner};
 use crate::profile::{Measured, Profiler};
 use crate::registry::Benchmark;
 use latlab_engine::analysis::paired_ratio;
@@ -244,6 +244,16 @@ impl Session {
             slopes.push((slope, measured));
         }
         Ok(slopes)
+    }
+}
+
+impl SetRunner for Session {
+    fn next(&mut self, rest: &[Benchmark], pending: Vec<Pending<'_>>) {
+        Session::next(self, rest, pending);
+    }
+
+    fn fail(&mut self, name: &str, reason: String) {
+        Session::fail(self, name, reason);
     }
 }
 

@@ -18,6 +18,7 @@ mod html_benchmarks;
 mod json;
 pub mod load;
 mod markdown;
+mod markup;
 mod plots;
 mod printable;
 mod rows;

@@ -7,7 +7,7 @@
 
 use super::Fleet;
 use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
-use crate::html::{STYLE, escape};
+use crate::markup::{STYLE, escape};
 use crate::units::{format_ns, format_ns_axis, format_ratio};
 use std::fmt::Write;
 
