@@ -19,13 +19,7 @@ pub fn warning(warning: &Warning) -> String {
         Warning::NotSteadyState {
             early_samples,
             shift,
-        } => format!(
-            "not at steady state: the first {early_samples} samples were {:.0}% {} than the \
-             rest (frequency ramp, cold caches or page faults); raise --samples or \
-             --target-time",
-            shift.abs() * 100.0,
-            if *shift > 0.0 { "slower" } else { "faster" }
-        ),
+        } => not_steady(*early_samples, *shift),
         Warning::HighVariance { cv } => format!(
             "unstable: coefficient of variation {:.0}%; the machine was busy or its frequency \
              changed; close other programs, try --pin, or raise --samples",
@@ -56,66 +50,95 @@ pub fn warning(warning: &Warning) -> String {
             level,
             measured_bytes,
             reported_bytes,
-        } => format!(
-            "the latency curve puts the end of {level} near {} KiB but the kernel reports {} \
-             KiB: a VM may report the host's caches, or the cache is shared with busy \
-             neighbours; trust the curve for this machine as it runs",
-            measured_bytes / 1024,
-            reported_bytes / 1024
-        ),
+        } => cache_size_mismatch(level, *measured_bytes, *reported_bytes),
         Warning::TwoModes {
             low_ns,
             high_ns,
             low_share,
-        } => format!(
-            "two modes: {:.0}% of the samples near {}, the rest near {}; what was measured \
-             changed while it ran (a VM's vCPUs moved between host cores): the median \
-             describes neither; run again, or pin the VM's vCPUs on the host",
-            low_share * 100.0,
-            format_ns(*low_ns),
-            format_ns(*high_ns)
-        ),
+        } => two_modes(*low_ns, *high_ns, *low_share),
         Warning::BehavedAsSiblings {
             one_way_ns,
             l2_hit_ns,
-        } => format!(
-            "behaved as SMT siblings: a line passed one way in {}, under twice an L2 hit on \
-             this core ({}), though the machine does not report these CPUs as threads of one \
-             core: the host ran the two vCPUs on one core then, and this is not a \
-             core-to-core figure (it is left out of the all-pairs summary)",
-            format_ns(*one_way_ns),
-            format_ns(*l2_hit_ns)
-        ),
+        } => behaved_as_siblings(*one_way_ns, *l2_hit_ns),
         Warning::CycleUncertain {
             add_ns,
             multiply_ns,
             expected_cycles,
-        } => format!(
-            "the cycle is uncertain: a chain of dependent adds read {} a cycle ({:.2} GHz), but \
-             a dependent multiply, {expected_cycles:.0} cycles on every current core, read {} = \
-             {:.2} of those cycles; the core folded additions or its clock changed between the \
-             two: trust the nanoseconds, not the figures in cycles",
-            format_ns(*add_ns),
-            1.0 / add_ns,
-            format_ns(*multiply_ns),
-            multiply_ns / add_ns
-        ),
+        } => cycle_uncertain(*add_ns, *multiply_ns, *expected_cycles),
         Warning::FasterThanOtherPairs { ratio } => format!(
             "{ratio:.1}× faster than the median pair, though the machine does not report these \
              CPUs as threads of one core: the host probably runs them on SMT siblings of one \
              core, and may move them"
         ),
-        Warning::MovedDuringRun { first_ns, last_ns } => format!(
-            "moved during the run: {} when first measured, {} when measured again; the \
-             machine under the run changed (the host moved the vCPUs or the memory, or a \
-             neighbour started or stopped): figures taken in between depend on when they ran",
-            format_ns(*first_ns),
-            format_ns(*last_ns)
-        ),
+        Warning::MovedDuringRun { first_ns, last_ns } => moved_during_run(*first_ns, *last_ns),
         Warning::PartSkipped { part, reason } => format!("{part} skipped: {reason}"),
         Warning::CheckFailed { check, failure } => format!("{check} FAILED: {failure}"),
         Warning::Phrased { message, .. } => message.clone(),
     }
+}
+
+fn not_steady(early_samples: usize, shift: f64) -> String {
+    format!(
+        "not at steady state: the first {early_samples} samples were {:.0}% {} than the \
+         rest (frequency ramp, cold caches or page faults); raise --samples or --target-time",
+        shift.abs() * 100.0,
+        if shift > 0.0 { "slower" } else { "faster" }
+    )
+}
+
+fn cache_size_mismatch(level: &str, measured_bytes: u64, reported_bytes: u64) -> String {
+    format!(
+        "the latency curve puts the end of {level} near {} KiB but the kernel reports {} \
+         KiB: a VM may report the host's caches, or the cache is shared with busy \
+         neighbours; trust the curve for this machine as it runs",
+        measured_bytes / 1024,
+        reported_bytes / 1024
+    )
+}
+
+fn two_modes(low_ns: f64, high_ns: f64, low_share: f64) -> String {
+    format!(
+        "two modes: {:.0}% of the samples near {}, the rest near {}; what was measured \
+         changed while it ran (a VM's vCPUs moved between host cores): the median \
+         describes neither; run again, or pin the VM's vCPUs on the host",
+        low_share * 100.0,
+        format_ns(low_ns),
+        format_ns(high_ns)
+    )
+}
+
+fn behaved_as_siblings(one_way_ns: f64, l2_hit_ns: f64) -> String {
+    format!(
+        "behaved as SMT siblings: a line passed one way in {}, under twice an L2 hit on \
+         this core ({}), though the machine does not report these CPUs as threads of one \
+         core: the host ran the two vCPUs on one core then, and this is not a \
+         core-to-core figure (it is left out of the all-pairs summary)",
+        format_ns(one_way_ns),
+        format_ns(l2_hit_ns)
+    )
+}
+
+fn cycle_uncertain(add_ns: f64, multiply_ns: f64, expected_cycles: f64) -> String {
+    format!(
+        "the cycle is uncertain: a chain of dependent adds read {} a cycle ({:.2} GHz), but \
+         a dependent multiply, {expected_cycles:.0} cycles on every current core, read {} = \
+         {:.2} of those cycles; the core folded additions or its clock changed between the \
+         two: trust the nanoseconds, not the figures in cycles",
+        format_ns(add_ns),
+        1.0 / add_ns,
+        format_ns(multiply_ns),
+        multiply_ns / add_ns
+    )
+}
+
+fn moved_during_run(first_ns: f64, last_ns: f64) -> String {
+    format!(
+        "moved during the run: {} when first measured, {} when measured again; the \
+         machine under the run changed (the host moved the vCPUs or the memory, or a \
+         neighbour started or stopped): figures taken in between depend on when they ran",
+        format_ns(first_ns),
+        format_ns(last_ns)
+    )
 }
 
 /// A verdict as the table and the report state it.

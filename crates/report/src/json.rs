@@ -264,45 +264,53 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
             ));
         }
     }
-    let real = latlab_engine::stats::Summary::of(&result.samples_ns);
-    let cpu = latlab_engine::stats::Summary::of(&result.cpu_samples_ns);
-    if let Some(real) = real {
-        // Without CPU times, 0: not measured.
-        let cpu_of = |f: fn(&latlab_engine::stats::Summary) -> Option<f64>| match &cpu {
-            Some(cpu) => f(cpu),
-            None => Some(0.0),
-        };
-        let aggregates = [
-            ("mean", "time", Some(real.mean), cpu_of(|s| Some(s.mean))),
-            (
-                "median",
-                "time",
-                Some(real.median),
-                cpu_of(|s| Some(s.median)),
-            ),
-            (
-                "stddev",
-                "time",
-                Some(real.stddev),
-                cpu_of(|s| Some(s.stddev)),
-            ),
-            ("cv", "percentage", real.cv, cpu_of(|s| s.cv)),
-        ];
-        for (name, unit, real_value, cpu_value) in aggregates {
-            if let (Some(real_value), Some(cpu_value)) = (real_value, cpu_value) {
-                rows.push(row(
-                    format!("{}_{name}", result.name),
-                    "aggregate",
-                    None,
-                    Some((name, unit)),
-                    n as u64,
-                    real_value,
-                    cpu_value,
-                ));
-            }
-        }
+    for (name, unit, real_value, cpu_value) in aggregates(result) {
+        rows.push(row(
+            format!("{}_{name}", result.name),
+            "aggregate",
+            None,
+            Some((name, unit)),
+            n as u64,
+            real_value,
+            cpu_value,
+        ));
     }
     rows
+}
+
+/// Google Benchmark's aggregates of `result`, each `(name, unit, real, cpu)`: mean, median,
+/// standard deviation and coefficient of variation, of the wall and the CPU times (0 for
+/// CPU times not measured); none without samples, and no cv where it is undefined.
+fn aggregates(result: &BenchResult) -> Vec<(&'static str, &'static str, f64, f64)> {
+    use latlab_engine::stats::Summary;
+    let Some(real) = Summary::of(&result.samples_ns) else {
+        return Vec::new();
+    };
+    let cpu = Summary::of(&result.cpu_samples_ns);
+    // Without CPU times, 0: not measured.
+    let cpu_of = |f: fn(&Summary) -> Option<f64>| match &cpu {
+        Some(cpu) => f(cpu),
+        None => Some(0.0),
+    };
+    [
+        ("mean", "time", Some(real.mean), cpu_of(|s| Some(s.mean))),
+        (
+            "median",
+            "time",
+            Some(real.median),
+            cpu_of(|s| Some(s.median)),
+        ),
+        (
+            "stddev",
+            "time",
+            Some(real.stddev),
+            cpu_of(|s| Some(s.stddev)),
+        ),
+        ("cv", "percentage", real.cv, cpu_of(|s| s.cv)),
+    ]
+    .into_iter()
+    .filter_map(|(name, unit, real, cpu)| Some((name, unit, real?, cpu?)))
+    .collect()
 }
 
 #[cfg(test)]

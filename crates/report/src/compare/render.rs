@@ -11,6 +11,7 @@ use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::RunRecord;
+use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 impl Verdict {
@@ -465,14 +466,31 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
 /// The JSON rendering: the threshold, each run's tally, and every result with each later
 /// run's median, ratio, p-value and verdict.
 pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
-    use serde_json::{Value, json};
-    let results: Vec<Value> = comparison
-        .results
-        .iter()
+    let document = json!({
+        "latlab_comparison_version": 1,
+        "baseline": comparison.labels[0],
+        "baseline_runs": comparison.runs_per_side[0],
+        "threshold": comparison.threshold,
+        "significance": SIGNIFICANCE,
+        "runs": json_runs(comparison),
+        "results": json_results(comparison),
+    });
+    serde_json::to_string_pretty(&document)
+        .map(|mut text| {
+            text.push('\n');
+            text
+        })
+        .map_err(|e| ExportError::Encode {
+            format: "JSON",
+            detail: e.to_string(),
+        })
+}
+
+/// Each result of the comparison in the JSON: its baseline figure and each later side's.
+fn json_results(comparison: &Comparison) -> Vec<Value> {
+    (comparison.results.iter())
         .map(|result| {
-            let against: Vec<Value> = result
-                .later
-                .iter()
+            let against: Vec<Value> = (result.later.iter())
                 .zip(&comparison.labels[1..])
                 .map(|(against, label)| match against {
                     Some(a) => json!({
@@ -493,37 +511,20 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
                 "against": against,
             })
         })
-        .collect();
-    let runs: Vec<Value> = comparison
-        .tallies
-        .iter()
+        .collect()
+}
+
+/// Each later side in the JSON: its runs, how its run-to-run noise was known, its tally.
+fn json_runs(comparison: &Comparison) -> Vec<Value> {
+    (comparison.tallies.iter())
         .zip(&comparison.labels[1..])
         .zip(&comparison.runs_per_side[1..])
         .zip(&comparison.run_to_run)
         .map(|(((t, label), runs), noise)| {
-            let noise = match noise {
-                RunToRun::Measured => json!({ "from": "runs" }),
-                RunToRun::Estimated {
-                    scatter,
-                    results,
-                    families,
-                } => {
-                    let families: serde_json::Map<String, Value> = (families.iter())
-                        .map(|(family, sd)| (family.clone(), json!(sd)))
-                        .collect();
-                    json!({
-                        "from": "scatter",
-                        "scatter": scatter,
-                        "results": results,
-                        "families": families,
-                    })
-                }
-                RunToRun::Unknown => json!({ "from": "rounds only" }),
-            };
             json!({
                 "run": label,
                 "runs": runs,
-                "run_to_run": noise,
+                "run_to_run": json_noise(noise),
                 "slower": t.slower,
                 "faster": t.faster,
                 "same": t.same,
@@ -533,23 +534,28 @@ pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
                 "new": t.new,
             })
         })
-        .collect();
-    let document = json!({
-        "latlab_comparison_version": 1,
-        "baseline": comparison.labels[0],
-        "baseline_runs": comparison.runs_per_side[0],
-        "threshold": comparison.threshold,
-        "significance": SIGNIFICANCE,
-        "runs": runs,
-        "results": results,
-    });
-    serde_json::to_string_pretty(&document)
-        .map(|mut text| {
-            text.push('\n');
-            text
-        })
-        .map_err(|e| ExportError::Encode {
-            format: "JSON",
-            detail: e.to_string(),
-        })
+        .collect()
+}
+
+/// How a side's run-to-run noise was known, in the JSON.
+fn json_noise(noise: &RunToRun) -> Value {
+    match noise {
+        RunToRun::Measured => json!({ "from": "runs" }),
+        RunToRun::Estimated {
+            scatter,
+            results,
+            families,
+        } => {
+            let families: serde_json::Map<String, Value> = (families.iter())
+                .map(|(family, sd)| (family.clone(), json!(sd)))
+                .collect();
+            json!({
+                "from": "scatter",
+                "scatter": scatter,
+                "results": results,
+                "families": families,
+            })
+        }
+        RunToRun::Unknown => json!({ "from": "rounds only" }),
+    }
 }
