@@ -108,7 +108,6 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
             folded_findings += result.warnings.len() + usize::from(result.verdict.is_suspect());
             continue;
         }
-        let s = &result.summary;
         shown_rows.push(RowFlags {
             suspect: result.verdict.is_suspect(),
             warned: !result.warnings.is_empty(),
@@ -127,30 +126,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .iter()
                 .map(|w| (result.name.clone(), crate::advice::warning(w))),
         );
-        let row = vec![
-            name,
-            format_median(result),
-            cpu_median(result).map_or_else(|| "–".to_string(), format_ns),
-            result
-                .gigabytes_per_second()
-                .map_or_else(String::new, format_rate),
-            format_interval(result),
-            (result.round_spread())
-                .map_or_else(|| "–".to_string(), |r| format!("±{}", format_percent(r))),
-            format_percentiles(s.n, s.p5, s.p95),
-            s.cv.map_or_else(|| "–".to_string(), format_percent),
-            result.cold_ns.map_or_else(
-                || "–".to_string(),
-                |cold| {
-                    if cold < run.clock.resolution_ns {
-                        format!("< {}", format_ns(run.clock.resolution_ns))
-                    } else {
-                        format_ns(cold)
-                    }
-                },
-            ),
-            format_samples(result),
-        ];
+        let row = row_cells(name, result, run.clock.resolution_ns);
         cells.push(
             row.into_iter()
                 .enumerate()
@@ -178,6 +154,35 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         incomplete,
         folded,
     }
+}
+
+/// One result's cells, every column: its name as shown, median, CPU time, rate, interval,
+/// rounds' spread, percentiles, cv, cold call (below the clock's `resolution_ns`, said so)
+/// and samples.
+fn row_cells(name: String, result: &BenchResult, resolution_ns: f64) -> Vec<String> {
+    let s = &result.summary;
+    let cold = |cold: f64| {
+        if cold < resolution_ns {
+            format!("< {}", format_ns(resolution_ns))
+        } else {
+            format_ns(cold)
+        }
+    };
+    vec![
+        name,
+        format_median(result),
+        cpu_median(result).map_or_else(|| "–".to_string(), format_ns),
+        result
+            .gigabytes_per_second()
+            .map_or_else(String::new, format_rate),
+        format_interval(result),
+        (result.round_spread())
+            .map_or_else(|| "–".to_string(), |r| format!("±{}", format_percent(r))),
+        format_percentiles(s.n, s.p5, s.p95),
+        s.cv.map_or_else(|| "–".to_string(), format_percent),
+        result.cold_ns.map_or_else(|| "–".to_string(), cold),
+        format_samples(result),
+    ]
 }
 
 /// One line saying what was measured how: version, suite, CPU, clock.

@@ -6,6 +6,84 @@ use crate::units::{format_bytes, format_ns_axis};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::{key, result as name};
 
+/// One line of the figure: the results whose names start with `prefix` and end with
+/// `suffix`, by file size, with their label, stroke and colour.
+struct Line {
+    prefix: &'static str,
+    suffix: &'static str,
+    label: &'static str,
+    style: Stroke,
+    color: usize,
+}
+
+/// The read panel's lines.
+const READS: [Line; 2] = [
+    Line {
+        prefix: "file.read/open-read-close/",
+        suffix: "",
+        label: "open + read + close",
+        style: Stroke::Line,
+        color: 0,
+    },
+    Line {
+        prefix: "file.read/pread/",
+        suffix: "",
+        label: "pread, descriptor kept open",
+        style: Stroke::Line,
+        color: 1,
+    },
+];
+
+/// The write panel's lines.
+const WRITES: [Line; 4] = [
+    Line {
+        prefix: "file.write/no-fsync/",
+        suffix: "/create-write-close",
+        label: "create + write + close",
+        style: Stroke::Line,
+        color: 2,
+    },
+    Line {
+        prefix: "file.write/fsync/",
+        suffix: "/create-write-fsync-close",
+        label: "… + fsync",
+        style: Stroke::Line,
+        color: 3,
+    },
+    Line {
+        prefix: "file.write/no-fsync/",
+        suffix: "/unlink",
+        label: "unlink",
+        style: Stroke::Dashed,
+        color: 2,
+    },
+    Line {
+        prefix: "file.write/fsync/",
+        suffix: "/unlink",
+        label: "unlink after fsync",
+        style: Stroke::Dashed,
+        color: 3,
+    },
+];
+
+/// `line`'s series from `results`: each matching result's median by its file size (a
+/// 0-byte file left off a log axis); `None` when no result matches.
+fn series(results: &[&BenchResult], line: &Line) -> Option<Series> {
+    let points: Vec<(f64, f64)> = (results.iter())
+        .filter(|r| r.name.starts_with(line.prefix) && r.name.ends_with(line.suffix))
+        .filter_map(|r| {
+            let size = r.parameter(key::SIZE_BYTES)?.as_f64()?;
+            (size > 0.0).then_some((size, r.summary.median))
+        })
+        .collect();
+    (!points.is_empty()).then(|| Series {
+        label: line.label.to_string(),
+        points,
+        style: line.style,
+        color: line.color,
+    })
+}
+
 /// `(stem, figure)` when the run measured file sizes.
 pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
     let results: Vec<&BenchResult> = run
@@ -15,74 +93,12 @@ pub(crate) fn figures(run: &RunRecord) -> Vec<(&'static str, Figure)> {
                 || r.name.starts_with(name::FILE_WRITE_PREFIX)
         })
         .collect();
-    let series = |prefix: &str, suffix: &str, label: &str, style: Stroke, color: usize| {
-        let points: Vec<(f64, f64)> = results
-            .iter()
-            .filter(|r| r.name.starts_with(prefix) && r.name.ends_with(suffix))
-            .filter_map(|r| {
-                let size = r.parameter(key::SIZE_BYTES)?.as_f64()?;
-                (size > 0.0).then_some((size, r.summary.median))
-            })
-            .collect();
-        (!points.is_empty()).then(|| Series {
-            label: label.to_string(),
-            points,
-            style,
-            color,
-        })
+    let lines = |lines: &[Line]| -> Vec<Series> {
+        (lines.iter())
+            .filter_map(|line| series(&results, line))
+            .collect()
     };
-    let reads: Vec<Series> = [
-        series(
-            "file.read/open-read-close/",
-            "",
-            "open + read + close",
-            Stroke::Line,
-            0,
-        ),
-        series(
-            "file.read/pread/",
-            "",
-            "pread, descriptor kept open",
-            Stroke::Line,
-            1,
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let writes: Vec<Series> = [
-        series(
-            "file.write/no-fsync/",
-            "/create-write-close",
-            "create + write + close",
-            Stroke::Line,
-            2,
-        ),
-        series(
-            "file.write/fsync/",
-            "/create-write-fsync-close",
-            "… + fsync",
-            Stroke::Line,
-            3,
-        ),
-        series(
-            "file.write/no-fsync/",
-            "/unlink",
-            "unlink",
-            Stroke::Dashed,
-            2,
-        ),
-        series(
-            "file.write/fsync/",
-            "/unlink",
-            "unlink after fsync",
-            Stroke::Dashed,
-            3,
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let (reads, writes) = (lines(&READS), lines(&WRITES));
     let panel = |y_label: &str, series: Vec<Series>| Panel {
         y_label: y_label.into(),
         y_scale: Scale::Log,
