@@ -79,7 +79,7 @@ pub struct RunPlan {
     pub ipc: IpcOptions,
     pub files: FileOptions,
     /// What the memory probes find as the run goes, for the probes after them.
-    pub findings: std::sync::Arc<latlab_probes::MemoryFindings>,
+    pub findings: std::sync::Arc<latlab_probes::Findings>,
     /// What the plan changed from the defaults, for the run's notes.
     pub notes: Vec<String>,
     pub pin: Option<usize>,

@@ -7,6 +7,7 @@
 mod clock;
 mod cpu;
 mod file;
+mod findings;
 mod gpu;
 mod helper;
 mod ipc;
@@ -23,7 +24,7 @@ mod thread;
 
 use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
-pub use mem::findings::MemoryFindings;
+pub use findings::Findings;
 pub use mem::latency::{DEFAULT_MAX_CEILING, default_max_size};
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
@@ -106,11 +107,20 @@ pub struct ProbeContext<'a> {
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     pub files: FileOptions,
-    /// What the memory probes found earlier in the run (see [`MemoryFindings`]).
-    pub findings: std::sync::Arc<MemoryFindings>,
+    /// What the probes found earlier in the run (see [`Findings`]).
+    pub findings: std::sync::Arc<Findings>,
 }
 
 impl ProbeContext<'_> {
+    /// The core's cycle: as `cpu.frequency` measured it earlier in the run, else measured
+    /// now (a run without `cpu.frequency`, or before it).
+    pub fn cycle(&mut self) -> Result<latlab_engine::cycle::Cycle, Interrupted> {
+        match self.findings.cycle() {
+            Some(cycle) => Ok(cycle),
+            None => latlab_engine::cycle::measure(self.runner),
+        }
+    }
+
     /// The machine being measured.
     pub fn host(&self) -> &SharedHost {
         self.runner.host()
@@ -592,5 +602,20 @@ mod tests {
         assert_eq!(sized(13, 260, true), 128);
         assert_eq!(sized(20, 64, true), 256);
         assert_eq!(sized(40, 260, true), 256);
+    }
+
+    /// The memory probes take the run's cycle from cpu.frequency once it has measured one,
+    /// and measure their own only when it has not.
+    #[test]
+    fn the_cycle_is_measured_once_a_run() {
+        let mut runner = synthetic_runner();
+        let mut ctx = ProbeContext::for_test(&mut runner);
+        let own = ctx.cycle().unwrap();
+        assert!(ctx.findings.cycle().is_none());
+        let measured = latlab_engine::cycle::measure(ctx.runner).unwrap();
+        let mut recorded = measured.clone();
+        recorded.result.summary.median = 2.0 * own.ns();
+        ctx.findings.found_cycle(recorded);
+        assert_eq!(ctx.cycle().unwrap().ns(), 2.0 * own.ns());
     }
 }

@@ -2,7 +2,8 @@
 //! [`latlab_engine::cycle::measure`]: the slope of a chain of dependent register additions
 //! (one cycle each, the addend in a register so that no core can fold the chain at rename),
 //! checked against a chain of dependent multiplies (three cycles on every current x86-64
-//! core). The harness converts its figures to cycles with the same function.
+//! core). The harness converts its figures to cycles with the same function. The run's
+//! first cycle is kept ([`crate::Findings`]) for the memory probes' figures in cycles.
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
@@ -23,7 +24,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 };
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    Ok(vec![cycle::measure(ctx.runner)?.result])
+    let cycle = cycle::measure(ctx.runner)?;
+    ctx.findings.found_cycle(cycle.clone());
+    Ok(vec![cycle.result])
 }
 
 #[cfg(test)]

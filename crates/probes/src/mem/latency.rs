@@ -38,7 +38,7 @@
 //! are a claim (a guest may report the host's 260 MiB L3 and get 32 MiB of it); the curve
 //! is not. The levels are found on the `pagegroups` curve (`levels.rs`) and compared with
 //! the caches the kernel reports; where the curve reached main memory, the last cache's end
-//! is kept for the sweeps after it ([`crate::MemoryFindings`]). Cycles per load use the core clock measured by `cpu.frequency`.
+//! is kept for the sweeps after it ([`crate::Findings`]). Cycles per load use the core clock measured by `cpu.frequency`.
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
 
 use super::chase::{Chase, Layout, walk};
@@ -46,7 +46,6 @@ use super::levels::{self, Level, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
-use latlab_engine::cycle;
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner, Warning};
@@ -234,7 +233,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         Suite::Full => MIN_WORKING_SET,
     };
     let sizes = working_sets(smallest, max, per_octave, line as u64);
-    let cycle = cycle::measure(ctx.runner)?;
+    let cycle = ctx.cycle()?;
     let cycle_ns = cycle.ns();
     let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
     // The page-group curve first: the levels are read on it, and in the quick suite it says

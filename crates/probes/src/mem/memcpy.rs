@@ -17,7 +17,6 @@ use super::buffer::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
-use latlab_engine::cycle;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Config, Runner};
 use std::hint::black_box;
@@ -61,7 +60,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     // One thread copies; a copy of n bytes touches 2n.
     let max = ctx.max_working_set_from_curve(false);
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
-    let cycle = cycle::measure(ctx.runner)?;
+    let cycle = ctx.cycle()?;
     let cycle_ns = cycle.ns();
     let map = |what: &str| {
         MappedBuffer::new(max as usize, ctx.memory.huge_pages).map_err(|e| {

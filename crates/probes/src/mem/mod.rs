@@ -4,7 +4,6 @@ pub(crate) mod alloc;
 pub(crate) mod bandwidth;
 pub(crate) mod buffer;
 pub(crate) mod chase;
-pub(crate) mod findings;
 mod kernels;
 pub mod latency;
 pub(crate) mod levels;
