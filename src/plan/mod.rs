@@ -135,10 +135,7 @@ pub fn host(synthetic: bool) -> SharedHost {
 pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
     let host = host(args.synthetic);
     let sampling = &args.sampling;
-    let suite = match sampling.suite {
-        latlab_front::Suite::Quick => Suite::Quick,
-        latlab_front::Suite::Full => Suite::Full,
-    };
+    let suite = sampling.suite;
     // The rounds are the plan's, each probe's set as it is measured (the stability check
     // measures in one).
     let config = sampling

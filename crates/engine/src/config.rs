@@ -9,6 +9,34 @@ use std::time::Duration;
 /// The fewest samples a result is ever made of, whatever the time budget.
 pub const MIN_SAMPLES: usize = 5;
 
+/// A suite: how many samples, how long each, and the time budget per benchmark; the quick
+/// one also keeps the probes' sizes and counts small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
+    Quick,
+    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
+    Full,
+}
+
+impl Suite {
+    /// The engine's settings for this suite.
+    pub fn config(self) -> Config {
+        match self {
+            Suite::Quick => Config::quick(),
+            Suite::Full => Config::full(),
+        }
+    }
+
+    /// Its name, as the command line and the results file spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Quick => "quick",
+            Suite::Full => "full",
+        }
+    }
+}
+
 /// How much to measure.
 #[derive(Debug, Clone)]
 pub struct Config {

@@ -45,7 +45,7 @@ mod usage;
 pub mod welch;
 
 pub use clock::{Clock, ClockInfo, ClockKind};
-pub use config::{Config, Interrupted, MIN_SAMPLES};
+pub use config::{Config, Interrupted, MIN_SAMPLES, Suite};
 pub use host::{Host, RealHost, SharedHost, SyntheticHost};
 pub use model::{BenchResult, Verdict, Warning};
 pub use runner::{Listener, Runner};

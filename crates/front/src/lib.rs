@@ -13,7 +13,8 @@ mod options;
 mod panics;
 mod unwritten;
 
+pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{BaselineArgs, SamplingArgs, Suite, TableArgs};
+pub use options::{BaselineArgs, SamplingArgs, TableArgs};
 pub use panics::panic_message;
 pub use unwritten::Unwritten;

@@ -1,44 +1,30 @@
 //! The sampling options both front ends take.
 
-use clap::{Args, ValueEnum};
-use latlab_engine::Config;
+use clap::Args;
 use latlab_engine::config_text::{
     DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_samples, parse_target_time,
 };
+use latlab_engine::{Config, Suite};
 use std::time::Duration;
 
-/// A suite: how many samples, how long each, and the time budget per benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Suite {
-    /// 30 samples of at least 2 ms, at most 1 s per benchmark.
-    Quick,
-    /// 100 samples of at least 5 ms, at most 10 s per benchmark.
-    Full,
-}
-
-impl Suite {
-    /// The engine's settings for this suite.
-    pub fn config(self) -> Config {
-        match self {
-            Suite::Quick => Config::quick(),
-            Suite::Full => Config::full(),
-        }
-    }
-
-    /// Its name, as the command line and the results file spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Quick => "quick",
-            Suite::Full => "full",
-        }
-    }
+/// The `--suite` values, each with what it means, as clap lists them.
+fn suite_parser() -> impl clap::builder::TypedValueParser<Value = Suite> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("quick").help("30 samples of at least 2 ms, at most 1 s per benchmark"),
+        PossibleValue::new("full").help("100 samples of at least 5 ms, at most 10 s per benchmark"),
+    ])
+    .map(|name| match name.as_str() {
+        "full" => Suite::Full,
+        _ => Suite::Quick,
+    })
 }
 
 /// How to sample: the suite, its overrides, the rounds and the CPU to pin to.
 #[derive(Debug, Clone, Args)]
 pub struct SamplingArgs {
     /// Which suite: its sample count, sample length and time budget.
-    #[arg(long, value_enum, default_value_t = Suite::Quick)]
+    #[arg(long, value_name = "SUITE", default_value = "quick", value_parser = suite_parser())]
     pub suite: Suite,
     /// Samples per benchmark [default: 30 quick, 100 full].
     #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]

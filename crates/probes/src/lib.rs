@@ -28,20 +28,7 @@ pub use findings::Findings;
 pub use mem::latency::{DEFAULT_MAX_CEILING, default_max_size};
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Suite {
-    Quick,
-    Full,
-}
-
-impl Suite {
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Quick => "quick",
-            Suite::Full => "full",
-        }
-    }
-}
+pub use latlab_engine::Suite;
 
 /// Options of the memory probes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
