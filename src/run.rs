@@ -165,7 +165,7 @@ fn say_what_was_written(
 ) {
     for target in plan.outputs.all() {
         if let Some(path) = target.path()
-            && !unwritten.contains(&shown(target))
+            && !unwritten.contains(&target.shown())
         {
             eprintln!("results: {}", path.display());
         }
@@ -192,7 +192,7 @@ fn exit_code(
     let results_kept = plan
         .outputs
         .all()
-        .any(|target| !unwritten.contains(&shown(target)));
+        .any(|target| !unwritten.contains(&target.shown()));
     if !interrupted && !results_kept {
         eprintln!(
             "latlab: no results file could be written (see above); the table is all that is \
@@ -432,15 +432,8 @@ fn write_rewritable(plan: &RunPlan, record: &RunRecord, unwritten: &mut Unwritte
             let written = exporter
                 .render(record)
                 .and_then(|text| write_output(target, &text));
-            unwritten.note(&shown(target), written);
+            unwritten.note(&target.shown(), written);
         }
-    }
-}
-
-fn shown(target: &OutputTarget) -> String {
-    match target.path() {
-        None => "standard output".to_string(),
-        Some(path) => path.display().to_string(),
     }
 }
 
@@ -478,7 +471,7 @@ fn write_once_and_table(
             if *target == OutputTarget::Stdout {
                 write_output(target, &text)?;
             } else {
-                unwritten.note(&shown(target), write_output(target, &text));
+                unwritten.note(&target.shown(), write_output(target, &text));
             }
         }
     }

@@ -227,13 +227,13 @@ fn measure_in_rounds(
                 Some(rounds) => rounds.add(this_round),
                 None => measured.push(ProbeRounds::first(this_round)),
             }
-            record.probes = (measured.iter())
-                .map(|rounds| {
-                    let mut merged = rounds.outcome().clone();
-                    merged.results = session.finished(merged.results);
-                    merged
-                })
-                .collect();
+            // Only this set's merged outcome changed: the others stand as they were.
+            let mut merged = measured[index].outcome().clone();
+            merged.results = session.finished(merged.results);
+            match record.probes.get_mut(index) {
+                Some(kept) => *kept = merged,
+                None => record.probes.push(merged),
+            }
             if interrupted {
                 return;
             }
@@ -450,7 +450,7 @@ impl Outputs {
             let written = exporter
                 .render(record)
                 .and_then(|text| write_output(target, &text));
-            unwritten.note(&name_of(target), written);
+            unwritten.note(&target.shown(), written);
         }
     }
 
@@ -465,7 +465,7 @@ impl Outputs {
         if let Some(target) = &self.html {
             let written = render_plots(record, Formats::Svg)
                 .and_then(|plots| write_output(target, &benchmarks_html_page(record, &plots)));
-            unwritten.note(&name_of(target), written);
+            unwritten.note(&target.shown(), written);
         }
     }
 
@@ -473,17 +473,9 @@ impl Outputs {
     fn names(&self) -> Vec<String> {
         (self.files.iter().map(|(target, _)| target))
             .chain(&self.html)
-            .map(name_of)
+            .map(OutputTarget::shown)
             .collect()
     }
-}
-
-/// An output's name in the notes: its path, or standard output.
-fn name_of(target: &OutputTarget) -> String {
-    target.path().map_or_else(
-        || "standard output".to_string(),
-        |p| p.display().to_string(),
-    )
 }
 
 /// Where baselines are kept: `latlab-baselines/` in the target directory (from

@@ -1,12 +1,14 @@
-//! The front-end core shared by the `latlab` binary and the `latlab-bench` harness: what
-//! both take from their command lines about how to sample ([`SamplingArgs`], flattened into
-//! each one's clap parser), the forms results are also written in ([`TableArgs`]), the
-//! baselines ([`BaselineArgs`]), the suites ([`Suite`]), and the machine-wide run lock with the
-//! notes a run keeps when it goes ahead without it ([`take_lock`]), and what a panic said
-//! ([`panic_message`]), since both survive a probe or a benchmark that panics, and the
-//! outputs that could not be written ([`Unwritten`]), since both go on measuring when a
-//! write fails and read their exit status from what was written. One definition each, so
-//! that the two front ends cannot drift apart.
+//! The front-end core shared by the `latlab` binary and the `latlab-bench` harness:
+//! - what both take from their command lines about how to sample ([`SamplingArgs`],
+//!   flattened into each one's clap parser, with the engine's [`Suite`]), the forms results
+//!   are also written in ([`TableArgs`]) and the baselines ([`BaselineArgs`]);
+//! - the machine-wide run lock, with the note a run keeps when it goes ahead without it
+//!   ([`take_lock`]);
+//! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
+//! - the outputs that could not be written ([`Unwritten`]): both go on measuring when a
+//!   write fails, and read their exit status from what was written.
+//!
+//! One definition each, so that the two front ends cannot drift apart.
 
 mod lock;
 mod options;

@@ -1,10 +1,11 @@
 //! What probes learn of the machine as a run goes, for the probes after them: the core's
 //! cycle, which `cpu.frequency` measures and the memory probes give their figures in cycles
 //! by (one measurement a run, not one per probe and round), and where the latency curve
-//! found the last cache to end. The kernel's cache sizes are a claim, and a guest's can be far from what it gets (an Emerald Rapids guest whose kernel
-//! reports a 260 MiB L3 leaves its L3 near 32 MiB; a Zen 4 guest reporting 32 MiB leaves
-//! it near 5 MiB); the bandwidth and memcpy sweeps are sized from the curve where it found
-//! main memory, so that they reach it without going several times further.
+//! found the last cache to end. The kernel's cache sizes are a claim, and a guest's can be
+//! far from what it gets (an Emerald Rapids guest whose kernel reports a 260 MiB L3 leaves
+//! its L3 near 32 MiB; a Zen 4 guest reporting 32 MiB leaves it near 5 MiB); the bandwidth
+//! and memcpy sweeps are sized from the curve where it found main memory, so that they
+//! reach it without going several times further.
 
 use latlab_engine::cycle::Cycle;
 use std::sync::OnceLock;

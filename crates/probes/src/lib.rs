@@ -599,8 +599,7 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         let own = ctx.cycle().unwrap();
         assert!(ctx.findings.cycle().is_none());
-        let measured = latlab_engine::cycle::measure(ctx.runner).unwrap();
-        let mut recorded = measured.clone();
+        let mut recorded = latlab_engine::cycle::measure(ctx.runner).unwrap();
         recorded.result.summary.median = 2.0 * own.ns();
         ctx.findings.found_cycle(recorded);
         assert_eq!(ctx.cycle().unwrap().ns(), 2.0 * own.ns());

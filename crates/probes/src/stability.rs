@@ -8,9 +8,9 @@
 //! * `stability/memory-chase`: dependent loads over a `pagegroups` ring (random lines within
 //!   64-page groups), one line per 256 bytes, of twice the last-level cache (or the largest
 //!   working set allowed, if smaller), built on a fresh mapping each time: the main-memory
-//!   latency with few TLB misses (at most 128 MiB, whatever the kernel claims), since under a hypervisor the cost of a page walk depends
-//!   on how the host backs each page and moves by tens of per cent from one mapping to the
-//!   next;
+//!   latency with few TLB misses (at most 128 MiB, whatever the kernel claims), since under
+//!   a hypervisor the cost of a page walk depends on how the host backs each page and moves
+//!   by tens of per cent from one mapping to the next;
 //! * `stability/cache-chase`: the same chase within the last cache level, at twice the level
 //!   below it (where the last level is at least four times that): a VM whose neighbours or
 //!   host take the last-level cache away reads main memory here, which the main-memory chase
@@ -29,7 +29,7 @@ use crate::thread::core_to_core::{self, Bounce, measure_pair};
 use crate::{ProbeContext, ProbeError};
 use latlab_engine::BenchResult;
 use latlab_engine::analysis::MOVED_SHARE;
-use latlab_engine::environment::CacheInfo;
+use latlab_engine::environment::{CacheInfo, data_cache_sizes};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::result::{
     STABILITY_CACHE_CHASE, STABILITY_CORE_TO_CORE, STABILITY_MEMORY_CHASE,
@@ -93,13 +93,7 @@ fn memory_chase_size(last_level: u64, allowed: u64) -> u64 {
 /// the last: twice the one below. `None` with fewer than two data cache levels, where the
 /// last is less than four times that working set, or where `allowed` is too small for it.
 fn last_cache_size(caches: &[CacheInfo], allowed: u64) -> Option<u64> {
-    let mut sizes: Vec<u64> = (caches.iter())
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| c.size_bytes)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let [.., below, last] = sizes[..] else {
+    let [.., below, last] = data_cache_sizes(caches)[..] else {
         return None;
     };
     let size = 2 * below;

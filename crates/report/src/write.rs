@@ -53,6 +53,14 @@ impl OutputTarget {
             OutputTarget::File(path) | OutputTarget::Replaced(path) => Some(path),
         }
     }
+
+    /// The output as messages name it: its path, or standard output.
+    pub fn shown(&self) -> String {
+        match self.path() {
+            None => "standard output".to_string(),
+            Some(path) => path.display().to_string(),
+        }
+    }
 }
 
 /// Whether `a` and `b` name one existing file (the same device and inode, links followed):

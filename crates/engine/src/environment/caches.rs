@@ -57,6 +57,18 @@ pub(crate) fn collect() -> Vec<CacheInfo> {
     caches
 }
 
+/// The sizes of the data (and unified) caches in `caches`, smallest first, each once:
+/// `[.., below, last]` are the last level and the one below it.
+pub fn data_cache_sizes(caches: &[CacheInfo]) -> Vec<u64> {
+    let mut sizes: Vec<u64> = (caches.iter())
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
 /// The test hook that makes the kernel claim a last-level cache of its value in bytes,
 /// whatever sysfs says: a run planned and measured as on a guest whose kernel claims far
 /// more cache than the guest gets (an Emerald Rapids guest's 260 MiB L3), on any machine.

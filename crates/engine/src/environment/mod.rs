@@ -12,7 +12,9 @@ mod memory_modules;
 mod privileges;
 mod sysfs;
 
-pub use caches::{CLAIM_LAST_CACHE_VARIABLE, CacheInfo, claimed_last_cache_bytes};
+pub use caches::{
+    CLAIM_LAST_CACHE_VARIABLE, CacheInfo, claimed_last_cache_bytes, data_cache_sizes,
+};
 pub(crate) use cores::core_classes;
 pub use cores::{CoreClass, describe_core_classes};
 pub use cpu::CpuInfo;

@@ -1,9 +1,9 @@
 //! `mem.latency`: load-to-use latency by working-set size, and the cache levels it reveals.
 //!
 //! For each working set from 1 KiB (4 KiB in the quick suite) up to the largest (by default
-//! four times the last-level cache, at most 512 MiB) a ring of cache lines is built (see `chase.rs`) and
-//! walked with dependent loads, 16 per call, the last pointer returned through the engine's value sink. Three layouts show
-//! what the hardware does: `random` (prefetchers defeated, TLB misses included),
+//! four times the last-level cache, at most 512 MiB) a ring of cache lines is built (see
+//! `chase.rs`) and walked with dependent loads, 16 per call, the last pointer returned
+//! through the engine's value sink. Three layouts show what the hardware does: `random` (prefetchers defeated, TLB misses included),
 //! `pagegroups` (random lines within 64-page groups: cache latency without most TLB misses;
 //! 64 pages because that is what the first-level data TLB of current cores maps, and the
 //! default of multichase) and `sequential` (prefetched: what the prefetchers hide).
@@ -288,11 +288,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     // Within the caches as far as the kernel claims and the curve allows:
                     // up to twice the end of the last cache the page-group curve found (for
                     // the layouts after it), and not past a page-group point on main memory.
+                    let past_memory_point = label == "pagegroups"
+                        && (curve.last()).is_some_and(|(_, last): &(u64, BenchResult)| {
+                            last.summary.median >= MEMORY_FLOOR_NS
+                        });
                     let within_caches = size <= last_level
                         && cache_end.is_none_or(|found| size <= 2 * found)
-                        && !(curve.last()).is_some_and(|(_, r): &(u64, BenchResult)| {
-                            label == "pagegroups" && r.summary.median >= MEMORY_FLOOR_NS
-                        });
+                        && !past_memory_point;
                     let result = match layout {
                         _ if within_caches => measure_placements(runner, ring, cycle_ns)?,
                         Layout::Sequential => measure_rings(runner, ring, 1, cycle_ns)?,
@@ -332,15 +334,15 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
             let mut left_out = Vec::new();
             let mut swept: Vec<BenchResult> = Vec::new();
+            // Within the sweep as far as it went: where the quick sweep stopped early, the
+            // strides do not send it further.
+            let reach: Vec<u64> = sizes.iter().copied().filter(|&s| s <= end).collect();
             for stride in strides.chain([page]) {
                 let name = format!(
                     "{}{}",
                     latlab_engine::names::result::STRIDE_PREFIX,
                     size_label(stride as u64)
                 );
-                // Within the sweep as far as it went: where the quick sweep stopped early, the
-                // strides do not send it further.
-                let reach: Vec<u64> = sizes.iter().copied().filter(|&s| s <= end).collect();
                 let Some(span) = stride_span(&reach, stride, line, last_cache) else {
                     left_out.push(name);
                     continue;

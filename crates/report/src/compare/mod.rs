@@ -258,6 +258,17 @@ impl<'a> Measured<'a> {
         }
     }
 
+    /// The result named `name` in each of the `steady` runs, or in every run of `all` where
+    /// no steady run has it.
+    fn steady_or_all(steady: &[&'a RunRecord], all: &'a [RunRecord], name: &str) -> Measured<'a> {
+        let measured = Measured::of(steady, name);
+        if measured.results.is_empty() {
+            Measured::of(&all.iter().collect::<Vec<_>>(), name)
+        } else {
+            measured
+        }
+    }
+
     /// The side's figure: the result's median, or the median of the runs' medians.
     fn median(&self) -> f64 {
         match &self.results[..] {
@@ -486,10 +497,7 @@ fn first_figure<'a>(first: &'a Side, result: &BenchResult) -> Measured<'a> {
     let steady_runs: Vec<&RunRecord> = (first.runs.iter())
         .filter(|run| steady(run, checks))
         .collect();
-    let all: Vec<&RunRecord> = first.runs.iter().collect();
-    Some(Measured::of(&steady_runs, &result.name))
-        .filter(|m| !m.results.is_empty())
-        .unwrap_or_else(|| Measured::of(&all, &result.name))
+    Measured::steady_or_all(&steady_runs, &first.runs, &result.name)
 }
 
 /// `result` as later side `side` measured it, against the first side's figure `mine`,
@@ -512,9 +520,7 @@ fn against(
             None,
         ),
         Ok(steady_runs) => {
-            let theirs = Some(Measured::of(&steady_runs, &result.name))
-                .filter(|m| !m.results.is_empty())
-                .unwrap_or_else(|| Measured::of(&all, &result.name));
+            let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name);
             let sd = noise.between_runs_sd(&result.name);
             let tests = Tests::of(mine, &theirs, quantum, sd);
             (theirs, Verdict::Untested, tests)

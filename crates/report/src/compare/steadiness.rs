@@ -2,6 +2,7 @@
 //! during a run, and whether the two sides read them apart.
 
 use super::{Side, Unsteady};
+use latlab_engine::environment::data_cache_sizes;
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::names::result::{STABILITY_MEMORY_CHASE, checked_by};
@@ -25,13 +26,7 @@ pub(super) fn checks_for(run: &RunRecord, result: &BenchResult) -> &'static [&'s
 
 /// The largest cache below the last level the kernel reports in `run`'s environment.
 fn private_cache_bytes(run: &RunRecord) -> Option<u64> {
-    let mut sizes: Vec<u64> = (run.environment.caches.iter())
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| c.size_bytes)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    match sizes[..] {
+    match data_cache_sizes(&run.environment.caches)[..] {
         [.., below, _last] => Some(below),
         _ => None,
     }
@@ -91,13 +86,9 @@ pub(super) fn comparable_runs<'a>(
     };
     let (a, b) = (keep(first), keep(later));
     if a.is_empty() || b.is_empty() {
-        let moved = (first.runs.iter().chain(&later.runs))
-            .flat_map(|run| &run.stability)
-            .find(|c| checks.contains(&c.name.as_str()) && c.moved.is_some());
-        let check = checks
-            .iter()
-            .find(|check| moved.is_some_and(|c| c.name == **check))
-            .copied()
+        // A side left with no run: some run's check moved; name it.
+        let check = (checks.iter().copied())
+            .find(|check| (first.runs.iter().chain(&later.runs)).any(|run| !steady(run, &[check])))
             .unwrap_or_default();
         return Err((check, Unsteady::DuringRun));
     }

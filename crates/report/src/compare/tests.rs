@@ -7,6 +7,27 @@ fn timed(name: &str, samples: Vec<f64>) -> BenchResult {
     BenchResult::derived(name, "test", samples, Vec::new(), Vec::new()).unwrap()
 }
 
+/// A stability check that read `start` and then `end`, with its floor, said to have moved
+/// or not.
+fn stability_check(
+    name: &str,
+    (start, end): (f64, f64),
+    moved_share: f64,
+    moved: bool,
+) -> latlab_engine::model::StabilityCheck {
+    latlab_engine::model::StabilityCheck {
+        name: name.into(),
+        method: "test".into(),
+        start: latlab_engine::stats::Summary::of(&[start; 3]).unwrap(),
+        end: Some(latlab_engine::stats::Summary::of(&[end; 3]).unwrap()),
+        moved_share,
+        moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
+            first_ns: start,
+            last_ns: end,
+        }),
+    }
+}
+
 fn runs() -> Vec<(String, RunRecord)> {
     let noise = |base: f64| {
         (0..30)
@@ -176,17 +197,7 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
 #[test]
 fn a_figure_whose_check_moved_is_not_comparable() {
     let noise = |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
-    let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
-        name: name.into(),
-        method: "test".into(),
-        start: latlab_engine::stats::Summary::of(&[60.0; 3]).unwrap(),
-        end: Some(latlab_engine::stats::Summary::of(&[70.0; 3]).unwrap()),
-        moved_share: 0.25,
-        moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
-            first_ns: 60.0,
-            last_ns: 70.0,
-        }),
-    };
+    let check = |name: &str, moved: bool| stability_check(name, (60.0, 70.0), 0.25, moved);
     let side = |pair: f64, memory: f64, moved: bool| {
         let mut run = record(vec![probe(
             "x",
@@ -251,18 +262,9 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
             .map(|i| base * (1.0 + 0.002 * run as f64) + (i % 7) as f64 * 0.001)
             .collect()
     };
-    let check = |name: &str, moved: bool| latlab_engine::model::StabilityCheck {
-        name: name.into(),
-        method: "test".into(),
-        start: latlab_engine::stats::Summary::of(&[150.0; 3]).unwrap(),
-        end: Some(
-            latlab_engine::stats::Summary::of(&[if moved { 170.0 } else { 151.0 }; 3]).unwrap(),
-        ),
-        moved_share: 0.10,
-        moved: moved.then_some(latlab_engine::Warning::MovedDuringRun {
-            first_ns: 150.0,
-            last_ns: 170.0,
-        }),
+    let check = |name: &str, moved: bool| {
+        let end = if moved { 170.0 } else { 151.0 };
+        stability_check(name, (150.0, end), 0.10, moved)
     };
     let run = |index: usize, dram: f64, moved: bool| {
         let mut run = record(vec![probe(
@@ -332,14 +334,7 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
 #[test]
 fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
     let noise = |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
-    let check = |name: &str, start: f64, end: f64| latlab_engine::model::StabilityCheck {
-        name: name.into(),
-        method: "test".into(),
-        start: latlab_engine::stats::Summary::of(&[start; 3]).unwrap(),
-        end: Some(latlab_engine::stats::Summary::of(&[end; 3]).unwrap()),
-        moved_share: 0.10,
-        moved: None,
-    };
+    let check = |name: &str, start: f64, end: f64| stability_check(name, (start, end), 0.10, false);
     let side = |cache: f64, pair: f64, l3: f64| {
         let mut run = record(vec![probe(
             "x",
