@@ -4,7 +4,7 @@
 //! expression of the names it stands for.
 
 use crate::cli::ListArgs;
-use latlab_probes::result_names::template_regex;
+use latlab_engine::result_names::template_regex;
 use latlab_report::{ExportError, OutputTarget, write_output};
 
 pub fn print(args: &ListArgs) -> Result<(), ExportError> {

@@ -12,7 +12,10 @@ use std::process::ExitCode;
 
 /// Writes the page and says where, with its size.
 pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
-    let page = HtmlExporter.render(&plan.run)?;
+    let page = HtmlExporter {
+        declared: latlab_probes::presentations(),
+    }
+    .render(&plan.run)?;
     write_output(&plan.out, &page)?;
     let line = format!(
         "report: {} ({} KiB)\n",

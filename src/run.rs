@@ -138,10 +138,14 @@ fn write_page_and_plots(
         return (Vec::new(), None);
     };
     let report = dir.join("report.html");
-    let plots = unwritten.note("the plots", render_plots(record, Formats::SvgAndPng));
+    let declared = latlab_probes::presentations();
+    let plots = unwritten.note(
+        "the plots",
+        render_plots(record, &declared, Formats::SvgAndPng),
+    );
     let page = write_output(
         &OutputTarget::Replaced(report.clone()),
-        &html_page(record, plots.as_deref().unwrap_or_default()),
+        &html_page(record, &declared, plots.as_deref().unwrap_or_default()),
     );
     let written = unwritten
         .note(&report.display().to_string(), page)
@@ -452,6 +456,7 @@ fn write_once_and_table(
     if plan.headline {
         let headline = HeadlineExporter {
             terminal: plan.terminal,
+            declared: latlab_probes::presentations(),
         }
         .render(record)?;
         table.push_str(match plan.terminal.detail {

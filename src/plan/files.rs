@@ -103,7 +103,7 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
             )));
         }
     }
-    let fleet = Fleet::load(&args.dir)?;
+    let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
     if let Some(html) = &args.html
         && let Some(host) = fleet.hosts.iter().find(|h| is_same_file(html, &h.path))
     {

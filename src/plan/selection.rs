@@ -10,8 +10,8 @@
 
 use super::UsageError;
 use latlab_engine::model::BenchResult;
+use latlab_engine::result_names::template_regex;
 use latlab_probes::ProbeSpec;
-use latlab_probes::result_names::template_regex;
 use regex::Regex;
 use regex_automata::Anchored;
 use regex_automata::dfa::{Automaton, dense};

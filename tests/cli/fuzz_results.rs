@@ -127,14 +127,19 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
         return Outcome::Refused;
     }
     let table = TableExporter::default();
-    let headline = HeadlineExporter::default();
+    let declared = latlab_probes::presentations();
+    let headline = HeadlineExporter {
+        declared: declared.clone(),
+        ..HeadlineExporter::default()
+    };
+    let page = HtmlExporter { declared };
     for exporter in [
         &table as &dyn Exporter,
         &MarkdownExporter,
         &CsvExporter,
         &JsonExporter,
         &headline,
-        &HtmlExporter,
+        &page,
     ] {
         let _ = exporter.render(&run);
     }

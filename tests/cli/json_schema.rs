@@ -3,7 +3,7 @@
 
 use crate::latlab;
 use latlab_engine::model::{ProbeStatus, ResultKind, RunRecord};
-use latlab_probes::result_names::template_regex;
+use latlab_engine::result_names::template_regex;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -281,16 +281,22 @@ fn ctrl_c_sigterm_or_sighup_during_the_file_probes_leave_no_files_and_keep_the_r
 /// and main-memory rows never are. The same holds for a GPU's levels, where there is one.
 #[test]
 fn every_headline_row_finds_its_result_in_a_real_run() {
-    use latlab_engine::names::result::{GPU_LEVEL_PREFIX, L1_HIT, LEVEL_PREFIX, MAIN_MEMORY};
+    const LEVEL_PREFIX: &str = "mem.latency/level/";
+    const GPU_LEVEL_PREFIX: &str = "gpu.memory/level/";
     let _alone = machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    let only = format!("^({})$", latlab_report::headline::source_probes().join("|"));
+    let declared = latlab_probes::presentations();
+    let headline_probes: Vec<&str> = (latlab_probes::PROBES.iter())
+        .filter(|probe| !probe.presentation.headline.is_empty())
+        .map(|probe| probe.id)
+        .collect();
+    let only = format!("^({})$", headline_probes.join("|"));
     let output = latlab(dir.path())
         .args(["run", "--only", &only, "--samples", "10", "--json", "-"])
         .assert()
         .success();
     let run = record(&output.get_output().stdout);
-    let rows = latlab_report::headline::headline_rows(&run);
+    let rows = latlab_report::headline::headline_rows(&run, &declared);
     let shown = |name: &str| {
         rows.iter()
             .filter_map(|row| row.measured.as_ref())
@@ -301,7 +307,7 @@ fn every_headline_row_finds_its_result_in_a_real_run() {
         .map(|r| r.name.as_str())
         .filter(|name| name.starts_with(LEVEL_PREFIX))
         .collect();
-    for name in [L1_HIT, MAIN_MEMORY] {
+    for name in ["mem.latency/level/L1", "mem.latency/level/DRAM"] {
         assert!(
             shown(name),
             "{name} has no figure; levels found: {levels:?}"

@@ -463,7 +463,7 @@ impl Outputs {
     fn write(&self, record: &RunRecord, unwritten: &mut Unwritten) {
         self.write_files(record, |_| true, unwritten);
         if let Some(target) = &self.html {
-            let written = render_plots(record, Formats::Svg)
+            let written = render_plots(record, &Default::default(), Formats::Svg)
                 .and_then(|plots| write_output(target, &benchmarks_html_page(record, &plots)));
             unwritten.note(&target.shown(), written);
         }

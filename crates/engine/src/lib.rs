@@ -36,6 +36,8 @@ pub mod isolation;
 pub mod model;
 pub mod names;
 pub mod parameters;
+pub mod presentation;
+pub mod result_names;
 pub mod rounds;
 mod runner;
 pub mod signals;

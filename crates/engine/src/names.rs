@@ -6,70 +6,14 @@
 //! probe that writes it and the renderer that reads it, and an end-to-end test checks that a
 //! real run produces every name the headline table reads.
 
-/// Result names, and the prefixes and suffixes of families of results.
+/// The names of the run's stability checks, and which checks speak for which results.
 pub mod result {
-    /// `mem.latency`'s stride sweep at the largest working set: this prefix, then the stride.
-    pub const STRIDE_PREFIX: &str = "mem.latency/stride/";
-    /// The cache levels that `mem.latency` finds on its curve: this prefix, then `L1`, `L2`,
-    /// `L3` or `DRAM`.
-    pub const LEVEL_PREFIX: &str = "mem.latency/level/";
-    pub const L1_HIT: &str = "mem.latency/level/L1";
-    pub const L2_HIT: &str = "mem.latency/level/L2";
-    pub const L3_HIT: &str = "mem.latency/level/L3";
-    pub const MAIN_MEMORY: &str = "mem.latency/level/DRAM";
-    pub const BRANCH_MISPREDICT: &str = "cpu.branch/mispredict";
-    /// The GPU family's results start so.
-    pub const GPU_PREFIX: &str = "gpu.";
-    pub const GPU_LAUNCH_SYNC: &str = "gpu.launch/sync";
-    pub const GPU_LEVEL_PREFIX: &str = "gpu.memory/level/";
-    pub const GPU_L2_HIT: &str = "gpu.memory/level/L2";
-    pub const GPU_DEVICE_MEMORY: &str = "gpu.memory/level/DRAM";
-    pub const GPU_COPY_H2D_4KIB: &str = "gpu.copy/h2d/pinned/4KiB";
-    pub const GPU_COPY_H2D_1MIB: &str = "gpu.copy/h2d/pinned/1MiB";
-    pub const MUTEX_UNCONTENDED: &str = "thread.mutex/pthread/uncontended";
-    pub const SYSCALL: &str = "syscall.getppid/getppid";
-    pub const SNAPPY_1KIB: &str = "cpu.compress/snappy-1KiB";
-    /// `proc.pipe`'s results: this prefix, the placement (`pinned`, `unpinned`), then the
-    /// figure.
-    pub const PIPE_PREFIX: &str = "proc.pipe/";
-    pub const PIPE_SWITCH_ONE_CPU: &str = "proc.pipe/pinned/switch";
-    pub const PIPE_ROUND_TRIP_ONE_CPU: &str = "proc.pipe/pinned/round-trip";
-    /// `ipc.throughput`'s results: this prefix, the transport, then the payload.
-    pub const IPC_THROUGHPUT_PREFIX: &str = "ipc.throughput/";
-    pub const TCP_ROUND_TRIP_4B: &str = "ipc.throughput/tcp/4B";
-    pub const THREAD_START_JOIN: &str = "thread.lifecycle/total";
-    pub const FSYNC_4KIB: &str = "file.write/fsync-alone/4KiB";
-    pub const COLD_RANDOM_4KIB: &str = "file.cold/random-4KiB";
-    /// `file.cold`'s sequential reads: this prefix, then the size.
-    pub const COLD_SEQUENTIAL_PREFIX: &str = "file.cold/sequential/";
-    pub const COLD_SEQUENTIAL_1MIB: &str = "file.cold/sequential/1MiB";
-    /// One-thread reads of every element: this prefix, then the working set.
-    pub const READ_EVERY_ELEMENT_PREFIX: &str = "mem.bandwidth/read/all/";
-    /// Appended to a bandwidth result measured on every CPU at once.
-    pub const ALL_CPUS_SUFFIX: &str = "/all-cpus";
-    /// `ipc.latency`'s round trips: this prefix, the pair's number, then the arm.
-    pub const IPC_LATENCY_PAIR_PREFIX: &str = "ipc.latency/pair";
-    /// `thread.core_to_core`'s results: this prefix, the direction ([`ONE_WAY`], or
-    /// [`ROUND_TRIP`] for the summaries), the bounce (`cas`, `rw`), then the pair `a-b` or
-    /// the summary [`ALL_PAIRS`].
-    pub const CORE_TO_CORE_PREFIX: &str = "thread.core_to_core/";
-    /// Half a round trip: how the established core-to-core tools report a pair.
-    pub const ONE_WAY: &str = "one-way";
-    pub const ROUND_TRIP: &str = "round-trip";
-    pub const ALL_PAIRS: &str = "all-pairs";
     /// The run's stability check (`latlab_probes::stability`): a main-memory chase, a chase
     /// within the last cache level and a core-to-core pair at the start and the end of every
     /// run.
     pub const STABILITY_MEMORY_CHASE: &str = "stability/memory-chase";
     pub const STABILITY_CACHE_CHASE: &str = "stability/cache-chase";
     pub const STABILITY_CORE_TO_CORE: &str = "stability/core-to-core";
-    /// `sched.wakeup`'s results: this prefix, the condition, then the class.
-    pub const SCHED_WAKEUP_PREFIX: &str = "sched.wakeup/";
-    /// `sched.priority`'s results: this prefix, the condition, then the class.
-    pub const SCHED_PRIORITY_PREFIX: &str = "sched.priority/";
-    /// `file.read`'s and `file.write`'s results by size.
-    pub const FILE_READ_PREFIX: &str = "file.read/";
-    pub const FILE_WRITE_PREFIX: &str = "file.write/";
 
     /// The stability checks that speak for result `name`: a move of one of those checks'
     /// figures during a run, or a difference between two runs, means the machine under the
@@ -80,7 +24,7 @@ pub mod result {
     pub fn checked_by(name: &str) -> &'static [&'static str] {
         const MEMORY: [&str; 3] = ["mem.latency/", "mem.bandwidth/", "mem.memcpy/"];
         const ACROSS_CPUS: [&str; 4] = [
-            CORE_TO_CORE_PREFIX,
+            "thread.core_to_core/",
             "ipc.",
             "proc.pipe/unpinned/",
             "thread.handoff/two-cpus",
@@ -130,9 +74,12 @@ pub mod key {
     pub const ACCESS: &str = "access";
     /// Which elements a bandwidth loop visits (`all`, `every4th`).
     pub const PATTERN: &str = "pattern";
-    /// The two CPUs of a core-to-core pair.
+    /// The two CPUs of a pair a figure was measured between.
     pub const CPU_A: &str = "cpu_a";
     pub const CPU_B: &str = "cpu_b";
+    /// An L2 hit on the measuring core when a CPU pair was measured: the line between one
+    /// core's SMT siblings and two cores.
+    pub const L2_HIT_NS: &str = "l2_hit_ns";
     /// A core-to-core pair's median round trip, beside its one-way figure.
     pub const ROUND_TRIP_NS: &str = "round_trip_ns";
     /// How a result's time per operation was obtained, when not by the empty-loop

@@ -16,12 +16,12 @@ mod monotonic;
 mod peer;
 mod proc;
 mod random;
-pub mod result_names;
 mod sched;
 pub mod stability;
 mod syscall;
 mod thread;
 
+use latlab_engine::presentation::{Presentation, Presentations};
 use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
 pub use findings::Findings;
@@ -254,7 +254,7 @@ pub struct ProbeSpec {
     /// states it.
     pub timing: &'static str,
     /// The names of the results it produces, each `{placeholder}` standing for a value
-    /// ([`result_names`] says which): `mem.latency/random/{size}`. `--only` and `--skip`
+    /// ([`latlab_engine::result_names`] says which): `mem.latency/random/{size}`. `--only` and `--skip`
     /// match them; a test checks every result of a run against them.
     pub results: &'static [&'static str],
     /// How long it typically takes, for the progress display's estimate of the time left.
@@ -266,6 +266,8 @@ pub struct ProbeSpec {
     pub alone: bool,
     /// Whether it is measured in each of the run's rounds or once.
     pub rounds: Rounds,
+    /// What its results feed in the report: plots, headline rows, matrices, distributions.
+    pub presentation: Presentation,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
 }
 
@@ -365,6 +367,32 @@ pub static PROBES: &[ProbeSpec] = &[
     gpu::atomic::SPEC,
     gpu::shared::SPEC,
 ];
+
+/// A headline row read from one result: the `order`th row of the table, for `operation`,
+/// beside the 2012 table's `reference` row when there is one.
+pub(crate) const fn headline_row(
+    order: u16,
+    operation: &'static str,
+    reference: Option<&'static str>,
+    result: &'static str,
+    qualifier: &'static str,
+) -> latlab_engine::presentation::HeadlineRow {
+    latlab_engine::presentation::HeadlineRow {
+        order,
+        operation,
+        reference,
+        source: latlab_engine::presentation::Source::Result(latlab_engine::presentation::Template(
+            result,
+        )),
+        qualifier,
+        only_with_family: false,
+    }
+}
+
+/// What every probe's results feed in the report, for the report to render.
+pub fn presentations() -> Presentations {
+    Presentations::of(PROBES.iter().map(|probe| &probe.presentation))
+}
 
 /// Tests that time something share the CPUs (read); tests that load every CPU on purpose
 /// (hogs, the whole registry) take them alone (write), so their load never lands in another
@@ -471,6 +499,60 @@ impl<'a> ProbeContext<'a> {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn every_probe_template_is_well_formed_and_distinct() {
+        use latlab_engine::result_names::template_regex;
+        let mut seen = HashSet::new();
+        for probe in PROBES {
+            assert!(!probe.results.is_empty(), "{} lists no results", probe.id);
+            for template in probe.results {
+                assert!(
+                    template.starts_with(&format!("{}/", probe.id)),
+                    "{template} is not under {}",
+                    probe.id
+                );
+                template_regex(template)
+                    .unwrap_or_else(|bad| panic!("{template}: unknown placeholder {bad}"));
+                assert!(seen.insert(*template), "{template} listed twice");
+            }
+        }
+    }
+
+    /// Every template a declaration reads is one a probe lists (or a name one covers), so
+    /// that a renamed result cannot silently empty a plot or a headline row; every grid's
+    /// prefix starts some; no two headline rows claim one place.
+    #[test]
+    fn the_declarations_read_listed_results() {
+        let listed: HashSet<&str> = PROBES.iter().flat_map(|p| p.results).copied().collect();
+        let declared = presentations();
+        // A declared template is a listed one, or one name a listed template covers.
+        let covered = |declared: &str| {
+            listed.contains(declared)
+                || (listed.iter())
+                    .any(|t| latlab_engine::result_names::template_matches(t, declared))
+        };
+        for template in declared.templates() {
+            assert!(
+                covered(template.as_str()),
+                "{} is declared but no probe lists it",
+                template.as_str()
+            );
+        }
+        for grid in &declared.grids {
+            assert!(
+                listed.iter().any(|t| t.starts_with(grid.prefix)),
+                "{}",
+                grid.prefix
+            );
+        }
+        let orders: HashSet<u16> = declared.headline.iter().map(|row| row.order).collect();
+        assert_eq!(
+            orders.len(),
+            declared.headline.len(),
+            "two headline rows share an order"
+        );
+    }
 
     #[test]
     fn probe_ids_are_unique_and_well_formed() {

@@ -10,7 +10,7 @@ use latlab_engine::BenchResult;
 use latlab_engine::analysis::SHARED_CORE_L2_HITS;
 use latlab_engine::environment::Concern;
 use latlab_engine::model::{Counters, Profile, RunRecord, StabilityCheck, Verdict, Warning};
-use latlab_engine::names::result as name;
+use latlab_engine::names::{key, result as name};
 use latlab_engine::{ClockInfo, ClockKind};
 
 /// One warning as a sentence, with what to do.
@@ -199,9 +199,10 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
         .stability
         .iter()
         .any(|c| c.name == name::STABILITY_CORE_TO_CORE && c.moved.is_some());
-    let probe_saw = run
-        .results()
-        .filter(|r| r.name.starts_with(name::CORE_TO_CORE_PREFIX))
+    // The probes that measure CPU pairs: their summaries carry what they saw too.
+    let probe_saw = (run.probes.iter())
+        .filter(|p| p.results.iter().any(|r| r.parameter(key::CPU_A).is_some()))
+        .flat_map(|p| &p.results)
         .flat_map(|r| &r.warnings)
         .any(|w| {
             matches!(
@@ -214,10 +215,10 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
     if check_moved || probe_saw || !regime_changes(run).is_empty() {
         notes.push(
             "where the host runs this machine's CPUs changed during the run or differs between \
-             pairs (see thread.core_to_core and the stability check): every figure that \
-             crosses CPUs (ipc.*, proc.pipe unpinned, thread.handoff, contended mutexes and \
-             atomics, core-to-core) depends on when it was taken; compare such figures only \
-             between runs whose checks agree"
+             pairs (see the core-to-core figures and the stability check): every figure that \
+             crosses CPUs (IPC, the unpinned pipe, the hand-off between CPUs, contended \
+             mutexes and atomics, core-to-core) depends on when it was taken; compare such \
+             figures only between runs whose checks agree"
                 .into(),
         );
     }
@@ -232,13 +233,12 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
 /// line between the start and the end) means the host changed how it ran the vCPUs during
 /// the run. Empty when the run has no core-to-core figure in an L2 hit's terms.
 pub fn regime_changes(run: &RunRecord) -> Vec<String> {
-    let pairs: Vec<&BenchResult> = run
-        .results()
-        .filter(|r| r.name.starts_with(name::CORE_TO_CORE_PREFIX))
+    let pairs: Vec<&BenchResult> = (run.results())
+        .filter(|r| r.parameter(key::L2_HIT_NS).is_some())
         .collect();
     let Some(l2_hit_ns) = pairs
         .iter()
-        .find_map(|r| r.parameters.get("l2_hit_ns")?.as_f64())
+        .find_map(|r| r.parameter(key::L2_HIT_NS)?.as_f64())
     else {
         return Vec::new();
     };
@@ -429,7 +429,11 @@ mod tests {
         assert!(notes[1].contains("every figure that crosses CPUs"));
         assert!(stability_check(&run.stability[0]).contains("MOVED"));
 
-        let mut pair = result("thread.core_to_core/one-way/cas/0-1", 60.0, &[]);
+        let mut pair = result(
+            "thread.core_to_core/one-way/cas/0-1",
+            60.0,
+            &[(key::CPU_A, 0u64.into()), (key::CPU_B, 1u64.into())],
+        );
         pair.warnings.push(Warning::TwoModes {
             low_ns: 30.0,
             high_ns: 110.0,

@@ -1,8 +1,8 @@
 //! "Latency numbers for this machine": the classic operations, this machine's figure for
 //! each, beside the 2012 table everyone quotes.
 //!
-//! Each row names the result it is read from (a probe id), so nothing is measured here. A
-//! row whose probe did not run says so; a row that one machine cannot measure (a round trip
+//! Each row is declared by the probe it is read from ([`latlab_engine::presentation`]), so
+//! nothing is measured here and no probe is named. A row whose probe did not run says so; a row that one machine cannot measure (a round trip
 //! across a data centre or an ocean, a seek on a spinning disk) is shown as a reference only,
 //! never as measured. The reference is `data/latency-2012.csv` (the numbers popularised by
 //! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
@@ -13,7 +13,9 @@ use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_percentiles, format_ratio};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
-use latlab_engine::names::{key, result as name};
+use latlab_engine::presentation::{
+    HeadlineRow as HeadlineDeclaration, Presentations, Source, Template,
+};
 
 const REFERENCE_CSV: &str = include_str!("../data/latency-2012.csv");
 
@@ -33,181 +35,45 @@ pub fn references() -> Vec<Reference> {
         .expect("the bundled table is well formed")
 }
 
-/// Where a row's figure comes from.
-enum Source {
-    /// A result by name.
-    Result(&'static str),
-    /// The single-thread read bandwidth at the largest working set, as the time to read
-    /// this many bytes.
-    SequentialRead(u64),
-    /// Nothing one machine can measure, and why.
-    ReferenceOnly(&'static str),
-}
-
-struct RowSpec {
+/// A row of the 2012 table that one machine cannot measure, shown as a reference only.
+struct ReferenceOnly {
+    /// Where it goes among the probes' rows ([`HeadlineDeclaration::order`]).
+    order: u16,
     operation: &'static str,
-    reference: Option<&'static str>,
-    source: Source,
-    /// What the measured figure is, when that needs saying (page cache or device).
-    qualifier: &'static str,
+    reference: &'static str,
+    why: &'static str,
 }
 
-const ROWS: &[RowSpec] = &[
-    RowSpec {
-        operation: "L1 cache hit",
-        reference: Some("l1_hit"),
-        source: Source::Result(name::L1_HIT),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Branch mispredict",
-        reference: Some("branch_mispredict"),
-        source: Source::Result(name::BRANCH_MISPREDICT),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "L2 cache hit",
-        reference: Some("l2_hit"),
-        source: Source::Result(name::L2_HIT),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "L3 cache hit",
-        reference: None,
-        source: Source::Result(name::L3_HIT),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Mutex lock/unlock",
-        reference: Some("mutex_lock_unlock"),
-        source: Source::Result(name::MUTEX_UNCONTENDED),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Main memory reference",
-        reference: Some("dram"),
-        source: Source::Result(name::MAIN_MEMORY),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "GPU L2 hit",
-        reference: None,
-        source: Source::Result(name::GPU_L2_HIT),
-        qualifier: "one thread",
-    },
-    RowSpec {
-        operation: "GPU device-memory reference",
-        reference: None,
-        source: Source::Result(name::GPU_DEVICE_MEMORY),
-        qualifier: "one thread",
-    },
-    RowSpec {
-        operation: "GPU kernel launch (+ sync)",
-        reference: None,
-        source: Source::Result(name::GPU_LAUNCH_SYNC),
-        qualifier: "empty kernel",
-    },
-    RowSpec {
-        operation: "Copy 4 KiB host→device",
-        reference: None,
-        source: Source::Result(name::GPU_COPY_H2D_4KIB),
-        qualifier: "pinned",
-    },
-    RowSpec {
-        operation: "Copy 1 MiB host→device",
-        reference: None,
-        source: Source::Result(name::GPU_COPY_H2D_1MIB),
-        qualifier: "pinned",
-    },
-    RowSpec {
-        operation: "System call",
-        reference: None,
-        source: Source::Result(name::SYSCALL),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Compress 1 KiB with Snappy (Zippy)",
-        reference: Some("compress_1k"),
-        source: Source::Result(name::SNAPPY_1KIB),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Context switch",
-        reference: None,
-        source: Source::Result(name::PIPE_SWITCH_ONE_CPU),
-        qualifier: "one CPU",
-    },
-    RowSpec {
-        operation: "Pipe round trip between processes",
-        reference: None,
-        source: Source::Result(name::PIPE_ROUND_TRIP_ONE_CPU),
-        qualifier: "one CPU",
-    },
-    RowSpec {
+const REFERENCE_ONLY: [ReferenceOnly; 5] = [
+    ReferenceOnly {
+        order: 160,
         operation: "Send 1 KiB over 1 Gbps network",
-        reference: Some("send_1k_1gbps"),
-        source: Source::ReferenceOnly("needs a network and a second machine"),
-        qualifier: "",
+        reference: "send_1k_1gbps",
+        why: "needs a network and a second machine",
     },
-    RowSpec {
-        operation: "Loopback TCP round trip",
-        reference: None,
-        source: Source::Result(name::TCP_ROUND_TRIP_4B),
-        qualifier: "4 bytes",
-    },
-    RowSpec {
-        operation: "Thread start + join",
-        reference: None,
-        source: Source::Result(name::THREAD_START_JOIN),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "fsync of a 4 KiB change",
-        reference: None,
-        source: Source::Result(name::FSYNC_4KIB),
-        qualifier: "",
-    },
-    RowSpec {
-        operation: "Read 4 KiB randomly from the file system",
-        reference: Some("ssd_random_4k"),
-        source: Source::Result(name::COLD_RANDOM_4KIB),
-        qualifier: "device, O_DIRECT",
-    },
-    RowSpec {
-        operation: "Read 1 MB sequentially from memory",
-        reference: Some("mem_seq_1m"),
-        source: Source::SequentialRead(1_000_000),
-        qualifier: "",
-    },
-    RowSpec {
+    ReferenceOnly {
+        order: 220,
         operation: "Round trip within a data centre",
-        reference: Some("dc_round_trip"),
-        source: Source::ReferenceOnly("needs a second machine"),
-        qualifier: "",
+        reference: "dc_round_trip",
+        why: "needs a second machine",
     },
-    RowSpec {
-        operation: "Read 1 MiB sequentially from the file system",
-        reference: Some("ssd_seq_1m"),
-        source: Source::Result(name::COLD_SEQUENTIAL_1MIB),
-        qualifier: "device, O_DIRECT",
-    },
-    RowSpec {
+    ReferenceOnly {
+        order: 240,
         operation: "Disk seek",
-        reference: Some("disk_seek"),
-        source: Source::ReferenceOnly("needs a spinning disk, which latlab does not look for"),
-        qualifier: "",
+        reference: "disk_seek",
+        why: "needs a spinning disk, which latlab does not look for",
     },
-    RowSpec {
+    ReferenceOnly {
+        order: 250,
         operation: "Read 1 MB sequentially from a spinning disk",
-        reference: Some("disk_seq_1m"),
-        source: Source::ReferenceOnly("needs a spinning disk, which latlab does not look for"),
-        qualifier: "",
+        reference: "disk_seq_1m",
+        why: "needs a spinning disk, which latlab does not look for",
     },
-    RowSpec {
+    ReferenceOnly {
+        order: 260,
         operation: "Packet California → Netherlands → California",
-        reference: Some("wan_round_trip"),
-        source: Source::ReferenceOnly("needs two continents"),
-        qualifier: "",
+        reference: "wan_round_trip",
+        why: "needs two continents",
     },
 ];
 
@@ -270,80 +136,87 @@ pub fn measured_l1_ns(rows: &[HeadlineRow]) -> Option<f64> {
 pub(crate) const REFERENCE_L1_NS: f64 = 0.5;
 
 /// The operations of the rows one machine can measure, in the table's order.
-pub fn measurable_operations() -> Vec<&'static str> {
-    ROWS.iter()
-        .filter(|row| !matches!(row.source, Source::ReferenceOnly(_)))
-        .map(|row| row.operation)
-        .collect()
+pub fn measurable_operations(declared: &Presentations) -> Vec<&'static str> {
+    declared.headline.iter().map(|row| row.operation).collect()
 }
 
-/// The probes whose results the headline table reads, in the order of its rows.
-pub fn source_probes() -> Vec<&'static str> {
-    let mut probes: Vec<&'static str> = Vec::new();
-    for row in ROWS {
-        let name = match row.source {
-            Source::Result(name) => name,
-            Source::SequentialRead(_) => name::READ_EVERY_ELEMENT_PREFIX,
-            Source::ReferenceOnly(_) => continue,
-        };
-        let probe = name.split_once('/').map_or(name, |(probe, _)| probe);
-        if !probes.contains(&probe) {
-            probes.push(probe);
-        }
-    }
-    probes
+/// Whether `run` has a result of the family (`gpu` of `gpu.copy/…`) that `template` reads.
+fn has_family(run: &RunRecord, template: &str) -> bool {
+    let family = template
+        .split_once('.')
+        .map_or(template, |(family, _)| family);
+    run.results().any(|r| {
+        r.name
+            .strip_prefix(family)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
-/// Whether a row reads a GPU result: such rows are left out of a run without any, so that
-/// a machine without a GPU does not show five empty rows.
-fn reads_gpu(spec: &RowSpec) -> bool {
-    matches!(spec.source, Source::Result(name) if name.starts_with(name::GPU_PREFIX))
-}
-
-/// The headline rows for a run.
-pub fn headline_rows(run: &RunRecord) -> Vec<HeadlineRow> {
+/// The headline rows for a run: the probes' declared rows and the references one machine
+/// cannot measure, in their order.
+pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineRow> {
     let references = references();
-    let find = |name: &str| run.results().find(|r| r.name == name);
-    let has_gpu = run.results().any(|r| r.name.starts_with(name::GPU_PREFIX));
-    ROWS.iter()
-        .filter(|spec| has_gpu || !reads_gpu(spec))
-        .map(|spec| {
-            let reference_ns = spec.reference.map(|id| {
-                references
-                    .iter()
-                    .find(|r| r.id == id)
-                    .map(|r| r.nanoseconds)
-                    .expect("every row's reference is in the bundled table")
-            });
-            let (measured, note) = match &spec.source {
-                Source::Result(name) => match find(name) {
-                    Some(result) => (Some(figure(result, 1.0, name)), spec.qualifier.to_string()),
-                    None => (None, format!("no {name} in this run")),
+    let reference_ns = |id: &str| {
+        references
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.nanoseconds)
+            .expect("every row's reference is in the bundled table")
+    };
+    let measured = (declared.headline.iter())
+        .filter(|row| !row.only_with_family || has_family(run, row.source.template().as_str()))
+        .map(|row| {
+            let (measured, note) = measured_row(run, row);
+            (
+                row.order,
+                HeadlineRow {
+                    operation: row.operation.to_string(),
+                    measured,
+                    reference_ns: row.reference.map(reference_ns),
+                    note,
                 },
-                Source::SequentialRead(bytes) => match largest_read(run) {
-                    Some(result) => {
-                        let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
-                        let how = format!("{}, scaled to {bytes} bytes", result.name);
-                        (
-                            Some(figure(result, per_byte * *bytes as f64, &how)),
-                            String::new(),
-                        )
-                    }
-                    None => (
-                        None,
-                        format!("no {}… in this run", name::READ_EVERY_ELEMENT_PREFIX),
-                    ),
-                },
-                Source::ReferenceOnly(why) => (None, format!("reference only: {why}")),
-            };
+            )
+        });
+    let unmeasurable = REFERENCE_ONLY.iter().map(|row| {
+        (
+            row.order,
             HeadlineRow {
-                operation: spec.operation.to_string(),
-                measured,
-                reference_ns,
-                note,
+                operation: row.operation.to_string(),
+                measured: None,
+                reference_ns: Some(reference_ns(row.reference)),
+                note: format!("reference only: {}", row.why),
+            },
+        )
+    });
+    let mut rows: Vec<(u16, HeadlineRow)> = measured.chain(unmeasurable).collect();
+    rows.sort_by_key(|(order, _)| *order);
+    rows.into_iter().map(|(_, row)| row).collect()
+}
+
+/// A declared row's figure, with its qualifier; or why this run has none.
+fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>, String) {
+    match row.source {
+        Source::Result(name) => match run.results().find(|r| name.matches(&r.name)) {
+            Some(result) => (
+                Some(figure(result, 1.0, &result.name)),
+                row.qualifier.to_string(),
+            ),
+            None => (None, format!("no {} in this run", name.as_str())),
+        },
+        Source::LargestScaled {
+            results,
+            largest_by,
+            bytes,
+        } => match largest(run, results, largest_by) {
+            Some(result) => {
+                let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
+                let how = format!("{}, scaled to {bytes} bytes", result.name);
+                let scaled = figure(result, per_byte * bytes as f64, &how);
+                (Some(scaled), row.qualifier.to_string())
             }
-        })
-        .collect()
+            None => (None, format!("no {} in this run", results.as_str())),
+        },
+    }
 }
 
 fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
@@ -363,18 +236,11 @@ impl Measured {
     }
 }
 
-/// The one-thread read of every element at the largest working set: streaming from memory.
-fn largest_read(run: &RunRecord) -> Option<&BenchResult> {
+/// Of the results `template` covers, the one with the largest parameter `key`.
+fn largest<'a>(run: &'a RunRecord, template: Template, key: &str) -> Option<&'a BenchResult> {
     run.results()
-        .filter(|r| {
-            r.name.starts_with(name::READ_EVERY_ELEMENT_PREFIX)
-                && !r.name.ends_with(name::ALL_CPUS_SUFFIX)
-        })
-        .max_by_key(|r| {
-            r.parameter(key::WORKING_SET_BYTES)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        })
+        .filter(|r| template.matches(&r.name))
+        .max_by_key(|r| r.parameter(key).and_then(|v| v.as_u64()).unwrap_or(0))
 }
 
 /// A duration in seconds as people say it: seconds, minutes, hours, days, months, years.
@@ -416,11 +282,13 @@ const LEAST_USEFUL_FIRST: [&str; 6] = [
 #[derive(Debug, Default)]
 pub struct HeadlineExporter {
     pub terminal: Terminal,
+    /// The rows the probes declare.
+    pub declared: Presentations,
 }
 
 impl Exporter for HeadlineExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
-        let rows = headline_rows(run);
+        let rows = headline_rows(run, &self.declared);
         let l1 = measured_l1_ns(&rows);
         let scale_title = if l1.is_some() {
             "if an L1 hit took 1 s"
@@ -506,10 +374,11 @@ mod tests {
         assert_eq!(references.len(), 14);
         assert_eq!(references[0].id, "l1_hit");
         assert_eq!(references[0].nanoseconds, 0.5);
-        for spec in ROWS {
-            if let Some(id) = spec.reference {
-                assert!(references.iter().any(|r| r.id == id), "{id}");
-            }
+        let declared = latlab_probes::presentations();
+        let ids = (declared.headline.iter().filter_map(|row| row.reference))
+            .chain(REFERENCE_ONLY.iter().map(|row| row.reference));
+        for id in ids {
+            assert!(references.iter().any(|r| r.id == id), "{id}");
         }
     }
 
@@ -522,7 +391,10 @@ mod tests {
             .iter()
             .map(|&size| {
                 result(
-                    &format!("mem.bandwidth/read/all/{size}"),
+                    &format!(
+                        "mem.bandwidth/read/all/{}",
+                        latlab_engine::units::format_bytes(size as f64)
+                    ),
                     if size == 4096 { 0.01 } else { 0.4 },
                     &[("working_set_bytes", size.into())],
                 )
@@ -536,7 +408,8 @@ mod tests {
             ),
             probe("mem.bandwidth", bandwidth),
         ]);
-        let rows = headline_rows(&run);
+        let declared = latlab_probes::presentations();
+        let rows = headline_rows(&run, &declared);
         let row = |operation: &str| rows.iter().find(|r| r.operation == operation).unwrap();
         let l1 = row("L1 cache hit");
         assert_eq!(l1.measured.as_ref().unwrap().median_ns, 1.25);
@@ -544,19 +417,17 @@ mod tests {
         let memory = row("Read 1 MB sequentially from memory");
         // 0.4 ns per 8-byte element at the largest working set: 50 µs per million bytes.
         assert_eq!(memory.measured.as_ref().unwrap().median_ns, 50_000.0);
-        assert!(
-            memory
-                .measured
-                .as_ref()
-                .unwrap()
-                .source
-                .contains("/1048576")
-        );
+        assert!(memory.measured.as_ref().unwrap().source.contains("/1MiB"));
         let seek = row("Disk seek");
         assert!(seek.measured.is_none() && seek.note.starts_with("reference only"));
         let mutex = row("Mutex lock/unlock");
         assert!(mutex.measured.is_none() && mutex.note.starts_with("no thread.mutex"));
-        let text = HeadlineExporter::default().render(&run).unwrap();
+        let text = HeadlineExporter {
+            declared,
+            ..HeadlineExporter::default()
+        }
+        .render(&run)
+        .unwrap();
         assert!(text.contains("Latency numbers for this machine"));
         assert!(text.contains("if an L1 hit took 1 s"));
         // The L1 row is one second by definition; a 2012 disk seek would be months.
@@ -578,8 +449,9 @@ mod tests {
             "mem.latency",
             vec![result("mem.latency/level/L1", 1.25, &[])],
         )]);
+        let declared = latlab_probes::presentations();
         let operations = |run: &RunRecord| -> Vec<String> {
-            headline_rows(run)
+            headline_rows(run, &declared)
                 .into_iter()
                 .map(|r| r.operation)
                 .collect()
@@ -587,9 +459,9 @@ mod tests {
         assert!(!operations(&cpu_only).iter().any(|o| o.contains("GPU")));
         let with_gpu = record(vec![probe(
             "gpu.launch",
-            vec![result(name::GPU_LAUNCH_SYNC, 8_000.0, &[])],
+            vec![result("gpu.launch/sync", 8_000.0, &[])],
         )]);
-        let rows = headline_rows(&with_gpu);
+        let rows = headline_rows(&with_gpu, &declared);
         let gpu: Vec<&HeadlineRow> = rows
             .iter()
             .filter(|r| r.operation.contains("GPU") || r.operation.contains("host→device"))

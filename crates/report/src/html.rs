@@ -9,11 +9,11 @@
 //! in the terminal, each ⚠ linking to its group. A table of contents comes first; tables
 //! scroll in their own box and figures scale, so that the page reads on a phone.
 
-use crate::distribution;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
 use crate::markup::{STYLE, escape};
-use crate::plots::{Formats, RenderedPlot, render_plots};
+use crate::plots::distribution;
+use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline};
 use crate::units::{
     format_clock, format_interval, format_median, format_ns, format_percent, format_percentiles,
@@ -23,31 +23,42 @@ use crate::warning_groups::{Grouped, grouped};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
-use latlab_engine::names::{key, result as name};
+use latlab_engine::names::key;
+use latlab_engine::presentation::{Grid, Presentations};
 use std::fmt::Write as _;
 
-pub struct HtmlExporter;
+/// The page of a results file read back, rendering what the probes declare.
+#[derive(Debug, Default)]
+pub struct HtmlExporter {
+    pub declared: Presentations,
+}
 
 impl Exporter for HtmlExporter {
     /// The page of a results file read back: its plots drawn as SVG only.
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
-        Ok(html_page(run, &render_plots(run, Formats::Svg)?))
+        let drawn = render_plots(run, &self.declared, Formats::Svg)?;
+        Ok(html_page(run, &self.declared, &drawn))
     }
 }
 
 /// The page of `run` with `plots` already drawn (a run draws them once for the page and its
-/// files).
-pub fn html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
-    page(run, drawn, false)
+/// files), and the figures `declared` draws here.
+pub fn html_page(run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) -> String {
+    page(run, declared, drawn, false)
 }
 
 /// The page of a run of users' benchmarks: as [`html_page`], with a distribution plot per
 /// benchmark (a machine's run has hundreds of results and leaves them out).
 pub fn benchmarks_html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
-    page(run, drawn, true)
+    page(run, &Presentations::default(), drawn, true)
 }
 
-fn page(run: &RunRecord, drawn: &[RenderedPlot], with_distributions: bool) -> String {
+fn page(
+    run: &RunRecord,
+    declared: &Presentations,
+    drawn: &[RenderedPlot],
+    with_distributions: bool,
+) -> String {
     let mut page = String::new();
     let title = format!(
         "latlab · {} · {}",
@@ -70,16 +81,18 @@ fn page(run: &RunRecord, drawn: &[RenderedPlot], with_distributions: bool) -> St
         );
     }
     environment(&mut page, run);
-    headline_section(&mut page, &headline_rows(run));
+    headline_section(&mut page, &headline_rows(run, declared));
     html_benchmarks::comparisons(&mut page, run);
     html_benchmarks::allocations(&mut page, run);
     if with_distributions {
         html_benchmarks::distributions(&mut page, run);
     }
     html_benchmarks::profiles(&mut page, run);
-    plots(&mut page, run, drawn);
-    latency_distributions(&mut page, run);
-    scheduling(&mut page, run);
+    plots(&mut page, run, declared, drawn);
+    latency_distributions(&mut page, run, declared);
+    for grid in &declared.grids {
+        grid_section(&mut page, run, grid);
+    }
     let grouped = grouped(run);
     results(&mut page, run, &grouped);
     warnings(&mut page, &grouped);
@@ -224,7 +237,7 @@ fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
     );
 }
 
-fn plots(page: &mut String, run: &RunRecord, drawn: &[RenderedPlot]) {
+fn plots(page: &mut String, run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) {
     page.push_str("<h2 id=\"plots\">Plots</h2>\n");
     let mut any = false;
     for plot in drawn {
@@ -240,22 +253,30 @@ fn plots(page: &mut String, run: &RunRecord, drawn: &[RenderedPlot]) {
             escape(&plot.caption)
         );
     }
-    any |= core_to_core(page, run);
+    for matrix in &declared.matrices {
+        if let Some(drawn) = pair_matrix(run, matrix) {
+            any = true;
+            let _ = writeln!(
+                page,
+                "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>",
+                drawn.id,
+                drawn.svg,
+                escape(&drawn.caption)
+            );
+        }
+    }
     if !any {
         page.push_str("<p class=\"note\">This run measured nothing that is plotted.</p>\n");
     }
 }
 
-/// "Latency distributions": how the events of each `ipc.latency` pair and `sched.wakeup`
-/// class spread, with their median, p90 and p99; their tails are the point of measuring
-/// them one by one.
-fn latency_distributions(page: &mut String, run: &RunRecord) {
+/// "Latency distributions": how the events of each result declared a distribution (IPC
+/// round trips, wake-ups) spread, with their median, p90 and p99; their tails are the point
+/// of measuring them one by one.
+fn latency_distributions(page: &mut String, run: &RunRecord, declared: &Presentations) {
     let figures: Vec<(&BenchResult, String)> = run
         .results()
-        .filter(|r| {
-            r.name.starts_with(name::IPC_LATENCY_PAIR_PREFIX)
-                || r.name.starts_with(name::SCHED_WAKEUP_PREFIX)
-        })
+        .filter(|r| declared.is_distribution(&r.name))
         .filter_map(|r| Some((r, distribution::svg(&r.samples_ns, &r.name)?)))
         .collect();
     if figures.is_empty() {
@@ -285,158 +306,67 @@ fn param(result: &BenchResult, key: &str) -> String {
         .map_or("?".into(), ToString::to_string)
 }
 
-/// The core-to-core one-way latencies as a matrix of CPU pairs, one per bounce kind, darker
-/// for slower.
-fn core_to_core(page: &mut String, run: &RunRecord) -> bool {
-    let mut drew = false;
-    for kind in ["cas", "rw"] {
-        let prefix = format!("{}{}/{kind}/", name::CORE_TO_CORE_PREFIX, name::ONE_WAY);
-        // A pair that behaved as one core's siblings is drawn grey, named so, and left out
-        // of the shading: it is not a core-to-core figure.
-        let cells: Vec<(usize, usize, f64, bool)> = run
-            .results()
-            .filter(|r| r.name.starts_with(&prefix) && !r.name.ends_with(name::ALL_PAIRS))
-            .filter_map(|r| {
-                Some((
-                    r.parameter(key::CPU_A)?.as_u64()? as usize,
-                    r.parameter(key::CPU_B)?.as_u64()? as usize,
-                    r.summary.median,
-                    r.warnings
-                        .iter()
-                        .any(|w| matches!(w, latlab_engine::Warning::BehavedAsSiblings { .. })),
-                ))
-            })
-            .collect();
-        if cells.is_empty() {
-            continue;
-        }
-        let mut cpus: Vec<usize> = cells.iter().flat_map(|c| [c.0, c.1]).collect();
-        cpus.sort_unstable();
-        cpus.dedup();
-        let (low, high) = cells
-            .iter()
-            .filter(|c| !c.3)
-            .fold((f64::MAX, f64::MIN), |(lo, hi), c| {
-                (lo.min(c.2), hi.max(c.2))
-            });
-        let size = 44.0;
-        let side = 40.0 + cpus.len() as f64 * size;
-        let _ = write!(
-            page,
-            "<figure id=\"core-to-core-{kind}\"><svg xmlns=\"http://www.w3.org/2000/svg\" \
-             width=\"{side}\" height=\"{side}\" viewBox=\"0 0 {side} {side}\" role=\"img\">"
-        );
-        let index = |cpu: usize| cpus.iter().position(|&c| c == cpu).unwrap_or(0) as f64;
-        for (i, cpu) in cpus.iter().enumerate() {
-            let at = 40.0 + i as f64 * size + size / 2.0;
-            let _ = write!(
-                page,
-                "<text x=\"{at}\" y=\"28\" font-size=\"11\" text-anchor=\"middle\">{cpu}</text>\
-                 <text x=\"28\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{cpu}</text>",
-                at + 4.0
-            );
-        }
-        for &(a, b, median, siblings) in &cells {
-            let shade = if high > low {
-                (median - low) / (high - low)
-            } else {
-                0.5
-            };
-            let (fill, what) = if siblings {
-                (
-                    "hsl(0, 0%, 80%)".to_string(),
-                    format!(
-                        "{}, behaved as SMT siblings (not core to core)",
-                        format_ns(median)
-                    ),
-                )
-            } else {
-                (
-                    format!("hsl(210, 60%, {:.0}%)", 92.0 - 55.0 * shade),
-                    format_ns(median),
-                )
-            };
-            for (row, column) in [(a, b), (b, a)] {
-                let _ = write!(
-                    page,
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
-                     fill=\"{fill}\"><title>CPU {a} ↔ CPU {b}: {what}</title></rect>",
-                    40.0 + index(column) * size,
-                    40.0 + index(row) * size,
-                    size - 2.0,
-                    size - 2.0,
-                );
-            }
-        }
-        let _ = writeln!(
-            page,
-            "</svg><figcaption>thread.core_to_core ({kind}): one-way latency of a cache line \
-             between two CPUs (half a round trip), {} (light) to {} (dark)</figcaption></figure>",
-            format_ns(low),
-            format_ns(high)
-        );
-        drew = true;
-    }
-    drew
-}
-
-/// The sched.priority results as a table: classes across, conditions down.
-fn scheduling(page: &mut String, run: &RunRecord) {
-    let results: Vec<&BenchResult> = run
-        .results()
-        .filter(|r| r.name.starts_with(name::SCHED_PRIORITY_PREFIX))
+/// A declared grid: results named `PREFIX/ROW/COLUMN` as a table, columns across.
+fn grid_section(page: &mut String, run: &RunRecord, grid: &Grid) {
+    let cells: Vec<(&str, &str, &BenchResult)> = (run.results())
+        .filter_map(|r| {
+            let (row, column) = r.name.strip_prefix(grid.prefix)?.split_once('/')?;
+            Some((row, column, r))
+        })
         .collect();
-    if results.is_empty() {
+    if cells.is_empty() {
         return;
     }
-    let mut classes: Vec<&str> = Vec::new();
-    let mut conditions: Vec<&str> = Vec::new();
-    for result in &results {
-        let mut parts = result.name.split('/').skip(1);
-        let (Some(condition), Some(class)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        if !conditions.contains(&condition) {
-            conditions.push(condition);
+    let (mut rows, mut columns): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for &(row, column, _) in &cells {
+        if !rows.contains(&row) {
+            rows.push(row);
         }
-        if !classes.contains(&class) {
-            classes.push(class);
+        if !columns.contains(&column) {
+            columns.push(column);
         }
     }
-    page.push_str(
-        "<h2 id=\"priority\">Priority under contention</h2>\n<div class=\"scroll\">\
-         <table id=\"scheduling\">\n<tr><th>condition</th>",
+    let _ = write!(
+        page,
+        "<h2 id=\"{}\">{}</h2>\n<div class=\"scroll\"><table id=\"grid-{}\">\n<tr><th>{}</th>",
+        grid.id,
+        escape(grid.title),
+        grid.id,
+        escape(grid.rows)
     );
-    for class in &classes {
-        let _ = write!(page, "<th>{}</th>", escape(class));
+    for column in &columns {
+        let _ = write!(page, "<th>{}</th>", escape(column));
     }
     page.push_str("</tr>\n");
-    for condition in &conditions {
-        let _ = write!(page, "<tr><td>{}</td>", escape(condition));
-        for class in &classes {
-            let wanted = format!("{}{condition}/{class}", name::SCHED_PRIORITY_PREFIX);
-            let cell = results.iter().find(|r| r.name == wanted).map_or_else(
-                || "—".to_string(),
-                |r| {
-                    let slowdown = r
-                        .parameter(key::SLOWDOWN_VS_ALONE)
-                        .and_then(|s| s.as_f64())
-                        .map_or_else(String::new, |s| format!(" ({s:.1}×)"));
-                    format!(
-                        "{}{slowdown}<br><span class=\"note\">CPU share {}</span>",
-                        format_median(r),
-                        escape(&param(r, key::CPU_SHARE))
-                    )
-                },
-            );
+    for row in &rows {
+        let _ = write!(page, "<tr><td>{}</td>", escape(row));
+        for column in &columns {
+            let cell = (cells.iter())
+                .find(|(r, c, _)| r == row && c == column)
+                .map_or_else(|| "—".to_string(), |(_, _, result)| grid_cell(grid, result));
             let _ = write!(page, "<td>{cell}</td>");
         }
         page.push_str("</tr>\n");
     }
-    page.push_str(
-        "</table></div>\n<p class=\"note\">The completion time of one fixed job (median), its \
-         slowdown against the same class alone, and its share of the CPU.</p>\n",
+    let _ = writeln!(
+        page,
+        "</table></div>\n<p class=\"note\">{}</p>",
+        escape(grid.note)
     );
+}
+
+/// A grid's cell: the median, the declared ratio after it, the declared detail under it.
+fn grid_cell(grid: &Grid, result: &BenchResult) -> String {
+    let ratio = (grid.ratio)
+        .and_then(|key| result.parameter(key)?.as_f64())
+        .map_or_else(String::new, |ratio| format!(" ({ratio:.1}×)"));
+    let detail = grid.detail.map_or_else(String::new, |(label, key)| {
+        format!(
+            "<br><span class=\"note\">{label} {}</span>",
+            escape(&param(result, key))
+        )
+    });
+    format!("{}{ratio}{detail}", format_median(result))
 }
 
 fn results(page: &mut String, run: &RunRecord, grouped: &Grouped) {
@@ -604,7 +534,11 @@ mod tests {
                 )],
             ),
         ]);
-        let page = HtmlExporter.render(&run).unwrap();
+        let page = HtmlExporter {
+            declared: latlab_probes::presentations(),
+        }
+        .render(&run)
+        .unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<table id=\"headline\">"));
         assert!(page.contains("id=\"ipc.latency/pair0/other\"><svg"));
@@ -637,7 +571,11 @@ mod tests {
                 result("mem.bandwidth/read/all/16KiB", 10.0, &[]),
             ],
         )]);
-        let page = HtmlExporter.render(&run).unwrap();
+        let page = HtmlExporter {
+            declared: latlab_probes::presentations(),
+        }
+        .render(&run)
+        .unwrap();
         assert_eq!(
             page.matches("href=\"#warning-group-1\" title=\"").count(),
             2

@@ -4,8 +4,8 @@
 
 use crate::advice;
 use crate::comparison::comparison_sentence;
-use crate::distribution;
 use crate::markup::escape;
+use crate::plots::distribution;
 use crate::units::format_ns;
 use latlab_engine::model::{BenchResult, Profile, RunRecord};
 use latlab_engine::units::format_bytes;

@@ -10,7 +10,6 @@ pub mod advice;
 pub mod compare;
 mod comparison;
 mod csv;
-mod distribution;
 pub mod fleet;
 pub mod headline;
 mod html;

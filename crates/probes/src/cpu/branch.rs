@@ -35,8 +35,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(
+            20,
+            "Branch mispredict",
+            Some("branch_mispredict"),
+            MISPREDICT,
+            "",
+        )],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+const MISPREDICT: &str = "cpu.branch/mispredict";
 
 const PATTERN_LEN: usize = 64 * 1024;
 type Pattern = Box<[u8; PATTERN_LEN]>;
@@ -52,7 +64,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         1.0,
     );
     let penalty = BenchResult::derived_difference(
-        latlab_engine::names::result::BRANCH_MISPREDICT,
+        MISPREDICT,
         "2 × (random − predictable) per branch: a random bit is mispredicted half the time",
         &random,
         &predictable,

@@ -22,8 +22,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(
+            130,
+            "Compress 1 KiB with Snappy (Zippy)",
+            Some("compress_1k"),
+            SNAPPY_1KIB,
+            "",
+        )],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+const SNAPPY_1KIB: &str = "cpu.compress/snappy-1KiB";
 
 const PROSE: &[u8] = include_bytes!("../../data/prose.txt");
 const INPUT_BYTES: usize = 1024;
@@ -44,7 +56,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ));
     }
     let result = ctx.runner.bench(
-        latlab_engine::names::result::SNAPPY_1KIB,
+        SNAPPY_1KIB,
         "snap::raw::Encoder::compress of 1024 bytes of prose into a reused buffer",
         || {
             encoder

@@ -18,6 +18,7 @@ use crate::mem::{headline_point, sweep_point};
 use crate::random::SplitMix64;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::presentation::{HeadlineRow, Presentation, Source, Template};
 use latlab_engine::units::format_bytes;
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -31,8 +32,31 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        headline: &[
+            HeadlineRow {
+                order: 200,
+                operation: "Read 4 KiB randomly from the file system",
+                reference: Some("ssd_random_4k"),
+                source: Source::Result(RANDOM_4KIB),
+                qualifier: "device, O_DIRECT",
+                only_with_family: false,
+            },
+            HeadlineRow {
+                order: 230,
+                operation: "Read 1 MiB sequentially from the file system",
+                reference: Some("ssd_seq_1m"),
+                source: Source::Result(Template("file.cold/sequential/1MiB")),
+                qualifier: "device, O_DIRECT",
+                only_with_family: false,
+            },
+        ],
+        ..Presentation::NONE
+    },
     run,
 };
+
+const RANDOM_4KIB: Template = Template("file.cold/random-4KiB");
 
 /// The file read by the probe.
 const FILE_BYTES: u64 = 64 << 20;
@@ -116,7 +140,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
         // The headline reads the random 4 KiB and the 1 MiB sequential reads.
         let random = runner.scoped(headline_point(true), |runner| {
             runner.bench(
-                latlab_engine::names::result::COLD_RANDOM_4KIB,
+                RANDOM_4KIB.as_str(),
                 "pread O_DIRECT of 4 KiB at a random aligned offset of a 64 MiB file",
                 || {
                     failed |= !read(
@@ -131,11 +155,7 @@ fn measure(ctx: &mut ProbeContext, fd: libc::c_int) -> Result<Vec<BenchResult>, 
             let mut offset = 0u64;
             let sequential = runner.scoped(headline_point(len == 1 << 20), |runner| {
                 runner.bench(
-                    &format!(
-                        "{}{}",
-                        latlab_engine::names::result::COLD_SEQUENTIAL_PREFIX,
-                        format_bytes(len as f64)
-                    ),
+                    &format!("file.cold/sequential/{}", format_bytes(len as f64)),
                     &format!("pread O_DIRECT of {len} bytes at successive offsets"),
                     || {
                         failed |= !read(len, offset);

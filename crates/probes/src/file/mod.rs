@@ -10,10 +10,87 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 use crate::ProbeError;
+use latlab_engine::names::key;
+use latlab_engine::presentation::{Line, Measure, Panel, Plot, Scale, Stroke, Template, Unit};
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// `file.read`'s and `file.write`'s figure: the time of each operation by file size.
+pub(crate) const BY_SIZE: Plot = Plot {
+    stem: "file-sizes",
+    title: "file.read and file.write: time by file size",
+    caption: "file.read and file.write: the median time of each operation by file size, reads \
+              (top) and whole-file writes with and without fsync (bottom; dashed: the unlink \
+              that follows); both axes logarithmic, a 0-byte file left off.",
+    x_parameter: key::SIZE_BYTES,
+    x_label: "file size",
+    panels: &[
+        Panel {
+            y_label: "time per read (median)",
+            y_unit: Unit::Nanoseconds,
+            y_scale: Scale::Log,
+            lines: &[
+                by_size(
+                    "file.read/open-read-close/{size}",
+                    "open + read + close",
+                    Stroke::Line,
+                    0,
+                ),
+                by_size(
+                    "file.read/pread/{size}",
+                    "pread, descriptor kept open",
+                    Stroke::Line,
+                    1,
+                ),
+            ],
+            levels: None,
+        },
+        Panel {
+            y_label: "time per file (median)",
+            y_unit: Unit::Nanoseconds,
+            y_scale: Scale::Log,
+            lines: &[
+                by_size(
+                    "file.write/no-fsync/{size}/create-write-close",
+                    "create + write + close",
+                    Stroke::Line,
+                    2,
+                ),
+                by_size(
+                    "file.write/fsync/{size}/create-write-fsync-close",
+                    "… + fsync",
+                    Stroke::Line,
+                    3,
+                ),
+                by_size(
+                    "file.write/no-fsync/{size}/unlink",
+                    "unlink",
+                    Stroke::Dashed,
+                    2,
+                ),
+                by_size(
+                    "file.write/fsync/{size}/unlink",
+                    "unlink after fsync",
+                    Stroke::Dashed,
+                    3,
+                ),
+            ],
+            levels: None,
+        },
+    ],
+};
+
+const fn by_size(results: &'static str, label: &'static str, stroke: Stroke, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Median,
+        stroke,
+        color,
+    }
+}
 
 /// File sizes: 1 B, 2 B, 4 B … 8 MiB (doubling), then 10 MiB.
 pub(crate) fn sizes() -> Vec<u64> {

@@ -36,6 +36,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        plots: &[super::BY_SIZE],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
@@ -99,10 +103,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             let buffer = &mut buffer[..size as usize];
             let mut failed = false;
             let result = runner.bench(
-                &format!(
-                    "{}open-read-close/{label}",
-                    latlab_engine::names::result::FILE_READ_PREFIX
-                ),
+                &format!("file.read/open-read-close/{label}"),
                 &format!("open, read {size} bytes, close"),
                 || {
                     // SAFETY: a valid C path; the descriptor is closed below.
@@ -119,10 +120,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 return Err(last_error(&format!("opening {}", path.display())));
             }
             let result = runner.bench(
-                &format!(
-                    "{}pread/{label}",
-                    latlab_engine::names::result::FILE_READ_PREFIX
-                ),
+                &format!("file.read/pread/{label}"),
                 &format!("pread {size} bytes at offset 0 on an open descriptor"),
                 || failed |= !pread_all(fd, buffer),
             );

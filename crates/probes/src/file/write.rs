@@ -10,6 +10,7 @@
 use super::{Workspace, c_path};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::names::key;
+use latlab_engine::presentation::{HeadlineRow, Presentation, Source, Template};
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Clock};
 use std::ffi::CStr;
@@ -31,8 +32,21 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        headline: &[HeadlineRow {
+            order: 190,
+            operation: "fsync of a 4 KiB change",
+            reference: None,
+            source: Source::Result(FSYNC_4KIB),
+            qualifier: "",
+            only_with_family: false,
+        }],
+        ..Presentation::NONE
+    },
     run,
 };
+
+const FSYNC_4KIB: Template = Template("file.write/fsync-alone/4KiB");
 
 /// Events per size: (without fsync, with fsync).
 fn events(suite: Suite) -> (usize, usize) {
@@ -123,10 +137,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             };
             for &size in &sizes {
                 let label = format_bytes(size as f64);
-                let base = format!(
-                    "{}{mode}/{label}",
-                    latlab_engine::names::result::FILE_WRITE_PREFIX
-                );
+                let base = format!("file.write/{mode}/{label}");
                 let (phase_write, phase_unlink) =
                     (format!("{base}/{first}"), format!("{base}/unlink"));
                 let mut error = None;
@@ -184,7 +195,7 @@ fn fsync_alone(ctx: &mut ProbeContext, workspace: &Workspace) -> Result<BenchRes
     // The headline reads it: enough events for a p5 … p95.
     let count = (events(ctx.suite).1 * 2).max(latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES);
     let result = ctx.runner.observe(
-        latlab_engine::names::result::FSYNC_4KIB,
+        FSYNC_4KIB.as_str(),
         "fsync after a 4 KiB pwrite at offset 0 of a file kept open (the pwrite untimed)",
         count,
         |clock| {

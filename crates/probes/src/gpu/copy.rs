@@ -17,6 +17,10 @@ use super::sizes::copy_sizes;
 use crate::mem::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::names::key;
+use latlab_engine::presentation::{
+    HeadlineRow, Line, Measure, Panel, Plot, Scale, Stroke, Template, Unit,
+};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.copy",
@@ -38,8 +42,87 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        plots: &[Plot {
+            stem: "gpu-copy",
+            title: "gpu.copy: host↔device copy rate by size",
+            caption: "gpu.copy: bytes per second of one copy, waited for (median, decimal \
+                      units), by size; colour is the direction, a solid line copies from pinned \
+                      memory and a dashed one from pageable memory. Small copies are all fixed \
+                      cost, large ones approach the link's bandwidth; the copy model results \
+                      give both.",
+            x_parameter: key::SIZE_BYTES,
+            x_label: "copy size",
+            panels: &[Panel {
+                y_label: "rate (median)",
+                y_unit: Unit::BytesPerSecond,
+                y_scale: Scale::Log,
+                lines: &[
+                    copy_line(
+                        "gpu.copy/h2d/pinned/{size}",
+                        "host→device from pinned",
+                        Stroke::Line,
+                        0,
+                    ),
+                    copy_line(
+                        "gpu.copy/h2d/pageable/{size}",
+                        "host→device from pageable",
+                        Stroke::Dashed,
+                        0,
+                    ),
+                    copy_line(
+                        "gpu.copy/d2h/pinned/{size}",
+                        "device→host from pinned",
+                        Stroke::Line,
+                        1,
+                    ),
+                    copy_line(
+                        "gpu.copy/d2h/pageable/{size}",
+                        "device→host from pageable",
+                        Stroke::Dashed,
+                        1,
+                    ),
+                ],
+                levels: None,
+            }],
+        }],
+        headline: &[
+            HeadlineRow {
+                only_with_family: true,
+                ..crate::headline_row(
+                    100,
+                    "Copy 4 KiB host→device",
+                    None,
+                    "gpu.copy/h2d/pinned/4KiB",
+                    "pinned",
+                )
+            },
+            HeadlineRow {
+                only_with_family: true,
+                ..crate::headline_row(
+                    110,
+                    "Copy 1 MiB host→device",
+                    None,
+                    "gpu.copy/h2d/pinned/1MiB",
+                    "pinned",
+                )
+            },
+        ],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+/// A line of the copy rate by size: colour the direction, stroke the host memory.
+const fn copy_line(results: &'static str, label: &'static str, stroke: Stroke, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Rate,
+        stroke,
+        color,
+    }
+}
 
 /// The share of free memory a buffer may take.
 const FREE_SHARE: f64 = 0.5;

@@ -37,6 +37,19 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[latlab_engine::presentation::HeadlineRow {
+            only_with_family: true,
+            ..crate::headline_row(
+                90,
+                "GPU kernel launch (+ sync)",
+                None,
+                "gpu.launch/sync",
+                "empty kernel",
+            )
+        }],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 

@@ -24,6 +24,7 @@ use crate::mem::levels::{self, Point};
 use crate::mem::sizes::{is_sweep_detail, size_label};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
+use latlab_engine::presentation::{HeadlineRow, Line, Measure, Stroke, Template};
 use latlab_engine::{BenchResult, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -41,8 +42,59 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        plots: &[latlab_engine::presentation::Plot {
+            stem: "gpu-memory",
+            title: "gpu.memory: the GPU's load-to-use latency by working set",
+            caption: "gpu.memory: the time of one dependent load by one GPU thread (median of \
+                      the launches, timed on the device) as the working set grows, through L1 \
+                      and bypassing it. The bands are the levels found on the L1 curve (L1, \
+                      L2, the far L2 partition where the curve shows one, device memory), the \
+                      grey lines where each ends.",
+            x_parameter: key::WORKING_SET_BYTES,
+            x_label: "working set",
+            panels: &[latlab_engine::presentation::Panel {
+                y_label: "time per load (median)",
+                y_unit: latlab_engine::presentation::Unit::Nanoseconds,
+                y_scale: latlab_engine::presentation::Scale::Log,
+                lines: &[
+                    chase_line("gpu.memory/ca/{size}", "through L1 (ld.global.ca)", 0),
+                    chase_line("gpu.memory/cg/{size}", "bypassing L1 (ld.global.cg)", 1),
+                ],
+                levels: Some(Template("gpu.memory/level/{level}")),
+            }],
+        }],
+        headline: &[
+            HeadlineRow {
+                only_with_family: true,
+                ..crate::headline_row(70, "GPU L2 hit", None, "gpu.memory/level/L2", "one thread")
+            },
+            HeadlineRow {
+                only_with_family: true,
+                ..crate::headline_row(
+                    80,
+                    "GPU device-memory reference",
+                    None,
+                    "gpu.memory/level/DRAM",
+                    "one thread",
+                )
+            },
+        ],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+/// A line of the chase by working set.
+const fn chase_line(results: &'static str, label: &'static str, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Median,
+        stroke: [Stroke::Line, Stroke::Dashed][color as usize],
+        color,
+    }
+}
 
 /// Timed loads per launch: enough that the clock readings around them are noise (a few
 /// hundred cycles against tens of thousands), few enough that a device-memory launch takes
@@ -115,12 +167,8 @@ pub(crate) fn level_results(
                 .iter()
                 .filter_map(|(_, r)| r.parameter("cycles_per_operation")?.as_f64())
                 .collect();
-            let mut result = levels::plateau_result(
-                &format!("{}{name}", latlab_engine::names::result::GPU_LEVEL_PREFIX),
-                name,
-                "L1",
-                plateau,
-            )?;
+            let mut result =
+                levels::plateau_result(&format!("gpu.memory/level/{name}"), name, "L1", plateau)?;
             if !cycles.is_empty() {
                 let mut sorted = cycles.clone();
                 sorted.sort_by(f64::total_cmp);

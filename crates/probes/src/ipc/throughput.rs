@@ -35,6 +35,16 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: true,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(
+            170,
+            "Loopback TCP round trip",
+            None,
+            "ipc.throughput/tcp/4B",
+            "4 bytes",
+        )],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
@@ -73,8 +83,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 
 fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchResult, ProbeError> {
     let name = format!(
-        "{}{}/{}",
-        latlab_engine::names::result::IPC_THROUGHPUT_PREFIX,
+        "ipc.throughput/{}/{}",
         transport.label(),
         format_bytes(n as f64)
     );

@@ -24,6 +24,9 @@ use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measure
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
+use latlab_engine::presentation::{
+    HeadlineRow, Line, Measure, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
+};
 use latlab_engine::{BenchResult, Runner};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -51,8 +54,120 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        plots: &[Plot {
+            stem: "mem-bandwidth",
+            title: "mem.bandwidth: bytes moved per second by working set",
+            caption: "mem.bandwidth: bytes read plus bytes written per second (median, decimal \
+                      units) as the working set grows; colour is the access (read, write, \
+                      read-modify-write), a solid line touches every element and a dashed one \
+                      every fourth, dots and dotted lines every CPU at once. Each step down is \
+                      a cache level running out.",
+            x_parameter: key::WORKING_SET_BYTES,
+            x_label: "working set",
+            panels: &[Panel {
+                y_label: "rate (median)",
+                y_unit: Unit::BytesPerSecond,
+                y_scale: Scale::Log,
+                lines: &[
+                    line("mem.bandwidth/read/all/{size}", "read all", Stroke::Line, 0),
+                    line(
+                        "mem.bandwidth/read/every4th/{size}",
+                        "read every4th",
+                        Stroke::Dashed,
+                        0,
+                    ),
+                    line(
+                        "mem.bandwidth/write/all/{size}",
+                        "write all",
+                        Stroke::Line,
+                        1,
+                    ),
+                    line(
+                        "mem.bandwidth/write/every4th/{size}",
+                        "write every4th",
+                        Stroke::Dashed,
+                        1,
+                    ),
+                    line(
+                        "mem.bandwidth/modify/all/{size}",
+                        "modify all",
+                        Stroke::Line,
+                        2,
+                    ),
+                    line(
+                        "mem.bandwidth/modify/every4th/{size}",
+                        "modify every4th",
+                        Stroke::Dashed,
+                        2,
+                    ),
+                    line(
+                        "mem.bandwidth/read/all/{size}/all-cpus",
+                        "read all, {threads} threads",
+                        Stroke::Dots,
+                        0,
+                    ),
+                    line(
+                        "mem.bandwidth/read/every4th/{size}/all-cpus",
+                        "read every4th, {threads} threads",
+                        Stroke::Dotted,
+                        0,
+                    ),
+                    line(
+                        "mem.bandwidth/write/all/{size}/all-cpus",
+                        "write all, {threads} threads",
+                        Stroke::Dots,
+                        1,
+                    ),
+                    line(
+                        "mem.bandwidth/write/every4th/{size}/all-cpus",
+                        "write every4th, {threads} threads",
+                        Stroke::Dotted,
+                        1,
+                    ),
+                    line(
+                        "mem.bandwidth/modify/all/{size}/all-cpus",
+                        "modify all, {threads} threads",
+                        Stroke::Dots,
+                        2,
+                    ),
+                    line(
+                        "mem.bandwidth/modify/every4th/{size}/all-cpus",
+                        "modify every4th, {threads} threads",
+                        Stroke::Dotted,
+                        2,
+                    ),
+                ],
+                levels: None,
+            }],
+        }],
+        headline: &[HeadlineRow {
+            order: 210,
+            operation: "Read 1 MB sequentially from memory",
+            reference: Some("mem_seq_1m"),
+            source: Source::LargestScaled {
+                results: Template("mem.bandwidth/read/all/{size}"),
+                largest_by: key::WORKING_SET_BYTES,
+                bytes: 1_000_000,
+            },
+            qualifier: "",
+            only_with_family: false,
+        }],
+        ..Presentation::NONE
+    },
     run,
 };
+
+/// A line of the rate by working set: colour the access, stroke the pattern and threads.
+const fn line(results: &'static str, label: &'static str, stroke: Stroke, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Rate,
+        stroke,
+        color,
+    }
+}
 
 /// The smallest working set: below it the call of the loop dominates a pass.
 const MIN_WORKING_SET: u64 = 4 << 10;
@@ -177,9 +292,8 @@ fn all_cpus(
 ) -> Result<BenchResult, ProbeError> {
     let access = kernel.access.label();
     let name = format!(
-        "mem.bandwidth/{access}/{pattern}/{}{}",
-        size_label(size),
-        latlab_engine::names::result::ALL_CPUS_SUFFIX
+        "mem.bandwidth/{access}/{pattern}/{}/all-cpus",
+        size_label(size)
     );
     let method = format!(
         "{access} passes over {pattern} 64-bit elements of a {} buffer shared out among one \

@@ -48,6 +48,9 @@ use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
+use latlab_engine::presentation::{
+    HeadlineRow, Line, Measure, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
+};
 use latlab_engine::{BenchResult, Runner, Warning};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -71,8 +74,76 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
               round's share of the samples blurs (a round named L3's plateau DRAM), and the \
               rings beyond the last cache cost more to build than to time",
     },
+    presentation: Presentation {
+        plots: &[Plot {
+            stem: "mem-latency",
+            title: "mem.latency: load-to-use latency by working set",
+            caption: "mem.latency: the time of one dependent load (median) as the working set \
+                      grows, one line per chase layout. Each plateau is a level of the memory \
+                      hierarchy; the wide bands are the levels found, at their latency over \
+                      their plateau, and the grey lines where each level ends.",
+            x_parameter: key::WORKING_SET_BYTES,
+            x_label: "working set",
+            panels: &[Panel {
+                y_label: "time per load (median)",
+                y_unit: Unit::Nanoseconds,
+                y_scale: Scale::Log,
+                lines: &[
+                    layout_line("mem.latency/pagegroups/{size}", "pagegroups", 0),
+                    layout_line("mem.latency/random/{size}", "random", 1),
+                    layout_line("mem.latency/sequential/{size}", "sequential", 2),
+                ],
+                levels: Some(Template("mem.latency/level/{level}")),
+            }],
+        }],
+        headline: &[
+            level_row(10, "L1 cache hit", Some("l1_hit"), "mem.latency/level/L1"),
+            level_row(30, "L2 cache hit", Some("l2_hit"), "mem.latency/level/L2"),
+            level_row(40, "L3 cache hit", None, "mem.latency/level/L3"),
+            level_row(
+                60,
+                "Main memory reference",
+                Some("dram"),
+                "mem.latency/level/DRAM",
+            ),
+        ],
+        ..Presentation::NONE
+    },
     run,
 };
+
+/// A chase layout's line on the latency curve, by order of the strokes.
+const fn layout_line(results: &'static str, label: &'static str, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Median,
+        stroke: [Stroke::Line, Stroke::Dashed, Stroke::Dotted][color as usize],
+        color,
+    }
+}
+
+/// A headline row read from a level of the curve.
+const fn level_row(
+    order: u16,
+    operation: &'static str,
+    reference: Option<&'static str>,
+    level: &'static str,
+) -> HeadlineRow {
+    HeadlineRow {
+        order,
+        operation,
+        reference,
+        source: Source::Result(Template(level)),
+        qualifier: "",
+        only_with_family: false,
+    }
+}
+
+/// The levels found on the curve: this prefix, then `L1`, `L2`, `L3` or `DRAM`.
+const LEVEL_PREFIX: &str = "mem.latency/level/";
+/// The stride sweep at the largest working set: this prefix, then the stride.
+const STRIDE_PREFIX: &str = "mem.latency/stride/";
 
 /// The smallest working set.
 const MIN_WORKING_SET: u64 = 1024;
@@ -338,11 +409,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             // strides do not send it further.
             let reach: Vec<u64> = sizes.iter().copied().filter(|&s| s <= end).collect();
             for stride in strides.chain([page]) {
-                let name = format!(
-                    "{}{}",
-                    latlab_engine::names::result::STRIDE_PREFIX,
-                    size_label(stride as u64)
-                );
+                let name = format!("{STRIDE_PREFIX}{}", size_label(stride as u64));
                 let Some(span) = stride_span(&reach, stride, line, last_cache) else {
                     left_out.push(name);
                     continue;
@@ -584,7 +651,7 @@ fn level_results(
                 .map(|(size, r)| (*size, r))
                 .collect();
             let mut result = levels::plateau_result(
-                &format!("{}{name}", latlab_engine::names::result::LEVEL_PREFIX),
+                &format!("{LEVEL_PREFIX}{name}"),
                 name,
                 "pagegroups",
                 &plateau,
@@ -848,7 +915,6 @@ mod tests {
     /// 32 MiB L3).
     #[test]
     fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
-        use latlab_engine::names::result::STRIDE_PREFIX;
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
         ctx.memory.max_size_bytes = Some(64 << 10);

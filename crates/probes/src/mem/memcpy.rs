@@ -18,6 +18,9 @@ use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
+use latlab_engine::presentation::{
+    Line, Measure, Panel, Plot, Presentation, Scale, Stroke, Template, Unit,
+};
 use latlab_engine::{BenchResult, Config, Runner};
 use std::hint::black_box;
 use std::time::Duration;
@@ -34,8 +37,66 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        plots: &[Plot {
+            stem: "mem-memcpy",
+            title: "mem.memcpy: one copy by size (a copy of n bytes touches 2n)",
+            caption: "mem.memcpy: the time of one memcpy by the number of bytes copied, its \
+                      minimum and median (top); the same per byte (middle); and the derivative \
+                      of the minimum, what each added byte costs (bottom). Where the derivative \
+                      steps up, source and destination together have outgrown a cache: \
+                      Rubini's way of finding cache sizes from copies.",
+            x_parameter: key::COPY_BYTES,
+            x_label: "bytes copied",
+            panels: &[
+                Panel {
+                    y_label: "time per copy",
+                    y_unit: Unit::Nanoseconds,
+                    y_scale: Scale::Log,
+                    lines: &[
+                        copies("minimum", Measure::Minimum, 0),
+                        copies("median", Measure::Median, 1),
+                    ],
+                    levels: None,
+                },
+                Panel {
+                    y_label: "time per byte",
+                    y_unit: Unit::Nanoseconds,
+                    y_scale: Scale::Log,
+                    lines: &[
+                        copies("minimum", Measure::MinimumPerX, 0),
+                        copies("median", Measure::MedianPerX, 1),
+                    ],
+                    levels: None,
+                },
+                Panel {
+                    y_label: "time per added byte",
+                    y_unit: Unit::Nanoseconds,
+                    y_scale: Scale::Linear,
+                    lines: &[copies(
+                        "derivative of the minimum",
+                        Measure::Parameter(key::DERIVATIVE_NS_PER_BYTE),
+                        2,
+                    )],
+                    levels: None,
+                },
+            ],
+        }],
+        ..Presentation::NONE
+    },
     run,
 };
+
+/// A line over every copy size, by order of the strokes.
+const fn copies(label: &'static str, y: Measure, color: u8) -> Line {
+    Line {
+        results: Template("mem.memcpy/{size}"),
+        label,
+        y,
+        stroke: [Stroke::Line, Stroke::Dashed, Stroke::Dotted][color as usize],
+        color,
+    }
+}
 
 /// Every size up to this one is measured.
 const EVERY_SIZE_UP_TO: u64 = 64;

@@ -40,6 +40,25 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: true,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[
+            crate::headline_row(
+                140,
+                "Context switch",
+                None,
+                "proc.pipe/pinned/switch",
+                "one CPU",
+            ),
+            crate::headline_row(
+                150,
+                "Pipe round trip between processes",
+                None,
+                "proc.pipe/pinned/round-trip",
+                "one CPU",
+            ),
+        ],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
@@ -93,10 +112,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let failure = Failure::default();
     let write_read = failure.guard(runner, |runner| {
         Ok(runner.bench(
-            &format!(
-                "{}{label}/write-read",
-                latlab_engine::names::result::PIPE_PREFIX
-            ),
+            &format!("proc.pipe/{label}/write-read"),
             "write one byte to a pipe and read it back, in one process",
             || {
                 if !write_byte(alone_write, 1) || read_byte(alone_read).is_none() {
@@ -129,10 +145,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let child = unsafe { Child::fork(echo) }.map_err(|e| io_failure("fork", e))?;
     drop(there.read);
     drop(back.write);
-    let name = format!(
-        "{}{label}/round-trip",
-        latlab_engine::names::result::PIPE_PREFIX
-    );
+    let name = format!("proc.pipe/{label}/round-trip");
     let watchdog = Watchdog::arm(
         vec![child.pid()],
         Vec::new(),
@@ -158,10 +171,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let round_trip = round_trip?;
 
     let switch = BenchResult::derived(
-        &format!(
-            "{}{label}/switch",
-            latlab_engine::names::result::PIPE_PREFIX
-        ),
+        &format!("proc.pipe/{label}/switch"),
         "(round trip − 2 × write-read) ÷ 2, sample by sample: one context switch",
         round_trip
             .samples_ns

@@ -61,6 +61,19 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \
               condition added 3 s to the main job on a 2-vCPU VM",
     },
+    presentation: latlab_engine::presentation::Presentation {
+        grids: &[latlab_engine::presentation::Grid {
+            id: "priority",
+            title: "Priority under contention",
+            prefix: "sched.priority/",
+            rows: "condition",
+            ratio: Some(key::SLOWDOWN_VS_ALONE),
+            detail: Some(("CPU share", key::CPU_SHARE)),
+            note: "The completion time of one fixed job (median), its slowdown against the \
+                   same class alone, and its share of the CPU.",
+        }],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
@@ -275,12 +288,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 .collect::<Result<_, _>>()
                 .map_err(ProbeError::Failed)?;
             drop(hogs);
-            let name = format!(
-                "{}{}/{}",
-                latlab_engine::names::result::SCHED_PRIORITY_PREFIX,
-                condition.label(),
-                class.label()
-            );
+            let name = format!("sched.priority/{}/{}", condition.label(), class.label());
             let method = format!(
                 "a {} ms job at {}, {}",
                 target.as_millis(),

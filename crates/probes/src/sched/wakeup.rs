@@ -14,6 +14,7 @@ use crate::monotonic::{monotonic_now, sleep_until};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::distribution::with_distribution;
+use latlab_engine::presentation::{Presentation, Template};
 use std::time::{Duration, Instant};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
@@ -38,6 +39,22 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        // Every event is a sample; the tails are the point of measuring them one by one.
+        distributions: &[
+            Template("sched.wakeup/alone/nice0"),
+            Template("sched.wakeup/alone/nice19"),
+            Template("sched.wakeup/alone/batch"),
+            Template("sched.wakeup/alone/idle"),
+            Template("sched.wakeup/alone/fifo"),
+            Template("sched.wakeup/contended/nice0"),
+            Template("sched.wakeup/contended/nice19"),
+            Template("sched.wakeup/contended/batch"),
+            Template("sched.wakeup/contended/idle"),
+            Template("sched.wakeup/contended/fifo"),
+        ],
+        ..Presentation::NONE
+    },
     run,
 };
 

@@ -19,12 +19,18 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(120, "System call", None, GETPPID, "")],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
+const GETPPID: &str = "syscall.getppid/getppid";
+
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let result = ctx.runner.bench(
-        latlab_engine::names::result::SYSCALL,
+        GETPPID,
         "syscall(SYS_getppid) back to back",
         // SAFETY: getppid takes no arguments and cannot fail.
         || unsafe { libc::syscall(libc::SYS_getppid) },

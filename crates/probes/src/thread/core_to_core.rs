@@ -35,7 +35,8 @@ use latlab_engine::Host;
 use latlab_engine::analysis::SHARED_CORE_L2_HITS;
 use latlab_engine::analysis::{moved_between, two_modes};
 use latlab_engine::host::AffinityGuard;
-use latlab_engine::names::{key, result as name};
+use latlab_engine::names::key;
+use latlab_engine::presentation::{PairMatrix, Presentation, Template};
 use latlab_engine::{BenchResult, Runner, Warning};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,8 +60,37 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: Presentation {
+        matrices: &[
+            PairMatrix {
+                id: "core-to-core-cas",
+                results: Template("thread.core_to_core/one-way/cas/{cpu}-{cpu}"),
+                cpu_a: key::CPU_A,
+                cpu_b: key::CPU_B,
+                caption: "thread.core_to_core (cas): one-way latency of a cache line between two \
+                          CPUs (half a round trip)",
+            },
+            PairMatrix {
+                id: "core-to-core-rw",
+                results: Template("thread.core_to_core/one-way/rw/{cpu}-{cpu}"),
+                cpu_a: key::CPU_A,
+                cpu_b: key::CPU_B,
+                caption: "thread.core_to_core (rw): one-way latency of a cache line between two \
+                          CPUs (half a round trip)",
+            },
+        ],
+        ..Presentation::NONE
+    },
     run,
 };
+
+/// The probe's results: this prefix, the direction ([`ONE_WAY`], or [`ROUND_TRIP`] for the
+/// summaries), the bounce (`cas`, `rw`), then the pair `a-b` or the summary [`ALL_PAIRS`].
+const PREFIX: &str = "thread.core_to_core/";
+/// Half a round trip: how the established core-to-core tools report a pair.
+const ONE_WAY: &str = "one-way";
+const ROUND_TRIP: &str = "round-trip";
+const ALL_PAIRS: &str = "all-pairs";
 
 /// The most CPUs whose pairs are all measured.
 const MAX_CPUS: usize = 16;
@@ -182,10 +212,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         // The figures it states are one-way: it goes on the one-way summary only.
         let summary = format!(
             "{}{}/{}/{}",
-            name::CORE_TO_CORE_PREFIX,
-            name::ONE_WAY,
+            PREFIX,
+            ONE_WAY,
             Bounce::Cas.label(),
-            name::ALL_PAIRS
+            ALL_PAIRS
         );
         if let Some(r) = results.iter_mut().find(|r| r.name == summary) {
             r.warnings.push(moved);
@@ -205,7 +235,7 @@ fn l2_hit(ctx: &mut ProbeContext) -> Result<f64, ProbeError> {
     let caches = ctx.host().caches();
     let l2 = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let ring = Ring {
-        name: format!("{}l2-reference", name::CORE_TO_CORE_PREFIX),
+        name: format!("{}l2-reference", PREFIX),
         label: "pagegroups",
         layout: crate::mem::chase::Layout::PageGroups {
             group_bytes: REFERENCE_GROUP_PAGES * crate::mem::buffer::page_size(),
@@ -231,16 +261,11 @@ fn behaved_as_siblings(result: &BenchResult) -> bool {
 fn summarise(per_pair: &[BenchResult], bounce: Bounce, cpus: &[usize]) -> Vec<BenchResult> {
     let one_way: Vec<f64> = per_pair.iter().map(|r| r.summary.median).collect();
     let names: Vec<String> = per_pair.iter().map(|r| r.name.clone()).collect();
-    [(name::ONE_WAY, 1.0), (name::ROUND_TRIP, 2.0)]
+    [(ONE_WAY, 1.0), (ROUND_TRIP, 2.0)]
         .into_iter()
         .filter_map(|(direction, scale)| {
             BenchResult::derived(
-                &format!(
-                    "{}{direction}/{}/{}",
-                    name::CORE_TO_CORE_PREFIX,
-                    bounce.label(),
-                    name::ALL_PAIRS
-                ),
+                &format!("{}{direction}/{}/{}", PREFIX, bounce.label(), ALL_PAIRS),
                 &format!(
                     "{direction} ({}): the medians of {} CPU pairs, their median and spread",
                     bounce.label(),
@@ -289,7 +314,7 @@ fn flag_placement(
         }
         result
             .parameters
-            .insert("l2_hit_ns".to_string(), l2_hit_ns.into());
+            .insert(key::L2_HIT_NS.to_string(), l2_hit_ns.into());
     }
 }
 
@@ -344,12 +369,7 @@ pub(crate) fn measure_pair(
             }
         })?
     };
-    let name = format!(
-        "{}{}/{}/{a}-{b}",
-        name::CORE_TO_CORE_PREFIX,
-        name::ONE_WAY,
-        bounce.label()
-    );
+    let name = format!("{}{}/{}/{a}-{b}", PREFIX, ONE_WAY, bounce.label());
     // Calibrate only once the peer answers, or the first, slow call sets the sample size.
     // The wait blocks rather than spins: the peer starts on this thread's CPU (it inherits
     // the affinity) and, under --rt, its real-time class, so a spinning wait at SCHED_FIFO
@@ -411,7 +431,7 @@ mod tests {
         flag_placement(&mut per_pair, &[(0, 1), (0, 2)], &host, 5.4);
         assert!(behaved_as_siblings(&per_pair[0]));
         assert!(!behaved_as_siblings(&per_pair[1]));
-        assert_eq!(per_pair[1].parameters["l2_hit_ns"].as_f64(), Some(5.4));
+        assert_eq!(per_pair[1].parameters[key::L2_HIT_NS].as_f64(), Some(5.4));
         // Above two L2 hits but far faster than the median pair: the other mark.
         let mut per_pair = vec![pair(20.0), pair(60.0), pair(62.0)];
         flag_placement(&mut per_pair, &[(0, 1), (0, 2), (1, 2)], &host, 5.4);

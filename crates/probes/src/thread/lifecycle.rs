@@ -47,8 +47,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(
+            180,
+            "Thread start + join",
+            None,
+            START_JOIN,
+            "",
+        )],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+const START_JOIN: &str = "thread.lifecycle/total";
 
 /// What the new thread sees: the clock, and where to leave its two timestamps.
 struct Shared<'a> {
@@ -130,7 +142,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     };
     let joined = measure(
         ctx,
-        latlab_engine::names::result::THREAD_START_JOIN,
+        START_JOIN,
         Wait::Join,
         &[
             ("thread.lifecycle/create", "the pthread_create call"),

@@ -31,8 +31,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        headline: &[crate::headline_row(
+            50,
+            "Mutex lock/unlock",
+            Some("mutex_lock_unlock"),
+            UNCONTENDED,
+            "",
+        )],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
+
+const UNCONTENDED: &str = "thread.mutex/pthread/uncontended";
 
 /// A default glibc mutex around a counter, shareable between threads.
 struct PthreadMutex {
@@ -84,7 +96,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         || std_increment(&std_mutex),
     )?);
     results.push(ctx.runner.bench(
-        latlab_engine::names::result::MUTEX_UNCONTENDED,
+        UNCONTENDED,
         "pthread_mutex_lock + increment + unlock, one thread",
         || pthread_mutex.increment(),
     )?);

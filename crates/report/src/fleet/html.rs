@@ -1,22 +1,16 @@
 //! The fleet as a self-contained HTML page: the table by host (or by CPU model), every
 //! outlier, the notes, and for each headline row a strip plot of its figure across hosts.
 //!
-//! Each plot has a lane per CPU model and a dot per host on a logarithmic time axis; an
-//! outlier is red and named, and every dot's title names its host and figure. The plots
-//! are drawn as SVG here, directly: a strip of dots needs no plotting library.
+//! Each plot (`plots/strip.rs`) has a lane per CPU model and a dot per host on a
+//! logarithmic time axis; an outlier is red and named, and every dot's title names its host
+//! and figure.
 
 use super::Fleet;
 use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
 use crate::markup::{STYLE, escape};
-use crate::units::{format_ns, format_ns_axis, format_ratio};
+use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
+use crate::units::{format_ns, format_ratio};
 use std::fmt::Write;
-
-/// The plot's size and margins, in pixels.
-const WIDTH: f64 = 720.0;
-const LEFT: f64 = 60.0;
-const RIGHT: f64 = 20.0;
-const LANE: f64 = 26.0;
-const AXIS: f64 = 30.0;
 
 /// The fleet's page.
 pub fn fleet_html(fleet: &Fleet, dir: &str) -> String {
@@ -158,90 +152,32 @@ fn outliers(page: &mut String, fleet: &Fleet) {
 
 /// One row's strip plot: a lane per CPU model, a dot per host.
 fn strip(page: &mut String, fleet: &Fleet, row: usize) {
-    let values: Vec<(usize, f64)> = fleet.row(row).filter(|&(_, v)| v > 0.0).collect();
-    let operation = escape(&fleet.operations[row]);
-    if values.is_empty() {
+    let operation = &fleet.operations[row];
+    let lanes = (fleet.groups.iter().enumerate())
+        .map(|(lane, group)| Lane {
+            name: group_name(lane),
+            tooltip: &group.cpu_model,
+            dots: (group.hosts.iter())
+                .filter_map(|&h| {
+                    Some(Dot {
+                        ns: fleet.hosts[h].figures[row].filter(|v| *v > 0.0)?,
+                        label: &fleet.hosts[h].label,
+                        highlighted: fleet.outlier(h, row).is_some(),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let Some(svg) = strip_svg(&Strip {
+        title: operation,
+        lanes,
+    }) else {
         return;
-    }
-    let (low, high) = values
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(l, h), &(_, v)| (l.min(v), h.max(v)));
-    // A decade either side of a single value; else the range, widened by a tenth.
-    let (low, high) = if high / low < 1.5 {
-        (low / 1.5, high * 1.5)
-    } else {
-        (low / 1.1, high * 1.1)
     };
-    let x = |v: f64| LEFT + (v / low).ln() / (high / low).ln() * (WIDTH - LEFT - RIGHT);
-    let height = AXIS + LANE * fleet.groups.len() as f64 + 10.0;
-    let _ = write!(
-        page,
-        "<figure><svg viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" role=\"img\" \
-         aria-label=\"{operation} across the hosts\" style=\"max-width:100%;height:auto\">\
-         <text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">{operation}</text>"
-    );
-    // Ticks at 1, 2 and 5 of each decade in range, up to a dozen.
-    let mut ticks = Vec::new();
-    let mut decade = 10f64.powf(low.log10().floor());
-    while decade <= high && ticks.len() < 40 {
-        for step in [1.0, 2.0, 5.0] {
-            let t = decade * step;
-            if (low..=high).contains(&t) {
-                ticks.push(t);
-            }
-        }
-        decade *= 10.0;
-    }
-    let every = ticks.len().div_ceil(8).max(1);
-    for t in ticks.iter().step_by(every) {
-        let _ = write!(
-            page,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>\
-             <text x=\"{0:.1}\" y=\"{3}\" font-size=\"11\" text-anchor=\"middle\">{4}</text>",
-            x(*t),
-            AXIS - 8.0,
-            height - 10.0,
-            height,
-            escape(&format_ns_axis(*t))
-        );
-    }
-    for (lane, group) in fleet.groups.iter().enumerate() {
-        let y = AXIS + LANE * lane as f64 + LANE / 2.0;
-        let _ = write!(
-            page,
-            "<text x=\"4\" y=\"{:.1}\" font-size=\"12\"><title>{}</title>{}</text>",
-            y + 4.0,
-            escape(&group.cpu_model),
-            group_name(lane)
-        );
-        for &h in &group.hosts {
-            let Some(v) = fleet.hosts[h].figures[row].filter(|v| *v > 0.0) else {
-                continue;
-            };
-            let outlier = fleet.outlier(h, row).is_some();
-            let label = escape(&fleet.hosts[h].label);
-            let _ = write!(
-                page,
-                "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.6\">\
-                 <title>{label}: {}</title></circle>",
-                x(v),
-                if outlier { 4.5 } else { 3.5 },
-                if outlier { "#c62828" } else { "#1f77b4" },
-                format_ns(v)
-            );
-            if outlier {
-                let _ = write!(
-                    page,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#c62828\">{label}</text>",
-                    x(v) + 6.0,
-                    y - 5.0
-                );
-            }
-        }
-    }
     let _ = writeln!(
         page,
-        "</svg><figcaption>{operation}: each host's median, a lane per CPU model \
-         (logarithmic axis); outliers in red.</figcaption></figure>"
+        "<figure>{svg}<figcaption>{}: each host's median, a lane per CPU model \
+         (logarithmic axis); outliers in red.</figcaption></figure>",
+        escape(operation)
     );
 }

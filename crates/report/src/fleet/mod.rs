@@ -25,6 +25,7 @@ pub use text::fleet_text;
 use crate::headline::{headline_rows, measurable_operations};
 use crate::json::JSON_SCHEMA_VERSION;
 use crate::load::{LoadError, load_versioned_run};
+use latlab_engine::presentation::Presentations;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -92,8 +93,9 @@ struct Extract {
 }
 
 impl Fleet {
-    /// Reads every results file under `dir`. Refuses a directory that holds none.
-    pub fn load(dir: &Path) -> Result<Fleet, LoadError> {
+    /// Reads every results file under `dir`, keeping the figures of the headline rows
+    /// `declared`. Refuses a directory that holds none.
+    pub fn load(dir: &Path, declared: &Presentations) -> Result<Fleet, LoadError> {
         let metadata = std::fs::metadata(dir)
             .map_err(|e| LoadError(format!("{}: cannot read it ({e})", dir.display())))?;
         if !metadata.is_dir() {
@@ -103,7 +105,7 @@ impl Fleet {
             )));
         }
         let walk = json_files(dir);
-        let read = read_all(&walk.found);
+        let read = read_all(&walk.found, declared);
         let mut extracts = Vec::new();
         let mut refused = Vec::new();
         for outcome in read {
@@ -144,10 +146,14 @@ impl Fleet {
                 if old == 1 { "it was" } else { "they were" }
             ));
         }
-        Ok(Fleet::from_extracts(extracts, notes))
+        Ok(Fleet::from_extracts(extracts, notes, declared))
     }
 
-    fn from_extracts(mut extracts: Vec<Extract>, mut notes: Vec<String>) -> Fleet {
+    fn from_extracts(
+        mut extracts: Vec<Extract>,
+        mut notes: Vec<String>,
+        declared: &Presentations,
+    ) -> Fleet {
         extracts.sort_by(|a, b| {
             (&a.cpu_model, &a.host_name, &a.started_at, &a.path).cmp(&(
                 &b.cpu_model,
@@ -156,7 +162,7 @@ impl Fleet {
                 &b.path,
             ))
         });
-        let operations: Vec<String> = measurable_operations()
+        let operations: Vec<String> = measurable_operations(declared)
             .into_iter()
             .filter(|op| extracts.iter().any(|e| e.figures.contains_key(*op)))
             .map(str::to_string)
@@ -320,7 +326,7 @@ fn json_files(dir: &Path) -> Walk {
 }
 
 /// Reads every file, on as many threads as there are CPUs.
-fn read_all(paths: &[PathBuf]) -> Vec<Result<Extract, LoadError>> {
+fn read_all(paths: &[PathBuf], declared: &Presentations) -> Vec<Result<Extract, LoadError>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len().max(1));
@@ -334,7 +340,7 @@ fn read_all(paths: &[PathBuf]) -> Vec<Result<Extract, LoadError>> {
             let Some(path) = paths.get(i) else {
                 break;
             };
-            let outcome = extract(path);
+            let outcome = extract(path, declared);
             done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
         }
     };
@@ -356,9 +362,9 @@ fn read_all(paths: &[PathBuf]) -> Vec<Result<Extract, LoadError>> {
 }
 
 /// Reads one file and keeps what the fleet needs of it.
-fn extract(path: &Path) -> Result<Extract, LoadError> {
+fn extract(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
     let (run, schema) = load_versioned_run(path)?;
-    let figures = headline_rows(&run)
+    let figures = headline_rows(&run, declared)
         .into_iter()
         .filter_map(|row| Some((row.operation, row.measured?.median_ns)))
         .collect();
@@ -533,7 +539,7 @@ mod tests {
                 &[(DRAM, 140.0 + i as f64)],
             )
         }));
-        let fleet = Fleet::from_extracts(extracts, Vec::new());
+        let fleet = Fleet::from_extracts(extracts, Vec::new(), &latlab_probes::presentations());
         assert_eq!(fleet.operations, [DRAM, SYSCALL]);
         assert_eq!(fleet.groups[0].cpu_model, "Xeon");
         assert_eq!(fleet.groups[1].hosts.len(), 3);
@@ -557,7 +563,7 @@ mod tests {
             host("a", "M", "quick", &[(DRAM, 1.0)]),
             host("bb", "M", "quick", &[(DRAM, 1.0)]),
         ];
-        let fleet = Fleet::from_extracts(extracts, Vec::new());
+        let fleet = Fleet::from_extracts(extracts, Vec::new(), &latlab_probes::presentations());
         let labels: Vec<&str> = fleet.hosts.iter().map(|h| h.label.as_str()).collect();
         assert_eq!(
             labels,
@@ -628,7 +634,10 @@ mod tests {
                 )
             })
             .collect();
-        let text = fleet_text(&Fleet::from_extracts(few, Vec::new()), "runs");
+        let text = fleet_text(
+            &Fleet::from_extracts(few, Vec::new(), &latlab_probes::presentations()),
+            "runs",
+        );
         let header = text.lines().nth(2).unwrap();
         assert!(header.contains("h0") && header.contains("h3"), "{text}");
         assert!(text.contains("300 ns !"), "{text}");
@@ -647,7 +656,10 @@ mod tests {
                     )
                 })
                 .collect();
-            let text = fleet_text(&Fleet::from_extracts(many, Vec::new()), "runs");
+            let text = fleet_text(
+                &Fleet::from_extracts(many, Vec::new(), &latlab_probes::presentations()),
+                "runs",
+            );
             text.lines().nth(3).unwrap().chars().count()
         };
         assert!(
@@ -673,7 +685,10 @@ mod tests {
                 )
             })
             .collect();
-        let page = fleet_html(&Fleet::from_extracts(extracts, Vec::new()), "runs");
+        let page = fleet_html(
+            &Fleet::from_extracts(extracts, Vec::new(), &latlab_probes::presentations()),
+            "runs",
+        );
         assert_eq!(page.matches("<figure>").count(), 2);
         assert_eq!(page.matches("<circle").count(), 10);
         assert!(

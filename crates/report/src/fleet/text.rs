@@ -83,6 +83,40 @@ pub(crate) fn summary_cells(fleet: &Fleet, row: usize) -> [String; 5] {
 /// The fleet as text for a person at a terminal.
 pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
     let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
+    let table = figures_table(fleet, by_host);
+    let mut out = format!(
+        "latlab fleet · {} · {} · {}\n\n",
+        dir,
+        plural(fleet.hosts.len(), "host"),
+        plural(fleet.groups.len(), "CPU model")
+    );
+    out.push_str(&table.aligned(&[Align::Left]));
+    out.push_str(&format!(
+        "\n(the median of each host's run; {}; MAD: the median absolute deviation across all \
+         hosts, as a share of their median; an outlier is a host whose figure is more than {} \
+         modified z-scores from its CPU model's median, judged where at least 3 hosts share the \
+         model)\n",
+        if by_host {
+            "'!' marks an outlier".to_string()
+        } else {
+            "a column per CPU model, its hosts' median".to_string()
+        },
+        super::OUTLIER_Z
+    ));
+    out.push_str(&cpu_models_text(fleet));
+    out.push_str(&outliers_text(fleet));
+    if !fleet.notes.is_empty() {
+        out.push_str("\nnotes\n");
+        for note in &fleet.notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+    }
+    out
+}
+
+/// The table of figures: a row per operation, a column per host (or per CPU model when
+/// there are too many hosts), then the fleet's summary.
+fn figures_table(fleet: &Fleet, by_host: bool) -> TextTable {
     let mut headers = vec!["operation".to_string()];
     if by_host {
         headers.extend(fleet.hosts.iter().map(|h| h.label.clone()));
@@ -113,25 +147,12 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
         cells.extend(summary_cells(fleet, row));
         table.rows.push(cells);
     }
-    let mut out = format!(
-        "latlab fleet · {} · {} · {}\n\n",
-        dir,
-        plural(fleet.hosts.len(), "host"),
-        plural(fleet.groups.len(), "CPU model")
-    );
-    out.push_str(&table.aligned(&[Align::Left]));
-    out.push_str(&format!(
-        "\n(the median of each host's run; {}; MAD: the median absolute deviation across all \
-         hosts, as a share of their median; an outlier is a host whose figure is more than {} \
-         modified z-scores from its CPU model's median, judged where at least 3 hosts share the \
-         model)\n",
-        if by_host {
-            "'!' marks an outlier".to_string()
-        } else {
-            "a column per CPU model, its hosts' median".to_string()
-        },
-        super::OUTLIER_Z
-    ));
+    table
+}
+
+/// The CPU models, each with its letter and the first few of its hosts.
+fn cpu_models_text(fleet: &Fleet) -> String {
+    let mut out = String::new();
     out.push_str("\nCPU models\n");
     for (i, group) in fleet.groups.iter().enumerate() {
         let names: Vec<&str> = group
@@ -154,13 +175,6 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
                 String::new()
             }
         ));
-    }
-    out.push_str(&outliers_text(fleet));
-    if !fleet.notes.is_empty() {
-        out.push_str("\nnotes\n");
-        for note in &fleet.notes {
-            out.push_str(&format!("  {note}\n"));
-        }
     }
     out
 }

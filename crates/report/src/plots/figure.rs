@@ -44,28 +44,6 @@ pub(crate) struct Series {
     pub color: usize,
 }
 
-impl Series {
-    /// Adds `point` to the series of `all` labelled `label`, starting that series (drawn
-    /// with `style` in `color`) when there is none yet.
-    pub fn add_point(
-        all: &mut Vec<Series>,
-        label: &str,
-        point: (f64, f64),
-        style: Stroke,
-        color: usize,
-    ) {
-        match all.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push(point),
-            None => all.push(Series {
-                label: label.to_string(),
-                points: vec![point],
-                style,
-                color,
-            }),
-        }
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Stroke {
     Line,
@@ -74,11 +52,6 @@ pub(crate) enum Stroke {
     /// A wide translucent line: a level drawn over the curve it was found on.
     Band,
     Dots,
-}
-
-impl Stroke {
-    /// The strokes for series told apart by style as well as colour, in turn.
-    pub(crate) const CYCLE: [Stroke; 3] = [Stroke::Line, Stroke::Dashed, Stroke::Dotted];
 }
 
 /// Width of a figure and height of each panel's plot, in pixels.
@@ -245,12 +218,28 @@ where
         .bold_line_style(RGBColor(210, 210, 210))
         .draw()?;
 
+    draw_marks(&mut chart, &panel.marks)?;
+    for series in &panel.series {
+        draw_series(&mut chart, series)?;
+    }
+    Ok(())
+}
+
+/// The marks: dashed grey lines, their labels alternating between two rows at the top so
+/// that close marks do not write over each other.
+fn draw_marks<DB, X, Y>(
+    chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
+    marks: &[(f64, String)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
     let y_top = chart.y_range().end;
     let y_bottom = chart.y_range().start;
-    // Mark labels alternate between two rows, so that close marks do not write over each
-    // other.
-    for (i, (x, label)) in panel.marks.iter().enumerate() {
-        let grey = RGBColor(110, 110, 110);
+    let grey = RGBColor(110, 110, 110);
+    for (i, (x, label)) in marks.iter().enumerate() {
         chart.draw_series(DashedLineSeries::new(
             [(*x, y_bottom), (*x, y_top)],
             4,
@@ -267,26 +256,36 @@ where
                 ),
         ))?;
     }
+    Ok(())
+}
 
-    for series in &panel.series {
-        let color = PALETTE[series.color % PALETTE.len()];
-        let points = series.points.iter().copied();
-        match series.style {
-            Stroke::Line => {
-                chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
-            }
-            Stroke::Dashed => {
-                chart.draw_series(DashedLineSeries::new(points, 9, 6, color.stroke_width(2)))?;
-            }
-            Stroke::Dotted => {
-                chart.draw_series(DashedLineSeries::new(points, 2, 4, color.stroke_width(2)))?;
-            }
-            Stroke::Band => {
-                chart.draw_series(LineSeries::new(points, color.mix(0.55).stroke_width(6)))?;
-            }
-            Stroke::Dots => {
-                chart.draw_series(points.map(|p| Circle::new(p, 3, color.filled())))?;
-            }
+/// One series in its colour and stroke.
+fn draw_series<DB, X, Y>(
+    chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
+    series: &Series,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let color = PALETTE[series.color % PALETTE.len()];
+    let points = series.points.iter().copied();
+    match series.style {
+        Stroke::Line => {
+            chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+        }
+        Stroke::Dashed => {
+            chart.draw_series(DashedLineSeries::new(points, 9, 6, color.stroke_width(2)))?;
+        }
+        Stroke::Dotted => {
+            chart.draw_series(DashedLineSeries::new(points, 2, 4, color.stroke_width(2)))?;
+        }
+        Stroke::Band => {
+            chart.draw_series(LineSeries::new(points, color.mix(0.55).stroke_width(6)))?;
+        }
+        Stroke::Dots => {
+            chart.draw_series(points.map(|p| Circle::new(p, 3, color.filled())))?;
         }
     }
     Ok(())

@@ -1,21 +1,25 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
-//! Figures are pure functions of the record (`memory.rs`, `files.rs` and `gpu.rs` say which), drawn by
+//! Figures are the probes' declared plots filled from the record (`declared.rs`), drawn by
 //! `figure.rs` once on an SVG backend and, when files are wanted, once on a bitmap that is
 //! encoded as PNG. A run renders its plots once and hands them both to the HTML page and to
 //! the files; each file is written atomically, like every other output.
 
+mod declared;
+pub(crate) mod distribution;
 mod figure;
-mod files;
-mod gpu;
-mod memory;
+mod matrix;
+pub(crate) mod strip;
 
 use crate::ExportError;
 use crate::write::write_atomically;
 use figure::{Figure, WIDTH};
 use latlab_engine::model::RunRecord;
+use latlab_engine::presentation::Presentations;
 use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use std::path::{Path, PathBuf};
+
+pub(crate) use matrix::pair_matrix;
 
 /// One figure, drawn.
 pub struct RenderedPlot {
@@ -37,12 +41,14 @@ pub enum Formats {
     SvgAndPng,
 }
 
-/// Every figure the run has data for, drawn once in each format asked for.
-pub fn render_plots(run: &RunRecord, formats: Formats) -> Result<Vec<RenderedPlot>, ExportError> {
-    memory::figures(run)
-        .into_iter()
-        .chain(files::figures(run))
-        .chain(gpu::figures(run))
+/// Every declared figure the run has data for, drawn once in each format asked for.
+pub fn render_plots(
+    run: &RunRecord,
+    declared: &Presentations,
+    formats: Formats,
+) -> Result<Vec<RenderedPlot>, ExportError> {
+    (declared.plots.iter())
+        .filter_map(|plot| Some((plot.stem, declared::figure(run, plot)?)))
         .map(|(stem, figure)| {
             Ok(RenderedPlot {
                 stem,
@@ -119,6 +125,7 @@ mod tests {
     /// A memory run in miniature: a latency curve with one level, a bandwidth sweep and a
     /// memcpy sweep.
     fn memory_record() -> RunRecord {
+        let label = |bytes: u64| latlab_engine::units::format_bytes(bytes as f64);
         let sizes = [1024u64, 2048, 4096, 8192];
         let mut latency: Vec<BenchResult> = sizes
             .iter()
@@ -128,7 +135,7 @@ mod tests {
                     ("layout", "pagegroups".into()),
                 ];
                 result(
-                    &format!("mem.latency/pagegroups/{s}"),
+                    &format!("mem.latency/pagegroups/{}", label(s)),
                     1.0 + s as f64 / 4096.0,
                     &params,
                 )
@@ -140,8 +147,8 @@ mod tests {
             &[("size_estimate_bytes", 3000u64.into())],
         );
         level.derived_from = vec![
-            "mem.latency/pagegroups/1024".into(),
-            "mem.latency/pagegroups/2048".into(),
+            "mem.latency/pagegroups/1KiB".into(),
+            "mem.latency/pagegroups/2KiB".into(),
         ];
         latency.push(level);
         let bandwidth = sizes
@@ -153,8 +160,12 @@ mod tests {
                     ("pattern", "all".into()),
                     ("threads", 1u64.into()),
                 ];
-                result(&format!("mem.bandwidth/read/all/{s}"), 0.05, &params)
-                    .with_bytes_per_operation(8)
+                result(
+                    &format!("mem.bandwidth/read/all/{}", label(s)),
+                    0.05,
+                    &params,
+                )
+                .with_bytes_per_operation(8)
             })
             .collect();
         let memcpy = sizes
@@ -164,8 +175,12 @@ mod tests {
                     ("copy_bytes", s.into()),
                     ("derivative_ns_per_byte", 0.01.into()),
                 ];
-                result(&format!("mem.memcpy/{s}"), s as f64 / 20.0, &params)
-                    .with_bytes_per_operation(s)
+                result(
+                    &format!("mem.memcpy/{}", label(s)),
+                    s as f64 / 20.0,
+                    &params,
+                )
+                .with_bytes_per_operation(s)
             })
             .collect();
         record(vec![
@@ -177,7 +192,12 @@ mod tests {
 
     #[test]
     fn each_sweep_gets_a_figure_in_both_formats() {
-        let plots = render_plots(&memory_record(), Formats::SvgAndPng).unwrap();
+        let plots = render_plots(
+            &memory_record(),
+            &latlab_probes::presentations(),
+            Formats::SvgAndPng,
+        )
+        .unwrap();
         let stems: Vec<&str> = plots.iter().map(|p| p.stem).collect();
         assert_eq!(stems, ["mem-latency", "mem-bandwidth", "mem-memcpy"]);
         let latency = &plots[0];
@@ -212,13 +232,22 @@ mod tests {
             "cpu.call",
             vec![result("cpu.call/empty", 1.0, &[])],
         )]);
-        assert!(render_plots(&run, Formats::SvgAndPng).unwrap().is_empty());
+        assert!(
+            render_plots(&run, &latlab_probes::presentations(), Formats::SvgAndPng)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn plots_are_written_whole_into_the_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let plots = render_plots(&memory_record(), Formats::SvgAndPng).unwrap();
+        let plots = render_plots(
+            &memory_record(),
+            &latlab_probes::presentations(),
+            Formats::SvgAndPng,
+        )
+        .unwrap();
         let written = write_plots(&plots, dir.path()).unwrap();
         assert_eq!(written.len(), 6);
         let mut names: Vec<String> = std::fs::read_dir(dir.path())

@@ -61,6 +61,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     alone: false,
     rounds: crate::Rounds::Each,
+    presentation: latlab_engine::presentation::Presentation {
+        distributions: &[
+            latlab_engine::presentation::Template("ipc.latency/pair{n}/other"),
+            latlab_engine::presentation::Template("ipc.latency/pair{n}/fifo"),
+        ],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 
@@ -162,11 +169,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let labels = (0..options.pairs).flat_map(|pair| arms.iter().map(move |&arm| (pair, arm)));
     let mut results = Vec::new();
     for ((pair, arm), trips) in labels.zip(all_trips) {
-        let name = format!(
-            "{}{pair}/{}",
-            latlab_engine::names::result::IPC_LATENCY_PAIR_PREFIX,
-            arm.label()
-        );
+        let name = format!("ipc.latency/pair{pair}/{}", arm.label());
         let method = format!(
             "8-byte request, 4-byte reply over a Unix stream socket; caller and server at {}",
             match arm {

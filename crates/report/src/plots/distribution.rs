@@ -25,6 +25,11 @@ const MARKS: [(&str, f64, &str); 3] = [
     ("p99", 0.99, " stroke-dasharray=\"2 3\""),
 ];
 
+/// The plot area's width and height, and its bottom edge.
+const PLOT_WIDTH: f64 = WIDTH - LEFT - RIGHT;
+const PLOT_HEIGHT: f64 = HEIGHT - TOP - BOTTOM;
+const PLOT_BOTTOM: f64 = HEIGHT - BOTTOM;
+
 /// The figure, or `None` with fewer than five samples or any that is not finite. A sample
 /// may be negative (a calibrated loop's, less its empty loop); the axis is then linear.
 pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
@@ -34,25 +39,29 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
     let mut sorted = samples_ns.to_vec();
     sorted.sort_by(f64::total_cmp);
     let axis = Axis::for_range(sorted[0], sorted[sorted.len() - 1]);
-    let mut counts = [0usize; BINS];
-    for &sample in &sorted {
-        let bin = (axis.fraction(sample) * BINS as f64) as usize;
-        counts[bin.min(BINS - 1)] += 1;
-    }
-    let most = counts.iter().copied().max().unwrap_or(1) as f64;
-    let plot_width = WIDTH - LEFT - RIGHT;
-    let plot_height = HEIGHT - TOP - BOTTOM;
-    let bottom = HEIGHT - BOTTOM;
-    let x = |value: f64| LEFT + axis.fraction(value) * plot_width;
-
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
          viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\"><title>{}</title>",
         escape(title)
     );
-    let bar = plot_width / BINS as f64;
+    let most = bars(&mut svg, &sorted, &axis);
+    axes(&mut svg, &axis, most);
+    percentiles(&mut svg, &sorted, &axis);
+    svg.push_str("</svg>");
+    Some(svg)
+}
+
+/// The histogram's bars, each titled with its range and count; returns the tallest count.
+fn bars(svg: &mut String, sorted: &[f64], axis: &Axis) -> usize {
+    let mut counts = [0usize; BINS];
+    for &sample in sorted {
+        let bin = (axis.fraction(sample) * BINS as f64) as usize;
+        counts[bin.min(BINS - 1)] += 1;
+    }
+    let most = counts.iter().copied().max().unwrap_or(1);
+    let bar = PLOT_WIDTH / BINS as f64;
     for (i, &count) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
-        let h = (count as f64 / most * plot_height).max(1.0);
+        let h = (count as f64 / most as f64 * PLOT_HEIGHT).max(1.0);
         let (from, to) = (
             axis.value(i as f64 / BINS as f64),
             axis.value((i + 1) as f64 / BINS as f64),
@@ -62,13 +71,18 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#9db9d8\">\
              <title>{} … {}: {count} samples</title></rect>",
             LEFT + i as f64 * bar,
-            bottom - h,
+            PLOT_BOTTOM - h,
             (bar - 1.0).max(0.5),
             format_ns_axis(from),
             format_ns_axis(to)
         );
     }
-    // Axes: the count at the top of the tallest bar, time ticks below.
+    most
+}
+
+/// The axes: the count at the top of the tallest bar, time ticks and the axis name below.
+fn axes(svg: &mut String, axis: &Axis, most: usize) {
+    let bottom = PLOT_BOTTOM;
     let _ = write!(
         svg,
         "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{bottom}\" y2=\"{bottom}\" stroke=\"#555\"/>\
@@ -76,13 +90,13 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
          <text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"end\">0</text>",
         WIDTH - RIGHT,
         LEFT - 6.0,
-        bottom - plot_height + 5.0,
+        bottom - PLOT_HEIGHT + 5.0,
         most,
         LEFT - 6.0,
         bottom
     );
     for tick in axis.ticks() {
-        let at = x(tick);
+        let at = axis.x(tick);
         let _ = write!(
             svg,
             "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{bottom}\" y2=\"{}\" stroke=\"#555\"/>\
@@ -95,21 +109,24 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
     let _ = write!(
         svg,
         "<text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"middle\">time per event{}</text>",
-        LEFT + plot_width / 2.0,
+        LEFT + PLOT_WIDTH / 2.0,
         HEIGHT - 3.0,
         if axis.log { " (log scale)" } else { "" }
     );
-    // Each percentile: a line through the bars and its label in its own row above them (the
-    // lines start below the last row), so that close percentiles never write over each other,
-    // a line or the data.
+}
+
+/// Each percentile: a line through the bars and its label in its own row above them (the
+/// lines start below the last row), so that close percentiles never write over each other,
+/// a line or the data.
+fn percentiles(svg: &mut String, sorted: &[f64], axis: &Axis) {
     for (row, (label, q, dash)) in MARKS.iter().enumerate() {
-        let value = percentile_sorted(&sorted, *q);
-        let at = x(value);
+        let value = percentile_sorted(sorted, *q);
+        let at = axis.x(value);
         let label_y = 16.0 + row as f64 * 17.0;
         let anchor = if at > WIDTH * 0.7 { "end" } else { "start" };
         let _ = write!(
             svg,
-            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{}\" y2=\"{bottom}\" stroke=\"#b03a2e\" \
+            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{}\" y2=\"{PLOT_BOTTOM}\" stroke=\"#b03a2e\" \
              stroke-width=\"2\"{dash}/>\
              <text x=\"{at:.1}\" y=\"{label_y}\" {FONT} text-anchor=\"{anchor}\" \
              fill=\"#b03a2e\">{label} {}</text>",
@@ -117,8 +134,6 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
             format_ns_axis(value)
         );
     }
-    svg.push_str("</svg>");
-    Some(svg)
 }
 
 /// The time axis: from the fastest sample to the slowest, logarithmic or linear.
@@ -129,6 +144,11 @@ struct Axis {
 }
 
 impl Axis {
+    /// Where `value` lies across the plot area, in pixels from the figure's left.
+    fn x(&self, value: f64) -> f64 {
+        LEFT + self.fraction(value) * PLOT_WIDTH
+    }
+
     fn for_range(low: f64, high: f64) -> Axis {
         let log = low > 0.0 && high / low >= 4.0;
         let high = if high > low {

@@ -1,0 +1,247 @@
+//! What a probe's results feed in the report, declared as data beside the probe.
+//!
+//! A probe says which figures its results are drawn in (a plot's axes, its lines by result
+//! template, their units), which rows of the "latency numbers" table they give (which
+//! result, which 2012 reference), which are drawn as a CPU-pair matrix, which as
+//! distributions, and which as a grid of conditions by classes. The report renders any
+//! declaration and names no probe: adding a probe touches its own file only.
+//!
+//! Results are found by template ([`crate::result_names`]): `mem.memcpy/{size}` covers every
+//! size the probe measured.
+
+use crate::result_names::template_matches;
+
+/// A result-name template, `{placeholder}`s standing for values (a plain name is a template
+/// without any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Template(pub &'static str);
+
+impl Template {
+    /// Whether `name` is one of the names this template covers.
+    pub fn matches(self, name: &str) -> bool {
+        template_matches(self.0, name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+/// Everything one probe's results feed; [`Presentation::NONE`] for a probe shown in its
+/// table rows only.
+#[derive(Debug, Clone, Copy)]
+pub struct Presentation {
+    pub plots: &'static [Plot],
+    pub headline: &'static [HeadlineRow],
+    pub matrices: &'static [PairMatrix],
+    /// Results whose every event is a sample worth seeing as a distribution (latency tails).
+    pub distributions: &'static [Template],
+    pub grids: &'static [Grid],
+}
+
+impl Presentation {
+    pub const NONE: Presentation = Presentation {
+        plots: &[],
+        headline: &[],
+        matrices: &[],
+        distributions: &[],
+        grids: &[],
+    };
+}
+
+/// A figure of panels stacked under each other, sharing a logarithmic x axis.
+#[derive(Debug, Clone, Copy)]
+pub struct Plot {
+    /// The file name without its extension (`mem-latency`), also the figure's anchor.
+    pub stem: &'static str,
+    pub title: &'static str,
+    /// What the figure shows and how to read it.
+    pub caption: &'static str,
+    /// The parameter each point's x is read from, in bytes.
+    pub x_parameter: &'static str,
+    pub x_label: &'static str,
+    pub panels: &'static [Panel],
+}
+
+/// One plot area of a figure.
+#[derive(Debug, Clone, Copy)]
+pub struct Panel {
+    pub y_label: &'static str,
+    pub y_unit: Unit,
+    pub y_scale: Scale,
+    pub lines: &'static [Line],
+    /// Levels found on the lines (cache levels), drawn as bands at their figure over the
+    /// points they were derived from, with a mark where each ends
+    /// ([`crate::names::key::SIZE_ESTIMATE_BYTES`]).
+    pub levels: Option<Template>,
+}
+
+/// The unit of a panel's y axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Nanoseconds,
+    /// Bytes per second (decimal units).
+    BytesPerSecond,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Log,
+    Linear,
+}
+
+/// One line: the results a template covers, each a point at its x parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct Line {
+    pub results: Template,
+    /// The legend's text; `{key}` stands for the first point's parameter `key`.
+    pub label: &'static str,
+    pub y: Measure,
+    pub stroke: Stroke,
+    /// Index into the palette: lines that belong together share it.
+    pub color: u8,
+}
+
+/// What of a result a line's y is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    Median,
+    Minimum,
+    /// The median over the point's x (time per byte).
+    MedianPerX,
+    MinimumPerX,
+    /// Bytes per second at the median.
+    Rate,
+    /// A parameter of the result.
+    Parameter(&'static str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stroke {
+    Line,
+    Dashed,
+    Dotted,
+    Dots,
+}
+
+/// A row of the "latency numbers for this machine" table.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadlineRow {
+    /// Where the row goes: rows are shown by this number, the 2012 table's rows that no
+    /// probe measures carrying theirs in the bundled table.
+    pub order: u16,
+    pub operation: &'static str,
+    /// The 2012 table's row it stands beside, by id.
+    pub reference: Option<&'static str>,
+    pub source: Source,
+    /// What the figure is, when that needs saying (page cache or device, one CPU).
+    pub qualifier: &'static str,
+    /// Left out of a run without any result of its probe's family, so that a machine
+    /// without a GPU does not show five empty rows.
+    pub only_with_family: bool,
+}
+
+/// Where a headline row's figure comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A result by name.
+    Result(Template),
+    /// Of the results a template covers, the one with the largest parameter, its time per
+    /// byte ([`crate::model::BenchResult::bytes_per_operation`]) scaled to this many bytes.
+    LargestScaled {
+        results: Template,
+        largest_by: &'static str,
+        bytes: u64,
+    },
+}
+
+impl Source {
+    /// The template the row reads.
+    pub fn template(self) -> Template {
+        match self {
+            Source::Result(template)
+            | Source::LargestScaled {
+                results: template, ..
+            } => template,
+        }
+    }
+}
+
+/// Results of CPU pairs drawn as a matrix, darker for slower.
+#[derive(Debug, Clone, Copy)]
+pub struct PairMatrix {
+    /// The figure's anchor.
+    pub id: &'static str,
+    pub results: Template,
+    /// The parameters naming the pair's two CPUs.
+    pub cpu_a: &'static str,
+    pub cpu_b: &'static str,
+    /// What a cell is; the range of the figures follows.
+    pub caption: &'static str,
+}
+
+/// Results named `PREFIX/ROW/COLUMN` as a table of rows by columns.
+#[derive(Debug, Clone, Copy)]
+pub struct Grid {
+    /// The section's anchor.
+    pub id: &'static str,
+    pub title: &'static str,
+    pub prefix: &'static str,
+    /// The rows' heading.
+    pub rows: &'static str,
+    /// A parameter shown after the median as a ratio (`2.1×`).
+    pub ratio: Option<&'static str>,
+    /// A parameter shown under the median, with its name.
+    pub detail: Option<(&'static str, &'static str)>,
+    /// What a cell is.
+    pub note: &'static str,
+}
+
+/// Every probe's declarations, as the report reads them.
+#[derive(Debug, Clone, Default)]
+pub struct Presentations {
+    pub plots: Vec<&'static Plot>,
+    /// In the table's order.
+    pub headline: Vec<&'static HeadlineRow>,
+    pub matrices: Vec<&'static PairMatrix>,
+    pub distributions: Vec<Template>,
+    pub grids: Vec<&'static Grid>,
+}
+
+impl Presentations {
+    /// The declarations of `presentations`, in their order; headline rows by their
+    /// [`HeadlineRow::order`].
+    pub fn of(presentations: impl IntoIterator<Item = &'static Presentation>) -> Presentations {
+        let mut all = Presentations::default();
+        for presentation in presentations {
+            all.plots.extend(presentation.plots);
+            all.headline.extend(presentation.headline);
+            all.matrices.extend(presentation.matrices);
+            all.distributions.extend(presentation.distributions);
+            all.grids.extend(presentation.grids);
+        }
+        all.headline.sort_by_key(|row| row.order);
+        all
+    }
+
+    /// Whether `name` is drawn as a distribution.
+    pub fn is_distribution(&self, name: &str) -> bool {
+        self.distributions.iter().any(|t| t.matches(name))
+    }
+
+    /// Whether `name` is one of a pair matrix's cells.
+    pub fn is_pair(&self, name: &str) -> bool {
+        self.matrices.iter().any(|m| m.results.matches(name))
+    }
+
+    /// Every template the declarations read, for checking them against the probes'.
+    pub fn templates(&self) -> Vec<Template> {
+        let lines = (self.plots.iter())
+            .flat_map(|plot| plot.panels)
+            .flat_map(|panel| panel.lines.iter().map(|l| l.results).chain(panel.levels));
+        (lines.chain(self.headline.iter().map(|row| row.source.template())))
+            .chain(self.matrices.iter().map(|m| m.results))
+            .chain(self.distributions.iter().copied())
+            .collect()
+    }
+}

@@ -1,0 +1,154 @@
+//! A probe's declared plot ([`latlab_engine::presentation::Plot`]) made a figure from a
+//! run's results: each line the results its template covers, by their x parameter; each
+//! panel's levels as bands over the points they were derived from, with a mark where each
+//! ends. Lines without a point, and panels without a line, are left out.
+
+use super::figure::{Figure, Panel, Scale, Series, Stroke};
+use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis};
+use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::names::key;
+use latlab_engine::presentation::{self as declared, Measure, Template, Unit};
+use std::collections::HashMap;
+
+/// The figure of `plot` for `run`, `None` when the run has no point of it.
+pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
+    let panels: Vec<Panel> = (plot.panels.iter())
+        .filter_map(|panel| drawn_panel(run, plot.x_parameter, panel))
+        .collect();
+    (!panels.is_empty()).then(|| Figure {
+        title: plot.title.into(),
+        caption: plot.caption.into(),
+        x_label: plot.x_label.into(),
+        x_format: format_bytes,
+        panels,
+    })
+}
+
+fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> Option<Panel> {
+    // Each point's x by result name, for placing the levels over their plateaus.
+    let mut xs: HashMap<&str, f64> = HashMap::new();
+    let mut series: Vec<Series> = (panel.lines.iter())
+        .filter_map(|line| drawn_line(run, x_parameter, line, &mut xs))
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    let mut marks = Vec::new();
+    if let Some(levels) = panel.levels {
+        let (bands, ends) = drawn_levels(run, levels, &xs);
+        series.extend(bands);
+        marks = ends;
+    }
+    let (y_format, y_scale): (fn(f64) -> String, _) = match panel.y_unit {
+        Unit::Nanoseconds => (format_ns_axis, panel.y_scale),
+        Unit::BytesPerSecond => (format_rate_axis, panel.y_scale),
+    };
+    Some(Panel {
+        y_label: panel.y_label.into(),
+        y_scale: match y_scale {
+            declared::Scale::Log => Scale::Log,
+            declared::Scale::Linear => Scale::Linear,
+        },
+        y_format,
+        series,
+        marks,
+    })
+}
+
+/// The line's points, in the run's order: every result the template covers with an x
+/// (above zero, for the logarithmic axis) and a y.
+fn drawn_line<'a>(
+    run: &'a RunRecord,
+    x_parameter: &str,
+    line: &declared::Line,
+    xs: &mut HashMap<&'a str, f64>,
+) -> Option<Series> {
+    let mut label = None;
+    let mut points = Vec::new();
+    for result in run.results().filter(|r| line.results.matches(&r.name)) {
+        let Some(x) = number(result, x_parameter).filter(|&x| x > 0.0) else {
+            continue;
+        };
+        xs.insert(&result.name, x);
+        if let Some(y) = measure(result, line.y, x) {
+            label.get_or_insert_with(|| filled_label(line.label, result));
+            points.push((x, y));
+        }
+    }
+    Some(Series {
+        label: label?,
+        points,
+        style: match line.stroke {
+            declared::Stroke::Line => Stroke::Line,
+            declared::Stroke::Dashed => Stroke::Dashed,
+            declared::Stroke::Dotted => Stroke::Dotted,
+            declared::Stroke::Dots => Stroke::Dots,
+        },
+        color: line.color.into(),
+    })
+}
+
+/// The levels `template` covers: each a band at its figure across the points it was derived
+/// from, and a mark where it ends.
+fn drawn_levels(
+    run: &RunRecord,
+    template: Template,
+    xs: &HashMap<&str, f64>,
+) -> (Vec<Series>, Vec<(f64, String)>) {
+    let (mut bands, mut ends) = (Vec::new(), Vec::new());
+    let levels = run.results().filter(|r| template.matches(&r.name));
+    for (i, level) in levels.enumerate() {
+        let name = level.name.rsplit('/').next().unwrap_or("?");
+        let median = level.summary.median;
+        let plateau: Vec<f64> = (level.derived_from.iter())
+            .filter_map(|n| xs.get(n.as_str()).copied())
+            .collect();
+        if let (Some(&first), Some(&last)) = (plateau.first(), plateau.last()) {
+            bands.push(Series {
+                label: format!("{name}: {}", format_ns(median)),
+                points: vec![(first, median), (last, median)],
+                style: Stroke::Band,
+                color: 3 + i,
+            });
+        }
+        if let Some(end) = number(level, key::SIZE_ESTIMATE_BYTES) {
+            ends.push((end, format!(" {name} ends ≈ {}", format_bytes(end))));
+        }
+    }
+    (bands, ends)
+}
+
+fn number(result: &BenchResult, key: &str) -> Option<f64> {
+    result.parameter(key)?.as_f64()
+}
+
+fn measure(result: &BenchResult, y: Measure, x: f64) -> Option<f64> {
+    let summary = &result.summary;
+    match y {
+        Measure::Median => Some(summary.median),
+        Measure::Minimum => Some(summary.min),
+        Measure::MedianPerX => Some(summary.median / x),
+        Measure::MinimumPerX => Some(summary.min / x),
+        Measure::Rate => result.gigabytes_per_second(),
+        Measure::Parameter(key) => number(result, key),
+    }
+}
+
+/// `label` with each `{key}` replaced by `result`'s parameter `key`.
+fn filled_label(label: &str, result: &BenchResult) -> String {
+    let mut filled = String::new();
+    let mut rest = label;
+    while let Some((before, after)) = rest.split_once('{') {
+        let Some((key, after)) = after.split_once('}') else {
+            break;
+        };
+        filled.push_str(before);
+        match result.parameter(key) {
+            Some(value) => filled.push_str(&value.to_string()),
+            None => filled.push_str(&format!("{{{key}}}")),
+        }
+        rest = after;
+    }
+    filled.push_str(rest);
+    filled
+}
