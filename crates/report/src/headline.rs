@@ -201,7 +201,7 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
                 Some(figure(result, 1.0, &result.name)),
                 row.qualifier.to_string(),
             ),
-            None => (None, format!("no {} in this run", name.as_str())),
+            None => (None, format!("no {} in this run", unfilled(name))),
         },
         Source::LargestScaled {
             results,
@@ -214,7 +214,7 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
                 let scaled = figure(result, per_byte * bytes as f64, &how);
                 (Some(scaled), row.qualifier.to_string())
             }
-            None => (None, format!("no {} in this run", results.as_str())),
+            None => (None, format!("no {} in this run", unfilled(results))),
         },
     }
 }
@@ -233,6 +233,14 @@ impl Measured {
     /// The 5th to 95th percentiles, or what is missing for them.
     pub fn percentiles(&self) -> String {
         format_percentiles(self.samples, self.p5_ns, self.p95_ns)
+    }
+}
+
+/// A template as the table names what it missed: up to its first placeholder, then "…".
+fn unfilled(template: Template) -> String {
+    match template.as_str().split_once('{') {
+        Some((known, _)) => format!("{known}…"),
+        None => template.as_str().to_string(),
     }
 }
 

@@ -3,15 +3,15 @@
 //! Everything is inline — CSS in a `<style>` element, every figure as inline SVG — and
 //! nothing is fetched: no script, no font, no image from anywhere, so the file opens the same
 //! offline, from an e-mail attachment or an archive. Sections: the run and its machine, the
-//! headline table, the plots (the memory and file figures drawn by `plots/`, the
-//! core-to-core matrix drawn here as plain SVG), the latency distributions (`distribution`),
-//! the scheduling table, every result with its method and spread, and the warnings grouped as
-//! in the terminal, each ⚠ linking to its group. A table of contents comes first; tables
-//! scroll in their own box and figures scale, so that the page reads on a phone.
+//! headline table, the plots and pair matrices the probes declare (drawn by `plots/`), the
+//! latency distributions, the declared grids, every result with its method and spread, and
+//! the warnings grouped as in the terminal, each ⚠ linking to its group. A table of contents
+//! comes first; tables scroll in their own box and figures scale, so that the page reads on
+//! a phone. The page is written with maud templates (`markup.rs`), which escape all text.
 
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
-use crate::markup::{STYLE, escape};
+use crate::markup::{Contents, Section, page};
 use crate::plots::distribution;
 use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline};
@@ -25,7 +25,7 @@ use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::presentation::{Grid, Presentations};
-use std::fmt::Write as _;
+use maud::{Markup, PreEscaped, html};
 
 /// The page of a results file read back, rendering what the probes declare.
 #[derive(Debug, Default)]
@@ -44,87 +44,59 @@ impl Exporter for HtmlExporter {
 /// The page of `run` with `plots` already drawn (a run draws them once for the page and its
 /// files), and the figures `declared` draws here.
 pub fn html_page(run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) -> String {
-    page(run, declared, drawn, false)
+    run_page(run, declared, drawn, false)
 }
 
 /// The page of a run of users' benchmarks: as [`html_page`], with a distribution plot per
 /// benchmark (a machine's run has hundreds of results and leaves them out).
 pub fn benchmarks_html_page(run: &RunRecord, drawn: &[RenderedPlot]) -> String {
-    page(run, &Presentations::default(), drawn, true)
+    run_page(run, &Presentations::default(), drawn, true)
 }
 
-fn page(
+fn run_page(
     run: &RunRecord,
     declared: &Presentations,
     drawn: &[RenderedPlot],
     with_distributions: bool,
 ) -> String {
-    let mut page = String::new();
     let title = format!(
         "latlab · {} · {}",
         run.environment.host_name, run.started_at
     );
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n\
-             <p class=\"note\">{}</p>\n",
-        escape(&title),
-        escape(&title),
-        escape(&headline(run))
-    );
-    if !run.complete {
-        page.push_str(
-            "<p class=\"fail\">This run was interrupted: the results below are those \
-                 measured before it stopped.</p>\n",
-        );
-    }
-    environment(&mut page, run);
-    headline_section(&mut page, &headline_rows(run, declared));
-    html_benchmarks::comparisons(&mut page, run);
-    html_benchmarks::allocations(&mut page, run);
-    if with_distributions {
-        html_benchmarks::distributions(&mut page, run);
-    }
-    html_benchmarks::profiles(&mut page, run);
-    plots(&mut page, run, declared, drawn);
-    latency_distributions(&mut page, run, declared);
-    for grid in &declared.grids {
-        grid_section(&mut page, run, grid);
-    }
-    let grouped = grouped(run);
-    results(&mut page, run, &grouped);
-    warnings(&mut page, &grouped);
-    page.push_str("</body>\n</html>\n");
-    with_contents(page)
-}
-
-/// The page with a table of contents after its first paragraph: one link per section, each
-/// `<h2 id=…>` written above.
-fn with_contents(page: String) -> String {
-    let mut links = String::new();
-    let mut rest = page.as_str();
-    while let Some(at) = rest.find("<h2 id=\"") {
-        let tag = &rest[at + 8..];
-        let Some((id, after)) = tag.split_once("\">") else {
-            break;
-        };
-        let Some((title, _)) = after.split_once("</h2>") else {
-            break;
-        };
-        let _ = writeln!(links, "<li><a href=\"#{id}\">{title}</a></li>");
-        rest = after;
-    }
-    let Some(first_section) = page.find("<h2 id=") else {
-        return page;
+    let intro = html! {
+        p.note { (headline(run)) }
+        @if !run.complete {
+            p.fail {
+                "This run was interrupted: the results below are those measured before it \
+                 stopped."
+            }
+        }
     };
-    let nav = format!("<nav id=\"contents\" aria-label=\"contents\"><ul>\n{links}</ul></nav>\n");
-    let (before, after) = page.split_at(first_section);
-    format!("{before}{nav}{after}")
+    let grouped = grouped(run);
+    let mut sections = vec![
+        environment(run),
+        headline_section(&headline_rows(run, declared)),
+    ];
+    sections.extend(html_benchmarks::comparisons(run));
+    sections.extend(html_benchmarks::allocations(run));
+    if with_distributions {
+        sections.extend(html_benchmarks::distributions(run));
+    }
+    sections.extend(html_benchmarks::profiles(run));
+    sections.push(plots(run, declared, drawn));
+    sections.extend(latency_distributions(run, declared));
+    sections.extend(
+        declared
+            .grids
+            .iter()
+            .filter_map(|grid| grid_section(run, grid)),
+    );
+    sections.push(results(run, &grouped));
+    sections.extend(warnings(&grouped));
+    page(&title, intro, &sections, Contents::Listed)
 }
 
-fn environment(page: &mut String, run: &RunRecord) {
+fn environment(run: &RunRecord) -> Section {
     let env = &run.environment;
     let caches: Vec<String> = env
         .caches
@@ -164,140 +136,124 @@ fn environment(page: &mut String, run: &RunRecord) {
             format!("{} (opt-level {})", env.build_profile, env.opt_level),
         ),
     ];
-    page.push_str(
-        "<h2 id=\"machine\">The machine and the run</h2>\n<div class=\"scroll\"><table>\n",
-    );
-    for (key, value) in rows {
-        let _ = writeln!(
-            page,
-            "<tr><th>{key}</th><td class=\"text\">{}</td></tr>",
-            escape(&value)
-        );
-    }
-    for check in &run.stability {
-        let _ = writeln!(
-            page,
-            "<tr><th>{}</th><td class=\"text\">{}</td></tr>",
-            escape(&check.name),
-            escape(&format!(
-                "{} ({})",
-                crate::advice::stability_check(check),
-                check.method
-            ))
-        );
-    }
-    for line in crate::advice::regime_changes(run) {
-        let _ = writeln!(
-            page,
-            "<tr><th>regime change</th><td class=\"text\">{}</td></tr>",
-            escape(line.trim_start_matches("regime change: "))
-        );
-    }
-    page.push_str("</table></div>\n");
-    if !run.notes.is_empty() {
-        page.push_str("<ul class=\"note\">\n");
-        for note in &run.notes {
-            let _ = writeln!(page, "<li>{}</li>", escape(note));
-        }
-        page.push_str("</ul>\n");
-    }
+    let checks = run.stability.iter().map(|check| {
+        let state = crate::advice::stability_check(check);
+        (check.name.clone(), format!("{state} ({})", check.method))
+    });
+    let changes = crate::advice::regime_changes(run).into_iter().map(|line| {
+        let change = line.trim_start_matches("regime change: ").to_string();
+        ("regime change".to_string(), change)
+    });
+    let rows: Vec<(String, String)> = (rows.into_iter())
+        .map(|(key, value)| (key.to_string(), value))
+        .chain(checks)
+        .chain(changes)
+        .collect();
+    Section::new(
+        "machine",
+        "The machine and the run",
+        html! {
+            div.scroll { table {
+                @for (key, value) in &rows {
+                    tr { th { (key) } td.text { (value) } }
+                }
+            } }
+            @if !run.notes.is_empty() {
+                ul.note { @for note in &run.notes { li { (note) } } }
+            }
+        },
+    )
 }
 
-fn headline_section(page: &mut String, rows: &[HeadlineRow]) {
+fn headline_section(rows: &[HeadlineRow]) -> Section {
     let l1 = measured_l1_ns(rows).unwrap_or(REFERENCE_L1_NS);
-    page.push_str(
-        "<h2 id=\"latency-numbers\">Latency numbers for this machine</h2>\n\
-         <div class=\"scroll\"><table id=\"headline\">\n<tr><th>operation</th><th>this machine</th><th>p5 … p95</th>\
-         <th>2012</th><th>ratio</th><th>if an L1 hit took 1 s</th><th>measured by</th></tr>\n",
-    );
-    for row in rows {
-        let measured = row.measured.as_ref();
-        let _ = writeln!(
-            page,
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td class=\"text\">{}</td></tr>",
-            if measured.is_none() {
-                " class=\"reference\""
-            } else {
-                ""
-            },
-            escape(&row.operation),
-            measured.map_or_else(|| "—".into(), |m| format_ns(m.median_ns)),
-            measured.map_or_else(String::new, Measured::percentiles),
-            row.reference_ns.map_or_else(|| "—".into(), format_ns),
-            row.ratio().map_or_else(String::new, format_ratio),
-            row.human_scale(l1).unwrap_or_default(),
-            escape(&row.how())
-        );
-    }
-    page.push_str(
-        "</table></div>\n<p class=\"note\">2012: the numbers popularised by Jeff Dean and Peter \
-         Norvig. Rows in grey are references that one machine cannot measure, never figures \
-         of this one.</p>\n",
-    );
+    let body = html! {
+        div.scroll { table #headline {
+            tr {
+                th { "operation" } th { "this machine" } th { "p5 … p95" } th { "2012" }
+                th { "ratio" } th { "if an L1 hit took 1 s" } th { "measured by" }
+            }
+            @for row in rows {
+                @let measured = row.measured.as_ref();
+                tr class=[measured.is_none().then_some("reference")] {
+                    td { (row.operation) }
+                    td { (measured.map_or_else(|| "—".into(), |m| format_ns(m.median_ns))) }
+                    td { (measured.map_or_else(String::new, Measured::percentiles)) }
+                    td { (row.reference_ns.map_or_else(|| "—".into(), format_ns)) }
+                    td { (row.ratio().map_or_else(String::new, format_ratio)) }
+                    td { (row.human_scale(l1).unwrap_or_default()) }
+                    td.text { (row.how()) }
+                }
+            }
+        } }
+        p.note {
+            "2012: the numbers popularised by Jeff Dean and Peter Norvig. Rows in grey are \
+             references that one machine cannot measure, never figures of this one."
+        }
+    };
+    Section::new("latency-numbers", "Latency numbers for this machine", body)
 }
 
-fn plots(page: &mut String, run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) {
-    page.push_str("<h2 id=\"plots\">Plots</h2>\n");
-    let mut any = false;
-    for plot in drawn {
-        any = true;
-        let svg = plot
-            .svg
-            .find("<svg")
-            .map_or(plot.svg.as_str(), |start| &plot.svg[start..]);
-        let _ = writeln!(
-            page,
-            "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
-            plot.stem,
-            escape(&plot.caption)
-        );
-    }
-    for matrix in &declared.matrices {
-        if let Some(drawn) = pair_matrix(run, matrix) {
-            any = true;
-            let _ = writeln!(
-                page,
-                "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>",
-                drawn.id,
-                drawn.svg,
-                escape(&drawn.caption)
-            );
+/// A drawn SVG, from its `<svg` element on (a plotters file starts with an XML prolog).
+fn inline_svg(svg: &str) -> PreEscaped<&str> {
+    PreEscaped(svg.find("<svg").map_or(svg, |start| &svg[start..]))
+}
+
+fn plots(run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) -> Section {
+    let matrices: Vec<_> = (declared.matrices.iter())
+        .filter_map(|matrix| pair_matrix(run, matrix))
+        .collect();
+    let body = html! {
+        @for plot in drawn {
+            figure id=(plot.stem) {
+                (inline_svg(&plot.svg))
+                figcaption { (plot.caption) }
+            }
         }
-    }
-    if !any {
-        page.push_str("<p class=\"note\">This run measured nothing that is plotted.</p>\n");
-    }
+        @for matrix in &matrices {
+            figure id=(matrix.id) {
+                (PreEscaped(&matrix.svg))
+                figcaption { (matrix.caption) }
+            }
+        }
+        @if drawn.is_empty() && matrices.is_empty() {
+            p.note { "This run measured nothing that is plotted." }
+        }
+    };
+    Section::new("plots", "Plots", body)
 }
 
 /// "Latency distributions": how the events of each result declared a distribution (IPC
 /// round trips, wake-ups) spread, with their median, p90 and p99; their tails are the point
 /// of measuring them one by one.
-fn latency_distributions(page: &mut String, run: &RunRecord, declared: &Presentations) {
+fn latency_distributions(run: &RunRecord, declared: &Presentations) -> Option<Section> {
     let figures: Vec<(&BenchResult, String)> = run
         .results()
         .filter(|r| declared.is_distribution(&r.name))
         .filter_map(|r| Some((r, distribution::svg(&r.samples_ns, &r.name)?)))
         .collect();
     if figures.is_empty() {
-        return;
+        return None;
     }
-    page.push_str("<h2 id=\"latency-distributions\">Latency distributions</h2>\n");
-    for (result, svg) in figures {
-        let misses = result
-            .parameter(key::MISSES)
-            .map_or_else(String::new, |m| format!(", {m} deadline misses"));
-        let _ = writeln!(
-            page,
-            "<figure id=\"{}\">{svg}<figcaption>{}: how its {} events spread ({}), median {}{misses}\
-             </figcaption></figure>",
-            escape(&result.name),
-            escape(&result.name),
-            result.samples_ns.len(),
-            escape(&result.method),
-            format_median(result)
-        );
-    }
+    let body = html! {
+        @for (result, svg) in &figures {
+            @let misses = result
+                .parameter(key::MISSES)
+                .map_or_else(String::new, |m| format!(", {m} deadline misses"));
+            figure id=(result.name) {
+                (PreEscaped(svg))
+                figcaption {
+                    (result.name) ": how its " (result.samples_ns.len()) " events spread ("
+                    (result.method) "), median " (format_median(result)) (misses)
+                }
+            }
+        }
+    };
+    Some(Section::new(
+        "latency-distributions",
+        "Latency distributions",
+        body,
+    ))
 }
 
 fn param(result: &BenchResult, key: &str) -> String {
@@ -307,7 +263,7 @@ fn param(result: &BenchResult, key: &str) -> String {
 }
 
 /// A declared grid: results named `PREFIX/ROW/COLUMN` as a table, columns across.
-fn grid_section(page: &mut String, run: &RunRecord, grid: &Grid) {
+fn grid_section(run: &RunRecord, grid: &Grid) -> Option<Section> {
     let cells: Vec<(&str, &str, &BenchResult)> = (run.results())
         .filter_map(|r| {
             let (row, column) = r.name.strip_prefix(grid.prefix)?.split_once('/')?;
@@ -315,7 +271,7 @@ fn grid_section(page: &mut String, run: &RunRecord, grid: &Grid) {
         })
         .collect();
     if cells.is_empty() {
-        return;
+        return None;
     }
     let (mut rows, mut columns): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
     for &(row, column, _) in &cells {
@@ -326,107 +282,91 @@ fn grid_section(page: &mut String, run: &RunRecord, grid: &Grid) {
             columns.push(column);
         }
     }
-    let _ = write!(
-        page,
-        "<h2 id=\"{}\">{}</h2>\n<div class=\"scroll\"><table id=\"grid-{}\">\n<tr><th>{}</th>",
-        grid.id,
-        escape(grid.title),
-        grid.id,
-        escape(grid.rows)
-    );
-    for column in &columns {
-        let _ = write!(page, "<th>{}</th>", escape(column));
-    }
-    page.push_str("</tr>\n");
-    for row in &rows {
-        let _ = write!(page, "<tr><td>{}</td>", escape(row));
-        for column in &columns {
-            let cell = (cells.iter())
-                .find(|(r, c, _)| r == row && c == column)
-                .map_or_else(|| "—".to_string(), |(_, _, result)| grid_cell(grid, result));
-            let _ = write!(page, "<td>{cell}</td>");
-        }
-        page.push_str("</tr>\n");
-    }
-    let _ = writeln!(
-        page,
-        "</table></div>\n<p class=\"note\">{}</p>",
-        escape(grid.note)
-    );
+    let cell = |row: &str, column: &str| {
+        (cells.iter()).find_map(|&(r, c, result)| (r == row && c == column).then_some(result))
+    };
+    let body = html! {
+        div.scroll { table id={ "grid-" (grid.id) } {
+            tr { th { (grid.rows) } @for column in &columns { th { (column) } } }
+            @for row in &rows {
+                tr {
+                    td { (row) }
+                    @for column in &columns {
+                        td { @match cell(row, column) {
+                            Some(result) => (grid_cell(grid, result)),
+                            None => "—",
+                        } }
+                    }
+                }
+            }
+        } }
+        p.note { (grid.note) }
+    };
+    Some(Section::new(grid.id, grid.title, body))
 }
 
 /// A grid's cell: the median, the declared ratio after it, the declared detail under it.
-fn grid_cell(grid: &Grid, result: &BenchResult) -> String {
+fn grid_cell(grid: &Grid, result: &BenchResult) -> Markup {
     let ratio = (grid.ratio)
         .and_then(|key| result.parameter(key)?.as_f64())
         .map_or_else(String::new, |ratio| format!(" ({ratio:.1}×)"));
-    let detail = grid.detail.map_or_else(String::new, |(label, key)| {
-        format!(
-            "<br><span class=\"note\">{label} {}</span>",
-            escape(&param(result, key))
-        )
-    });
-    format!("{}{ratio}{detail}", format_median(result))
+    html! {
+        (format_median(result)) (ratio)
+        @if let Some((label, key)) = grid.detail {
+            br; span.note { (label) " " (param(result, key)) }
+        }
+    }
 }
 
-fn results(page: &mut String, run: &RunRecord, grouped: &Grouped) {
-    page.push_str("<h2 id=\"results\">Every result</h2>\n");
-    for probe in &run.probes {
-        let _ = writeln!(
-            page,
-            "<h3 id=\"{}\">{}</h3>\n<p class=\"note\">{}</p>",
-            escape(&probe.id),
-            escape(&probe.id),
-            escape(&probe.method)
-        );
-        match &probe.status {
-            ProbeStatus::Ok => {}
-            ProbeStatus::Failed { reason } => {
-                let _ = writeln!(page, "<p class=\"fail\">failed: {}</p>", escape(reason));
+fn results(run: &RunRecord, grouped: &Grouped) -> Section {
+    let body = html! {
+        @for probe in &run.probes {
+            h3 id=(probe.id) { (probe.id) }
+            p.note { (probe.method) }
+            @match &probe.status {
+                ProbeStatus::Ok => {}
+                ProbeStatus::Failed { reason } => p.fail { "failed: " (reason) },
+                ProbeStatus::Skipped { reason } => p.warn { "skipped: " (reason) },
+                ProbeStatus::Interrupted => p.fail { "interrupted" },
             }
-            ProbeStatus::Skipped { reason } => {
-                let _ = writeln!(page, "<p class=\"warn\">skipped: {}</p>", escape(reason));
+            @if !probe.results.is_empty() {
+                div.scroll { table {
+                    tr {
+                        th { "result" } th { "median" } th { "rate" } th { "95% CI of median" }
+                        th { "p5 … p95" } th { "cv" } th { "samples" } th { "method" }
+                    }
+                    @for result in &probe.results {
+                        (result_row(result, grouped))
+                    }
+                } }
             }
-            ProbeStatus::Interrupted => page.push_str("<p class=\"fail\">interrupted</p>\n"),
         }
-        if probe.results.is_empty() {
-            continue;
+    };
+    Section::new("results", "Every result", body)
+}
+
+fn result_row(result: &BenchResult, grouped: &Grouped) -> Markup {
+    let s = &result.summary;
+    html! {
+        tr id={ "result-" (result.name) } {
+            td { (result.name) (warning_mark(result, grouped)) }
+            td { (format_median(result)) }
+            td { (result.gigabytes_per_second().map_or_else(String::new, format_rate)) }
+            td { (format_interval(result)) }
+            td { (format_percentiles(s.n, s.p5, s.p95)) }
+            td { (s.cv.map_or_else(|| "–".into(), format_percent)) }
+            td { (format_samples(result)) }
+            td.text.note { (result.method) }
         }
-        page.push_str(
-            "<div class=\"scroll\"><table>\n<tr><th>result</th><th>median</th><th>rate</th>\
-             <th>95% CI of median</th><th>p5 … p95</th><th>cv</th><th>samples</th>\
-             <th>method</th></tr>\n",
-        );
-        for result in &probe.results {
-            let s = &result.summary;
-            let samples = format_samples(result);
-            let _ = writeln!(
-                page,
-                "<tr id=\"result-{}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{samples}</td><td class=\"text note\">{}</td></tr>",
-                escape(&result.name),
-                escape(&result.name),
-                warning_mark(result, grouped),
-                format_median(result),
-                result
-                    .gigabytes_per_second()
-                    .map_or_else(String::new, format_rate),
-                format_interval(result),
-                format_percentiles(s.n, s.p5, s.p95),
-                s.cv.map_or_else(|| "–".into(), format_percent),
-                escape(&result.method)
-            );
-        }
-        page.push_str("</table></div>\n");
     }
 }
 
 /// The mark beside a result with a verdict or warnings: its messages as the title (shown on
 /// hover or a long press) and a link to its group under "Warnings".
-fn warning_mark(result: &BenchResult, grouped: &Grouped) -> String {
+fn warning_mark(result: &BenchResult, grouped: &Grouped) -> Markup {
     let suspect = result.verdict.is_suspect();
     if !suspect && result.warnings.is_empty() {
-        return String::new();
+        return html! {};
     }
     let mut messages: Vec<String> = result.warnings.iter().map(crate::advice::warning).collect();
     if suspect {
@@ -442,10 +382,9 @@ fn warning_mark(result: &BenchResult, grouped: &Grouped) -> String {
     } else {
         ("warn", "⚠")
     };
-    format!(
-        " <a class=\"{class}\" href=\"#{group}\" title=\"{}\">{text}</a>",
-        escape(&messages.join("\n"))
-    )
+    html! {
+        " " a class=(class) href={ "#" (group) } title=(messages.join("\n")) { (text) }
+    }
 }
 
 fn group_id(index: usize) -> String {
@@ -454,50 +393,36 @@ fn group_id(index: usize) -> String {
 
 /// "Warnings" as the terminal groups them: one line per probe and kind, with the results it
 /// stands for behind a disclosure, then what to do about each kind, once.
-fn warnings(page: &mut String, grouped: &Grouped) {
+fn warnings(grouped: &Grouped) -> Option<Section> {
     if grouped.groups.is_empty() {
-        return;
+        return None;
     }
-    let _ = writeln!(
-        page,
-        "<h2 id=\"warnings\">Warnings</h2>\n<p class=\"note\">{} warnings in {} lines; each \
-         ⚠ beside a result links to its line.</p>\n<ul>",
-        grouped.warnings,
-        grouped.groups.len()
-    );
-    for (index, group) in grouped.groups.iter().enumerate() {
-        let _ = write!(
-            page,
-            "<li id=\"{}\"><span class=\"warn\">⚠</span> {}",
-            group_id(index),
-            escape(&group.line)
-        );
-        if group.results.len() > 1 {
-            let _ = write!(
-                page,
-                "<details><summary>the {} results</summary><ul>",
-                group.results.len()
-            );
-            for name in &group.results {
-                let _ = write!(
-                    page,
-                    "<li><a href=\"#result-{}\"><code>{}</code></a></li>",
-                    escape(name),
-                    escape(name)
-                );
+    let body = html! {
+        p.note {
+            (grouped.warnings) " warnings in " (grouped.groups.len())
+            " lines; each ⚠ beside a result links to its line."
+        }
+        ul {
+            @for (index, group) in grouped.groups.iter().enumerate() {
+                li id=(group_id(index)) {
+                    span.warn { "⚠" } " " (group.line)
+                    @if group.results.len() > 1 {
+                        details {
+                            summary { "the " (group.results.len()) " results" }
+                            ul { @for name in &group.results {
+                                li { a href={ "#result-" (name) } { code { (name) } } }
+                            } }
+                        }
+                    }
+                }
             }
-            page.push_str("</ul></details>");
         }
-        page.push_str("</li>\n");
-    }
-    page.push_str("</ul>\n");
-    if !grouped.advice.is_empty() {
-        page.push_str("<h3 id=\"what-to-do\">What to do</h3>\n<ul>\n");
-        for advice in &grouped.advice {
-            let _ = writeln!(page, "<li>{}</li>", escape(advice));
+        @if !grouped.advice.is_empty() {
+            h3 #what-to-do { "What to do" }
+            ul { @for advice in &grouped.advice { li { (advice) } } }
         }
-        page.push_str("</ul>\n");
-    }
+    };
+    Some(Section::new("warnings", "Warnings", body))
 }
 
 #[cfg(test)]

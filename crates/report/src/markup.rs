@@ -1,12 +1,66 @@
-//! What every HTML page of the report shares: escaping text for HTML, and the page style
-//! (the run's page, the benchmarks' page and the fleet's).
+//! What every HTML page of the report shares: the page around its sections, with a table
+//! of contents where asked, and the page style (the run's page, the benchmarks' page and
+//! the fleet's). Pages are written with maud's `html!` templates, which escape every piece
+//! of text they are given; only drawn SVG goes in as it is.
 
-/// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+/// One section of a page: an `<h2>` with its anchor, and what follows it.
+pub(crate) struct Section {
+    pub id: String,
+    pub title: String,
+    pub body: Markup,
+}
+
+impl Section {
+    pub(crate) fn new(id: impl Into<String>, title: impl Into<String>, body: Markup) -> Section {
+        Section {
+            id: id.into(),
+            title: title.into(),
+            body,
+        }
+    }
+}
+
+/// Whether a page lists its sections at the top.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Contents {
+    Listed,
+    Unlisted,
+}
+
+/// A whole self-contained page: `title` (the document's and the heading's), `intro` under
+/// the heading, the table of contents when listed, then the sections in order.
+pub(crate) fn page(title: &str, intro: Markup, sections: &[Section], contents: Contents) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                (intro)
+                @if contents == Contents::Listed && !sections.is_empty() {
+                    nav #contents aria-label="contents" {
+                        ul {
+                            @for section in sections {
+                                li { a href={ "#" (section.id) } { (section.title) } }
+                            }
+                        }
+                    }
+                }
+                @for section in sections {
+                    h2 id=(section.id) { (section.title) }
+                    (section.body)
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// The style of every page: the run's, the benchmarks' and the fleet's.

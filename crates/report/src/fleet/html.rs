@@ -7,151 +7,140 @@
 
 use super::Fleet;
 use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
-use crate::markup::{STYLE, escape};
+use crate::markup::{Contents, Section, page};
 use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
 use crate::units::{format_ns, format_ratio};
-use std::fmt::Write;
+use maud::{Markup, PreEscaped, html};
 
 /// The fleet's page.
 pub fn fleet_html(fleet: &Fleet, dir: &str) -> String {
-    let mut page = String::new();
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>latlab fleet: {}</title><style>{STYLE}</style></head><body>\n\
-         <h1>latlab fleet</h1>\n<p>{} · {} · {}</p>\n",
-        escape(dir),
-        escape(dir),
-        plural(fleet.hosts.len(), "host"),
-        plural(fleet.groups.len(), "CPU model")
-    );
-    table(&mut page, fleet);
-    groups(&mut page, fleet);
-    outliers(&mut page, fleet);
-    if !fleet.notes.is_empty() {
-        page.push_str("<h2 id=\"notes\">Notes</h2>\n<ul>\n");
-        for note in &fleet.notes {
-            let _ = writeln!(page, "<li>{}</li>", escape(note));
+    let intro = html! {
+        p {
+            (plural(fleet.hosts.len(), "host")) " · " (plural(fleet.groups.len(), "CPU model"))
         }
-        page.push_str("</ul>\n");
+    };
+    let mut sections = vec![table(fleet), groups(fleet), outliers(fleet)];
+    if !fleet.notes.is_empty() {
+        let notes = html! { ul { @for note in &fleet.notes { li { (note) } } } };
+        sections.push(Section::new("notes", "Notes", notes));
     }
-    page.push_str("<h2 id=\"plots\">Each row across the hosts</h2>\n");
-    for row in 0..fleet.operations.len() {
-        strip(&mut page, fleet, row);
-    }
-    page.push_str("</body></html>\n");
-    page
+    let strips = html! {
+        @for row in 0..fleet.operations.len() { (strip(fleet, row)) }
+    };
+    sections.push(Section::new("plots", "Each row across the hosts", strips));
+    page(
+        &format!("latlab fleet: {dir}"),
+        intro,
+        &sections,
+        Contents::Unlisted,
+    )
 }
 
-fn table(page: &mut String, fleet: &Fleet) {
+fn table(fleet: &Fleet) -> Section {
     let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
-    page.push_str("<h2 id=\"table\">Latency numbers across the fleet</h2>\n<div class=\"scroll\"><table>\n<tr><th>operation</th>");
-    if by_host {
-        for host in &fleet.hosts {
-            let _ = write!(page, "<th>{}</th>", escape(&host.label));
-        }
-    } else {
-        for (i, group) in fleet.groups.iter().enumerate() {
-            let _ = write!(
-                page,
-                "<th title=\"{}\">{} (n={})</th>",
-                escape(&group.cpu_model),
-                group_name(i),
-                group.hosts.len()
-            );
-        }
-    }
-    page.push_str(
-        "<th>hosts</th><th>median</th><th title=\"median absolute deviation across all hosts, \
-         as a share of their median\">MAD</th><th>min … max</th><th>outliers</th></tr>\n",
-    );
-    for (row, operation) in fleet.operations.iter().enumerate() {
-        let _ = write!(page, "<tr><td>{}</td>", escape(operation));
-        if by_host {
-            for h in 0..fleet.hosts.len() {
-                match (fleet.hosts[h].figures[row], fleet.outlier(h, row)) {
-                    (Some(v), Some(o)) => {
-                        let _ = write!(
-                            page,
-                            "<td class=\"warn\" title=\"outlier: z {:+.1}\">{} !</td>",
-                            o.z,
-                            format_ns(v)
-                        );
+    let body = html! {
+        div.scroll { table {
+            tr {
+                th { "operation" }
+                @if by_host {
+                    @for host in &fleet.hosts { th { (host.label) } }
+                } @else {
+                    @for (i, group) in fleet.groups.iter().enumerate() {
+                        th title=(group.cpu_model) {
+                            (group_name(i)) " (n=" (group.hosts.len()) ")"
+                        }
                     }
-                    (Some(v), None) => {
-                        let _ = write!(page, "<td>{}</td>", format_ns(v));
+                }
+                th { "hosts" } th { "median" }
+                th title="median absolute deviation across all hosts, as a share of their median" {
+                    "MAD"
+                }
+                th { "min … max" } th { "outliers" }
+            }
+            @for (row, operation) in fleet.operations.iter().enumerate() {
+                tr {
+                    td { (operation) }
+                    @if by_host {
+                        @for h in 0..fleet.hosts.len() { (host_cell(fleet, h, row)) }
+                    } @else {
+                        @for group in &fleet.groups { td { (group_cell(fleet, group, row)) } }
                     }
-                    (None, _) => page.push_str("<td>—</td>"),
+                    @for cell in summary_cells(fleet, row) { td { (cell) } }
                 }
             }
-        } else {
-            for group in &fleet.groups {
-                let _ = write!(page, "<td>{}</td>", group_cell(fleet, group, row));
+        } }
+    };
+    Section::new("table", "Latency numbers across the fleet", body)
+}
+
+/// A host's figure for a row, marked where it is an outlier.
+fn host_cell(fleet: &Fleet, host: usize, row: usize) -> Markup {
+    match (fleet.hosts[host].figures[row], fleet.outlier(host, row)) {
+        (Some(v), Some(o)) => html! {
+            td.warn title=(format!("outlier: z {:+.1}", o.z)) { (format_ns(v)) " !" }
+        },
+        (Some(v), None) => html! { td { (format_ns(v)) } },
+        (None, _) => html! { td { "—" } },
+    }
+}
+
+fn groups(fleet: &Fleet) -> Section {
+    let body = html! {
+        ul {
+            @for (i, group) in fleet.groups.iter().enumerate() {
+                @let names: Vec<&str> =
+                    group.hosts.iter().map(|&h| fleet.hosts[h].label.as_str()).collect();
+                li {
+                    b { (group_name(i)) } ": " (group.cpu_model) " — " (group.hosts.len())
+                    " hosts"
+                    details { summary { "hosts" } (names.join(", ")) }
+                }
             }
         }
-        for cell in summary_cells(fleet, row) {
-            let _ = write!(page, "<td>{cell}</td>");
+    };
+    Section::new("groups", "CPU models", body)
+}
+
+fn outliers(fleet: &Fleet) -> Section {
+    let body = html! {
+        p {
+            "A host is an outlier for a row when its figure is more than " (super::OUTLIER_Z)
+            " modified z-scores (0.6745 × deviation ÷ median absolute deviation) from the \
+             median of the hosts with its CPU model; judged where at least 3 hosts share the \
+             model."
         }
-        page.push_str("</tr>\n");
-    }
-    page.push_str("</table></div>\n");
-}
-
-fn groups(page: &mut String, fleet: &Fleet) {
-    page.push_str("<h2 id=\"groups\">CPU models</h2>\n<ul>\n");
-    for (i, group) in fleet.groups.iter().enumerate() {
-        let names: Vec<String> = group
-            .hosts
-            .iter()
-            .map(|&h| escape(&fleet.hosts[h].label))
-            .collect();
-        let _ = writeln!(
-            page,
-            "<li><b>{}</b>: {} — {} hosts<details><summary>hosts</summary>{}</details></li>",
-            group_name(i),
-            escape(&group.cpu_model),
-            group.hosts.len(),
-            names.join(", ")
-        );
-    }
-    page.push_str("</ul>\n");
-}
-
-fn outliers(page: &mut String, fleet: &Fleet) {
-    let _ = writeln!(
-        page,
-        "<h2 id=\"outliers\">Outliers ({})</h2>\n<p>A host is an outlier for a row when its \
-         figure is more than {} modified z-scores (0.6745 × deviation ÷ median absolute \
-         deviation) from the median of the hosts with its CPU model; judged where at least \
-         3 hosts share the model.</p>",
-        fleet.outliers.len(),
-        super::OUTLIER_Z
-    );
-    if fleet.outliers.is_empty() {
-        page.push_str("<p>None.</p>\n");
-        return;
-    }
-    page.push_str("<div class=\"scroll\"><table>\n<tr><th>host</th><th>operation</th><th>figure</th><th>its CPU model's median</th><th>ratio</th><th>z</th><th>file</th></tr>\n");
-    for o in &fleet.outliers {
-        let host = &fleet.hosts[o.host];
-        let _ = writeln!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1}</td><td>{}</td></tr>",
-            escape(&host.label),
-            escape(&fleet.operations[o.row]),
-            format_ns(o.value),
-            format_ns(o.group_median),
-            format_ratio(o.value / o.group_median),
-            o.z,
-            escape(&host.path.display().to_string())
-        );
-    }
-    page.push_str("</table></div>\n");
+        @if fleet.outliers.is_empty() {
+            p { "None." }
+        } @else {
+            div.scroll { table {
+                tr {
+                    th { "host" } th { "operation" } th { "figure" }
+                    th { "its CPU model's median" } th { "ratio" } th { "z" } th { "file" }
+                }
+                @for o in &fleet.outliers {
+                    @let host = &fleet.hosts[o.host];
+                    tr {
+                        td { (host.label) }
+                        td { (fleet.operations[o.row]) }
+                        td { (format_ns(o.value)) }
+                        td { (format_ns(o.group_median)) }
+                        td { (format_ratio(o.value / o.group_median)) }
+                        td { (format!("{:+.1}", o.z)) }
+                        td { (host.path.display().to_string()) }
+                    }
+                }
+            } }
+        }
+    };
+    Section::new(
+        "outliers",
+        format!("Outliers ({})", fleet.outliers.len()),
+        body,
+    )
 }
 
 /// One row's strip plot: a lane per CPU model, a dot per host.
-fn strip(page: &mut String, fleet: &Fleet, row: usize) {
+fn strip(fleet: &Fleet, row: usize) -> Markup {
     let operation = &fleet.operations[row];
     let lanes = (fleet.groups.iter().enumerate())
         .map(|(lane, group)| Lane {
@@ -172,12 +161,15 @@ fn strip(page: &mut String, fleet: &Fleet, row: usize) {
         title: operation,
         lanes,
     }) else {
-        return;
+        return html! {};
     };
-    let _ = writeln!(
-        page,
-        "<figure>{svg}<figcaption>{}: each host's median, a lane per CPU model \
-         (logarithmic axis); outliers in red.</figcaption></figure>",
-        escape(operation)
-    );
+    html! {
+        figure {
+            (PreEscaped(svg))
+            figcaption {
+                (operation) ": each host's median, a lane per CPU model (logarithmic axis); \
+                 outliers in red."
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! with their long tails do), the median, p90 and p99 marked with their values above the
 //! bars, so that the tail is read off the figure rather than guessed from a mean.
 
-use crate::markup::escape;
+use super::escape;
 use crate::units::format_ns_axis;
 use latlab_engine::stats::percentile_sorted;
 use std::fmt::Write as _;

@@ -82,6 +82,14 @@ pub fn write_plots(plots: &[RenderedPlot], dir: &Path) -> Result<Vec<PathBuf>, E
     Ok(written)
 }
 
+/// Escapes text for the SVG written by hand here (XML text and attribute values).
+pub(crate) fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 fn drawing_error(format: &'static str, detail: impl std::fmt::Display) -> ExportError {
     ExportError::Encode {
         format,

@@ -2,7 +2,7 @@
 //! axis; a highlighted dot is red and named, and every dot's title names it and its figure.
 //! A strip of dots needs no plotting library.
 
-use crate::markup::escape;
+use super::escape;
 use crate::units::{format_ns, format_ns_axis};
 use std::fmt::Write;
 
