@@ -10,8 +10,9 @@
 //! of this PID space and names no process, or it has not changed for a minute (which covers
 //! the instant between creating an entry and locking it, and a reused process id).
 
+use rustix::fs::{FlockOperation, flock};
+use rustix::io::Errno;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -31,8 +32,8 @@ pub fn owned_prefix(kind: &str) -> String {
 /// system has no locks the entry goes unlocked, and the next run judges it by its process
 /// id alone, and only within this PID space.
 pub fn hold(file: &File) {
-    // SAFETY: flock on a descriptor the File owns; a failure only leaves it unlocked.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    // A failure only leaves it unlocked.
+    let _ = flock(file, FlockOperation::NonBlockingLockExclusive);
 }
 
 /// Creates the [`LOCK_FILE`] in `directory` and holds it: the directory is in use while the
@@ -138,13 +139,10 @@ fn try_lock(path: &Path) -> Lock {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lock::Missing,
         Err(_) => return Lock::Unsupported,
     };
-    // SAFETY: flock on a descriptor the File owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Lock::Taken(file);
-    }
-    match std::io::Error::last_os_error().raw_os_error() {
-        Some(libc::EWOULDBLOCK) => Lock::Held,
-        _ => Lock::Unsupported,
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Lock::Taken(file),
+        Err(Errno::WOULDBLOCK) => Lock::Held,
+        Err(_) => Lock::Unsupported,
     }
 }
 
@@ -169,9 +167,15 @@ fn pid_space() -> &'static str {
 }
 
 fn process_exists(pid: libc::pid_t) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    // Signal 0: whether the process exists and may be signalled; one of another user's
+    // exists too.
+    matches!(
+        rustix::process::test_kill_process(pid),
+        Ok(()) | Err(Errno::PERM)
+    )
 }
 
 #[cfg(test)]

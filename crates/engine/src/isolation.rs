@@ -4,6 +4,10 @@
 //! Each control reports why it could not take effect instead of failing the run; the caller
 //! turns that into a note in the results (principle: honest about limits).
 
+use rustix::mm::{MlockAllFlags, mlockall};
+use rustix::net::sockopt::socket_peercred;
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;
@@ -13,47 +17,32 @@ use std::time::{Duration, Instant};
 
 /// The user this process acts as (its effective user id).
 pub fn effective_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// The CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain old data, valid when zeroed; sched_getaffinity writes into it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } == 0;
-    if !ok {
+    let Ok(set) = sched_getaffinity(None) else {
         return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+    };
+    (0..CpuSet::MAX_CPU)
+        .filter(|&cpu| set.is_set(cpu))
         .collect()
 }
 
 /// Lets the calling thread (and the threads and processes it starts later) run on `cpus`.
 pub(crate) fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
-    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= libc::CPU_SETSIZE as usize) {
+    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= CpuSet::MAX_CPU) {
         return Err(format!(
             "CPU {cpu} is beyond what the kernel interface can address"
         ));
     }
-    // SAFETY: cpu_set_t is plain old data, valid when zeroed.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut set = CpuSet::new();
     for &cpu in cpus {
-        // SAFETY: `cpu` was checked against the set's capacity.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
+        set.set(cpu);
     }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "could not run on CPUs {cpus:?}: {}",
-            io::Error::last_os_error()
-        ))
-    }
+    sched_setaffinity(None, &set)
+        .map_err(|e| format!("could not run on CPUs {cpus:?}: {}", io::Error::from(e)))
 }
 
 /// Locks current and future memory into RAM, so no page fault or swap-in lands inside a
@@ -66,12 +55,8 @@ pub(crate) fn lock_memory() -> Result<(), String> {
                 .into(),
         );
     }
-    // SAFETY: mlockall takes flags only.
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
-        Ok(())
-    } else {
-        Err(format!("mlockall failed: {}", io::Error::last_os_error()))
-    }
+    mlockall(MlockAllFlags::CURRENT | MlockAllFlags::FUTURE)
+        .map_err(|e| format!("mlockall failed: {}", io::Error::from(e)))
 }
 
 /// RLIMIT_RTTIME's soft limit while real-time: a thread that runs this long without blocking
@@ -103,21 +88,22 @@ pub fn enter_realtime(priority: i32) -> Result<(), String> {
 /// never loosened), so that a real-time thread that stopped blocking is stopped by the
 /// kernel. The error number when refused. Async-signal-safe, so forked children call it too.
 pub fn enter_fifo(priority: i32) -> Result<(), i32> {
-    let limit = libc::rlimit {
-        rlim_cur: RT_CPU_SOFT_LIMIT.as_micros() as libc::rlim_t,
-        rlim_max: RT_CPU_HARD_LIMIT.as_micros() as libc::rlim_t,
+    let limit = Rlimit {
+        current: Some(RT_CPU_SOFT_LIMIT.as_micros() as u64),
+        maximum: Some(RT_CPU_HARD_LIMIT.as_micros() as u64),
     };
+    // Tightened, never loosened: where the hard limit is lower already, the kernel refuses
+    // and the lower one stands.
+    let current = getrlimit(Resource::Rttime).current;
+    if current.is_none_or(|now| Some(now) > limit.current) {
+        let _ = setrlimit(Resource::Rttime, limit);
+    }
     let param = libc::sched_param {
         sched_priority: priority,
     };
-    // SAFETY: valid rlimit and sched_param structures; the calls act on the calling thread
-    // and its process's limit only.
+    // SAFETY: a valid sched_param; the call acts on the calling thread only. (rustix has no
+    // sched_setscheduler.)
     unsafe {
-        let mut current: libc::rlimit = std::mem::zeroed();
-        libc::getrlimit(libc::RLIMIT_RTTIME, &mut current);
-        if current.rlim_cur == libc::RLIM_INFINITY || current.rlim_cur > limit.rlim_cur {
-            libc::setrlimit(libc::RLIMIT_RTTIME, &limit);
-        }
         if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
             return Err(*libc::__errno_location());
         }
@@ -235,23 +221,7 @@ impl Drop for RunLock {
 fn holder_uid(name: &[u8]) -> Option<u32> {
     let address = SocketAddr::from_abstract_name(name).ok()?;
     let stream = UnixStream::connect_addr(&address).ok()?;
-    let mut credentials = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: SO_PEERCRED writes a ucred into the buffer whose size is passed with it.
-    let read = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut credentials).cast(),
-            &mut length,
-        )
-    };
-    (read == 0).then_some(credentials.uid)
+    Some(socket_peercred(&stream).ok()?.uid.as_raw())
 }
 
 /// Closes, in a child just forked, the run lock's descriptor that the child inherited.

@@ -4,17 +4,11 @@ use crate::model::Integrity;
 
 /// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant the kernel
-    // always supports.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// A snapshot of `getrusage(RUSAGE_THREAD)`.
+/// A snapshot of `getrusage(RUSAGE_THREAD)` (which rustix does not cover).
 pub(crate) struct ThreadUsage(libc::rusage);
 
 impl ThreadUsage {

@@ -227,27 +227,19 @@ pub(crate) fn available_memory_bytes() -> Option<u64> {
 /// What the address-space limit (`ulimit -v`, RLIMIT_AS) still allows this process to map:
 /// the limit less what it has mapped now; `None` when there is no limit.
 fn address_space_headroom_bytes() -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit into the structure passed.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
     let mapped = kib_field(
         &std::fs::read_to_string("/proc/self/status").ok()?,
         "VmSize",
     )?;
-    Some(limit.rlim_cur.saturating_sub(mapped))
+    Some(limit.saturating_sub(mapped))
 }
 
 /// The load average over 1, 5 and 15 minutes.
 pub(crate) fn load_average() -> Option<[f64; 3]> {
     let mut loads = [0.0f64; 3];
-    // SAFETY: `loads` has room for the three values requested.
+    // SAFETY: `loads` has room for the three values requested. (rustix's sysinfo gives
+    // the kernel's fixed-point loads; glibc's getloadavg reads them as the tools print them.)
     let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };
     (got == 3).then_some(loads)
 }

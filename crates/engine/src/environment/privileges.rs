@@ -1,6 +1,7 @@
 //! What this process may do: real-time priority, locked memory, hardware counters.
 //! latlab runs unprivileged by default; these decide which optional controls can take effect.
 
+use rustix::process::Resource;
 use serde::{Deserialize, Serialize};
 
 const CAP_IPC_LOCK: u32 = 14;
@@ -22,8 +23,8 @@ impl Privileges {
         let effective = effective_capabilities();
         Privileges {
             euid: crate::isolation::effective_uid(),
-            rtprio_limit: soft_limit(libc::RLIMIT_RTPRIO),
-            memlock_limit_bytes: soft_limit(libc::RLIMIT_MEMLOCK),
+            rtprio_limit: soft_limit(Resource::Rtprio),
+            memlock_limit_bytes: soft_limit(Resource::Memlock),
             cap_sys_nice: effective & (1 << CAP_SYS_NICE) != 0,
             cap_ipc_lock: effective & (1 << CAP_IPC_LOCK) != 0,
         }
@@ -41,14 +42,8 @@ impl Privileges {
 }
 
 /// A soft resource limit; `None` when unlimited.
-pub(crate) fn soft_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid, writable rlimit and `resource` a valid resource constant.
-    unsafe { libc::getrlimit(resource, &mut limit) };
-    (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+pub(crate) fn soft_limit(resource: Resource) -> Option<u64> {
+    rustix::process::getrlimit(resource).current
 }
 
 fn effective_capabilities() -> u64 {

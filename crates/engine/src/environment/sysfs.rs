@@ -69,31 +69,13 @@ pub(crate) struct Uname {
 }
 
 pub(crate) fn uname() -> Uname {
-    // SAFETY: utsname is plain old data; uname only writes NUL-terminated fields into it.
-    let mut raw: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `raw` is a valid, writable utsname.
-    let ok = unsafe { libc::uname(&mut raw) } == 0;
-    let field = |chars: &[libc::c_char]| -> String {
-        if !ok {
-            return "unknown".into();
-        }
-        let bytes: Vec<u8> = chars
-            .iter()
-            .take_while(|&&c| c != 0)
-            // c_char is i8 on x86-64 and u8 on aarch64: the cast is a no-op on one of them.
-            .map(|&c| {
-                #[allow(clippy::unnecessary_cast)]
-                let byte = c as u8;
-                byte
-            })
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
+    let raw = rustix::system::uname();
+    let field = |text: &std::ffi::CStr| text.to_string_lossy().into_owned();
     Uname {
-        system: field(&raw.sysname),
-        node_name: field(&raw.nodename),
-        release: field(&raw.release),
-        version: field(&raw.version),
+        system: field(raw.sysname()),
+        node_name: field(raw.nodename()),
+        release: field(raw.release()),
+        version: field(raw.version()),
     }
 }
 

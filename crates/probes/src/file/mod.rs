@@ -200,13 +200,9 @@ pub(crate) fn last_error(what: &str) -> ProbeError {
 
 /// The name of the file system holding `path`, from statfs's magic number.
 pub(crate) fn filesystem_type(path: &Path) -> String {
-    // SAFETY: statfs is plain old data, valid when zeroed.
-    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
-    let c = c_path(path);
-    // SAFETY: a valid C string and a writable statfs.
-    if unsafe { libc::statfs(c.as_ptr(), &mut stat) } != 0 {
+    let Ok(stat) = rustix::fs::statfs(path) else {
         return "unknown".into();
-    }
+    };
     let magic = stat.f_type as u64;
     let name = match magic {
         0xEF53 => "ext4",

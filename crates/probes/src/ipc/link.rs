@@ -9,7 +9,7 @@
 use crate::mem::buffer::MappedBuffer;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 
 /// How the payload travels.
@@ -107,14 +107,6 @@ pub(crate) struct Link {
     shared: Option<SharedPages>,
 }
 
-fn owned(fd: RawFd) -> io::Result<OwnedFd> {
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor just returned by the kernel, owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 impl Link {
     /// Opens a channel for payloads of up to `max_payload` bytes.
     pub(crate) fn open(transport: Transport, max_payload: usize) -> io::Result<Link> {
@@ -157,10 +149,9 @@ impl Link {
                 (Ends::both(&a), Ends::both(&b), vec![a, b])
             }
             Transport::EventfdShm => {
-                // SAFETY: eventfd takes an initial value and flags.
-                let to_server = owned(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
-                // SAFETY: as above.
-                let to_client = owned(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
+                let cloexec = rustix::event::EventfdFlags::CLOEXEC;
+                let to_server = rustix::event::eventfd(0, cloexec)?;
+                let to_client = rustix::event::eventfd(0, cloexec)?;
                 shared = Some(SharedPages::new(max_payload)?);
                 let client = Ends {
                     send: to_server.as_raw_fd(),

@@ -7,6 +7,7 @@
 //! touched at once, so that no first-touch fault lands in a measurement.
 
 use latlab_engine::environment::kib_field;
+use rustix::mm::{Advice, MapFlags, ProtFlags, madvise, mmap_anonymous, munmap};
 use std::io;
 use std::ptr::NonNull;
 
@@ -21,34 +22,23 @@ impl MappedBuffer {
     /// page so that no first-touch fault lands in a measurement.
     pub(crate) fn new(len: usize, huge_pages: bool) -> io::Result<MappedBuffer> {
         let advice = if huge_pages {
-            libc::MADV_HUGEPAGE
+            Advice::LinuxHugepage
         } else {
-            libc::MADV_NOHUGEPAGE
+            Advice::LinuxNoHugepage
         };
-        MappedBuffer::map(len, libc::MAP_PRIVATE, Some(advice))
+        MappedBuffer::map(len, MapFlags::PRIVATE, Some(advice))
     }
 
     /// Maps `len` bytes (at least one page) shared with the processes forked after it.
     pub(crate) fn shared(len: usize) -> io::Result<MappedBuffer> {
-        MappedBuffer::map(len, libc::MAP_SHARED, None)
+        MappedBuffer::map(len, MapFlags::SHARED, None)
     }
 
-    fn map(len: usize, sharing: libc::c_int, advice: Option<libc::c_int>) -> io::Result<Self> {
+    fn map(len: usize, sharing: MapFlags, advice: Option<Advice>) -> io::Result<Self> {
         let len = len.max(page_size());
+        let protection = ProtFlags::READ | ProtFlags::WRITE;
         // SAFETY: a fresh anonymous mapping; the kernel chooses the address.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                sharing | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let raw = unsafe { mmap_anonymous(std::ptr::null_mut(), len, protection, sharing)? };
         let buffer = MappedBuffer {
             base: NonNull::new(raw.cast()).expect("mmap never returns null on success"),
             len,
@@ -57,7 +47,7 @@ impl MappedBuffer {
             // SAFETY: the range is exactly the mapping made above. Advice that the kernel
             // does not support (no THP) is harmless to ignore: the page size is then the
             // base one.
-            unsafe { libc::madvise(raw, len, advice) };
+            let _ = unsafe { madvise(raw, len, advice) };
         }
         for offset in (0..len).step_by(page_size()) {
             // SAFETY: `offset` is inside the mapping, which is readable and writable.
@@ -114,15 +104,13 @@ impl Drop for MappedBuffer {
     fn drop(&mut self) {
         // SAFETY: the mapping was made by `new` with this base and length, and no reference
         // into it outlives the buffer.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+        let _ = unsafe { munmap(self.base.as_ptr().cast(), self.len) };
     }
 }
 
 /// The base page size.
 pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096)
+    rustix::param::page_size()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ pub(crate) mod pipe;
 pub(crate) mod spawn;
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 
 /// A pipe's two ends, closed on exec and when dropped.
 pub(crate) struct Pipe {
@@ -14,18 +14,8 @@ pub(crate) struct Pipe {
 
 impl Pipe {
     pub(crate) fn new() -> io::Result<Pipe> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-        Ok(unsafe {
-            Pipe {
-                read: OwnedFd::from_raw_fd(fds[0]),
-                write: OwnedFd::from_raw_fd(fds[1]),
-            }
-        })
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Pipe { read, write })
     }
 }
 

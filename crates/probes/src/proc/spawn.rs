@@ -48,20 +48,14 @@ fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
-        .find(|candidate| {
-            let c = CString::new(candidate.as_os_str().as_encoded_bytes()).ok();
-            // SAFETY: `c` is a valid C string.
-            c.is_some_and(|c| unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
-        })
+        .find(|candidate| rustix::fs::access(candidate, rustix::fs::Access::EXEC_OK).is_ok())
 }
 
 /// The resident set of this process, from /proc/self/statm.
 fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * page.max(0) as u64)
+    Some(pages * rustix::param::page_size() as u64)
 }
 
 /// How a child is made.

@@ -73,15 +73,11 @@ impl Class {
         match self {
             Class::Nice0 => Ok(()),
             Class::Nice19 => {
-                // SAFETY: gettid has no preconditions; setpriority on one's own thread id
-                // sets that thread's nice value (Linux), and raising it needs no privilege.
-                let tid = unsafe { libc::gettid() };
-                // SAFETY: as above.
-                if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19) } == 0 {
-                    Ok(())
-                } else {
-                    Err(format!("nice 19: {}", io::Error::last_os_error()))
-                }
+                // setpriority on one's own thread id sets that thread's nice value (Linux),
+                // and raising it needs no privilege.
+                let thread = rustix::thread::gettid();
+                rustix::process::setpriority_process(Some(thread), 19)
+                    .map_err(|e| format!("nice 19: {}", io::Error::from(e)))
             }
             Class::SchedBatch => {
                 policy(libc::SCHED_BATCH, 0).map_err(|e| format!("SCHED_BATCH: {e}"))

@@ -43,8 +43,7 @@ pub(super) fn realtime_permitted() -> Result<(), String> {
 
 /// The CPU the caller runs on, or -1.
 pub(super) fn current_cpu() -> i32 {
-    // SAFETY: sched_getcpu has no preconditions.
-    unsafe { libc::sched_getcpu() }
+    i32::try_from(rustix::thread::sched_getcpu()).unwrap_or(-1)
 }
 
 /// One arm of one pair: the server process and the caller's end of the socket.
