@@ -389,6 +389,23 @@ pub(crate) const fn headline_row(
     }
 }
 
+/// A plot's line of rates (bytes per second at the median): the results `results` covers,
+/// drawn in `stroke` and palette colour `color`.
+pub(crate) const fn rate_line(
+    results: &'static str,
+    label: &'static str,
+    stroke: latlab_engine::presentation::Stroke,
+    color: u8,
+) -> latlab_engine::presentation::Line {
+    latlab_engine::presentation::Line {
+        results: latlab_engine::presentation::Template(results),
+        label,
+        y: latlab_engine::presentation::Measure::Rate,
+        stroke,
+        color,
+    }
+}
+
 /// What every probe's results feed in the report, for the report to render.
 pub fn presentations() -> Presentations {
     Presentations::of(PROBES.iter().map(|probe| &probe.presentation))

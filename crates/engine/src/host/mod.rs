@@ -1,4 +1,4 @@
-//! The machine a run measures, as one injected trait.
+//! The machine a run measures, as one injected trait of four facets.
 //!
 //! Everything a run learns from or does to the machine goes through a [`Host`]: the timer
 //! that takes the samples, the environment (CPUs, caches, core classes, memory), wall time,
@@ -39,14 +39,27 @@ use std::time::{Duration, Instant, SystemTime};
 /// A host shared by the runner, the probes and the threads they start.
 pub type SharedHost = Arc<dyn Host>;
 
-/// The machine: how it is timed, what it is, and what can be done to it.
-pub trait Host: Send + Sync {
+/// The machine: how it is timed ([`Timing`]), its CPUs ([`Cpus`]), what it is
+/// ([`Inventory`]) and what can be done to it ([`Controls`]). Anything that is all four is
+/// a host; code that needs one facet only names that one.
+pub trait Host: Timing + Cpus + Inventory + Controls + Send + Sync {}
+
+impl<T: Timing + Cpus + Inventory + Controls + Send + Sync> Host for T {}
+
+/// How the machine is timed.
+pub trait Timing {
     /// The timer every figure is taken with.
     fn timer(&self) -> &dyn Timer;
 
-    /// The machine, its kernel and the build, as every run records them.
-    fn environment(&self) -> Environment;
+    /// The wall-clock time now.
+    fn now(&self) -> SystemTime;
 
+    /// How long something that began at `since` has taken.
+    fn elapsed(&self, since: Instant) -> Duration;
+}
+
+/// The machine's CPUs, and where the calling thread may run.
+pub trait Cpus {
     /// The CPUs the kernel has online, whatever this process's affinity; empty when unknown.
     fn online_cpus(&self) -> Vec<usize>;
 
@@ -59,40 +72,8 @@ pub trait Host: Send + Sync {
     /// The hardware threads that share `cpu`'s core, itself included; empty when unknown.
     fn thread_siblings(&self, cpu: usize) -> Vec<usize>;
 
-    /// The cache hierarchy, smallest level first.
-    fn caches(&self) -> Vec<CacheInfo>;
-
     /// The online CPUs grouped by what the kernel says of them, biggest first.
     fn core_classes(&self) -> Vec<CoreClass>;
-
-    /// The kernel's clock source (`tsc`, `kvm-clock` …).
-    fn clocksource(&self) -> Option<String>;
-
-    /// The memory modules the firmware describes (SMBIOS type 17), or why there are none.
-    fn memory_modules(&self) -> Result<Vec<MemoryModule>, String>;
-
-    /// Memory that can be allocated now without swapping.
-    fn available_memory_bytes(&self) -> Option<u64>;
-
-    /// The load average over 1, 5 and 15 minutes.
-    fn load_average(&self) -> Option<[f64; 3]>;
-
-    /// The wall-clock time now.
-    fn now(&self) -> SystemTime;
-
-    /// How long something that began at `since` has taken.
-    fn elapsed(&self, since: Instant) -> Duration;
-
-    /// Takes the machine-wide lock between measuring runs, waiting up to `wait` for another
-    /// run of this user and not at all for another user's; the wait stops when `cancel` is
-    /// set.
-    fn lock_runs(&self, wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused>;
-
-    /// Locks current and future memory into RAM.
-    fn lock_memory(&self) -> Result<(), String>;
-
-    /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
-    fn enter_realtime(&self) -> Result<(), String>;
 
     /// Every CPU the run may use: the online ones, within the affinity the process started
     /// with (a `taskset` around latlab fences CPUs off), whatever `--pin` did to the
@@ -115,6 +96,41 @@ pub trait Host: Send + Sync {
     fn pin_to_cpu(&self, cpu: usize) -> Result<(), String> {
         self.set_allowed_cpus(&[cpu])
     }
+}
+
+/// What the machine is: its environment, caches, clock source, memory and load.
+pub trait Inventory {
+    /// The machine, its kernel and the build, as every run records them.
+    fn environment(&self) -> Environment;
+
+    /// The cache hierarchy, smallest level first.
+    fn caches(&self) -> Vec<CacheInfo>;
+
+    /// The kernel's clock source (`tsc`, `kvm-clock` …).
+    fn clocksource(&self) -> Option<String>;
+
+    /// The memory modules the firmware describes (SMBIOS type 17), or why there are none.
+    fn memory_modules(&self) -> Result<Vec<MemoryModule>, String>;
+
+    /// Memory that can be allocated now without swapping.
+    fn available_memory_bytes(&self) -> Option<u64>;
+
+    /// The load average over 1, 5 and 15 minutes.
+    fn load_average(&self) -> Option<[f64; 3]>;
+}
+
+/// What a run does to the machine to measure undisturbed.
+pub trait Controls {
+    /// Takes the machine-wide lock between measuring runs, waiting up to `wait` for another
+    /// run of this user and not at all for another user's; the wait stops when `cancel` is
+    /// set.
+    fn lock_runs(&self, wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused>;
+
+    /// Locks current and future memory into RAM.
+    fn lock_memory(&self) -> Result<(), String>;
+
+    /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
+    fn enter_realtime(&self) -> Result<(), String>;
 }
 
 /// The calling thread's CPU affinity, restored when dropped: a probe that pins itself for a

@@ -1,7 +1,9 @@
 //! This machine: its calibrated clock, what sysfs and /proc say of it, and the kernel calls
 //! that pin, lock and prioritise.
 
-use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
+use super::{
+    Controls, Cpus, EventRun, Inventory, Limits, LoopBody, LoopRun, Sampled, Timer, Timing,
+};
 use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
@@ -48,15 +50,21 @@ impl Default for RealHost {
     }
 }
 
-impl Host for RealHost {
+impl Timing for RealHost {
     fn timer(&self) -> &dyn Timer {
         &self.timer
     }
 
-    fn environment(&self) -> Environment {
-        Environment::collect()
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
     }
 
+    fn elapsed(&self, since: Instant) -> Duration {
+        since.elapsed()
+    }
+}
+
+impl Cpus for RealHost {
     fn online_cpus(&self) -> Vec<usize> {
         environment::online_cpus()
     }
@@ -77,12 +85,18 @@ impl Host for RealHost {
         environment::thread_siblings(cpu)
     }
 
-    fn caches(&self) -> Vec<CacheInfo> {
-        environment::cache_hierarchy()
-    }
-
     fn core_classes(&self) -> Vec<CoreClass> {
         environment::core_classes()
+    }
+}
+
+impl Inventory for RealHost {
+    fn environment(&self) -> Environment {
+        Environment::collect()
+    }
+
+    fn caches(&self) -> Vec<CacheInfo> {
+        environment::cache_hierarchy()
     }
 
     fn clocksource(&self) -> Option<String> {
@@ -100,15 +114,9 @@ impl Host for RealHost {
     fn load_average(&self) -> Option<[f64; 3]> {
         environment::load_average()
     }
+}
 
-    fn now(&self) -> SystemTime {
-        SystemTime::now()
-    }
-
-    fn elapsed(&self, since: Instant) -> Duration {
-        since.elapsed()
-    }
-
+impl Controls for RealHost {
     fn lock_runs(&self, wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
         RunLock::acquire(wait, cancel)
     }

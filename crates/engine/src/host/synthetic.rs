@@ -14,7 +14,9 @@
 //! (`--mlock`, `--rt`) are refused and the run says so.
 
 use super::synthetic_noise::{Noise, NoiseState};
-use super::{EventRun, Host, Limits, LoopBody, LoopRun, Sampled, Timer};
+use super::{
+    Controls, Cpus, EventRun, Inventory, Limits, LoopBody, LoopRun, Sampled, Timer, Timing,
+};
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
@@ -68,15 +70,21 @@ impl Default for SyntheticHost {
     }
 }
 
-impl Host for SyntheticHost {
+impl Timing for SyntheticHost {
     fn timer(&self) -> &dyn Timer {
         &self.timer
     }
 
-    fn environment(&self) -> Environment {
-        self.environment.clone()
+    fn now(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(START_SECONDS)
     }
 
+    fn elapsed(&self, _since: Instant) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl Cpus for SyntheticHost {
     fn online_cpus(&self) -> Vec<usize> {
         (0..self.environment.cpu.logical_cpus).collect()
     }
@@ -98,12 +106,18 @@ impl Host for SyntheticHost {
         vec![cpu]
     }
 
-    fn caches(&self) -> Vec<CacheInfo> {
-        self.environment.caches.clone()
-    }
-
     fn core_classes(&self) -> Vec<CoreClass> {
         self.environment.core_classes.clone()
+    }
+}
+
+impl Inventory for SyntheticHost {
+    fn environment(&self) -> Environment {
+        self.environment.clone()
+    }
+
+    fn caches(&self) -> Vec<CacheInfo> {
+        self.environment.caches.clone()
     }
 
     fn clocksource(&self) -> Option<String> {
@@ -121,15 +135,9 @@ impl Host for SyntheticHost {
     fn load_average(&self) -> Option<[f64; 3]> {
         self.environment.load_avg
     }
+}
 
-    fn now(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(START_SECONDS)
-    }
-
-    fn elapsed(&self, _since: Instant) -> Duration {
-        Duration::ZERO
-    }
-
+impl Controls for SyntheticHost {
     fn lock_runs(&self, _wait: Duration, _cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
         // A synthetic run measures nothing, so it need not wait for one that does.
         Ok(RunLock::not_needed())

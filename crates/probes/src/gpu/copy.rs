@@ -18,9 +18,7 @@ use crate::mem::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
-use latlab_engine::presentation::{
-    HeadlineRow, Line, Measure, Panel, Plot, Scale, Stroke, Template, Unit,
-};
+use latlab_engine::presentation::{HeadlineRow, Panel, Plot, Scale, Stroke, Unit};
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.copy",
@@ -58,25 +56,25 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 y_unit: Unit::BytesPerSecond,
                 y_scale: Scale::Log,
                 lines: &[
-                    copy_line(
+                    crate::rate_line(
                         "gpu.copy/h2d/pinned/{size}",
                         "host→device from pinned",
                         Stroke::Line,
                         0,
                     ),
-                    copy_line(
+                    crate::rate_line(
                         "gpu.copy/h2d/pageable/{size}",
                         "host→device from pageable",
                         Stroke::Dashed,
                         0,
                     ),
-                    copy_line(
+                    crate::rate_line(
                         "gpu.copy/d2h/pinned/{size}",
                         "device→host from pinned",
                         Stroke::Line,
                         1,
                     ),
-                    copy_line(
+                    crate::rate_line(
                         "gpu.copy/d2h/pageable/{size}",
                         "device→host from pageable",
                         Stroke::Dashed,
@@ -112,17 +110,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     run,
 };
-
-/// A line of the copy rate by size: colour the direction, stroke the host memory.
-const fn copy_line(results: &'static str, label: &'static str, stroke: Stroke, color: u8) -> Line {
-    Line {
-        results: Template(results),
-        label,
-        y: Measure::Rate,
-        stroke,
-        color,
-    }
-}
 
 /// The share of free memory a buffer may take.
 const FREE_SHARE: f64 = 0.5;

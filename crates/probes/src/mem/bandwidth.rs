@@ -25,7 +25,7 @@ use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
 use latlab_engine::presentation::{
-    HeadlineRow, Line, Measure, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
+    HeadlineRow, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
 };
 use latlab_engine::{BenchResult, Runner};
 
@@ -70,68 +70,68 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 y_unit: Unit::BytesPerSecond,
                 y_scale: Scale::Log,
                 lines: &[
-                    line("mem.bandwidth/read/all/{size}", "read all", Stroke::Line, 0),
-                    line(
+                    crate::rate_line("mem.bandwidth/read/all/{size}", "read all", Stroke::Line, 0),
+                    crate::rate_line(
                         "mem.bandwidth/read/every4th/{size}",
                         "read every4th",
                         Stroke::Dashed,
                         0,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/write/all/{size}",
                         "write all",
                         Stroke::Line,
                         1,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/write/every4th/{size}",
                         "write every4th",
                         Stroke::Dashed,
                         1,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/modify/all/{size}",
                         "modify all",
                         Stroke::Line,
                         2,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/modify/every4th/{size}",
                         "modify every4th",
                         Stroke::Dashed,
                         2,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/read/all/{size}/all-cpus",
                         "read all, {threads} threads",
                         Stroke::Dots,
                         0,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/read/every4th/{size}/all-cpus",
                         "read every4th, {threads} threads",
                         Stroke::Dotted,
                         0,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/write/all/{size}/all-cpus",
                         "write all, {threads} threads",
                         Stroke::Dots,
                         1,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/write/every4th/{size}/all-cpus",
                         "write every4th, {threads} threads",
                         Stroke::Dotted,
                         1,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/modify/all/{size}/all-cpus",
                         "modify all, {threads} threads",
                         Stroke::Dots,
                         2,
                     ),
-                    line(
+                    crate::rate_line(
                         "mem.bandwidth/modify/every4th/{size}/all-cpus",
                         "modify every4th, {threads} threads",
                         Stroke::Dotted,
@@ -157,17 +157,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     run,
 };
-
-/// A line of the rate by working set: colour the access, stroke the pattern and threads.
-const fn line(results: &'static str, label: &'static str, stroke: Stroke, color: u8) -> Line {
-    Line {
-        results: Template(results),
-        label,
-        y: Measure::Rate,
-        stroke,
-        color,
-    }
-}
 
 /// The smallest working set: below it the call of the loop dominates a pass.
 const MIN_WORKING_SET: u64 = 4 << 10;
