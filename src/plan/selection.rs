@@ -46,7 +46,7 @@ impl Pattern {
             let reason = detail.lines().last().unwrap_or("invalid").trim();
             UsageError(format!(
                 "{flag} '{text}' is not a valid regular expression ({reason}); for example \
-                 'clock|cpu' or 'cpu.branch/random'"
+                 'clock|cpu', or a result name as 'latlab list' shows it"
             ))
         })?;
         Ok(Pattern {
