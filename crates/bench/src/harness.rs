@@ -7,6 +7,7 @@ use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
 use clap::Parser;
+use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
@@ -330,11 +331,6 @@ fn run_once(selected: Vec<Benchmark>) -> i32 {
     }
     i32::from(!session.failures.is_empty())
 }
-
-/// The fewest samples of each body that one round takes: a slope is told from the empty
-/// loop by a Mann–Whitney test at [`SLOPE_P`](latlab_engine::analysis::SLOPE_P) in each
-/// round, which five samples a side can just pass (p 0.009) and six pass with room.
-const SLOPE_SAMPLES_PER_ROUND: usize = 6;
 
 /// The engine's settings for `options`: the suite's sampling, overridden, in as many of the
 /// rounds asked for as leave each round [`SLOPE_SAMPLES_PER_ROUND`] samples.

@@ -212,6 +212,12 @@ pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64
 /// Significance level at which a slope's longer body must read slower than its shorter one.
 pub const SLOPE_P: f64 = 0.01;
 
+/// The fewest samples of each body of a slope that one round takes: the Mann–Whitney test
+/// at [`SLOPE_P`] can never pass with four a side (p ≥ 1/70), five can just pass it (p
+/// 0.008) and six pass with room. A round given fewer would call every slope optimised
+/// away, however clear it is.
+pub const SLOPE_SAMPLES_PER_ROUND: usize = 6;
+
 /// Whether a slope measured anything: `short` and `long` are per-call times of the two
 /// bodies (the empty loop subtracted), sampled one body after the other, so they are
 /// compared as two groups, not pairs. The slope is judged optimised away unless the longer

@@ -126,7 +126,7 @@ impl Config {
         time / self.rounds() as u32
     }
 
-    fn rounds(&self) -> usize {
+    pub(crate) fn rounds(&self) -> usize {
         self.rounds.max(1)
     }
 

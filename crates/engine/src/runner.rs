@@ -168,7 +168,9 @@ impl Runner {
     /// result pairs their samples in order (a `Derived` result, `timing` = `slope`), keeps
     /// both bodies' warnings, and is suspect when the longer body does nothing beyond the
     /// empty loop or cannot be told apart from the shorter one
-    /// ([`analysis::slope_verdict`]).
+    /// ([`analysis::slope_verdict`]). Each body takes at least
+    /// [`analysis::SLOPE_SAMPLES_PER_ROUND`] samples in a round, whatever share of the
+    /// samples the round is given, so that the test can tell a slope at all.
     pub fn bench_slope<F: FnMut() -> R, G: FnMut() -> S, R, S>(
         &mut self,
         name: &str,
@@ -176,23 +178,23 @@ impl Runner {
         (short_ops, short): (u64, F),
         (long_ops, long): (u64, G),
     ) -> Result<BenchResult, Interrupted> {
-        let short = self.bench_body(
-            name,
-            method,
-            &mut Closure {
-                body: short,
-                operations: short_ops,
+        let testable = analysis::SLOPE_SAMPLES_PER_ROUND * self.config.rounds();
+        let mut short = Closure {
+            body: short,
+            operations: short_ops,
+        };
+        let mut long = Closure {
+            body: long,
+            operations: long_ops,
+        };
+        self.scoped(
+            |config| config.samples = config.samples.max(testable),
+            |runner| {
+                let short = runner.bench_body(name, method, &mut short)?;
+                let long = runner.bench_body(name, method, &mut long)?;
+                Ok(runner.slope((short_ops, short), (long_ops, long)))
             },
-        )?;
-        let long = self.bench_body(
-            name,
-            method,
-            &mut Closure {
-                body: long,
-                operations: long_ops,
-            },
-        )?;
-        Ok(self.slope((short_ops, short), (long_ops, long)))
+        )
     }
 
     /// The slope between two results of the same work, `short` performing `short_ops`
@@ -499,6 +501,44 @@ mod tests {
             (2.4..3.6).contains(&cycles),
             "imul {multiply} ns, add {add} ns"
         );
+    }
+
+    /// A round's share of a sweep point's samples (four of a third of ten, in three rounds)
+    /// is too few for the slope's test to pass at all; a slope takes
+    /// `SLOPE_SAMPLES_PER_ROUND` a round anyway, so a clear slope is measured, not called
+    /// optimised away as every cache-sized chase point was.
+    #[test]
+    fn a_slope_in_a_round_of_few_samples_is_still_told() {
+        let chain = |links: u64| {
+            move || {
+                let mut x = std::hint::black_box(1u64);
+                for _ in 0..links {
+                    x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+                }
+                x
+            }
+        };
+        let mut runner = Runner::new(Config {
+            samples: 10,
+            rounds: 3,
+            ..small_config()
+        });
+        assert!(runner.config().samples_per_round(10) < analysis::SLOPE_SAMPLES_PER_ROUND);
+        let slope = runner
+            .bench_slope(
+                "chain",
+                "a dependent chain",
+                (64, chain(64)),
+                (128, chain(128)),
+            )
+            .unwrap();
+        assert!(
+            slope.summary.n >= analysis::SLOPE_SAMPLES_PER_ROUND,
+            "{}",
+            slope.summary.n
+        );
+        assert_eq!(slope.verdict, Verdict::Measured, "{:?}", slope.summary);
+        assert_eq!(runner.config().samples, 10, "the scope is undone");
     }
 
     /// Two empty bodies, or two that the compiler reduced to the same work, have no slope
