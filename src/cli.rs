@@ -131,7 +131,8 @@ pub struct TerminalArgs {
     /// Print only the headline table and where the files went.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print every warning of every result with its advice, not one line per probe and kind.
+    /// Print every result in columns (sweep points included) and every warning with its
+    /// advice, not a line per probe and one per probe and kind of warning.
     #[arg(short, long)]
     pub verbose: bool,
     /// Colour the terminal output: auto colours a terminal unless NO_COLOR is set.

@@ -44,7 +44,7 @@ fn main() -> ExitCode {
 /// executed.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_probes(plan::run(&cli.run, None)?.with_headline()),
+        None => run_probes(plan::run(&cli.run, None)?),
         Some(Command::Run(args)) => run_probes(plan::run(&args, None)?),
         Some(Command::Mem(args)) => run_probes(plan::run(&args, Some("mem."))?),
         Some(Command::Report(args)) => {

@@ -451,6 +451,7 @@ fn write_once_and_table(
 ) -> anyhow::Result<()> {
     let mut table = TableExporter {
         terminal: plan.terminal,
+        declared: latlab_probes::presentations(),
     }
     .render(record)?;
     if plan.headline {

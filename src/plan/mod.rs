@@ -85,8 +85,8 @@ pub struct RunPlan {
     pub pin: Option<usize>,
     pub mlock: bool,
     pub rt: bool,
-    /// End the terminal output with "Latency numbers for this machine" (the default
-    /// command does).
+    /// End the terminal output with "Latency numbers for this machine" (the main job does,
+    /// as `latlab` and as `latlab run`).
     pub headline: bool,
     /// How much the table says, how wide and in what colours.
     pub terminal: Terminal,
@@ -199,7 +199,9 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         pin: sampling.pin,
         mlock: args.mlock,
         rt: args.rt,
-        headline: false,
+        // The main job ends with the headline table, whether started as `latlab` or as
+        // `latlab run`; a family's run does not.
+        headline: family.is_none(),
     })
 }
 
@@ -225,16 +227,6 @@ fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), Usag
         )
     });
     Ok((baseline, save_baseline))
-}
-
-impl RunPlan {
-    /// The same plan, ending its terminal output with the headline table.
-    pub fn with_headline(self) -> RunPlan {
-        RunPlan {
-            headline: true,
-            ..self
-        }
-    }
 }
 
 /// The largest working set: as asked when it fits in the memory available now (refused

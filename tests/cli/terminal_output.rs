@@ -93,7 +93,14 @@ fn tables_and_prose_fit_columns_leaving_out_the_least_useful_columns() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path())
         .env("COLUMNS", "80")
-        .args(["--synthetic", "--only", "thread|cpu", "--json", "-"])
+        .args([
+            "--synthetic",
+            "--only",
+            "thread|cpu",
+            "--verbose",
+            "--json",
+            "-",
+        ])
         .assert()
         .success();
     let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
@@ -113,6 +120,17 @@ fn tables_and_prose_fit_columns_leaving_out_the_least_useful_columns() {
         stderr.contains("(left out to fit 80 columns: cold, p5 … p95"),
         "{stderr}"
     );
+    // The first screen fits too, every line of it.
+    let output = latlab(dir.path())
+        .env("COLUMNS", "80")
+        .args(["--synthetic", "--only", "thread|cpu", "--json", "-"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("\nprobe "), "{stderr}");
+    for line in stderr.lines() {
+        assert!(line.chars().count() <= 80, "{} > 80: {line}", line.len());
+    }
     // Without a width, every column is there.
     let (stdout, _) = core_to_core(dir.path(), &[]);
     assert!(stdout.contains("p5 … p95"));

@@ -96,6 +96,8 @@ pub struct HeadlineRow {
     /// `None`: not measured in this run, or not measurable on one machine (see `note`).
     pub measured: Option<Measured>,
     pub reference_ns: Option<f64>,
+    /// The 2012 table's row it stands beside, by id (`l1_hit`).
+    pub reference: Option<&'static str>,
     /// Why a row has no figure, or what its figure is (page cache, device, one CPU).
     pub note: String,
 }
@@ -129,8 +131,14 @@ impl HeadlineRow {
 
 /// This machine's L1 hit from the rows, if measured.
 pub fn measured_l1_ns(rows: &[HeadlineRow]) -> Option<f64> {
-    rows.first()?.measured.as_ref().map(|m| m.median_ns)
+    let l1 = rows
+        .iter()
+        .find(|row| row.reference == Some(L1_REFERENCE))?;
+    l1.measured.as_ref().map(|m| m.median_ns)
 }
+
+/// The 2012 table's L1 hit, which the human-scale column stretches to one second.
+const L1_REFERENCE: &str = "l1_hit";
 
 /// The L1 hit the human-scale column stretches to one second: this machine's, else 2012's.
 pub(crate) const REFERENCE_L1_NS: f64 = 0.5;
@@ -152,8 +160,18 @@ fn has_family(run: &RunRecord, template: &str) -> bool {
     })
 }
 
+/// Whether `run` ran the probe (`mem.latency` of `mem.latency/level/L1`) that `template`
+/// reads, whatever came of it.
+fn ran_probe(run: &RunRecord, template: &str) -> bool {
+    let probe = template
+        .split_once('/')
+        .map_or(template, |(probe, _)| probe);
+    run.probes.iter().any(|p| p.id == probe)
+}
+
 /// The headline rows for a run: the probes' declared rows and the references one machine
-/// cannot measure, in their order.
+/// cannot measure, in their order. A row whose probe the run did not run (a selection) is
+/// left out; the references are shown beside a run that measured any row.
 pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineRow> {
     let references = references();
     let reference_ns = |id: &str| {
@@ -164,6 +182,7 @@ pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineR
             .expect("every row's reference is in the bundled table")
     };
     let measured = (declared.headline.iter())
+        .filter(|row| ran_probe(run, row.source.template().as_str()))
         .filter(|row| !row.only_with_family || has_family(run, row.source.template().as_str()))
         .map(|row| {
             let (measured, note) = measured_row(run, row);
@@ -173,6 +192,7 @@ pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineR
                     operation: row.operation.to_string(),
                     measured,
                     reference_ns: row.reference.map(reference_ns),
+                    reference: row.reference,
                     note,
                 },
             )
@@ -184,11 +204,15 @@ pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineR
                 operation: row.operation.to_string(),
                 measured: None,
                 reference_ns: Some(reference_ns(row.reference)),
+                reference: Some(row.reference),
                 note: format!("reference only: {}", row.why),
             },
         )
     });
-    let mut rows: Vec<(u16, HeadlineRow)> = measured.chain(unmeasurable).collect();
+    let mut rows: Vec<(u16, HeadlineRow)> = measured.collect();
+    if rows.iter().any(|(_, row)| row.measured.is_some()) {
+        rows.extend(unmeasurable);
+    }
     rows.sort_by_key(|(order, _)| *order);
     rows.into_iter().map(|(_, row)| row).collect()
 }
@@ -415,9 +439,13 @@ mod tests {
                 vec![result("mem.latency/level/L1", 1.25, &[])],
             ),
             probe("mem.bandwidth", bandwidth),
+            probe("thread.mutex", Vec::new()),
         ]);
         let declared = latlab_probes::presentations();
         let rows = headline_rows(&run, &declared);
+        // Rows of probes that did not run are left out; one that ran without its result
+        // says so.
+        assert!(!rows.iter().any(|r| r.operation == "System call"));
         let row = |operation: &str| rows.iter().find(|r| r.operation == operation).unwrap();
         let l1 = row("L1 cache hit");
         assert_eq!(l1.measured.as_ref().unwrap().median_ns, 1.25);
@@ -465,10 +493,11 @@ mod tests {
                 .collect()
         };
         assert!(!operations(&cpu_only).iter().any(|o| o.contains("GPU")));
-        let with_gpu = record(vec![probe(
-            "gpu.launch",
-            vec![result("gpu.launch/sync", 8_000.0, &[])],
-        )]);
+        let with_gpu = record(vec![
+            probe("gpu.launch", vec![result("gpu.launch/sync", 8_000.0, &[])]),
+            probe("gpu.memory", Vec::new()),
+            probe("gpu.copy", Vec::new()),
+        ]);
         let rows = headline_rows(&with_gpu, &declared);
         let gpu: Vec<&HeadlineRow> = rows
             .iter()

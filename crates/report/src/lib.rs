@@ -10,6 +10,7 @@ pub mod advice;
 pub mod compare;
 mod comparison;
 mod csv;
+mod families;
 pub mod fleet;
 pub mod headline;
 mod html;

@@ -1,13 +1,16 @@
-//! The terminal table: aligned columns in human units, fitted to the terminal's width, then
-//! what went wrong and what to do, said once.
+//! The terminal view of a run: by default a line per probe with its key figures
+//! (`families.rs`), `--verbose` every result in aligned columns in human units; both fitted
+//! to the terminal's width, then what went wrong and what to do, said once.
 
 use crate::advice;
-use crate::rows::{Sweeps, headline, rows};
+use crate::families::families;
+use crate::rows::{Rows, Sweeps, headline, rows};
 use crate::terminal::{Detail, Paint, Terminal};
 use crate::text_table::Align;
 use crate::warning_groups::grouped;
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
+use latlab_engine::presentation::Presentations;
 use std::fmt::Write;
 
 /// The results table's columns, the least useful first: the first to go when the terminal
@@ -23,11 +26,17 @@ const LEAST_USEFUL_FIRST: [&str; 8] = [
     "cv",
 ];
 
-/// The run for a person at a terminal, as `terminal` asks. [`Detail::Quiet`] renders nothing
-/// here: the headline table and the paths are all a quiet run prints.
+/// The most lines of grouped warnings the first screen shows; `--verbose` shows them all.
+const WARNING_LINES: usize = 12;
+
+/// The run for a person at a terminal, as `terminal` asks: [`Detail::Normal`] a line per
+/// probe, [`Detail::Verbose`] every result. [`Detail::Quiet`] renders nothing here: the
+/// headline table and the paths are all a quiet run prints.
 #[derive(Debug, Default)]
 pub struct TableExporter {
     pub terminal: Terminal,
+    /// What the probes' results feed: which are key figures, which plot draws them.
+    pub declared: Presentations,
 }
 
 impl Exporter for TableExporter {
@@ -37,49 +46,24 @@ impl Exporter for TableExporter {
         if terminal.detail == Detail::Quiet {
             return Ok(out);
         }
-        let rows = rows(run, Sweeps::Folded);
         out.push_str(&terminal.prose("", &headline(run)));
-        // A run without results (every probe skipped) has no table, only its reasons.
-        if !rows.cells.is_empty() {
-            out.push('\n');
-            let mut table = rows.table();
-            let mut align = vec![Align::Left];
-            let dropped = match terminal.width {
-                Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
-                None => Vec::new(),
-            };
-            let cv_column = table.headers.iter().position(|h| h == "cv");
-            out.push_str(&table.aligned_painted(&align, terminal, |row, column, _| {
-                if row == 0 {
-                    return Some(Paint::Heading);
-                }
-                let shown = &rows.shown[row - 1];
-                if column == 0 && shown.suspect {
-                    Some(Paint::Bad)
-                } else if Some(column) == cv_column && shown.warned {
-                    Some(Paint::Warn)
-                } else {
-                    None
-                }
-            }));
-            if !dropped.is_empty() {
-                out.push_str(&terminal.prose(
-                    "",
-                    &format!(
-                        "(left out to fit {} columns: {}; a wider terminal, or COLUMNS, shows them)",
-                        terminal.width.unwrap_or_default(),
-                        dropped.join(", ")
-                    ),
-                ));
+        let rows = match terminal.detail {
+            Detail::Verbose => {
+                let rows = rows(run, Sweeps::Whole);
+                results_table(&mut out, &rows, terminal);
+                every_warning(&mut out, run, terminal);
+                rows
             }
-        }
-        if let Some(folded) = &rows.folded {
-            out.push_str(&terminal.prose("", &format!("({folded})")));
-        }
-        match terminal.detail {
-            Detail::Verbose => every_warning(&mut out, run, terminal),
-            _ => grouped_warnings(&mut out, run, terminal),
-        }
+            _ => {
+                let table = families(run, &self.declared, terminal);
+                if !table.is_empty() {
+                    out.push('\n');
+                    out.push_str(&table);
+                }
+                grouped_warnings(&mut out, run, terminal);
+                rows(run, Sweeps::Folded)
+            }
+        };
         if !rows.incomplete.is_empty() {
             heading(&mut out, terminal, "probes without results");
             for (id, what) in &rows.incomplete {
@@ -103,6 +87,48 @@ impl Exporter for TableExporter {
             }
         }
         Ok(out)
+    }
+}
+
+/// Every result in aligned columns, fitted to the terminal: the columns least useful first
+/// left out where it is too narrow, and said so.
+fn results_table(out: &mut String, rows: &Rows, terminal: &Terminal) {
+    // A run without results (every probe skipped) has no table, only its reasons.
+    if !rows.cells.is_empty() {
+        out.push('\n');
+        let mut table = rows.table();
+        let mut align = vec![Align::Left];
+        let dropped = match terminal.width {
+            Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
+            None => Vec::new(),
+        };
+        let cv_column = table.headers.iter().position(|h| h == "cv");
+        out.push_str(&table.aligned_painted(&align, terminal, |row, column, _| {
+            if row == 0 {
+                return Some(Paint::Heading);
+            }
+            let shown = &rows.shown[row - 1];
+            if column == 0 && shown.suspect {
+                Some(Paint::Bad)
+            } else if Some(column) == cv_column && shown.warned {
+                Some(Paint::Warn)
+            } else {
+                None
+            }
+        }));
+        if !dropped.is_empty() {
+            out.push_str(&terminal.prose(
+                "",
+                &format!(
+                    "(left out to fit {} columns: {}; a wider terminal, or COLUMNS, shows them)",
+                    terminal.width.unwrap_or_default(),
+                    dropped.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(folded) = &rows.folded {
+        out.push_str(&terminal.prose("", &format!("({folded})")));
     }
 }
 
@@ -130,8 +156,16 @@ fn grouped_warnings(out: &mut String, run: &RunRecord, terminal: &Terminal) {
             grouped.warnings,
         ),
     ));
-    for line in grouped.lines() {
+    let lines = grouped.lines();
+    for line in lines.iter().take(WARNING_LINES) {
         out.push_str(&terminal.prose("  ", line));
+    }
+    if lines.len() > WARNING_LINES {
+        let more = lines.len() - WARNING_LINES;
+        out.push_str(&terminal.prose(
+            "  ",
+            &format!("(and {more} more lines: --verbose shows them)"),
+        ));
     }
     if !grouped.advice.is_empty() {
         heading(out, terminal, "what to do");

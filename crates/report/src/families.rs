@@ -1,0 +1,200 @@
+//! The first screen of a run: one line per probe (a family of results), its key figures and
+//! the plot its results are drawn in, fitted to the terminal. Every row is in `--verbose`,
+//! the files and the page; this says what a person reads first.
+//!
+//! A probe's key figures are, in order: the results a headline row reads, the levels a plot
+//! marks (the cache levels of the latency curve), then its results that are not in-between
+//! points of a sweep. A result a plot draws as a rate is shown as a rate, anything else as
+//! its median; an extrapolated median keeps its `≈`.
+
+use crate::terminal::{Paint, Terminal};
+use crate::text_table::{Align, TextTable};
+use crate::units::{format_median, format_rate};
+use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
+use latlab_engine::presentation::{Measure, Presentations, Source, Template};
+
+/// Without a terminal width, the most key figures a line shows.
+const FIGURES_WITHOUT_WIDTH: usize = 6;
+/// The fewest characters the figures column keeps however narrow the terminal.
+const NARROWEST_FIGURES: usize = 24;
+/// Narrower terminals leave the plot column out: the run names its plot files at the end.
+const PLOT_COLUMN_FROM: usize = 100;
+
+/// The families table: probe, key figures, plot.
+pub(crate) fn families(run: &RunRecord, declared: &Presentations, terminal: &Terminal) -> String {
+    let measured: Vec<&ProbeOutcome> = (run.probes.iter())
+        .filter(|p| !p.results.is_empty())
+        .collect();
+    if measured.is_empty() {
+        return String::new();
+    }
+    let id_width = measured
+        .iter()
+        .map(|p| p.id.chars().count())
+        .max()
+        .unwrap_or(0);
+    let with_plots = terminal.width.is_none_or(|width| width >= PLOT_COLUMN_FROM)
+        && measured.iter().any(|p| !plot_of(p, declared).is_empty());
+    let plots: Vec<String> = (measured.iter())
+        .map(|p| {
+            if with_plots {
+                plot_of(p, declared)
+            } else {
+                String::new()
+            }
+        })
+        .collect();
+    let plot_width = plots.iter().map(|p| p.chars().count()).max().unwrap_or(0);
+    let key = KeyResults::of(run, declared);
+    // The figures take what the other columns leave, two spaces between columns.
+    let budget = terminal.width.map(|width| {
+        width
+            .saturating_sub(id_width + plot_width + 2 * 2)
+            .max(NARROWEST_FIGURES)
+    });
+    let mut table = TextTable::new(["probe", "key figures", "plot"]);
+    for (probe, plot) in measured.iter().zip(plots) {
+        table.rows.push(vec![
+            probe.id.clone(),
+            key_figures(probe, &key, budget),
+            plot,
+        ]);
+    }
+    if !with_plots {
+        table.headers.pop();
+        table.rows.iter_mut().for_each(|row| drop(row.pop()));
+    }
+    let align = [Align::Left, Align::Left, Align::Left];
+    table.aligned_painted(&align, terminal, |row, _, _| {
+        (row == 0).then_some(Paint::Heading)
+    })
+}
+
+/// The stem of the first declared plot that draws any of the probe's results, as a file.
+fn plot_of(probe: &ProbeOutcome, declared: &Presentations) -> String {
+    let draws = |template: Template| probe.results.iter().any(|r| template.matches(&r.name));
+    (declared.plots.iter())
+        .find(|plot| {
+            (plot.panels.iter())
+                .flat_map(|panel| panel.lines)
+                .any(|line| draws(line.results))
+        })
+        .map_or_else(String::new, |plot| plot.stem.to_string())
+}
+
+/// The probe's key figures, `name figure` each, as many as `budget` characters hold, then
+/// how many more there are.
+fn key_figures(probe: &ProbeOutcome, key: &KeyResults, budget: Option<usize>) -> String {
+    let ranked = key.ranked(probe);
+    let prefix = format!("{}/", probe.id);
+    let figures: Vec<String> = (ranked.iter())
+        .map(|r| {
+            // A level is named by itself (L1), not by its place among the results.
+            let name = if key.is_level(r) {
+                r.name.rsplit('/').next().unwrap_or(&r.name)
+            } else {
+                r.name.strip_prefix(&prefix).unwrap_or(&r.name)
+            };
+            format!("{name} {}", key.figure(r))
+        })
+        .collect();
+    let mut shown = String::new();
+    let mut count = 0;
+    for (i, figure) in figures.iter().enumerate() {
+        let left = figures.len() - i - 1;
+        let more = if left > 0 {
+            format!(" +{left}")
+        } else {
+            String::new()
+        };
+        let candidate = if shown.is_empty() {
+            figure.clone()
+        } else {
+            format!("{shown} · {figure}")
+        };
+        let fits = match budget {
+            Some(budget) => candidate.chars().count() + more.chars().count() <= budget,
+            None => count < FIGURES_WITHOUT_WIDTH,
+        };
+        if !fits && count > 0 {
+            break;
+        }
+        shown = candidate;
+        count += 1;
+    }
+    match figures.len() - count {
+        0 => shown,
+        more => format!("{shown} +{more}"),
+    }
+}
+
+/// Which of a run's results are key figures, and which are drawn as rates.
+struct KeyResults<'a> {
+    /// The results the headline rows read (of a sweep scaled, its largest point).
+    headline: Vec<&'a str>,
+    declared: &'a Presentations,
+}
+
+impl<'a> KeyResults<'a> {
+    fn of(run: &'a RunRecord, declared: &'a Presentations) -> KeyResults<'a> {
+        let read = |source: Source| match source {
+            Source::Result(template) => run.results().find(|r| template.matches(&r.name)),
+            Source::LargestScaled {
+                results,
+                largest_by,
+                ..
+            } => (run.results())
+                .filter(|r| results.matches(&r.name))
+                .max_by_key(|r| {
+                    r.parameter(largest_by)
+                        .and_then(|v| v.as_u64())
+                        .unwrap_or(0)
+                }),
+        };
+        KeyResults {
+            headline: (declared.headline.iter())
+                .filter_map(|row| read(row.source))
+                .map(|r| r.name.as_str())
+                .collect(),
+            declared,
+        }
+    }
+
+    fn is_level(&self, result: &BenchResult) -> bool {
+        (self.declared.plots.iter())
+            .flat_map(|plot| plot.panels)
+            .filter_map(|panel| panel.levels)
+            .any(|levels| levels.matches(&result.name))
+    }
+
+    /// The probe's results, the key ones first (see the module's comment); in-between
+    /// points of a sweep left out.
+    fn ranked<'r>(&self, probe: &'r ProbeOutcome) -> Vec<&'r BenchResult> {
+        let rank = |r: &BenchResult| {
+            if self.headline.contains(&r.name.as_str()) {
+                0
+            } else if self.is_level(r) {
+                1
+            } else {
+                2
+            }
+        };
+        let mut shown: Vec<&BenchResult> = (probe.results.iter())
+            .filter(|r| !r.sweep_detail || rank(r) < 2)
+            .collect();
+        shown.sort_by_key(|r| rank(r));
+        shown
+    }
+
+    /// A result's figure: its rate where a plot draws it as one, else its median.
+    fn figure(&self, result: &BenchResult) -> String {
+        let drawn_as_rate = (self.declared.plots.iter())
+            .flat_map(|plot| plot.panels)
+            .flat_map(|panel| panel.lines)
+            .any(|line| line.y == Measure::Rate && line.results.matches(&result.name));
+        match result.gigabytes_per_second() {
+            Some(rate) if drawn_as_rate && !result.is_extrapolated() => format_rate(rate),
+            _ => format_median(result),
+        }
+    }
+}
