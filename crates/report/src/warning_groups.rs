@@ -94,8 +94,9 @@ impl Kind {
     }
 
     /// What to do about this kind, said once under the groups; `quota` is the CPU quota
-    /// of the run's control group, in CPUs, when one applied.
-    fn advice(self, quota: Option<f64>) -> String {
+    /// of the run's control group, in CPUs, when one applied; `pin` whether `--pin` can
+    /// still help here.
+    fn advice(self, quota: Option<f64>, pin: Pin) -> String {
         let text = match self {
             Kind::Unstable => {
                 if let Some(cpus) = quota {
@@ -106,8 +107,11 @@ impl Kind {
                          raise the quota, or compare only runs under the same quota"
                     );
                 }
-                "unstable: the samples' coefficient of variation is high; the machine was busy \
-                 or its frequency changed: close other programs, try --pin, or raise --samples"
+                return format!(
+                    "unstable: the samples' coefficient of variation is high; the machine was \
+                     busy or its frequency changed: close other programs{} raise --samples",
+                    pin.suggestion(", try --pin, or").unwrap_or(" or")
+                );
             }
             Kind::NotSteady => {
                 "not at steady state: the first samples differed from the rest (frequency \
@@ -121,8 +125,10 @@ impl Kind {
                          raise the quota, then try --pin to an idle CPU"
                     );
                 }
-                "preempted: another task wanted the CPU while sampling: try --pin to an idle \
-                 CPU, or --rt"
+                return format!(
+                    "preempted: another task wanted the CPU while sampling: try {}--rt",
+                    pin.suggestion("--pin to an idle CPU, or ").unwrap_or("")
+                );
             }
             Kind::PageFaults => {
                 "major page faults: the benchmark waited for storage while sampling: try --mlock"
@@ -258,8 +264,37 @@ pub fn grouped(run: &RunRecord) -> Grouped {
             Concern::CpuQuota { cpus, .. } => Some(cpus),
             _ => None,
         });
-    out.advice = kinds.into_iter().map(|k| k.advice(quota)).collect();
+    let pin = Pin::of(run);
+    out.advice = kinds.into_iter().map(|k| k.advice(quota, pin)).collect();
     out
+}
+
+/// Whether `--pin` can still help a run: not when it was pinned already, nor on a machine
+/// of fewer than four CPUs, where no CPU is left idle for the measuring thread (latlab's
+/// own helpers and the system share the other).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pin {
+    Helps,
+    CannotHelp,
+}
+
+impl Pin {
+    /// The fewest CPUs on which one can be set aside for the measuring thread.
+    const FEWEST_CPUS: usize = 4;
+
+    fn of(run: &RunRecord) -> Pin {
+        let cpus = run.environment.cpu.logical_cpus;
+        if run.settings.pinned_cpu.is_none() && cpus >= Pin::FEWEST_CPUS {
+            Pin::Helps
+        } else {
+            Pin::CannotHelp
+        }
+    }
+
+    /// `text` where pinning helps, `None` where it cannot.
+    fn suggestion(self, text: &str) -> Option<&str> {
+        (self == Pin::Helps).then_some(text)
+    }
 }
 
 /// `low–high` with `digits` decimals, or one figure when both read the same.
@@ -278,6 +313,37 @@ mod tests {
         let mut r = result(name, 10.0, &[]);
         r.warnings = warnings;
         r
+    }
+
+    /// `--pin` is suggested where it can help: on four CPUs or more, in a run not pinned
+    /// already; never on a two-CPU guest, where no CPU is left idle to pin to.
+    #[test]
+    fn pinning_is_advised_only_where_it_can_help() {
+        let preempted = Warning::Preempted {
+            involuntary_switches: 40,
+        };
+        let unstable = Warning::HighVariance { cv: 0.3 };
+        let advice = |cpus: usize, pinned: Option<usize>| {
+            let mut run = record(vec![probe(
+                "cpu.call",
+                vec![warned(
+                    "cpu.call/empty",
+                    vec![preempted.clone(), unstable.clone()],
+                )],
+            )]);
+            run.environment.cpu.logical_cpus = cpus;
+            run.settings.pinned_cpu = pinned;
+            grouped(&run).advice.join("\n")
+        };
+        assert!(!advice(2, None).contains("--pin"), "{}", advice(2, None));
+        assert!(advice(2, None).contains("--rt"));
+        assert_eq!(
+            advice(8, None).matches("--pin").count(),
+            2,
+            "{}",
+            advice(8, None)
+        );
+        assert!(!advice(8, Some(3)).contains("--pin"));
     }
 
     /// Many results of a probe with one kind make one line with a count and a range, a single

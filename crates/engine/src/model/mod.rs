@@ -472,6 +472,15 @@ impl BenchResult {
         crate::stats::half_range_share(&self.round_medians_ns)
     }
 
+    /// Marks a result whose samples are switches between tasks on one CPU (a round trip
+    /// through a pipe between two processes pinned together, a hand-off between two threads
+    /// on one CPU): being switched out is what it measures, not a disturbance of it, so the
+    /// [`Warning::Preempted`] that says a sample was disturbed is dropped.
+    pub fn measuring_switches(mut self) -> BenchResult {
+        (self.warnings).retain(|w| !matches!(w, Warning::Preempted { .. }));
+        self
+    }
+
     /// Re-expresses a timed loop whose every call performed `operations` operations (loads of
     /// an unrolled chase, bytes of a copy) per operation: samples, CPU time, loop overhead and
     /// cold call are divided, iterations multiplied. The verdict stands: it was made per call.
@@ -603,6 +612,23 @@ impl RunRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result that measures switches on one CPU keeps its other warnings but not the one
+    /// that says it was switched out.
+    #[test]
+    fn a_result_measuring_switches_is_not_called_preempted() {
+        let mut result =
+            BenchResult::derived("pipe", "test", vec![1.0, 2.0, 3.0], Vec::new(), Vec::new())
+                .unwrap();
+        result.warnings = vec![
+            Warning::Preempted {
+                involuntary_switches: 12_164,
+            },
+            Warning::HighVariance { cv: 0.2 },
+        ];
+        let result = result.measuring_switches();
+        assert_eq!(result.warnings, [Warning::HighVariance { cv: 0.2 }]);
+    }
 
     /// Rings on fresh mappings pooled: every sample kept, each ring's median and their
     /// spread recorded, a warning of any part kept once.

@@ -182,10 +182,18 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
         Vec::new(),
         vec![round_trip.name.clone(), write_read.name.clone()],
     );
+    let write_read_name = write_read.name.clone();
     let mut results = vec![write_read, round_trip];
     results.extend(switch);
+    // Pinned to one CPU, a round trip between the processes is two switches: being switched
+    // out is what it measures, not a disturbance.
+    let switching = |r: BenchResult| match placement {
+        Placement::Pinned if r.name != write_read_name => r.measuring_switches(),
+        _ => r,
+    };
     Ok(results
         .into_iter()
+        .map(switching)
         .map(|r| r.with_parameter(key::CPUS, cpus.as_slice()))
         .collect())
 }
