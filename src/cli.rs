@@ -58,7 +58,7 @@ pub enum Command {
     List(ListArgs),
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
     Env(EnvArgs),
-    /// Print a shell completion script: `latlab completions bash > ~/.local/share/bash-completion/completions/latlab`.
+    /// Print a shell completion script: 'latlab completions bash > ~/.local/share/bash-completion/completions/latlab'.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per subcommand into a directory.
     Man(ManArgs),
@@ -69,51 +69,51 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
-    /// it matches result names instead (`cpu.branch/random|level/L[12]$`), and only the
-    /// results it matches are kept (`latlab list` shows them).
-    #[arg(long, value_name = "PATTERN")]
+    /// it matches result names instead ('cpu.branch/random|level/L[12]$'), and only the
+    /// results it matches are kept ('latlab list' shows them).
+    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
     pub only: Option<String>,
     /// Leave out probes whose id matches this regular expression; with a '/' it leaves out
     /// the results whose names it matches ('/mispredict').
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
     pub skip: Option<String>,
     /// Directory for results.json, report.html and the plots (created if its parent exists)
     /// [default: latlab-results].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Outputs")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub tables: TableArgs,
     /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
     /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Memory probes", value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     pub max_size: Option<u64>,
     /// Ask for transparent huge pages in the memory probes (default: base pages).
-    #[arg(long)]
+    #[arg(long, help_heading = "Memory probes")]
     pub huge_pages: bool,
     /// Directory whose file system the file probes measure (they work in a private
     /// directory made inside it, and remove it) [default: the system's temporary directory].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, help_heading = "File probes", value_name = "PATH")]
     pub dir: Option<PathBuf>,
     /// Workers of the oversubscribed thread pool (thread.pool), and its jobs per round.
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_workers, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", default_value_t = 16, value_parser = parse_workers, allow_hyphen_values = true)]
     pub workers: usize,
     /// Client/server pairs of the IPC latency test (at most one per CPU).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_pairs, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", default_value_t = 1, value_parser = parse_pairs, allow_hyphen_values = true)]
     pub pairs: usize,
     /// Round trips per pair and arm of the IPC latency test [default: 1000 quick, 10000 full].
-    #[arg(long, value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
     pub iterations: Option<usize>,
     /// Deadline of one IPC latency round trip, e.g. 2.5ms, 500us.
-    #[arg(long, value_name = "DURATION", default_value = "2.5ms", value_parser = parse_deadline, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Thread and IPC probes", value_name = "DURATION", default_value = "2.5ms", value_parser = parse_deadline, allow_hyphen_values = true)]
     pub deadline: Duration,
     /// At the first missed IPC deadline, write an ftrace marker and stop tracing.
-    #[arg(long)]
+    #[arg(long, help_heading = "Thread and IPC probes")]
     pub trace_on_miss: bool,
     /// Lock memory (mlockall) so no page fault lands in a sample.
-    #[arg(long)]
+    #[arg(long, help_heading = "Isolation")]
     pub mlock: bool,
     /// Run at SCHED_FIFO priority 1, bounded by RLIMIT_RTTIME.
-    #[arg(long)]
+    #[arg(long, help_heading = "Isolation")]
     pub rt: bool,
     #[command(flatten)]
     pub baselines: BaselineArgs,
@@ -127,6 +127,7 @@ pub struct RunArgs {
 
 /// How the run talks to a person.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Terminal")]
 pub struct TerminalArgs {
     /// Print only the headline table and where the files went.
     #[arg(short, long, conflicts_with = "verbose")]

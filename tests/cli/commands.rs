@@ -199,3 +199,54 @@ fn report_writes_the_page_beside_the_results() {
         .success();
     assert!(elsewhere.exists());
 }
+
+/// Help fits the terminal it is printed to, puts the run's flags under headings, and quotes
+/// one way: at 80 columns no line of any command's help is wider, `latlab run --help` groups
+/// its flags, and no help quotes with backticks.
+#[test]
+fn help_is_wrapped_grouped_and_quoted_one_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 8] = [
+        &[],
+        &["run"],
+        &["compare"],
+        &["fleet"],
+        &["report"],
+        &["list"],
+        &["env"],
+        &["completions"],
+    ];
+    for command in commands {
+        let output = latlab(dir.path())
+            .env("COLUMNS", "80")
+            .args(command)
+            .arg("--help")
+            .assert()
+            .success();
+        let help = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+        for line in help.lines() {
+            assert!(line.chars().count() <= 80, "{command:?}: {line}");
+        }
+        assert!(
+            !help.contains('`'),
+            "{command:?} quotes with backticks:\n{help}"
+        );
+    }
+    let output = latlab(dir.path())
+        .args(["run", "--help"])
+        .assert()
+        .success();
+    let help = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    for heading in [
+        "Sampling:",
+        "Selection:",
+        "Outputs:",
+        "Memory probes:",
+        "Terminal:",
+    ] {
+        assert!(
+            help.contains(&format!("\n{heading}\n")),
+            "no {heading}:\n{help}"
+        );
+    }
+}

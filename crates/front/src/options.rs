@@ -22,6 +22,7 @@ fn suite_parser() -> impl clap::builder::TypedValueParser<Value = Suite> {
 
 /// How to sample: the suite, its overrides, the rounds and the CPU to pin to.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sampling")]
 pub struct SamplingArgs {
     /// Which suite: its sample count, sample length and time budget.
     #[arg(long, value_name = "SUITE", default_value = "quick", value_parser = suite_parser())]
@@ -44,6 +45,7 @@ pub struct SamplingArgs {
 
 /// Where the results go besides the front end's own outputs, in the forms both write.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Outputs")]
 pub struct TableArgs {
     /// Also write the results as JSON here (the run's schema, a Google Benchmark superset);
     /// '-' for standard output.
@@ -59,12 +61,13 @@ pub struct TableArgs {
 
 /// Baselines: a run kept under a name, and a run compared with one kept earlier.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Baselines")]
 pub struct BaselineArgs {
     /// Also keep this run's results as the baseline NAME (DIR/baselines/NAME.json for
-    /// `latlab run`, target/latlab-baselines/NAME.json for `cargo bench`).
+    /// 'latlab run', target/latlab-baselines/NAME.json for 'cargo bench').
     #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
     pub save_baseline: Option<String>,
-    /// Compare this run with the baseline NAME saved earlier, as `latlab compare` does,
+    /// Compare this run with the baseline NAME saved earlier, as 'latlab compare' does,
     /// after the table.
     #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
     pub baseline: Option<String>,
