@@ -15,6 +15,13 @@ cpu.branch/mispredict    241 ns    239 ns … 244 ns     ±0.0%    236 ns … 24
 mem.alloc/16B            120 ns    119 ns … 122 ns     ±0.0%    118 ns … 123 ns  1.4%  1.20 µs   30 × 32768
 mem.alloc/128B           152 ns    151 ns … 154 ns     ±0.0%    149 ns … 155 ns  1.4%  1.52 µs   30 × 16384
 mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns     ±0.0%  94.4 ns … 98.2 ns  1.4%   963 ns   30 × 32768
+  median: the middle sample's time per operation (≈: extrapolated, not measured)
+  95% CI of median: where the median lies, 19 times in 20 (distribution-free)
+  rounds ±: how far the rounds' medians lie from the median, at most
+  p5 … p95: the 5th to the 95th percentile of the samples
+  cv: the samples' standard deviation over their mean
+  cold: the first call, timed alone before sampling ('<': below the clock's step)
+  samples: samples × calls timed in each
 
 stability check
   stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)

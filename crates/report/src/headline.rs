@@ -10,7 +10,9 @@
 
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_ns, format_percentiles, format_ratio};
+use crate::units::{
+    format_ns, format_percentiles, format_ratio, has_percentiles, percentiles_footnote,
+};
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::presentation::{
@@ -254,7 +256,7 @@ fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
 }
 
 impl Measured {
-    /// The 5th to 95th percentiles, or what is missing for them.
+    /// The 5th to 95th percentiles; blank where the samples are too few for them.
     pub fn percentiles(&self) -> String {
         format_percentiles(self.samples, self.p5_ns, self.p95_ns)
     }
@@ -386,6 +388,13 @@ impl Exporter for HeadlineExporter {
                     dropped.join(", ")
                 ),
             ));
+        }
+        if rows.iter().any(|row| {
+            row.measured
+                .as_ref()
+                .is_some_and(|m| !has_percentiles(m.samples))
+        }) {
+            out.push_str(&terminal.prose("", &format!("({})", percentiles_footnote())));
         }
         out.push_str(&terminal.prose(
             "",

@@ -16,8 +16,8 @@ use crate::plots::distribution;
 use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline};
 use crate::units::{
-    format_clock, format_interval, format_median, format_ns, format_percent, format_percentiles,
-    format_rate, format_ratio,
+    INTERVAL_FOOTNOTE, format_clock, format_interval, format_median, format_ns, format_percent,
+    format_percentiles, format_rate, format_ratio, has_percentiles, percentiles_footnote,
 };
 use crate::warning_groups::{Grouped, grouped};
 use crate::{ExportError, Exporter};
@@ -189,6 +189,9 @@ fn headline_section(rows: &[HeadlineRow]) -> Section {
         p.note {
             "2012: the numbers popularised by Jeff Dean and Peter Norvig. Rows in grey are \
              references that one machine cannot measure, never figures of this one."
+            @if rows.iter().any(|r| r.measured.as_ref().is_some_and(|m| !has_percentiles(m.samples))) {
+                " " (capitalised(&percentiles_footnote())) "."
+            }
         }
     };
     Section::new("latency-numbers", "Latency numbers for this machine", body)
@@ -318,8 +321,19 @@ fn grid_cell(grid: &Grid, result: &BenchResult) -> Markup {
     }
 }
 
+/// `text` with its first letter capitalised, as a sentence.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 fn results(run: &RunRecord, grouped: &Grouped) -> Section {
     let body = html! {
+        p.note {
+            (capitalised(INTERVAL_FOOTNOTE)) "; " (percentiles_footnote()) "."
+        }
         @for probe in &run.probes {
             h3 id=(probe.id) { (probe.id) }
             p.note { (probe.method) }

@@ -3,8 +3,8 @@
 
 use crate::text_table::TextTable;
 use crate::units::{
-    format_clock, format_interval, format_median, format_ns, format_percent, format_percentiles,
-    format_rate,
+    INTERVAL_FOOTNOTE, format_clock, format_interval, format_median, format_ns, format_percent,
+    format_percentiles, format_rate, has_interval, has_percentiles, percentiles_footnote,
 };
 use latlab_engine::MIN_SAMPLES;
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
@@ -59,6 +59,8 @@ pub(crate) struct Rows {
     pub incomplete: Vec<(String, String)>,
     /// What was folded away, when sweeps were folded.
     pub folded: Option<String>,
+    /// Why some cells are blank, once each, for under the table.
+    pub footnotes: Vec<String>,
 }
 
 impl Rows {
@@ -102,6 +104,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         _ => true,
     };
     let (mut folded_points, mut folded_findings) = (0, 0);
+    let (mut without_interval, mut without_percentiles) = (false, false);
     for result in run.results() {
         if sweeps == Sweeps::Folded && result.sweep_detail {
             folded_points += 1;
@@ -126,6 +129,8 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
                 .iter()
                 .map(|w| (result.name.clone(), crate::advice::warning(w))),
         );
+        without_interval |= !has_interval(result);
+        without_percentiles |= !has_percentiles(result.summary.n);
         let row = row_cells(name, result, run.clock.resolution_ns);
         cells.push(
             row.into_iter()
@@ -146,6 +151,13 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
              not shown here; the JSON, CSV and Markdown files and the plots have them all"
         )
     });
+    let mut footnotes = Vec::new();
+    if without_interval {
+        footnotes.push(INTERVAL_FOOTNOTE.to_string());
+    }
+    if without_percentiles {
+        footnotes.push(percentiles_footnote());
+    }
     Rows {
         headers,
         cells,
@@ -153,6 +165,7 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         findings,
         incomplete,
         folded,
+        footnotes,
     }
 }
 
@@ -179,7 +192,9 @@ fn row_cells(name: String, result: &BenchResult, resolution_ns: f64) -> Vec<Stri
         (result.round_spread())
             .map_or_else(|| "–".to_string(), |r| format!("±{}", format_percent(r))),
         format_percentiles(s.n, s.p5, s.p95),
-        s.cv.map_or_else(|| "–".to_string(), format_percent),
+        (s.cv)
+            .filter(|_| s.n >= MIN_SAMPLES)
+            .map_or_else(|| "–".to_string(), format_percent),
         result.cold_ns.map_or_else(|| "–".to_string(), cold),
         format_samples(result),
     ]
@@ -321,12 +336,16 @@ mod tests {
                 .find(|l| l.trim_start().starts_with(name))
                 .unwrap_or_else(|| panic!("{table}"))
         };
-        assert!(line("n2 ").contains("n = 2: no interval"), "{table}");
-        assert!(line("n2 ").contains("n = 2: too few"), "{table}");
+        // Blank cells, each said once under the table: no interval for two, no percentiles
+        // for two or ten; thirty get both.
+        let rows = rows(&run, Sweeps::Folded);
+        assert_eq!(rows.footnotes.len(), 2, "{:?}", rows.footnotes);
+        assert!(rows.footnotes[0].contains("blank 95% CI"));
+        assert!(rows.footnotes[1].contains("blank p5 … p95"));
+        assert_eq!(line("n2 ").matches(" … ").count(), 0, "{table}");
         assert!(line("n2 ").contains("2 (too few)"), "{table}");
-        assert!(line("n10").contains("n = 10: too few"), "{table}");
-        assert!(!line("n10").contains("no interval"), "{table}");
-        assert!(!line("n30").contains("n = "), "{table}");
+        assert_eq!(line("n10").matches(" … ").count(), 1, "{table}");
+        assert_eq!(line("n30").matches(" … ").count(), 2, "{table}");
     }
 
     /// An extrapolated figure is shown as an estimate, with no interval claimed; the CSV
@@ -338,10 +357,13 @@ mod tests {
                 .unwrap();
         estimate.kind = latlab_engine::model::ResultKind::Extrapolated;
         let run = record(vec![probe("p", vec![estimate.clone()])]);
-        let table = rows(&run, Sweeps::Folded).table().aligned(&[]);
+        let shown = rows(&run, Sweeps::Folded);
+        let table = shown.table().aligned(&[]);
         let line = table.lines().find(|l| l.contains("p/idle")).unwrap();
         assert!(line.contains("≈269 ms"), "{line}");
-        assert!(line.contains("extrapolated: no interval"), "{line}");
+        // Its interval is blank (the percentiles are there), and the footnote says why.
+        assert_eq!(line.matches(" … ").count(), 1, "{line}");
+        assert_eq!(shown.footnotes, [crate::units::INTERVAL_FOOTNOTE]);
         let csv = crate::Exporter::render(&crate::CsvExporter, &run).unwrap();
         let row = csv.lines().nth(1).unwrap();
         assert!(

@@ -26,6 +26,41 @@ const LEAST_USEFUL_FIRST: [&str; 8] = [
     "cv",
 ];
 
+/// What each column of the results table is, one line each, under it.
+const COLUMN_LEGEND: [(&str, &str); 10] = [
+    (
+        "median",
+        "the middle sample's time per operation (≈: extrapolated, not measured)",
+    ),
+    (
+        "cpu",
+        "the measuring thread's CPU time per operation, where it waited off the CPU",
+    ),
+    (
+        "rate",
+        "bytes moved per second at the median (1 GB/s = 10^9 bytes per second)",
+    ),
+    (
+        "95% CI of median",
+        "where the median lies, 19 times in 20 (distribution-free)",
+    ),
+    (
+        "rounds ±",
+        "how far the rounds' medians lie from the median, at most",
+    ),
+    ("p5 … p95", "the 5th to the 95th percentile of the samples"),
+    ("cv", "the samples' standard deviation over their mean"),
+    (
+        "cold",
+        "the first call, timed alone before sampling ('<': below the clock's step)",
+    ),
+    ("samples", "samples × calls timed in each"),
+    (
+        "!! OPTIMISED AWAY?",
+        "indistinguishable from the empty loop",
+    ),
+];
+
 /// The most lines of grouped warnings the first screen shows; `--verbose` shows them all.
 const WARNING_LINES: usize = 12;
 
@@ -127,8 +162,24 @@ fn results_table(out: &mut String, rows: &Rows, terminal: &Terminal) {
             ));
         }
     }
+    for footnote in &rows.footnotes {
+        out.push_str(&terminal.prose("", &format!("({footnote})")));
+    }
+    legend(out, rows, terminal);
     if let Some(folded) = &rows.folded {
         out.push_str(&terminal.prose("", &format!("({folded})")));
+    }
+}
+
+/// One line per column the table shows (and the mark of a suspect row, where one is): what
+/// it is.
+fn legend(out: &mut String, rows: &Rows, terminal: &Terminal) {
+    let suspect = rows.shown.iter().any(|row| row.suspect);
+    let shown = (COLUMN_LEGEND.iter()).filter(|(column, _)| {
+        rows.headers.contains(column) || (suspect && column.starts_with("!!"))
+    });
+    for (column, meaning) in shown {
+        out.push_str(&terminal.prose("  ", &format!("{column}: {meaning}")));
     }
 }
 

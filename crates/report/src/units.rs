@@ -101,27 +101,50 @@ pub fn format_median(result: &latlab_engine::BenchResult) -> String {
     }
 }
 
-/// The 95% confidence interval of a result's median, or what is missing for one: none is
-/// claimed for an extrapolated figure.
+/// The 95% confidence interval of a result's median; blank where there is none (too few
+/// samples, or an extrapolated figure, for which none is claimed): the table's footnote
+/// ([`INTERVAL_FOOTNOTE`]) says why.
 pub fn format_interval(result: &latlab_engine::BenchResult) -> String {
     let summary = &result.summary;
-    if result.is_extrapolated() {
-        "extrapolated: no interval".to_string()
-    } else if summary.has_interval() {
+    if has_interval(result) {
         let [low, high] = summary.median_ci95;
         format!("{} … {}", format_ns(low), format_ns(high))
     } else {
-        format!("n = {}: no interval", summary.n)
+        String::new()
     }
 }
 
-/// The 5th to 95th percentiles of `n` samples, or what is missing for them.
+/// Whether a result has a 95% confidence interval to show.
+pub fn has_interval(result: &latlab_engine::BenchResult) -> bool {
+    !result.is_extrapolated() && result.summary.has_interval()
+}
+
+/// Why a 95% interval is blank, said once under a table that has one.
+pub const INTERVAL_FOOTNOTE: &str = "a blank 95% CI: too few samples for an interval, or a \
+                                     figure extrapolated (≈) rather than measured";
+
+/// The 5th to 95th percentiles of `n` samples; blank where they are too few for
+/// percentiles: the table's footnote ([`PERCENTILES_FOOTNOTE`]) says why.
 pub fn format_percentiles(n: usize, p5: f64, p95: f64) -> String {
-    if n >= latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES {
+    if has_percentiles(n) {
         format!("{} … {}", format_ns(p5), format_ns(p95))
     } else {
-        format!("n = {n}: too few")
+        String::new()
     }
+}
+
+/// Whether `n` samples are enough for percentiles.
+pub fn has_percentiles(n: usize) -> bool {
+    n >= latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES
+}
+
+/// Why a p5 … p95 is blank, said once under a table that has one.
+pub fn percentiles_footnote() -> String {
+    format!(
+        "a blank p5 … p95: fewer than {} samples, too few for percentiles (each point of a \
+         sweep takes its share of --samples; the full suite takes more)",
+        latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES
+    )
 }
 
 #[cfg(test)]
