@@ -69,7 +69,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
-    /// it matches result names instead ('cpu.branch/random|level/L[12]$'), and only the
+    /// it matches result names instead ('cpu.branch/random|level/L1$'), and only the
     /// results it matches are kept ('latlab list' shows them).
     #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
     pub only: Option<String>,

@@ -73,6 +73,15 @@ pub fn warning(warning: &Warning) -> String {
         Warning::MovedDuringRun { first_ns, last_ns } => moved_during_run(*first_ns, *last_ns),
         Warning::PartSkipped { part, reason } => format!("{part} skipped: {reason}"),
         Warning::CheckFailed { check, failure } => format!("{check} FAILED: {failure}"),
+        Warning::ImplausibleCycle {
+            measured_ghz,
+            limit_ghz,
+            basis,
+        } => format!(
+            "IMPLAUSIBLE: a cycle of {measured_ghz:.1} GHz, beyond the {limit_ghz:.1} GHz any \
+             core of this machine can run at ({basis}): the add chain was folded or the \
+             clock misread; every figure in cycles is wrong, the nanoseconds are not"
+        ),
         Warning::Phrased { message, .. } => message.clone(),
     }
 }

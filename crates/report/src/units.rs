@@ -124,7 +124,7 @@ pub const INTERVAL_FOOTNOTE: &str = "a blank 95% CI: too few samples for an inte
                                      figure extrapolated (≈) rather than measured";
 
 /// The 5th to 95th percentiles of `n` samples; blank where they are too few for
-/// percentiles: the table's footnote ([`PERCENTILES_FOOTNOTE`]) says why.
+/// percentiles: the table's footnote ([`percentiles_footnote`]) says why.
 pub fn format_percentiles(n: usize, p5: f64, p95: f64) -> String {
     if has_percentiles(n) {
         format!("{} … {}", format_ns(p5), format_ns(p95))

@@ -54,6 +54,7 @@ impl Kind {
             Warning::CacheSizeMismatch { .. }
             | Warning::PartSkipped { .. }
             | Warning::CheckFailed { .. }
+            | Warning::ImplausibleCycle { .. }
             | Warning::Phrased { .. } => return None,
         })
     }

@@ -115,6 +115,15 @@ pub enum Warning {
         multiply_ns: f64,
         expected_cycles: f64,
     },
+    /// The core's cycle reads as `measured_ghz`, beyond any frequency this machine's cores
+    /// can run at (`limit_ghz`, from `basis`: the cores' reported maximum, or the invariant
+    /// TSC's rate with room for turbo): the add chain was folded or the clock misread, and
+    /// every figure in cycles is wrong.
+    ImplausibleCycle {
+        measured_ghz: f64,
+        limit_ghz: f64,
+        basis: String,
+    },
     /// A warning read from a results file of schema 1, written before warnings were typed:
     /// its code and the sentence it was given then.
     Phrased { code: String, message: String },

@@ -67,13 +67,31 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
     Some(DrawnMatrix {
         id: matrix.id,
         svg,
-        caption: format!(
-            "{}, {} (light) to {} (dark)",
-            matrix.caption,
+        caption: range_caption(matrix.caption, low, high),
+    })
+}
+
+/// The declared caption with the range the shading spans; where there is no range to shade
+/// (one pair, pairs that all read alike, or every pair one core's siblings), says so
+/// instead of a light-to-dark scale between one figure and itself.
+fn range_caption(caption: &str, low: f64, high: f64) -> String {
+    if low > high {
+        format!(
+            "{caption}: every pair behaved as one core's SMT siblings (grey), which is not a \
+             core-to-core figure"
+        )
+    } else if format_ns(low) == format_ns(high) {
+        format!(
+            "{caption}, every pair {}: one figure, nothing to shade",
+            format_ns(low)
+        )
+    } else {
+        format!(
+            "{caption}, {} (light) to {} (dark)",
             format_ns(low),
             format_ns(high)
-        ),
-    })
+        )
+    }
 }
 
 /// The CPU numbers along the top and down the left.
@@ -122,5 +140,24 @@ fn draw_cell(svg: &mut String, cell: &Cell, cpus: &[usize], (low, high): (f64, f
             CELL - 2.0,
             CELL - 2.0,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A matrix of one figure says so rather than shading "7.63 ns (light) to 7.63 ns
+    /// (dark)"; one of siblings only says that; a range reads light to dark.
+    #[test]
+    fn a_matrix_without_a_range_says_so() {
+        let one = range_caption("pairs", 7.63, 7.63);
+        assert!(
+            one.contains("every pair 7.63 ns") && !one.contains("(dark)"),
+            "{one}"
+        );
+        let siblings = range_caption("pairs", f64::MAX, f64::MIN);
+        assert!(siblings.contains("SMT siblings"), "{siblings}");
+        assert!(range_caption("pairs", 20.0, 80.0).contains("20.0 ns (light) to 80.0 ns (dark)"));
     }
 }
