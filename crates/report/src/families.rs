@@ -70,6 +70,30 @@ pub(crate) fn families(run: &RunRecord, declared: &Presentations, terminal: &Ter
     })
 }
 
+/// One probe's line of the summary: its id, its key figures within `budget` characters
+/// (all when `None`), and the stem of the plot its results feed (empty when none does).
+pub(crate) struct FamilyLine {
+    pub id: String,
+    pub figures: String,
+    pub plot: String,
+}
+
+/// The characters of key figures a line of the page's summary holds.
+const PAGE_FIGURES: usize = 160;
+
+/// A line per probe that measured anything, for the page's summary.
+pub(crate) fn family_lines(run: &RunRecord, declared: &Presentations) -> Vec<FamilyLine> {
+    let key = KeyResults::of(run, declared);
+    (run.probes.iter())
+        .filter(|p| !p.results.is_empty())
+        .map(|probe| FamilyLine {
+            id: probe.id.clone(),
+            figures: key_figures(probe, &key, Some(PAGE_FIGURES)),
+            plot: plot_of(probe, declared),
+        })
+        .collect()
+}
+
 /// The stem of the first declared plot that draws any of the probe's results, as a file.
 fn plot_of(probe: &ProbeOutcome, declared: &Presentations) -> String {
     let draws = |template: Template| probe.results.iter().any(|r| template.matches(&r.name));

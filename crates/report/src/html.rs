@@ -9,6 +9,7 @@
 //! comes first; tables scroll in their own box and figures scale, so that the page reads on
 //! a phone. The page is written with maud templates (`markup.rs`), which escape all text.
 
+use crate::families::family_lines;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
 use crate::markup::{Contents, Section, page};
@@ -73,10 +74,9 @@ fn run_page(
         }
     };
     let grouped = grouped(run);
-    let mut sections = vec![
-        environment(run),
-        headline_section(&headline_rows(run, declared)),
-    ];
+    let mut sections = vec![headline_section(&headline_rows(run, declared))];
+    sections.extend(summary(run, declared));
+    sections.push(environment(run));
     sections.extend(html_benchmarks::comparisons(run));
     sections.extend(html_benchmarks::allocations(run));
     if with_distributions {
@@ -195,6 +195,28 @@ fn headline_section(rows: &[HeadlineRow]) -> Section {
         }
     };
     Section::new("latency-numbers", "Latency numbers for this machine", body)
+}
+
+/// "Summary": a line per probe, its key figures and a link to the plot its results feed, as
+/// the terminal's first screen has them.
+fn summary(run: &RunRecord, declared: &Presentations) -> Option<Section> {
+    let lines = family_lines(run, declared);
+    if lines.is_empty() {
+        return None;
+    }
+    let body = html! {
+        div.scroll { table #summary {
+            tr { th { "probe" } th { "key figures" } th { "plot" } }
+            @for line in &lines {
+                tr {
+                    td { a href={ "#" (line.id) } { (line.id) } }
+                    td.text { (line.figures) }
+                    td { @if !line.plot.is_empty() { a href={ "#" (line.plot) } { (line.plot) } } }
+                }
+            }
+        } }
+    };
+    Some(Section::new("summary", "Summary", body))
 }
 
 /// A drawn SVG, from its `<svg` element on (a plotters file starts with an XML prolog).
@@ -329,10 +351,14 @@ fn capitalised(text: &str) -> String {
     })
 }
 
+/// A probe with more results than this shows them folded, behind their count.
+const FOLD_RESULTS_ABOVE: usize = 8;
+
 fn results(run: &RunRecord, grouped: &Grouped) -> Section {
     let body = html! {
         p.note {
-            (capitalised(INTERVAL_FOOTNOTE)) "; " (percentiles_footnote()) "."
+            (capitalised(INTERVAL_FOOTNOTE)) "; " (percentiles_footnote()) ". Each \
+             result's own method is its name's tooltip."
         }
         @for probe in &run.probes {
             h3 id=(probe.id) { (probe.id) }
@@ -343,34 +369,45 @@ fn results(run: &RunRecord, grouped: &Grouped) -> Section {
                 ProbeStatus::Skipped { reason } => p.warn { "skipped: " (reason) },
                 ProbeStatus::Interrupted => p.fail { "interrupted" },
             }
-            @if !probe.results.is_empty() {
-                div.scroll { table {
-                    tr {
-                        th { "result" } th { "median" } th { "rate" } th { "95% CI of median" }
-                        th { "p5 … p95" } th { "cv" } th { "samples" } th { "method" }
-                    }
-                    @for result in &probe.results {
-                        (result_row(result, grouped))
-                    }
-                } }
+            @if probe.results.len() > FOLD_RESULTS_ABOVE {
+                details {
+                    summary { (probe.results.len()) " results" }
+                    (results_table(&probe.results, grouped))
+                }
+            } @else if !probe.results.is_empty() {
+                (results_table(&probe.results, grouped))
             }
         }
     };
-    Section::new("results", "Every result", body)
+    let parts = (run.probes.iter())
+        .map(|p| (p.id.clone(), p.id.clone()))
+        .collect();
+    Section::new("results", "Every result", body).with_parts(parts)
+}
+
+fn results_table(results: &[BenchResult], grouped: &Grouped) -> Markup {
+    html! {
+        div.scroll { table.results {
+            thead { tr {
+                th { "result" } th { "median" } th { "rate" } th { "95% CI of median" }
+                th { "p5 … p95" } th { "cv" } th { "samples" }
+            } }
+            tbody { @for result in results { (result_row(result, grouped)) } }
+        } }
+    }
 }
 
 fn result_row(result: &BenchResult, grouped: &Grouped) -> Markup {
     let s = &result.summary;
     html! {
         tr id={ "result-" (result.name) } {
-            td { (result.name) (warning_mark(result, grouped)) }
+            td title=(result.method) { (result.name) (warning_mark(result, grouped)) }
             td { (format_median(result)) }
             td { (result.gigabytes_per_second().map_or_else(String::new, format_rate)) }
             td { (format_interval(result)) }
             td { (format_percentiles(s.n, s.p5, s.p95)) }
             td { (s.cv.map_or_else(|| "–".into(), format_percent)) }
             td { (format_samples(result)) }
-            td.text.note { (result.method) }
         }
     }
 }

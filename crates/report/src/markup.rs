@@ -10,6 +10,8 @@ pub(crate) struct Section {
     pub id: String,
     pub title: String,
     pub body: Markup,
+    /// Entries under it in the table of contents (`<h3>` anchors): `(id, title)`.
+    pub parts: Vec<(String, String)>,
 }
 
 impl Section {
@@ -18,7 +20,13 @@ impl Section {
             id: id.into(),
             title: title.into(),
             body,
+            parts: Vec::new(),
         }
+    }
+
+    /// The same section, listing `parts` under it in the table of contents.
+    pub(crate) fn with_parts(self, parts: Vec<(String, String)>) -> Section {
+        Section { parts, ..self }
     }
 }
 
@@ -48,7 +56,14 @@ pub(crate) fn page(title: &str, intro: Markup, sections: &[Section], contents: C
                     nav #contents aria-label="contents" {
                         ul {
                             @for section in sections {
-                                li { a href={ "#" (section.id) } { (section.title) } }
+                                li {
+                                    a href={ "#" (section.id) } { (section.title) }
+                                    @if !section.parts.is_empty() {
+                                        ul.parts { @for (id, title) in &section.parts {
+                                            li { a href={ "#" (id) } { (title) } }
+                                        } }
+                                    }
+                                }
                             }
                         }
                     }
@@ -75,10 +90,21 @@ td.text { text-align: left; white-space: normal; min-width: 12em; }
 #headline td:first-child { white-space: normal; min-width: 8em; } tr.reference td { color: #888; font-style: italic; }
 .note { color: #555; font-size: .92em; } .warn { color: #a45a00; } .fail { color: #b00020; }
 a.warn, a.fail { text-decoration: none; }
-nav ul { columns: 2 16em; margin: .3em 0; }
+nav > ul { margin: .3em 0; }
 figure { margin: 1em 0; max-width: 100%; } figcaption { color: #444; font-size: .92em; max-width: 60em; }
 figure svg { display: block; max-width: 100%; height: auto; }
 code { background: #f4f4f4; padding: 0 .2em; overflow-wrap: anywhere; }
 li { margin: .15em 0; } details ul { font-size: .92em; }
 @media (max-width: 600px) { body { margin: 1em auto; padding: 0 .6em; } h1 { font-size: 1.2em; } }
+:root { color-scheme: light dark; }
+nav ul.parts { columns: 5 9em; font-size: .9em; margin: .2em 0 .4em; padding-left: 1.2em; }
+#summary th, #summary td { text-align: left; } #summary td.text { min-width: 20em; }
+details > summary { cursor: pointer; color: #555; }
+@media (prefers-color-scheme: dark) {
+  body { background: #161618; color: #ddd; } a { color: #8ab4f8; }
+  th { background: #26262a; } th, td { border-bottom-color: #333; }
+  .note, figcaption, details > summary { color: #aaa; } tr.reference td { color: #888; }
+  code { background: #26262a; } .warn { color: #e0a050; } .fail { color: #ff6b6b; }
+  figure svg { filter: invert(0.9) hue-rotate(180deg); }
+}
 ";
