@@ -74,6 +74,9 @@ pub struct Panel {
     /// points they were derived from, with a mark where each ends
     /// ([`crate::names::key::SIZE_ESTIMATE_BYTES`]).
     pub levels: Option<Template>,
+    /// Marks where the kernel says this machine's data caches end, beside the ends the
+    /// levels found (a guest's kernel may claim far more than the guest gets).
+    pub host_caches: bool,
 }
 
 /// The unit of a panel's y axis.

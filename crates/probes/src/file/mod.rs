@@ -46,6 +46,7 @@ pub(crate) const BY_SIZE: Plot = Plot {
                 ),
             ],
             levels: None,
+            host_caches: false,
         },
         Panel {
             y_label: "time per file (median)",
@@ -78,6 +79,7 @@ pub(crate) const BY_SIZE: Plot = Plot {
                 ),
             ],
             levels: None,
+            host_caches: false,
         },
     ],
 };

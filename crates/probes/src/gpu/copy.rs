@@ -82,6 +82,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     ),
                 ],
                 levels: None,
+                host_caches: false,
             }],
         }],
         headline: &[

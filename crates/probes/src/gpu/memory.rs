@@ -62,6 +62,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     chase_line("gpu.memory/cg/{size}", "bypassing L1 (ld.global.cg)", 1),
                 ],
                 levels: Some(Template("gpu.memory/level/{level}")),
+                host_caches: false,
             }],
         }],
         headline: &[

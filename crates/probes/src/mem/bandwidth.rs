@@ -139,6 +139,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     ),
                 ],
                 levels: None,
+                host_caches: false,
             }],
         }],
         headline: &[HeadlineRow {

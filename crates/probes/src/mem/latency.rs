@@ -94,6 +94,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     layout_line("mem.latency/sequential/{size}", "sequential", 2),
                 ],
                 levels: Some(Template("mem.latency/level/{level}")),
+                host_caches: true,
             }],
         }],
         headline: &[

@@ -58,6 +58,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                         copies("median", Measure::Median, 1),
                     ],
                     levels: None,
+                    host_caches: false,
                 },
                 Panel {
                     y_label: "time per byte",
@@ -68,6 +69,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                         copies("median", Measure::MedianPerX, 1),
                     ],
                     levels: None,
+                    host_caches: false,
                 },
                 Panel {
                     y_label: "time per added byte",
@@ -79,6 +81,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                         2,
                     )],
                     levels: None,
+                    host_caches: false,
                 },
             ],
         }],

@@ -1,7 +1,8 @@
 //! A probe's declared plot ([`latlab_engine::presentation::Plot`]) made a figure from a
 //! run's results: each line the results its template covers, by their x parameter; each
 //! panel's levels as bands over the points they were derived from, with a mark where each
-//! ends. Lines without a point, and panels without a line, are left out.
+//! ends, and where declared the kernel's own cache sizes beside them. Lines without a point,
+//! and panels without a line, are left out.
 
 use super::figure::{Figure, Panel, Scale, Series, Stroke};
 use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis};
@@ -38,6 +39,9 @@ fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> O
         let (bands, ends) = drawn_levels(run, levels, &xs);
         series.extend(bands);
         marks = ends;
+    }
+    if panel.host_caches {
+        marks.extend(kernel_cache_ends(run));
     }
     let (y_format, y_scale): (fn(f64) -> String, _) = match panel.y_unit {
         Unit::Nanoseconds => (format_ns_axis, panel.y_scale),
@@ -116,6 +120,21 @@ fn drawn_levels(
         }
     }
     (bands, ends)
+}
+
+/// Where the kernel says each data cache ends (`kernel: L2 1MiB`), to read beside the ends
+/// the curve found.
+fn kernel_cache_ends(run: &RunRecord) -> Vec<(f64, String)> {
+    (run.environment.caches.iter())
+        .filter(|cache| cache.kind != "Instruction")
+        .map(|cache| {
+            let size = cache.size_bytes as f64;
+            (
+                size,
+                format!(" kernel: L{} {}", cache.level, format_bytes(size)),
+            )
+        })
+        .collect()
 }
 
 fn number(result: &BenchResult, key: &str) -> Option<f64> {

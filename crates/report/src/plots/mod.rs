@@ -198,6 +198,27 @@ mod tests {
         ])
     }
 
+    /// The latency curve marks where the kernel says the caches end beside the ends the
+    /// curve found; the other figures do not.
+    #[test]
+    fn the_latency_curve_marks_the_kernels_cache_sizes() {
+        let mut run = memory_record();
+        run.environment.caches = vec![latlab_engine::environment::CacheInfo {
+            level: 2,
+            kind: "Unified".into(),
+            size_bytes: 4096,
+            line_bytes: Some(64),
+            shared_by_cpus: 1,
+        }];
+        let plots = render_plots(&run, &latlab_probes::presentations(), Formats::Svg).unwrap();
+        assert!(
+            plots[0].svg.contains("kernel: L2 4KiB"),
+            "{}",
+            plots[0].stem
+        );
+        assert!(!plots[1].svg.contains("kernel:"), "{}", plots[1].stem);
+    }
+
     #[test]
     fn each_sweep_gets_a_figure_in_both_formats() {
         let plots = render_plots(
