@@ -238,25 +238,57 @@ where
 {
     let y_top = chart.y_range().end;
     let y_bottom = chart.y_range().start;
+    let right_edge = chart.backend_coord(&(chart.x_range().end, y_top)).0;
     let grey = RGBColor(110, 110, 110);
-    for (i, (x, label)) in marks.iter().enumerate() {
+    // Left to right, each label in the first row where it overlaps no label placed before
+    // it; a label that would run past the figure's right edge ends at its line instead.
+    let mut marks: Vec<&(f64, String)> = marks.iter().collect();
+    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut rows_end: Vec<i32> = Vec::new();
+    for (x, label) in marks {
         chart.draw_series(DashedLineSeries::new(
             [(*x, y_bottom), (*x, y_top)],
             4,
             4,
             grey.stroke_width(1),
         ))?;
-        let row = (i % 2) as i32 * (LEGEND_SIZE as i32 + 4);
+        let at = chart.backend_coord(&(*x, y_top)).0;
+        let width = (label.chars().count() as f64 * CHAR_WIDTH * LEGEND_SIZE as f64) as i32;
+        let (row, anchor) = place_label(&mut rows_end, at, width, right_edge);
+        let text = match anchor {
+            HPos::Right => format!("{} ", label.trim_start()),
+            _ => label.clone(),
+        };
+        let font = (FONT, LEGEND_SIZE)
+            .into_font()
+            .color(&grey)
+            .pos(Pos::new(anchor, VPos::Top));
+        let offset = (0, row as i32 * (LEGEND_SIZE as i32 + 4));
         chart.draw_series(std::iter::once(
-            EmptyElement::at((*x, y_top))
-                + Text::new(
-                    label.clone(),
-                    (0, row),
-                    (FONT, LEGEND_SIZE).into_font().color(&grey),
-                ),
+            EmptyElement::at((*x, y_top)) + Text::new(text, offset, font),
         ))?;
     }
     Ok(())
+}
+
+/// Where a mark's label of `width` pixels goes, its line at `at`: the first row whose
+/// labels so far end before it starts (`rows_end`, updated), and whether it starts at its
+/// line or, where it would run past `right_edge`, ends there.
+fn place_label(rows_end: &mut Vec<i32>, at: i32, width: i32, right_edge: i32) -> (usize, HPos) {
+    let (anchor, from) = if at + width > right_edge {
+        (HPos::Right, at - width)
+    } else {
+        (HPos::Left, at)
+    };
+    let row = match rows_end.iter().position(|&end| end < from) {
+        Some(row) => row,
+        None => {
+            rows_end.push(i32::MIN);
+            rows_end.len() - 1
+        }
+    };
+    rows_end[row] = from + width;
+    (row, anchor)
 }
 
 /// One series in its colour and stroke.
@@ -368,4 +400,23 @@ fn draw_legend<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Labels of marks close together go to rows of their own; one that would run past the
+    /// right edge ends at its line; one clear of the others shares the first row.
+    #[test]
+    fn mark_labels_neither_overlap_nor_leave_the_figure() {
+        let mut rows = Vec::new();
+        assert_eq!(place_label(&mut rows, 100, 150, 700).0, 0);
+        assert_eq!(place_label(&mut rows, 120, 150, 700).0, 1);
+        assert_eq!(place_label(&mut rows, 140, 150, 700).0, 2);
+        assert_eq!(place_label(&mut rows, 300, 150, 700).0, 0);
+        let (row, anchor) = place_label(&mut rows, 690, 150, 700);
+        assert!(matches!(anchor, HPos::Right));
+        assert_eq!(row, 0, "it ends at 690, clear of the label ending at 450");
+    }
 }
