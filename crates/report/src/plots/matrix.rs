@@ -3,7 +3,7 @@
 //! its tooltip. A pair that behaved as one core's SMT siblings is drawn grey, named so, and
 //! left out of the shading: it is not a figure between two cores.
 
-use crate::units::format_ns;
+use crate::units::{format_ns, format_ns_axis};
 use latlab_engine::Warning;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::PairMatrix;
@@ -28,6 +28,15 @@ pub struct DrawnMatrix {
 /// Side of a cell and the margin for the CPU numbers, in pixels.
 const CELL: f64 = 44.0;
 const MARGIN: f64 = 40.0;
+/// Room on the right for the colour bar and its two figures.
+const COLOUR_BAR: f64 = 90.0;
+
+/// A cell's fill at `shade` (0 the fastest pair, 1 the slowest), and whether text on it
+/// should be light.
+fn fill(shade: f64) -> (String, bool) {
+    let lightness = 92.0 - 55.0 * shade;
+    (format!("hsl(210, 60%, {lightness:.0}%)"), lightness < 60.0)
+}
 
 /// `matrix` drawn from `run`'s pairs, `None` when the run has none.
 pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> {
@@ -55,13 +64,17 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
             (lo.min(c.median), hi.max(c.median))
         });
     let side = MARGIN + cpus.len() as f64 * CELL;
+    let width = side + COLOUR_BAR;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{side}\" height=\"{side}\" \
-         viewBox=\"0 0 {side} {side}\" role=\"img\">"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{side}\" \
+         viewBox=\"0 0 {width} {side}\" role=\"img\">"
     );
     axis_labels(&mut svg, &cpus);
     for cell in &cells {
         draw_cell(&mut svg, cell, &cpus, (low, high));
+    }
+    if low < high {
+        colour_bar(&mut svg, side, (low, high));
     }
     svg.push_str("</svg>");
     Some(DrawnMatrix {
@@ -94,6 +107,30 @@ fn range_caption(caption: &str, low: f64, high: f64) -> String {
     }
 }
 
+/// A vertical bar of the shading from the fastest pair (top) to the slowest, with both
+/// figures, right of the matrix that starts at `left`.
+fn colour_bar(svg: &mut String, left: f64, (low, high): (f64, f64)) {
+    const STEPS: usize = 10;
+    let (x, top, height) = (left + 12.0, MARGIN, 120.0);
+    for step in 0..STEPS {
+        let (colour, _) = fill(step as f64 / (STEPS - 1) as f64);
+        let _ = write!(
+            svg,
+            "<rect x=\"{x}\" y=\"{:.1}\" width=\"14\" height=\"{:.1}\" fill=\"{colour}\"/>",
+            top + step as f64 * height / STEPS as f64,
+            height / STEPS as f64 + 0.5
+        );
+    }
+    for (y, figure) in [(top + 8.0, low), (top + height, high)] {
+        let _ = write!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{y:.1}\" font-size=\"11\">{}</text>",
+            x + 18.0,
+            format_ns_axis(figure)
+        );
+    }
+}
+
 /// The CPU numbers along the top and down the left.
 fn axis_labels(svg: &mut String, cpus: &[usize]) {
     for (i, cpu) in cpus.iter().enumerate() {
@@ -115,30 +152,33 @@ fn draw_cell(svg: &mut String, cell: &Cell, cpus: &[usize], (low, high): (f64, f
     } else {
         0.5
     };
-    let (fill, what) = if cell.siblings {
+    let ((fill, light_text), what) = if cell.siblings {
         (
-            "hsl(0, 0%, 80%)".to_string(),
+            ("hsl(0, 0%, 80%)".to_string(), false),
             format!(
                 "{}, behaved as SMT siblings (not core to core)",
                 format_ns(cell.median)
             ),
         )
     } else {
-        (
-            format!("hsl(210, 60%, {:.0}%)", 92.0 - 55.0 * shade),
-            format_ns(cell.median),
-        )
+        (fill(shade), format_ns(cell.median))
     };
+    let ink = if light_text { "#fff" } else { "#222" };
     let (a, b) = (cell.a, cell.b);
     for (row, column) in [(a, b), (b, a)] {
         let _ = write!(
             svg,
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
-             fill=\"{fill}\"><title>CPU {a} ↔ CPU {b}: {what}</title></rect>",
+             fill=\"{fill}\"><title>CPU {a} ↔ CPU {b}: {what}</title></rect>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\" \
+             fill=\"{ink}\">{}</text>",
             MARGIN + index(column) * CELL,
             MARGIN + index(row) * CELL,
             CELL - 2.0,
             CELL - 2.0,
+            MARGIN + index(column) * CELL + (CELL - 2.0) / 2.0,
+            MARGIN + index(row) * CELL + (CELL - 2.0) / 2.0 + 3.5,
+            format_ns_axis(cell.median),
         );
     }
 }
@@ -146,6 +186,32 @@ fn draw_cell(svg: &mut String, cell: &Cell, cpus: &[usize], (low, high): (f64, f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every cell carries its figure, and a matrix with a range to shade has a colour bar
+    /// from the fastest pair to the slowest, both named.
+    #[test]
+    fn cells_show_their_figures_beside_a_colour_bar() {
+        use crate::test_records::{probe, record, result};
+        let pair = |a: u64, b: u64, ns: f64| {
+            result(
+                &format!("thread.core_to_core/one-way/cas/{a}-{b}"),
+                ns,
+                &[("cpu_a", a.into()), ("cpu_b", b.into())],
+            )
+        };
+        let run = record(vec![probe(
+            "thread.core_to_core",
+            vec![pair(0, 1, 20.0), pair(0, 2, 80.0), pair(1, 2, 50.0)],
+        )]);
+        let declared = latlab_probes::presentations();
+        let drawn = pair_matrix(&run, declared.matrices[0]).unwrap();
+        for figure in ["20 ns", "80 ns", "50 ns"] {
+            assert!(drawn.svg.contains(&format!(">{figure}</text>")), "{figure}");
+        }
+        // Ten steps of the bar, besides the six cells.
+        assert_eq!(drawn.svg.matches("<rect").count(), 6 + 10);
+        assert!(drawn.caption.contains("20.0 ns (light) to 80.0 ns (dark)"));
+    }
 
     /// A matrix of one figure says so rather than shading "7.63 ns (light) to 7.63 ns
     /// (dark)"; one of siblings only says that; a range reads light to dark.
