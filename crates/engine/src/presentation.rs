@@ -232,11 +232,6 @@ impl Presentations {
         self.distributions.iter().any(|t| t.matches(name))
     }
 
-    /// Whether `name` is one of a pair matrix's cells.
-    pub fn is_pair(&self, name: &str) -> bool {
-        self.matrices.iter().any(|m| m.results.matches(name))
-    }
-
     /// Every template the declarations read, for checking them against the probes'.
     pub fn templates(&self) -> Vec<Template> {
         let lines = (self.plots.iter())

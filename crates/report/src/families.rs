@@ -7,11 +7,12 @@
 //! points of a sweep. A result a plot draws as a rate is shown as a rate, anything else as
 //! its median; an extrapolated median keeps its `≈`.
 
+use crate::headline::source_result;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_median, format_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
-use latlab_engine::presentation::{Measure, Presentations, Source, Template};
+use latlab_engine::presentation::{Measure, Presentations, Template};
 
 /// Without a terminal width, the most key figures a line shows.
 const FIGURES_WITHOUT_WIDTH: usize = 6;
@@ -33,17 +34,12 @@ pub(crate) fn families(run: &RunRecord, declared: &Presentations, terminal: &Ter
         .map(|p| p.id.chars().count())
         .max()
         .unwrap_or(0);
+    let mut plots: Vec<String> = measured.iter().map(|p| plot_of(p, declared)).collect();
     let with_plots = terminal.width.is_none_or(|width| width >= PLOT_COLUMN_FROM)
-        && measured.iter().any(|p| !plot_of(p, declared).is_empty());
-    let plots: Vec<String> = (measured.iter())
-        .map(|p| {
-            if with_plots {
-                plot_of(p, declared)
-            } else {
-                String::new()
-            }
-        })
-        .collect();
+        && plots.iter().any(|plot| !plot.is_empty());
+    if !with_plots {
+        plots.iter_mut().for_each(String::clear);
+    }
     let plot_width = plots.iter().map(|p| p.chars().count()).max().unwrap_or(0);
     let key = KeyResults::of(run, declared);
     // The figures take what the other columns leave, two spaces between columns.
@@ -161,23 +157,9 @@ struct KeyResults<'a> {
 
 impl<'a> KeyResults<'a> {
     fn of(run: &'a RunRecord, declared: &'a Presentations) -> KeyResults<'a> {
-        let read = |source: Source| match source {
-            Source::Result(template) => run.results().find(|r| template.matches(&r.name)),
-            Source::LargestScaled {
-                results,
-                largest_by,
-                ..
-            } => (run.results())
-                .filter(|r| results.matches(&r.name))
-                .max_by_key(|r| {
-                    r.parameter(largest_by)
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(0)
-                }),
-        };
         KeyResults {
             headline: (declared.headline.iter())
-                .filter_map(|row| read(row.source))
+                .filter_map(|row| source_result(run, row.source))
                 .map(|r| r.name.as_str())
                 .collect(),
             declared,

@@ -221,27 +221,31 @@ pub fn headline_rows(run: &RunRecord, declared: &Presentations) -> Vec<HeadlineR
 
 /// A declared row's figure, with its qualifier; or why this run has none.
 fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>, String) {
-    match row.source {
-        Source::Result(name) => match run.results().find(|r| name.matches(&r.name)) {
-            Some(result) => (
-                Some(figure(result, 1.0, &result.name)),
-                row.qualifier.to_string(),
-            ),
-            None => (None, format!("no {} in this run", unfilled(name))),
-        },
+    let Some(result) = source_result(run, row.source) else {
+        let missing = unfilled(row.source.template());
+        return (None, format!("no {missing} in this run"));
+    };
+    let measured = match row.source {
+        Source::Result(_) => figure(result, 1.0, &result.name),
+        Source::LargestScaled { bytes, .. } => {
+            let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
+            let how = format!("{}, scaled to {bytes} bytes", result.name);
+            figure(result, per_byte * bytes as f64, &how)
+        }
+    };
+    (Some(measured), row.qualifier.to_string())
+}
+
+/// The result a headline row reads in `run`: the one its template names, or of a sweep
+/// the point with the largest parameter.
+pub(crate) fn source_result(run: &RunRecord, source: Source) -> Option<&BenchResult> {
+    match source {
+        Source::Result(name) => run.results().find(|r| name.matches(&r.name)),
         Source::LargestScaled {
             results,
             largest_by,
-            bytes,
-        } => match largest(run, results, largest_by) {
-            Some(result) => {
-                let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
-                let how = format!("{}, scaled to {bytes} bytes", result.name);
-                let scaled = figure(result, per_byte * bytes as f64, &how);
-                (Some(scaled), row.qualifier.to_string())
-            }
-            None => (None, format!("no {} in this run", unfilled(results))),
-        },
+            ..
+        } => largest(run, results, largest_by),
     }
 }
 
