@@ -66,7 +66,9 @@ fn layout_at(page: &std::path::Path, width: u32) -> serde_json::Value {
 
 /// Measured in the framed page: its viewport and its body's width, figures without a
 /// caption, the smallest text drawn in a plot, elements sticking out of the page that are not
-/// inside a scrolling box, and ⚠ marks without a title or a target.
+/// inside a scrolling box, ⚠ marks without a title or a target, how far the headline table
+/// runs past its box, and whether a click on a table's "median" heading sorts its rows and
+/// that heading stays in view (sticky).
 const LAYOUT_CHECKS: &str = r#"
 const win = document.getElementById('page').contentWindow;
 const doc = win.document;
@@ -89,9 +91,20 @@ const unexplained = marks
   .filter(a => !a.title || !doc.getElementById(a.getAttribute('href').slice(1)))
   .map(a => a.outerHTML)
   .slice(0, 4);
+const headline = doc.getElementById('headline');
+const sortable = [...doc.querySelectorAll('table.sortable')]
+  .find(t => t.tBodies[0].rows.length > 2);
+const heading = sortable.tHead.rows[0].cells[1];
+heading.click();
+const keys = [...sortable.tBodies[0].rows].map(r => r.cells[1].dataset.v);
+const medians = keys.filter(k => k !== undefined).map(Number);
+const blanks_last = keys.indexOf(undefined) === -1 || keys.slice(keys.indexOf(undefined)).every(k => k === undefined);
 const report = { width, body: doc.documentElement.scrollWidth, figures: figures.length,
   uncaptioned, smallest, sticking, marks: marks.length, unexplained,
-  contents: doc.querySelectorAll('nav#contents a').length };
+  contents: doc.querySelectorAll('nav#contents a').length,
+  headline_overflow: headline.scrollWidth - headline.parentElement.clientWidth,
+  sorted: blanks_last && medians.length > 2 && medians.every((m, i) => i === 0 || medians[i - 1] <= m),
+  sticky: win.getComputedStyle(heading).position };
 const out = document.createElement('pre');
 out.id = 'layout-checks';
 out.textContent = JSON.stringify(report);
@@ -134,6 +147,12 @@ fn the_report_fits_a_phone_and_a_desktop() {
         assert!(at("marks") >= 1.0, "no warning marks to check: {checks}");
         assert_eq!(checks["unexplained"], serde_json::json!([]), "{checks}");
         assert!(at("contents") >= 6.0, "{checks}");
+        assert!(
+            at("headline_overflow") <= 0.0,
+            "the headline scrolls in its box at {width} px: {checks}"
+        );
+        assert_eq!(checks["sorted"], true, "{checks}");
+        assert_eq!(checks["sticky"], "sticky", "{checks}");
     }
 }
 
@@ -177,7 +196,7 @@ fn chromium_renders_the_report_without_errors() {
             &dom[at..(at + 60).min(dom.len())]
         );
     }
-    assert!(dom.contains("<table id=\"headline\">"), "no headline table");
+    assert!(dom.contains(" id=\"headline\">"), "no headline table");
     assert!(dom.contains("Branch mispredict"));
     assert!(
         dom.contains("<figure id=\"mem-latency\"><svg"),

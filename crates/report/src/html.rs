@@ -1,13 +1,16 @@
 //! The HTML report: one self-contained page per run.
 //!
-//! Everything is inline — CSS in a `<style>` element, every figure as inline SVG — and
-//! nothing is fetched: no script, no font, no image from anywhere, so the file opens the same
-//! offline, from an e-mail attachment or an archive. Sections: the run and its machine, the
-//! headline table, the plots and pair matrices the probes declare (drawn by `plots/`), the
-//! latency distributions, the declared grids, every result with its method and spread, and
-//! the warnings grouped as in the terminal, each ⚠ linking to its group. A table of contents
-//! comes first; tables scroll in their own box and figures scale, so that the page reads on
-//! a phone. The page is written with maud templates (`markup.rs`), which escape all text.
+//! Everything is inline — CSS in a `<style>` element, every figure as inline SVG, one small
+//! script that sorts tables — and nothing is fetched: no font, no image, no script from
+//! anywhere, so the file opens the same offline, from an e-mail attachment or an archive.
+//! Sections: the headline table, a summary line per probe, the warnings grouped as in the
+//! terminal (each ⚠ beside a result links to its group), the run and its machine, the plots
+//! and pair matrices the probes declare (drawn by `plots/`), the latency distributions, the
+//! declared grids, and every result with its spread, a sweep's folded behind its count. A
+//! table of contents lists every probe; tables sort by a click on a heading and keep their
+//! headings in view; at a phone's width tables scroll in their own box (the headline reflows
+//! into a card per row instead) and figures scale. The page is written with maud templates
+//! (`markup.rs`), which escape all text.
 
 use crate::families::family_lines;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
@@ -15,15 +18,16 @@ use crate::html_benchmarks;
 use crate::markup::{Contents, Section, page};
 use crate::plots::distribution;
 use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
-use crate::rows::{format_samples, headline};
+use crate::rows::{format_samples, headline, incomplete_probes};
 use crate::units::{
     INTERVAL_FOOTNOTE, format_clock, format_interval, format_median, format_ns, format_percent,
-    format_percentiles, format_rate, format_ratio, has_percentiles, percentiles_footnote,
+    format_percentiles, format_rate, format_ratio, has_interval, has_percentiles,
+    percentiles_footnote,
 };
 use crate::warning_groups::{Grouped, grouped};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
-use latlab_engine::model::{BenchResult, ProbeStatus, RunRecord};
+use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::presentation::{Grid, Presentations};
 use maud::{Markup, PreEscaped, html};
@@ -76,6 +80,7 @@ fn run_page(
     let grouped = grouped(run);
     let mut sections = vec![headline_section(&headline_rows(run, declared))];
     sections.extend(summary(run, declared));
+    sections.extend(warnings(&grouped));
     sections.push(environment(run));
     sections.extend(html_benchmarks::comparisons(run));
     sections.extend(html_benchmarks::allocations(run));
@@ -92,7 +97,6 @@ fn run_page(
             .filter_map(|grid| grid_section(run, grid)),
     );
     sections.push(results(run, &grouped));
-    sections.extend(warnings(&grouped));
     page(&title, intro, &sections, Contents::Listed)
 }
 
@@ -168,23 +172,32 @@ fn environment(run: &RunRecord) -> Section {
 fn headline_section(rows: &[HeadlineRow]) -> Section {
     let l1 = measured_l1_ns(rows).unwrap_or(REFERENCE_L1_NS);
     let body = html! {
-        div.scroll { table #headline {
-            tr {
+        div.scroll { table #headline .sortable {
+            thead { tr {
                 th { "operation" } th { "this machine" } th { "p5 … p95" } th { "2012" }
                 th { "ratio" } th { "if an L1 hit took 1 s" } th { "measured by" }
-            }
-            @for row in rows {
+            } }
+            tbody { @for row in rows {
                 @let measured = row.measured.as_ref();
+                @let median = measured.map(|m| m.median_ns);
                 tr class=[measured.is_none().then_some("reference")] {
                     td { (row.operation) }
-                    td { (measured.map_or_else(|| "—".into(), |m| format_ns(m.median_ns))) }
-                    td { (measured.map_or_else(String::new, Measured::percentiles)) }
-                    td { (row.reference_ns.map_or_else(|| "—".into(), format_ns)) }
-                    td { (row.ratio().map_or_else(String::new, format_ratio)) }
-                    td { (row.human_scale(l1).unwrap_or_default()) }
-                    td.text { (row.how()) }
+                    td data-label="this machine" data-v=[median.map(sort_key)] {
+                        (median.map_or_else(|| "—".into(), format_ns))
+                    }
+                    td data-label="p5 … p95" { (measured.map_or_else(String::new, Measured::percentiles)) }
+                    td data-label="2012" data-v=[row.reference_ns.map(sort_key)] {
+                        (row.reference_ns.map_or_else(|| "—".into(), format_ns))
+                    }
+                    td data-label="ratio" data-v=[row.ratio().map(sort_key)] {
+                        (row.ratio().map_or_else(String::new, format_ratio))
+                    }
+                    td data-label="if an L1 hit took 1 s" data-v=[median.or(row.reference_ns).map(sort_key)] {
+                        (row.human_scale(l1).unwrap_or_default())
+                    }
+                    td.text data-label="measured by" { (row.how()) }
                 }
-            }
+            } }
         } }
         p.note {
             "2012: the numbers popularised by Jeff Dean and Peter Norvig. Rows in grey are \
@@ -206,14 +219,14 @@ fn summary(run: &RunRecord, declared: &Presentations) -> Option<Section> {
     }
     let body = html! {
         div.scroll { table #summary {
-            tr { th { "probe" } th { "key figures" } th { "plot" } }
-            @for line in &lines {
+            thead { tr { th { "probe" } th { "key figures" } th { "plot" } } }
+            tbody { @for line in &lines {
                 tr {
                     td { a href={ "#" (line.id) } { (line.id) } }
                     td.text { (line.figures) }
                     td { @if !line.plot.is_empty() { a href={ "#" (line.plot) } { (line.plot) } } }
                 }
-            }
+            } }
         } }
     };
     Some(Section::new("summary", "Summary", body))
@@ -260,7 +273,7 @@ fn latency_distributions(run: &RunRecord, declared: &Presentations) -> Option<Se
     if figures.is_empty() {
         return None;
     }
-    let body = html! {
+    let body = html! { div.figures {
         @for (result, svg) in &figures {
             @let misses = result
                 .parameter(key::MISSES)
@@ -273,7 +286,7 @@ fn latency_distributions(run: &RunRecord, declared: &Presentations) -> Option<Se
                 }
             }
         }
-    };
+    } };
     Some(Section::new(
         "latency-distributions",
         "Latency distributions",
@@ -354,15 +367,25 @@ fn capitalised(text: &str) -> String {
 /// A probe with more results than this shows them folded, behind their count.
 const FOLD_RESULTS_ABOVE: usize = 8;
 
+/// "Every result": a table per probe that measured something, its method once beside its
+/// name, the results of a sweep folded behind their count; then one line for the probes that
+/// measured nothing (a family skipped for one reason is one line).
 fn results(run: &RunRecord, grouped: &Grouped) -> Section {
+    let measured: Vec<_> = (run.probes.iter())
+        .filter(|p| !p.results.is_empty())
+        .collect();
+    let unmeasured: Vec<ProbeOutcome> = (run.probes.iter())
+        .filter(|p| p.results.is_empty())
+        .cloned()
+        .collect();
+    let unmeasured = incomplete_probes(&unmeasured);
     let body = html! {
         p.note {
             (capitalised(INTERVAL_FOOTNOTE)) "; " (percentiles_footnote()) ". Each \
-             result's own method is its name's tooltip."
+             result's own method is its name's tooltip; a column's heading sorts by it."
         }
-        @for probe in &run.probes {
-            h3 id=(probe.id) { (probe.id) }
-            p.note { (probe.method) }
+        @for probe in &measured {
+            h3 id=(probe.id) { (probe.id) " " span.method { (probe.method) } }
             @match &probe.status {
                 ProbeStatus::Ok => {}
                 ProbeStatus::Failed { reason } => p.fail { "failed: " (reason) },
@@ -374,20 +397,27 @@ fn results(run: &RunRecord, grouped: &Grouped) -> Section {
                     summary { (probe.results.len()) " results" }
                     (results_table(&probe.results, grouped))
                 }
-            } @else if !probe.results.is_empty() {
+            } @else {
                 (results_table(&probe.results, grouped))
             }
         }
+        @if !unmeasured.is_empty() {
+            h3 #not-measured { "Not measured" }
+            ul { @for (id, what) in &unmeasured {
+                li id=(id) { code { (id) } ": " span.warn { (what) } }
+            } }
+        }
     };
-    let parts = (run.probes.iter())
-        .map(|p| (p.id.clone(), p.id.clone()))
+    let parts = (measured.iter().map(|p| p.id.clone()))
+        .chain(unmeasured.into_iter().map(|(id, _)| id))
+        .map(|id| (id.clone(), id))
         .collect();
     Section::new("results", "Every result", body).with_parts(parts)
 }
 
 fn results_table(results: &[BenchResult], grouped: &Grouped) -> Markup {
     html! {
-        div.scroll { table.results {
+        div.scroll { table.results.sortable {
             thead { tr {
                 th { "result" } th { "median" } th { "rate" } th { "95% CI of median" }
                 th { "p5 … p95" } th { "cv" } th { "samples" }
@@ -397,19 +427,29 @@ fn results_table(results: &[BenchResult], grouped: &Grouped) -> Markup {
     }
 }
 
+/// A result's row; each figure's cell carries its value (`data-v`) for sorting.
 fn result_row(result: &BenchResult, grouped: &Grouped) -> Markup {
     let s = &result.summary;
+    let rate = result.gigabytes_per_second();
+    let interval = has_interval(result).then_some(s.median_ci95[0]);
+    let percentiles = has_percentiles(s.n).then_some(s.p5);
     html! {
         tr id={ "result-" (result.name) } {
             td title=(result.method) { (result.name) (warning_mark(result, grouped)) }
-            td { (format_median(result)) }
-            td { (result.gigabytes_per_second().map_or_else(String::new, format_rate)) }
-            td { (format_interval(result)) }
-            td { (format_percentiles(s.n, s.p5, s.p95)) }
-            td { (s.cv.map_or_else(|| "–".into(), format_percent)) }
-            td { (format_samples(result)) }
+            td data-v=(sort_key(s.median)) { (format_median(result)) }
+            td data-v=[rate.map(sort_key)] { (rate.map_or_else(String::new, format_rate)) }
+            td data-v=[interval.map(sort_key)] { (format_interval(result)) }
+            td data-v=[percentiles.map(sort_key)] { (format_percentiles(s.n, s.p5, s.p95)) }
+            td data-v=[s.cv.map(sort_key)] { (s.cv.map_or_else(|| "–".into(), format_percent)) }
+            td data-v=(s.n as u64 * result.iterations.max(1)) { (format_samples(result)) }
         }
     }
+}
+
+/// A figure as a table cell's sort key (`data-v`): four significant digits, enough to order
+/// any two figures a table shows apart.
+fn sort_key(value: f64) -> String {
+    format!("{value:.3e}")
 }
 
 /// The mark beside a result with a verdict or warnings: its messages as the title (shown on
@@ -451,19 +491,21 @@ fn warnings(grouped: &Grouped) -> Option<Section> {
     let body = html! {
         p.note {
             (grouped.warnings) " warnings in " (grouped.groups.len())
-            " lines; each ⚠ beside a result links to its line."
+            " lines; each ⚠ beside a result links to its line, and a line of several \
+             results opens to list them."
         }
-        ul {
+        ul.warnings {
             @for (index, group) in grouped.groups.iter().enumerate() {
                 li id=(group_id(index)) {
-                    span.warn { "⚠" } " " (group.line)
                     @if group.results.len() > 1 {
                         details {
-                            summary { "the " (group.results.len()) " results" }
+                            summary { span.warn { "⚠" } " " (group.line) }
                             ul { @for name in &group.results {
                                 li { a href={ "#result-" (name) } { code { (name) } } }
                             } }
                         }
+                    } @else {
+                        span.warn { "⚠" } " " (group.line)
                     }
                 }
             }
@@ -516,11 +558,13 @@ mod tests {
         .render(&run)
         .unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"));
-        assert!(page.contains("<table id=\"headline\">"));
+        assert!(page.contains("<table class=\"sortable\" id=\"headline\">"));
         assert!(page.contains("id=\"ipc.latency/pair0/other\"><svg"));
         assert!(page.contains("id=\"core-to-core-cas\"><svg"));
         assert!(page.contains("a &lt;method&gt; &amp; more"));
-        assert!(!page.contains("<script"));
+        // One inline script, which sorts tables; nothing fetched.
+        assert_eq!(page.matches("<script").count(), 1);
+        assert!(page.contains("<script>"), "the script is inline");
         assert!(!page.contains("src="), "src= would fetch something");
         // Links stay within the page: the contents, each ⚠ to its group.
         for (at, _) in page.match_indices("href=") {
@@ -557,12 +601,20 @@ mod tests {
             2
         );
         assert!(page.contains(
-            "<li id=\"warning-group-1\"><span class=\"warn\">⚠</span> \
-                               mem.bandwidth: 2 of 3 results unstable (cv 12–20%)"
+            "<li id=\"warning-group-1\"><details><summary><span class=\"warn\">⚠</span> \
+             mem.bandwidth: 2 of 3 results unstable (cv 12–20%)</summary>"
         ));
         assert!(page.contains("<a href=\"#result-mem.bandwidth/read/all/8KiB\">"));
         assert!(page.contains("<tr id=\"result-mem.bandwidth/read/all/8KiB\">"));
+        // What a reader needs first comes first: the headline, the summary, the warnings.
+        let at = |id: &str| page.find(&format!("<h2 id=\"{id}\"")).unwrap();
+        assert!(at("latency-numbers") < at("summary"));
+        assert!(at("summary") < at("warnings"));
+        assert!(at("warnings") < at("machine") && at("warnings") < at("results"));
+        // Each figure's cell carries the value it sorts by.
+        assert!(page.contains("<td data-v=\"1.000e1\">10.0 ns</td>"));
         let what_to_do = &page[page.find("id=\"what-to-do\"").unwrap()..];
+        let what_to_do = &what_to_do[..what_to_do.find("<h2").unwrap()];
         assert_eq!(
             what_to_do.matches("close other programs").count(),
             1,
