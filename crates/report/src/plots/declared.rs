@@ -1,11 +1,12 @@
 //! A probe's declared plot ([`latlab_engine::presentation::Plot`]) made a figure from a
-//! run's results: each line the results its template covers, by their x parameter; each
+//! run's results: each line the results its template covers, by their x parameter, a median
+//! shaded by its 95% confidence interval; each
 //! panel's levels as bands over the points they were derived from, with a mark where each
 //! ends, and where declared the kernel's own cache sizes beside them. Lines without a point,
 //! and panels without a line, are left out.
 
 use super::figure::{Figure, Panel, Scale, Series, Stroke};
-use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis};
+use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis, has_interval};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::presentation::{self as declared, Measure, Template, Unit};
@@ -16,9 +17,17 @@ pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
     let panels: Vec<Panel> = (plot.panels.iter())
         .filter_map(|panel| drawn_panel(run, plot.x_parameter, panel))
         .collect();
+    let shaded = (panels.iter().flat_map(|p| &p.series)).any(|s| !s.intervals.is_empty());
     (!panels.is_empty()).then(|| Figure {
         title: plot.title.into(),
-        caption: plot.caption.into(),
+        caption: if shaded {
+            format!(
+                "{} Shaded about a line: the 95% confidence interval of each median.",
+                plot.caption
+            )
+        } else {
+            plot.caption.into()
+        },
         x_label: plot.x_label.into(),
         x_format: format_bytes,
         panels,
@@ -68,7 +77,7 @@ fn drawn_line<'a>(
     xs: &mut HashMap<&'a str, f64>,
 ) -> Option<Series> {
     let mut label = None;
-    let mut points = Vec::new();
+    let (mut points, mut intervals) = (Vec::new(), Vec::new());
     for result in run.results().filter(|r| line.results.matches(&r.name)) {
         let Some(x) = number(result, x_parameter).filter(|&x| x > 0.0) else {
             continue;
@@ -77,11 +86,13 @@ fn drawn_line<'a>(
         if let Some(y) = measure(result, line.y, x) {
             label.get_or_insert_with(|| filled_label(line.label, result));
             points.push((x, y));
+            intervals.extend(interval(result, line.y, x).map(|(low, high)| (x, low, high)));
         }
     }
     Some(Series {
         label: label?,
         points,
+        intervals,
         style: match line.stroke {
             declared::Stroke::Line => Stroke::Line,
             declared::Stroke::Dashed => Stroke::Dashed,
@@ -111,6 +122,7 @@ fn drawn_levels(
             bands.push(Series {
                 label: format!("{name}: {}", format_ns(median)),
                 points: vec![(first, median), (last, median)],
+                intervals: Vec::new(),
                 style: Stroke::Band,
                 color: 3 + i,
             });
@@ -150,6 +162,25 @@ fn measure(result: &BenchResult, y: Measure, x: f64) -> Option<f64> {
         Measure::MinimumPerX => Some(summary.min / x),
         Measure::Rate => result.gigabytes_per_second(),
         Measure::Parameter(key) => number(result, key),
+    }
+}
+
+/// The 95% confidence interval of the median in `y`'s terms, where the result has one and
+/// `y` is a median (a minimum or a parameter has none).
+fn interval(result: &BenchResult, y: Measure, x: f64) -> Option<(f64, f64)> {
+    if !has_interval(result) {
+        return None;
+    }
+    let [low, high] = result.summary.median_ci95;
+    match y {
+        Measure::Median => Some((low, high)),
+        Measure::MedianPerX => Some((low / x, high / x)),
+        // A longer time is a lower rate.
+        Measure::Rate => {
+            let bytes = result.bytes_per_operation? as f64;
+            (low > 0.0).then(|| (bytes / high, bytes / low))
+        }
+        Measure::Minimum | Measure::MinimumPerX | Measure::Parameter(_) => None,
     }
 }
 

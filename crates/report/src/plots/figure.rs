@@ -39,6 +39,9 @@ pub(crate) enum Scale {
 pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Each point's 95% confidence interval where it has one, `(x, low, high)`: shaded
+    /// under the line in its colour.
+    pub intervals: Vec<(f64, f64, f64)>,
     pub style: Stroke,
     /// Index into the palette; series that belong together share it.
     pub color: usize,
@@ -80,15 +83,17 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The font every piece of text is drawn with, bundled so that a machine without fonts draws
-/// the same plots.
+/// The font the figures' text is laid out with, and the PNG's set in, bundled so that a
+/// machine without fonts draws the same plots.
+pub(crate) const FONT_FILE: &[u8] = include_bytes!("../../fonts/DejaVuSansMono.ttf");
+
+/// Makes [`FONT_FILE`] the font plotters measures text with.
 fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let bytes = include_bytes!("../../fonts/DejaVuSansMono.ttf");
         // The bundled font is a valid TrueType file; a failure here is a build defect.
         assert!(
-            plotters::style::register_font(FONT, FontStyle::Normal, bytes).is_ok(),
+            plotters::style::register_font(FONT, FontStyle::Normal, FONT_FILE).is_ok(),
             "the bundled font does not load"
         );
     });
@@ -149,10 +154,10 @@ impl Panel {
     }
 
     fn y_range(&self) -> (f64, f64) {
-        let ys = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1));
+        let ys = self.series.iter().flat_map(|s| {
+            (s.points.iter().map(|p| p.1))
+                .chain(s.intervals.iter().flat_map(|&(_, low, high)| [low, high]))
+        });
         match self.y_scale {
             Scale::Log => {
                 let (low, high) = bounds(ys.filter(|y| on_log_scale(*y))).unwrap_or((1.0, 10.0));
@@ -199,6 +204,8 @@ where
 {
     let mut chart = ChartBuilder::on(area)
         .margin(12)
+        // Room for the last tick label ("16MiB") centred on the right edge.
+        .margin_right(30)
         .x_label_area_size(52)
         .y_label_area_size(104)
         .build_cartesian_2d(x, y)?;
@@ -220,6 +227,9 @@ where
 
     draw_marks(&mut chart, &panel.marks)?;
     for series in &panel.series {
+        draw_intervals(&mut chart, series)?;
+    }
+    for series in &panel.series {
         draw_series(&mut chart, series)?;
     }
     Ok(())
@@ -238,11 +248,15 @@ where
 {
     let y_top = chart.y_range().end;
     let y_bottom = chart.y_range().start;
-    let right_edge = chart.backend_coord(&(chart.x_range().end, y_top)).0;
+    let (x_start, x_end) = (chart.x_range().start, chart.x_range().end);
+    let right_edge = chart.backend_coord(&(x_end, y_top)).0;
     let grey = RGBColor(110, 110, 110);
     // Left to right, each label in the first row where it overlaps no label placed before
     // it; a label that would run past the figure's right edge ends at its line instead.
-    let mut marks: Vec<&(f64, String)> = marks.iter().collect();
+    // A mark beyond the axis (a cache larger than the largest size measured) is not drawn.
+    let mut marks: Vec<&(f64, String)> = (marks.iter())
+        .filter(|(x, _)| (x_start..=x_end).contains(x))
+        .collect();
     marks.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut rows_end: Vec<i32> = Vec::new();
     for (x, label) in marks {
@@ -291,6 +305,40 @@ fn place_label(rows_end: &mut Vec<i32>, at: i32, width: i32, right_edge: i32) ->
     (row, anchor)
 }
 
+/// A series' confidence intervals as a shaded band, one polygon per run of neighbouring
+/// points that have one (a point without an interval breaks the band).
+fn draw_intervals<DB, X, Y>(
+    chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
+    series: &Series,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let color = PALETTE[series.color % PALETTE.len()].mix(0.22);
+    let mut runs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
+    let mut previous_x = f64::NAN;
+    for &(x, _) in &series.points {
+        let interval = series.intervals.iter().find(|i| i.0 == x);
+        match (interval, runs.last_mut()) {
+            (Some(&i), Some(run)) if run.last().is_some_and(|last| last.0 == previous_x) => {
+                run.push(i);
+            }
+            (Some(&i), _) => runs.push(vec![i]),
+            (None, _) => {}
+        }
+        previous_x = x;
+    }
+    for run in runs.iter().filter(|run| run.len() > 1) {
+        let outline: Vec<(f64, f64)> = (run.iter().map(|&(x, low, _)| (x, low)))
+            .chain(run.iter().rev().map(|&(x, _, high)| (x, high)))
+            .collect();
+        chart.draw_series(std::iter::once(Polygon::new(outline, color.filled())))?;
+    }
+    Ok(())
+}
+
 /// One series in its colour and stroke.
 fn draw_series<DB, X, Y>(
     chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
@@ -304,6 +352,10 @@ where
     let color = PALETTE[series.color % PALETTE.len()];
     let points = series.points.iter().copied();
     match series.style {
+        // A line of one point (a figure measured at one size only) is its marker.
+        _ if series.points.len() == 1 => {
+            chart.draw_series(points.map(|p| lone_marker(p, series.style, color)))?;
+        }
         Stroke::Line => {
             chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
         }
@@ -321,6 +373,15 @@ where
         }
     }
     Ok(())
+}
+
+/// The marker of a series of one point: a filled disc for a solid line or dots, a ring for
+/// a dashed or dotted line, so that the two stay apart as their lines do.
+fn lone_marker<C>(at: C, style: Stroke, color: RGBColor) -> Circle<C, i32> {
+    match style {
+        Stroke::Dashed | Stroke::Dotted => Circle::new(at, 5, color.stroke_width(2)),
+        _ => Circle::new(at, 5, color.filled()),
+    }
 }
 
 /// The panel's legend entries laid out in rows that fit the figure's width: each row the
@@ -370,6 +431,9 @@ fn draw_legend<DB: DrawingBackend>(
                 )
             };
             match series.style {
+                _ if series.points.len() == 1 => {
+                    area.draw(&lone_marker((left + SWATCH / 2, y), series.style, color))?;
+                }
                 Stroke::Line => area.draw(&segment(0, SWATCH, 2))?,
                 Stroke::Dashed => {
                     for (from, to) in [(0, 9), (15, 24), (30, SWATCH)] {

@@ -1,8 +1,9 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
 //! Figures are the probes' declared plots filled from the record (`declared.rs`), drawn by
-//! `figure.rs` once on an SVG backend and, when files are wanted, once on a bitmap that is
-//! encoded as PNG. A run renders its plots once and hands them both to the HTML page and to
+//! `figure.rs` on an SVG backend; when files are wanted, that SVG is rasterised at twice its
+//! size (resvg, with the bundled font) and encoded as PNG, so both files show the same
+//! figure. A run renders its plots once and hands them both to the HTML page and to
 //! the files; each file is written atomically, like every other output.
 
 mod declared;
@@ -13,10 +14,11 @@ pub(crate) mod strip;
 
 use crate::ExportError;
 use crate::write::write_atomically;
-use figure::{Figure, WIDTH};
+use figure::{FONT_FILE, Figure, WIDTH};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
-use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
+use plotters::prelude::{IntoDrawingArea, SVGBackend};
+use resvg::{tiny_skia, usvg};
 use std::path::{Path, PathBuf};
 
 pub(crate) use matrix::pair_matrix;
@@ -50,14 +52,15 @@ pub fn render_plots(
     (declared.plots.iter())
         .filter_map(|plot| Some((plot.stem, declared::figure(run, plot)?)))
         .map(|(stem, figure)| {
+            let svg = svg(&figure)?;
             Ok(RenderedPlot {
                 stem,
-                svg: svg(&figure)?,
-                caption: figure.caption.clone(),
                 png: match formats {
                     Formats::Svg => None,
-                    Formats::SvgAndPng => Some(png(&figure)?),
+                    Formats::SvgAndPng => Some(png(&svg)?),
                 },
+                svg,
+                caption: figure.caption.clone(),
             })
         })
         .collect()
@@ -106,22 +109,34 @@ fn svg(figure: &Figure) -> Result<String, ExportError> {
     Ok(text)
 }
 
-fn png(figure: &Figure) -> Result<Vec<u8>, ExportError> {
-    let (width, height) = (WIDTH, figure.height());
-    let mut rgb = vec![0u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-        figure.draw(&root).map_err(|e| drawing_error("PNG", e))?;
-    }
-    let mut encoded = Vec::new();
-    let mut encoder = png::Encoder::new(&mut encoded, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder
-        .write_header()
-        .and_then(|mut writer| writer.write_image_data(&rgb))
-        .map_err(|e| drawing_error("PNG", e))?;
-    Ok(encoded)
+/// How many pixels of the PNG stand for one of the SVG: 2, for a sharp figure on a
+/// high-density screen or in print.
+const PNG_SCALE: f32 = 2.0;
+
+/// `svg` rasterised at [`PNG_SCALE`] on white and encoded as PNG. Text is set in the bundled
+/// font, whatever fonts the machine has.
+fn png(svg: &str) -> Result<Vec<u8>, ExportError> {
+    let mut fonts = usvg::fontdb::Database::new();
+    fonts.load_font_data(FONT_FILE.to_vec());
+    let family = (fonts.faces().next())
+        .and_then(|face| face.families.first())
+        .map(|(name, _)| name.clone())
+        .ok_or_else(|| drawing_error("PNG", "the bundled font has no family name"))?;
+    fonts.set_sans_serif_family(family.clone());
+    let options = usvg::Options {
+        font_family: family,
+        fontdb: std::sync::Arc::new(fonts),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| drawing_error("PNG", e))?;
+    let size = (tree.size().to_int_size().scale_by(PNG_SCALE))
+        .ok_or_else(|| drawing_error("PNG", "an empty figure"))?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| drawing_error("PNG", "an empty figure"))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    let scale = tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE);
+    resvg::render(&tree, scale, &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| drawing_error("PNG", e))
 }
 
 #[cfg(test)]
@@ -239,13 +254,11 @@ mod tests {
         assert!(plots[2].svg.contains("derivative of the minimum"));
 
         for plot in &plots {
-            let decoder = png::Decoder::new(std::io::Cursor::new(plot.png.as_ref().unwrap()));
-            let mut reader = decoder.read_info().unwrap();
-            let mut pixels = vec![0; reader.output_buffer_size()];
-            let frame = reader.next_frame(&mut pixels).unwrap();
-            assert_eq!(frame.width, figure::WIDTH);
-            let colours: std::collections::HashSet<&[u8]> =
-                pixels[..frame.buffer_size()].chunks(3).collect();
+            let png = tiny_skia::Pixmap::decode_png(plot.png.as_ref().unwrap()).unwrap();
+            assert_eq!(png.width(), 2 * figure::WIDTH, "drawn at twice the size");
+            let colours: std::collections::HashSet<[u8; 4]> = (png.pixels().iter())
+                .map(|p| [p.red(), p.green(), p.blue(), p.alpha()])
+                .collect();
             assert!(
                 colours.len() > 10,
                 "{}: {} colours",
@@ -253,6 +266,68 @@ mod tests {
                 colours.len()
             );
         }
+    }
+
+    /// The ink of "1.69" as drawn in the PNG: the gaps on either side of the point are
+    /// alike (a renderer that drops each glyph's side bearing draws "1. 69").
+    #[test]
+    fn the_png_sets_a_decimal_point_between_its_digits() {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"80\" height=\"30\">\
+                   <text x=\"4\" y=\"22\" font-family=\"sans-serif\" font-size=\"17\">1.69</text>\
+                   </svg>";
+        let png = tiny_skia::Pixmap::decode_png(&png(svg).unwrap()).unwrap();
+        let inked = |x: u32| (0..png.height()).any(|y| png.pixel(x, y).unwrap().red() < 128);
+        // Runs of inked columns: one per glyph.
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for x in 0..png.width() {
+            match (inked(x), runs.last_mut()) {
+                (true, Some(run)) if run.1 + 1 == x => run.1 = x,
+                (true, _) => runs.push((x, x)),
+                (false, _) => {}
+            }
+        }
+        assert_eq!(runs.len(), 4, "four glyphs: {runs:?}");
+        let before = runs[1].0 - runs[0].1;
+        let after = runs[2].0 - runs[1].1;
+        assert!(
+            before * 2 > after && after * 2 > before,
+            "the point sits {before} px after the 1 and {after} px before the 6"
+        );
+    }
+
+    /// A sweep whose points each have a confidence interval is shaded by them and says so
+    /// in its caption; the same sweep with too few samples for one is not; a line measured
+    /// at one size only is drawn as a marker.
+    #[test]
+    fn medians_are_shaded_by_their_intervals_and_lone_points_are_marked() {
+        let sweep = |samples: usize, sizes: &[u64]| {
+            let results = (sizes.iter())
+                .map(|&s| {
+                    let spread: Vec<f64> = (0..samples).map(|i| s as f64 + i as f64).collect();
+                    BenchResult::derived(
+                        &format!("mem.latency/pagegroups/{s}B"),
+                        "test",
+                        spread,
+                        Vec::new(),
+                        Vec::new(),
+                    )
+                    .unwrap()
+                    .with_parameter("working_set_bytes", s)
+                    .with_parameter("layout", "pagegroups")
+                })
+                .collect();
+            let run = record(vec![probe("mem.latency", results)]);
+            let presentations = latlab_probes::presentations();
+            let plots = render_plots(&run, &presentations, Formats::Svg).unwrap();
+            (plots[0].svg.clone(), plots[0].caption.clone())
+        };
+        let (svg, caption) = sweep(30, &[1024, 2048, 4096]);
+        assert!(svg.contains("<polygon"), "no band");
+        assert!(caption.contains("95% confidence interval"), "{caption}");
+        let (svg, caption) = sweep(5, &[1024, 2048, 4096]);
+        assert!(!svg.contains("<polygon") && !caption.contains("confidence"));
+        let (svg, _) = sweep(30, &[1024]);
+        assert!(svg.contains("<circle"), "a lone point is its marker");
     }
 
     #[test]
