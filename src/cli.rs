@@ -196,6 +196,11 @@ pub struct CompareArgs {
     /// output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Also write the comparison as a self-contained HTML page here: the plots with the
+    /// runs overlaid, and per probe each result's ratio with each run's interval; '-' for
+    /// standard output.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
     /// Medians closer than this many per cent are the same, however significant the test.
     #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent, allow_hyphen_values = true)]
     pub threshold: f64,

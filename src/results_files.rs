@@ -3,7 +3,7 @@
 
 use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{
-    Comparison, Side, compare_csv, compare_json, compare_markdown, compare_text_with,
+    Comparison, Side, compare_csv, compare_html, compare_json, compare_markdown, compare_text_with,
 };
 use latlab_report::units::format_ratio;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
@@ -68,6 +68,7 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
         let rendered = match flag {
             "--markdown" => compare_markdown(&plan.sides, &comparison),
             "--csv" => compare_csv(&comparison)?,
+            "--html" => compare_html(&plan.sides, &comparison, &latlab_probes::presentations())?,
             _ => compare_json(&comparison)?,
         };
         write_output(target, &rendered)?;

@@ -141,6 +141,7 @@ pub struct ComparePlan {
     pub markdown: Option<OutputTarget>,
     pub csv: Option<OutputTarget>,
     pub json: Option<OutputTarget>,
+    pub html: Option<OutputTarget>,
     /// Medians closer than this share are the same.
     pub threshold: f64,
     /// A result slower than this many per cent fails the comparison.
@@ -155,6 +156,7 @@ impl ComparePlan {
             ("--markdown", &self.markdown),
             ("--csv", &self.csv),
             ("--json", &self.json),
+            ("--html", &self.html),
         ]
         .into_iter()
         .filter_map(|(flag, target)| Some((flag, target.as_ref()?)))
@@ -171,6 +173,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         ("--markdown", &args.markdown),
         ("--csv", &args.csv),
         ("--json", &args.json),
+        ("--html", &args.html),
     ];
     check_compare_outputs(&outputs)?;
     let paths = (args.files.iter())
@@ -206,6 +209,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         markdown: target(&args.markdown),
         csv: target(&args.csv),
         json: target(&args.json),
+        html: target(&args.html),
         threshold: args.threshold / 100.0,
         fail_if_slower: args.fail_if_slower,
         terminal: Terminal::default(),
@@ -252,7 +256,8 @@ fn check_compare_outputs(outputs: &[(&str, &Option<String>)]) -> Result<(), Usag
                 (*name).to_string()
             };
             return Err(UsageError(format!(
-                "{what} is named by two of --markdown, --csv and --json; give each its own"
+                "{what} is named by two of --markdown, --csv, --json and --html; give each its \
+                 own"
             )));
         }
     }

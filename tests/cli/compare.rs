@@ -217,3 +217,51 @@ fn save_and_compare_with_a_baseline_under_the_results_directory() {
     let (_, _, stderr) = run(&["--save-baseline", "../x"]);
     assert!(stderr.starts_with("error: "), "{stderr}");
 }
+
+/// `--html`: a page with, per probe, each result's ratio to the baseline (the regressed one
+/// called slower at ×1.5) and its table, and the declared plots with both runs overlaid.
+#[test]
+fn the_html_comparison_shows_each_ratio_and_overlays_the_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_and_changed_copy(dir.path(), 1.5);
+    let (status, _) = compare(dir.path(), &files, &["--html", "diff.html"]);
+    assert_eq!(status, 0);
+    let page = std::fs::read_to_string(dir.path().join("diff.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let figure = &page[page
+        .find("<figure id=\"ratios-cpu.branch\">")
+        .expect("a ratio figure")..];
+    let figure = &figure[..figure.find("</figure>").unwrap()];
+    assert!(figure.contains("<title>1.50×</title>"), "{figure}");
+    assert!(figure.contains(">slower</text>"));
+    assert!(page.contains("<td class=\"slower\">slower"));
+    assert!(
+        !page.contains("Plots, the runs overlaid"),
+        "no sweep, no plot"
+    );
+
+    let sweep = dir.path().join("sweep.json");
+    latlab(dir.path())
+        .args([
+            "run",
+            "--synthetic",
+            "--only",
+            "mem.latency",
+            "--max-size",
+            "64KiB",
+        ])
+        .arg("--json")
+        .arg(&sweep)
+        .assert()
+        .success();
+    let output = latlab(dir.path())
+        .args(["compare", "sweep.json", "sweep.json", "--html", "-"])
+        .output()
+        .unwrap();
+    let page = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        page.contains("<figure id=\"mem-latency-B\"><svg"),
+        "overlaid plot"
+    );
+    assert!(page.contains("Pale: A, the baseline; in full colour: B."));
+}

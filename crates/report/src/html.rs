@@ -15,7 +15,7 @@
 use crate::families::family_lines;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
-use crate::markup::{Contents, Section, page};
+use crate::markup::{Contents, Section, capitalised, page};
 use crate::plots::distribution;
 use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline, incomplete_probes};
@@ -354,14 +354,6 @@ fn grid_cell(grid: &Grid, result: &BenchResult) -> Markup {
             br; span.note { (label) " " (param(result, key)) }
         }
     }
-}
-
-/// `text` with its first letter capitalised, as a sentence.
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
 }
 
 /// A probe with more results than this shows them folded, behind their count.

@@ -79,6 +79,14 @@ pub(crate) fn page(title: &str, intro: Markup, sections: &[Section], contents: C
     .into_string()
 }
 
+/// `text` with its first letter capitalised, as a sentence.
+pub(crate) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 /// The page's one script, inline: a click (or Enter) on a column's heading in a table marked
 /// `sortable` orders its rows by that column, ascending then descending, by each cell's
 /// `data-v` in a column of figures (the figure behind "1.08 ns") and by its text in a column
@@ -136,6 +144,7 @@ th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 td.text { text-align: left; white-space: normal; min-width: 12em; }
 #headline td:first-child { white-space: normal; min-width: 8em; } tr.reference td { color: #888; font-style: italic; }
 .note { color: #555; font-size: .92em; } .warn { color: #a45a00; } .fail { color: #b00020; }
+#environment td, #environment th { text-align: left; } td.slower { color: #b00020; } td.faster { color: #1a7f37; } tr.differs td { font-weight: 600; }
 a.warn, a.fail { text-decoration: none; }
 nav > ul { margin: .3em 0; }
 figure { margin: 1em 0; max-width: 100%; } figcaption { color: #444; font-size: .92em; max-width: 60em; }
@@ -159,7 +168,7 @@ details > summary { cursor: pointer; color: #555; }
   body { background: #161618; color: #ddd; } a { color: #8ab4f8; }
   th { background: #26262a; } th, td { border-bottom-color: #333; }
   .note, figcaption, details > summary, h3 .method { color: #aaa; } tr.reference td { color: #888; }
-  code { background: #26262a; } .warn { color: #e0a050; } .fail { color: #ff6b6b; }
+  code { background: #26262a; } .warn { color: #e0a050; } .fail, td.slower { color: #ff6b6b; } td.faster { color: #6bd08b; }
   figure svg { filter: invert(0.9) hue-rotate(180deg); }
 }
 ";

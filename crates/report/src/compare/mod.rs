@@ -26,11 +26,13 @@ use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p,
 use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use steadiness::{checks_for, comparable_runs, steady};
 
+mod html;
 mod render;
 mod steadiness;
 #[cfg(test)]
 mod tests;
 
+pub use html::compare_html;
 pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
 
 /// Below this p-value a difference is called real.

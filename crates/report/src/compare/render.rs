@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 impl Verdict {
-    fn label(self, threshold: f64) -> String {
+    pub(crate) fn label(self, threshold: f64) -> String {
         match self {
             Verdict::Faster { p } => format!("faster (p {})", format_p(p)),
             Verdict::Slower { p } => format!("slower (p {})", format_p(p)),
@@ -142,7 +142,7 @@ type EnvironmentField = (&'static str, fn(&RunRecord) -> String);
 
 /// The environments, one column per side (its first run), `≠` before each line where they
 /// differ.
-fn environment_table(sides: &[Side]) -> TextTable {
+pub(super) fn environment_table(sides: &[Side]) -> TextTable {
     let fields: [EnvironmentField; 10] = [
         ("host", |r| r.environment.host_name.clone()),
         ("cpu", |r| {
@@ -248,7 +248,7 @@ fn all_left(table: &TextTable) -> Vec<Align> {
     vec![Align::Left; table.headers.len()]
 }
 
-fn footnote(threshold: f64) -> String {
+pub(super) fn footnote(threshold: f64) -> String {
     format!(
         "difference: faster or slower only when the Mann–Whitney U test on the two sides' \
          samples and Welch's t test on their round or run medians (widened by how far the \

@@ -34,6 +34,64 @@ pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
     })
 }
 
+/// The figure of `plot` with two runs overlaid: `baseline`'s lines pale behind `later`'s,
+/// each in its declared colour and stroke (the levels and cache marks, which belong to one
+/// run, left out); `None` when neither run has a point of it. `labels` name the two runs.
+pub(crate) fn overlaid(
+    baseline: &RunRecord,
+    later: &RunRecord,
+    labels: (&str, &str),
+    plot: &declared::Plot,
+) -> Option<Figure> {
+    let panels: Vec<Panel> = (plot.panels.iter())
+        .filter_map(|panel| {
+            let mut xs = HashMap::new();
+            let mut series: Vec<Series> = Vec::new();
+            for (run, faded) in [(baseline, true), (later, false)] {
+                series.extend(
+                    (panel.lines.iter())
+                        .filter_map(|line| drawn_line(run, plot.x_parameter, line, &mut xs))
+                        .map(|line| Series { faded, ..line }),
+                );
+            }
+            (!series.is_empty()).then(|| Panel {
+                series,
+                marks: Vec::new(),
+                ..axes_of(panel)
+            })
+        })
+        .collect();
+    (!panels.is_empty()).then(|| Figure {
+        title: format!("{}: {} over {}", plot.title, labels.1, labels.0),
+        caption: format!(
+            "{} Pale: {}, the baseline; in full colour: {}. Shaded about a line: the 95% \
+             confidence interval of each median, where it has one.",
+            plot.caption, labels.0, labels.1
+        ),
+        x_label: plot.x_label.into(),
+        x_format: format_bytes,
+        panels,
+    })
+}
+
+/// A declared panel's axes, with no series or marks yet.
+fn axes_of(panel: &declared::Panel) -> Panel {
+    let y_format: fn(f64) -> String = match panel.y_unit {
+        Unit::Nanoseconds => format_ns_axis,
+        Unit::BytesPerSecond => format_rate_axis,
+    };
+    Panel {
+        y_label: panel.y_label.into(),
+        y_scale: match panel.y_scale {
+            declared::Scale::Log => Scale::Log,
+            declared::Scale::Linear => Scale::Linear,
+        },
+        y_format,
+        series: Vec::new(),
+        marks: Vec::new(),
+    }
+}
+
 fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> Option<Panel> {
     // Each point's x by result name, for placing the levels over their plateaus.
     let mut xs: HashMap<&str, f64> = HashMap::new();
@@ -52,19 +110,10 @@ fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> O
     if panel.host_caches {
         marks.extend(kernel_cache_ends(run));
     }
-    let (y_format, y_scale): (fn(f64) -> String, _) = match panel.y_unit {
-        Unit::Nanoseconds => (format_ns_axis, panel.y_scale),
-        Unit::BytesPerSecond => (format_rate_axis, panel.y_scale),
-    };
     Some(Panel {
-        y_label: panel.y_label.into(),
-        y_scale: match y_scale {
-            declared::Scale::Log => Scale::Log,
-            declared::Scale::Linear => Scale::Linear,
-        },
-        y_format,
         series,
         marks,
+        ..axes_of(panel)
     })
 }
 
@@ -100,6 +149,7 @@ fn drawn_line<'a>(
             declared::Stroke::Dots => Stroke::Dots,
         },
         color: line.color.into(),
+        faded: false,
     })
 }
 
@@ -125,6 +175,7 @@ fn drawn_levels(
                 intervals: Vec::new(),
                 style: Stroke::Band,
                 color: 3 + i,
+                faded: false,
             });
         }
         if let Some(end) = number(level, key::SIZE_ESTIMATE_BYTES) {

@@ -45,6 +45,17 @@ pub(crate) struct Series {
     pub style: Stroke,
     /// Index into the palette; series that belong together share it.
     pub color: usize,
+    /// Drawn pale behind the others: a baseline run's line under a later run's. A faded
+    /// series has no legend entry of its own (the caption says which run is faded).
+    pub faded: bool,
+}
+
+impl Series {
+    /// The series' colour: its palette entry, pale when faded.
+    fn colour(&self) -> RGBAColor {
+        let colour = PALETTE[self.color % PALETTE.len()];
+        colour.mix(if self.faded { 0.4 } else { 1.0 })
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -316,7 +327,7 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let color = PALETTE[series.color % PALETTE.len()].mix(0.22);
+    let color = PALETTE[series.color % PALETTE.len()].mix(if series.faded { 0.12 } else { 0.22 });
     let mut runs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
     let mut previous_x = f64::NAN;
     for &(x, _) in &series.points {
@@ -349,7 +360,7 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let color = PALETTE[series.color % PALETTE.len()];
+    let color = series.colour();
     let points = series.points.iter().copied();
     match series.style {
         // A line of one point (a figure measured at one size only) is its marker.
@@ -377,7 +388,7 @@ where
 
 /// The marker of a series of one point: a filled disc for a solid line or dots, a ring for
 /// a dashed or dotted line, so that the two stay apart as their lines do.
-fn lone_marker<C>(at: C, style: Stroke, color: RGBColor) -> Circle<C, i32> {
+fn lone_marker<C>(at: C, style: Stroke, color: RGBAColor) -> Circle<C, i32> {
     match style {
         Stroke::Dashed | Stroke::Dotted => Circle::new(at, 5, color.stroke_width(2)),
         _ => Circle::new(at, 5, color.filled()),
@@ -390,7 +401,7 @@ fn legend_rows(panel: &Panel) -> Vec<Vec<usize>> {
     let available = f64::from(WIDTH) - 128.0;
     let mut rows: Vec<Vec<usize>> = Vec::new();
     let mut used = f64::INFINITY;
-    for (i, series) in panel.series.iter().enumerate() {
+    for (i, series) in panel.series.iter().enumerate().filter(|(_, s)| !s.faded) {
         let width = entry_width(&series.label);
         if used + width > available {
             rows.push(Vec::new());
@@ -422,7 +433,7 @@ fn draw_legend<DB: DrawingBackend>(
         let mut x = 116.0; // under the plot, right of the y axis's labels
         for &i in entries {
             let series = &panel.series[i];
-            let color = PALETTE[series.color % PALETTE.len()];
+            let color = series.colour();
             let left = x as i32;
             let segment = |from: i32, to: i32, width: u32| {
                 PathElement::new(

@@ -10,6 +10,7 @@ mod declared;
 pub(crate) mod distribution;
 mod figure;
 mod matrix;
+pub(crate) mod ratios;
 pub(crate) mod strip;
 
 use crate::ExportError;
@@ -61,6 +62,30 @@ pub fn render_plots(
                 },
                 svg,
                 caption: figure.caption.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Every declared figure that `baseline` or `later` has data for, the two runs overlaid
+/// (the baseline pale), drawn as SVG for the comparison's page; `labels` name the runs.
+pub(crate) fn overlaid_plots(
+    baseline: &RunRecord,
+    later: &RunRecord,
+    labels: (&str, &str),
+    declared: &Presentations,
+) -> Result<Vec<RenderedPlot>, ExportError> {
+    (declared.plots.iter())
+        .filter_map(|plot| {
+            let figure = declared::overlaid(baseline, later, labels, plot)?;
+            Some((plot.stem, figure))
+        })
+        .map(|(stem, figure)| {
+            Ok(RenderedPlot {
+                stem,
+                svg: svg(&figure)?,
+                caption: figure.caption.clone(),
+                png: None,
             })
         })
         .collect()
