@@ -201,7 +201,7 @@ fn grouped_warnings(out: &mut String, run: &RunRecord, terminal: &Terminal) {
     out.push_str(&terminal.prose(
         "",
         &format!(
-            "{} ({} in {lines}; every one with its advice: --verbose, or the JSON, CSV and \
+            "{} ({} in {lines}; every one: --verbose, or the JSON, CSV and \
              Markdown files)",
             terminal.paint(Paint::Warn, "warnings"),
             grouped.warnings,
@@ -218,16 +218,21 @@ fn grouped_warnings(out: &mut String, run: &RunRecord, terminal: &Terminal) {
             &format!("(and {more} more lines: --verbose shows them)"),
         ));
     }
-    if !grouped.advice.is_empty() {
+    what_to_do(out, &grouped.advice, terminal);
+}
+
+/// What to do about each kind of warning the run had, once, as fits this machine.
+fn what_to_do(out: &mut String, advice: &[String], terminal: &Terminal) {
+    if !advice.is_empty() {
         heading(out, terminal, "what to do");
-        for advice in &grouped.advice {
+        for advice in advice {
             out.push_str(&terminal.prose("  ", advice));
         }
     }
 }
 
-/// Every warning and verdict of every result, the points of folded sweeps included, each
-/// with its advice.
+/// Every warning and verdict of every result, the points of folded sweeps included, then
+/// what to do about each kind, once.
 fn every_warning(out: &mut String, run: &RunRecord, terminal: &Terminal) {
     let mut lines = Vec::new();
     for result in run.results() {
@@ -254,4 +259,5 @@ fn every_warning(out: &mut String, run: &RunRecord, terminal: &Terminal) {
     for line in lines {
         out.push_str(&terminal.prose("  ", &line));
     }
+    what_to_do(out, &grouped(run).advice, terminal);
 }
