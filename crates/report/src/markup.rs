@@ -141,7 +141,7 @@ ul.warnings { list-style: none; padding-left: .3em; } ul.warnings details > summ
 table { border-collapse: collapse; }
 th, td { padding: .2em .6em; text-align: right; border-bottom: 1px solid #eee; vertical-align: top; white-space: nowrap; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
-td.text { text-align: left; white-space: normal; min-width: 12em; }
+td.text { text-align: left; white-space: normal; min-width: 12em; } #headline th:last-child { text-align: left; }
 #headline td:first-child { white-space: normal; min-width: 8em; } tr.reference td { color: #888; font-style: italic; }
 .note { color: #555; font-size: .92em; } .warn { color: #a45a00; } .fail { color: #b00020; }
 #environment td, #environment th { text-align: left; } td.slower { color: #b00020; } td.faster { color: #1a7f37; } tr.differs td { font-weight: 600; }
