@@ -14,8 +14,10 @@ use syn::{Expr, FnArg, ItemFn, LitStr, Token, Type};
 /// Registers a function as a benchmark.
 ///
 /// Options: `args = [..]` (one benchmark per value, passed as the last parameter),
-/// `group = "name"` (default: the module the function is in), `name = "name"` (default: the
-/// function's), `baseline` (the one the group's other benchmarks are compared with).
+/// `types = [..]` (a generic function with one type parameter: one benchmark per type,
+/// named `NAME/TYPE`, before the argument where there are both), `group = "name"`
+/// (default: the module the function is in), `name = "name"` (default: the function's),
+/// `baseline` (the one the group's other benchmarks are compared with).
 #[proc_macro_attribute]
 pub fn bench(attr: TokenStream, item: TokenStream) -> TokenStream {
     let options = syn::parse_macro_input!(attr as Options);
@@ -29,6 +31,7 @@ pub fn bench(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[derive(Default)]
 struct Options {
     args: Option<Expr>,
+    types: Vec<Type>,
     group: Option<LitStr>,
     name: Option<LitStr>,
     baseline: bool,
@@ -41,6 +44,7 @@ impl Parse for Options {
         for item in items {
             match item {
                 OptionItem::Args(expr) => options.args = Some(expr),
+                OptionItem::Types(types) => options.types = types,
                 OptionItem::Group(group) => options.group = Some(group),
                 OptionItem::Name(name) => options.name = Some(name),
                 OptionItem::Baseline => options.baseline = true,
@@ -52,6 +56,7 @@ impl Parse for Options {
 
 enum OptionItem {
     Args(Expr),
+    Types(Vec<Type>),
     Group(LitStr),
     Name(LitStr),
     Baseline,
@@ -66,6 +71,16 @@ impl Parse for OptionItem {
                 input.parse::<Token![=]>()?;
                 Ok(OptionItem::Args(input.parse()?))
             }
+            "types" => {
+                input.parse::<Token![=]>()?;
+                let list;
+                syn::bracketed!(list in input);
+                let types = Punctuated::<Type, Token![,]>::parse_terminated(&list)?;
+                if types.is_empty() {
+                    return Err(syn::Error::new(key.span(), "types = [..] names no type"));
+                }
+                Ok(OptionItem::Types(types.into_iter().collect()))
+            }
             "group" => {
                 input.parse::<Token![=]>()?;
                 Ok(OptionItem::Group(input.parse()?))
@@ -77,8 +92,8 @@ impl Parse for OptionItem {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown #[bench] option `{other}`: expected args = [..], group = \"..\", \
-                     name = \"..\" or baseline"
+                    "unknown #[bench] option `{other}`: expected args = [..], types = [..], \
+                     group = \"..\", name = \"..\" or baseline"
                 ),
             )),
         }
@@ -100,13 +115,19 @@ fn is_reference(argument: &FnArg) -> bool {
 
 fn expand(options: Options, function: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
     let signature = &function.sig;
-    if !signature.generics.params.is_empty() {
+    let generic = signature.generics.type_params().count();
+    if options.types.is_empty() && !signature.generics.params.is_empty() {
         return Err(syn::Error::new_spanned(
             &signature.generics,
-            "a #[bench] function cannot be generic: write one per type",
+            "a generic #[bench] function needs `types = [..]`: one benchmark per type",
         ));
     }
-    let ident = &signature.ident;
+    if !options.types.is_empty() && (generic != 1 || signature.generics.params.len() != 1) {
+        return Err(syn::Error::new_spanned(
+            &signature.ident,
+            "`types = [..]` needs a function with exactly one type parameter",
+        ));
+    }
     let inputs: Vec<&FnArg> = signature.inputs.iter().collect();
     let takes_bencher = inputs.first().is_some_and(|a| is_bencher(a));
     let arg_param = inputs.get(usize::from(takes_bencher)).copied();
@@ -122,17 +143,68 @@ fn expand(options: Options, function: ItemFn) -> syn::Result<proc_macro2::TokenS
             "a parameter besides the Bencher needs `args = [..]`, and `args` needs one",
         ));
     }
+    let name =
+        (options.name.as_ref().map(LitStr::value)).unwrap_or_else(|| signature.ident.to_string());
+    let registrations: Vec<proc_macro2::TokenStream> = if options.types.is_empty() {
+        vec![registration(
+            &options,
+            &function,
+            arg_param,
+            takes_bencher,
+            None,
+            &name,
+            0,
+        )]
+    } else {
+        (options.types.iter().enumerate())
+            .map(|(i, ty)| {
+                // `Vec < u8 >` as written in the name: `Vec<u8>`.
+                let label = quote!(#ty).to_string().replace(' ', "");
+                let name = format!("{name}/{label}");
+                registration(
+                    &options,
+                    &function,
+                    arg_param,
+                    takes_bencher,
+                    Some(ty),
+                    &name,
+                    i,
+                )
+            })
+            .collect()
+    };
+    Ok(quote! {
+        #function
+        #(#registrations)*
+    })
+}
 
+/// The registration of one benchmark function: `name`, called with the type `ty` where it
+/// is generic; `index` keeps the statics of one function's types apart.
+fn registration(
+    options: &Options,
+    function: &ItemFn,
+    arg_param: Option<&FnArg>,
+    takes_bencher: bool,
+    ty: Option<&Type>,
+    name: &str,
+    index: usize,
+) -> proc_macro2::TokenStream {
+    let ident = &function.sig.ident;
     let private = quote!(::latlab_bench::__private);
     let argument = match arg_param {
         Some(param) if is_reference(param) => quote!(__latlab_arg),
         Some(_) => quote!(::core::clone::Clone::clone(__latlab_arg)),
         None => quote!(),
     };
+    let callee = match ty {
+        Some(ty) => quote!(#ident::<#ty>),
+        None => quote!(#ident),
+    };
     let call = if takes_bencher {
-        quote!(#ident(__latlab_bencher, #argument))
+        quote!(#callee(__latlab_bencher, #argument))
     } else {
-        quote!(__latlab_bencher.bench(move || #ident(#argument)))
+        quote!(__latlab_bencher.bench(move || #callee(#argument)))
     };
     let (arg_labels, run) = match &options.args {
         Some(args) => (
@@ -155,18 +227,17 @@ fn expand(options: Options, function: ItemFn) -> syn::Result<proc_macro2::TokenS
             quote!(|__latlab_bencher, _| { #call }),
         ),
     };
-    let name = options
-        .name
-        .unwrap_or_else(|| LitStr::new(&ident.to_string(), Span::call_site()));
-    let group = match options.group {
+    let name = LitStr::new(name, Span::call_site());
+    let group = match &options.group {
         Some(group) => quote!(::core::option::Option::Some(#group)),
         None => quote!(::core::option::Option::None),
     };
     let baseline = options.baseline;
-    let registration = format_ident!("__LATLAB_BENCH_{}", ident.to_string().to_uppercase());
-    Ok(quote! {
-        #function
-
+    let registration = format_ident!(
+        "__LATLAB_BENCH_{}_{index}",
+        ident.to_string().to_uppercase()
+    );
+    quote! {
         #[#private::linkme::distributed_slice(#private::BENCHMARKS)]
         #[linkme(crate = #private::linkme)]
         #[doc(hidden)]
@@ -176,9 +247,10 @@ fn expand(options: Options, function: ItemFn) -> syn::Result<proc_macro2::TokenS
             module: ::core::module_path!(),
             file: ::core::file!(),
             line: ::core::line!(),
+            ordinal: #index,
             baseline: #baseline,
             arg_labels: #arg_labels,
             run: #run,
         };
-    })
+    }
 }

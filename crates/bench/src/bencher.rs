@@ -36,12 +36,22 @@ struct Chain<'a, 'b> {
     benchmark: &'a Benchmark,
     rest: &'a [Benchmark],
     pending: Vec<Pending<'b>>,
+    throughput: Option<Throughput>,
+}
+
+/// What one call processes, declared with [`Bencher::bytes`] or [`Bencher::items`]: its
+/// result is then also a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Throughput {
+    Bytes(u64),
+    Items(u64),
 }
 
 /// The bodies of a benchmark that waits to be measured with the others of its set: 1, 4
 /// and 16 calls a turn.
 pub(crate) struct Pending<'b> {
     pub benchmark_name: String,
+    pub throughput: Option<Throughput>,
     pub one: &'b mut dyn LoopBody,
     pub four: &'b mut dyn LoopBody,
     pub sixteen: &'b mut dyn LoopBody,
@@ -61,6 +71,7 @@ impl<'b> Pending<'b> {
     {
         Pending {
             benchmark_name: self.benchmark_name,
+            throughput: self.throughput,
             one: self.one,
             four: self.four,
             sixteen: self.sixteen,
@@ -109,7 +120,30 @@ impl<'a, 'b> Bencher<'a, 'b> {
                 benchmark,
                 rest,
                 pending,
+                throughput: None,
             }),
+        }
+    }
+
+    /// Declares that one call processes `n` bytes: the result is also given as a rate (GB/s
+    /// in the table, `bytes_per_second` in the JSON's Google Benchmark rows). Chain it before
+    /// the `bench…` call: `b.bytes(len as u64).bench(|| checksum(&data))`.
+    pub fn bytes(mut self, n: u64) -> Self {
+        self.declare(Throughput::Bytes(n));
+        self
+    }
+
+    /// Declares that one call processes `n` items (elements sorted, messages parsed): the
+    /// result is also given as a rate (Melem/s in the table, `items_per_second` in the
+    /// JSON's Google Benchmark rows).
+    pub fn items(mut self, n: u64) -> Self {
+        self.declare(Throughput::Items(n));
+        self
+    }
+
+    fn declare(&mut self, throughput: Throughput) {
+        if let Some(chain) = &mut self.chain {
+            chain.throughput = Some(throughput);
         }
     }
 
@@ -166,10 +200,12 @@ impl Chain<'_, '_> {
             benchmark,
             rest,
             pending,
+            throughput,
         } = self;
         let mut pending: Vec<Pending<'_>> = pending.into_iter().map(Pending::reborrow).collect();
         pending.push(Pending {
             benchmark_name: benchmark.name.clone(),
+            throughput,
             one,
             four,
             sixteen,

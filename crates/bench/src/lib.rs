@@ -28,11 +28,18 @@
 //!     v
 //! }
 //!
-//! // One that makes its input outside the timed loop.
+//! // One that makes its input outside the timed loop, and reports items per second.
 //! #[latlab_bench::bench(args = [16, 1024])]
 //! fn sort(b: Bencher, n: usize) {
-//!     b.with_inputs(|| (0..n as u64).rev().collect::<Vec<_>>())
+//!     b.items(n as u64)
+//!         .with_inputs(|| (0..n as u64).rev().collect::<Vec<_>>())
 //!         .bench_refs(|v| v.sort());
+//! }
+//!
+//! // One benchmark per type, named `default/u64`, `default/Vec<u8>`.
+//! #[latlab_bench::bench(types = [u64, Vec<u8>])]
+//! fn default<T: Default>() -> T {
+//!     T::default()
 //! }
 //! ```
 //!

@@ -12,6 +12,9 @@ pub struct Entry {
     pub module: &'static str,
     pub file: &'static str,
     pub line: u32,
+    /// Its place among the benchmarks one attribute registers (one per type of
+    /// `types = [..]`), to keep them in the order written.
+    pub ordinal: usize,
     /// Whether the group's other benchmarks are compared with this one.
     pub baseline: bool,
     /// The labels of the arguments given with `args = [..]`; empty without arguments.
@@ -51,10 +54,11 @@ impl Entry {
     }
 }
 
-/// Every registered benchmark, in source order (file, then line), one per argument.
+/// Every registered benchmark, in source order (file, then line, then the order of its
+/// types), one per argument.
 pub(crate) fn all() -> Vec<Benchmark> {
     let mut entries: Vec<&'static Entry> = BENCHMARKS.iter().collect();
-    entries.sort_by_key(|e| (e.file, e.line));
+    entries.sort_by_key(|e| (e.file, e.line, e.ordinal));
     let mut benchmarks = Vec::new();
     for entry in entries {
         let group = entry.group();

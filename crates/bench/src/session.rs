@@ -3,7 +3,7 @@
 //! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
-use crate::bencher::{Bencher, Pair, Pending, SetRunner};
+use crate::bencher::{Bencher, Pair, Pending, SetRunner, Throughput};
 use crate::profile::{Measured, Profiler};
 use crate::registry::Benchmark;
 use latlab_engine::analysis::paired_ratio;
@@ -129,6 +129,11 @@ impl Session {
         match measured {
             Ok(measured) => {
                 for (body, (result, how)) in pending.iter_mut().zip(measured) {
+                    let result = match body.throughput {
+                        Some(Throughput::Bytes(n)) => result.with_bytes_per_operation(n),
+                        Some(Throughput::Items(n)) => result.with_items_per_operation(n),
+                        None => result,
+                    };
                     let result = if self.examine {
                         self.examine(body, result, &how)
                     } else {

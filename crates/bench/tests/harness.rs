@@ -86,7 +86,22 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let names: Vec<String> = text(&listed.stdout).lines().map(String::from).collect();
     assert_eq!(names[0], "chains/add/1: benchmark");
     assert!(names.contains(&"lists/push_grow: benchmark".to_string()));
-    assert_eq!(names.len(), 15, "{names:?}");
+    // Generic benchmarks: one per type, named by it, before the argument.
+    for name in [
+        "generic/made/u16",
+        "generic/made/u64",
+        "generic/made/Vec<u8>",
+        "generic/filled/u32/16",
+        "generic/filled/u32/256",
+        "generic/filled/u64/16",
+        "generic/filled/u64/256",
+    ] {
+        assert!(
+            names.contains(&format!("{name}: benchmark")),
+            "{name}: {names:?}"
+        );
+    }
+    assert_eq!(names.len(), 24, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -113,7 +128,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let json_path = dir.path().join("known.json");
     let quick = ["--samples", "12", "--rounds", "2", "--target-time", "200us"];
     let mut args = vec![
-        "planted|lists|chains",
+        "planted|lists|chains|throughput",
         "--json",
         json_path.to_str().unwrap(),
     ];
@@ -188,6 +203,33 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         (32.0..128.0).contains(&(sixty_four / one)),
         "64 adds {sixty_four} ns vs 1 add {one} ns"
     );
+    // Throughput: a rate in the table, and in the Google Benchmark rows the declared count
+    // over the median time per call.
+    for (name, field, count, unit) in [
+        ("throughput/sum_4kib", "bytes_per_second", 4096.0, "GB/s"),
+        ("throughput/sort_256", "items_per_second", 256.0, "elem/s"),
+    ] {
+        let row = (json["benchmarks"].as_array().unwrap().iter())
+            .find(|r| r["run_name"] == name && r["aggregate_name"] == "median")
+            .unwrap_or_else(|| panic!("no median row of {name}"));
+        let rate = row[field].as_f64().unwrap();
+        let expected = count / median(name) * 1e9;
+        assert!(
+            (rate / expected - 1.0).abs() < 1e-9,
+            "{name}: {field} {rate} against {expected}"
+        );
+        let (group, function) = name.split_once('/').unwrap();
+        let line = (stdout.lines())
+            .find(|l| l.starts_with(group) && l.contains(&format!(" {function} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in {stdout}"));
+        assert!(line.contains(unit), "{line}");
+    }
+    assert!(
+        result(&json, "chains/add/1")
+            .get("items_per_operation")
+            .is_none()
+    );
+
     // The counting allocator: one allocation of 256 u64 for a vector made to size; several,
     // and more bytes, for one grown by pushing.
     let allocations = |name: &str| result(&json, name)["allocations"].clone();
@@ -308,6 +350,12 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     let once = Command::new(&binary).arg("lists").output().unwrap();
     assert!(once.status.success());
     assert!(text(&once.stdout).contains("bench lists/push_grow ... ok"));
+    // Each type's instance is called: one result per type.
+    let once = Command::new(&binary).arg("generic").output().unwrap();
+    assert!(once.status.success(), "{}", text(&once.stderr));
+    let ran = text(&once.stdout);
+    assert_eq!(ran.matches(" ... ok").count(), 7, "{ran}");
+    assert!(ran.contains("bench generic/made/Vec<u8> ... ok"), "{ran}");
 
     // Ctrl-C part way: the sets measured so far are written, marked incomplete, status 130.
     let json_path = dir.path().join("interrupted.json");

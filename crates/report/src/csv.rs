@@ -5,7 +5,7 @@ use latlab_engine::model::RunRecord;
 
 pub struct CsvExporter;
 
-const HEADER: [&str; 25] = [
+const HEADER: [&str; 27] = [
     "name",
     "probe",
     "kind",
@@ -30,6 +30,8 @@ const HEADER: [&str; 25] = [
     "outliers",
     "bytes_per_operation",
     "gigabytes_per_second",
+    "items_per_operation",
+    "items_per_second",
     "warnings",
 ];
 
@@ -73,6 +75,9 @@ impl Exporter for CsvExporter {
                     r.bytes_per_operation
                         .map_or_else(String::new, |b| b.to_string()),
                     optional(r.gigabytes_per_second()),
+                    r.items_per_operation
+                        .map_or_else(String::new, |i| i.to_string()),
+                    optional(r.items_per_second()),
                     text_cell(&warnings.join("; ")),
                 ];
                 writer.write_record(&record).map_err(|e| encode(&e))?;

@@ -4,13 +4,14 @@
 //!
 //! A probe's key figures are, in order: the results a headline row reads, the levels a plot
 //! marks (the cache levels of the latency curve), then its results that are not in-between
-//! points of a sweep. A result a plot draws as a rate is shown as a rate, anything else as
-//! its median; an extrapolated median keeps its `≈`.
+//! points of a sweep. A result a plot draws as a rate is shown as a rate; one with a rate
+//! that no plot draws (a user's benchmark that declared bytes or items) as its median with
+//! the rate after it; anything else as its median; an extrapolated median keeps its `≈`.
 
 use crate::headline::source_result;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_median, format_rate};
+use crate::units::{format_median, format_rate, format_result_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
 use latlab_engine::presentation::{Measure, Presentations, Template};
 
@@ -192,14 +193,25 @@ impl<'a> KeyResults<'a> {
         shown
     }
 
-    /// A result's figure: its rate where a plot draws it as one, else its median.
+    /// A result's figure: its rate where a plot draws it as one; its median with its rate
+    /// after it where it has a rate and no plot draws it (a user's benchmark that declared
+    /// bytes or items); else its median.
     fn figure(&self, result: &BenchResult) -> String {
-        let drawn_as_rate = (self.declared.plots.iter())
+        let lines = (self.declared.plots.iter())
             .flat_map(|plot| plot.panels)
-            .flat_map(|panel| panel.lines)
-            .any(|line| line.y == Measure::Rate && line.results.matches(&result.name));
-        match result.gigabytes_per_second() {
-            Some(rate) if drawn_as_rate && !result.is_extrapolated() => format_rate(rate),
+            .flat_map(|panel| panel.lines);
+        let mut plotted = false;
+        let mut drawn_as_rate = false;
+        for line in lines.filter(|line| line.results.matches(&result.name)) {
+            plotted = true;
+            drawn_as_rate |= line.y == Measure::Rate;
+        }
+        if result.is_extrapolated() {
+            return format_median(result);
+        }
+        match (result.gigabytes_per_second(), format_result_rate(result)) {
+            (Some(rate), _) if drawn_as_rate => format_rate(rate),
+            (_, Some(rate)) if !plotted => format!("{} ({rate})", format_median(result)),
             _ => format_median(result),
         }
     }

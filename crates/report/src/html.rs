@@ -21,7 +21,7 @@ use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline, incomplete_probes};
 use crate::units::{
     INTERVAL_FOOTNOTE, format_clock, format_interval, format_median, format_ns, format_percent,
-    format_percentiles, format_rate, format_ratio, has_interval, has_percentiles,
+    format_percentiles, format_ratio, format_result_rate, has_interval, has_percentiles,
     percentiles_footnote,
 };
 use crate::warning_groups::{Grouped, grouped};
@@ -422,14 +422,16 @@ fn results_table(results: &[BenchResult], grouped: &Grouped) -> Markup {
 /// A result's row; each figure's cell carries its value (`data-v`) for sorting.
 fn result_row(result: &BenchResult, grouped: &Grouped) -> Markup {
     let s = &result.summary;
-    let rate = result.gigabytes_per_second();
+    let rate = result
+        .gigabytes_per_second()
+        .or_else(|| result.items_per_second());
     let interval = has_interval(result).then_some(s.median_ci95[0]);
     let percentiles = has_percentiles(s.n).then_some(s.p5);
     html! {
         tr id={ "result-" (result.name) } {
             td title=(result.method) { (result.name) (warning_mark(result, grouped)) }
             td data-v=(sort_key(s.median)) { (format_median(result)) }
-            td data-v=[rate.map(sort_key)] { (rate.map_or_else(String::new, format_rate)) }
+            td data-v=[rate.map(sort_key)] { (format_result_rate(result).unwrap_or_default()) }
             td data-v=[interval.map(sort_key)] { (format_interval(result)) }
             td data-v=[percentiles.map(sort_key)] { (format_percentiles(s.n, s.p5, s.p95)) }
             td data-v=[s.cv.map(sort_key)] { (s.cv.map_or_else(|| "–".into(), format_percent)) }

@@ -109,6 +109,10 @@ struct Row<'a> {
     /// `SetBytesProcessed` counter, here always per wall-clock second).
     #[serde(skip_serializing_if = "Option::is_none")]
     bytes_per_second: Option<f64>,
+    /// For item rates: items per operation over the real time (Google Benchmark's
+    /// `SetItemsProcessed` counter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items_per_second: Option<f64>,
 }
 
 impl Exporter for JsonExporter {
@@ -215,10 +219,12 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         .and_then(|t| u32::try_from(t).ok())
         .unwrap_or(1);
     // A rate for each sample and for the central aggregates; a spread has none.
-    let rate = |aggregate: Option<&str>, real_ns: f64| match (result.bytes_per_operation, aggregate)
-    {
-        (Some(bytes), None | Some("mean" | "median")) if real_ns > 0.0 => {
-            Some(bytes as f64 / real_ns * 1e9)
+    let rate = |per_operation: Option<u64>, aggregate: Option<&str>, real_ns: f64| match (
+        per_operation,
+        aggregate,
+    ) {
+        (Some(count), None | Some("mean" | "median")) if real_ns > 0.0 => {
+            Some(count as f64 / real_ns * 1e9)
         }
         _ => None,
     };
@@ -243,7 +249,8 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         real_time: real,
         cpu_time,
         time_unit: "ns",
-        bytes_per_second: rate(aggregate.map(|a| a.0), real),
+        bytes_per_second: rate(result.bytes_per_operation, aggregate.map(|a| a.0), real),
+        items_per_second: rate(result.items_per_operation, aggregate.map(|a| a.0), real),
     };
     let mut rows: Vec<Row> = Vec::new();
     if layout == Rows::SamplesAndAggregates {

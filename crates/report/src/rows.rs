@@ -4,7 +4,7 @@
 use crate::text_table::TextTable;
 use crate::units::{
     INTERVAL_FOOTNOTE, format_clock, format_interval, format_median, format_ns, format_percent,
-    format_percentiles, format_rate, has_interval, has_percentiles, percentiles_footnote,
+    format_percentiles, format_result_rate, has_interval, has_percentiles, percentiles_footnote,
 };
 use latlab_engine::MIN_SAMPLES;
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
@@ -92,7 +92,8 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let mut cells = Vec::new();
     let mut shown_rows = Vec::new();
     let mut findings = Vec::new();
-    let with_rate = run.results().any(|r| r.bytes_per_operation.is_some());
+    let with_rate =
+        (run.results()).any(|r| r.bytes_per_operation.is_some() || r.items_per_operation.is_some());
     let with_cpu = run
         .results()
         .any(|r| waited(r) && !(sweeps == Sweeps::Folded && r.sweep_detail));
@@ -185,9 +186,7 @@ fn row_cells(name: String, result: &BenchResult, resolution_ns: f64) -> Vec<Stri
         name,
         format_median(result),
         cpu_median(result).map_or_else(|| "–".to_string(), format_ns),
-        result
-            .gigabytes_per_second()
-            .map_or_else(String::new, format_rate),
+        format_result_rate(result).unwrap_or_default(),
         format_interval(result),
         (result.round_spread())
             .map_or_else(|| "–".to_string(), |r| format!("±{}", format_percent(r))),

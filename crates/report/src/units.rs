@@ -50,6 +50,25 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
     format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
+/// Items per second with three significant digits in elem/s, Kelem/s, Melem/s or
+/// Gelem/s (criterion's and divan's units).
+pub fn format_items_rate(items_per_second: f64) -> String {
+    let units = [(1e9, "Gelem/s"), (1e6, "Melem/s"), (1e3, "Kelem/s")];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|&(scale, _)| items_per_second.abs() >= scale * 0.9995)
+        .unwrap_or((1.0, "elem/s"));
+    let value = items_per_second / scale;
+    format!("{value:.*} {unit}", three_digit_decimals(value))
+}
+
+/// A result's rate as a table shows it: bytes per second where it moves bytes, items per
+/// second where it processes items, `None` for a pure latency.
+pub fn format_result_rate(result: &latlab_engine::BenchResult) -> Option<String> {
+    (result.gigabytes_per_second().map(format_rate))
+        .or_else(|| result.items_per_second().map(format_items_rate))
+}
+
 /// A rate in GB/s as a value in the decimal unit it reads best in.
 fn rate_unit(gigabytes_per_second: f64) -> (f64, &'static str) {
     let bytes = gigabytes_per_second * 1e9;
@@ -186,6 +205,9 @@ mod tests {
         assert_eq!(format_rate(0.9999), "1.00 GB/s");
         assert_eq!(format_rate(1530.0), "1.53 TB/s");
         assert_eq!(format_rate(2e-7), "200 B/s");
+        assert_eq!(format_items_rate(1.234e7), "12.3 Melem/s");
+        assert_eq!(format_items_rate(999.0), "999 elem/s");
+        assert_eq!(format_items_rate(2.5e9), "2.50 Gelem/s");
     }
 
     #[test]

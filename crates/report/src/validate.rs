@@ -62,6 +62,14 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
             MAX_BYTES,
         )?;
     }
+    if let Some(items) = result.items_per_operation {
+        within(
+            &format!("{at}.items_per_operation"),
+            items as f64,
+            1.0,
+            MAX_BYTES,
+        )?;
+    }
     for size_key in [
         key::WORKING_SET_BYTES,
         key::SIZE_BYTES,

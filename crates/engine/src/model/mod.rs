@@ -200,6 +200,10 @@ pub struct BenchResult {
     /// Bytes one operation moves (an element read, a copy), for results that are also
     /// throughputs; `None` for pure latencies.
     pub bytes_per_operation: Option<u64>,
+    /// Items one operation processes (elements sorted, messages parsed), for results that
+    /// are also item rates; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_per_operation: Option<u64>,
     /// One of many points of a dense sweep (a memcpy size between two powers of two): the
     /// terminal table leaves it out for brevity; every file output keeps it.
     #[serde(default)]
@@ -245,6 +249,13 @@ impl BenchResult {
         self
     }
 
+    /// Declares that each operation processes `items` items, so that the result is also an
+    /// item rate.
+    pub fn with_items_per_operation(mut self, items: u64) -> BenchResult {
+        self.items_per_operation = Some(items);
+        self
+    }
+
     /// Marks the result as an in-between point of a dense sweep, or not.
     pub fn as_sweep_detail(mut self, detail: bool) -> BenchResult {
         self.sweep_detail = detail;
@@ -257,6 +268,13 @@ impl BenchResult {
         let bytes = self.bytes_per_operation? as f64;
         // Bytes per nanosecond are gigabytes (10^9) per second.
         (self.summary.median > 0.0).then(|| bytes / self.summary.median)
+    }
+
+    /// Items per second at the median time; `None` where no item count was declared and
+    /// when the median is not positive.
+    pub fn items_per_second(&self) -> Option<f64> {
+        let items = self.items_per_operation? as f64;
+        (self.summary.median > 0.0).then(|| items / self.summary.median * 1e9)
     }
 
     /// A result computed from other results: `samples_ns` (and `cpu_samples_ns`, possibly
@@ -282,6 +300,7 @@ impl BenchResult {
             cold_ns: None,
             derived_from,
             bytes_per_operation: None,
+            items_per_operation: None,
             sweep_detail: false,
             verdict: Verdict::Measured,
             warnings: Vec::new(),
