@@ -2,7 +2,7 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use latlab_engine::config_text::{duration_in, whole_number_in};
+use latlab_engine::config_text::{duration_in, parse_percent, whole_number_in};
 use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -219,13 +219,6 @@ const COMPARE_EXIT_CODES: &str = "Exit status:
   2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 /// A percentage from 0 to 1000: `2`, `0.5`, `5%`.
-fn parse_percent(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%');
-    match number.parse::<f64>() {
-        Ok(pct) if (0.0..=1000.0).contains(&pct) => Ok(pct),
-        _ => Err("must be a percentage from 0 to 1000, such as 2 or 0.5".to_string()),
-    }
-}
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
@@ -343,16 +336,6 @@ mod tests {
             "must be a whole number of pairs, at least 1"
         );
         assert_eq!(parse_iterations("10"), Ok(10));
-    }
-
-    #[test]
-    fn percentages_are_bounded() {
-        assert_eq!(parse_percent("2"), Ok(2.0));
-        assert_eq!(parse_percent("0.5%"), Ok(0.5));
-        assert!(parse_percent("-1").is_err());
-        assert!(parse_percent("NaN").is_err());
-        assert!(parse_percent("1e9").is_err());
-        assert!(parse_percent("five").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A bench binary's run: parse the command line, select the benchmarks, measure them, and
 //! write what was asked for.
 
+use crate::baselines;
 use crate::options::Options;
 use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
@@ -15,12 +16,14 @@ use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_front::{Unwritten, take_lock};
 use latlab_report::{
     CsvExporter, ExportError, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, advice, benchmarks_html_page, compare::compare_text, load::load_run,
-    render_plots, write_output,
+    TableExporter, advice, benchmarks_html_page,
+    compare::{Comparison, DEFAULT_THRESHOLD, compare_text_with},
+    render_plots,
+    terminal::Terminal,
+    write_output,
 };
 use regex::Regex;
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -75,7 +78,10 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         return Ok(0);
     }
     let baseline = match &options.baselines.baseline {
-        Some(name) => Some((name.clone(), load_baseline(name)?)),
+        Some(name) => {
+            let root = baselines::directory().map_err(bad)?;
+            Some((name.clone(), baselines::load(&root, name).map_err(bad)?))
+        }
         None => None,
     };
     if !options.bench {
@@ -124,21 +130,46 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     record.complete = !cancel.load(Ordering::Relaxed);
 
     let to_stderr = outputs.uses_stdout();
-    let text = run_text(&record, baseline.as_ref())?;
+    let mut text = run_text(&record)?;
+    let mut regressed = false;
+    if let Some((name, runs)) = &baseline {
+        let sides = baselines::sides(name, runs, &record);
+        text.push_str(&format!("\nagainst the baseline {name}:\n"));
+        text.push_str(&compare_text_with(
+            &sides,
+            &Comparison::of_sides(&sides, DEFAULT_THRESHOLD),
+            &Terminal::default(),
+        ));
+        if let Some(percent) = options.fail_if_slower {
+            let slower = baselines::slower(&sides, percent);
+            regressed = !slower.is_empty();
+            text.push_str(&baselines::gate_text(name, percent, &slower));
+        }
+    }
     if to_stderr {
         eprint!("{text}");
     } else {
         print!("{text}");
     }
     outputs.write(&record, &mut unwritten);
-    if let Some(name) = &options.baselines.save_baseline {
-        let saved = save_baseline(name, &record);
+    for (name, add) in [
+        (&options.baselines.save_baseline, false),
+        (&options.add_to_baseline, true),
+    ] {
+        let Some(name) = name else { continue };
+        let saved = (baselines::directory())
+            .map_err(|why| ExportError::Write {
+                path: "the baseline directory".into(),
+                source: std::io::Error::other(why),
+            })
+            .and_then(|root| baselines::save(&root, name, &record, add));
         if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
             eprintln!("baseline {name}: {}", path.display());
         }
     }
     unwritten.report();
-    Ok(exit_code(&record, &outputs, &unwritten, &stop))
+    let code = exit_code(&record, &outputs, &unwritten, &stop);
+    Ok(if code == 0 && regressed { 1 } else { code })
 }
 
 /// The run's exit status, as the binary's: the signal's when one stopped it; 2 when it
@@ -243,9 +274,9 @@ fn measure_in_rounds(
     }
 }
 
-/// What the run prints: the table, the comparisons within sets, cycles, allocations,
-/// profiles, and the comparison with `baseline` when there is one.
-fn run_text(record: &RunRecord, baseline: Option<&(String, RunRecord)>) -> Result<String, Stop> {
+/// What the run prints: the table, the comparisons within sets, cycles, allocations and
+/// profiles (the comparison with a baseline follows it).
+fn run_text(record: &RunRecord) -> Result<String, Stop> {
     let mut text = TableExporter::default()
         .render(record)
         .map_err(|e| bad(with_causes(&e)))?;
@@ -261,13 +292,6 @@ fn run_text(record: &RunRecord, baseline: Option<&(String, RunRecord)>) -> Resul
         }
     }
     text.push_str(&profile_text(record));
-    if let Some((name, old)) = baseline {
-        text.push_str(&format!("\nagainst the baseline {name}:\n"));
-        text.push_str(&compare_text(&[
-            (name.clone(), old.clone()),
-            ("this run".to_string(), record.clone()),
-        ]));
-    }
     Ok(text)
 }
 
@@ -472,46 +496,4 @@ impl Outputs {
             .map(OutputTarget::shown)
             .collect()
     }
-}
-
-/// Where baselines are kept: `latlab-baselines/` in the target directory (from
-/// `CARGO_TARGET_DIR`, else from where cargo put this binary: `target/release/deps/`).
-fn baseline_dir() -> Result<PathBuf, Stop> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Ok(PathBuf::from(dir).join("latlab-baselines"));
-    }
-    let exe = std::env::current_exe()
-        .map_err(|e| bad(format!("cannot tell where this binary is: {e}")))?;
-    exe.ancestors()
-        .find(|dir| dir.file_name().is_some_and(|n| n == "deps"))
-        .and_then(|deps| deps.parent()?.parent())
-        .map(|target| target.join("latlab-baselines"))
-        .ok_or_else(|| bad("cannot find the target directory for baselines; set CARGO_TARGET_DIR"))
-}
-
-fn load_baseline(name: &str) -> Result<RunRecord, Stop> {
-    let dir = baseline_dir()?;
-    let path = dir.join(format!("{name}.json"));
-    if !path.exists() {
-        return Err(bad(format!(
-            "no baseline named {name} in {}; save one with --save-baseline {name}",
-            dir.display()
-        )));
-    }
-    load_run(&path).map_err(|e| bad(format!("baseline {name}: {}", e.0)))
-}
-
-fn save_baseline(name: &str, record: &RunRecord) -> Result<PathBuf, ExportError> {
-    let dir = baseline_dir().map_err(|Stop(why)| ExportError::Write {
-        path: "the baseline directory".into(),
-        source: std::io::Error::other(why),
-    })?;
-    let path = dir.join(format!("{name}.json"));
-    std::fs::create_dir_all(&dir).map_err(|source| ExportError::Write {
-        path: dir.display().to_string(),
-        source,
-    })?;
-    let json = JsonExporter.render(record)?;
-    write_output(&OutputTarget::Replaced(path.clone()), &json)?;
-    Ok(path)
 }

@@ -101,7 +101,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             "{name}: {names:?}"
         );
     }
-    assert_eq!(names.len(), 24, "{names:?}");
+    assert_eq!(names.len(), 25, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -396,4 +396,51 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         !results(&json).is_empty(),
         "the sets measured before Ctrl-C are kept"
     );
+}
+
+/// `--fail-if-slower` against a baseline of two runs: unchanged code passes; the same
+/// benchmark doing four times the work fails the run with status 1 and is named.
+#[test]
+fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
+    let binary = bench_binary();
+    let target = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], slower: bool| {
+        let mut command = Command::new(&binary);
+        command
+            .env("CARGO_TARGET_DIR", target.path())
+            .env_remove("LATLAB_FIXTURE_SLOWER")
+            .args(["--bench", "gate/", "--samples", "12", "--rounds", "2"])
+            .args(["--target-time", "200us"])
+            .args(args);
+        if slower {
+            command.env("LATLAB_FIXTURE_SLOWER", "1");
+        }
+        let output = command.output().unwrap();
+        (
+            output.status.code(),
+            text(&output.stdout),
+            text(&output.stderr),
+        )
+    };
+    let (status, _, stderr) = run(&["--save-baseline", "gate"], false);
+    assert_eq!(status, Some(0), "{stderr}");
+    let (status, _, stderr) = run(&["--add-to-baseline", "gate"], false);
+    assert_eq!(status, Some(0), "{stderr}");
+    let kept = target.path().join("latlab-baselines/gate");
+    assert!(kept.join("run-1.json").is_file() && kept.join("run-2.json").is_file());
+
+    let gate = ["--baseline", "gate", "--fail-if-slower", "20"];
+    let (status, stdout, stderr) = run(&gate, false);
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("no benchmark is more than 20% slower than the baseline gate"),
+        "{stdout}"
+    );
+    let (status, stdout, stderr) = run(&gate, true);
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("1 slower than the baseline gate by more than 20% (--fail-if-slower):"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  gate/work: "), "{stdout}");
 }

@@ -88,9 +88,28 @@ pub fn parse_baseline_name(text: &str) -> Result<String, String> {
     }
 }
 
+/// A percentage as given on a command line (`2`, `0.5%`), from 0 to 1000.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(pct) if (0.0..=1000.0).contains(&pct) => Ok(pct),
+        _ => Err("must be a percentage from 0 to 1000, such as 2 or 0.5".to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages_are_read_with_or_without_their_sign() {
+        assert_eq!(parse_percent("2"), Ok(2.0));
+        assert_eq!(parse_percent("0.5%"), Ok(0.5));
+        assert!(parse_percent("-1").is_err());
+        assert!(parse_percent("NaN").is_err());
+        assert!(parse_percent("1e9").is_err());
+        assert!(parse_percent("five").is_err());
+    }
 
     #[test]
     fn baseline_names_cannot_leave_their_directory() {

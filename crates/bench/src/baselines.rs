@@ -1,0 +1,199 @@
+//! Baselines: runs kept under a name in the target directory, and the gate a later run is
+//! judged by against them.
+//!
+//! A baseline is a directory, `latlab-baselines/NAME/`, of one run or several
+//! (`run-1.json`, `run-2.json` …): `--save-baseline NAME` makes it this run alone,
+//! `--add-to-baseline NAME` adds this run to the runs kept, so that a baseline of several
+//! runs shows how far each figure moves between runs of unchanged code, which is what the
+//! gate then allows for. A baseline saved as `NAME.json` by an earlier version is read as a
+//! baseline of that one run.
+
+use latlab_engine::model::RunRecord;
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side};
+use latlab_report::load::load_run;
+use latlab_report::units::format_ratio;
+use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
+use std::path::{Path, PathBuf};
+
+/// Where baselines are kept: `latlab-baselines/` in the target directory (from
+/// `CARGO_TARGET_DIR`, else from where cargo put this binary: `target/release/deps/`).
+pub(crate) fn directory() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(dir).join("latlab-baselines"));
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+    exe.ancestors()
+        .find(|dir| dir.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|deps| deps.parent()?.parent())
+        .map(|target| target.join("latlab-baselines"))
+        .ok_or_else(|| {
+            "cannot find the target directory for baselines; set CARGO_TARGET_DIR".to_string()
+        })
+}
+
+/// The runs kept as the baseline `name` in `root`, oldest first.
+pub(crate) fn load(root: &Path, name: &str) -> Result<Vec<RunRecord>, String> {
+    let files = run_files(root, name);
+    if files.is_empty() {
+        return Err(format!(
+            "no baseline named {name} in {}; save one with --save-baseline {name}",
+            root.display()
+        ));
+    }
+    (files.iter())
+        .map(|path| load_run(path).map_err(|e| format!("baseline {name}: {}", e.0)))
+        .collect()
+}
+
+/// Keeps `record` as the baseline `name` in `root`: alone, or (`add`) beside the runs kept
+/// already. Returns the file written.
+pub(crate) fn save(
+    root: &Path,
+    name: &str,
+    record: &RunRecord,
+    add: bool,
+) -> Result<PathBuf, ExportError> {
+    let dir = root.join(name);
+    let write_error = |path: &Path, source| ExportError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
+    let kept = run_files(root, name);
+    let path = if add {
+        // A run saved as NAME.json by an earlier version joins the directory first.
+        let legacy = root.join(format!("{name}.json"));
+        if kept == [legacy.clone()] {
+            let first = dir.join("run-1.json");
+            std::fs::copy(&legacy, &first).map_err(|e| write_error(&first, e))?;
+        }
+        dir.join(format!("run-{}.json", run_files(root, name).len() + 1))
+    } else {
+        dir.join("run-1.json")
+    };
+    let json = JsonExporter.render(record)?;
+    write_output(&OutputTarget::Replaced(path.clone()), &json)?;
+    if !add {
+        for old in run_files(root, name).into_iter().filter(|p| *p != path) {
+            std::fs::remove_file(&old).map_err(|e| write_error(&old, e))?;
+        }
+    }
+    Ok(path)
+}
+
+/// The files of the baseline `name`: `NAME/run-K.json` in order of K, or an earlier
+/// version's `NAME.json`.
+fn run_files(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut numbered: Vec<(u64, PathBuf)> = std::fs::read_dir(root.join(name))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let file = entry.file_name().into_string().ok()?;
+            let k = file
+                .strip_prefix("run-")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()?;
+            Some((k, entry.path()))
+        })
+        .collect();
+    numbered.sort();
+    if numbered.is_empty() {
+        let legacy = root.join(format!("{name}.json"));
+        return if legacy.is_file() {
+            vec![legacy]
+        } else {
+            Vec::new()
+        };
+    }
+    numbered.into_iter().map(|(_, path)| path).collect()
+}
+
+/// This run against the baseline: the two sides `latlab compare` would make of them.
+pub(crate) fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> Vec<Side> {
+    vec![
+        Side {
+            label: name.to_string(),
+            runs: baseline.to_vec(),
+        },
+        Side::one("this run", record.clone()),
+    ]
+}
+
+/// The gate of `--fail-if-slower PCT`: the benchmarks slower than the baseline by more
+/// than `percent`, as `latlab compare` judges a difference (significant against the noise
+/// between runs, and beyond the 2% threshold), each with its ratio; empty when none is.
+pub(crate) fn slower(sides: &[Side], percent: f64) -> Vec<(String, f64)> {
+    Comparison::of_sides(sides, DEFAULT_THRESHOLD)
+        .slower_than(percent)
+        .into_iter()
+        .map(|(name, _, ratio)| (name, ratio))
+        .collect()
+}
+
+/// The gate's verdict as the run prints it.
+pub(crate) fn gate_text(name: &str, percent: f64, slower: &[(String, f64)]) -> String {
+    if slower.is_empty() {
+        return format!("no benchmark is more than {percent}% slower than the baseline {name}\n");
+    }
+    let mut text = format!(
+        "{} slower than the baseline {name} by more than {percent}% (--fail-if-slower):\n",
+        slower.len()
+    );
+    for (benchmark, ratio) in slower {
+        text.push_str(&format!("  {benchmark}: {}\n", format_ratio(*ratio)));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> RunRecord {
+        let settings = latlab_engine::model::RunSettings {
+            suite: "quick".into(),
+            samples: 30,
+            target_sample_time_ns: 1_000_000,
+            budget_per_benchmark_ns: 1_000_000_000,
+            rounds: 1,
+            pinned_cpu: None,
+            memory_locked: false,
+            realtime: false,
+        };
+        RunRecord::begin(
+            &latlab_engine::SyntheticHost::default(),
+            settings,
+            Vec::new(),
+        )
+    }
+
+    /// Saving replaces the runs kept; adding keeps them, numbered in order; an earlier
+    /// version's single file is read, and joins the directory when a run is added.
+    #[test]
+    fn a_baseline_keeps_one_run_or_several() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        assert!(
+            load(root, "main")
+                .unwrap_err()
+                .contains("no baseline named main")
+        );
+        save(root, "main", &record(), true).unwrap();
+        save(root, "main", &record(), true).unwrap();
+        assert_eq!(load(root, "main").unwrap().len(), 2);
+        save(root, "main", &record(), false).unwrap();
+        assert_eq!(run_files(root, "main"), [root.join("main/run-1.json")]);
+
+        std::fs::write(
+            root.join("old.json"),
+            std::fs::read(root.join("main/run-1.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(load(root, "old").unwrap().len(), 1);
+        save(root, "old", &record(), true).unwrap();
+        assert_eq!(load(root, "old").unwrap().len(), 2);
+    }
+}
