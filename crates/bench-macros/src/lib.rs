@@ -15,7 +15,9 @@ use syn::{Expr, FnArg, ItemFn, LitStr, Token, Type};
 ///
 /// Options: `args = [..]` (one benchmark per value, passed as the last parameter),
 /// `types = [..]` (a generic function with one type parameter: one benchmark per type,
-/// named `NAME/TYPE`, before the argument where there are both), `group = "name"`
+/// named `NAME/TYPE`, before the argument where there are both), `threads = [1, 2, 4]`
+/// (the benchmark run on that many threads at once, named `NAME/threads:N` after its
+/// argument), `group = "name"`
 /// (default: the module the function is in), `name = "name"` (default: the function's),
 /// `baseline` (the one the group's other benchmarks are compared with).
 #[proc_macro_attribute]
@@ -32,6 +34,7 @@ pub fn bench(attr: TokenStream, item: TokenStream) -> TokenStream {
 struct Options {
     args: Option<Expr>,
     types: Vec<Type>,
+    threads: Option<Expr>,
     group: Option<LitStr>,
     name: Option<LitStr>,
     baseline: bool,
@@ -45,6 +48,7 @@ impl Parse for Options {
             match item {
                 OptionItem::Args(expr) => options.args = Some(expr),
                 OptionItem::Types(types) => options.types = types,
+                OptionItem::Threads(threads) => options.threads = Some(threads),
                 OptionItem::Group(group) => options.group = Some(group),
                 OptionItem::Name(name) => options.name = Some(name),
                 OptionItem::Baseline => options.baseline = true,
@@ -57,6 +61,7 @@ impl Parse for Options {
 enum OptionItem {
     Args(Expr),
     Types(Vec<Type>),
+    Threads(Expr),
     Group(LitStr),
     Name(LitStr),
     Baseline,
@@ -81,6 +86,10 @@ impl Parse for OptionItem {
                 }
                 Ok(OptionItem::Types(types.into_iter().collect()))
             }
+            "threads" => {
+                input.parse::<Token![=]>()?;
+                Ok(OptionItem::Threads(input.parse()?))
+            }
             "group" => {
                 input.parse::<Token![=]>()?;
                 Ok(OptionItem::Group(input.parse()?))
@@ -93,7 +102,7 @@ impl Parse for OptionItem {
                 key.span(),
                 format!(
                     "unknown #[bench] option `{other}`: expected args = [..], types = [..], \
-                     group = \"..\", name = \"..\" or baseline"
+                     threads = [..], group = \"..\", name = \"..\" or baseline"
                 ),
             )),
         }
@@ -233,6 +242,10 @@ fn registration(
         None => quote!(::core::option::Option::None),
     };
     let baseline = options.baseline;
+    let threads = match &options.threads {
+        Some(threads) => quote!(&#threads),
+        None => quote!(&[]),
+    };
     let registration = format_ident!(
         "__LATLAB_BENCH_{}_{index}",
         ident.to_string().to_uppercase()
@@ -249,6 +262,7 @@ fn registration(
             line: ::core::line!(),
             ordinal: #index,
             baseline: #baseline,
+            threads: #threads,
             arg_labels: #arg_labels,
             run: #run,
         };

@@ -104,6 +104,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let mut record = begin_record(options, &config, host.as_ref(), notes);
     let rounds = config.rounds;
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
+    session.pin_threads_from(record.settings.pinned_cpu);
     if options.profile {
         match Profiler::open() {
             Ok(profiler) => session.profile_with(profiler),

@@ -74,6 +74,7 @@ mod profile;
 mod registry;
 mod session;
 mod text;
+mod threads;
 
 pub use alloc::CountingAllocator;
 pub use bencher::{Bencher, WithInputs};

@@ -17,6 +17,9 @@ pub struct Entry {
     pub ordinal: usize,
     /// Whether the group's other benchmarks are compared with this one.
     pub baseline: bool,
+    /// The thread counts of `threads = [..]`: one benchmark per count, the body run on
+    /// that many threads at once; empty without it.
+    pub threads: &'static [usize],
     /// The labels of the arguments given with `args = [..]`; empty without arguments.
     pub arg_labels: fn() -> Vec<String>,
     /// Runs the benchmark with the argument at that index.
@@ -37,6 +40,8 @@ pub(crate) struct Benchmark {
     pub arg_index: usize,
     /// The argument's label, when the function takes one.
     pub arg: Option<String>,
+    /// How many threads run it at once, for a benchmark of `threads = [..]`.
+    pub threads: Option<usize>,
 }
 
 impl Entry {
@@ -68,24 +73,34 @@ pub(crate) fn all() -> Vec<Benchmark> {
             format!("{group}/{}", entry.name)
         };
         let labels = (entry.arg_labels)();
-        if labels.is_empty() {
-            benchmarks.push(Benchmark {
-                entry,
-                group: group.clone(),
-                name: stem.clone(),
-                arg_index: 0,
-                arg: None,
-            });
-            continue;
-        }
-        for (arg_index, label) in labels.into_iter().enumerate() {
-            benchmarks.push(Benchmark {
-                entry,
-                group: group.clone(),
-                name: format!("{stem}/{label}"),
-                arg_index,
-                arg: Some(label),
-            });
+        let arguments: Vec<(usize, Option<String>)> = if labels.is_empty() {
+            vec![(0, None)]
+        } else {
+            labels.into_iter().map(Some).enumerate().collect()
+        };
+        let counts: Vec<Option<usize>> = if entry.threads.is_empty() {
+            vec![None]
+        } else {
+            entry.threads.iter().map(|&n| Some(n)).collect()
+        };
+        for (arg_index, arg) in arguments {
+            for &threads in &counts {
+                let mut name = stem.clone();
+                if let Some(label) = &arg {
+                    name = format!("{name}/{label}");
+                }
+                if let Some(n) = threads {
+                    name = format!("{name}/threads:{n}");
+                }
+                benchmarks.push(Benchmark {
+                    entry,
+                    group: group.clone(),
+                    name,
+                    arg_index,
+                    arg: arg.clone(),
+                    threads,
+                });
+            }
         }
     }
     benchmarks
@@ -93,7 +108,7 @@ pub(crate) fn all() -> Vec<Benchmark> {
 
 /// The benchmarks measured side by side: those of one group with the same argument, the
 /// baseline first, when the group has a baseline among the selected ones. Any other
-/// benchmark is measured on its own.
+/// benchmark, and any run on several threads, is measured on its own.
 pub(crate) fn side_by_side(selected: Vec<Benchmark>) -> Vec<Vec<Benchmark>> {
     let with_baseline: Vec<String> = selected
         .iter()
@@ -103,7 +118,9 @@ pub(crate) fn side_by_side(selected: Vec<Benchmark>) -> Vec<Vec<Benchmark>> {
     let mut sets: Vec<Vec<Benchmark>> = Vec::new();
     for benchmark in selected {
         let joins = |set: &&mut Vec<Benchmark>| {
-            with_baseline.contains(&benchmark.group)
+            benchmark.threads.is_none()
+                && set[0].threads.is_none()
+                && with_baseline.contains(&benchmark.group)
                 && set[0].group == benchmark.group
                 && set[0].arg == benchmark.arg
         };

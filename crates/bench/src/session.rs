@@ -6,6 +6,7 @@ use crate::alloc;
 use crate::bencher::{Bencher, Pair, Pending, SetRunner, Throughput};
 use crate::profile::{Measured, Profiler};
 use crate::registry::Benchmark;
+use crate::threads;
 use latlab_engine::analysis::paired_ratio;
 use latlab_engine::cycle::{self, Cycle};
 use latlab_engine::host::LoopBody;
@@ -50,6 +51,9 @@ pub(crate) struct Session {
     pub failures: Vec<Failure>,
     /// Whether a set stopped because the run was cancelled (Ctrl-C).
     pub interrupted: bool,
+    /// The CPU the run was pinned to, from which a threaded benchmark's threads are pinned
+    /// one CPU each.
+    pinned_cpu: Option<usize>,
 }
 
 impl Session {
@@ -64,7 +68,13 @@ impl Session {
             checked: Vec::new(),
             failures: Vec::new(),
             interrupted: false,
+            pinned_cpu: None,
         }
+    }
+
+    /// Pins a threaded benchmark's threads one CPU each, from `cpu` on.
+    pub fn pin_threads_from(&mut self, cpu: Option<usize>) {
+        self.pinned_cpu = cpu;
     }
 
     /// Profiles every benchmark after it is measured.
@@ -81,6 +91,10 @@ impl Session {
     /// Runs one set of benchmarks side by side. A benchmark that panics fails its set, with
     /// the panic's message; the run goes on with the next set.
     pub fn run_set(&mut self, set: &[Benchmark]) {
+        if let ([benchmark], Some(threads), Mode::Measure) = (set, set[0].threads, self.mode) {
+            self.run_threaded(benchmark, threads);
+            return;
+        }
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.next(set, Vec::new());
         }));
@@ -89,6 +103,15 @@ impl Session {
             for benchmark in set {
                 self.fail(&benchmark.name, reason.clone());
             }
+        }
+    }
+
+    /// Measures a benchmark of `threads = [..]` on `threads` threads at once.
+    fn run_threaded(&mut self, benchmark: &Benchmark, threads: usize) {
+        match threads::measure(&mut self.runner, benchmark, threads, self.pinned_cpu) {
+            Ok(Ok(result)) => self.results.push(result),
+            Ok(Err(Interrupted)) => self.interrupted = true,
+            Err(reason) => self.fail(&benchmark.name, reason),
         }
     }
 

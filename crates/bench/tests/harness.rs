@@ -78,8 +78,12 @@ fn result<'a>(json: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result {name}"))
 }
 
+/// The tests measure: one at a time, so that neither runs on the CPUs the other measures on.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_users_benchmarks_run_through_cargo_bench() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     // Listing: every benchmark, one per argument, in source order.
     let listed = cargo_bench(&["--list"]);
     assert!(listed.status.success(), "{}", text(&listed.stderr));
@@ -101,7 +105,8 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             "{name}: {names:?}"
         );
     }
-    assert_eq!(names.len(), 25, "{names:?}");
+    assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
+    assert_eq!(names.len(), 28, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -149,6 +154,11 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     // A benchmark that panics fails, with its message; every other one is still measured.
     assert!(
         stdout.contains("planted/panics: panicked: a planted panic"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("planted/panics_on_threads/threads:2: panicked: a planted panic on threads"),
         "{stdout}"
     );
     let json: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
@@ -203,6 +213,42 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         (32.0..128.0).contains(&(sixty_four / one)),
         "64 adds {sixty_four} ns vs 1 add {one} ns"
     );
+    // Threads: a shared counter's atomic add, its line passing between two cores, reads
+    // slower per call per thread on two threads than on one; pinned (one CPU each), as a
+    // short sample's threads may otherwise share a CPU. The Google Benchmark rows say how
+    // many threads.
+    let threaded_path = dir.path().join("threads.json");
+    let mut args = vec![
+        "contended",
+        "--pin",
+        "0",
+        "--json",
+        threaded_path.to_str().unwrap(),
+    ];
+    args.extend(quick);
+    let threaded = cargo_bench(&args);
+    assert!(threaded.status.success(), "{}", text(&threaded.stderr));
+    let threaded: Value = serde_json::from_slice(&std::fs::read(&threaded_path).unwrap()).unwrap();
+    let median_of = |name: &str| {
+        result(&threaded, name)["summary"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let (one, two) = (
+        median_of("contended/fetch_add/threads:1"),
+        median_of("contended/fetch_add/threads:2"),
+    );
+    assert!(
+        two > 1.5 * one,
+        "fetch_add: {one} ns on one thread, {two} ns on two"
+    );
+    let threads_of = |name: &str| {
+        (threaded["benchmarks"].as_array().unwrap().iter())
+            .find(|r| r["run_name"] == name)
+            .map(|r| r["threads"].clone())
+    };
+    assert_eq!(threads_of("contended/fetch_add/threads:2"), Some(2.into()));
+
     // Throughput: a rate in the table, and in the Google Benchmark rows the declared count
     // over the median time per call.
     for (name, field, count, unit) in [
@@ -398,10 +444,11 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     );
 }
 
-/// `--fail-if-slower` against a baseline of two runs: unchanged code passes; the same
+/// `--fail-if-slower 50` against a baseline of two runs: unchanged code passes; the same
 /// benchmark doing four times the work fails the run with status 1 and is named.
 #[test]
 fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let target = tempfile::tempdir().unwrap();
     let run = |args: &[&str], slower: bool| {
@@ -429,17 +476,19 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
     let kept = target.path().join("latlab-baselines/gate");
     assert!(kept.join("run-1.json").is_file() && kept.join("run-2.json").is_file());
 
-    let gate = ["--baseline", "gate", "--fail-if-slower", "20"];
+    // 50%: on a shared VM the same code read 23.9 ns in one process and 31.1 ns in the next
+    // (the host's load on the core under the vCPU); the regression is four times the work.
+    let gate = ["--baseline", "gate", "--fail-if-slower", "50"];
     let (status, stdout, stderr) = run(&gate, false);
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     assert!(
-        stdout.contains("no benchmark is more than 20% slower than the baseline gate"),
+        stdout.contains("no benchmark is more than 50% slower than the baseline gate"),
         "{stdout}"
     );
     let (status, stdout, stderr) = run(&gate, true);
     assert_eq!(status, Some(1), "{stdout}{stderr}");
     assert!(
-        stdout.contains("1 slower than the baseline gate by more than 20% (--fail-if-slower):"),
+        stdout.contains("1 slower than the baseline gate by more than 50% (--fail-if-slower):"),
         "{stdout}"
     );
     assert!(stdout.contains("  gate/work: "), "{stdout}");
