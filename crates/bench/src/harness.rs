@@ -3,6 +3,7 @@
 
 use crate::baselines;
 use crate::options::Options;
+#[cfg(feature = "profile")]
 use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
@@ -22,7 +23,7 @@ use latlab_report::{
     terminal::Terminal,
     write_output,
 };
-use regex::Regex;
+use regex_lite::Regex;
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +71,12 @@ fn report_clap_error(error: clap::Error) -> i32 {
 }
 
 fn run_with(options: &Options) -> Result<i32, Stop> {
+    if options.profile && !cfg!(feature = "profile") {
+        return Err(bad(
+            "--profile: this build of latlab-bench has no profiler; enable its `profile` \
+             feature (on by default)",
+        ));
+    }
     let selected = select(options)?;
     if options.list {
         for benchmark in &selected {
@@ -105,6 +112,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let rounds = config.rounds;
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     session.pin_threads_from(record.settings.pinned_cpu);
+    #[cfg(feature = "profile")]
     if options.profile {
         match Profiler::open() {
             Ok(profiler) => session.profile_with(profiler),
@@ -319,7 +327,7 @@ fn select(options: &Options) -> Result<Vec<Benchmark>, Stop> {
         .iter()
         .map(|p| {
             let anchored = if options.exact {
-                format!("^{}$", regex::escape(p))
+                format!("^{}$", regex_lite::escape(p))
             } else {
                 p.clone()
             };

@@ -70,6 +70,7 @@ mod bencher;
 mod bodies;
 mod harness;
 mod options;
+#[cfg(feature = "profile")]
 mod profile;
 mod registry;
 mod session;

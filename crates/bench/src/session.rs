@@ -4,7 +4,8 @@
 
 use crate::alloc;
 use crate::bencher::{Bencher, Pair, Pending, SetRunner, Throughput};
-use crate::profile::{Measured, Profiler};
+#[cfg(feature = "profile")]
+use crate::profile::Profiler;
 use crate::registry::Benchmark;
 use crate::threads;
 use latlab_engine::analysis::paired_ratio;
@@ -27,6 +28,17 @@ pub(crate) enum Mode {
     Once,
 }
 
+/// How a benchmark was measured, which its profile repeats.
+pub(crate) struct Measured {
+    /// Turns of the longer loop per sample.
+    pub turns: u64,
+    /// Samples taken.
+    #[cfg(feature = "profile")]
+    pub rounds: usize,
+    /// Whether it was timed as a cheap call (with 4 and 16 calls a turn).
+    pub cheap: bool,
+}
+
 /// A benchmark that could not be measured, and why.
 pub(crate) struct Failure {
     pub name: String,
@@ -37,6 +49,7 @@ pub(crate) struct Session {
     runner: Runner,
     mode: Mode,
     /// Profiles each benchmark after measuring it, when `--profile` asked and it can.
+    #[cfg(feature = "profile")]
     profiler: Option<Profiler>,
     /// The core's cycle, measured before the first benchmark, against which each result's
     /// time is also given in cycles.
@@ -61,6 +74,7 @@ impl Session {
         Session {
             runner,
             mode,
+            #[cfg(feature = "profile")]
             profiler: None,
             cycle: None,
             examine: true,
@@ -78,6 +92,7 @@ impl Session {
     }
 
     /// Profiles every benchmark after it is measured.
+    #[cfg(feature = "profile")]
     pub fn profile_with(&mut self, profiler: Profiler) {
         self.profiler = Some(profiler);
     }
@@ -219,9 +234,12 @@ impl Session {
                 calls,
             });
         }
+        #[cfg(feature = "profile")]
         if let Some(profiler) = &mut self.profiler {
             result.profile = Some(profiler.profile(&clock, short, long, how));
         }
+        #[cfg(not(feature = "profile"))]
+        let _ = short;
         result
     }
 
@@ -259,6 +277,7 @@ impl Session {
             };
             let measured = Measured {
                 turns: long.iterations,
+                #[cfg(feature = "profile")]
                 rounds: long.samples_ns.len(),
                 cheap,
             };

@@ -8,6 +8,7 @@ mod counters;
 mod disassembly;
 mod sampling;
 
+use crate::session::Measured;
 use binary::{Function, Process};
 use counters::{Counts, HardwareCounters};
 use latlab_engine::Clock;
@@ -33,16 +34,6 @@ pub(crate) struct Profiler {
     sampler: ThreadSampler,
     process: Process,
     counters: Result<HardwareCounters, String>,
-}
-
-/// How a benchmark was measured, which its profile repeats.
-pub(crate) struct Measured {
-    /// Turns of the longer loop per sample.
-    pub turns: u64,
-    /// Samples taken.
-    pub rounds: usize,
-    /// Whether it was timed as a cheap call (with 4 and 16 calls a turn).
-    pub cheap: bool,
 }
 
 impl Profiler {
