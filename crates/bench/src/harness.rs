@@ -16,13 +16,14 @@ use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_front::{Unwritten, take_lock};
 use latlab_report::{
-    CsvExporter, ExportError, Exporter, Formats, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, advice, benchmarks_html_page,
+    CsvExporter, ExportError, Exporter, JsonExporter, MarkdownExporter, OutputTarget,
+    TableExporter, advice,
     compare::{Comparison, DEFAULT_THRESHOLD, compare_text_with},
-    render_plots,
     terminal::Terminal,
     write_output,
 };
+#[cfg(feature = "html")]
+use latlab_report::{Formats, benchmarks_html_page, render_plots};
 use regex_lite::Regex;
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -75,6 +76,12 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         return Err(bad(
             "--profile: this build of latlab-bench has no profiler; enable its `profile` \
              feature (on by default)",
+        ));
+    }
+    if options.html.is_some() && !cfg!(feature = "html") {
+        return Err(bad(
+            "--html: this build of latlab-bench writes no page; enable its `html` feature (on \
+             by default), or take --json, --csv or --markdown",
         ));
     }
     let selected = select(options)?;
@@ -491,6 +498,7 @@ impl Outputs {
     /// The final outputs: every file, standard output and the HTML page.
     fn write(&self, record: &RunRecord, unwritten: &mut Unwritten) {
         self.write_files(record, |_| true, unwritten);
+        #[cfg(feature = "html")]
         if let Some(target) = &self.html {
             let written = render_plots(record, &Default::default(), Formats::Svg)
                 .and_then(|plots| write_output(target, &benchmarks_html_page(record, &plots)));

@@ -69,6 +69,7 @@ pub(crate) fn families(run: &RunRecord, declared: &Presentations, terminal: &Ter
 
 /// One probe's line of the summary: its id, its key figures within `budget` characters
 /// (all when `None`), and the stem of the plot its results feed (empty when none does).
+#[cfg(feature = "html")]
 pub(crate) struct FamilyLine {
     pub id: String,
     pub figures: String,
@@ -76,9 +77,11 @@ pub(crate) struct FamilyLine {
 }
 
 /// The characters of key figures a line of the page's summary holds.
+#[cfg(feature = "html")]
 const PAGE_FIGURES: usize = 160;
 
 /// A line per probe that measured anything, for the page's summary.
+#[cfg(feature = "html")]
 pub(crate) fn family_lines(run: &RunRecord, declared: &Presentations) -> Vec<FamilyLine> {
     let key = KeyResults::of(run, declared);
     (run.probes.iter())

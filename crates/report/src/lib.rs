@@ -13,12 +13,16 @@ mod csv;
 mod families;
 pub mod fleet;
 pub mod headline;
+#[cfg(feature = "html")]
 mod html;
+#[cfg(feature = "html")]
 mod html_benchmarks;
 mod json;
 pub mod load;
 mod markdown;
+#[cfg(feature = "html")]
 mod markup;
+#[cfg(feature = "html")]
 mod plots;
 mod printable;
 mod rows;
@@ -35,9 +39,11 @@ mod write;
 pub use crate::csv::CsvExporter;
 pub use comparison::comparison_sentence;
 pub use headline::HeadlineExporter;
+#[cfg(feature = "html")]
 pub use html::{HtmlExporter, benchmarks_html_page, html_page};
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter, json_schema};
 pub use markdown::MarkdownExporter;
+#[cfg(feature = "html")]
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use printable::printable;
 pub use table::TableExporter;

@@ -26,12 +26,14 @@ use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p,
 use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use steadiness::{checks_for, comparable_runs, steady};
 
+#[cfg(feature = "html")]
 mod html;
 mod render;
 mod steadiness;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "html")]
 pub use html::compare_html;
 pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
 

@@ -14,10 +14,12 @@
 //! that share a name get their run's start time added to it. Runs of different suites are
 //! compared where they have the same results: each row counts the hosts that have it.
 
+#[cfg(feature = "html")]
 mod html;
 mod robust;
 mod text;
 
+#[cfg(feature = "html")]
 pub use html::fleet_html;
 pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::fleet_text;
@@ -673,6 +675,7 @@ mod tests {
 
     /// The page has the table, the outliers with their files, and a plot per row with a
     /// dot per host.
+    #[cfg(feature = "html")]
     #[test]
     fn the_page_plots_every_row_across_the_hosts() {
         let extracts: Vec<Extract> = (0..5)
