@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One parameter's value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Value {
     Flag(bool),
@@ -135,7 +136,8 @@ impl From<Vec<usize>> for Value {
 
 /// Counts of latencies per power-of-two microsecond bucket, as the latency tests of this
 /// field print them: the first bucket is below 1 µs, then 1–2, 2–4, 4–8 µs …
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Histogram {
     /// Each bucket's upper bound in microseconds (1, 2, 4 …), increasing; buckets without a
     /// sample are left out.

@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 /// The summary of one benchmark's samples, all in the samples' unit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     pub n: usize,
     pub min: f64,

@@ -42,6 +42,7 @@ pub struct JsonExporter;
 
 /// The JSON Schema (draft 2020-12) of the document [`JsonExporter`] writes, generated from
 /// the types that write it; the repository keeps a copy in `schema/results.schema.json`.
+#[cfg(feature = "schema")]
 pub fn json_schema() -> serde_json::Value {
     let mut schema = schemars::schema_for!(Document<'static>);
     schema.insert("title".into(), "latlab results".into());
@@ -55,7 +56,8 @@ pub fn json_schema() -> serde_json::Value {
 }
 
 /// A latlab results file.
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Document<'a> {
     latlab_schema_version: u32,
     context: Context,
@@ -63,7 +65,8 @@ struct Document<'a> {
     latlab: &'a RunRecord,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Context {
     date: String,
     host_name: String,
@@ -77,7 +80,8 @@ struct Context {
     json_schema_version: u32,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Cache {
     #[serde(rename = "type")]
     kind: String,
@@ -86,7 +90,8 @@ struct Cache {
     num_sharing: usize,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Row<'a> {
     name: String,
     family_index: usize,

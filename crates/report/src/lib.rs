@@ -41,7 +41,9 @@ pub use comparison::comparison_sentence;
 pub use headline::HeadlineExporter;
 #[cfg(feature = "html")]
 pub use html::{HtmlExporter, benchmarks_html_page, html_page};
-pub use json::{JSON_SCHEMA_VERSION, JsonExporter, json_schema};
+#[cfg(feature = "schema")]
+pub use json::json_schema;
+pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 #[cfg(feature = "html")]
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};

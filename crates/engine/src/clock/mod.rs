@@ -38,7 +38,8 @@ pub(crate) trait TickSource {
 }
 
 /// Which hardware or OS clock a run was timed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ClockKind {
     /// The x86-64 invariant time-stamp counter.
@@ -65,7 +66,8 @@ impl std::fmt::Display for ClockKind {
 }
 
 /// What a run's results should say about the clock they were timed with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClockInfo {
     pub kind: ClockKind,
     /// How it is read, in words.

@@ -6,7 +6,8 @@ use super::sysfs::{parse_cpu_list, parse_size, read_trimmed};
 use serde::{Deserialize, Serialize};
 
 /// One cache level of CPU 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CacheInfo {
     pub level: u8,
     /// `Data`, `Instruction` or `Unified`.

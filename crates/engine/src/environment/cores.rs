@@ -11,7 +11,8 @@ use super::sysfs::{parse_cpu_list, read_trimmed};
 use serde::{Deserialize, Serialize};
 
 /// CPUs that the kernel describes alike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CoreClass {
     pub cpus: Vec<usize>,
     /// `performance` or `efficiency` on x86 hybrid parts.

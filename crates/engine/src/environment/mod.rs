@@ -26,7 +26,8 @@ pub use sysfs::{kib_field, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 
 /// The machine, its kernel and the build that measured it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
     pub host_name: String,
     pub os: String,

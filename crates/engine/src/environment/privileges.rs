@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 const CAP_IPC_LOCK: u32 = 14;
 const CAP_SYS_NICE: u32 = 23;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Privileges {
     pub euid: u32,
     /// RLIMIT_RTPRIO (soft); absent means unlimited.
@@ -57,7 +58,8 @@ fn effective_capabilities() -> u64 {
 }
 
 /// Whether perf counters can be opened by this process, found by trying.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PerfCounters {
     /// A hardware cycle counter could be opened.
     pub hardware: bool,

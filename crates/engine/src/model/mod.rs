@@ -16,7 +16,8 @@ mod profile;
 pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
 
 /// How a result's samples were obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     /// A calibrated loop of many iterations per sample, the empty loop's cost subtracted.
@@ -33,7 +34,8 @@ pub enum ResultKind {
 }
 
 /// Whether a figure measures real work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The figure is distinguishable from the empty loop and above the clock's resolution.
@@ -54,7 +56,8 @@ impl Verdict {
 /// A fact about one result that makes its figure less trustworthy or less complete. The
 /// engine and the probes state the facts with their figures; the front ends (the report's
 /// `advice`) phrase them and say what to do, once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The first `early_samples` samples differed from the rest by `shift` (a fraction,
@@ -148,9 +151,8 @@ impl Warning {
 }
 
 /// What else happened on the measuring thread while its samples were taken.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Integrity {
     /// The thread blocked and gave up the CPU.
     pub voluntary_switches: u64,
@@ -171,7 +173,8 @@ impl Integrity {
 }
 
 /// One benchmark's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BenchResult {
     /// `probe.id/variant`, unique in a run.
     pub name: String,
@@ -530,7 +533,8 @@ impl BenchResult {
 }
 
 /// How one probe ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ProbeStatus {
     Ok,
@@ -540,7 +544,8 @@ pub enum ProbeStatus {
 }
 
 /// One probe's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProbeOutcome {
     pub id: String,
     /// The probe's one-line method.
@@ -552,7 +557,8 @@ pub struct ProbeOutcome {
 }
 
 /// The settings a run was made with, and which controls took effect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunSettings {
     pub suite: String,
     pub samples: usize,
@@ -576,7 +582,8 @@ fn one_round() -> usize {
 }
 
 /// A whole run: what was measured, on what, how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunRecord {
     pub latlab_version: String,
     /// RFC 3339, UTC.
@@ -598,7 +605,8 @@ pub struct RunRecord {
 }
 
 /// One fixed reference measurement of a run, at its start and at its end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StabilityCheck {
     /// What it measures, such as `stability/memory-chase`.
     pub name: String,
