@@ -1114,12 +1114,13 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
         .unwrap();
     // Trailing commands keep the shell from exec'ing latlab, so latlab is its child. One
     // round, so that one workspace lives through the whole probe (each round makes its own);
-    // twice the full suite's samples, so that it is still measuring when the quick run
-    // beside it has swept, however loaded the machine (under CI load the full suite's
-    // samples alone once ended first).
+    // six times the full suite's samples (about 15 s here), so that it is still measuring
+    // when the quick run beside it has swept and finished, however loaded the machine
+    // (under CI load the full suite's samples once ended first, and twice them twice ended
+    // their probe, removing their own workspace, before the quick run had finished).
     let script = format!(
         "echo {} > /proc/sys/kernel/ns_last_pid && {} run --only file.read --suite full \
-         --samples 60 --rounds 1 --json inner.json --dir {}; status=$?; exit $status",
+         --samples 180 --rounds 1 --json inner.json --dir {}; status=$?; exit $status",
         inner_pid - 1,
         binary().display(),
         files.display()
