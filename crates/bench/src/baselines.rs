@@ -9,7 +9,7 @@
 //! baseline of that one run.
 
 use latlab_engine::model::RunRecord;
-use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side};
+use latlab_report::compare::{Comparison, Side};
 use latlab_report::load::load_run;
 use latlab_report::units::format_ratio;
 use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
@@ -122,11 +122,11 @@ pub(crate) fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> V
     ]
 }
 
-/// The gate of `--fail-if-slower PCT`: the benchmarks slower than the baseline by more
-/// than `percent`, as `latlab compare` judges a difference (significant against the noise
-/// between runs, and beyond the 2% threshold), each with its ratio; empty when none is.
-pub(crate) fn slower(sides: &[Side], percent: f64) -> Vec<(String, f64)> {
-    Comparison::of_sides(sides, DEFAULT_THRESHOLD)
+/// The gate of `--fail-if-slower PCT`: the benchmarks `comparison` calls slower than the
+/// baseline by more than `percent` (significant against the noise between runs, and
+/// beyond its threshold), each with its ratio; empty when none is.
+pub(crate) fn slower(comparison: &Comparison, percent: f64) -> Vec<(String, f64)> {
+    comparison
         .slower_than(percent)
         .into_iter()
         .map(|(name, _, ratio)| (name, ratio))

@@ -150,14 +150,15 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let mut regressed = false;
     if let Some((name, runs)) = &baseline {
         let sides = baselines::sides(name, runs, &record);
+        let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
         text.push_str(&format!("\nagainst the baseline {name}:\n"));
         text.push_str(&compare_text_with(
             &sides,
-            &Comparison::of_sides(&sides, DEFAULT_THRESHOLD),
+            &comparison,
             &Terminal::default(),
         ));
         if let Some(percent) = options.fail_if_slower {
-            let slower = baselines::slower(&sides, percent);
+            let slower = baselines::slower(&comparison, percent);
             regressed = !slower.is_empty();
             text.push_str(&baselines::gate_text(name, percent, &slower));
         }

@@ -376,22 +376,12 @@ impl Exporter for HeadlineExporter {
         let mut align = vec![Align::Right; table.headers.len()];
         align[0] = Align::Left;
         align[table.headers.len() - 1] = Align::Left;
-        let dropped = match terminal.width {
-            Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
-            None => Vec::new(),
-        };
+        let left_out = table.fit_to_terminal(terminal.width, &LEAST_USEFUL_FIRST, &mut align, "");
         out.push_str(&table.aligned_painted(&align, terminal, |row, _, _| {
             (row == 0).then_some(Paint::Heading)
         }));
-        if !dropped.is_empty() {
-            out.push_str(&terminal.prose(
-                "",
-                &format!(
-                    "(left out to fit {} columns: {})",
-                    terminal.width.unwrap_or_default(),
-                    dropped.join(", ")
-                ),
-            ));
+        if let Some(left_out) = left_out {
+            out.push_str(&terminal.prose("", &left_out));
         }
         if rows.iter().any(|row| {
             row.measured

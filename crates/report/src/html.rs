@@ -15,7 +15,7 @@
 use crate::families::family_lines;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
-use crate::markup::{Contents, Section, capitalised, page};
+use crate::markup::{Contents, FOLD_ROWS_ABOVE, Section, capitalised, inline_svg, page, sort_key};
 use crate::plots::distribution;
 use crate::plots::{Formats, RenderedPlot, pair_matrix, render_plots};
 use crate::rows::{format_samples, headline, incomplete_probes};
@@ -232,11 +232,6 @@ fn summary(run: &RunRecord, declared: &Presentations) -> Option<Section> {
     Some(Section::new("summary", "Summary", body))
 }
 
-/// A drawn SVG, from its `<svg` element on (a plotters file starts with an XML prolog).
-fn inline_svg(svg: &str) -> PreEscaped<&str> {
-    PreEscaped(svg.find("<svg").map_or(svg, |start| &svg[start..]))
-}
-
 fn plots(run: &RunRecord, declared: &Presentations, drawn: &[RenderedPlot]) -> Section {
     let matrices: Vec<_> = (declared.matrices.iter())
         .filter_map(|matrix| pair_matrix(run, matrix))
@@ -356,9 +351,6 @@ fn grid_cell(grid: &Grid, result: &BenchResult) -> Markup {
     }
 }
 
-/// A probe with more results than this shows them folded, behind their count.
-const FOLD_RESULTS_ABOVE: usize = 8;
-
 /// "Every result": a table per probe that measured something, its method once beside its
 /// name, the results of a sweep folded behind their count; then one line for the probes that
 /// measured nothing (a family skipped for one reason is one line).
@@ -384,7 +376,7 @@ fn results(run: &RunRecord, grouped: &Grouped) -> Section {
                 ProbeStatus::Skipped { reason } => p.warn { "skipped: " (reason) },
                 ProbeStatus::Interrupted => p.fail { "interrupted" },
             }
-            @if probe.results.len() > FOLD_RESULTS_ABOVE {
+            @if probe.results.len() > FOLD_ROWS_ABOVE {
                 details {
                     summary { (probe.results.len()) " results" }
                     (results_table(&probe.results, grouped))
@@ -438,12 +430,6 @@ fn result_row(result: &BenchResult, grouped: &Grouped) -> Markup {
             td data-v=(s.n as u64 * result.iterations.max(1)) { (format_samples(result)) }
         }
     }
-}
-
-/// A figure as a table cell's sort key (`data-v`): four significant digits, enough to order
-/// any two figures a table shows apart.
-fn sort_key(value: f64) -> String {
-    format!("{value:.3e}")
 }
 
 /// The mark beside a result with a verdict or warnings: its messages as the title (shown on

@@ -79,6 +79,20 @@ pub(crate) fn page(title: &str, intro: Markup, sections: &[Section], contents: C
     .into_string()
 }
 
+/// A table of more rows than this shows them folded, behind their count.
+pub(crate) const FOLD_ROWS_ABOVE: usize = 8;
+
+/// A figure as a table cell's sort key (`data-v`): four significant digits, enough to order
+/// any two figures a table shows apart.
+pub(crate) fn sort_key(value: f64) -> String {
+    format!("{value:.3e}")
+}
+
+/// A drawn SVG, from its `<svg` element on (a plotters file starts with an XML prolog).
+pub(crate) fn inline_svg(svg: &str) -> PreEscaped<&str> {
+    PreEscaped(svg.find("<svg").map_or(svg, |start| &svg[start..]))
+}
+
 /// `text` with its first letter capitalised, as a sentence.
 pub(crate) fn capitalised(text: &str) -> String {
     let mut chars = text.chars();

@@ -133,10 +133,12 @@ fn results_table(out: &mut String, rows: &Rows, terminal: &Terminal) {
         out.push('\n');
         let mut table = rows.table();
         let mut align = vec![Align::Left];
-        let dropped = match terminal.width {
-            Some(width) => table.fit(width, &LEAST_USEFUL_FIRST, &mut align),
-            None => Vec::new(),
-        };
+        let left_out = table.fit_to_terminal(
+            terminal.width,
+            &LEAST_USEFUL_FIRST,
+            &mut align,
+            "; a wider terminal, or COLUMNS, shows them",
+        );
         let cv_column = table.headers.iter().position(|h| h == "cv");
         out.push_str(&table.aligned_painted(&align, terminal, |row, column, _| {
             if row == 0 {
@@ -151,15 +153,8 @@ fn results_table(out: &mut String, rows: &Rows, terminal: &Terminal) {
                 None
             }
         }));
-        if !dropped.is_empty() {
-            out.push_str(&terminal.prose(
-                "",
-                &format!(
-                    "(left out to fit {} columns: {}; a wider terminal, or COLUMNS, shows them)",
-                    terminal.width.unwrap_or_default(),
-                    dropped.join(", ")
-                ),
-            ));
+        if let Some(left_out) = left_out {
+            out.push_str(&terminal.prose("", &left_out));
         }
     }
     for footnote in &rows.footnotes {

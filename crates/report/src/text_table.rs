@@ -49,10 +49,30 @@ impl TextTable {
         widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
     }
 
+    /// Fits the table to the terminal's width where it has one (see [`TextTable::fit`]);
+    /// returns the line to print under it naming the columns left out, `hint` after them,
+    /// or `None` when none was.
+    pub fn fit_to_terminal(
+        &mut self,
+        width: Option<usize>,
+        least_useful_first: &[&str],
+        align: &mut Vec<Align>,
+        hint: &str,
+    ) -> Option<String> {
+        let width = width?;
+        let dropped = self.fit(width, least_useful_first, align);
+        (!dropped.is_empty()).then(|| {
+            format!(
+                "(left out to fit {width} columns: {}{hint})",
+                dropped.join(", ")
+            )
+        })
+    }
+
     /// Drops columns, the least useful first as `least_useful_first` names their headers,
     /// until the table fits in `width` characters or none of them is left; `align` loses
     /// the dropped columns' entries. Returns the headers dropped.
-    pub fn fit(
+    fn fit(
         &mut self,
         width: usize,
         least_useful_first: &[&str],

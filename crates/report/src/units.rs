@@ -54,11 +54,7 @@ pub fn format_rate(gigabytes_per_second: f64) -> String {
 /// Gelem/s (criterion's and divan's units).
 pub fn format_items_rate(items_per_second: f64) -> String {
     let units = [(1e9, "Gelem/s"), (1e6, "Melem/s"), (1e3, "Kelem/s")];
-    let (scale, unit) = units
-        .into_iter()
-        .find(|&(scale, _)| items_per_second.abs() >= scale * 0.9995)
-        .unwrap_or((1.0, "elem/s"));
-    let value = items_per_second / scale;
+    let (value, unit) = in_unit(items_per_second, &units, "elem/s");
     format!("{value:.*} {unit}", three_digit_decimals(value))
 }
 
@@ -71,13 +67,17 @@ pub fn format_result_rate(result: &latlab_engine::BenchResult) -> Option<String>
 
 /// A rate in GB/s as a value in the decimal unit it reads best in.
 fn rate_unit(gigabytes_per_second: f64) -> (f64, &'static str) {
-    let bytes = gigabytes_per_second * 1e9;
     let units = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")];
-    let (scale, unit) = units
-        .into_iter()
-        .find(|&(scale, _)| bytes.abs() >= scale * 0.9995)
-        .unwrap_or((1.0, "B/s"));
-    (bytes / scale, unit)
+    in_unit(gigabytes_per_second * 1e9, &units, "B/s")
+}
+
+/// `value` in the largest of the decimal `units` (largest first) it reaches once rounded to
+/// three digits, else in `base`.
+fn in_unit(value: f64, units: &[(f64, &'static str)], base: &'static str) -> (f64, &'static str) {
+    let (scale, unit) = (units.iter().copied())
+        .find(|&(scale, _)| value.abs() >= scale * 0.9995)
+        .unwrap_or((1.0, base));
+    (value / scale, unit)
 }
 
 /// A clock as every rendering names it: its kind and rate, `TSC at 2.445 GHz`.

@@ -7,15 +7,12 @@
 use super::render::{environment_table, footnote};
 use super::{ComparedResult, Comparison, Side};
 use crate::ExportError;
-use crate::markup::{Contents, Section, capitalised, page};
+use crate::markup::{Contents, FOLD_ROWS_ABOVE, Section, capitalised, inline_svg, page, sort_key};
 use crate::plots::{RenderedPlot, overlaid_plots, ratios};
 use crate::units::{format_ns, format_ratio, has_interval};
 use latlab_engine::model::BenchResult;
 use latlab_engine::presentation::Presentations;
 use maud::{PreEscaped, html};
-
-/// A probe with more results than this shows its table folded, behind its count.
-const FOLD_RESULTS_ABOVE: usize = 8;
 
 /// The page comparing `sides`, the first the baseline, as `comparison` judged them; the
 /// plots are those `declared` describes.
@@ -87,7 +84,7 @@ fn plots(drawn: &[(String, RenderedPlot)]) -> Section {
     let body = html! {
         @for (id, plot) in drawn {
             figure id=(id) {
-                (PreEscaped(plot.svg.find("<svg").map_or(plot.svg.as_str(), |at| &plot.svg[at..])))
+                (inline_svg(&plot.svg))
                 figcaption { (plot.caption) }
             }
         }
@@ -125,7 +122,7 @@ fn by_probe(sides: &[Side], comparison: &Comparison) -> Section {
                     }
                 }
             }
-            @if results.len() > FOLD_RESULTS_ABOVE {
+            @if results.len() > FOLD_ROWS_ABOVE {
                 details {
                     summary { (results.len()) " results" }
                     (results_table(comparison, results))
@@ -204,14 +201,14 @@ fn results_table(comparison: &Comparison, results: &[&ComparedResult]) -> maud::
             tbody { @for result in results {
                 tr {
                     td { (result.name) }
-                    td data-v=(format!("{:.3e}", result.first_median_ns)) {
+                    td data-v=(sort_key(result.first_median_ns)) {
                         (format_ns(result.first_median_ns))
                     }
                     @for against in &result.later {
                         @match against {
                             Some(a) => {
-                                td data-v=(format!("{:.3e}", a.median_ns)) { (format_ns(a.median_ns)) }
-                                td data-v=(format!("{:.3e}", a.ratio)) { (format_ratio(a.ratio)) }
+                                td data-v=(sort_key(a.median_ns)) { (format_ns(a.median_ns)) }
+                                td data-v=(sort_key(a.ratio)) { (format_ratio(a.ratio)) }
                                 td class=(a.verdict.word().replace(' ', "-")) {
                                     (a.verdict.label(comparison.threshold))
                                 }

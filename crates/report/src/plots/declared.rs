@@ -17,7 +17,8 @@ pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
     let panels: Vec<Panel> = (plot.panels.iter())
         .filter_map(|panel| drawn_panel(run, plot.x_parameter, panel))
         .collect();
-    let shaded = (panels.iter().flat_map(|p| &p.series)).any(|s| !s.intervals.is_empty());
+    let shaded =
+        (panels.iter().flat_map(|p| &p.series)).any(|s| s.intervals.iter().any(Option::is_some));
     (!panels.is_empty()).then(|| Figure {
         title: plot.title.into(),
         caption: if shaded {
@@ -135,7 +136,7 @@ fn drawn_line<'a>(
         if let Some(y) = measure(result, line.y, x) {
             label.get_or_insert_with(|| filled_label(line.label, result));
             points.push((x, y));
-            intervals.extend(interval(result, line.y, x).map(|(low, high)| (x, low, high)));
+            intervals.push(interval(result, line.y, x));
         }
     }
     Some(Series {

@@ -39,9 +39,9 @@ pub(crate) enum Scale {
 pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
-    /// Each point's 95% confidence interval where it has one, `(x, low, high)`: shaded
-    /// under the line in its colour.
-    pub intervals: Vec<(f64, f64, f64)>,
+    /// Each point's 95% confidence interval where it has one, `(low, high)`, in the order of
+    /// `points` (or empty: none has one): shaded under the line in its colour.
+    pub intervals: Vec<Option<(f64, f64)>>,
     pub style: Stroke,
     /// Index into the palette; series that belong together share it.
     pub color: usize,
@@ -166,8 +166,12 @@ impl Panel {
 
     fn y_range(&self) -> (f64, f64) {
         let ys = self.series.iter().flat_map(|s| {
-            (s.points.iter().map(|p| p.1))
-                .chain(s.intervals.iter().flat_map(|&(_, low, high)| [low, high]))
+            (s.points.iter().map(|p| p.1)).chain(
+                s.intervals
+                    .iter()
+                    .flatten()
+                    .flat_map(|&(low, high)| [low, high]),
+            )
         });
         match self.y_scale {
             Scale::Log => {
@@ -328,18 +332,12 @@ where
     Y: Ranged<ValueType = f64>,
 {
     let color = PALETTE[series.color % PALETTE.len()].mix(if series.faded { 0.12 } else { 0.22 });
-    let mut runs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
-    let mut previous_x = f64::NAN;
-    for &(x, _) in &series.points {
-        let interval = series.intervals.iter().find(|i| i.0 == x);
-        match (interval, runs.last_mut()) {
-            (Some(&i), Some(run)) if run.last().is_some_and(|last| last.0 == previous_x) => {
-                run.push(i);
-            }
-            (Some(&i), _) => runs.push(vec![i]),
-            (None, _) => {}
+    let mut runs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new()];
+    for (&(x, _), interval) in series.points.iter().zip(&series.intervals) {
+        match interval {
+            Some((low, high)) => runs.last_mut().expect("a run").push((x, *low, *high)),
+            None => runs.push(Vec::new()),
         }
-        previous_x = x;
     }
     for run in runs.iter().filter(|run| run.len() > 1) {
         let outline: Vec<(f64, f64)> = (run.iter().map(|&(x, low, _)| (x, low)))

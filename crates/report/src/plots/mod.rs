@@ -52,19 +52,26 @@ pub fn render_plots(
 ) -> Result<Vec<RenderedPlot>, ExportError> {
     (declared.plots.iter())
         .filter_map(|plot| Some((plot.stem, declared::figure(run, plot)?)))
-        .map(|(stem, figure)| {
-            let svg = svg(&figure)?;
-            Ok(RenderedPlot {
-                stem,
-                png: match formats {
-                    Formats::Svg => None,
-                    Formats::SvgAndPng => Some(png(&svg)?),
-                },
-                svg,
-                caption: figure.caption.clone(),
-            })
-        })
+        .map(|(stem, figure)| rendered(stem, &figure, formats))
         .collect()
+}
+
+/// `figure` drawn in the formats asked for.
+fn rendered(
+    stem: &'static str,
+    figure: &Figure,
+    formats: Formats,
+) -> Result<RenderedPlot, ExportError> {
+    let svg = svg(figure)?;
+    Ok(RenderedPlot {
+        stem,
+        png: match formats {
+            Formats::Svg => None,
+            Formats::SvgAndPng => Some(png(&svg)?),
+        },
+        svg,
+        caption: figure.caption.clone(),
+    })
 }
 
 /// Every declared figure that `baseline` or `later` has data for, the two runs overlaid
@@ -80,14 +87,7 @@ pub(crate) fn overlaid_plots(
             let figure = declared::overlaid(baseline, later, labels, plot)?;
             Some((plot.stem, figure))
         })
-        .map(|(stem, figure)| {
-            Ok(RenderedPlot {
-                stem,
-                svg: svg(&figure)?,
-                caption: figure.caption.clone(),
-                png: None,
-            })
-        })
+        .map(|(stem, figure)| rendered(stem, &figure, Formats::Svg))
         .collect()
 }
 
