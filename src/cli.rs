@@ -315,6 +315,43 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The options this binary parses with clap and the harness parses with lexopt are the
+    /// same ones, with the same value names and help: the harness's help is built from the
+    /// descriptions that clap's arguments are derived from.
+    #[test]
+    fn the_shared_options_are_the_same_for_both_parsers() {
+        use clap::Args;
+        use latlab_front::OptionHelp;
+        let shared: [(clap::Command, &[OptionHelp]); 3] = [
+            (
+                SamplingArgs::augment_args(clap::Command::new("x")),
+                SamplingArgs::OPTIONS,
+            ),
+            (
+                TableArgs::augment_args(clap::Command::new("x")),
+                TableArgs::OPTIONS,
+            ),
+            (
+                BaselineArgs::augment_args(clap::Command::new("x")),
+                BaselineArgs::OPTIONS,
+            ),
+        ];
+        for (command, described) in shared {
+            let parsed: Vec<_> = command.get_arguments().collect();
+            assert_eq!(parsed.len(), described.len());
+            for (argument, option) in parsed.into_iter().zip(described) {
+                assert_eq!(argument.get_long(), Some(option.long));
+                let value_name = argument.get_value_names().map(|names| names[0].as_str());
+                assert_eq!(value_name, option.value, "--{}", option.long);
+                let help = argument.get_help().map(ToString::to_string);
+                assert_eq!(help.as_deref(), Some(option.help), "--{}", option.long);
+                let default = argument.get_default_values().first();
+                let default = default.map(|value| value.to_string_lossy().into_owned());
+                assert_eq!(default.as_deref(), option.default, "--{}", option.long);
+            }
+        }
+    }
+
     #[test]
     fn samples_are_bounded() {
         assert_eq!(parse_samples("30"), Ok(30));

@@ -2,13 +2,12 @@
 //! write what was asked for.
 
 use crate::baselines;
-use crate::options::Options;
+use crate::options::{Command, Options, help};
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
 use crate::registry::{self, Benchmark};
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
-use clap::Parser;
 use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
@@ -40,9 +39,28 @@ fn bad(message: impl Into<String>) -> Stop {
 
 /// Runs the bench binary with these arguments; returns the exit status.
 pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let options = match Options::try_parse_from(args) {
-        Ok(options) => options,
-        Err(error) => return report_clap_error(error),
+    let mut args = args.into_iter().peekable();
+    let program = args
+        .peek()
+        .and_then(|path| std::path::Path::new(path).file_name())
+        .map_or_else(
+            || "bench".to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+    let options = match Command::parse(args) {
+        Ok(Command::Run(options)) => options,
+        Ok(Command::Help) => {
+            let width = std::env::var("COLUMNS")
+                .ok()
+                .and_then(|columns| columns.parse().ok())
+                .unwrap_or(100);
+            print!("{}", help(&program, width));
+            return 0;
+        }
+        Err(message) => {
+            eprintln!("error: {message}; see `cargo bench -- --help`");
+            return 2;
+        }
     };
     match run_with(&options) {
         Ok(code) => code,
@@ -51,24 +69,6 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             2
         }
     }
-}
-
-fn report_clap_error(error: clap::Error) -> i32 {
-    use clap::error::ErrorKind;
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
-        let _ = error.print();
-        return 0;
-    }
-    let rendered = error.render().to_string();
-    let first = rendered
-        .lines()
-        .next()
-        .unwrap_or("error: invalid arguments");
-    eprintln!("{first}; see `cargo bench -- --help`");
-    2
 }
 
 fn run_with(options: &Options) -> Result<i32, Stop> {

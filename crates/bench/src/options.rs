@@ -1,70 +1,301 @@
 //! The command line of a bench binary: what `cargo bench -- …` accepts.
+//!
+//! Parsed with lexopt, which builds in a fraction of a second where clap takes several: the
+//! harness is in every user's dev-dependencies. The options shared with the `latlab` binary
+//! come from latlab-front, described once for both parsers.
 
-use clap::Parser;
 use latlab_engine::config_text::{parse_baseline_name, parse_percent};
-use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
+use latlab_front::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
+use std::ffi::OsString;
 
-#[derive(Debug, Parser)]
-#[command(
-    about = "Benchmarks registered with #[latlab_bench::bench], measured by latlab's engine",
-    after_help = "Exit status:\n  0    every selected benchmark ran\n  1    a benchmark failed, --fail-if-slower found one slower than the baseline, or an output could not be written while another results file was\n  2    bad arguments or an unknown benchmark or baseline (nothing measured), or not one results file asked for could be written\n  130  interrupted by Ctrl-C (results measured so far are written)\n  143  stopped by SIGTERM, 129 by SIGHUP (results measured so far are written)"
-)]
+#[derive(Debug, Default)]
 pub(crate) struct Options {
-    /// Run only benchmarks whose name (group/function/argument) matches one of these
-    /// regular expressions.
-    #[arg(value_name = "PATTERN")]
+    /// Run only benchmarks whose name matches one of these regular expressions.
     pub filters: Vec<String>,
     /// With the patterns, match whole names exactly instead.
-    #[arg(long)]
     pub exact: bool,
     /// List the selected benchmarks and exit.
-    #[arg(long)]
     pub list: bool,
     /// Set by `cargo bench`; without it (as under `cargo test`) each benchmark runs once.
-    #[arg(long, hide = true)]
     pub bench: bool,
-    #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// Profile each benchmark after measuring it: the hot functions, the hottest one's
-    /// annotated disassembly, and hardware counts per call where the machine has counters.
-    #[arg(long)]
+    /// Profile each benchmark after measuring it.
     pub profile: bool,
-    #[command(flatten)]
     pub tables: TableArgs,
     /// Write the self-contained HTML report here.
-    #[arg(long, value_name = "FILE")]
     pub html: Option<String>,
-    #[command(flatten)]
     pub baselines: BaselineArgs,
-    /// Also add this run to the baseline NAME, keeping the runs saved in it before: a
-    /// baseline of several runs shows how far each figure moves between runs of unchanged
-    /// code, which --fail-if-slower then allows for.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Baselines")]
+    /// Also add this run to the baseline NAME, keeping the runs saved in it before.
     pub add_to_baseline: Option<String>,
-    /// With --baseline: exit with status 1 when a benchmark is slower than the baseline by
-    /// more than PCT per cent, judged as 'latlab compare' judges a difference (beyond the
-    /// noise between runs, and beyond 2%): a regression gate for CI.
-    #[arg(long, value_name = "PCT", value_parser = parse_percent, requires = "baseline", help_heading = "Baselines")]
+    /// With --baseline: exit with status 1 when a benchmark is slower by more than this
+    /// percentage.
     pub fail_if_slower: Option<f64>,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub(crate) enum Command {
+    Run(Box<Options>),
+    /// `--help` or `-h`: print [`help`] and exit 0.
+    Help,
+}
+
+const ABOUT: &str =
+    "Benchmarks registered with #[latlab_bench::bench], measured by latlab's engine";
+
+const GENERAL: &[OptionHelp] = &[
+    flag(
+        "exact",
+        "With the patterns, match whole names exactly instead",
+    ),
+    flag("list", "List the selected benchmarks and exit"),
+    flag("help", "Print this help"),
+];
+
+const PROFILE: &[OptionHelp] = &[flag(
+    "profile",
+    "Profile each benchmark after measuring it: the hot functions, the hottest one's annotated \
+     disassembly, and hardware counts per call where the machine has counters",
+)];
+
+const HTML: &[OptionHelp] = &[OptionHelp {
+    value: Some("FILE"),
+    ..flag("html", "Write the self-contained HTML report here")
+}];
+
+const MORE_BASELINES: &[OptionHelp] = &[
+    OptionHelp {
+        value: Some("NAME"),
+        ..flag(
+            "add-to-baseline",
+            "Also add this run to the baseline NAME, keeping the runs saved in it before: a \
+             baseline of several runs shows how far each figure moves between runs of \
+             unchanged code, which --fail-if-slower then allows for",
+        )
+    },
+    OptionHelp {
+        value: Some("PCT"),
+        ..flag(
+            "fail-if-slower",
+            "With --baseline: exit with status 1 when a benchmark is slower than the baseline \
+             by more than PCT per cent, judged as 'latlab compare' judges a difference (beyond \
+             the noise between runs, and beyond 2%): a regression gate for CI",
+        )
+    },
+];
+
+const EXIT_STATUS: &str = "Exit status:
+  0    every selected benchmark ran
+  1    a benchmark failed, --fail-if-slower found one slower than the
+       baseline, or an output could not be written while another results file
+       was
+  2    bad arguments or an unknown benchmark or baseline (nothing measured), or
+       not one results file asked for could be written
+  130  interrupted by Ctrl-C (results measured so far are written)
+  143  stopped by SIGTERM, 129 by SIGHUP (results measured so far are written)
+";
+
+const fn flag(long: &'static str, help: &'static str) -> OptionHelp {
+    OptionHelp {
+        long,
+        value: None,
+        help,
+        values: &[],
+        default: None,
+    }
+}
+
+impl Command {
+    /// Parses a bench binary's arguments, the program's name first; `Err` is one line
+    /// saying what was wrong.
+    pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+        use lexopt::Arg;
+        let mut parser = lexopt::Parser::from_iter(args);
+        let mut options = Options::default();
+        while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+            match arg {
+                Arg::Short('h') | Arg::Long("help") => return Ok(Command::Help),
+                Arg::Long(long) => {
+                    let long = long.to_string();
+                    if !options.take(&long, &mut parser)? {
+                        return Err(format!("unexpected argument '--{long}' found"));
+                    }
+                }
+                Arg::Short(short) => return Err(format!("unexpected argument '-{short}' found")),
+                Arg::Value(pattern) => options.filters.push(
+                    pattern
+                        .into_string()
+                        .map_err(|_| "invalid UTF-8 was detected in a pattern".to_string())?,
+                ),
+            }
+        }
+        if options.fail_if_slower.is_some() && options.baselines.baseline.is_none() {
+            return Err(
+                "the argument '--fail-if-slower <PCT>' needs '--baseline <NAME>' to judge against"
+                    .into(),
+            );
+        }
+        Ok(Command::Run(Box::new(options)))
+    }
+}
+
+impl Options {
+    /// Takes `--long` and its value when it is a bench binary's option.
+    fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        let flag = match long {
+            "exact" => &mut self.exact,
+            "list" => &mut self.list,
+            "bench" => &mut self.bench,
+            "profile" => &mut self.profile,
+            "html" => {
+                self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
+                return Ok(true);
+            }
+            "add-to-baseline" => {
+                self.add_to_baseline = Some(value(parser, long, "NAME", parse_baseline_name)?);
+                return Ok(true);
+            }
+            "fail-if-slower" => {
+                self.fail_if_slower = Some(value(parser, long, "PCT", parse_percent)?);
+                return Ok(true);
+            }
+            _ => {
+                return Ok(self.sampling.take(long, parser)?
+                    || self.tables.take(long, parser)?
+                    || self.baselines.take(long, parser)?);
+            }
+        };
+        if let Some(attached) = parser.optional_value() {
+            return Err(format!(
+                "unexpected value '{}' for '--{long}' found; no more were expected",
+                attached.to_string_lossy()
+            ));
+        }
+        *flag = true;
+        Ok(true)
+    }
+}
+
+/// The help screen of `cargo bench -- --help`, wrapped to `width` columns.
+pub(crate) fn help(program: &str, width: usize) -> String {
+    let width = width.clamp(60, 100);
+    let mut text = format!(
+        "{ABOUT}\n\nUsage: {program} [OPTIONS] [PATTERN]...\n\nArguments:\n  [PATTERN]...\n          \
+         Run only benchmarks whose name (group/function/argument) matches\n          \
+         one of these regular expressions\n\n"
+    );
+    text.push_str(&help_section("Options", GENERAL, width));
+    text.push_str(&help_section(
+        "Sampling",
+        &[SamplingArgs::OPTIONS, PROFILE].concat(),
+        width,
+    ));
+    text.push_str(&help_section(
+        "Outputs",
+        &[TableArgs::OPTIONS, HTML].concat(),
+        width,
+    ));
+    text.push_str(&help_section(
+        "Baselines",
+        &[BaselineArgs::OPTIONS, MORE_BASELINES].concat(),
+        width,
+    ));
+    text.push_str(EXIT_STATUS);
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let args = std::iter::once("bench").chain(args.iter().copied());
+        match Command::parse(args.map(OsString::from))? {
+            Command::Run(options) => Ok(*options),
+            Command::Help => Err("help".into()),
+        }
+    }
+
     #[test]
     fn cargo_bench_arguments_parse() {
-        let options =
-            Options::try_parse_from(["bench", "--bench", "lists", "--samples", "10"]).unwrap();
+        let options = parse(&["--bench", "lists", "--samples", "10"]).unwrap();
         assert!(options.bench);
         assert_eq!(options.filters, ["lists"]);
         assert_eq!(options.sampling.samples, Some(10));
-        assert!(Options::try_parse_from(["bench", "--samples", "3"]).is_err());
+        assert!(parse(&["--samples", "3"]).is_err());
         // The gate needs a baseline to judge against.
-        assert!(Options::try_parse_from(["bench", "--fail-if-slower", "5"]).is_err());
-        let gated =
-            Options::try_parse_from(["bench", "--baseline", "main", "--fail-if-slower", "5%"])
-                .unwrap();
+        assert!(
+            parse(&["--fail-if-slower", "5"])
+                .unwrap_err()
+                .contains("--baseline")
+        );
+        let gated = parse(&["--baseline", "main", "--fail-if-slower", "5%"]).unwrap();
         assert_eq!(gated.fail_if_slower, Some(5.0));
+        assert_eq!(gated.baselines.baseline.as_deref(), Some("main"));
+        assert_eq!(parse(&["-h"]).unwrap_err(), "help");
+    }
+
+    #[test]
+    fn unknown_options_and_values_on_flags_are_refused() {
+        assert_eq!(
+            parse(&["--treshold"]).unwrap_err(),
+            "unexpected argument '--treshold' found"
+        );
+        assert!(
+            parse(&["--list=yes"])
+                .unwrap_err()
+                .contains("'yes' for '--list'")
+        );
+        assert!(parse(&["-x"]).is_err());
+    }
+
+    /// Every option the parser takes is in the help, and the help fits its width.
+    #[test]
+    fn the_help_lists_every_option() {
+        let text = help("bench", 80);
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 80),
+            "{text}"
+        );
+        for option in [GENERAL, PROFILE, HTML, MORE_BASELINES]
+            .into_iter()
+            .chain([
+                SamplingArgs::OPTIONS,
+                TableArgs::OPTIONS,
+                BaselineArgs::OPTIONS,
+            ])
+            .flatten()
+        {
+            assert!(
+                text.contains(&format!("--{}", option.long)),
+                "{}",
+                option.long
+            );
+            if option.long == "help" {
+                continue;
+            }
+            let args: &[&str] = match option.value {
+                Some("PCT") => &["--baseline", "main", "--fail-if-slower", "5"],
+                Some("NAME") => &[option.long, "main"],
+                Some("N") => &[option.long, "10"],
+                Some("DURATION") => &[option.long, "1ms"],
+                Some("CPU") => &[option.long, "0"],
+                Some("SUITE") => &[option.long, "full"],
+                Some(_) => &[option.long, "out.json"],
+                None => &[option.long],
+            };
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    if *a == option.long {
+                        format!("--{a}")
+                    } else {
+                        a.to_string()
+                    }
+                })
+                .collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            assert!(parse(&args).is_ok(), "{args:?}: {:?}", parse(&args));
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The front-end core shared by the `latlab` binary and the `latlab-bench` harness:
 //! - what both take from their command lines about how to sample ([`SamplingArgs`],
-//!   flattened into each one's clap parser, with the engine's [`Suite`]), the forms results
-//!   are also written in ([`TableArgs`]) and the baselines ([`BaselineArgs`]);
+//!   described once, parsed by the binary's clap and by the harness's lexopt, with the
+//!   engine's [`Suite`]), the forms results are also written in ([`TableArgs`]) and the
+//!   baselines ([`BaselineArgs`]);
 //! - the machine-wide run lock, with the note a run keeps when it goes ahead without it
 //!   ([`take_lock`]);
 //! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
@@ -17,6 +18,6 @@ mod unwritten;
 
 pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{BaselineArgs, SamplingArgs, TableArgs};
+pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
 pub use panics::panic_message;
 pub use unwritten::Unwritten;

@@ -1,79 +1,168 @@
-//! The sampling options both front ends take.
+//! The sampling, output and baseline options both front ends take.
+//!
+//! Each option is described once ([`OptionHelp`]: its name, value and help). The `latlab`
+//! binary parses them with clap (this crate's `clap` feature derives `clap::Args` from the
+//! same descriptions); the benchmark harness parses them with lexopt ([`SamplingArgs::take`]
+//! and the others), so that a user's `cargo bench` does not build clap. The binary's tests
+//! check that the two parsers know the same options.
 
-use clap::Args;
 use latlab_engine::config_text::{
     DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_samples, parse_target_time,
 };
 use latlab_engine::{Config, Suite};
 use std::time::Duration;
 
-/// The `--suite` values, each with what it means, as clap lists them.
+/// One option as its help lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionHelp {
+    /// The long name, without its dashes.
+    pub long: &'static str,
+    /// The value's name (`N`, `FILE`); `None` for a flag.
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+    /// The values it takes, each with what it means; empty where any value of its kind goes.
+    pub values: &'static [(&'static str, &'static str)],
+    /// The value taken when the option is not given, where the help does not say.
+    pub default: Option<&'static str>,
+}
+
+/// The help of `--suite`, with its values (clap lists the values itself).
+const SUITE_HELP: &str = "Which suite: its sample count, sample length and time budget";
+const SAMPLES_HELP: &str = "Samples per benchmark [default: 30 quick, 100 full]";
+const TARGET_TIME_HELP: &str =
+    "Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full]";
+const ROUNDS_HELP: &str = "Rounds each result is measured in, spread over the run and sharing \
+    its samples, so that a comparison knows how far a figure moves between measurements; 1 \
+    measures each result at once";
+const PIN_HELP: &str = "Pin the run to this CPU";
+const JSON_HELP: &str = "Also write the results as JSON here (the run's schema, a Google \
+    Benchmark superset); '-' for standard output";
+const CSV_HELP: &str = "Also write CSV here; '-' for standard output";
+const MARKDOWN_HELP: &str = "Also write a Markdown table here; '-' for standard output";
+const SAVE_BASELINE_HELP: &str = "Also keep this run's results as the baseline NAME \
+    (DIR/baselines/NAME.json for 'latlab run', target/latlab-baselines/NAME/ for 'cargo bench')";
+const BASELINE_HELP: &str = "Compare this run with the baseline NAME saved earlier, as 'latlab \
+    compare' does, after the table";
+
+/// The `--suite` values, each with what it means.
+pub const SUITES: [(&str, &str); 2] = [
+    (
+        "quick",
+        "30 samples of at least 2 ms, at most 1 s per benchmark",
+    ),
+    (
+        "full",
+        "100 samples of at least 5 ms, at most 10 s per benchmark",
+    ),
+];
+
+fn parse_suite(text: &str) -> Result<Suite, String> {
+    match text {
+        "quick" => Ok(Suite::Quick),
+        "full" => Ok(Suite::Full),
+        _ => Err("must be quick or full".to_string()),
+    }
+}
+
+#[cfg(feature = "clap")]
 fn suite_parser() -> impl clap::builder::TypedValueParser<Value = Suite> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new([
-        PossibleValue::new("quick").help("30 samples of at least 2 ms, at most 1 s per benchmark"),
-        PossibleValue::new("full").help("100 samples of at least 5 ms, at most 10 s per benchmark"),
-    ])
-    .map(|name| match name.as_str() {
-        "full" => Suite::Full,
-        _ => Suite::Quick,
-    })
+    PossibleValuesParser::new(SUITES.map(|(name, help)| PossibleValue::new(name).help(help)))
+        .map(|name| parse_suite(&name).expect("clap admits only the listed suites"))
 }
 
 /// How to sample: the suite, its overrides, the rounds and the CPU to pin to.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Sampling")]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "clap", command(next_help_heading = "Sampling"))]
 pub struct SamplingArgs {
-    /// Which suite: its sample count, sample length and time budget.
-    #[arg(long, value_name = "SUITE", default_value = "quick", value_parser = suite_parser())]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SUITE", default_value = "quick",
+        value_parser = suite_parser(), help = SUITE_HELP))]
     pub suite: Suite,
-    /// Samples per benchmark [default: 30 quick, 100 full].
-    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", value_parser = parse_samples,
+        allow_hyphen_values = true, help = SAMPLES_HELP))]
     pub samples: Option<usize>,
-    /// Least duration of one sample, e.g. 2ms, 500us [default: 2ms quick, 5ms full].
-    #[arg(long, value_name = "DURATION", value_parser = parse_target_time, allow_hyphen_values = true)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION",
+        value_parser = parse_target_time, allow_hyphen_values = true, help = TARGET_TIME_HELP))]
     pub target_time: Option<Duration>,
-    /// Rounds each result is measured in, spread over the run and sharing its samples, so
-    /// that a comparison knows how far a figure moves between measurements; 1 measures each
-    /// result at once.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = DEFAULT_ROUNDS,
+        value_parser = parse_rounds, allow_hyphen_values = true, help = ROUNDS_HELP))]
     pub rounds: usize,
-    /// Pin the run to this CPU.
-    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "CPU", value_parser = parse_cpu,
+        allow_hyphen_values = true, help = PIN_HELP))]
     pub pin: Option<usize>,
 }
 
 /// Where the results go besides the front end's own outputs, in the forms both write.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Outputs")]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "clap", command(next_help_heading = "Outputs"))]
 pub struct TableArgs {
-    /// Also write the results as JSON here (the run's schema, a Google Benchmark superset);
-    /// '-' for standard output.
-    #[arg(long, value_name = "FILE")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = JSON_HELP))]
     pub json: Option<String>,
-    /// Also write CSV here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = CSV_HELP))]
     pub csv: Option<String>,
-    /// Also write a Markdown table here; '-' for standard output.
-    #[arg(long, value_name = "FILE")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = MARKDOWN_HELP))]
     pub markdown: Option<String>,
 }
 
 /// Baselines: a run kept under a name, and a run compared with one kept earlier.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Baselines")]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "clap", command(next_help_heading = "Baselines"))]
 pub struct BaselineArgs {
-    /// Also keep this run's results as the baseline NAME (DIR/baselines/NAME.json for
-    /// 'latlab run', target/latlab-baselines/NAME.json for 'cargo bench').
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
+        value_parser = parse_baseline_name, help = SAVE_BASELINE_HELP))]
     pub save_baseline: Option<String>,
-    /// Compare this run with the baseline NAME saved earlier, as 'latlab compare' does,
-    /// after the table.
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
+        value_parser = parse_baseline_name, help = BASELINE_HELP))]
     pub baseline: Option<String>,
 }
 
+impl Default for SamplingArgs {
+    fn default() -> SamplingArgs {
+        SamplingArgs {
+            suite: Suite::Quick,
+            samples: None,
+            target_time: None,
+            rounds: DEFAULT_ROUNDS,
+            pin: None,
+        }
+    }
+}
+
 impl SamplingArgs {
+    pub const OPTIONS: &[OptionHelp] = &[
+        OptionHelp {
+            values: &SUITES,
+            default: Some("quick"),
+            ..option("suite", Some("SUITE"), SUITE_HELP)
+        },
+        option("samples", Some("N"), SAMPLES_HELP),
+        option("target-time", Some("DURATION"), TARGET_TIME_HELP),
+        OptionHelp {
+            default: Some("3"),
+            ..option("rounds", Some("N"), ROUNDS_HELP)
+        },
+        option("pin", Some("CPU"), PIN_HELP),
+    ];
+
+    /// Takes the option `--long` (its value from `parser`) when it is one of these; `Ok(false)`
+    /// when it is not, `Err` with one line when its value is refused.
+    pub fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        match long {
+            "suite" => self.suite = value(parser, long, "SUITE", parse_suite)?,
+            "samples" => self.samples = Some(value(parser, long, "N", parse_samples)?),
+            "target-time" => {
+                self.target_time = Some(value(parser, long, "DURATION", parse_target_time)?);
+            }
+            "rounds" => self.rounds = value(parser, long, "N", parse_rounds)?,
+            "pin" => self.pin = Some(value(parser, long, "CPU", parse_cpu)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// The engine's settings: the suite's, with the samples and sample length asked for and
     /// the rounds; `Err` with one line when a sample cannot fit the suite's budget.
     pub fn config(&self) -> Result<Config, String> {
@@ -89,31 +178,200 @@ impl SamplingArgs {
     }
 }
 
+impl TableArgs {
+    pub const OPTIONS: &[OptionHelp] = &[
+        option("json", Some("FILE"), JSON_HELP),
+        option("csv", Some("FILE"), CSV_HELP),
+        option("markdown", Some("FILE"), MARKDOWN_HELP),
+    ];
+
+    /// As [`SamplingArgs::take`].
+    pub fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        let slot = match long {
+            "json" => &mut self.json,
+            "csv" => &mut self.csv,
+            "markdown" => &mut self.markdown,
+            _ => return Ok(false),
+        };
+        *slot = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
+        Ok(true)
+    }
+}
+
+impl BaselineArgs {
+    pub const OPTIONS: &[OptionHelp] = &[
+        option("save-baseline", Some("NAME"), SAVE_BASELINE_HELP),
+        option("baseline", Some("NAME"), BASELINE_HELP),
+    ];
+
+    /// As [`SamplingArgs::take`].
+    pub fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        let slot = match long {
+            "save-baseline" => &mut self.save_baseline,
+            "baseline" => &mut self.baseline,
+            _ => return Ok(false),
+        };
+        *slot = Some(value(parser, long, "NAME", parse_baseline_name)?);
+        Ok(true)
+    }
+}
+
+const fn option(long: &'static str, value: Option<&'static str>, help: &'static str) -> OptionHelp {
+    OptionHelp {
+        long,
+        value,
+        help,
+        values: &[],
+        default: None,
+    }
+}
+
+/// The value of `--long`, parsed; a refusal reads as clap words it, so that both front ends
+/// refuse a value alike.
+pub fn value<T>(
+    parser: &mut lexopt::Parser,
+    long: &str,
+    value_name: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, String> {
+    let raw = parser.value().map_err(|_| {
+        format!("a value is required for '--{long} <{value_name}>' but none was supplied")
+    })?;
+    let text = raw
+        .to_str()
+        .ok_or_else(|| format!("invalid UTF-8 was detected in the value of '--{long}'"))?;
+    parse(text)
+        .map_err(|why| format!("invalid value '{text}' for '--{long} <{value_name}>': {why}"))
+}
+
+/// A help screen's section: its heading and each option under it, the help wrapped to
+/// `width` columns under the option's name, as clap lays out a long help.
+pub fn help_section(heading: &str, options: &[OptionHelp], width: usize) -> String {
+    let mut text = format!("{heading}:\n");
+    for option in options {
+        match option.value {
+            Some(value) => text.push_str(&format!("      --{} <{value}>\n", option.long)),
+            None => text.push_str(&format!("      --{}\n", option.long)),
+        }
+        let width = width.saturating_sub(10).max(20);
+        for line in wrapped(option.help, width) {
+            text.push_str(&format!("          {line}\n"));
+        }
+        if !option.values.is_empty() {
+            text.push_str("\n          Possible values:\n");
+            let name_width = option.values.iter().map(|(name, _)| name.len()).max();
+            let name_width = name_width.unwrap_or(0) + 1;
+            for (name, help) in option.values {
+                let name = format!("{name}:");
+                let hanging = " ".repeat(name_width + 3);
+                for (i, line) in wrapped(help, width - hanging.len()).iter().enumerate() {
+                    match i {
+                        0 => text.push_str(&format!("          - {name:name_width$} {line}\n")),
+                        _ => text.push_str(&format!("          {hanging}{line}\n")),
+                    }
+                }
+            }
+        }
+        if let Some(default) = option.default {
+            text.push_str(&format!("\n          [default: {default}]\n"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// `text` in lines of at most `width` characters, broken between words.
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        sampling: SamplingArgs,
+    fn sampling(args: &[&str]) -> Result<SamplingArgs, String> {
+        let mut parser = lexopt::Parser::from_args(args.iter().copied());
+        let mut sampling = SamplingArgs::default();
+        while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+            match arg {
+                lexopt::Arg::Long(long) => {
+                    let long = long.to_string();
+                    if !sampling.take(&long, &mut parser)? {
+                        return Err(format!("unknown --{long}"));
+                    }
+                }
+                other => return Err(other.unexpected().to_string()),
+            }
+        }
+        Ok(sampling)
     }
 
-    /// The options parse as both front ends take them, the suite's defaults apply where
-    /// nothing overrides them, and a sample longer than the budget allows is refused.
+    /// The options parse as the harness takes them, the suite's defaults apply where nothing
+    /// overrides them, and a sample longer than the budget allows is refused.
     #[test]
     fn sampling_options_make_the_engine_settings() {
-        let parsed = Command::try_parse_from(["x", "--suite", "full", "--samples", "40"]).unwrap();
-        let config = parsed.sampling.config().unwrap();
+        let parsed = sampling(&["--suite", "full", "--samples=40"]).unwrap();
+        let config = parsed.config().unwrap();
         assert_eq!(config.samples, 40);
         assert_eq!(config.target_sample_time, Config::full().target_sample_time);
         assert_eq!(config.rounds, DEFAULT_ROUNDS);
-        let quick = Command::try_parse_from(["x", "--rounds", "1"]).unwrap();
-        assert_eq!(quick.sampling.suite, Suite::Quick);
-        assert_eq!(quick.sampling.config().unwrap().rounds, 1);
-        assert!(Command::try_parse_from(["x", "--rounds", "0"]).is_err());
-        let too_long = Command::try_parse_from(["x", "--target-time", "10s"]).unwrap();
-        assert!(too_long.sampling.config().is_err());
+        let quick = sampling(&["--rounds", "1"]).unwrap();
+        assert_eq!(quick.suite, Suite::Quick);
+        assert_eq!(quick.config().unwrap().rounds, 1);
+        let too_long = sampling(&["--target-time", "10s"]).unwrap();
+        assert!(too_long.config().is_err());
+    }
+
+    /// A refused value says which option, which value and why, in one line; a value that
+    /// starts with '-' is a value, not the next option.
+    #[test]
+    fn refusals_name_the_option_and_the_value() {
+        assert_eq!(
+            sampling(&["--rounds", "0"]).unwrap_err(),
+            "invalid value '0' for '--rounds <N>': must be a whole number of rounds from 1 to 10"
+        );
+        assert!(
+            sampling(&["--samples", "-3"])
+                .unwrap_err()
+                .contains("'-3' for '--samples <N>'")
+        );
+        assert!(
+            sampling(&["--suite", "slow"])
+                .unwrap_err()
+                .contains("must be quick or full")
+        );
+        assert_eq!(
+            sampling(&["--pin"]).unwrap_err(),
+            "a value is required for '--pin <CPU>' but none was supplied"
+        );
+    }
+
+    #[test]
+    fn help_is_wrapped_under_each_option() {
+        let text = help_section("Sampling", SamplingArgs::OPTIONS, 60);
+        assert!(text.starts_with("Sampling:\n      --suite <SUITE>\n          Which suite"));
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 60),
+            "{text}"
+        );
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let rounds = ROUNDS_HELP.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(&rounds), "{text}");
+        assert!(text.contains("          - full:  100 samples of"), "{text}");
+        assert!(text.contains("          [default: 3]\n"), "{text}");
     }
 }
