@@ -73,12 +73,14 @@ pub struct PerfCounters {
 
 impl PerfCounters {
     pub(crate) fn probe() -> PerfCounters {
-        use perf_event::Builder;
-        use perf_event::events::{Hardware, Software};
-        let hardware = Builder::new(Hardware::CPU_CYCLES).build();
+        use perf_event_open_sys::bindings::{
+            PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_SW_TASK_CLOCK, PERF_TYPE_HARDWARE,
+            PERF_TYPE_SOFTWARE,
+        };
+        let hardware = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES.into());
         PerfCounters {
             hardware: hardware.is_ok(),
-            software: Builder::new(Software::TASK_CLOCK).build().is_ok(),
+            software: open_counter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK.into()).is_ok(),
             paranoid: super::sysfs::read_trimmed("/proc/sys/kernel/perf_event_paranoid")
                 .and_then(|p| p.parse().ok()),
             hardware_error: hardware.err().map(|e| e.to_string()),
@@ -93,4 +95,32 @@ impl PerfCounters {
             hardware_error: None,
         }
     }
+}
+
+/// Opens a counter of this process as the profiler opens its own (disabled, user space
+/// only, through perf-event2's defaults) and closes it again; the kernel's refusal as it
+/// words it. The system-call bindings alone, not perf-event2, so that the harness's light
+/// build does not compile the counter-reading library.
+fn open_counter(kind: u32, config: u64) -> std::io::Result<()> {
+    use perf_event_open_sys::bindings::{PERF_FLAG_FD_CLOEXEC, perf_event_attr};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut attrs = perf_event_attr::default();
+    attrs.type_ = kind;
+    attrs.config = config;
+    attrs.size = std::mem::size_of::<perf_event_attr>() as u32;
+    attrs.set_disabled(1);
+    attrs.set_exclude_kernel(1);
+    attrs.set_exclude_hv(1);
+    // SAFETY: `attrs` is a whole perf_event_attr whose size field gives its own size, which
+    // the kernel reads and does not keep; pid 0 with cpu -1 is this process on any CPU, with
+    // no group leader.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(&mut attrs, 0, -1, -1, PERF_FLAG_FD_CLOEXEC.into())
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel has just returned this descriptor open, and nothing else owns it.
+    drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    Ok(())
 }
