@@ -8,16 +8,82 @@
 //! gate then allows for. A baseline saved as `NAME.json` by an earlier version is read as a
 //! baseline of that one run.
 
+use crate::options::Options;
 use latlab_engine::model::RunRecord;
-use latlab_report::compare::{Comparison, Side};
+use latlab_front::Unwritten;
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
 use latlab_report::load::load_run;
+use latlab_report::terminal::Terminal;
 use latlab_report::units::format_ratio;
 use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
 use std::path::{Path, PathBuf};
 
+/// What a run was asked to do with baselines: compare with one (and gate on it), save into
+/// one, add to one.
+pub(crate) struct Requested<'a> {
+    options: &'a Options,
+    /// The baseline to compare with, by name, and its runs, loaded before measuring so that
+    /// a missing one is refused before anything is measured.
+    compared: Option<(String, Vec<RunRecord>)>,
+}
+
+impl<'a> Requested<'a> {
+    /// Loads the baseline `--baseline` names; `Err` when there is none of that name or it
+    /// does not read.
+    pub(crate) fn load(options: &'a Options) -> Result<Requested<'a>, String> {
+        let compared = match &options.baselines.baseline {
+            Some(name) => Some((name.clone(), load(&directory()?, name)?)),
+            None => None,
+        };
+        Ok(Requested { options, compared })
+    }
+
+    /// `text` followed by the comparison of `record` with the baseline, and the gate's
+    /// verdict under `--fail-if-slower`; true when the gate finds a benchmark slower.
+    pub(crate) fn judged(&self, record: &RunRecord, mut text: String) -> (String, bool) {
+        let Some((name, runs)) = &self.compared else {
+            return (text, false);
+        };
+        let sides = sides(name, runs, record);
+        let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+        text.push_str(&format!("\nagainst the baseline {name}:\n"));
+        text.push_str(&compare_text_with(
+            &sides,
+            &comparison,
+            &Terminal::default(),
+        ));
+        let Some(percent) = self.options.fail_if_slower else {
+            return (text, false);
+        };
+        let slower = slower(&comparison, percent);
+        text.push_str(&gate_text(name, percent, &slower));
+        (text, !slower.is_empty())
+    }
+
+    /// Keeps `record` as the baselines `--save-baseline` and `--add-to-baseline` name; a
+    /// baseline that cannot be written is noted in `unwritten`.
+    pub(crate) fn save(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+        for (name, add) in [
+            (&self.options.baselines.save_baseline, false),
+            (&self.options.add_to_baseline, true),
+        ] {
+            let Some(name) = name else { continue };
+            let saved = (directory())
+                .map_err(|why| ExportError::Write {
+                    path: "the baseline directory".into(),
+                    source: std::io::Error::other(why),
+                })
+                .and_then(|root| save(&root, name, record, add));
+            if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
+                eprintln!("baseline {name}: {}", path.display());
+            }
+        }
+    }
+}
+
 /// Where baselines are kept: `latlab-baselines/` in the target directory (from
 /// `CARGO_TARGET_DIR`, else from where cargo put this binary: `target/release/deps/`).
-pub(crate) fn directory() -> Result<PathBuf, String> {
+fn directory() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return Ok(PathBuf::from(dir).join("latlab-baselines"));
     }
@@ -33,7 +99,7 @@ pub(crate) fn directory() -> Result<PathBuf, String> {
 }
 
 /// The runs kept as the baseline `name` in `root`, oldest first.
-pub(crate) fn load(root: &Path, name: &str) -> Result<Vec<RunRecord>, String> {
+fn load(root: &Path, name: &str) -> Result<Vec<RunRecord>, String> {
     let files = run_files(root, name);
     if files.is_empty() {
         return Err(format!(
@@ -48,12 +114,7 @@ pub(crate) fn load(root: &Path, name: &str) -> Result<Vec<RunRecord>, String> {
 
 /// Keeps `record` as the baseline `name` in `root`: alone, or (`add`) beside the runs kept
 /// already. Returns the file written.
-pub(crate) fn save(
-    root: &Path,
-    name: &str,
-    record: &RunRecord,
-    add: bool,
-) -> Result<PathBuf, ExportError> {
+fn save(root: &Path, name: &str, record: &RunRecord, add: bool) -> Result<PathBuf, ExportError> {
     let dir = root.join(name);
     let write_error = |path: &Path, source| ExportError::Write {
         path: path.display().to_string(),
@@ -112,7 +173,7 @@ fn run_files(root: &Path, name: &str) -> Vec<PathBuf> {
 }
 
 /// This run against the baseline: the two sides `latlab compare` would make of them.
-pub(crate) fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> Vec<Side> {
+fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> Vec<Side> {
     vec![
         Side {
             label: name.to_string(),
@@ -125,7 +186,7 @@ pub(crate) fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> V
 /// The gate of `--fail-if-slower PCT`: the benchmarks `comparison` calls slower than the
 /// baseline by more than `percent` (significant against the noise between runs, and
 /// beyond its threshold), each with its ratio; empty when none is.
-pub(crate) fn slower(comparison: &Comparison, percent: f64) -> Vec<(String, f64)> {
+fn slower(comparison: &Comparison, percent: f64) -> Vec<(String, f64)> {
     comparison
         .slower_than(percent)
         .into_iter()
@@ -134,7 +195,7 @@ pub(crate) fn slower(comparison: &Comparison, percent: f64) -> Vec<(String, f64)
 }
 
 /// The gate's verdict as the run prints it.
-pub(crate) fn gate_text(name: &str, percent: f64, slower: &[(String, f64)]) -> String {
+fn gate_text(name: &str, percent: f64, slower: &[(String, f64)]) -> String {
     if slower.is_empty() {
         return format!("no benchmark is more than {percent}% slower than the baseline {name}\n");
     }

@@ -1,7 +1,6 @@
 //! A bench binary's run: parse the command line, select the benchmarks, measure them, and
 //! write what was asked for.
 
-use crate::baselines;
 use crate::options::{Command, Options, help};
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
@@ -15,11 +14,7 @@ use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
 use latlab_front::{Unwritten, take_lock};
 use latlab_report::{
-    CsvExporter, ExportError, Exporter, JsonExporter, MarkdownExporter, OutputTarget,
-    TableExporter, advice,
-    compare::{Comparison, DEFAULT_THRESHOLD, compare_text_with},
-    terminal::Terminal,
-    write_output,
+    Exporter, MarkdownExporter, OutputTarget, TableExporter, advice, write_output,
 };
 #[cfg(feature = "html")]
 use latlab_report::{Formats, benchmarks_html_page, render_plots};
@@ -72,18 +67,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn run_with(options: &Options) -> Result<i32, Stop> {
-    if options.profile && !cfg!(feature = "profile") {
-        return Err(bad(
-            "--profile: this build of latlab-bench has no profiler; enable its `profile` \
-             feature (on by default)",
-        ));
-    }
-    if options.html.is_some() && !cfg!(feature = "html") {
-        return Err(bad(
-            "--html: this build of latlab-bench writes no page; enable its `html` feature (on \
-             by default), or take --json, --csv or --markdown",
-        ));
-    }
+    refuse_what_this_build_lacks(options)?;
     let selected = select(options)?;
     if options.list {
         for benchmark in &selected {
@@ -91,13 +75,8 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         }
         return Ok(0);
     }
-    let baseline = match &options.baselines.baseline {
-        Some(name) => {
-            let root = baselines::directory().map_err(bad)?;
-            Some((name.clone(), baselines::load(&root, name).map_err(bad)?))
-        }
-        None => None,
-    };
+    #[cfg(feature = "files")]
+    let baselines = crate::baselines::Requested::load(options).map_err(bad)?;
     if !options.bench {
         return Ok(run_once(selected));
     }
@@ -146,47 +125,59 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     record.complete = !cancel.load(Ordering::Relaxed);
 
     let to_stderr = outputs.uses_stdout();
-    let mut text = run_text(&record)?;
-    let mut regressed = false;
-    if let Some((name, runs)) = &baseline {
-        let sides = baselines::sides(name, runs, &record);
-        let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
-        text.push_str(&format!("\nagainst the baseline {name}:\n"));
-        text.push_str(&compare_text_with(
-            &sides,
-            &comparison,
-            &Terminal::default(),
-        ));
-        if let Some(percent) = options.fail_if_slower {
-            let slower = baselines::slower(&comparison, percent);
-            regressed = !slower.is_empty();
-            text.push_str(&baselines::gate_text(name, percent, &slower));
-        }
-    }
+    let text = run_text(&record)?;
+    #[cfg(feature = "files")]
+    let (text, regressed) = baselines.judged(&record, text);
+    #[cfg(not(feature = "files"))]
+    let regressed = false;
     if to_stderr {
         eprint!("{text}");
     } else {
         print!("{text}");
     }
     outputs.write(&record, &mut unwritten);
-    for (name, add) in [
-        (&options.baselines.save_baseline, false),
-        (&options.add_to_baseline, true),
-    ] {
-        let Some(name) = name else { continue };
-        let saved = (baselines::directory())
-            .map_err(|why| ExportError::Write {
-                path: "the baseline directory".into(),
-                source: std::io::Error::other(why),
-            })
-            .and_then(|root| baselines::save(&root, name, &record, add));
-        if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
-            eprintln!("baseline {name}: {}", path.display());
-        }
-    }
+    #[cfg(feature = "files")]
+    baselines.save(&record, &mut unwritten);
     unwritten.report();
     let code = exit_code(&record, &outputs, &unwritten, &stop);
     Ok(if code == 0 && regressed { 1 } else { code })
+}
+
+/// Refuses, before measuring, an option whose feature this build of the harness was built
+/// without, naming the feature.
+fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
+    let files = [
+        ("--json", options.tables.json.is_some()),
+        ("--csv", options.tables.csv.is_some()),
+        ("--save-baseline", options.baselines.save_baseline.is_some()),
+        ("--add-to-baseline", options.add_to_baseline.is_some()),
+        ("--baseline", options.baselines.baseline.is_some()),
+    ];
+    let lacking = [
+        (
+            "--profile",
+            options.profile,
+            "profile",
+            cfg!(feature = "profile"),
+        ),
+        (
+            "--html",
+            options.html.is_some(),
+            "html",
+            cfg!(feature = "html"),
+        ),
+    ]
+    .into_iter()
+    .chain(files.map(|(option, asked)| (option, asked, "files", cfg!(feature = "files"))));
+    for (option, asked, feature, built) in lacking {
+        if asked && !built {
+            return Err(bad(format!(
+                "{option}: this build of latlab-bench was built without its `{feature}` \
+                 feature (on by default); enable it in the dev-dependency"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The run's exit status, as the binary's: the signal's when one stopped it; 2 when it
@@ -454,11 +445,19 @@ struct Outputs {
 impl Outputs {
     fn of(options: &Options) -> Outputs {
         let mut files: Vec<(OutputTarget, Box<dyn Exporter>)> = Vec::new();
+        #[cfg(feature = "files")]
         if let Some(path) = &options.tables.json {
-            files.push((OutputTarget::parse(path), Box::new(JsonExporter)));
+            files.push((
+                OutputTarget::parse(path),
+                Box::new(latlab_report::JsonExporter),
+            ));
         }
+        #[cfg(feature = "files")]
         if let Some(path) = &options.tables.csv {
-            files.push((OutputTarget::parse(path), Box::new(CsvExporter)));
+            files.push((
+                OutputTarget::parse(path),
+                Box::new(latlab_report::CsvExporter),
+            ));
         }
         if let Some(path) = &options.tables.markdown {
             files.push((OutputTarget::parse(path), Box::new(MarkdownExporter)));
@@ -513,5 +512,43 @@ impl Outputs {
             .chain(&self.html)
             .map(OutputTarget::shown)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Command;
+
+    fn options(args: &[&str]) -> Options {
+        let args = std::iter::once("bench").chain(args.iter().copied());
+        match Command::parse(args.map(OsString::from)).unwrap() {
+            Command::Run(options) => *options,
+            Command::Help => unreachable!("no --help given"),
+        }
+    }
+
+    /// An option whose feature this build lacks is refused before anything is measured,
+    /// naming the feature; with the feature, it goes ahead. (Run in the default build and in
+    /// the light one, `--no-default-features`.)
+    #[test]
+    fn options_of_features_left_out_are_refused_by_name() {
+        let asked = [
+            (&["--json", "out.json"][..], "files", cfg!(feature = "files")),
+            (&["--baseline", "main"], "files", cfg!(feature = "files")),
+            (&["--html", "out.html"], "html", cfg!(feature = "html")),
+            (&["--profile"], "profile", cfg!(feature = "profile")),
+        ];
+        for (args, feature, built) in asked {
+            match refuse_what_this_build_lacks(&options(args)) {
+                Ok(()) => assert!(built, "{args:?} went ahead without `{feature}`"),
+                Err(Stop(message)) => {
+                    assert!(!built, "{args:?} refused with `{feature}`: {message}");
+                    assert!(message.starts_with(args[0]), "{message}");
+                    assert!(message.contains(&format!("`{feature}` feature")), "{message}");
+                }
+            }
+        }
+        assert!(refuse_what_this_build_lacks(&options(&["--markdown", "out.md"])).is_ok());
     }
 }

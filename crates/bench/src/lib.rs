@@ -65,6 +65,7 @@
 //! 1.28–1.36×)", the interval from the paired samples.
 
 mod alloc;
+#[cfg(feature = "files")]
 mod baselines;
 mod bencher;
 mod bodies;

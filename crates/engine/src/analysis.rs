@@ -243,7 +243,8 @@ pub fn slope_verdict(short: &[f64], long: &[f64], iterations: u64, resolution_ns
 }
 
 /// How many times as long one benchmark took as another, from samples taken side by side.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ratio {
     /// The median of the per-pair ratios.

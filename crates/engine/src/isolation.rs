@@ -5,9 +5,7 @@
 //! turns that into a note in the results (principle: honest about limits).
 
 use rustix::mm::{MlockAllFlags, mlockall};
-use rustix::net::sockopt::socket_peercred;
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;
@@ -20,29 +18,45 @@ pub fn effective_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
+/// The most CPUs the affinity calls address (`CPU_SETSIZE`).
+const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
+
+// The affinity calls go through libc rather than rustix: rustix's `thread` module, for these
+// two calls alone, took 3 s of a cold build of the harness on a 2-vCPU guest.
+
 /// The CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
-    let Ok(set) = sched_getaffinity(None) else {
+    // SAFETY: a cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a whole cpu_set_t of the size given; pid 0 is the calling thread.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
         return Vec::new();
-    };
-    (0..CpuSet::MAX_CPU)
-        .filter(|&cpu| set.is_set(cpu))
+    }
+    (0..MAX_CPUS)
+        // SAFETY: every `cpu` is below CPU_SETSIZE, inside the set.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
         .collect()
 }
 
 /// Lets the calling thread (and the threads and processes it starts later) run on `cpus`.
 pub(crate) fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
-    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= CpuSet::MAX_CPU) {
+    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= MAX_CPUS) {
         return Err(format!(
             "CPU {cpu} is beyond what the kernel interface can address"
         ));
     }
-    let mut set = CpuSet::new();
+    // SAFETY: a cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &cpu in cpus {
-        set.set(cpu);
+        // SAFETY: `cpu` is below CPU_SETSIZE (checked above), inside the set.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
     }
-    sched_setaffinity(None, &set)
-        .map_err(|e| format!("could not run on CPUs {cpus:?}: {}", io::Error::from(e)))
+    // SAFETY: `set` is a whole cpu_set_t of the size given; pid 0 is the calling thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } != 0 {
+        let error = io::Error::last_os_error();
+        return Err(format!("could not run on CPUs {cpus:?}: {error}"));
+    }
+    Ok(())
 }
 
 /// Locks current and future memory into RAM, so no page fault or swap-in lands inside a
@@ -221,7 +235,25 @@ impl Drop for RunLock {
 fn holder_uid(name: &[u8]) -> Option<u32> {
     let address = SocketAddr::from_abstract_name(name).ok()?;
     let stream = UnixStream::connect_addr(&address).ok()?;
-    Some(socket_peercred(&stream).ok()?.uid.as_raw())
+    let mut credentials = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED writes at most `length` bytes, one ucred, into `credentials`, on a
+    // socket this function owns. (libc rather than rustix: rustix's `net` module took 1.6 s
+    // of a cold build of the harness for this one call.)
+    let read = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut credentials).cast(),
+            &mut length,
+        )
+    };
+    (read == 0).then_some(credentials.uid)
 }
 
 /// Closes, in a child just forked, the run lock's descriptor that the child inherited.

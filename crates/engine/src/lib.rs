@@ -42,6 +42,7 @@ pub mod rounds;
 mod runner;
 pub mod signals;
 pub mod stats;
+pub mod tails;
 pub mod units;
 mod usage;
 pub mod welch;

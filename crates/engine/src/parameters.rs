@@ -2,13 +2,13 @@
 //! histogram. They serialise as plain JSON values (`"working_set_bytes": 65536`,
 //! `"cpus": [0, 1]`), so any tool reads them without parsing text.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One parameter's value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(untagged)]
+#[cfg_attr(feature = "serde", serde(untagged))]
 pub enum Value {
     Flag(bool),
     /// A count, a size in bytes, a CPU number.
@@ -136,7 +136,8 @@ impl From<Vec<usize>> for Value {
 
 /// Counts of latencies per power-of-two microsecond bucket, as the latency tests of this
 /// field print them: the first bucket is below 1 µs, then 1–2, 2–4, 4–8 µs …
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Histogram {
     /// Each bucket's upper bound in microseconds (1, 2, 4 …), increasing; buckets without a
@@ -204,6 +205,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "serde")]
     fn values_keep_their_type_through_json() {
         let values = [
             Value::from(65536u64),

@@ -6,10 +6,9 @@
 //! rather than a t-test. The mean and standard deviation are reported too, for tools that
 //! expect them.
 
-use serde::{Deserialize, Serialize};
-
 /// The summary of one benchmark's samples, all in the samples' unit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     pub n: usize,
@@ -179,8 +178,7 @@ pub fn half_range_share(figures: &[f64]) -> Option<f64> {
 
 /// P(Z > z) for a standard normal Z.
 fn standard_normal_upper_tail(z: f64) -> f64 {
-    use statrs::distribution::{ContinuousCDF, Normal};
-    Normal::standard().sf(z)
+    crate::tails::normal_upper_tail(z)
 }
 
 /// Benjamini–Hochberg adjusted p-values of `p` (in the same order): the smallest false

@@ -8,12 +8,11 @@
 //! that no plot draws (a user's benchmark that declared bytes or items) as its median with
 //! the rate after it; anything else as its median; an extrapolated median keeps its `≈`.
 
-use crate::headline::source_result;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_median, format_rate, format_result_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
-use latlab_engine::presentation::{Measure, Presentations, Template};
+use latlab_engine::presentation::{Measure, Presentations, Source, Template};
 
 /// Without a terminal width, the most key figures a line shows.
 const FIGURES_WITHOUT_WIDTH: usize = 6;
@@ -218,4 +217,24 @@ impl<'a> KeyResults<'a> {
             _ => format_median(result),
         }
     }
+}
+
+/// The result a headline row reads in `run`: the one its template names, or of a sweep
+/// the point with the largest parameter.
+pub(crate) fn source_result(run: &RunRecord, source: Source) -> Option<&BenchResult> {
+    match source {
+        Source::Result(name) => run.results().find(|r| name.matches(&r.name)),
+        Source::LargestScaled {
+            results,
+            largest_by,
+            ..
+        } => largest(run, results, largest_by),
+    }
+}
+
+/// Of the results `template` covers, the one with the largest parameter `key`.
+fn largest<'a>(run: &'a RunRecord, template: Template, key: &str) -> Option<&'a BenchResult> {
+    run.results()
+        .filter(|r| template.matches(&r.name))
+        .max_by_key(|r| r.parameter(key).and_then(|v| v.as_u64()).unwrap_or(0))
 }

@@ -8,6 +8,7 @@
 //! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
 //! column stretches time so that this machine's L1 hit takes one second.
 
+use crate::families::source_result;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{
@@ -236,19 +237,6 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
     (Some(measured), row.qualifier.to_string())
 }
 
-/// The result a headline row reads in `run`: the one its template names, or of a sweep
-/// the point with the largest parameter.
-pub(crate) fn source_result(run: &RunRecord, source: Source) -> Option<&BenchResult> {
-    match source {
-        Source::Result(name) => run.results().find(|r| name.matches(&r.name)),
-        Source::LargestScaled {
-            results,
-            largest_by,
-            ..
-        } => largest(run, results, largest_by),
-    }
-}
-
 fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
     Measured {
         median_ns: result.summary.median * scale,
@@ -272,13 +260,6 @@ fn unfilled(template: Template) -> String {
         Some((known, _)) => format!("{known}…"),
         None => template.as_str().to_string(),
     }
-}
-
-/// Of the results `template` covers, the one with the largest parameter `key`.
-fn largest<'a>(run: &'a RunRecord, template: Template, key: &str) -> Option<&'a BenchResult> {
-    run.results()
-        .filter(|r| template.matches(&r.name))
-        .max_by_key(|r| r.parameter(key).and_then(|v| v.as_u64()).unwrap_or(0))
 }
 
 /// A duration in seconds as people say it: seconds, minutes, hours, days, months, years.

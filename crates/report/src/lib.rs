@@ -7,17 +7,23 @@
 #![forbid(unsafe_code)]
 
 pub mod advice;
+#[cfg(feature = "files")]
 pub mod compare;
 mod comparison;
+#[cfg(feature = "files")]
 mod csv;
 mod families;
+#[cfg(feature = "files")]
 pub mod fleet;
+#[cfg(feature = "files")]
 pub mod headline;
 #[cfg(feature = "html")]
 mod html;
 #[cfg(feature = "html")]
 mod html_benchmarks;
+#[cfg(feature = "files")]
 mod json;
+#[cfg(feature = "files")]
 pub mod load;
 mod markdown;
 #[cfg(feature = "html")]
@@ -32,17 +38,21 @@ pub mod terminal;
 mod test_records;
 mod text_table;
 pub mod units;
+#[cfg(feature = "files")]
 pub mod validate;
 pub mod warning_groups;
 mod write;
 
+#[cfg(feature = "files")]
 pub use crate::csv::CsvExporter;
 pub use comparison::comparison_sentence;
+#[cfg(feature = "files")]
 pub use headline::HeadlineExporter;
 #[cfg(feature = "html")]
 pub use html::{HtmlExporter, benchmarks_html_page, html_page};
 #[cfg(feature = "schema")]
 pub use json::json_schema;
+#[cfg(feature = "files")]
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 #[cfg(feature = "html")]

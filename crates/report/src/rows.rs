@@ -350,6 +350,7 @@ mod tests {
     /// An extrapolated figure is shown as an estimate, with no interval claimed; the CSV
     /// leaves its interval empty and `compare` does not test it.
     #[test]
+    #[cfg(feature = "files")]
     fn an_extrapolated_figure_claims_no_interval() {
         let mut estimate =
             BenchResult::derived("p/idle", "test", vec![2.69e8; 30], Vec::new(), Vec::new())

@@ -28,6 +28,7 @@ impl TextTable {
 
     /// The table with its columns aligned, each line without trailing spaces. `align` is
     /// the alignment of each column; columns beyond it are right-aligned.
+    #[cfg(any(feature = "files", test))]
     pub fn aligned(&self, align: &[Align]) -> String {
         self.aligned_painted(align, &Terminal::default(), |_, _, _| None)
     }

@@ -1,6 +1,7 @@
 //! The comparison's noise model on a noisy synthetic machine: runs that differ by a run
 //! effect on each result (where its buffers and code landed), besides drift and jitter, as
 //! real runs do, measured in rounds as `latlab run` measures them.
+#![cfg(feature = "files")]
 
 use latlab_engine::host::{Noise, SyntheticHost};
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord, RunSettings};

@@ -26,7 +26,6 @@ mod cntvct;
 #[cfg(target_arch = "x86_64")]
 mod tsc;
 
-use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
 /// A source of raw ticks, read with the fences its hardware needs.
@@ -38,9 +37,10 @@ pub(crate) trait TickSource {
 }
 
 /// Which hardware or OS clock a run was timed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ClockKind {
     /// The x86-64 invariant time-stamp counter.
     Tsc,
@@ -50,7 +50,7 @@ pub enum ClockKind {
     MonotonicRaw,
     /// The synthetic host's clock: every figure in such a run is made up (`fake` in files
     /// of schema 1).
-    #[serde(alias = "fake")]
+    #[cfg_attr(feature = "serde", serde(alias = "fake"))]
     Synthetic,
 }
 
@@ -66,7 +66,8 @@ impl std::fmt::Display for ClockKind {
 }
 
 /// What a run's results should say about the clock they were timed with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClockInfo {
     pub kind: ClockKind,

@@ -3,10 +3,10 @@
 //! probes measure it independently and compare.
 
 use super::sysfs::{parse_cpu_list, parse_size, read_trimmed};
-use serde::{Deserialize, Serialize};
 
 /// One cache level of CPU 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CacheInfo {
     pub level: u8,

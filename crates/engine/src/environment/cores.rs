@@ -8,10 +8,10 @@
 //! can tell.
 
 use super::sysfs::{parse_cpu_list, read_trimmed};
-use serde::{Deserialize, Serialize};
 
 /// CPUs that the kernel describes alike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CoreClass {
     pub cpus: Vec<usize>,

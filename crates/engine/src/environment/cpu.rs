@@ -1,10 +1,10 @@
 //! The processor: model, core counts, SMT, frequency and its governor, and the hypervisor.
 
 use super::sysfs::read_trimmed;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuInfo {
     pub model: String,

@@ -23,10 +23,9 @@ pub use memory_modules::{MemoryModule, parse_memory_devices, peak_bandwidth_byte
 pub use privileges::{PerfCounters, Privileges};
 pub use sysfs::{kib_field, parse_cpu_list};
 
-use serde::{Deserialize, Serialize};
-
 /// The machine, its kernel and the build that measured it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
     pub host_name: String,
@@ -38,7 +37,7 @@ pub struct Environment {
     pub caches: Vec<CacheInfo>,
     /// The online CPUs grouped by what the kernel says of them (capacity, hybrid core type,
     /// maximum frequency); one class on a homogeneous machine.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub core_classes: Vec<CoreClass>,
     /// The hypervisor, when the CPU says it runs under one.
     pub virtualization: Option<String>,
@@ -52,7 +51,10 @@ pub struct Environment {
     pub load_avg: Option<[f64; 3]>,
     /// The CPU time the control groups allow this process, in CPUs' worth (`cpu.max` 10000
     /// 100000 is 0.1); absent when no quota applies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub cpu_quota: Option<f64>,
     /// `release` when the measuring code was optimised, else `debug`.
     pub build_profile: String,

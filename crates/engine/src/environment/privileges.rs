@@ -2,12 +2,12 @@
 //! latlab runs unprivileged by default; these decide which optional controls can take effect.
 
 use rustix::process::Resource;
-use serde::{Deserialize, Serialize};
 
 const CAP_IPC_LOCK: u32 = 14;
 const CAP_SYS_NICE: u32 = 23;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Privileges {
     pub euid: u32,
@@ -58,7 +58,8 @@ fn effective_capabilities() -> u64 {
 }
 
 /// Whether perf counters can be opened by this process, found by trying.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PerfCounters {
     /// A hardware cycle counter could be opened.

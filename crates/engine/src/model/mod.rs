@@ -8,7 +8,6 @@ use crate::clock::ClockInfo;
 use crate::environment::Environment;
 use crate::parameters::Value;
 use crate::stats::Summary;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod profile;
@@ -16,9 +15,10 @@ mod profile;
 pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
 
 /// How a result's samples were obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ResultKind {
     /// A calibrated loop of many iterations per sample, the empty loop's cost subtracted.
     TimedLoop,
@@ -34,9 +34,10 @@ pub enum ResultKind {
 }
 
 /// Whether a figure measures real work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Verdict {
     /// The figure is distinguishable from the empty loop and above the clock's resolution.
     Measured,
@@ -56,9 +57,10 @@ impl Verdict {
 /// A fact about one result that makes its figure less trustworthy or less complete. The
 /// engine and the probes state the facts with their figures; the front ends (the report's
 /// `advice`) phrase them and say what to do, once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum Warning {
     /// The first `early_samples` samples differed from the rest by `shift` (a fraction,
     /// positive when slower), significantly.
@@ -151,7 +153,8 @@ impl Warning {
 }
 
 /// What else happened on the measuring thread while its samples were taken.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Integrity {
     /// The thread blocked and gave up the CPU.
@@ -173,7 +176,8 @@ impl Integrity {
 }
 
 /// One benchmark's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BenchResult {
     /// `probe.id/variant`, unique in a run.
@@ -205,26 +209,38 @@ pub struct BenchResult {
     pub bytes_per_operation: Option<u64>,
     /// Items one operation processes (elements sorted, messages parsed), for results that
     /// are also item rates; `None` otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub items_per_operation: Option<u64>,
     /// One of many points of a dense sweep (a memcpy size between two powers of two): the
     /// terminal table leaves it out for brevity; every file output keeps it.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sweep_detail: bool,
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
     pub integrity: Integrity,
     /// Where a user's benchmark spent its time (`cargo bench -- --profile`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub profile: Option<Profile>,
     /// What a user's benchmark allocated per call, where a counting allocator is installed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub allocations: Option<Allocations>,
     /// The median of each round the result was measured in, in run order, when the run
     /// measured in rounds spread over it (`Config::rounds`): how far
     /// the figure moves between measurements, which its samples, taken close together,
     /// cannot show. Empty when it was measured once.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub round_medians_ns: Vec<f64>,
 }
 
@@ -533,9 +549,10 @@ impl BenchResult {
 }
 
 /// How one probe ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "status", rename_all = "snake_case")]
+#[cfg_attr(feature = "serde", serde(tag = "status", rename_all = "snake_case"))]
 pub enum ProbeStatus {
     Ok,
     Failed { reason: String },
@@ -544,20 +561,22 @@ pub enum ProbeStatus {
 }
 
 /// One probe's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProbeOutcome {
     pub id: String,
     /// The probe's one-line method.
     pub method: String,
-    #[serde(flatten)]
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub status: ProbeStatus,
     pub results: Vec<BenchResult>,
     pub duration_ns: u64,
 }
 
 /// The settings a run was made with, and which controls took effect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunSettings {
     pub suite: String,
@@ -567,7 +586,7 @@ pub struct RunSettings {
     /// The rounds, spread over the run, that each result was measured in, its samples and
     /// budget shared among them (`Config::rounds`); 1 in files
     /// written before there were rounds.
-    #[serde(default = "one_round")]
+    #[cfg_attr(feature = "serde", serde(default = "one_round"))]
     pub rounds: usize,
     /// The CPU the run was pinned to, when `--pin` took effect.
     pub pinned_cpu: Option<usize>,
@@ -577,12 +596,14 @@ pub struct RunSettings {
     pub realtime: bool,
 }
 
+#[cfg(feature = "serde")]
 fn one_round() -> usize {
     1
 }
 
 /// A whole run: what was measured, on what, how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunRecord {
     pub latlab_version: String,
@@ -597,7 +618,7 @@ pub struct RunRecord {
     pub notes: Vec<String>,
     /// Short fixed measurements taken at the start of the run and again at its end, which
     /// tell whether the machine under the run changed. Empty in files written before them.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub stability: Vec<StabilityCheck>,
     pub probes: Vec<ProbeOutcome>,
     /// False while the run is in progress or when it was interrupted.
@@ -605,7 +626,8 @@ pub struct RunRecord {
 }
 
 /// One fixed reference measurement of a run, at its start and at its end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StabilityCheck {
     /// What it measures, such as `stability/memory-chase`.

@@ -2,11 +2,10 @@
 //! harness for users' code fills them in (`cargo bench -- --profile`, a counting
 //! allocator), and every renderer shows them.
 
-use serde::{Deserialize, Serialize};
-
 /// Where a benchmark spent its time, sampled by a profiler while it ran again for the
 /// iteration count it was measured with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Profile {
     /// The sampling event, such as `cpu-clock (software)`.
@@ -35,7 +34,8 @@ pub struct Profile {
 }
 
 /// One function of a profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HotFunction {
     /// Demangled name without its hash, or the address where no symbol covers it.
@@ -46,7 +46,8 @@ pub struct HotFunction {
 }
 
 /// A function's instructions, each with the samples that fell on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AnnotatedFunction {
     pub name: String,
@@ -56,7 +57,8 @@ pub struct AnnotatedFunction {
 }
 
 /// One instruction of an annotated function.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Instruction {
     /// Its address in the binary file.
@@ -72,7 +74,8 @@ pub struct Instruction {
 
 /// Hardware event counts per call of the benchmark: the counts of the loop with 4 calls
 /// per turn less those of the loop with 1, divided by the extra calls, as the time is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counters {
     pub cycles: f64,
@@ -85,7 +88,8 @@ pub struct Counters {
 }
 
 /// Memory allocated by one call of the benchmark, counted by the counting allocator.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Allocations {
     /// Allocations per call; a reallocation counts as one allocation of its new size.
