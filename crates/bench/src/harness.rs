@@ -534,7 +534,11 @@ mod tests {
     #[test]
     fn options_of_features_left_out_are_refused_by_name() {
         let asked = [
-            (&["--json", "out.json"][..], "files", cfg!(feature = "files")),
+            (
+                &["--json", "out.json"][..],
+                "files",
+                cfg!(feature = "files"),
+            ),
             (&["--baseline", "main"], "files", cfg!(feature = "files")),
             (&["--html", "out.html"], "html", cfg!(feature = "html")),
             (&["--profile"], "profile", cfg!(feature = "profile")),
@@ -545,7 +549,10 @@ mod tests {
                 Err(Stop(message)) => {
                     assert!(!built, "{args:?} refused with `{feature}`: {message}");
                     assert!(message.starts_with(args[0]), "{message}");
-                    assert!(message.contains(&format!("`{feature}` feature")), "{message}");
+                    assert!(
+                        message.contains(&format!("`{feature}` feature")),
+                        "{message}"
+                    );
                 }
             }
         }
