@@ -280,23 +280,9 @@ pub fn help_section(heading: &str, options: &[OptionHelp], width: usize) -> Stri
     text
 }
 
-/// `text` in lines of at most `width` characters, broken between words.
-fn wrapped(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+/// `text` in lines of at most `width` columns, broken between words.
+fn wrapped(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
+    textwrap::wrap(text, textwrap::Options::new(width).break_words(false))
 }
 
 #[cfg(test)]
