@@ -59,6 +59,12 @@
 //! disassembly; a [`CountingAllocator`] installed as the global allocator adds allocations
 //! and bytes per call.
 //!
+//! **Features**, all on by default: `files` (`--json`, `--csv` and the baselines), `profile`
+//! (`--profile`) and `html` (`--html`). With `default-features = false` the harness measures
+//! and prints as it does by default and writes `--markdown`, and builds without serde, clap
+//! or the profiler's libraries: a cold build within 1.5× divan's. An option whose feature is
+//! left out is refused before anything is measured, naming the feature.
+//!
 //! **Comparisons.** Mark one benchmark of a module (or `group = ".."`) as `baseline`; the
 //! others with the same argument are then sampled side by side with it, their samples
 //! interleaved round by round, and each is reported as "1.32× as slow as the baseline (95% CI

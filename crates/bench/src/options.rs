@@ -49,7 +49,7 @@ const GENERAL: &[OptionHelp] = &[
         "With the patterns, match whole names exactly instead",
     ),
     flag("list", "List the selected benchmarks and exit"),
-    flag("help", "Print this help"),
+    flag("help", "Print this help (also -h)"),
 ];
 
 const PROFILE: &[OptionHelp] = &[flag(
@@ -200,6 +200,26 @@ pub(crate) fn help(program: &str, width: usize) -> String {
         &[BaselineArgs::OPTIONS, MORE_BASELINES].concat(),
         width,
     ));
+    let mut any_left_out = false;
+    for (feature, options, built) in [
+        (
+            "files",
+            "--json, --csv and the baselines",
+            cfg!(feature = "files"),
+        ),
+        ("profile", "--profile", cfg!(feature = "profile")),
+        ("html", "--html", cfg!(feature = "html")),
+    ] {
+        if !built {
+            text.push_str(&format!(
+                "Not built in: {options} (latlab-bench's feature `{feature}`)\n"
+            ));
+            any_left_out = true;
+        }
+    }
+    if any_left_out {
+        text.push('\n');
+    }
     text.push_str(EXIT_STATUS);
     text
 }
