@@ -2,6 +2,7 @@
 //! the terminal's width), and whether it is coloured (`--color`, `NO_COLOR`, `TERM=dumb`).
 
 use crate::cli::{ColorArg, TerminalArgs};
+use latlab_front::text_width;
 use latlab_report::terminal::{Detail, Terminal};
 use std::io::IsTerminal;
 
@@ -40,7 +41,7 @@ pub fn terminal(args: &TerminalArgs, stream: Stream) -> Terminal {
     let env = |name: &str| std::env::var(name).ok();
     Terminal {
         detail,
-        width: width(env("COLUMNS").as_deref(), || {
+        width: text_width(env("COLUMNS").as_deref(), || {
             stream.is_terminal().then(|| stream.width()).flatten()
         }),
         colour: colour(
@@ -50,14 +51,6 @@ pub fn terminal(args: &TerminalArgs, stream: Stream) -> Terminal {
             env("TERM").as_deref(),
         ),
     }
-}
-
-/// `COLUMNS` when it is a width, else the terminal's, else no limit.
-fn width(columns: Option<&str>, terminal: impl FnOnce() -> Option<usize>) -> Option<usize> {
-    columns
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&c| c > 0)
-        .or_else(terminal)
 }
 
 /// Colour as asked; `auto` colours a terminal unless `NO_COLOR` is set to anything but the
@@ -83,13 +76,5 @@ mod tests {
         assert!(!colour(ColorArg::Auto, true, Some("1"), None));
         assert!(!colour(ColorArg::Auto, false, None, None));
         assert!(!colour(ColorArg::Auto, true, None, Some("dumb")));
-    }
-
-    #[test]
-    fn columns_wins_over_the_terminal_when_it_is_a_width() {
-        assert_eq!(width(Some("90"), || Some(200)), Some(90));
-        assert_eq!(width(Some("wide"), || Some(200)), Some(200));
-        assert_eq!(width(Some("0"), || None), None);
-        assert_eq!(width(None, || None), None);
     }
 }

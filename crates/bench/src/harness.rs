@@ -12,7 +12,7 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
-use latlab_front::{Unwritten, take_lock};
+use latlab_front::{Unwritten, take_lock, text_width};
 use latlab_report::{
     Exporter, MarkdownExporter, OutputTarget, TableExporter, advice, write_output,
 };
@@ -45,10 +45,8 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let options = match Command::parse(args) {
         Ok(Command::Run(options)) => options,
         Ok(Command::Help) => {
-            let width = std::env::var("COLUMNS")
-                .ok()
-                .and_then(|columns| columns.parse().ok())
-                .unwrap_or(100);
+            let columns = std::env::var("COLUMNS").ok();
+            let width = text_width(columns.as_deref(), || None).unwrap_or(100);
             print!("{}", help(&program, width));
             return 0;
         }
@@ -146,38 +144,38 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
 /// Refuses, before measuring, an option whose feature this build of the harness was built
 /// without, naming the feature.
 fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
-    let files = [
-        ("--json", options.tables.json.is_some()),
-        ("--csv", options.tables.csv.is_some()),
-        ("--save-baseline", options.baselines.save_baseline.is_some()),
-        ("--add-to-baseline", options.add_to_baseline.is_some()),
-        ("--baseline", options.baselines.baseline.is_some()),
+    let (files, profile, html) = (
+        ("files", cfg!(feature = "files")),
+        ("profile", cfg!(feature = "profile")),
+        ("html", cfg!(feature = "html")),
+    );
+    let asked = [
+        ("--profile", options.profile, profile),
+        ("--html", options.html.is_some(), html),
+        ("--json", options.tables.json.is_some(), files),
+        ("--csv", options.tables.csv.is_some(), files),
+        (
+            "--save-baseline",
+            options.baselines.save_baseline.is_some(),
+            files,
+        ),
+        (
+            "--add-to-baseline",
+            options.add_to_baseline.is_some(),
+            files,
+        ),
+        ("--baseline", options.baselines.baseline.is_some(), files),
     ];
-    let lacking = [
-        (
-            "--profile",
-            options.profile,
-            "profile",
-            cfg!(feature = "profile"),
-        ),
-        (
-            "--html",
-            options.html.is_some(),
-            "html",
-            cfg!(feature = "html"),
-        ),
-    ]
-    .into_iter()
-    .chain(files.map(|(option, asked)| (option, asked, "files", cfg!(feature = "files"))));
-    for (option, asked, feature, built) in lacking {
-        if asked && !built {
-            return Err(bad(format!(
-                "{option}: this build of latlab-bench was built without its `{feature}` \
-                 feature (on by default); enable it in the dev-dependency"
-            )));
-        }
+    match asked
+        .into_iter()
+        .find(|&(_, asked, (_, built))| asked && !built)
+    {
+        Some((option, _, (feature, _))) => Err(bad(format!(
+            "{option}: this build of latlab-bench was built without its `{feature}` feature \
+             (on by default); enable it in the dev-dependency"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The run's exit status, as the binary's: the signal's when one stopped it; 2 when it

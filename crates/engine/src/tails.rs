@@ -63,6 +63,13 @@ mod tests {
         assert!(close(normal_upper_tail(3.0), 0.001_349_898, 1e-6));
     }
 
+    #[test]
+    fn normal_tail_matches_tables() {
+        assert!((normal_upper_tail(1.96) - 0.025).abs() < 1e-4);
+        assert!((normal_upper_tail(0.0) - 0.5).abs() < 1e-6);
+        assert!((normal_upper_tail(-1.0) - 0.841_344_7).abs() < 1e-6);
+    }
+
     /// The t's tails are the quantiles' inverse, symmetric about 0, and approach the
     /// normal's as the degrees of freedom grow.
     #[test]

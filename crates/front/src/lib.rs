@@ -7,7 +7,8 @@
 //!   ([`take_lock`]);
 //! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
 //! - the outputs that could not be written ([`Unwritten`]): both go on measuring when a
-//!   write fails, and read their exit status from what was written.
+//!   write fails, and read their exit status from what was written;
+//! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's).
 //!
 //! One definition each, so that the two front ends cannot drift apart.
 
@@ -15,9 +16,11 @@ mod lock;
 mod options;
 mod panics;
 mod unwritten;
+mod width;
 
 pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
 pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
 pub use panics::panic_message;
 pub use unwritten::Unwritten;
+pub use width::text_width;

@@ -26,7 +26,7 @@ pub struct OptionHelp {
     pub default: Option<&'static str>,
 }
 
-/// The help of `--suite`, with its values (clap lists the values itself).
+/// The help of each option (`--suite`'s values are [`SUITES`]).
 const SUITE_HELP: &str = "Which suite: its sample count, sample length and time budget";
 const SAMPLES_HELP: &str = "Samples per benchmark [default: 30 quick, 100 full]";
 const TARGET_TIME_HELP: &str =
@@ -45,7 +45,7 @@ const BASELINE_HELP: &str = "Compare this run with the baseline NAME saved earli
     compare' does, after the table";
 
 /// The `--suite` values, each with what it means.
-pub const SUITES: [(&str, &str); 2] = [
+const SUITES: [(&str, &str); 2] = [
     (
         "quick",
         "30 samples of at least 2 ms, at most 1 s per benchmark",
@@ -247,42 +247,41 @@ pub fn value<T>(
 /// A help screen's section: its heading and each option under it, the help wrapped to
 /// `width` columns under the option's name, as clap lays out a long help.
 pub fn help_section(heading: &str, options: &[OptionHelp], width: usize) -> String {
+    const INDENT: &str = "          ";
+    let width = width.max(30);
     let mut text = format!("{heading}:\n");
     for option in options {
         match option.value {
             Some(value) => text.push_str(&format!("      --{} <{value}>\n", option.long)),
             None => text.push_str(&format!("      --{}\n", option.long)),
         }
-        let width = width.saturating_sub(10).max(20);
-        for line in wrapped(option.help, width) {
-            text.push_str(&format!("          {line}\n"));
-        }
+        text.push_str(&wrapped(option.help, width, INDENT, INDENT));
         if !option.values.is_empty() {
-            text.push_str("\n          Possible values:\n");
+            text.push_str(&format!("\n{INDENT}Possible values:\n"));
             let name_width = option.values.iter().map(|(name, _)| name.len()).max();
             let name_width = name_width.unwrap_or(0) + 1;
+            let hanging = format!("{INDENT}{}", " ".repeat(name_width + 3));
             for (name, help) in option.values {
-                let name = format!("{name}:");
-                let hanging = " ".repeat(name_width + 3);
-                for (i, line) in wrapped(help, width - hanging.len()).iter().enumerate() {
-                    match i {
-                        0 => text.push_str(&format!("          - {name:name_width$} {line}\n")),
-                        _ => text.push_str(&format!("          {hanging}{line}\n")),
-                    }
-                }
+                let first = format!("{INDENT}- {:name_width$} ", format!("{name}:"));
+                text.push_str(&wrapped(help, width, &first, &hanging));
             }
         }
         if let Some(default) = option.default {
-            text.push_str(&format!("\n          [default: {default}]\n"));
+            text.push_str(&format!("\n{INDENT}[default: {default}]\n"));
         }
         text.push('\n');
     }
     text
 }
 
-/// `text` in lines of at most `width` columns, broken between words.
-fn wrapped(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
-    textwrap::wrap(text, textwrap::Options::new(width).break_words(false))
+/// `text` in lines of at most `width` columns, broken between words, the first line after
+/// `first` and the others after `others`, each ending in a newline.
+fn wrapped(text: &str, width: usize, first: &str, others: &str) -> String {
+    let options = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(others)
+        .break_words(false);
+    textwrap::fill(text, options) + "\n"
 }
 
 #[cfg(test)]
