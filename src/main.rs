@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            latlab_front::say!("error: {error:#}");
             ExitCode::from(2)
         }
     }
@@ -111,7 +111,7 @@ fn report_clap_error(error: clap::Error) -> ExitCode {
         Some(name) => format!("see `latlab {name} --help`"),
         None => "see `latlab --help`".to_string(),
     };
-    eprintln!("{}; {help}", parts.join("; "));
+    latlab_front::say!("{}; {help}", parts.join("; "));
     ExitCode::from(2)
 }
 

@@ -7,7 +7,6 @@ use latlab_report::compare::{
 };
 use latlab_report::units::format_ratio;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Writes the page and says where, with its size.
@@ -17,11 +16,35 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     }
     .render(&plan.run)?;
     write_output(&plan.out, &page)?;
+    say_written(&plan.out, &page)
+}
+
+/// Prints the fleet, and writes its page when asked (the text goes to standard error when
+/// the page takes standard output).
+pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
+    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir);
+    let text = printable(&text);
+    let page_target = plan.html.clone().map(OutputTarget::named);
+    if page_target == Some(OutputTarget::Stdout) {
+        latlab_front::stderr_text(&text);
+    } else {
+        write_output(&OutputTarget::Stdout, &text)?;
+    }
+    if let Some(target) = &page_target {
+        let page = latlab_report::fleet::fleet_html(&plan.fleet, &plan.dir);
+        write_output(target, &page)?;
+        say_written(target, &page)?;
+    }
+    Ok(())
+}
+
+/// `report: PATH (N KiB)`, on standard output, or on standard error when the page itself
+/// went to standard output.
+fn say_written(target: &OutputTarget, page: &str) -> anyhow::Result<()> {
     let line = format!(
         "report: {} ({} KiB)\n",
         printable(
-            &plan
-                .out
+            &target
                 .path()
                 .unwrap_or(std::path::Path::new("-"))
                 .display()
@@ -29,22 +52,9 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
         ),
         page.len() / 1024
     );
-    write_output(&OutputTarget::Stdout, &line)?;
-    Ok(())
-}
-
-/// Prints the fleet, and writes its page when asked.
-pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
-    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir);
-    write_output(&OutputTarget::Stdout, &printable(&text))?;
-    if let Some(path) = &plan.html {
-        let page = latlab_report::fleet::fleet_html(&plan.fleet, &plan.dir);
-        write_output(&OutputTarget::File(path.clone()), &page)?;
-        let line = format!(
-            "report: {} ({} KiB)\n",
-            printable(&path.display().to_string()),
-            page.len() / 1024
-        );
+    if *target == OutputTarget::Stdout {
+        latlab_front::stderr_text(&line);
+    } else {
         write_output(&OutputTarget::Stdout, &line)?;
     }
     Ok(())
@@ -92,7 +102,7 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
     }
     let text = format!("{text}{}", printable(&gate));
     if plan.uses_stdout() {
-        write!(std::io::stderr(), "{text}")?;
+        latlab_front::stderr_text(&text);
     } else {
         write_output(&OutputTarget::Stdout, &text)?;
     }

@@ -32,7 +32,9 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     let mut notes = Vec::new();
     let cancel = stop.flag();
     let Ok(_lock) = take_lock(host.as_ref(), &cancel, &mut notes) else {
-        eprintln!("latlab: interrupted while waiting for the other run; nothing was measured");
+        latlab_front::say!(
+            "latlab: interrupted while waiting for the other run; nothing was measured"
+        );
         return Ok(ExitCode::from(stop.exit_status()));
     };
     // The progress line's thread starts before --pin and --rt apply to this thread, so
@@ -61,14 +63,28 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     if let Some((name, path)) = &plan.save_baseline {
         let saved = save_baseline(path, &record);
         if unwritten.note(&path.display().to_string(), saved).is_some() {
-            eprintln!("baseline {name}: {}", path.display());
+            latlab_front::say!("baseline {name}: {}", path.display());
         }
     }
     if let Some((name, baseline)) = &plan.baseline {
         print_against_baseline(&plan, name, baseline, &record)?;
     }
     say_what_was_written(&plan, &unwritten, report.as_deref(), &plots);
+    if !results_kept(&plan, &unwritten)
+        && let Some(dir) = &plan.outputs.create_dir
+    {
+        // The directory this run made holds none of its results: removed if nothing else
+        // went into it, so that a run that wrote nothing leaves nothing.
+        let _ = std::fs::remove_dir(dir);
+    }
     Ok(exit_code(&plan, &record, &unwritten, interrupted, &stop))
+}
+
+/// Whether one results file of the run's could be written.
+fn results_kept(plan: &RunPlan, unwritten: &Unwritten) -> bool {
+    plan.outputs
+        .all()
+        .any(|target| !unwritten.contains(&target.shown()))
 }
 
 /// The run's record as it starts: the environment's concerns, the plan's notes, those the
@@ -171,14 +187,14 @@ fn say_what_was_written(
         if let Some(path) = target.path()
             && !unwritten.contains(&target.shown())
         {
-            eprintln!("results: {}", path.display());
+            latlab_front::say!("results: {}", path.display());
         }
     }
     if let Some(report) = report {
-        eprintln!("report: {}", report.display());
+        latlab_front::say!("report: {}", report.display());
     }
     if !plots.is_empty() {
-        eprintln!("plots: {}", describe_files(plots));
+        latlab_front::say!("plots: {}", describe_files(plots));
     }
     unwritten.report();
 }
@@ -193,12 +209,8 @@ fn exit_code(
     interrupted: bool,
     stop: &StopSignals,
 ) -> ExitCode {
-    let results_kept = plan
-        .outputs
-        .all()
-        .any(|target| !unwritten.contains(&target.shown()));
-    if !interrupted && !results_kept {
-        eprintln!(
+    if !interrupted && !results_kept(plan, unwritten) {
+        latlab_front::say!(
             "latlab: no results file could be written (see above); the table is all that is \
              left of this run: free the disk, raise the limit, or choose another --out, then \
              run again"
@@ -469,7 +481,7 @@ fn write_once_and_table(
     }
     let table = plan.terminal.printable(&table).into_owned();
     if plan.outputs.uses_stdout() {
-        eprint!("{table}");
+        latlab_front::stderr_text(&table);
     }
     for (target, exporter) in exporters(plan) {
         if !target.is_rewritable() {
@@ -559,7 +571,7 @@ fn print_against_baseline(
     };
     let text = plan.terminal.printable(&text);
     if plan.outputs.uses_stdout() {
-        eprint!("{text}");
+        latlab_front::stderr_text(&text);
     } else {
         write_output(&OutputTarget::Stdout, &text)?;
     }

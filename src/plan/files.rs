@@ -13,15 +13,25 @@ use latlab_report::terminal::Terminal;
 use latlab_report::{OutputTarget, is_same_file};
 use std::path::{Path, PathBuf};
 
-/// `latlab man --dir DIR`: the directory must exist (the pages are written into it).
+/// `latlab man --dir DIR`: the directory must exist (the pages are written into it) and be
+/// the user's own: whoever owns it could have linked a page's name to another file.
 pub fn man(args: &ManArgs) -> Result<(), UsageError> {
-    match &args.dir {
-        Some(dir) if !dir.is_dir() => Err(UsageError(format!(
+    let Some(dir) = &args.dir else {
+        return Ok(());
+    };
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
             "--dir {}: not a directory; create it first, or leave --dir out to print latlab.1",
             dir.display()
-        ))),
-        _ => Ok(()),
+        )));
     }
+    latlab_front::check_own_directory(dir, true).map_err(|why| {
+        UsageError(format!(
+            "--dir {}: {why}; latlab writes only into its own directories: choose another \
+             --dir",
+            dir.display()
+        ))
+    })
 }
 
 /// `latlab report`: the run to render and where the page goes.
@@ -64,8 +74,11 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
             out.display()
         )));
     }
+    if let Some(named) = &args.out {
+        super::check_file_target(named).map_err(|e| UsageError(format!("--out {}", e.0)))?;
+    }
     let out = match &args.out {
-        Some(named) => OutputTarget::File(named.clone()),
+        Some(named) => OutputTarget::named(named.clone()),
         None => OutputTarget::Replaced(out),
     };
     Ok(ReportPlan { run, out })
@@ -102,6 +115,7 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
                 html.display()
             )));
         }
+        super::check_file_target(html).map_err(|e| UsageError(format!("--html {}", e.0)))?;
     }
     let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
     if let Some(html) = &args.html
@@ -183,6 +197,9 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         let Some(output) = text.as_deref().filter(|t| *t != "-") else {
             continue;
         };
+        // Every output is checked before any is written: one that cannot be leaves none.
+        super::check_file_target(Path::new(output))
+            .map_err(|e| UsageError(format!("{flag} {}", e.0)))?;
         if let Some(input) = (paths.iter().flatten()).find(|f| is_same_file(Path::new(output), f)) {
             return Err(UsageError(format!(
                 "{flag} {output}: that is {}, a results file being compared, which the output \

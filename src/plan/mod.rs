@@ -11,14 +11,15 @@ pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report}
 
 use crate::cli::RunArgs;
 use crate::terminal::{Stream, terminal};
+use latlab_engine::isolation::DirectoryLock;
 use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
 };
-use latlab_report::OutputTarget;
 use latlab_report::terminal::Terminal;
+use latlab_report::{Destination, OutputTarget};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,8 @@ pub struct Outputs {
     pub create_dir: Option<PathBuf>,
     /// Where plots go: the results directory, when there is one.
     pub plots_dir: Option<PathBuf>,
+    /// Held until the run ends: a second run into the same results directory is refused.
+    pub _directory_lock: DirectoryLock,
 }
 
 impl Outputs {
@@ -370,6 +373,12 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     check_out_dir(&results_dir)?;
+    let directory_lock = DirectoryLock::take(&results_dir).map_err(|why| {
+        UsageError(format!(
+            "--out {}: {why}; wait for it to finish, or choose another --out",
+            results_dir.display()
+        ))
+    })?;
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
     let json = OutputTarget::Replaced(results_dir.join("results.json"));
     // --json naming DIR/results.json itself adds nothing.
@@ -390,6 +399,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         markdown: args.tables.markdown.as_deref().map(OutputTarget::parse),
         create_dir,
         plots_dir: results_dir,
+        _directory_lock: directory_lock,
     };
     if outputs
         .all()
@@ -436,27 +446,23 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
 /// be creatable in an existing parent. A directory of another user's is refused, root's
 /// runs included: its owner could have planted links or FIFOs where latlab writes.
 fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
-    if let Ok(metadata) = std::fs::metadata(dir)
-        && metadata.is_dir()
-    {
-        use std::os::unix::fs::MetadataExt;
-        let (owner, me) = (metadata.uid(), latlab_engine::isolation::effective_uid());
-        if owner != me {
-            return Err(UsageError(format!(
-                "--out {}: the directory belongs to uid {owner}, not to you (uid {me}); \
-                 latlab writes only into its own directories: choose another --out",
-                dir.display()
-            )));
-        }
-        return check_writable(dir, &format!("--out {}", dir.display()));
-    }
-    if dir.exists() {
+    if dir.exists() && !dir.is_dir() {
         return Err(UsageError(format!(
             "--out {}: exists and is not a directory; name a directory",
             dir.display()
         )));
     }
+    latlab_front::check_own_directory(dir, true).map_err(|why| {
+        UsageError(format!(
+            "--out {}: {why}; latlab writes only into its own directories: choose another \
+             --out",
+            dir.display()
+        ))
+    })?;
     let context = format!("--out {}", dir.display());
+    if dir.is_dir() {
+        return check_writable(dir, &context);
+    }
     existing_writable(&context, "the parent directory", parent_or_current(dir))
 }
 
@@ -475,7 +481,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn check_file_target(path: &Path) -> Result<(), UsageError> {
+/// A file output the user named must be writable where it lands ([`Destination`]): a link
+/// is checked at the end of its chain, a device or FIFO by opening it, a regular file (or
+/// none yet) by its directory.
+pub(crate) fn check_file_target(path: &Path) -> Result<(), UsageError> {
     if path.is_dir() {
         return Err(UsageError(format!(
             "{} is a directory; give a file name such as {}",
@@ -483,22 +492,27 @@ fn check_file_target(path: &Path) -> Result<(), UsageError> {
             path.join("results.json").display()
         )));
     }
-    if std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
-        // A device or pipe (/dev/null, /dev/stdout) is written in place: it must be writable.
-        // It is opened without blocking: a FIFO whose reader has not come yet (ENXIO) is
-        // writable, and is opened for the write itself only at the end.
-        return match std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-            Err(e) => Err(UsageError(format!("cannot write {}: {e}", path.display()))),
-        };
-    }
     let context = format!("cannot write {}", path.display());
-    existing_writable(&context, "the directory", parent_or_current(path))
+    let destination = Destination::of(path).map_err(|e| UsageError(format!("{context}: {e}")))?;
+    match destination {
+        // A device or pipe (/dev/null, /dev/stdout) is written in place: it must be
+        // writable. It is opened without blocking: a FIFO whose reader has not come yet
+        // (ENXIO) is writable, and is opened for the write itself only at the end.
+        Destination::InPlace(device) | Destination::Appended(device) => {
+            match std::fs::OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&device)
+            {
+                Ok(_) => Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
+                Err(e) => Err(UsageError(format!("{context}: {e}"))),
+            }
+        }
+        Destination::Replaced(file) => {
+            existing_writable(&context, "the directory", parent_or_current(&file))
+        }
+    }
 }
 
 /// `dir` (`called` so in the message) must exist and be writable, for `context`.

@@ -345,6 +345,7 @@ fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     let mut waiter = Command::new(binary())
         .current_dir(dir.path())
         .args(["run", "--only", "syscall.getppid", "--json", "waiter.json"])
+        .args(["--out", "waiter"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -932,7 +933,8 @@ fn a_results_directory_of_another_user_is_refused() {
 }
 
 /// Under a file-size limit (`ulimit -f`) a write that would pass it fails with "File too
-/// large" and is reported, as a full disk is: no death by SIGXFSZ, no temporary file left.
+/// large" and is reported, as a full disk is: no death by SIGXFSZ, no temporary file left,
+/// and no empty results directory.
 #[test]
 fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -951,35 +953,51 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
                 stderr.contains("no results file could be written"),
                 "{stderr}"
             );
+            // The results directory the run made is not left behind, empty.
+            assert!(!dir.path().join("out").exists(), "{command}: out left");
         }
         let left = temporary_files_in(dir.path());
         assert!(left.is_empty(), "{command}: {left:?}");
     }
 }
 
-/// Two real runs started at once into one new --out: the second waits for the first's
-/// lock, then writes into the directory the first made, instead of failing on it.
+/// A second run into the results directory another run is writing is refused before it
+/// measures (status 2, one line), where it used to replace the first run's results; once
+/// the first has ended, a run into the directory goes ahead.
 #[test]
-fn two_runs_into_one_new_results_directory_both_write() {
+fn a_second_run_into_a_results_directory_in_use_is_refused() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    let start = || {
-        Command::new(binary())
+    let run = |samples: &str| {
+        let mut command = Command::new(binary());
+        command
             .current_dir(dir.path())
-            .args(["run", "--only", "syscall.getppid", "--samples", "10"])
+            .args(["run", "--only", "syscall.getppid", "--samples", samples])
             .args(["--target-time", "100us", "--out", "same"])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::piped());
+        command
     };
-    let (first, second) = (start(), start());
-    for run in [first, second] {
-        let output = run.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{stderr}");
-    }
-    assert!(dir.path().join("same/results.json").is_file());
+    let first = run("20000").spawn().unwrap();
+    wait_until("the first run to hold the measurement lock", || {
+        holds_measurement_lock(first.id())
+    });
+    let second = run("10").output().unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("another latlab run is writing its results into this directory"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let first = first.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(0), "{stderr}");
+    let kept = std::fs::read(dir.path().join("same/results.json")).unwrap();
+    assert_eq!(crate::record(&kept).settings.samples, 20000);
+    let third = run("10").output().unwrap();
+    let stderr = String::from_utf8_lossy(&third.stderr);
+    assert_eq!(third.status.code(), Some(0), "{stderr}");
 }
 
 /// A result name with a pipe, a line break, HTML, escape and bell bytes and a leading `=`:
@@ -1308,4 +1326,147 @@ fn a_working_directory_deeper_than_path_max_still_gets_its_results() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{:?}: {stdout}", output.status);
     assert!(stdout.starts_with("status 0\nwritten\n"), "{stdout}");
+}
+
+/// An output path the user names that is a link is written through, never replaced: a link
+/// to the file the shell opened for standard output (`/proc/self/fd/1`) gets the JSON, as
+/// `--json -` would, and stays a link; `latest.json -> runs/today.json` keeps pointing at
+/// the run it names, which gets the output. Each used to be replaced by a regular file.
+#[test]
+fn an_output_link_is_written_through_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = results_file(dir.path(), "a.json");
+    let descriptor_link = dir.path().join("o");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &descriptor_link).unwrap();
+    let shell_file = std::fs::File::create(dir.path().join("f")).unwrap();
+    let output = Command::new(binary())
+        .current_dir(dir.path())
+        .args(["compare", "a.json", "a.json", "--json", "o"])
+        .stdout(shell_file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        std::fs::symlink_metadata(&descriptor_link)
+            .unwrap()
+            .is_symlink()
+    );
+    let written = std::fs::read_to_string(dir.path().join("f")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&written).expect("the JSON alone");
+    assert_eq!(json["baseline"], "A");
+    // The comparison's text, which would have shared the file, went to standard error.
+    assert!(stderr.contains("B against A"), "{stderr}");
+
+    std::fs::create_dir(dir.path().join("runs")).unwrap();
+    std::fs::write(dir.path().join("runs/today.json"), "old").unwrap();
+    let latest = dir.path().join("latest.json");
+    std::os::unix::fs::symlink("runs/today.json", &latest).unwrap();
+    for args in [
+        vec!["compare", "a.json", "a.json", "--json", "latest.json"],
+        vec!["report", "a.json", "--out", "latest.json"],
+        vec![
+            "run",
+            "--synthetic",
+            "--only",
+            "cpu.call",
+            "--json",
+            "latest.json",
+        ],
+    ] {
+        let output = Command::new(binary())
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            std::fs::symlink_metadata(&latest).unwrap().is_symlink(),
+            "{args:?} replaced the link"
+        );
+        let today = std::fs::read_to_string(dir.path().join("runs/today.json")).unwrap();
+        assert_ne!(today, "old", "{args:?} did not write through the link");
+    }
+    assert!(a.is_file());
+}
+
+/// `latlab man --dir` into a directory another user owns is refused (that user could have
+/// linked a page's name to any file); in the user's own directory, a link planted under a
+/// page's name is replaced by the page, and what it pointed to is untouched.
+#[test]
+fn man_pages_never_follow_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let man = dir.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    std::os::unix::fs::symlink(&victim, man.join("latlab-fleet.1")).unwrap();
+    latlab(dir.path())
+        .args(["man", "--dir", "man"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let page = std::fs::symlink_metadata(man.join("latlab-fleet.1")).unwrap();
+    assert!(page.is_file(), "the planted link was kept");
+    assert!(temporary_files_in(&man).is_empty());
+}
+
+#[test]
+#[ignore = "needs root, to give a directory to another user"]
+fn man_pages_are_not_written_into_another_users_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let man = dir.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    std::os::unix::fs::symlink(&victim, man.join("latlab-fleet.1")).unwrap();
+    std::os::unix::fs::chown(&man, Some(65534), Some(65534))
+        .expect("chown needs root: this test needs root");
+    let output = latlab(dir.path())
+        .args(["man", "--dir", "man"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("belongs to uid 65534"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+/// Standard error on a closed pipe (`2>&1 | head -0`) is no reason to panic: each command
+/// ends as it would have (a missing file: status 2; a run: status 0, its results written).
+#[test]
+fn a_closed_standard_error_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = results_file(dir.path(), "a.json");
+    for (args, expected) in [
+        (vec!["compare", a.to_str().unwrap(), "missing.json"], 2),
+        (
+            vec!["run", "--synthetic", "--only", "cpu.call", "--out", "o"],
+            0,
+        ),
+        (
+            vec![
+                "compare",
+                a.to_str().unwrap(),
+                a.to_str().unwrap(),
+                "--json",
+                "-",
+            ],
+            0,
+        ),
+    ] {
+        let mut child = Command::new(binary())
+            .current_dir(dir.path())
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(expected), "{args:?}");
+    }
+    assert!(dir.path().join("o/results.json").is_file());
 }

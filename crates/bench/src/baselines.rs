@@ -31,6 +31,15 @@ impl<'a> Requested<'a> {
     /// Loads the baseline `--baseline` names; `Err` when there is none of that name or it
     /// does not read.
     pub(crate) fn load(options: &'a Options) -> Result<Requested<'a>, String> {
+        for (flag, name) in [
+            ("--save-baseline", &options.baselines.save_baseline),
+            ("--add-to-baseline", &options.add_to_baseline),
+        ] {
+            if let Some(name) = name {
+                check_directories(&directory()?, name)
+                    .map_err(|why| format!("{flag} {name}: {why}"))?;
+            }
+        }
         let compared = match &options.baselines.baseline {
             Some(name) => Some((name.clone(), load(&directory()?, name)?)),
             None => None,
@@ -75,7 +84,7 @@ impl<'a> Requested<'a> {
                 })
                 .and_then(|root| save(&root, name, record, add));
             if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
-                eprintln!("baseline {name}: {}", path.display());
+                latlab_front::say!("baseline {name}: {}", path.display());
             }
         }
     }
@@ -96,6 +105,22 @@ fn directory() -> Result<PathBuf, String> {
         .ok_or_else(|| {
             "cannot find the target directory for baselines; set CARGO_TARGET_DIR".to_string()
         })
+}
+
+/// Baselines are written only into directories of this user's that are not links: a
+/// directory another user planted (`latlab-baselines/NAME -> /elsewhere`) would have a run
+/// written, and older runs deleted, wherever it points.
+fn check_directories(root: &Path, name: &str) -> Result<(), String> {
+    for dir in [root.to_path_buf(), root.join(name)] {
+        latlab_front::check_own_directory(&dir, false).map_err(|why| {
+            format!(
+                "{} {why}; baselines are kept only in the user's own directories: remove it, \
+                 or set CARGO_TARGET_DIR to another target directory",
+                dir.display()
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// The runs kept as the baseline `name` in `root`, oldest first.
@@ -120,6 +145,7 @@ fn save(root: &Path, name: &str, record: &RunRecord, add: bool) -> Result<PathBu
         path: path.display().to_string(),
         source,
     };
+    check_directories(root, name).map_err(|why| write_error(&dir, std::io::Error::other(why)))?;
     std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
     let kept = run_files(root, name);
     let path = if add {
@@ -256,5 +282,35 @@ mod tests {
         assert_eq!(load(root, "old").unwrap().len(), 1);
         save(root, "old", &record(), true).unwrap();
         assert_eq!(load(root, "old").unwrap().len(), 2);
+    }
+
+    /// A baseline directory planted as a link (`ci -> /elsewhere`) is refused whether the
+    /// run is saved or added: nothing is written there and nothing there is deleted. So is
+    /// a linked `latlab-baselines` itself.
+    #[test]
+    fn a_linked_baseline_directory_is_neither_written_nor_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        for kept in ["run-1.json", "run-2.json", "run-7.json"] {
+            std::fs::write(elsewhere.join(kept), "precious").unwrap();
+        }
+        let root = dir.path().join("latlab-baselines");
+        std::fs::create_dir(&root).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("ci")).unwrap();
+        for add in [false, true] {
+            let refused = save(&root, "ci", &record(), add).unwrap_err();
+            let cause = std::error::Error::source(&refused).unwrap().to_string();
+            assert!(cause.contains("is a symbolic link"), "{cause}");
+        }
+        let linked_root = dir.path().join("linked-baselines");
+        std::os::unix::fs::symlink(&elsewhere, &linked_root).unwrap();
+        assert!(check_directories(&linked_root, "main").is_err());
+        assert!(save(&linked_root, "main", &record(), false).is_err());
+        for kept in ["run-1.json", "run-2.json", "run-7.json"] {
+            let text = std::fs::read_to_string(elsewhere.join(kept)).unwrap();
+            assert_eq!(text, "precious", "{kept}");
+        }
+        assert!(!elsewhere.join("main").exists());
     }
 }

@@ -32,6 +32,23 @@ fn bad(message: impl Into<String>) -> Stop {
     Stop(message.into())
 }
 
+/// Writes `text` to standard output, never panicking as `print!` would: a closed pipe
+/// (`| head`) ends the text quietly, a full pipe is waited for, and any other failure is
+/// said on standard error.
+fn print_out(text: &str) {
+    if let Err(error) = write_output(&OutputTarget::Stdout, text) {
+        let broken_pipe = std::error::Error::source(&error)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe);
+        if !broken_pipe {
+            latlab_front::say!(
+                "error: {error}: {}",
+                std::error::Error::source(&error).map_or_else(String::new, ToString::to_string)
+            );
+        }
+    }
+}
+
 /// Runs the bench binary with these arguments; returns the exit status.
 pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let mut args = args.into_iter().peekable();
@@ -47,18 +64,18 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(Command::Help) => {
             let columns = std::env::var("COLUMNS").ok();
             let width = text_width(columns.as_deref(), || None).unwrap_or(100);
-            print!("{}", help(&program, width));
+            print_out(&help(&program, width));
             return 0;
         }
         Err(message) => {
-            eprintln!("error: {message}; see `cargo bench -- --help`");
+            latlab_front::say!("error: {message}; see `cargo bench -- --help`");
             return 2;
         }
     };
     match run_with(&options) {
         Ok(code) => code,
         Err(Stop(message)) => {
-            eprintln!("error: {message}");
+            latlab_front::say!("error: {message}");
             2
         }
     }
@@ -69,7 +86,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let selected = select(options)?;
     if options.list {
         for benchmark in &selected {
-            println!("{}: benchmark", benchmark.name);
+            print_out(&format!("{}: benchmark\n", benchmark.name));
         }
         return Ok(0);
     }
@@ -88,7 +105,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     let _lock = match take_lock(host.as_ref(), &cancel, &mut notes) {
         Ok(lock) => lock,
         Err(Interrupted) => {
-            eprintln!("interrupted while waiting for the other run; nothing was measured");
+            latlab_front::say!("interrupted while waiting for the other run; nothing was measured");
             return Ok(i32::from(stop.exit_status()));
         }
     };
@@ -101,7 +118,9 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         match Profiler::open() {
             Ok(profiler) => session.profile_with(profiler),
             Err(why) => {
-                eprintln!("--profile: no profile is taken, the benchmarks run without it: {why}");
+                latlab_front::say!(
+                    "--profile: no profile is taken, the benchmarks run without it: {why}"
+                );
                 record.notes.push(format!("--profile had no effect: {why}"));
             }
         }
@@ -129,9 +148,9 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     #[cfg(not(feature = "files"))]
     let regressed = false;
     if to_stderr {
-        eprint!("{text}");
+        latlab_front::stderr_text(&text);
     } else {
-        print!("{text}");
+        print_out(&text);
     }
     outputs.write(&record, &mut unwritten);
     #[cfg(feature = "files")]
@@ -188,12 +207,12 @@ fn exit_code(
     stop: &StopSignals,
 ) -> i32 {
     if !record.complete {
-        eprintln!("interrupted: the results measured before it are written");
+        latlab_front::say!("interrupted: the results measured before it are written");
         return i32::from(stop.exit_status());
     }
     let asked = outputs.names();
     if !asked.is_empty() && asked.iter().all(|name| unwritten.contains(name)) {
-        eprintln!(
+        latlab_front::say!(
             "latlab: no results file could be written (see above); the table is all that is \
              left of this run: free the disk, raise the limit, or choose other files, then \
              run again"
@@ -354,10 +373,15 @@ fn run_once(selected: Vec<Benchmark>) -> i32 {
         session.run_set(&set);
     }
     for name in &session.checked {
-        println!("bench {name} ... ok (run once; `cargo bench` measures)");
+        print_out(&format!(
+            "bench {name} ... ok (run once; `cargo bench` measures)\n"
+        ));
     }
     for failure in &session.failures {
-        println!("bench {} ... FAILED: {}", failure.name, failure.reason);
+        print_out(&format!(
+            "bench {} ... FAILED: {}\n",
+            failure.name, failure.reason
+        ));
     }
     i32::from(!session.failures.is_empty())
 }

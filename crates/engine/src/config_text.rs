@@ -73,9 +73,18 @@ pub fn parse_cpu(text: &str) -> Result<usize, String> {
         .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())
 }
 
-/// A baseline's name, which becomes a file name: letters, digits, `-`, `_` and `.`, not
-/// leading, so that it cannot leave its directory.
+/// The longest baseline name: with `.json` after it, well within a file name's 255 bytes.
+pub const MAX_BASELINE_NAME: usize = 200;
+
+/// A baseline's name, which names a file or directory: letters, digits, `-`, `_` and `.`,
+/// not starting with `.` (so that it cannot leave its directory), at most
+/// [`MAX_BASELINE_NAME`] characters.
 pub fn parse_baseline_name(text: &str) -> Result<String, String> {
+    if text.len() > MAX_BASELINE_NAME {
+        return Err(format!(
+            "a baseline name is at most {MAX_BASELINE_NAME} characters (it names a file)"
+        ));
+    }
     let valid = !text.is_empty()
         && !text.starts_with('.')
         && text
@@ -118,5 +127,10 @@ mod tests {
         for bad in ["", "../x", "a/b", ".hidden", "a b"] {
             assert!(parse_baseline_name(bad).is_err(), "{bad:?}");
         }
+        // A name too long for a file is refused when parsed, not after measuring.
+        let longest = "a".repeat(MAX_BASELINE_NAME);
+        assert!(parse_baseline_name(&longest).is_ok());
+        let refused = parse_baseline_name(&format!("{longest}a")).unwrap_err();
+        assert!(refused.contains("at most 200"), "{refused}");
     }
 }

@@ -9,7 +9,8 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::os::unix::net::{SocketAddr, UnixListener};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -147,9 +148,90 @@ pub fn leave_realtime() {
 /// the kernel frees with its owner: nothing is left on disk, even after a crash. The name is
 /// the machine's, since two runs disturb each other whoever started them; a run does not
 /// wait on another user's lock, though, since any local user could hold it for ever.
+///
+/// A waiter learns the holder's user by connecting to the socket. The holder accepts and
+/// closes each connection on a thread of its own (asleep in `poll` otherwise), so that the
+/// connections of waiters never fill the socket's backlog; and a waiter connects without
+/// blocking, so that a holder that does not accept (an older version, a stopped process)
+/// cannot keep it waiting past its limit.
 #[derive(Debug)]
 pub struct RunLock {
-    listener: Option<UnixListener>,
+    listener: Option<Arc<UnixListener>>,
+    acceptor: Option<Acceptor>,
+}
+
+/// The holder's thread that accepts and closes waiters' connections, and the pipe that
+/// tells it to end.
+#[derive(Debug)]
+struct Acceptor {
+    stop: std::os::fd::OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Acceptor {
+    /// Starts accepting on `listener`; `None` when no thread or pipe can be had (the lock
+    /// still holds; waiters then see a busy lock of unknown owner once its backlog fills).
+    fn start(listener: &Arc<UnixListener>) -> Option<Acceptor> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let mut ends = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into `ends`, which has room for them.
+        if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        // SAFETY: pipe2 succeeded: both descriptors are new and this function's own.
+        let (wake, stop) =
+            unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+        listener.set_nonblocking(true).ok()?;
+        let listener = Arc::clone(listener);
+        let thread = std::thread::Builder::new()
+            .name("latlab-lock".into())
+            .spawn(move || accept_until_woken(&listener, &wake))
+            .ok()?;
+        Some(Acceptor {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        // One byte wakes the thread; it ends, and drops its share of the listener.
+        // SAFETY: writing one byte from a live buffer to a descriptor this value owns.
+        unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Accepts and closes every connection to `listener` until `wake` becomes readable.
+fn accept_until_woken(listener: &UnixListener, wake: &std::os::fd::OwnedFd) {
+    loop {
+        let mut watched = [
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `watched` is two valid pollfd structures; -1 waits without a time limit.
+        let ready = unsafe { libc::poll(watched.as_mut_ptr(), 2, -1) };
+        if ready < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+        if watched[1].revents != 0 {
+            return;
+        }
+        while let Ok((connection, _)) = listener.accept() {
+            drop(connection);
+        }
+    }
 }
 
 /// Why the run lock was not taken.
@@ -178,7 +260,10 @@ impl RunLock {
 
     /// A lock that holds nothing, for a host that measures nothing (the synthetic one).
     pub fn not_needed() -> RunLock {
-        RunLock { listener: None }
+        RunLock {
+            listener: None,
+            acceptor: None,
+        }
     }
 
     fn acquire_named(
@@ -210,10 +295,12 @@ impl RunLock {
 
     fn try_acquire(name: &[u8]) -> Option<RunLock> {
         let address = SocketAddr::from_abstract_name(name).ok()?;
-        let listener = UnixListener::bind_addr(&address).ok()?;
+        let listener = Arc::new(UnixListener::bind_addr(&address).ok()?);
         LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+        let acceptor = Acceptor::start(&listener);
         Some(RunLock {
             listener: Some(listener),
+            acceptor,
         })
     }
 }
@@ -226,15 +313,52 @@ impl Drop for RunLock {
             let fd = listener.as_raw_fd();
             let _ = LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
         }
+        // The thread ends before the listener closes: the lock is free once this returns.
+        self.acceptor.take();
     }
 }
 
 /// The user whose process holds the lock named `name`, from the credentials the kernel
 /// records for a listening socket (SO_PEERCRED of a connection to it); `None` when nobody
-/// holds it or the connection fails.
+/// holds it or the connection fails. The connection is made without blocking: a holder
+/// whose backlog is full (one that does not accept) gives `None` at once.
 fn holder_uid(name: &[u8]) -> Option<u32> {
-    let address = SocketAddr::from_abstract_name(name).ok()?;
-    let stream = UnixStream::connect_addr(&address).ok()?;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: socket() takes no pointers; the descriptor it returns is owned below.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a new descriptor of this function's own.
+    let socket = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: a sockaddr_un is plain data; all zero is an empty address.
+    let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    // An abstract name: a zero byte, then the name (not zero-terminated).
+    if name.len() + 1 > address.sun_path.len() {
+        return None;
+    }
+    for (slot, &byte) in address.sun_path[1..].iter_mut().zip(name) {
+        *slot = byte as libc::c_char;
+    }
+    let length = std::mem::offset_of!(libc::sockaddr_un, sun_path) + 1 + name.len();
+    // SAFETY: `address` is a sockaddr_un of which `length` bytes are the address.
+    let connected = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const address).cast(),
+            length as libc::socklen_t,
+        )
+    };
+    if connected != 0 {
+        return None;
+    }
     let mut credentials = libc::ucred {
         pid: 0,
         uid: 0,
@@ -246,7 +370,7 @@ fn holder_uid(name: &[u8]) -> Option<u32> {
     // of a cold build of the harness for this one call.)
     let read = unsafe {
         libc::getsockopt(
-            stream.as_raw_fd(),
+            socket.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_PEERCRED,
             (&raw mut credentials).cast(),
@@ -256,14 +380,84 @@ fn holder_uid(name: &[u8]) -> Option<u32> {
     (read == 0).then_some(credentials.uid)
 }
 
-/// Closes, in a child just forked, the run lock's descriptor that the child inherited.
-/// Async-signal-safe: one atomic load and one close.
+/// The descriptor of the results-directory lock this process holds, or -1: a forked child
+/// closes it, as it does the run lock's.
+static DIRECTORY_LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Held while a run writes into a results directory, so that two runs started into one
+/// `--out` cannot replace each other's results: the second is refused before it measures.
+/// Like [`RunLock`], an abstract socket name that the kernel frees with its holder; the
+/// name is made from the directory's parent (device and inode) and its own name, so that it
+/// can be taken before the directory exists, whatever path names it.
+#[derive(Debug)]
+pub struct DirectoryLock {
+    listener: UnixListener,
+}
+
+impl DirectoryLock {
+    /// Takes the lock of the results directory `dir`; `Err` with the reason when another
+    /// process holds it, or the directory's parent cannot be read.
+    pub fn take(dir: &std::path::Path) -> Result<DirectoryLock, String> {
+        use std::os::unix::fs::MetadataExt;
+        let parent = match dir.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => std::path::Path::new("."),
+        };
+        let metadata = std::fs::metadata(parent)
+            .map_err(|e| format!("cannot read its parent directory ({e})"))?;
+        let own_name = dir
+            .file_name()
+            .map(|n| n.as_encoded_bytes())
+            .unwrap_or_default();
+        let key = fnv1a(&[
+            &metadata.dev().to_le_bytes(),
+            &metadata.ino().to_le_bytes(),
+            own_name,
+        ]);
+        let name = format!("latlab-results-directory-{key:016x}");
+        let address = SocketAddr::from_abstract_name(name.as_bytes())
+            .map_err(|e| format!("cannot name its lock ({e})"))?;
+        match UnixListener::bind_addr(&address) {
+            Ok(listener) => {
+                DIRECTORY_LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+                Ok(DirectoryLock { listener })
+            }
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
+                Err("another latlab run is writing its results into this directory".into())
+            }
+            Err(e) => Err(format!("cannot take its lock ({e})")),
+        }
+    }
+}
+
+impl Drop for DirectoryLock {
+    fn drop(&mut self) {
+        let fd = self.listener.as_raw_fd();
+        let _ = DIRECTORY_LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// The 64-bit FNV-1a hash of `parts` in order: stable across builds and versions, so that
+/// two versions of latlab name one directory's lock alike.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Closes, in a child just forked, the descriptors of the run lock and the results-directory
+/// lock that the child inherited. Async-signal-safe: atomic loads and closes.
 pub fn close_run_lock_after_fork() {
-    let fd = LOCK_FD.load(Ordering::Relaxed);
-    if fd >= 0 {
-        // SAFETY: closing a descriptor number this process inherited; the parent's copy
-        // stays open.
-        unsafe { libc::close(fd) };
+    for held in [&LOCK_FD, &DIRECTORY_LOCK_FD] {
+        let fd = held.load(Ordering::Relaxed);
+        if fd >= 0 {
+            // SAFETY: closing a descriptor number this process inherited; the parent's copy
+            // stays open.
+            unsafe { libc::close(fd) };
+        }
     }
 }
 
@@ -307,6 +501,63 @@ mod tests {
         assert!(RunLock::acquire_named(name, Duration::from_secs(1), &go_on, me).is_ok());
     }
 
+    /// Waiters' connections never fill the holder's backlog: thousands of checks of the
+    /// holder (more than the kernel's largest backlog, 4096) each return at once, and the
+    /// holder is still seen after them.
+    #[test]
+    fn waiters_never_fill_the_holders_backlog() {
+        let _alone = one_lock_at_a_time();
+        let name = format!("latlab-test-backlog-{}", std::process::id());
+        let go_on = AtomicBool::new(false);
+        let me = effective_uid();
+        let lock =
+            RunLock::acquire_named(name.as_bytes(), Duration::from_secs(5), &go_on, me).unwrap();
+        let checks = within_seconds(60, move || {
+            let mut seen = 0;
+            for _ in 0..6000 {
+                seen += usize::from(holder_uid(name.as_bytes()) == Some(me));
+            }
+            (seen, holder_uid(name.as_bytes()))
+        });
+        let (seen, last) = checks.expect("a check of the holder blocked");
+        assert!(seen > 0, "the holder was never seen");
+        assert_eq!(
+            last,
+            Some(me),
+            "the backlog filled: the holder is no longer seen"
+        );
+        drop(lock);
+    }
+
+    /// A holder that never accepts (a stopped process, an older version) cannot make a
+    /// waiter's check block once its backlog is full.
+    #[test]
+    fn a_holder_that_never_accepts_does_not_block_a_check() {
+        let name = format!("latlab-test-deaf-{}", std::process::id());
+        let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let listener = UnixListener::bind_addr(&address).unwrap();
+        // SAFETY: listen on a socket this test owns; a backlog of 0 fills at once.
+        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+        let checks = within_seconds(10, move || {
+            (0..20)
+                .map(|_| holder_uid(name.as_bytes()))
+                .collect::<Vec<_>>()
+        });
+        let checks = checks.expect("a check of a holder with a full backlog blocked");
+        assert!(checks.contains(&None), "{checks:?}");
+        drop(listener);
+    }
+
+    /// `work`'s result, or `None` when it takes longer than `seconds` (it is left running).
+    fn within_seconds<T: Send + 'static>(
+        seconds: u64,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || sender.send(work()));
+        receiver.recv_timeout(Duration::from_secs(seconds)).ok()
+    }
+
     #[test]
     fn a_forked_child_closes_the_lock_it_inherited() {
         let _alone = one_lock_at_a_time();
@@ -333,6 +584,23 @@ mod tests {
         assert!(libc::WIFEXITED(status));
         assert_eq!(libc::WEXITSTATUS(status), 0, "the child kept the lock open");
         drop(lock);
+    }
+
+    /// One results directory, by whatever path, is locked by one holder at a time; another
+    /// directory is not; dropping the lock frees it.
+    #[test]
+    fn a_results_directory_has_one_writer_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let first = DirectoryLock::take(&out).unwrap();
+        let dotted = dir.path().join(".").join("out");
+        let refused = DirectoryLock::take(&dotted).unwrap_err();
+        assert!(refused.contains("another latlab run"), "{refused}");
+        let other = DirectoryLock::take(&dir.path().join("other")).unwrap();
+        drop(first);
+        let again = DirectoryLock::take(&out);
+        assert!(again.is_ok(), "{again:?}");
+        drop(other);
     }
 
     #[test]

@@ -3,24 +3,31 @@
 //!   described once, parsed by the binary's clap and by the harness's lexopt, with the
 //!   engine's [`Suite`]), the forms results are also written in ([`TableArgs`]) and the
 //!   baselines ([`BaselineArgs`]);
+//! - the directories both write into on their own account, which must be the user's own
+//!   ([`check_own_directory`]);
 //! - the machine-wide run lock, with the note a run keeps when it goes ahead without it
 //!   ([`take_lock`]);
 //! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
 //! - the outputs that could not be written ([`Unwritten`]): both go on measuring when a
 //!   write fails, and read their exit status from what was written;
+//! - messages on standard error that never panic, whatever standard error is ([`say!`]);
 //! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's).
 //!
 //! One definition each, so that the two front ends cannot drift apart.
 
+mod directories;
 mod lock;
 mod options;
 mod panics;
+mod stderr;
 mod unwritten;
 mod width;
 
+pub use directories::check_own_directory;
 pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
 pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
 pub use panics::panic_message;
+pub use stderr::stderr_text;
 pub use unwritten::Unwritten;
 pub use width::text_width;

@@ -21,7 +21,7 @@ pub fn take_lock(
     let first_try = match host.lock_runs(Duration::ZERO, cancel) {
         Ok(lock) => return Ok(Some(lock)),
         Err(LockRefused::Busy { .. }) => {
-            eprintln!(
+            crate::say!(
                 "latlab: another latlab run is measuring on this machine; waiting up to {} s \
                  for it to finish (Ctrl-C stops)",
                 LOCK_WAIT.as_secs()
@@ -44,7 +44,7 @@ pub fn take_lock(
              each other"
         ),
     };
-    eprintln!("latlab: {message}");
+    crate::say!("latlab: {message}");
     notes.push(message);
     Ok(None)
 }

@@ -36,7 +36,7 @@ impl Unwritten {
     /// Says on standard error what could not be written and why, one line each.
     pub fn report(&self) {
         for (output, why) in &self.0 {
-            eprintln!("latlab: could not write {output}: {why}");
+            crate::say!("latlab: could not write {output}: {why}");
         }
     }
 }

@@ -59,7 +59,9 @@ pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use printable::printable;
 pub use table::TableExporter;
-pub use write::{OutputTarget, is_same_file, write_output};
+pub use write::{
+    Destination, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting, write_output,
+};
 
 use latlab_engine::model::RunRecord;
 

@@ -2,15 +2,26 @@
 //! the same directory, created exclusively, then renamed over the target), so a reader never
 //! sees half a file and a failure leaves the previous version, or nothing, in place.
 //!
-//! Only a path the user named (`--json FILE`, `--out FILE`) that exists and is not a regular
-//! file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: renaming over it would
-//! replace the device or pipe itself. A FIFO is opened without blocking, so that one nobody
-//! reads is an error rather than a hang. The files latlab names itself in a results
-//! directory (`results.json`, the page, the plots, baselines) are always replaced whole: a
-//! link or a device planted there by someone else is replaced, never written through.
+//! A path the user named (`--json FILE`, `--out FILE`) is where the user wants the output,
+//! whatever it is ([`Destination`]):
+//! - a regular file, or none yet, is replaced whole;
+//! - a symbolic link is written through, never replaced: the file at the end of its chain
+//!   (`latest.json -> runs/2026-11-26.json`) is replaced whole, or created when the link
+//!   dangles, and the link stays;
+//! - a device or FIFO (`/dev/null`, a pipe) is written in place, never truncated: renaming
+//!   over it would replace the device or pipe itself. A FIFO is opened without blocking, so
+//!   that one nobody reads is an error rather than a hang;
+//! - a file reached through a process's descriptor link (`/dev/stdout`, `/proc/self/fd/1`,
+//!   which the shell opened for `> file`) is appended to, as a write to the descriptor would
+//!   be: replacing it would leave the shell's descriptor on a file nobody can see.
+//!
+//! The files latlab names itself in a results directory (`results.json`, the page, the
+//! plots, baselines) are always replaced whole: a link or a device planted there by
+//! someone else is replaced, never written through.
 
 use crate::ExportError;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// What a temporary file's name starts with, before its owner's process id and PID space.
@@ -32,7 +43,20 @@ impl OutputTarget {
         if text == "-" {
             OutputTarget::Stdout
         } else {
-            OutputTarget::File(PathBuf::from(text))
+            OutputTarget::named(PathBuf::from(text))
+        }
+    }
+
+    /// A path the user named. One that is this process's standard output by another name
+    /// (`/dev/stdout`, `/proc/self/fd/1`, or the file the shell opened for `> file`) is
+    /// standard output, as `-` is: the output then goes there once, and the text that
+    /// would have shared it goes to standard error, where writing both to one file would
+    /// have the second overwrite the first. A terminal or device (`/dev/null`) is not.
+    pub fn named(path: PathBuf) -> OutputTarget {
+        if is_standard_output(&path) {
+            OutputTarget::Stdout
+        } else {
+            OutputTarget::File(path)
         }
     }
 
@@ -41,7 +65,9 @@ impl OutputTarget {
     pub fn is_rewritable(&self) -> bool {
         match self {
             OutputTarget::Stdout => false,
-            OutputTarget::File(path) => is_regular_or_absent(path),
+            OutputTarget::File(path) => {
+                matches!(Destination::of(path), Ok(Destination::Replaced(_)))
+            }
             OutputTarget::Replaced(_) => true,
         }
     }
@@ -63,6 +89,22 @@ impl OutputTarget {
     }
 }
 
+/// Whether `path` is the file, FIFO or socket this process's standard output is (the same
+/// device and inode, links followed).
+fn is_standard_output(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(named) = std::fs::metadata(path) else {
+        return false;
+    };
+    let Ok(stdout) = rustix::fs::fstat(std::io::stdout()) else {
+        return false;
+    };
+    let kind = named.file_type();
+    use std::os::unix::fs::FileTypeExt;
+    let device = kind.is_char_device() || kind.is_block_device();
+    !device && named.dev() == stdout.st_dev && named.ino() == stdout.st_ino
+}
+
 /// Whether `a` and `b` name one existing file (the same device and inode, links followed):
 /// an output that is an input of the same command would replace what it reads.
 pub fn is_same_file(a: &Path, b: &Path) -> bool {
@@ -73,27 +115,98 @@ pub fn is_same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn is_regular_or_absent(path: &Path) -> bool {
-    std::fs::metadata(path).map_or(true, |m| m.file_type().is_file())
+/// The most links a chain may have before it counts as a loop (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Where a write to a path the user named lands, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A regular file, or none yet, replaced whole: the path itself, or the end of the
+    /// chain of links it starts.
+    Replaced(PathBuf),
+    /// A device or FIFO, written in place from its start, never truncated.
+    InPlace(PathBuf),
+    /// A regular file reached through a process's descriptor link, appended to.
+    Appended(PathBuf),
+}
+
+impl Destination {
+    /// Follows `path`'s links, if it is one, to where a write lands. `Err` for a loop of
+    /// links, or a link that cannot be read.
+    pub fn of(path: &Path) -> std::io::Result<Destination> {
+        let (end, through_proc) = end_of_links(path)?;
+        let destination = match std::fs::metadata(&end) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Destination::Replaced(end),
+            Err(e) => return Err(e),
+            Ok(metadata) if !metadata.file_type().is_file() => Destination::InPlace(end),
+            // A descriptor link's text ("/tmp/f (deleted)", "pipe:[7]") names no path to
+            // replace: the descriptor is written through the link itself.
+            Ok(_) if through_proc => Destination::Appended(path.to_path_buf()),
+            Ok(_) => Destination::Replaced(end),
+        };
+        if through_proc && let Destination::InPlace(_) = destination {
+            return Ok(Destination::InPlace(path.to_path_buf()));
+        }
+        Ok(destination)
+    }
+
+    /// The file a write touches: the regular file replaced, or the device, FIFO or link
+    /// written through.
+    pub fn path(&self) -> &Path {
+        match self {
+            Destination::Replaced(path)
+            | Destination::InPlace(path)
+            | Destination::Appended(path) => path,
+        }
+    }
+}
+
+/// The path at the end of `path`'s chain of symbolic links (`path` itself when it is not a
+/// link), and whether the chain went through `/proc` (a descriptor link such as
+/// `/proc/self/fd/1`, whose text is no path to follow by hand).
+fn end_of_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
+    let mut current = path.to_path_buf();
+    let mut through_proc = false;
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {}
+            _ => return Ok((current, through_proc)),
+        }
+        if absolute_in(&current).starts_with("/proc") {
+            through_proc = true;
+            return Ok((current, through_proc));
+        }
+        let text = std::fs::read_link(&current)?;
+        current = match current.parent() {
+            Some(parent) => parent.join(text),
+            None => text,
+        };
+    }
+    Err(std::io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links in a row (a loop of links?)"
+    )))
+}
+
+/// `path` made absolute against the working directory (for telling where it lies; links
+/// are not resolved).
+fn absolute_in(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportError> {
     match target {
         OutputTarget::Stdout => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(contents.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|source| ExportError::Write {
+            let stdout = std::io::stdout();
+            write_all_waiting(&mut stdout.lock(), stdout.as_fd(), contents.as_bytes()).map_err(
+                |source| ExportError::Write {
                     path: "standard output".into(),
                     source,
-                })
+                },
+            )
         }
         OutputTarget::File(path) | OutputTarget::Replaced(path) => {
             let written = match target {
-                OutputTarget::File(_) if !is_regular_or_absent(path) => {
-                    write_in_place(path, contents.as_bytes())
-                }
+                OutputTarget::File(_) => write_named(path, contents.as_bytes()),
                 _ => write_atomically(path, contents),
             };
             written.map_err(|source| ExportError::Write {
@@ -101,6 +214,73 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
                 source,
             })
         }
+    }
+}
+
+/// How long a write waits for a full non-blocking pipe (standard output or error handed
+/// over by a parent that set O_NONBLOCK) to take more, before it gives up.
+pub const STALLED_PIPE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Writes all of `bytes` to `out` (standard output or error, whose descriptor is `fd`) and
+/// flushes it. Where the descriptor is a non-blocking pipe that is full, it waits for room,
+/// as a blocking write would, up to [`STALLED_PIPE`] at a time; std's printing macros
+/// would panic there instead.
+pub fn write_all_waiting(
+    out: &mut impl Write,
+    fd: std::os::fd::BorrowedFd<'_>,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use std::io::ErrorKind;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match out.write(rest) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(written) => rest = &rest[written..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(fd)?,
+            Err(e) => return Err(e),
+        }
+    }
+    loop {
+        match out.flush() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(fd)?,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Waits until `fd` can take a write, up to [`STALLED_PIPE`].
+fn wait_for_room(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let limit = Timespec {
+        tv_sec: STALLED_PIPE.as_secs() as _,
+        tv_nsec: 0,
+    };
+    let mut watched = [PollFd::new(&fd, PollFlags::OUT)];
+    match poll(&mut watched, Some(&limit)) {
+        Ok(0) => Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!(
+                "the pipe's reader took nothing for {} s",
+                STALLED_PIPE.as_secs()
+            ),
+        )),
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Writes where the path the user named leads ([`Destination`]).
+fn write_named(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    match Destination::of(path)? {
+        Destination::Replaced(file) => write_atomically(&file, contents),
+        Destination::InPlace(device) => write_in_place(&device, contents),
+        Destination::Appended(file) => std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)?
+            .write_all(contents),
     }
 }
 
@@ -233,6 +413,79 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert!(std::fs::symlink_metadata(&planted).unwrap().is_file());
         assert_eq!(std::fs::read_to_string(&planted).unwrap(), "{}");
+    }
+
+    /// A link the user names is written through: the file at the end of its chain gets the
+    /// output, and the link stays a link (`latest.json -> runs/today.json`).
+    #[test]
+    fn a_link_the_user_names_is_written_through_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("runs")).unwrap();
+        let today = dir.path().join("runs/today.json");
+        std::fs::write(&today, "old").unwrap();
+        let latest = dir.path().join("latest.json");
+        std::os::unix::fs::symlink("runs/today.json", &latest).unwrap();
+        let chained = dir.path().join("chained.json");
+        std::os::unix::fs::symlink("latest.json", &chained).unwrap();
+        let target = OutputTarget::File(chained.clone());
+        assert!(target.is_rewritable());
+        write_output(&target, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&today).unwrap(), "new");
+        for link in [&latest, &chained] {
+            assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
+        }
+        // A dangling link: its target is created, the link kept.
+        let dangling = dir.path().join("next.json");
+        std::os::unix::fs::symlink("runs/tomorrow.json", &dangling).unwrap();
+        write_output(&OutputTarget::File(dangling.clone()), "made").unwrap();
+        let made = std::fs::read_to_string(dir.path().join("runs/tomorrow.json")).unwrap();
+        assert_eq!(made, "made");
+        assert!(std::fs::symlink_metadata(&dangling).unwrap().is_symlink());
+        // A loop of links is an error, not a file put in its place.
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", &b).unwrap();
+        let error = write_output(&OutputTarget::File(a.clone()), "x").unwrap_err();
+        assert!(anyhow_like(&error).contains("loop"), "{error}");
+        assert!(std::fs::symlink_metadata(&a).unwrap().is_symlink());
+    }
+
+    /// A link to a process's descriptor (`/dev/stdout`, `/proc/self/fd/N`) reaching a regular
+    /// file is appended to through the descriptor: neither the link nor the file the shell
+    /// opened is replaced, and what the file held stays.
+    #[test]
+    fn a_descriptor_link_is_appended_to_not_replaced() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let shell_file = dir.path().join("f");
+        std::fs::write(&shell_file, "before;").unwrap();
+        let opened = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&shell_file)
+            .unwrap();
+        let link = dir.path().join("o");
+        let descriptor = format!("/proc/self/fd/{}", opened.as_raw_fd());
+        std::os::unix::fs::symlink(&descriptor, &link).unwrap();
+        let target = OutputTarget::File(link.clone());
+        assert!(
+            !target.is_rewritable(),
+            "rewritten after every probe, it would repeat"
+        );
+        write_output(&target, "after").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&shell_file).unwrap(),
+            "before;after"
+        );
+        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        assert_eq!(inode(&shell_file), inode(Path::new(&descriptor)));
+    }
+
+    /// The error and its cause, as one text.
+    fn anyhow_like(error: &ExportError) -> String {
+        use std::error::Error;
+        let cause = error.source().map(ToString::to_string).unwrap_or_default();
+        format!("{error}: {cause}")
     }
 
     /// A FIFO nobody reads is refused at once, with a reason, instead of blocking for ever.

@@ -114,7 +114,7 @@ mod tests {
                 .err()
                 .expect("refused where perf events are not allowed");
             assert!(why.contains("perf_event_paranoid"), "{why}");
-            eprintln!("skipped: perf events are not allowed here: {why}");
+            latlab_front::say!("skipped: perf events are not allowed here: {why}");
             return;
         }
         let mut sampler = sampler.expect("cpu-clock sampling opens where it is allowed");
