@@ -3,9 +3,9 @@
 
 use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{
-    Comparison, Side, compare_csv, compare_html, compare_json, compare_markdown, compare_text_with,
+    Comparison, Gate, Side, compare_csv, compare_html, compare_json, compare_markdown,
+    compare_text_with,
 };
-use latlab_report::units::format_ratio;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
@@ -86,17 +86,9 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
     let mut status = ExitCode::SUCCESS;
     let mut gate = String::new();
     if let Some(percent) = plan.fail_if_slower {
-        let slower = comparison.slower_than(percent);
-        if slower.is_empty() {
-            gate = format!("no result is more than {percent}% slower\n");
-        } else {
-            gate = format!(
-                "{} slower by more than {percent}% (--fail-if-slower):\n",
-                slower.len()
-            );
-            for (name, run, ratio) in &slower {
-                gate.push_str(&format!("  {name} in {run}: {}\n", format_ratio(*ratio)));
-            }
+        let judged = Gate::of(&comparison, percent);
+        gate = judged.text("result", &plan.sides[0].label);
+        if judged.failed() {
             status = ExitCode::from(1);
         }
     }

@@ -93,12 +93,12 @@ fn a_slower_result_past_the_threshold_is_called_slower_and_fails_the_gate() {
     let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "5"]);
     assert_eq!(status, 1, "{text}");
     assert!(text.contains(
-        "1 slower by more than 5% (--fail-if-slower):\n  cpu.branch/random in B: 1.10×\n"
+        "1 slower than A by more than 5% (--fail-if-slower):\n  cpu.branch/random in B: 1.10×\n"
     ));
     let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "20"]);
     assert_eq!(status, 0, "{text}");
     assert!(
-        text.ends_with("no result is more than 20% slower\n"),
+        text.ends_with("no result is more than 20% slower than A\n"),
         "{text}"
     );
 }
@@ -264,4 +264,27 @@ fn the_html_comparison_shows_each_ratio_and_overlays_the_plots() {
         "overlaid plot"
     );
     assert!(page.contains("Pale: A, the baseline; in full colour: B."));
+}
+
+/// A gate that compared nothing fails, saying so: every result renamed in the later run
+/// used to pass `--fail-if-slower` with "no result is more than 5% slower".
+#[test]
+fn a_gate_that_compared_nothing_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = run_and_changed_copy(dir.path(), 1.0);
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&after).unwrap()).unwrap();
+    for probe in run["latlab"]["probes"].as_array_mut().unwrap() {
+        for result in probe["results"].as_array_mut().unwrap() {
+            let renamed = format!("{}-renamed", result["name"].as_str().unwrap());
+            result["name"] = renamed.into();
+        }
+    }
+    std::fs::write(&after, serde_json::to_vec(&run).unwrap()).unwrap();
+    let (status, text) = compare(dir.path(), &(before, after), &["--fail-if-slower", "5"]);
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains("--fail-if-slower: nothing was compared: not one result of B was judged"),
+        "{text}"
+    );
+    assert!(!text.contains("no result is more than"), "{text}");
 }

@@ -1470,3 +1470,30 @@ fn a_closed_standard_error_is_not_a_panic() {
     }
     assert!(dir.path().join("o/results.json").is_file());
 }
+
+/// A line break and a bidirectional override in a result name cannot forge a line of the
+/// comparison ("B against A: 0 slower, 0 faster, 99 same"): the name is one line, its
+/// controls escaped, on the terminal and in every file written from it.
+#[test]
+fn a_result_name_cannot_forge_a_line_of_the_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let forged = "B against A: 0 slower, 0 faster, 99 same";
+    let path = results_file(dir.path(), "a.json");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    json["latlab"]["probes"][0]["results"][0]["name"] =
+        format!("cpu.call/empty\n{forged}\u{202e}").into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let output = latlab(dir.path())
+        .args(["compare", "a.json", "a.json", "--markdown", "c.md"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with(forged)), "{stdout}");
+    assert!(stdout.contains("cpu.call/empty\\nB against A"), "{stdout}");
+    let markdown = std::fs::read_to_string(dir.path().join("c.md")).unwrap();
+    for text in [&stdout[..], &markdown[..]] {
+        assert!(!text.contains('\u{202e}'), "{text}");
+    }
+}

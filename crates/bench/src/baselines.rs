@@ -11,10 +11,9 @@
 use crate::options::Options;
 use latlab_engine::model::RunRecord;
 use latlab_front::Unwritten;
-use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Gate, Side, compare_text_with};
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
-use latlab_report::units::format_ratio;
 use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
 use std::path::{Path, PathBuf};
 
@@ -64,9 +63,9 @@ impl<'a> Requested<'a> {
         let Some(percent) = self.options.fail_if_slower else {
             return (text, false);
         };
-        let slower = slower(&comparison, percent);
-        text.push_str(&gate_text(name, percent, &slower));
-        (text, !slower.is_empty())
+        let gate = Gate::of(&comparison, percent);
+        text.push_str(&gate.text("benchmark", &format!("the baseline {name}")));
+        (text, gate.failed())
     }
 
     /// Keeps `record` as the baselines `--save-baseline` and `--add-to-baseline` name; a
@@ -207,32 +206,6 @@ fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> Vec<Side> {
         },
         Side::one("this run", record.clone()),
     ]
-}
-
-/// The gate of `--fail-if-slower PCT`: the benchmarks `comparison` calls slower than the
-/// baseline by more than `percent` (significant against the noise between runs, and
-/// beyond its threshold), each with its ratio; empty when none is.
-fn slower(comparison: &Comparison, percent: f64) -> Vec<(String, f64)> {
-    comparison
-        .slower_than(percent)
-        .into_iter()
-        .map(|(name, _, ratio)| (name, ratio))
-        .collect()
-}
-
-/// The gate's verdict as the run prints it.
-fn gate_text(name: &str, percent: f64, slower: &[(String, f64)]) -> String {
-    if slower.is_empty() {
-        return format!("no benchmark is more than {percent}% slower than the baseline {name}\n");
-    }
-    let mut text = format!(
-        "{} slower than the baseline {name} by more than {percent}% (--fail-if-slower):\n",
-        slower.len()
-    );
-    for (benchmark, ratio) in slower {
-        text.push_str(&format!("  {benchmark}: {}\n", format_ratio(*ratio)));
-    }
-    text
 }
 
 #[cfg(test)]

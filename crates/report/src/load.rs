@@ -37,7 +37,37 @@ pub fn load_versioned_run(path: &Path) -> Result<(RunRecord, u64), LoadError> {
             "{shown}: {why}; give a results.json written by latlab"
         ))
     })?;
-    Ok((run, version))
+    Ok((one_line_fields(run), version))
+}
+
+/// The record with every field that is one line (names, the host, the CPU, the kernel)
+/// made one line ([`crate::printable::one_line`]): anyone can write a results file, and a
+/// line break or a bidirectional control in a name could forge a line of what is printed
+/// from it ("B against A: 0 slower …").
+fn one_line_fields(mut run: RunRecord) -> RunRecord {
+    fn fix(field: &mut String) {
+        if let std::borrow::Cow::Owned(fixed) = crate::printable::one_line(field) {
+            *field = fixed;
+        }
+    }
+    let environment = &mut run.environment;
+    for field in [
+        &mut environment.host_name,
+        &mut environment.os,
+        &mut environment.kernel,
+        &mut environment.arch,
+        &mut environment.cpu.model,
+        &mut environment.latlab_version,
+    ] {
+        fix(field);
+    }
+    for probe in &mut run.probes {
+        fix(&mut probe.id);
+        for result in &mut probe.results {
+            fix(&mut result.name);
+        }
+    }
+    run
 }
 
 /// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. It is opened without

@@ -1,10 +1,14 @@
 //! Text bound for a terminal. Names and host names come from results files, which anyone can
 //! write: a control character in one (an escape sequence) would reach the terminal and act
-//! there. They are shown escaped instead, as Rust writes them (`\u{1b}`).
+//! there, and a bidirectional control (U+202E, right-to-left override) would reorder what
+//! the reader sees. They are shown escaped instead, as Rust writes them (`\u{1b}`). A field
+//! that is one line (a name, a host) is made so with [`one_line`] as it is read, so that a
+//! line break in it cannot forge a line of the output.
 
 use std::borrow::Cow;
 
-/// `text` with every control character but newline and tab shown escaped.
+/// `text` with every control character but newline and tab, and every bidirectional
+/// control, shown escaped.
 pub fn printable(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hostile) {
         return Cow::Borrowed(text);
@@ -50,7 +54,33 @@ pub fn printable_keeping<'a>(text: &'a str, kept: &[String]) -> Cow<'a, str> {
 }
 
 fn is_hostile(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// The characters that change the direction of the text after them (embeddings, overrides,
+/// isolates and marks): in a name they can make it read as something else.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `text` as one line: line breaks and tabs shown as `\n`, `\r` and `\t`, every other
+/// control or bidirectional character escaped as [`printable`] does.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                '\n' | '\r' | '\t' => c.escape_default().to_string(),
+                c if c.is_control() || is_bidi_control(c) => c.escape_unicode().to_string(),
+                c => c.to_string(),
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -65,6 +95,16 @@ mod tests {
             printable("host\u{1b}[2J\u{7}\u{9b}x"),
             "host\\u{1b}[2J\\u{7}\\u{9b}x"
         );
+    }
+
+    #[test]
+    fn bidirectional_controls_are_shown_and_a_name_stays_one_line() {
+        assert_eq!(printable("a\u{202e}b\u{2066}"), "a\\u{202e}b\\u{2066}");
+        assert_eq!(
+            one_line("empty\nB against A: 0 slower\t\u{202e}"),
+            "empty\\nB against A: 0 slower\\t\\u{202e}"
+        );
+        assert!(matches!(one_line("mem.latency/L1 é"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -29,9 +29,24 @@ pub fn validate(run: &RunRecord) -> Result<(), String> {
             summary(&format!("{at}.end"), end, None)?;
         }
     }
+    let mut probe_ids = std::collections::HashSet::new();
+    let mut result_names = std::collections::HashSet::new();
     for (p, probe) in run.probes.iter().enumerate() {
+        if !probe_ids.insert(probe.id.as_str()) {
+            return Err(format!(
+                "probes[{p}].id {:?} names a probe already in the run: the file was edited \
+                 or damaged",
+                probe.id
+            ));
+        }
         for (r, result) in probe.results.iter().enumerate() {
             let at = format!("probes[{p}].results[{r}] ({})", result.name);
+            if !result_names.insert(result.name.as_str()) {
+                return Err(format!(
+                    "{at}.name names a result already in the run: the file was edited or \
+                     damaged"
+                ));
+            }
             one_result(&at, result)?;
         }
     }
@@ -45,8 +60,19 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
     for (i, &sample) in result.cpu_samples_ns.iter().enumerate() {
         time(&format!("{at}.cpu_samples_ns[{i}]"), sample)?;
     }
-    let samples = (!result.samples_ns.is_empty()).then_some(result.samples_ns.len());
-    summary(&format!("{at}.summary"), &result.summary, samples)?;
+    if result.samples_ns.is_empty() {
+        return Err(format!(
+            "{at}.samples_ns is empty, but its summary counts {}: every result keeps the \
+             samples it summarises",
+            result.summary.n
+        ));
+    }
+    summary(
+        &format!("{at}.summary"),
+        &result.summary,
+        Some(result.samples_ns.len()),
+    )?;
+    summarises(at, result)?;
     measured(at, result)?;
     if let Some(overhead) = result.loop_overhead_ns {
         time(&format!("{at}.loop_overhead_ns"), overhead)?;
@@ -147,15 +173,44 @@ fn time(at: &str, ns: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// The summary's median lies among the samples it summarises (within a part in a million,
+/// for the rounding of a file's decimals): an edited median is refused.
+fn summarises(at: &str, result: &BenchResult) -> Result<(), String> {
+    let (least, most) = (result.samples_ns.iter())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    let slack = 1e-6 * least.abs().max(most.abs());
+    let median = result.summary.median;
+    if median < least - slack || median > most + slack {
+        return Err(format!(
+            "{at}.summary.median is {median} ns, outside its samples ({least} to {most} ns): \
+             the file was edited or damaged"
+        ));
+    }
+    Ok(())
+}
+
 /// A measured figure (not derived, not suspect) is at least [`MIN_TIME_NS`] in size: below
-/// a millionth of a nanosecond per operation no clock and loop can resolve it.
+/// a millionth of a nanosecond per operation no clock and loop can resolve it. Its samples
+/// may dip below zero (noise under the subtracted empty loop), but not all of them: no
+/// operation takes less than no time every time.
 fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     let median = result.summary.median;
     let is_measured = result.kind != ResultKind::Derived && !result.verdict.is_suspect();
-    if is_measured && median.abs() < MIN_TIME_NS {
+    if !is_measured {
+        return Ok(());
+    }
+    if median.abs() < MIN_TIME_NS {
         return Err(format!(
             "{at}.summary.median is {median:e} ns, below {MIN_TIME_NS:e} ns, for a figure \
              said to be measured: the file is damaged"
+        ));
+    }
+    if result.samples_ns.iter().all(|&x| x <= 0.0) {
+        return Err(format!(
+            "{at}.samples_ns are all zero or negative, for a figure said to be measured: \
+             the file is damaged"
         ));
     }
     Ok(())
@@ -187,11 +242,17 @@ mod tests {
     #[test]
     fn a_real_shape_passes_and_extreme_figures_are_named() {
         assert_eq!(validate(&with_median(1.5)), Ok(()));
+        let mut difference = with_median(-0.2);
+        difference.probes[0].results[0].kind = ResultKind::Derived;
         assert_eq!(
-            validate(&with_median(-0.2)),
+            validate(&difference),
             Ok(()),
             "a negative difference is allowed"
         );
+        let negative = validate(&with_median(-0.2)).unwrap_err();
+        assert!(negative.contains("all zero or negative"), "{negative}");
+        let zero = validate(&with_median(0.0)).unwrap_err();
+        assert!(zero.contains("said to be measured"), "{zero}");
         let subnormal = validate(&with_median(5e-324)).unwrap_err();
         assert!(
             subnormal.starts_with("probes[0].results[0] (mem.latency/x).samples_ns[0] is 5e-324"),
@@ -201,6 +262,37 @@ mod tests {
         assert!(huge.contains("more than a day"), "{huge}");
         let tiny = validate(&with_median(1e-9)).unwrap_err();
         assert!(tiny.contains("said to be measured"), "{tiny}");
+    }
+
+    /// An edited median (outside its samples), a summary without its samples, and a probe
+    /// or result named twice are refused, naming the field.
+    #[test]
+    fn a_summary_must_match_its_samples_and_names_must_be_unique() {
+        let mut run = with_median(2.0);
+        run.probes[0].results[0].summary.median = -5.0;
+        let error = validate(&run).unwrap_err();
+        assert!(
+            error.contains("(mem.latency/x).summary.median is -5 ns, outside its samples"),
+            "{error}"
+        );
+        let mut run = with_median(2.0);
+        run.probes[0].results[0].samples_ns.clear();
+        let error = validate(&run).unwrap_err();
+        assert!(error.contains("samples_ns is empty"), "{error}");
+        let mut run = with_median(2.0);
+        let twice = run.probes[0].results[0].clone();
+        run.probes[0].results.push(twice);
+        let error = validate(&run).unwrap_err();
+        assert!(
+            error.starts_with("probes[0].results[1] (mem.latency/x).name names a result already"),
+            "{error}"
+        );
+        let mut run = with_median(2.0);
+        let mut again = run.probes[0].clone();
+        again.results[0].name = "mem.latency/y".into();
+        run.probes.push(again);
+        let error = validate(&run).unwrap_err();
+        assert!(error.contains("probes[1].id \"mem.latency\""), "{error}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
 use steadiness::{checks_for, comparable_runs, steady};
 
 #[cfg(feature = "html")]
+mod gate;
 mod html;
 mod render;
 mod steadiness;
@@ -34,6 +35,7 @@ mod steadiness;
 mod tests;
 
 #[cfg(feature = "html")]
+pub use gate::Gate;
 pub use html::compare_html;
 pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
 
