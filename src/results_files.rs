@@ -64,10 +64,13 @@ fn say_written(target: &OutputTarget, page: &str) -> anyhow::Result<()> {
 /// asked for; the text goes to standard error when a file takes standard output. Returns the
 /// exit status: 1 when `--fail-if-slower` found a regression.
 pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
-    let legend: String = (plan.sides.iter())
+    let mut legend: String = (plan.sides.iter())
         .zip(&plan.paths)
         .map(|(side, paths)| legend_line(side, paths))
         .collect();
+    for note in &plan.notes {
+        legend.push_str(&format!("note: {note}\n"));
+    }
     let comparison = Comparison::of_sides(&plan.sides, plan.threshold);
     let text = format!(
         "{legend}\n{}",

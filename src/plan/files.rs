@@ -118,14 +118,16 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
         super::check_file_target(html).map_err(|e| UsageError(format!("--html {}", e.0)))?;
     }
     let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
+    let read = (fleet.hosts.iter())
+        .map(|h| (h.label.as_str(), &h.path))
+        .chain(fleet.copies.iter().map(|path| ("a copy", path)));
     if let Some(html) = &args.html
-        && let Some(host) = fleet.hosts.iter().find(|h| is_same_file(html, &h.path))
+        && let Some((host, _)) = read.into_iter().find(|(_, path)| is_same_file(html, path))
     {
         return Err(UsageError(format!(
-            "--html {}: that is {}'s results file, which the page would replace; choose a \
-             name outside the results, such as fleet.html",
+            "--html {}: that is {host}'s results file, which the page would replace; choose \
+             a name outside the results, such as fleet.html",
             html.display(),
-            host.label
         )));
     }
     Ok(FleetPlan {
@@ -161,6 +163,9 @@ pub struct ComparePlan {
     /// A result slower than this many per cent fails the comparison.
     pub fail_if_slower: Option<f64>,
     pub terminal: Terminal,
+    /// What the reader should know about the sides: runs counted once, machines mixed in a
+    /// side, runs that were interrupted. Each a sentence.
+    pub notes: Vec<String>,
 }
 
 impl ComparePlan {
@@ -200,6 +205,14 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         // Every output is checked before any is written: one that cannot be leaves none.
         super::check_file_target(Path::new(output))
             .map_err(|e| UsageError(format!("{flag} {}", e.0)))?;
+        if let Some(side) = (args.files.iter()).find(|side| is_inside(Path::new(output), side)) {
+            return Err(UsageError(format!(
+                "{flag} {output}: inside {}, a side of this comparison, where every *.json \
+                 is read as a run: the next comparison of that side would fail on it; write \
+                 it elsewhere",
+                side.display()
+            )));
+        }
         if let Some(input) = (paths.iter().flatten()).find(|f| is_same_file(Path::new(output), f)) {
             return Err(UsageError(format!(
                 "{flag} {output}: that is {}, a results file being compared, which the output \
@@ -208,17 +221,21 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             )));
         }
     }
-    let sides = (paths.iter().enumerate())
-        .map(|(i, files)| {
-            let runs = (files.iter())
-                .map(|file| load_run(file))
-                .collect::<Result<_, _>>()?;
-            Ok(Side {
-                label: run_label(i),
-                runs,
-            })
-        })
-        .collect::<Result<_, UsageError>>()?;
+    let mut notes = Vec::new();
+    let mut sides = Vec::new();
+    let mut kept_paths = Vec::new();
+    for (i, files) in paths.iter().enumerate() {
+        let label = run_label(i);
+        let loaded = (files.iter())
+            .map(|file| load_run(file))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
+        notes.extend(mixed_machines(&label, &runs));
+        notes.extend(interrupted_runs(&label, &runs, &kept));
+        sides.push(Side { label, runs });
+        kept_paths.push(kept);
+    }
+    let paths = kept_paths;
     let target = |text: &Option<String>| text.as_deref().map(OutputTarget::parse);
     let plan = ComparePlan {
         sides,
@@ -230,6 +247,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         threshold: args.threshold / 100.0,
         fail_if_slower: args.fail_if_slower,
         terminal: Terminal::default(),
+        notes,
     };
     let stream = if plan.uses_stdout() {
         Stream::Stderr
@@ -299,9 +317,19 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
         let entry = entry.map_err(unreadable)?;
         let found = entry.path();
         if found.is_dir() {
+            // A run directory whose results.json cannot be looked at is an error, as an
+            // unreadable file is: skipped, the side would count one run fewer unsaid.
             let results = found.join("results.json");
-            if results.is_file() {
-                files.push(results);
+            match std::fs::metadata(&results) {
+                Ok(_) => files.push(results),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(UsageError(format!(
+                        "{}: cannot read it ({e}); make it readable, or move it out of {}",
+                        results.display(),
+                        path.display()
+                    )));
+                }
             }
         } else if found.extension().is_some_and(|e| e == "json") {
             files.push(found);
@@ -316,6 +344,136 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
     }
     files.sort();
     Ok(files)
+}
+
+/// The distinct runs among `loaded` (read from `files`), with the files they came from: a
+/// run is its host, its start time and its samples, so copies and hard links of one file,
+/// which are no more evidence than the file, count once (two runs of a real machine never
+/// take the same samples). The copies are said in `notes`.
+fn distinct_runs(
+    label: &str,
+    files: &[PathBuf],
+    loaded: Vec<RunRecord>,
+    notes: &mut Vec<String>,
+) -> (Vec<RunRecord>, Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    let (mut runs, mut kept, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+    for (run, file) in loaded.into_iter().zip(files) {
+        let identity = (
+            run.environment.host_name.clone(),
+            run.started_at.clone(),
+            samples_fingerprint(&run),
+        );
+        if seen.insert(identity) {
+            runs.push(run);
+            kept.push(file.clone());
+        } else {
+            copies.push(file.display().to_string());
+        }
+    }
+    if !copies.is_empty() {
+        notes.push(format!(
+            "{label}: {} {} a run already read (the same host, start time and samples), \
+             counted once: {}",
+            copies.len(),
+            if copies.len() == 1 {
+                "file repeats"
+            } else {
+                "files repeat"
+            },
+            first_few(&copies)
+        ));
+    }
+    (runs, kept)
+}
+
+/// A hash of every sample of every result of `run`, in order.
+fn samples_fingerprint(run: &RunRecord) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for result in run.probes.iter().flat_map(|p| &p.results) {
+        result.name.hash(&mut hasher);
+        for sample in &result.samples_ns {
+            sample.to_bits().hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+/// A note when the runs of side `label` come from more than one machine (host and CPU
+/// model): the side's noise and medians then mix machines.
+fn mixed_machines(label: &str, runs: &[RunRecord]) -> Option<String> {
+    let mut machines: Vec<(String, usize)> = Vec::new();
+    for run in runs {
+        let machine = format!(
+            "{}/{}",
+            run.environment.host_name, run.environment.cpu.model
+        );
+        match machines.iter_mut().find(|(m, _)| *m == machine) {
+            Some((_, n)) => *n += 1,
+            None => machines.push((machine, 1)),
+        }
+    }
+    (machines.len() > 1).then(|| {
+        let each: Vec<String> = (machines.iter())
+            .map(|(machine, n)| format!("{n} on {machine}"))
+            .collect();
+        format!(
+            "{label} mixes machines ({}): a side's runs should come from one machine; its \
+             medians and noise here mix them",
+            each.join(", ")
+        )
+    })
+}
+
+/// A note for the runs of side `label` that were interrupted (`complete: false`): their
+/// probes stop where the run was stopped.
+fn interrupted_runs(label: &str, runs: &[RunRecord], files: &[PathBuf]) -> Option<String> {
+    let stopped: Vec<String> = (runs.iter().zip(files))
+        .filter(|(run, _)| !run.complete)
+        .map(|(_, file)| file.display().to_string())
+        .collect();
+    (!stopped.is_empty()).then(|| {
+        format!(
+            "{label}: {} interrupted before {} ended (complete: false), so {} results \
+             stop where it was stopped: {}",
+            if stopped.len() == 1 {
+                "a run was"
+            } else {
+                "runs were"
+            },
+            if stopped.len() == 1 { "it" } else { "they" },
+            if stopped.len() == 1 { "its" } else { "their" },
+            first_few(&stopped)
+        )
+    })
+}
+
+/// The first three of `items`, and how many more.
+fn first_few(items: &[String]) -> String {
+    match items.len() {
+        0..=3 => items.join(", "),
+        n => format!("{} and {} more", items[..3].join(", "), n - 3),
+    }
+}
+
+/// Whether `output` would be written inside the directory `side` (or a run directory in
+/// it), where the side's runs are read from.
+fn is_inside(output: &Path, side: &Path) -> bool {
+    if !side.is_dir() {
+        return false;
+    }
+    let Ok(side) = std::fs::canonicalize(side) else {
+        return false;
+    };
+    std::fs::canonicalize(parent_of(output)).is_ok_and(|parent| parent.starts_with(&side))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 #[cfg(test)]

@@ -288,3 +288,108 @@ fn a_gate_that_compared_nothing_fails() {
     );
     assert!(!text.contains("no result is more than"), "{text}");
 }
+
+/// `dir`/`name` as a copy of the results file `from` with the top-level fields `changes`.
+fn variant(from: &Path, dir: &Path, name: &str, changes: &[(&str, &str, Value)]) -> PathBuf {
+    let mut run: Value = serde_json::from_slice(&std::fs::read(from).unwrap()).unwrap();
+    for (section, field, value) in changes {
+        match *section {
+            "" => run["latlab"][*field] = value.clone(),
+            section => run["latlab"][section][*field] = value.clone(),
+        }
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    path
+}
+
+/// A side's copies of one run (hard links, copies) count once, with a note: 20 copies of
+/// one run against 20 of another used to be 20 runs a side, each as much evidence as a
+/// run of its own. A side that mixes machines and a run that was interrupted are said.
+#[test]
+fn copies_count_once_and_mixed_or_interrupted_sides_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = run_and_changed_copy(dir.path(), 1.3);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    for i in 0..20 {
+        std::fs::hard_link(&before, a.join(format!("run{i:02}.json"))).unwrap();
+        std::fs::copy(&after, b.join(format!("run{i:02}.json"))).unwrap();
+    }
+    let (status, text) = compare(dir.path(), &(a.clone(), b.clone()), &[]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("note: A: 19 files repeat a run already read (the same host, start time and samples), counted once"),
+        "{text}"
+    );
+    assert!(text.contains("note: B: 19 files repeat"), "{text}");
+    assert!(
+        text.starts_with("A = ") && text.contains("/a/run00.json (test-host"),
+        "{text}"
+    );
+    let single = compare(dir.path(), &(before.clone(), after.clone()), &[]).1;
+    let tally = |text: &str| text.lines().last().unwrap().to_string();
+    assert_eq!(tally(&text), tally(&single), "{text}");
+
+    let mixed = dir.path().join("mixed");
+    std::fs::create_dir(&mixed).unwrap();
+    std::fs::copy(&before, mixed.join("1.json")).unwrap();
+    let other_host = vec![
+        ("environment", "host_name", Value::from("otherhost")),
+        ("", "started_at", Value::from("2000-01-02T00:00:00Z")),
+        ("", "complete", Value::from(false)),
+    ];
+    variant(&before, &mixed, "2.json", &other_host);
+    let (status, text) = compare(dir.path(), &(mixed, b), &[]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains(
+            "note: A mixes machines (1 on test-host/Synthetic CPU, 1 on otherhost/Synthetic CPU)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: A: a run was interrupted before it ended (complete: false)")
+            && text.contains("mixed/2.json"),
+        "{text}"
+    );
+}
+
+/// A run directory of a side whose results.json cannot be looked at is an error, as an
+/// unreadable file is, rather than one run fewer unsaid; an output inside a side's
+/// directory, where the next comparison would read it as a run, is refused.
+#[test]
+fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = run_and_changed_copy(dir.path(), 1.0);
+    let side = dir.path().join("side");
+    std::fs::create_dir_all(side.join("2")).unwrap();
+    std::fs::copy(&before, side.join("1.json")).unwrap();
+    // A loop of links where the run's results.json should be: looking at it fails.
+    std::os::unix::fs::symlink("results.json", side.join("2/results.json")).unwrap();
+    let output = latlab(dir.path())
+        .args(["compare", "side"])
+        .arg(&after)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("side/2/results.json: cannot read it"),
+        "{stderr}"
+    );
+    std::fs::remove_file(side.join("2/results.json")).unwrap();
+    for (flag, path) in [("--json", "side/c.json"), ("--csv", "side/2/c.csv")] {
+        let output = latlab(dir.path())
+            .args(["compare", "side"])
+            .arg(&after)
+            .args([flag, path])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("a side of this comparison"), "{stderr}");
+        assert!(!dir.path().join(path).exists());
+    }
+}

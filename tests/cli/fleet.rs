@@ -51,8 +51,20 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
     for (i, model) in ["M1", "M1", "M1", "M2"].iter().enumerate() {
         host_run(&runs, &format!("node{i}-2026"), &format!("node{i}"), model);
     }
-    // A second run of node0, a Slurm log and another tool's JSON.
+    // A second run of node0 (a synthetic run is the same every time: this one started a
+    // day later), a copy of a run (counted once), a Slurm log and another tool's JSON.
     host_run(&runs, "node0-again", "node0", "M1");
+    let again = runs.join("node0-again/results.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    json["latlab"]["started_at"] = "2000-01-02T00:00:00Z".into();
+    std::fs::write(&again, serde_json::to_string(&json).unwrap()).unwrap();
+    std::fs::create_dir(runs.join("copy")).unwrap();
+    std::fs::hard_link(
+        runs.join("node1-2026/results.json"),
+        runs.join("copy/results.json"),
+    )
+    .unwrap();
     std::fs::write(runs.join("slurm-17.out"), "latlab finished\n").unwrap();
     // A run from an older latlab, read with a note, and one from a newer, skipped.
     host_run(&runs, "old", "old-node", "M2");
@@ -70,6 +82,11 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("6 hosts · 2 CPU models"), "{stdout}");
+    assert!(
+        stdout.contains("1 file repeats a run already read (the same host, start time and figures), counted once:")
+            && stdout.contains("node1-2026/results.json"),
+        "{stdout}"
+    );
     assert!(stdout.contains("old-node"), "{stdout}");
     assert!(
         stdout.contains("1 file of an older schema was converted as it was read"),
@@ -164,6 +181,42 @@ fn a_subdirectory_the_user_cannot_read_is_noted() {
     assert!(stdout.contains("2 hosts"), "{stdout}");
     assert!(
         stdout.contains("locked: not read (Permission denied"),
+        "{stdout}"
+    );
+}
+
+/// What the walk passed over is said, never dropped: runs only deeper than the walk goes
+/// are named in the refusal, and a FIFO named like a results file is called what it is.
+#[test]
+fn runs_too_deep_and_a_fifo_named_json_are_said_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = (0..10).fold(dir.path().join("deep"), |path, level| {
+        path.join(format!("l{level}"))
+    });
+    host_run(&deep, "run", "node0", "M1");
+    let output = latlab(dir.path()).args(["fleet", "deep"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no latlab results file in it") && stderr.contains("deeper than 8 levels"),
+        "{stderr}"
+    );
+
+    let runs = dir.path().join("runs");
+    host_run(&runs, "a", "node0", "M1");
+    let made = std::process::Command::new("mkfifo")
+        .arg(runs.join("b.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = latlab(dir.path()).args(["fleet", "runs"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "1 file ending in .json but not regular (a FIFO, a socket or a device) was left alone"
+        ) && stdout.contains("b.json"),
         "{stdout}"
     );
 }

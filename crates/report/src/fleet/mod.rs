@@ -81,6 +81,8 @@ pub struct Fleet {
     pub outliers: Vec<Outlier>,
     /// What was skipped, converted or renamed, each a sentence.
     pub notes: Vec<String>,
+    /// The files that repeat a run already read, counted once.
+    pub copies: Vec<PathBuf>,
 }
 
 /// What one readable file gives.
@@ -117,14 +119,19 @@ impl Fleet {
             }
         }
         if extracts.is_empty() {
+            // What the walk passed over may be where the runs are: said with the refusal.
+            let passed_over: String = (walk.notes().iter())
+                .map(|note| format!("; {note}"))
+                .collect();
             return Err(LoadError(format!(
-                "{}: no latlab results file in it ({} JSON files could not be read as one); \
-                 give the directory the runs were written into",
+                "{}: no latlab results file in it ({} JSON files could not be read as \
+                 one{passed_over}); give the directory the runs were written into",
                 dir.display(),
                 refused.len()
             )));
         }
         let mut notes = walk.notes();
+        let (extracts, copies) = distinct_runs(extracts, &mut notes);
         if walk.ignored > 0 {
             notes.push(format!(
                 "{} not ending in .json {} left alone",
@@ -148,7 +155,10 @@ impl Fleet {
                 if old == 1 { "it was" } else { "they were" }
             ));
         }
-        Ok(Fleet::from_extracts(extracts, notes, declared))
+        Ok(Fleet {
+            copies,
+            ..Fleet::from_extracts(extracts, notes, declared)
+        })
     }
 
     fn from_extracts(
@@ -206,6 +216,7 @@ impl Fleet {
             groups,
             outliers,
             notes,
+            copies: Vec::new(),
         }
     }
 
@@ -225,6 +236,43 @@ impl Fleet {
     }
 }
 
+/// The distinct runs among `extracts`: a run is its host, its start time and its figures,
+/// so copies and hard links of one results file count once (five copies used to make five
+/// hosts, and outliers of each other). The copies are said in `notes`.
+fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut copies = Vec::new();
+    let mut distinct = Vec::with_capacity(extracts.len());
+    for extract in extracts {
+        let figures: Vec<(&String, u64)> = (extract.figures.iter())
+            .map(|(row, value)| (row, value.to_bits()))
+            .collect();
+        let identity = (
+            extract.host_name.clone(),
+            extract.started_at.clone(),
+            format!("{figures:?}"),
+        );
+        if seen.insert(identity) {
+            distinct.push(extract);
+        } else {
+            copies.push(extract.path);
+        }
+    }
+    if !copies.is_empty() {
+        let shown: Vec<String> = copies.iter().map(|p| p.display().to_string()).collect();
+        let shown = match shown.len() {
+            0..=3 => shown.join(", "),
+            n => format!("{} and {} more", shown[..3].join(", "), n - 3),
+        };
+        notes.push(format!(
+            "{} a run already read (the same host, start time and figures), counted once: \
+             {shown}",
+            count(copies.len(), "file repeats", "files repeat"),
+        ));
+    }
+    (distinct, copies)
+}
+
 /// `1 file`, `3 files`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -240,6 +288,9 @@ struct Walk {
     links: Vec<PathBuf>,
     /// Directories deeper than [`MAX_DEPTH`].
     too_deep: Vec<PathBuf>,
+    /// `*.json` entries that are not regular files (a FIFO, a socket, a device): never
+    /// opened, since a FIFO would block the read.
+    not_regular: Vec<PathBuf>,
     /// Directories that could not be listed, with why.
     unreadable: Vec<(PathBuf, String)>,
 }
@@ -264,6 +315,19 @@ impl Walk {
                 "{} not followed (copy the file in instead): {}",
                 count(self.links.len(), "link was", "links were"),
                 names(&self.links)
+            ));
+        }
+        if !self.not_regular.is_empty() {
+            notes.push(format!(
+                "{} ending in .json but not regular (a FIFO, a socket or a device) {} left \
+                 alone: {}",
+                count(self.not_regular.len(), "file", "files"),
+                if self.not_regular.len() == 1 {
+                    "was"
+                } else {
+                    "were"
+                },
+                names(&self.not_regular)
             ));
         }
         if !self.too_deep.is_empty() {
@@ -313,8 +377,12 @@ fn json_files(dir: &Path) -> Walk {
                 stack.push((path, depth + 1));
             } else if kind.is_dir() {
                 walk.too_deep.push(path);
-            } else if kind.is_file() && path.extension().is_some_and(|e| e == "json") {
-                walk.found.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                if kind.is_file() {
+                    walk.found.push(path);
+                } else {
+                    walk.not_regular.push(path);
+                }
             } else {
                 walk.ignored += 1;
             }
@@ -323,6 +391,7 @@ fn json_files(dir: &Path) -> Walk {
     walk.found.sort();
     walk.links.sort();
     walk.too_deep.sort();
+    walk.not_regular.sort();
     walk.unreadable.sort();
     walk
 }
