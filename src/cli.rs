@@ -167,6 +167,9 @@ pub struct FleetArgs {
     /// the hosts.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Colour the outliers' hosts: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
+    pub color: ColorArg,
 }
 
 const FLEET_EXIT_CODES: &str = "Exit status:

@@ -19,14 +19,13 @@ mod run;
 mod shell_docs;
 mod terminal;
 
-use clap::Parser;
 use cli::{Cli, Command};
 use latlab_engine::signals::StopSignals;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     latlab_engine::signals::fail_oversized_writes();
-    let cli = match Cli::try_parse() {
+    let cli = match parse_command_line() {
         Ok(cli) => cli,
         Err(error) => return report_clap_error(error),
     };
@@ -38,6 +37,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line, its help wrapped as the harness's is ([`latlab_front::help_width`]).
+fn parse_command_line() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let width = latlab_front::help_width(terminal::help_text_width());
+    let matches = Cli::command().term_width(width).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// Dispatches: each subcommand is validated into a plan (every refusal happens there), then

@@ -22,8 +22,8 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
 /// Prints the fleet, and writes its page when asked (the text goes to standard error when
 /// the page takes standard output).
 pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
-    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir);
-    let text = printable(&text);
+    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir, &plan.terminal);
+    let text = plan.terminal.printable(&text);
     let page_target = plan.html.clone().map(OutputTarget::named);
     if page_target == Some(OutputTarget::Stdout) {
         latlab_front::stderr_text(&text);

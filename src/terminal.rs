@@ -31,6 +31,16 @@ impl Stream {
     }
 }
 
+/// The width help is written for: `COLUMNS`, else standard output's terminal.
+pub fn help_text_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS").ok();
+    text_width(columns.as_deref(), || {
+        (Stream::Stdout.is_terminal())
+            .then(|| Stream::Stdout.width())
+            .flatten()
+    })
+}
+
 /// The terminal options for a table printed on `stream`.
 pub fn terminal(args: &TerminalArgs, stream: Stream) -> Terminal {
     let detail = match (args.quiet, args.verbose) {

@@ -90,6 +90,8 @@ pub struct FleetPlan {
     /// The directory, as given.
     pub dir: String,
     pub html: Option<PathBuf>,
+    /// How the text is coloured.
+    pub terminal: Terminal,
 }
 
 /// Checks the page's path before reading the fleet, then reads it.
@@ -130,10 +132,25 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
             html.display(),
         )));
     }
+    let page_to_stdout = (args.html.clone().map(OutputTarget::named)) == Some(OutputTarget::Stdout);
+    let stream = if page_to_stdout {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
+    let terminal = crate::terminal::terminal(
+        &TerminalArgs {
+            quiet: false,
+            verbose: false,
+            color: args.color,
+        },
+        stream,
+    );
     Ok(FleetPlan {
         fleet,
         dir: args.dir.display().to_string(),
         html: args.html.clone(),
+        terminal,
     })
 }
 

@@ -537,9 +537,17 @@ fn existing_writable(context: &str, called: &str, dir: &Path) -> Result<(), Usag
 
 /// Tries to create an unnamed temporary file in `dir`: nothing is left behind either way.
 fn check_writable(dir: &Path, context: &str) -> Result<(), UsageError> {
+    if dir.is_relative() && std::env::current_dir().is_err() {
+        // A deleted working directory can still be looked at, but nothing can be made in
+        // it: said as it is, not as a permission.
+        return Err(UsageError(format!(
+            "{context}: the working directory no longer exists (it was deleted or moved); \
+             change to a directory that exists and run again"
+        )));
+    }
     tempfile::tempfile_in(dir).map(drop).map_err(|e| {
         UsageError(format!(
-            "{context}: the directory {} is not writable ({e}); choose another with --out",
+            "{context}: the directory {} is not writable ({e}); choose one you can write to",
             dir.display()
         ))
     })

@@ -1497,3 +1497,44 @@ fn a_result_name_cannot_forge_a_line_of_the_comparison() {
         assert!(!text.contains('\u{202e}'), "{text}");
     }
 }
+
+/// `COLUMNS=1` does not make `--help` one word a line (it is wrapped at 60 columns at the
+/// least, as the harness's is), and a working directory deleted under latlab is said as
+/// such, not as a permission refused.
+#[test]
+fn a_one_column_terminal_and_a_deleted_working_directory_are_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = latlab(dir.path())
+        .env("COLUMNS", "1")
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    let wide = latlab(dir.path()).arg("--help").output().unwrap();
+    let wide_lines = String::from_utf8_lossy(&wide.stdout).lines().count();
+    assert!(
+        text.lines().count() < 2 * wide_lines,
+        "{} lines against {wide_lines}",
+        text.lines().count()
+    );
+    // Wrapped at 60: only a word too long to break (a path) runs past it.
+    let over = text.lines().filter(|l| l.chars().count() > 60).count();
+    assert!(over <= 3, "{over} lines over 60 columns: {text}");
+    assert!(text.lines().any(|l| l.chars().count() > 40), "{text}");
+
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let script = format!(
+        "cd {} && rmdir \"$PWD\" && exec {} run --synthetic --only cpu.call",
+        gone.display(),
+        binary().display()
+    );
+    let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the working directory no longer exists"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

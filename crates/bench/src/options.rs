@@ -178,7 +178,7 @@ impl Options {
 
 /// The help screen of `cargo bench -- --help`, wrapped to `width` columns.
 pub(crate) fn help(program: &str, width: usize) -> String {
-    let width = width.clamp(60, 100);
+    let width = latlab_front::help_width(Some(width));
     let mut text = format!(
         "{ABOUT}\n\nUsage: {program} [OPTIONS] [PATTERN]...\n\nArguments:\n  [PATTERN]...\n          \
          Run only benchmarks whose name (group/function/argument) matches\n          \

@@ -30,4 +30,4 @@ pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_sectio
 pub use panics::panic_message;
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;
-pub use width::text_width;
+pub use width::{help_width, text_width};

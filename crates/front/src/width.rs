@@ -11,6 +11,20 @@ pub fn text_width(
         .or_else(terminal)
 }
 
+/// The narrowest help screen: below it, options and their text would break a word a line.
+pub const HELP_MIN_WIDTH: usize = 60;
+/// The widest help screen, as clap's own default: lines longer than this are hard to read.
+pub const HELP_MAX_WIDTH: usize = 100;
+
+/// The width `--help` is wrapped to, for both front ends: the text's width (`text_width`)
+/// within [`HELP_MIN_WIDTH`] and [`HELP_MAX_WIDTH`], the widest when none is known.
+/// (`COLUMNS=1 latlab --help` used to print one word a line.)
+pub fn help_width(width: Option<usize>) -> usize {
+    width
+        .unwrap_or(HELP_MAX_WIDTH)
+        .clamp(HELP_MIN_WIDTH, HELP_MAX_WIDTH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -21,5 +35,13 @@ mod tests {
         assert_eq!(text_width(Some("wide"), || Some(200)), Some(200));
         assert_eq!(text_width(Some("0"), || None), None);
         assert_eq!(text_width(None, || None), None);
+    }
+
+    #[test]
+    fn help_is_never_narrower_than_sixty_columns_nor_wider_than_a_hundred() {
+        assert_eq!(help_width(Some(1)), 60);
+        assert_eq!(help_width(Some(80)), 80);
+        assert_eq!(help_width(Some(300)), 100);
+        assert_eq!(help_width(None), 100);
     }
 }

@@ -570,6 +570,7 @@ fn outliers(hosts: &[HostRun], groups: &[Group], rows: usize) -> Vec<Outlier> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terminal::Terminal;
 
     fn host(name: &str, model: &str, suite: &str, figures: &[(&str, f64)]) -> Extract {
         Extract {
@@ -705,16 +706,24 @@ mod tests {
                 )
             })
             .collect();
-        let text = fleet_text(
-            &Fleet::from_extracts(few, Vec::new(), &latlab_probes::presentations()),
-            "runs",
-        );
+        let fleet = Fleet::from_extracts(few, Vec::new(), &latlab_probes::presentations());
+        let text = fleet_text(&fleet, "runs", &Terminal::default());
         let header = text.lines().nth(2).unwrap();
         assert!(header.contains("h0") && header.contains("h3"), "{text}");
         assert!(text.contains("300 ns !"), "{text}");
         assert!(
             text.contains("h2: Main memory reference 300 ns (3.00× its CPU model's 100 ns"),
             "{text}"
+        );
+        // In colour, the outlier's host is red and bold; without, no escape at all.
+        let coloured = Terminal {
+            colour: true,
+            ..Terminal::default()
+        };
+        let text = fleet_text(&fleet, "runs", &coloured);
+        assert!(
+            text.contains("\u{1b}[1m\u{1b}[31mh2\u{1b}[0m: "),
+            "{text:?}"
         );
         let width = |n: usize| {
             let many: Vec<Extract> = (0..n)
@@ -730,6 +739,7 @@ mod tests {
             let text = fleet_text(
                 &Fleet::from_extracts(many, Vec::new(), &latlab_probes::presentations()),
                 "runs",
+                &Terminal::default(),
             );
             text.lines().nth(3).unwrap().chars().count()
         };

@@ -4,6 +4,7 @@
 
 use super::robust::relative_mad;
 use super::{Fleet, Group};
+use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_ratio};
 use latlab_engine::stats::median_in_place;
@@ -81,7 +82,7 @@ pub(crate) fn summary_cells(fleet: &Fleet, row: usize) -> [String; 5] {
 }
 
 /// The fleet as text for a person at a terminal.
-pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
+pub fn fleet_text(fleet: &Fleet, dir: &str, terminal: &Terminal) -> String {
     let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
     let table = figures_table(fleet, by_host);
     let mut out = format!(
@@ -104,7 +105,7 @@ pub fn fleet_text(fleet: &Fleet, dir: &str) -> String {
         super::OUTLIER_Z
     ));
     out.push_str(&cpu_models_text(fleet));
-    out.push_str(&outliers_text(fleet));
+    out.push_str(&outliers_text(fleet, terminal));
     if !fleet.notes.is_empty() {
         out.push_str("\nnotes\n");
         for note in &fleet.notes {
@@ -180,7 +181,7 @@ fn cpu_models_text(fleet: &Fleet) -> String {
 }
 
 /// The outliers by host, the most often flagged first.
-fn outliers_text(fleet: &Fleet) -> String {
+fn outliers_text(fleet: &Fleet, terminal: &Terminal) -> String {
     let mut by_host: Vec<(usize, Vec<&super::Outlier>)> = Vec::new();
     for outlier in &fleet.outliers {
         match by_host.iter_mut().find(|(h, _)| *h == outlier.host) {
@@ -215,7 +216,7 @@ fn outliers_text(fleet: &Fleet) -> String {
             .collect();
         out.push_str(&format!(
             "  {}: {}\n",
-            fleet.hosts[*host].label,
+            terminal.paint(Paint::Bad, &fleet.hosts[*host].label),
             parts.join("; ")
         ));
     }
