@@ -18,9 +18,8 @@ use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
 };
+use latlab_report::OutputTarget;
 use latlab_report::terminal::Terminal;
-use latlab_report::{Destination, OutputTarget};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Bad input: one line saying what was wrong and what to do. Exit status 2.
@@ -312,15 +311,7 @@ fn select_probes(
 }
 
 fn check_cpu(host: &dyn Host, cpu: usize) -> Result<(), UsageError> {
-    let allowed = host.allowed_cpus();
-    if allowed.contains(&cpu) {
-        return Ok(());
-    }
-    let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-    Err(UsageError(format!(
-        "--pin {cpu}: this process cannot run on CPU {cpu}; choose one of {}",
-        list.join(", ")
-    )))
+    latlab_front::check_pin(host, cpu).map_err(UsageError)
 }
 
 /// The file probes' --dir: an existing directory this process can write in.
@@ -461,9 +452,14 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
     })?;
     let context = format!("--out {}", dir.display());
     if dir.is_dir() {
-        return check_writable(dir, &context);
+        return latlab_front::check_writable(dir, &context).map_err(UsageError);
     }
-    existing_writable(&context, "the parent directory", parent_or_current(dir))
+    latlab_front::existing_writable(&context, "the parent directory", parent_or_current(dir))
+        .map_err(UsageError)
+}
+
+fn parent_or_current(path: &Path) -> &Path {
+    latlab_front::parent_or_current(path)
 }
 
 /// Whether two output paths name one file: the same file if both exist, else the same
@@ -481,83 +477,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// A file output the user named must be writable where it lands ([`Destination`]): a link
-/// is checked at the end of its chain, a device or FIFO by opening it, a regular file (or
-/// none yet) by its directory.
+/// A file output the user named must be writable where it lands
+/// ([`latlab_front::check_output_file`]).
 pub(crate) fn check_file_target(path: &Path) -> Result<(), UsageError> {
-    if path.is_dir() {
-        return Err(UsageError(format!(
-            "{} is a directory; give a file name such as {}",
-            path.display(),
-            path.join("results.json").display()
-        )));
-    }
-    let context = format!("cannot write {}", path.display());
-    let destination = Destination::of(path).map_err(|e| UsageError(format!("{context}: {e}")))?;
-    match destination {
-        // A device or pipe (/dev/null, /dev/stdout) is written in place: it must be
-        // writable. It is opened without blocking: a FIFO whose reader has not come yet
-        // (ENXIO) is writable, and is opened for the write itself only at the end.
-        Destination::InPlace(device) | Destination::Appended(device) => {
-            match std::fs::OpenOptions::new()
-                .append(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&device)
-            {
-                Ok(_) => Ok(()),
-                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-                Err(e) => Err(UsageError(format!("{context}: {e}"))),
-            }
-        }
-        Destination::Replaced(file) => {
-            existing_writable(&context, "the directory", parent_or_current(&file))
-        }
-    }
-}
-
-/// `dir` (`called` so in the message) must exist and be writable, for `context`.
-fn existing_writable(context: &str, called: &str, dir: &Path) -> Result<(), UsageError> {
-    match std::fs::metadata(dir) {
-        Ok(metadata) if metadata.is_dir() => check_writable(dir, context),
-        Ok(_) => Err(UsageError(format!(
-            "{context}: {called} {} is not a directory; name a directory",
-            dir.display()
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(UsageError(format!(
-            "{context}: {called} {} does not exist; create it first",
-            dir.display()
-        ))),
-        // A loop of links (ELOOP), no permission to look (EACCES), ...: said as it is.
-        Err(e) => Err(UsageError(format!(
-            "{context}: {called} {} cannot be used ({e}); choose another",
-            dir.display()
-        ))),
-    }
-}
-
-/// Tries to create an unnamed temporary file in `dir`: nothing is left behind either way.
-fn check_writable(dir: &Path, context: &str) -> Result<(), UsageError> {
-    if dir.is_relative() && std::env::current_dir().is_err() {
-        // A deleted working directory can still be looked at, but nothing can be made in
-        // it: said as it is, not as a permission.
-        return Err(UsageError(format!(
-            "{context}: the working directory no longer exists (it was deleted or moved); \
-             change to a directory that exists and run again"
-        )));
-    }
-    tempfile::tempfile_in(dir).map(drop).map_err(|e| {
-        UsageError(format!(
-            "{context}: the directory {} is not writable ({e}); choose one you can write to",
-            dir.display()
-        ))
-    })
-}
-
-fn parent_or_current(path: &Path) -> &Path {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    }
+    latlab_front::check_output_file(path).map_err(UsageError)
 }
 
 #[cfg(test)]

@@ -1538,3 +1538,54 @@ fn a_one_column_terminal_and_a_deleted_working_directory_are_said_plainly() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// A run in another network namespace (`unshare -n`, as in a container sharing the host's
+/// /dev/shm) sees the run that measures on the host, through the lock's file, and waits
+/// for it: the socket lock alone is per namespace, and the two used to measure together.
+#[test]
+#[ignore = "needs root, for unshare -n"]
+fn a_run_in_another_network_namespace_waits_for_the_host_run() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let mut holder = Command::new(binary())
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--suite",
+            "full",
+            "--only",
+            "sched.wakeup",
+            "--out",
+            "holder",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the holder takes the machine's lock", || {
+        holds_measurement_lock(holder.id())
+    });
+    let mut waiter = Command::new("unshare")
+        .arg("-n")
+        .arg(binary())
+        .current_dir(dir.path())
+        .args(["run", "--only", "syscall.getppid", "--out", "waiter"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("unshare (util-linux)");
+    let mut stderr = std::io::BufReader::new(waiter.stderr.take().unwrap());
+    let mut first_line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first_line).unwrap();
+    // SAFETY: kill(2) on children of this process that have not been waited for.
+    unsafe {
+        libc::kill(waiter.id() as libc::pid_t, libc::SIGINT);
+        libc::kill(holder.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = waiter.wait();
+    let _ = holder.wait();
+    assert!(
+        first_line.contains("another latlab run is measuring on this machine; waiting"),
+        "{first_line}"
+    );
+}

@@ -32,6 +32,38 @@ fn bad(message: impl Into<String>) -> Stop {
     Stop(message.into())
 }
 
+/// What the binary refuses before measuring, the harness refuses too: a `--pin` CPU this
+/// process cannot run on; an output path that is empty, a directory, or cannot be written;
+/// two outputs on standard output.
+fn check_before_measuring(options: &Options, host: &dyn Host) -> Result<(), Stop> {
+    if let Some(cpu) = options.sampling.pin {
+        latlab_front::check_pin(host, cpu).map_err(bad)?;
+    }
+    let named = [
+        ("--json", &options.tables.json),
+        ("--csv", &options.tables.csv),
+        ("--markdown", &options.tables.markdown),
+        ("--html", &options.html),
+    ];
+    for (flag, path) in named {
+        match path.as_deref() {
+            None | Some("-") => {}
+            Some(path) => latlab_front::check_output_file(std::path::Path::new(path))
+                .map_err(|why| bad(format!("{flag} {why}")))?,
+        }
+    }
+    let on_stdout = named
+        .iter()
+        .filter(|(_, p)| p.as_deref() == Some("-"))
+        .count();
+    if on_stdout > 1 {
+        return Err(bad(
+            "only one of --json, --csv, --markdown and --html can be '-' (standard output)",
+        ));
+    }
+    Ok(())
+}
+
 /// Writes `text` to standard output, never panicking as `print!` would: a closed pipe
 /// (`| head`) ends the text quietly, a full pipe is waited for, and any other failure is
 /// said on standard error.
@@ -97,6 +129,7 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
     }
     let outputs = Outputs::of(options);
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
+    check_before_measuring(options, host.as_ref())?;
     let mut notes = Vec::new();
     let mut config = config_of(options)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;

@@ -495,5 +495,47 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
         stdout.contains("1 slower than the baseline gate by more than 50% (--fail-if-slower):"),
         "{stdout}"
     );
-    assert!(stdout.contains("  gate/work: "), "{stdout}");
+    assert!(stdout.contains("  gate/work in this run: "), "{stdout}");
+}
+
+/// What `latlab` refuses before measuring, the harness refuses before measuring too, in
+/// one line with status 2: a CPU this process cannot run on, an output that is a directory
+/// or an empty path, a baseline name too long for a file. Each used to measure everything
+/// first (and `--pin 999` to pass with a note).
+#[test]
+fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let long_name = "b".repeat(300);
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["--pin", "999"],
+            "--pin 999: this process cannot run on CPU 999",
+        ),
+        (vec!["--html", "/tmp"], "--html /tmp is a directory"),
+        (vec!["--json="], "--json an empty path"),
+        (vec!["--json", "nowhere/x.json"], "nowhere does not exist"),
+        (
+            vec!["--save-baseline", &long_name],
+            "at most 200 characters",
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = Command::new(&binary)
+            .current_dir(dir.path())
+            .env("CARGO_TARGET_DIR", dir.path())
+            .args(["--bench", "gate/"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            output.stdout.is_empty(),
+            "{args:?} measured: {}",
+            text(&output.stdout)
+        );
+    }
 }

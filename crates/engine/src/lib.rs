@@ -33,6 +33,7 @@ pub mod distribution;
 pub mod environment;
 pub mod host;
 pub mod isolation;
+pub mod locks;
 pub mod model;
 pub mod names;
 pub mod parameters;

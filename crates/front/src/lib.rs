@@ -5,6 +5,8 @@
 //!   baselines ([`BaselineArgs`]);
 //! - the directories both write into on their own account, which must be the user's own
 //!   ([`check_own_directory`]);
+//! - the checks of the outputs the user names, made before measuring
+//!   ([`check_output_file`]);
 //! - the machine-wide run lock, with the note a run keeps when it goes ahead without it
 //!   ([`take_lock`]);
 //! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
@@ -18,6 +20,7 @@
 mod directories;
 mod lock;
 mod options;
+mod outputs;
 mod panics;
 mod stderr;
 mod unwritten;
@@ -27,6 +30,9 @@ pub use directories::check_own_directory;
 pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
 pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
+pub use outputs::{
+    check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
+};
 pub use panics::panic_message;
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;

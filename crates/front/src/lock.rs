@@ -19,7 +19,7 @@ pub fn take_lock(
     notes: &mut Vec<String>,
 ) -> Result<Option<RunLock>, Interrupted> {
     let first_try = match host.lock_runs(Duration::ZERO, cancel) {
-        Ok(lock) => return Ok(Some(lock)),
+        Ok(lock) => return Ok(Some(with_its_note(lock, notes))),
         Err(LockRefused::Busy { .. }) => {
             crate::say!(
                 "latlab: another latlab run is measuring on this machine; waiting up to {} s \
@@ -31,7 +31,7 @@ pub fn take_lock(
         Err(refused) => Err(refused),
     };
     let message = match first_try {
-        Ok(lock) => return Ok(Some(lock)),
+        Ok(lock) => return Ok(Some(with_its_note(lock, notes))),
         Err(LockRefused::Cancelled) => return Err(Interrupted),
         Err(LockRefused::Busy { waited }) => format!(
             "another latlab run was still measuring after {} s; this run went ahead and the \
@@ -47,4 +47,17 @@ pub fn take_lock(
     crate::say!("latlab: {message}");
     notes.push(message);
     Ok(None)
+}
+
+/// `lock`, its limit kept in `notes` when it could not see runs in other network
+/// namespaces.
+fn with_its_note(lock: RunLock, notes: &mut Vec<String>) -> RunLock {
+    if let Some(why) = lock.unseen_namespaces() {
+        notes.push(format!(
+            "the measurement lock could not be taken across network namespaces ({why}): a \
+             latlab run in another container or network namespace measuring at the same \
+             time would not have been seen"
+        ));
+    }
+    lock
 }

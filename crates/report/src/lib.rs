@@ -57,7 +57,7 @@ pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
 pub use markdown::MarkdownExporter;
 #[cfg(feature = "html")]
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
-pub use printable::printable;
+pub use printable::{one_line, printable};
 pub use table::TableExporter;
 pub use write::{
     Destination, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting, write_output,

@@ -1,0 +1,672 @@
+//! The locks that keep latlab runs apart: the machine-wide run lock, one run measuring at a
+//! time since two disturb each other's figures, and the results-directory lock, one run
+//! writing into a results directory at a time.
+
+use crate::isolation::effective_uid;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Held while a run measures; released when dropped or when the process dies.
+///
+/// It is an abstract Unix socket name, which only one process can bind at a time and which
+/// the kernel frees with its owner: nothing is left on disk, even after a crash. The name is
+/// the machine's, since two runs disturb each other whoever started them; a run does not
+/// wait on another user's lock, though, since any local user could hold it for ever.
+///
+/// A waiter learns the holder's user by connecting to the socket. The holder accepts and
+/// closes each connection on a thread of its own (asleep in `poll` otherwise), so that the
+/// connections of waiters never fill the socket's backlog; and a waiter connects without
+/// blocking, so that a holder that does not accept (an older version, a stopped process)
+/// cannot keep it waiting past its limit.
+///
+/// The socket's name lives in the network namespace, so a run in a container or under
+/// `unshare -n` would not see it. A second lock, `flock` on a file in `/dev/shm` (which
+/// such a run usually shares with the host), is taken after the socket; where it cannot
+/// be had (no `/dev/shm`, a file planted there), the run says so in its notes.
+#[derive(Debug)]
+pub struct RunLock {
+    listener: Option<Arc<UnixListener>>,
+    acceptor: Option<Acceptor>,
+    file: Option<std::fs::File>,
+    /// Why the lock across network namespaces was not taken, when it was not.
+    unseen: Option<String>,
+}
+
+/// The holder's thread that accepts and closes waiters' connections, and the pipe that
+/// tells it to end.
+#[derive(Debug)]
+struct Acceptor {
+    stop: std::os::fd::OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Acceptor {
+    /// Starts accepting on `listener`; `None` when no thread or pipe can be had (the lock
+    /// still holds; waiters then see a busy lock of unknown owner once its backlog fills).
+    fn start(listener: &Arc<UnixListener>) -> Option<Acceptor> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let mut ends = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into `ends`, which has room for them.
+        if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        // SAFETY: pipe2 succeeded: both descriptors are new and this function's own.
+        let (wake, stop) =
+            unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+        listener.set_nonblocking(true).ok()?;
+        let listener = Arc::clone(listener);
+        let thread = std::thread::Builder::new()
+            .name("latlab-lock".into())
+            .spawn(move || accept_until_woken(&listener, &wake))
+            .ok()?;
+        Some(Acceptor {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        // One byte wakes the thread; it ends, and drops its share of the listener.
+        // SAFETY: writing one byte from a live buffer to a descriptor this value owns.
+        unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Accepts and closes every connection to `listener` until `wake` becomes readable.
+fn accept_until_woken(listener: &UnixListener, wake: &std::os::fd::OwnedFd) {
+    loop {
+        let mut watched = [
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `watched` is two valid pollfd structures; -1 waits without a time limit.
+        let ready = unsafe { libc::poll(watched.as_mut_ptr(), 2, -1) };
+        if ready < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+        if watched[1].revents != 0 {
+            return;
+        }
+        while let Ok((connection, _)) = listener.accept() {
+            drop(connection);
+        }
+    }
+}
+
+/// Why the run lock was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockRefused {
+    /// Another run of this user still held it after the wait.
+    Busy { waited: Duration },
+    /// Another user's run holds it: not waited for.
+    OtherUser { uid: u32 },
+    /// The wait was cancelled (Ctrl-C).
+    Cancelled,
+}
+
+const LOCK_NAME: &[u8] = b"latlab-measurement-lock";
+
+/// Where the lock across network namespaces is kept: a directory the processes of a
+/// machine share whatever their network namespace (`unshare -n`, most sandboxes).
+const LOCK_FILE_DIR: &str = "/dev/shm";
+/// Its file: empty, readable by all, never written; only `flock` is taken on it.
+const LOCK_FILE_NAME: &str = "latlab-measurement.lock";
+
+/// The descriptor of the file lock this process holds, or -1: closed by a forked child, as
+/// the socket's is (a child holding a copy would hold the lock past its parent).
+static FILE_LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// What an attempt at the file lock found.
+enum FileLock {
+    Taken(std::fs::File),
+    /// Another process holds it; its effective user, where `/proc/locks` shows the holder.
+    Busy {
+        holder: Option<u32>,
+    },
+    /// It cannot be taken at all, and why.
+    Unavailable(String),
+}
+
+/// Tries the file lock at `path`: opened read-only (so that any user's run can lock a file
+/// another user created), never through a link, never blocking on a FIFO planted there, and
+/// created, readable by all, when it is not there yet.
+fn try_file_lock(path: &std::path::Path) -> FileLock {
+    use rustix::fs::{FlockOperation, Mode, OFlags, flock, open};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let unavailable = |e: rustix::io::Errno| {
+        FileLock::Unavailable(format!("{}: {}", path.display(), io::Error::from(e)))
+    };
+    let readable_by_all = Mode::from_bits_truncate(0o444);
+    let opened = match open(path, flags, Mode::empty()) {
+        Err(rustix::io::Errno::NOENT) => {
+            match open(path, flags | OFlags::CREATE | OFlags::EXCL, readable_by_all) {
+                // Readable by every user whatever this one's umask: their runs lock it too.
+                Ok(fd) => rustix::fs::fchmod(&fd, readable_by_all).map(|()| fd),
+                Err(rustix::io::Errno::EXIST) => open(path, flags, Mode::empty()),
+                Err(e) => Err(e),
+            }
+        }
+        other => other,
+    };
+    let fd = match opened {
+        Ok(fd) => fd,
+        Err(e) => return unavailable(e),
+    };
+    match rustix::fs::fstat(&fd) {
+        Ok(stat) if rustix::fs::FileType::from_raw_mode(stat.st_mode).is_file() => {}
+        Ok(_) => {
+            return FileLock::Unavailable(format!("{} is not a regular file", path.display()));
+        }
+        Err(e) => return unavailable(e),
+    }
+    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => FileLock::Taken(std::fs::File::from(fd)),
+        Err(rustix::io::Errno::WOULDBLOCK) => FileLock::Busy {
+            holder: flock_holder_uid(&fd),
+        },
+        Err(e) => unavailable(e),
+    }
+}
+
+/// The effective user of the process that holds a `flock` on the file open as `fd`, from
+/// `/proc/locks` and the holder's `/proc/PID/status`; `None` where either does not show it
+/// (a holder in another PID namespace shows no PID here).
+fn flock_holder_uid(fd: &std::os::fd::OwnedFd) -> Option<u32> {
+    let stat = rustix::fs::fstat(fd).ok()?;
+    let (major, minor) = (
+        rustix::fs::major(stat.st_dev),
+        rustix::fs::minor(stat.st_dev),
+    );
+    let file = format!("{major:02x}:{minor:02x}:{}", stat.st_ino);
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid: u32 = locks
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&file.as_str()))
+        .and_then(|fields| fields.get(4)?.parse().ok())
+        .filter(|&pid| pid > 0)?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1)?.parse().ok())
+}
+
+/// The descriptor of the lock this process holds, or -1: a forked child closes it, so that
+/// a child that outlives its parent does not keep the machine locked.
+static LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
+impl RunLock {
+    /// Takes the lock, waiting up to `wait` for another run of this user to finish, and
+    /// stopping the wait when `cancel` is set.
+    pub(crate) fn acquire(wait: Duration, cancel: &AtomicBool) -> Result<RunLock, LockRefused> {
+        let file = std::path::Path::new(LOCK_FILE_DIR).join(LOCK_FILE_NAME);
+        Self::acquire_named(LOCK_NAME, &file, wait, cancel, effective_uid())
+    }
+
+    /// A lock that holds nothing, for a host that measures nothing (the synthetic one).
+    pub fn not_needed() -> RunLock {
+        RunLock {
+            listener: None,
+            acceptor: None,
+            file: None,
+            unseen: None,
+        }
+    }
+
+    /// Why runs in other network namespaces cannot be seen by this lock, when they cannot.
+    pub fn unseen_namespaces(&self) -> Option<&str> {
+        self.unseen.as_deref()
+    }
+
+    fn acquire_named(
+        name: &[u8],
+        file: &std::path::Path,
+        wait: Duration,
+        cancel: &AtomicBool,
+        own_uid: u32,
+    ) -> Result<RunLock, LockRefused> {
+        let started = Instant::now();
+        let mut held: Option<RunLock> = None;
+        loop {
+            if held.is_none() {
+                held = Self::try_acquire(name);
+            }
+            let holder = match held.as_mut() {
+                // This namespace's lock is ours: now the one across namespaces.
+                Some(lock) => match try_file_lock(file) {
+                    FileLock::Taken(taken) => {
+                        FILE_LOCK_FD.store(taken.as_raw_fd(), Ordering::Relaxed);
+                        lock.file = Some(taken);
+                        return Ok(held.take().expect("held"));
+                    }
+                    FileLock::Unavailable(why) => {
+                        lock.unseen = Some(why);
+                        return Ok(held.take().expect("held"));
+                    }
+                    FileLock::Busy { holder } => holder,
+                },
+                None => holder_uid(name),
+            };
+            match holder {
+                Some(uid) if uid != own_uid => return Err(LockRefused::OtherUser { uid }),
+                _ => {}
+            }
+            if cancel.load(Ordering::Relaxed) {
+                return Err(LockRefused::Cancelled);
+            }
+            if started.elapsed() >= wait {
+                return Err(LockRefused::Busy {
+                    waited: started.elapsed(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn try_acquire(name: &[u8]) -> Option<RunLock> {
+        let address = SocketAddr::from_abstract_name(name).ok()?;
+        let listener = Arc::new(UnixListener::bind_addr(&address).ok()?);
+        LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+        let acceptor = Acceptor::start(&listener);
+        Some(RunLock {
+            listener: Some(listener),
+            acceptor,
+            file: None,
+            unseen: None,
+        })
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Forgets the descriptor only if it is still this lock's: another lock taken since
+        // (a second name, in tests) keeps its own.
+        if let Some(listener) = &self.listener {
+            let fd = listener.as_raw_fd();
+            let _ = LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        // The thread ends before the listener closes: the lock is free once this returns.
+        self.acceptor.take();
+        if let Some(file) = self.file.take() {
+            let fd = file.as_raw_fd();
+            let _ = FILE_LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The user whose process holds the lock named `name`, from the credentials the kernel
+/// records for a listening socket (SO_PEERCRED of a connection to it); `None` when nobody
+/// holds it or the connection fails. The connection is made without blocking: a holder
+/// whose backlog is full (one that does not accept) gives `None` at once.
+fn holder_uid(name: &[u8]) -> Option<u32> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: socket() takes no pointers; the descriptor it returns is owned below.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a new descriptor of this function's own.
+    let socket = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: a sockaddr_un is plain data; all zero is an empty address.
+    let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    // An abstract name: a zero byte, then the name (not zero-terminated).
+    if name.len() + 1 > address.sun_path.len() {
+        return None;
+    }
+    for (slot, &byte) in address.sun_path[1..].iter_mut().zip(name) {
+        *slot = byte as libc::c_char;
+    }
+    let length = std::mem::offset_of!(libc::sockaddr_un, sun_path) + 1 + name.len();
+    // SAFETY: `address` is a sockaddr_un of which `length` bytes are the address.
+    let connected = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const address).cast(),
+            length as libc::socklen_t,
+        )
+    };
+    if connected != 0 {
+        return None;
+    }
+    let mut credentials = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED writes at most `length` bytes, one ucred, into `credentials`, on a
+    // socket this function owns. (libc rather than rustix: rustix's `net` module took 1.6 s
+    // of a cold build of the harness for this one call.)
+    let read = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut credentials).cast(),
+            &mut length,
+        )
+    };
+    (read == 0).then_some(credentials.uid)
+}
+
+/// The descriptor of the results-directory lock this process holds, or -1: a forked child
+/// closes it, as it does the run lock's.
+static DIRECTORY_LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Held while a run writes into a results directory, so that two runs started into one
+/// `--out` cannot replace each other's results: the second is refused before it measures.
+/// Like [`RunLock`], an abstract socket name that the kernel frees with its holder; the
+/// name is made from the directory's parent (device and inode) and its own name, so that it
+/// can be taken before the directory exists, whatever path names it.
+#[derive(Debug)]
+pub struct DirectoryLock {
+    listener: UnixListener,
+}
+
+impl DirectoryLock {
+    /// Takes the lock of the results directory `dir`; `Err` with the reason when another
+    /// process holds it, or the directory's parent cannot be read.
+    pub fn take(dir: &std::path::Path) -> Result<DirectoryLock, String> {
+        use std::os::unix::fs::MetadataExt;
+        let parent = match dir.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => std::path::Path::new("."),
+        };
+        let metadata = std::fs::metadata(parent)
+            .map_err(|e| format!("cannot read its parent directory ({e})"))?;
+        let own_name = dir
+            .file_name()
+            .map(|n| n.as_encoded_bytes())
+            .unwrap_or_default();
+        let key = fnv1a(&[
+            &metadata.dev().to_le_bytes(),
+            &metadata.ino().to_le_bytes(),
+            own_name,
+        ]);
+        let name = format!("latlab-results-directory-{key:016x}");
+        let address = SocketAddr::from_abstract_name(name.as_bytes())
+            .map_err(|e| format!("cannot name its lock ({e})"))?;
+        match UnixListener::bind_addr(&address) {
+            Ok(listener) => {
+                DIRECTORY_LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+                Ok(DirectoryLock { listener })
+            }
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
+                Err("another latlab run is writing its results into this directory".into())
+            }
+            Err(e) => Err(format!("cannot take its lock ({e})")),
+        }
+    }
+}
+
+impl Drop for DirectoryLock {
+    fn drop(&mut self) {
+        let fd = self.listener.as_raw_fd();
+        let _ = DIRECTORY_LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// The 64-bit FNV-1a hash of `parts` in order: stable across builds and versions, so that
+/// two versions of latlab name one directory's lock alike.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Closes, in a child just forked, the descriptors of the run lock (its socket and its file)
+/// and the results-directory lock that the child inherited. Async-signal-safe: atomic loads and closes.
+pub fn close_run_lock_after_fork() {
+    for held in [&LOCK_FD, &FILE_LOCK_FD, &DIRECTORY_LOCK_FD] {
+        let fd = held.load(Ordering::Relaxed);
+        if fd >= 0 {
+            // SAFETY: closing a descriptor number this process inherited; the parent's copy
+            // stays open.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Held by the tests that take a lock: the descriptor a forked child closes is the one
+    /// process-wide lock's, so two tests holding locks at once would swap it under each other.
+    fn one_lock_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        static LOCKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        LOCKS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[test]
+    fn the_lock_excludes_a_second_holder_until_released() {
+        let _alone = one_lock_at_a_time();
+        let shared = tempfile::tempdir().unwrap();
+        let file = shared.path().join("lock");
+        // A name of its own, so that a real run on this machine does not disturb the test.
+        let name = format!("latlab-test-lock-{}", std::process::id());
+        let name = name.as_bytes();
+        let go_on = AtomicBool::new(false);
+        let me = effective_uid();
+        let first =
+            RunLock::acquire_named(name, &file, Duration::from_secs(5), &go_on, me).unwrap();
+        let second = RunLock::acquire_named(name, &file, Duration::from_millis(120), &go_on, me);
+        assert!(
+            matches!(second, Err(LockRefused::Busy { .. })),
+            "{second:?}"
+        );
+        // The holder is this user, as the kernel recorded it.
+        assert_eq!(holder_uid(name), Some(me));
+        // Another user's lock is not waited for; a cancelled wait stops at once.
+        let started = Instant::now();
+        let other = RunLock::acquire_named(name, &file, Duration::from_secs(30), &go_on, me + 1);
+        assert_eq!(other.unwrap_err(), LockRefused::OtherUser { uid: me });
+        let cancelled = AtomicBool::new(true);
+        let stopped = RunLock::acquire_named(name, &file, Duration::from_secs(30), &cancelled, me);
+        assert_eq!(stopped.unwrap_err(), LockRefused::Cancelled);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        drop(first);
+        assert_eq!(holder_uid(name), None);
+        assert!(RunLock::acquire_named(name, &file, Duration::from_secs(1), &go_on, me).is_ok());
+    }
+
+    /// Waiters' connections never fill the holder's backlog: thousands of checks of the
+    /// holder (more than the kernel's largest backlog, 4096) each return at once, and the
+    /// holder is still seen after them.
+    #[test]
+    fn waiters_never_fill_the_holders_backlog() {
+        let _alone = one_lock_at_a_time();
+        let shared = tempfile::tempdir().unwrap();
+        let file = shared.path().join("lock");
+        let name = format!("latlab-test-backlog-{}", std::process::id());
+        let go_on = AtomicBool::new(false);
+        let me = effective_uid();
+        let lock =
+            RunLock::acquire_named(name.as_bytes(), &file, Duration::from_secs(5), &go_on, me)
+                .unwrap();
+        let checks = within_seconds(60, move || {
+            let mut seen = 0;
+            for _ in 0..6000 {
+                seen += usize::from(holder_uid(name.as_bytes()) == Some(me));
+            }
+            (seen, holder_uid(name.as_bytes()))
+        });
+        let (seen, last) = checks.expect("a check of the holder blocked");
+        assert!(seen > 0, "the holder was never seen");
+        assert_eq!(
+            last,
+            Some(me),
+            "the backlog filled: the holder is no longer seen"
+        );
+        drop(lock);
+    }
+
+    /// A holder that never accepts (a stopped process, an older version) cannot make a
+    /// waiter's check block once its backlog is full.
+    #[test]
+    fn a_holder_that_never_accepts_does_not_block_a_check() {
+        let name = format!("latlab-test-deaf-{}", std::process::id());
+        let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let listener = UnixListener::bind_addr(&address).unwrap();
+        // SAFETY: listen on a socket this test owns; a backlog of 0 fills at once.
+        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+        let checks = within_seconds(10, move || {
+            (0..20)
+                .map(|_| holder_uid(name.as_bytes()))
+                .collect::<Vec<_>>()
+        });
+        let checks = checks.expect("a check of a holder with a full backlog blocked");
+        assert!(checks.contains(&None), "{checks:?}");
+        drop(listener);
+    }
+
+    /// The lock across network namespaces: a run whose socket lock is another's (another
+    /// namespace's name, here) still waits for the file lock's holder, sees its user, and
+    /// takes the lock once it is free. A file planted where the lock's file goes (a FIFO)
+    /// is no lock, and the run says it cannot see other namespaces.
+    #[test]
+    fn runs_in_other_network_namespaces_exclude_each_other_through_the_file() {
+        let _alone = one_lock_at_a_time();
+        let shared = tempfile::tempdir().unwrap();
+        let file = shared.path().join("lock");
+        let go_on = AtomicBool::new(false);
+        let me = effective_uid();
+        let host = format!("latlab-test-ns-host-{}", std::process::id());
+        let container = format!("latlab-test-ns-container-{}", std::process::id());
+        let first =
+            RunLock::acquire_named(host.as_bytes(), &file, Duration::from_secs(5), &go_on, me)
+                .unwrap();
+        assert_eq!(first.unseen_namespaces(), None);
+        let second = RunLock::acquire_named(
+            container.as_bytes(),
+            &file,
+            Duration::from_millis(150),
+            &go_on,
+            me,
+        );
+        assert!(
+            matches!(second, Err(LockRefused::Busy { .. })),
+            "{second:?}"
+        );
+        // Its holder is this user, as /proc/locks shows it.
+        let other = RunLock::acquire_named(
+            container.as_bytes(),
+            &file,
+            Duration::from_secs(30),
+            &go_on,
+            me + 1,
+        );
+        assert_eq!(other.unwrap_err(), LockRefused::OtherUser { uid: me });
+        drop(first);
+        let second = RunLock::acquire_named(
+            container.as_bytes(),
+            &file,
+            Duration::from_secs(5),
+            &go_on,
+            me,
+        );
+        assert!(second.is_ok(), "{second:?}");
+        drop(second);
+
+        let fifo = shared.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let planted =
+            RunLock::acquire_named(host.as_bytes(), &fifo, Duration::from_secs(5), &go_on, me)
+                .unwrap();
+        let unseen = planted.unseen_namespaces().expect("a note");
+        assert!(unseen.contains("not a regular file"), "{unseen}");
+    }
+
+    /// `work`'s result, or `None` when it takes longer than `seconds` (it is left running).
+    fn within_seconds<T: Send + 'static>(
+        seconds: u64,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || sender.send(work()));
+        receiver.recv_timeout(Duration::from_secs(seconds)).ok()
+    }
+
+    #[test]
+    fn a_forked_child_closes_the_lock_it_inherited() {
+        let _alone = one_lock_at_a_time();
+        let shared = tempfile::tempdir().unwrap();
+        let file = shared.path().join("lock");
+        let name = format!("latlab-test-fork-lock-{}", std::process::id());
+        let go_on = AtomicBool::new(false);
+        let me = effective_uid();
+        let lock =
+            RunLock::acquire_named(name.as_bytes(), &file, Duration::from_secs(5), &go_on, me)
+                .unwrap();
+        let fd = lock.listener.as_ref().unwrap().as_raw_fd();
+        let file_fd = lock.file.as_ref().expect("the file lock").as_raw_fd();
+        // SAFETY: the child makes only async-signal-safe calls (an atomic load, close,
+        // fcntl) and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            close_run_lock_after_fork();
+            // SAFETY: fcntl on descriptor numbers; _exit ends the child.
+            unsafe {
+                let still_open = libc::fcntl(fd, libc::F_GETFD) != -1
+                    || libc::fcntl(file_fd, libc::F_GETFD) != -1;
+                libc::_exit(i32::from(still_open));
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waiting for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child kept the lock open");
+        drop(lock);
+    }
+
+    /// One results directory, by whatever path, is locked by one holder at a time; another
+    /// directory is not; dropping the lock frees it.
+    #[test]
+    fn a_results_directory_has_one_writer_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let first = DirectoryLock::take(&out).unwrap();
+        let dotted = dir.path().join(".").join("out");
+        let refused = DirectoryLock::take(&dotted).unwrap_err();
+        assert!(refused.contains("another latlab run"), "{refused}");
+        let other = DirectoryLock::take(&dir.path().join("other")).unwrap();
+        drop(first);
+        let again = DirectoryLock::take(&out);
+        assert!(again.is_ok(), "{again:?}");
+        drop(other);
+    }
+}
