@@ -116,11 +116,11 @@ fn load_baseline(results_dir: &Path, name: &str) -> Result<RunRecord, UsageError
         .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
 }
 
-/// Memory the memory probes need for a largest working set of `size` bytes: the memcpy
-/// sweep's source and destination of `size` bytes each (more than a chase ring and its
-/// visiting order, one index per line), and room for everything else.
-fn memory_needed(size: u64) -> u64 {
-    2 * size + (64 << 20)
+/// Memory a run needs for a largest working set of `size` bytes: the memcpy sweep's source
+/// and destination of `size` bytes each (more than a chase ring and its visiting order, one
+/// index per line), and `room` beyond.
+fn memory_needed(size: u64, room: u64) -> u64 {
+    2 * size + room
 }
 
 /// The machine to measure: this one, or the synthetic one.
@@ -231,8 +231,25 @@ fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), Usag
     Ok((baseline, save_baseline))
 }
 
+/// What a run needs beyond its working sets, measured: the process, its tables, the page
+/// and plots of a one-probe run and the stability check at its smallest (a 1 MiB chase)
+/// peaked at 19 MB (`/usr/bin/time -v`, `latlab run --only clock.read`); with room to spare.
+const RUN_BASE_BYTES: u64 = 24 << 20;
+/// What a run of the memory probes needs beyond its working sets: the main job's page and
+/// plots of every sweep.
+const MEMORY_RUN_ROOM: u64 = 64 << 20;
+/// The smallest working set the memory probes and the stability check are cut to.
+const MIN_WORKING_SET: u64 = 1 << 20;
+/// Where the memory available comes from, as the messages say it.
+const AVAILABLE_FROM: &str = "free memory, what the memory cgroup still allows, or what \
+                              `ulimit -v` still allows, whichever is least";
+
 /// The largest working set: as asked when it fits in the memory available now (refused
-/// otherwise), else the default, clamped with a note when it does not fit.
+/// otherwise), else the default, clamped with a note when it does not fit. The default is
+/// the memory probes' (4 × the last-level cache), or, for a run without them, the stability
+/// check's main-memory chase (2 × the last-level cache), which every run maps. A run that
+/// cannot have even the smallest is refused before measuring, where the OOM killer used to
+/// end it with status 137 and no word.
 fn max_size(
     host: &dyn Host,
     asked: Option<u64>,
@@ -240,46 +257,72 @@ fn max_size(
     notes: &mut Vec<String>,
 ) -> Result<Option<u64>, UsageError> {
     let available = host.available_memory_bytes();
-    let fits = |size: u64| available.is_none_or(|a| memory_needed(size) <= a);
-    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    let size = |bytes: u64| latlab_engine::units::format_bytes(bytes as f64);
+    if let Some(available) = available
+        && available < RUN_BASE_BYTES + 2 * MIN_WORKING_SET
+    {
+        return Err(UsageError(format!(
+            "this run needs about {} of memory (the process, its page and plots, and a {} \
+             stability check), but {} is available now ({AVAILABLE_FROM}); raise the limit",
+            size(RUN_BASE_BYTES + 2 * MIN_WORKING_SET),
+            size(MIN_WORKING_SET),
+            size(available)
+        )));
+    }
+    let memory_probes = probes.iter().any(|p| p.id.starts_with("mem."));
+    let room = if memory_probes {
+        MEMORY_RUN_ROOM
+    } else {
+        RUN_BASE_BYTES
+    };
+    let fits = |bytes: u64| available.is_none_or(|a| memory_needed(bytes, room) <= a);
     match asked {
-        Some(size) if fits(size) => Ok(Some(size)),
-        Some(size) => {
+        Some(asked) if fits(asked) => Ok(Some(asked)),
+        Some(asked) => {
             let available = available.unwrap_or(0);
             Err(UsageError(format!(
-                "--max-size {:.2}GiB needs about {:.2}GiB of memory but {:.2}GiB is available \
-                 now (free memory, what the memory cgroup still allows, or what `ulimit -v` \
-                 still allows, whichever is least); \
-                 choose at most {:.2}GiB",
-                gib(size),
-                gib(memory_needed(size)),
-                gib(available),
-                gib(largest_fitting(available))
+                "--max-size {} needs about {} of memory but {} is available now \
+                 ({AVAILABLE_FROM}); choose at most {}",
+                size(asked),
+                size(memory_needed(asked, room)),
+                size(available),
+                size(largest_fitting(available, room))
             )))
         }
-        None if probes.iter().any(|p| p.id.starts_with("mem.")) => {
-            let default = default_max_size(&host.caches());
+        None => {
+            let caches = host.caches();
+            let (default, what, who) = if memory_probes {
+                (
+                    default_max_size(&caches),
+                    "the default largest working set",
+                    "the memory probes stop",
+                )
+            } else {
+                (
+                    latlab_probes::stability::memory_chase_default(&caches),
+                    "the stability check's main-memory chase",
+                    "the stability check's chases stop",
+                )
+            };
             if fits(default) {
                 return Ok(None);
             }
-            let clamped = largest_fitting(available.unwrap_or(0)).max(1 << 20);
+            let clamped = largest_fitting(available.unwrap_or(0), room);
             notes.push(format!(
-                "the default largest working set ({:.2}GiB, 4 × the last-level cache) does not \
-                 fit in the memory available (free memory, what the memory cgroup still \
-                 allows, or what `ulimit -v` still allows, whichever is least); the memory \
-                 probes stop at {:.2}GiB",
-                gib(default),
-                gib(clamped)
+                "{what} ({}) does not fit in the memory available ({AVAILABLE_FROM}: {}); \
+                 {who} at {}",
+                size(default),
+                size(available.unwrap_or(0)),
+                size(clamped)
             ));
             Ok(Some(clamped))
         }
-        None => Ok(None),
     }
 }
 
 /// The largest working set whose `memory_needed` fits in `available`.
-fn largest_fitting(available: u64) -> u64 {
-    (available.saturating_sub(64 << 20) / 2) & !((1 << 20) - 1)
+fn largest_fitting(available: u64, room: u64) -> u64 {
+    ((available.saturating_sub(room) / 2) & !(MIN_WORKING_SET - 1)).max(MIN_WORKING_SET)
 }
 
 fn select_probes(
@@ -517,8 +560,12 @@ mod tests {
     #[test]
     fn the_largest_fitting_size_fits() {
         for available in [100 << 20, 1 << 30, 24 << 30] {
-            assert!(memory_needed(largest_fitting(available)) <= available);
+            for room in [RUN_BASE_BYTES, MEMORY_RUN_ROOM] {
+                assert!(memory_needed(largest_fitting(available, room), room) <= available);
+            }
         }
+        // Never below the smallest working set, which a run that cannot have is refused.
+        assert_eq!(largest_fitting(30 << 20, MEMORY_RUN_ROOM), MIN_WORKING_SET);
     }
 
     #[test]

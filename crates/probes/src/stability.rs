@@ -89,6 +89,17 @@ fn memory_chase_size(last_level: u64, allowed: u64) -> u64 {
     (2 * last_level).min(MEMORY_CHASE_CEILING).min(allowed)
 }
 
+/// The main-memory chase's working set when the memory available does not limit it: what a
+/// run of any probe maps at its start and end, so what the plan must fit in the memory
+/// available (a memory cgroup, `ulimit -v`).
+pub fn memory_chase_default(caches: &[CacheInfo]) -> u64 {
+    let last_level = caches.iter().map(|c| c.size_bytes).max();
+    memory_chase_size(last_level.unwrap_or(FALLBACK_LAST_LEVEL), u64::MAX)
+}
+
+/// The last-level cache taken when the kernel reports none.
+const FALLBACK_LAST_LEVEL: u64 = 32 << 20;
+
 /// A working set well past the level below the last cache level of `caches` and well within
 /// the last: twice the one below. `None` with fewer than two data cache levels, where the
 /// last is less than four times that working set, or where `allowed` is too small for it.
@@ -109,7 +120,7 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
         .iter()
         .map(|c| c.size_bytes)
         .max()
-        .unwrap_or(32 << 20);
+        .unwrap_or(FALLBACK_LAST_LEVEL);
     let allowed = ctx.max_working_set();
     let memory = chase_ring(
         STABILITY_MEMORY_CHASE,
