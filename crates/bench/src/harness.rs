@@ -20,8 +20,8 @@ use latlab_report::{
 use latlab_report::{Formats, benchmarks_html_page, render_plots};
 use regex_lite::Regex;
 use std::ffi::OsString;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A reason to stop with exit status 2 (bad arguments, an unknown benchmark or baseline,
@@ -104,7 +104,8 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             return 2;
         }
     };
-    match run_with(&options) {
+    crate::watchdog::install_hooks();
+    match run_with(&Arc::new(*options)) {
         Ok(code) => code,
         Err(Stop(message)) => {
             latlab_front::say!("error: {message}");
@@ -113,7 +114,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
-fn run_with(options: &Options) -> Result<i32, Stop> {
+fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     refuse_what_this_build_lacks(options)?;
     let selected = select(options)?;
     if options.list {
@@ -143,6 +144,8 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         }
     };
     let mut record = begin_record(options, &config, host.as_ref(), notes);
+    let snapshot = Arc::new(Mutex::new(record.clone()));
+    watch_for_stuck_sets(options, &config, &cancel, &snapshot, &stop);
     let rounds = config.rounds;
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     session.pin_threads_from(record.settings.pinned_cpu);
@@ -167,7 +170,10 @@ fn run_with(options: &Options) -> Result<i32, Stop> {
         &sets,
         rounds,
         &mut record,
-        &outputs,
+        &Kept {
+            outputs: &outputs,
+            snapshot: &snapshot,
+        },
         &mut unwritten,
         &cancel,
     );
@@ -293,7 +299,7 @@ fn measure_in_rounds(
     sets: &[Vec<Benchmark>],
     rounds: usize,
     record: &mut RunRecord,
-    outputs: &Outputs,
+    kept: &Kept,
     unwritten: &mut Unwritten,
     cancel: &AtomicBool,
 ) {
@@ -327,9 +333,59 @@ fn measure_in_rounds(
             if interrupted {
                 return;
             }
-            outputs.write_so_far(record, unwritten);
+            kept.outputs.write_so_far(record, unwritten);
+            *kept.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = record.clone();
         }
     }
+}
+
+/// Where the results measured so far are kept as each set ends: the files that can be
+/// rewritten, and the copy the watchdog writes from when a set never comes back.
+struct Kept<'a> {
+    outputs: &'a Outputs,
+    snapshot: &'a Mutex<RunRecord>,
+}
+
+/// Starts the watchdog: a set running ten times its budget (at least 10 s) is named; after
+/// a stop signal, one that has not come back within [`crate::watchdog::GRACE`] is left
+/// behind: what the sets before it measured is written, as at the end of a run, and the
+/// process ends with the signal's status.
+fn watch_for_stuck_sets(
+    options: &Arc<Options>,
+    config: &Config,
+    cancel: &Arc<AtomicBool>,
+    snapshot: &Arc<Mutex<RunRecord>>,
+    stop: &StopSignals,
+) {
+    let stuck_after = (config.budget * 10).max(std::time::Duration::from_secs(10));
+    let (options, snapshot, stop) = (Arc::clone(options), Arc::clone(snapshot), stop.clone());
+    crate::watchdog::watch(Arc::clone(cancel), stuck_after, move |running| {
+        let mut record = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        record.complete = false;
+        record.notes.push(format!(
+            "interrupted while {running} was running: it had not come back {} s after the \
+             signal, and the run ended without it",
+            crate::watchdog::GRACE.as_secs()
+        ));
+        let outputs = Outputs::of(&options);
+        if let Ok(text) = run_text(&record) {
+            if outputs.uses_stdout() {
+                latlab_front::stderr_text(&text);
+            } else {
+                print_out(&text);
+            }
+        }
+        let mut unwritten = Unwritten::default();
+        outputs.write(&record, &mut unwritten);
+        unwritten.report();
+        latlab_front::say!(
+            "interrupted: {running} did not come back within {} s of the signal; the results \
+             measured before it are written",
+            crate::watchdog::GRACE.as_secs()
+        );
+        crate::watchdog::ending();
+        std::process::exit(i32::from(stop.exit_status()));
+    });
 }
 
 /// What the run prints: the table, the comparisons within sets, cycles, allocations and

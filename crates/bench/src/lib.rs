@@ -83,6 +83,7 @@ mod registry;
 mod session;
 mod text;
 mod threads;
+mod watchdog;
 
 pub use alloc::CountingAllocator;
 pub use bencher::{Bencher, WithInputs};

@@ -106,6 +106,13 @@ impl Session {
     /// Runs one set of benchmarks side by side. A benchmark that panics fails its set, with
     /// the panic's message; the run goes on with the next set.
     pub fn run_set(&mut self, set: &[Benchmark]) {
+        let names: Vec<&str> = set.iter().map(|b| b.name.as_str()).collect();
+        crate::watchdog::starting(&names.join(", "));
+        self.run_set_named(set);
+        crate::watchdog::finished();
+    }
+
+    fn run_set_named(&mut self, set: &[Benchmark]) {
         if let ([benchmark], Some(threads), Mode::Measure) = (set, set[0].threads, self.mode) {
             self.run_threaded(benchmark, threads);
             return;

@@ -106,7 +106,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         );
     }
     assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
-    assert_eq!(names.len(), 28, "{names:?}");
+    assert_eq!(names.len(), 31, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -538,4 +538,88 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
             text(&output.stdout)
         );
     }
+}
+
+/// A benchmark that never returns is named while it runs, and the first Ctrl-C ends the
+/// run within a few seconds with status 130, the sets before it written; one that calls
+/// `exit(0)` or aborts is named, and an exit is not a success. Each used to run until
+/// killed, or end with status 0 and nothing said.
+#[test]
+fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
+    use std::io::BufRead;
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |filter: &str, variable: &str| {
+        Command::new(&binary)
+            .current_dir(dir.path())
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env(variable, "1")
+            .args([
+                "--bench",
+                filter,
+                "--samples",
+                "12",
+                "--target-time",
+                "200us",
+            ])
+            .output()
+            .unwrap()
+    };
+    let exited = run("hostile/exits", "LATLAB_FIXTURE_EXIT");
+    let stderr = text(&exited.stderr);
+    assert_eq!(exited.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the process was ended while hostile/exits was running"),
+        "{stderr}"
+    );
+    let aborted = run("hostile/aborts", "LATLAB_FIXTURE_ABORT");
+    let stderr = text(&aborted.stderr);
+    assert_eq!(aborted.status.code(), None, "{stderr}");
+    assert!(
+        stderr.contains("the process was aborted while hostile/aborts was running"),
+        "{stderr}"
+    );
+
+    let json = dir.path().join("hang.json");
+    let mut hanging = Command::new(&binary)
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env("LATLAB_FIXTURE_HANG", "1")
+        .args(["--bench", "gate/|hostile/hangs", "--samples", "12"])
+        .args(["--target-time", "200us", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(hanging.stderr.take().unwrap()).lines();
+    let named = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|line| line.contains("has been running for"))
+        .expect("the watchdog names the benchmark");
+    assert!(named.contains("hostile/hangs"), "{named}");
+    let interrupted_at = std::time::Instant::now();
+    // SAFETY: kill(2) on a child of this test that has not been waited for.
+    unsafe { libc::kill(hanging.id() as libc::pid_t, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = hanging.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        interrupted_at.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        interrupted_at.elapsed()
+    );
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("interrupted: hostile/hangs did not come back")),
+        "{rest:?}"
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(written["latlab"]["complete"], false);
+    assert!(
+        results(&written).iter().any(|r| r["name"] == "gate/work"),
+        "the set before it is kept"
+    );
 }
