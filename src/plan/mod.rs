@@ -277,16 +277,20 @@ fn max_size(
     };
     let fits = |bytes: u64| available.is_none_or(|a| memory_needed(bytes, room) <= a);
     match asked {
-        Some(asked) if fits(asked) => Ok(Some(asked)),
+        // A size asked for is held to what a run needs at least; the default below keeps
+        // more room for the page of every sweep.
+        Some(asked) if available.is_none_or(|a| memory_needed(asked, RUN_BASE_BYTES) <= a) => {
+            Ok(Some(asked))
+        }
         Some(asked) => {
             let available = available.unwrap_or(0);
             Err(UsageError(format!(
                 "--max-size {} needs about {} of memory but {} is available now \
                  ({AVAILABLE_FROM}); choose at most {}",
                 size(asked),
-                size(memory_needed(asked, room)),
+                size(memory_needed(asked, RUN_BASE_BYTES)),
                 size(available),
-                size(largest_fitting(available, room))
+                size(largest_fitting(available, RUN_BASE_BYTES))
             )))
         }
         None => {
