@@ -57,6 +57,18 @@ pub(crate) struct Pending<'b> {
     pub sixteen: &'b mut dyn LoopBody,
 }
 
+/// How a benchmark's call is timed, from what it costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cost {
+    /// Under [`CHEAP_CALL_NS`]: the slope between 4 and 16 calls a turn.
+    Cheap,
+    /// The slope between 1 and 4 calls a turn.
+    Normal,
+    /// So long that even the slope's fewest samples would overrun the budget: one call a
+    /// sample, timed directly (the loop's overhead, nanoseconds, is far below its noise).
+    Slow,
+}
+
 /// The two bodies a benchmark's slope is taken between, with their calls per turn.
 pub(crate) struct Pair<'p> {
     pub short: (u64, &'p mut dyn LoopBody),
@@ -78,22 +90,40 @@ impl<'b> Pending<'b> {
         }
     }
 
-    /// Whether one call costs less than [`CHEAP_CALL_NS`]: the one-call body timed for
-    /// doubling turns until a run lasts 20 µs.
-    pub fn is_cheap(&mut self, clock: &Clock) -> bool {
+    /// How a call of this benchmark is timed, from what one costs: the one-call body timed
+    /// for doubling turns until a run lasts 20 µs. A call cheaper than [`CHEAP_CALL_NS`] is
+    /// cheap; one of `slow_ns` or more is slow.
+    pub fn cost(&mut self, clock: &Clock, slow_ns: f64) -> Cost {
         let mut turns = 1;
         loop {
             let ns = clock.ticks_to_ns(self.one.time(clock, turns));
             if ns >= 20_000.0 || turns >= 1 << 24 {
-                return ns / (turns as f64) < CHEAP_CALL_NS;
+                let per_call = ns / turns as f64;
+                return if per_call < CHEAP_CALL_NS {
+                    Cost::Cheap
+                } else if per_call >= slow_ns {
+                    Cost::Slow
+                } else {
+                    Cost::Normal
+                };
             }
             turns *= 2;
         }
     }
 
-    /// The pair of bodies a benchmark of this cost is timed with.
-    pub fn pair(&mut self, cheap: bool) -> Pair<'_> {
-        if cheap {
+    /// The body whose allocations are counted: the longer of the pair, or the one-call body
+    /// of a slow benchmark, with its calls per turn.
+    pub fn counted(&mut self, cost: Cost) -> (u64, &mut dyn LoopBody) {
+        match cost {
+            Cost::Slow => (1, &mut *self.one),
+            _ => self.pair(cost).long,
+        }
+    }
+
+    /// The pair of bodies a benchmark of this cost is timed with (a slow one's slope is
+    /// not taken; its pair serves its profile).
+    pub fn pair(&mut self, cost: Cost) -> Pair<'_> {
+        if cost == Cost::Cheap {
             Pair {
                 short: (4, &mut *self.four),
                 long: (16, &mut *self.sixteen),

@@ -3,7 +3,7 @@
 //! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
-use crate::bencher::{Bencher, Pair, Pending, SetRunner, Throughput};
+use crate::bencher::{Bencher, Cost, Pending, SetRunner, Throughput};
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
 use crate::registry::Benchmark;
@@ -14,6 +14,12 @@ use latlab_engine::host::LoopBody;
 use latlab_engine::model::Allocations;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
+
+/// What a slow benchmark's result says of its method.
+pub(crate) const SLOW_METHOD: &str = "latlab-bench: one call per sample, timed directly (a \
+     call too slow for the slope's samples to fit the budget; the loop's overhead, less the \
+     empty loop's, is far below its noise), sampled side by side with the benchmarks it is \
+     compared with";
 
 /// What every benchmark's result says of its method.
 pub(crate) const METHOD: &str = "latlab-bench: the slope between 1 and 4 calls per turn of a \
@@ -35,8 +41,8 @@ pub(crate) struct Measured {
     /// Samples taken.
     #[cfg(feature = "profile")]
     pub rounds: usize,
-    /// Whether it was timed as a cheap call (with 4 and 16 calls a turn).
-    pub cheap: bool,
+    /// How its call was timed.
+    pub cost: Cost,
 }
 
 /// A benchmark that could not be measured, and why.
@@ -229,12 +235,12 @@ impl Session {
     ) -> BenchResult {
         let clock = self.runner.clock().clone();
         let mut result = result;
-        let Pair { short, long } = body.pair(how.cheap);
         if alloc::installed() {
+            let (calls_per_turn, counted) = body.counted(how.cost);
             let (count, bytes) = alloc::count_in_timed_regions(|| {
-                long.1.time(&clock, how.turns);
+                counted.time(&clock, how.turns);
             });
-            let calls = how.turns * long.0;
+            let calls = how.turns * calls_per_turn;
             result.allocations = Some(Allocations {
                 count: count as f64 / calls as f64,
                 bytes: bytes as f64 / calls as f64,
@@ -243,50 +249,72 @@ impl Session {
         }
         #[cfg(feature = "profile")]
         if let Some(profiler) = &mut self.profiler {
+            let crate::bencher::Pair { short, long } = body.pair(how.cost);
             result.profile = Some(profiler.profile(&clock, short, long, how));
         }
-        #[cfg(not(feature = "profile"))]
-        let _ = short;
         result
     }
 
-    /// The two bodies of every benchmark of the set (chosen by its cost), interleaved; one
-    /// slope per benchmark, with how its longer body was sampled. Each body gets half the
-    /// budget of a benchmark.
+    /// The bodies of every benchmark of the set (chosen by its cost), interleaved: two for
+    /// a slope, or one timed directly for a slow call; one result per benchmark, with how
+    /// it was sampled. Each body gets half the budget of a benchmark.
     fn measure_side_by_side(
         &mut self,
         pending: &mut [Pending<'_>],
     ) -> Result<Vec<(BenchResult, Measured)>, Interrupted> {
-        let names: Vec<String> = pending.iter().map(|p| p.benchmark_name.clone()).collect();
-        let subjects: Vec<(&str, &str)> = names
-            .iter()
-            .flat_map(|name| [(name.as_str(), METHOD); 2])
-            .collect();
         let clock = self.runner.clock().clone();
-        let cheap: Vec<bool> = pending.iter_mut().map(|p| p.is_cheap(&clock)).collect();
+        let slow_ns = slow_call_ns(self.runner.config());
+        let costs: Vec<Cost> = (pending.iter_mut())
+            .map(|p| p.cost(&clock, slow_ns))
+            .collect();
+        let names: Vec<String> = pending.iter().map(|p| p.benchmark_name.clone()).collect();
+        let mut subjects: Vec<(&str, &str)> = Vec::new();
         let mut calls = Vec::with_capacity(pending.len());
-        let mut bodies: Vec<&mut dyn LoopBody> = Vec::with_capacity(subjects.len());
-        for (p, &cheap) in pending.iter_mut().zip(&cheap) {
-            let Pair { short, long } = p.pair(cheap);
-            calls.push((short.0, long.0));
-            bodies.push(short.1);
-            bodies.push(long.1);
+        let mut bodies: Vec<&mut dyn LoopBody> = Vec::new();
+        for ((p, &cost), name) in pending.iter_mut().zip(&costs).zip(&names) {
+            if cost == Cost::Slow {
+                subjects.push((name, SLOW_METHOD));
+                calls.push(None);
+                bodies.push(&mut *p.one);
+            } else {
+                let crate::bencher::Pair { short, long } = p.pair(cost);
+                subjects.extend([(name.as_str(), METHOD); 2]);
+                calls.push(Some((short.0, long.0)));
+                bodies.push(short.1);
+                bodies.push(long.1);
+            }
         }
         let bodies_results = self.runner.scoped(
             |config| config.budget /= 2,
             |runner| runner.bench_interleaved(&subjects, &mut bodies),
         )?;
         let mut bodies_results = bodies_results.into_iter();
-        let mut slopes = Vec::with_capacity(names.len());
-        for ((short_calls, long_calls), cheap) in calls.into_iter().zip(cheap) {
+        let mut measured = Vec::with_capacity(names.len());
+        for (calls, cost) in calls.into_iter().zip(costs) {
+            let Some((short_calls, long_calls)) = calls else {
+                let Some(direct) = bodies_results.next() else {
+                    break;
+                };
+                let how = Measured {
+                    turns: direct.iterations,
+                    #[cfg(feature = "profile")]
+                    rounds: direct.samples_ns.len(),
+                    cost,
+                };
+                measured.push((
+                    direct.with_parameter(key::CALLS_PER_TURN, &[1usize][..]),
+                    how,
+                ));
+                continue;
+            };
             let (Some(short), Some(long)) = (bodies_results.next(), bodies_results.next()) else {
                 break;
             };
-            let measured = Measured {
+            let how = Measured {
                 turns: long.iterations,
                 #[cfg(feature = "profile")]
                 rounds: long.samples_ns.len(),
-                cheap,
+                cost,
             };
             let slope = self
                 .runner
@@ -295,10 +323,18 @@ impl Session {
                     key::CALLS_PER_TURN,
                     &[short_calls as usize, long_calls as usize][..],
                 );
-            slopes.push((slope, measured));
+            measured.push((slope, how));
         }
-        Ok(slopes)
+        Ok(measured)
     }
+}
+
+/// The shortest call timed directly: one past which even the slope's fewest samples (each
+/// of one call and of four) would overrun a round's budget.
+fn slow_call_ns(config: &Config) -> f64 {
+    let calls_per_sample_pair = 5.0;
+    config.budget_per_round().as_nanos() as f64
+        / (calls_per_sample_pair * config.min_samples_per_round() as f64)
 }
 
 impl SetRunner for Session {

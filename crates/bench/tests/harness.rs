@@ -106,7 +106,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         );
     }
     assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
-    assert_eq!(names.len(), 31, "{names:?}");
+    assert_eq!(names.len(), 32, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -542,8 +542,9 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
 
 /// A benchmark that never returns is named while it runs, and the first Ctrl-C ends the
 /// run within a few seconds with status 130, the sets before it written; one that calls
-/// `exit(0)` or aborts is named, and an exit is not a success. Each used to run until
-/// killed, or end with status 0 and nothing said.
+/// `exit(0)` or aborts is named, and an exit is not a success; one whose call takes 200 ms
+/// is timed directly. Each used to run until killed, or end with status 0 and nothing said,
+/// or (the slow one) run 13 s and be called optimised away.
 #[test]
 fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
     use std::io::BufRead;
@@ -580,6 +581,29 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
         stderr.contains("the process was aborted while hostile/aborts was running"),
         "{stderr}"
     );
+
+    // A call of 200 ms is timed directly, one call a sample: never "optimised away" (the
+    // slope between one and four such calls used to be lost in their noise), and no
+    // shorter than the sleep it is.
+    let slow_json = dir.path().join("slow.json");
+    let slow = Command::new(&binary)
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env("LATLAB_FIXTURE_SLOW", "1")
+        .args(["--bench", "hostile/slow", "--json"])
+        .arg(&slow_json)
+        .output()
+        .unwrap();
+    assert_eq!(slow.status.code(), Some(0), "{}", text(&slow.stderr));
+    let written: Value = serde_json::from_slice(&std::fs::read(&slow_json).unwrap()).unwrap();
+    let timed = result(&written, "hostile/slow");
+    assert_eq!(timed["verdict"], "measured", "{timed}");
+    assert_eq!(
+        timed["parameters"]["calls_per_turn"],
+        serde_json::json!([1])
+    );
+    let median_ms = timed["summary"]["median"].as_f64().unwrap() / 1e6;
+    assert!((200.0..400.0).contains(&median_ms), "{median_ms} ms");
 
     let json = dir.path().join("hang.json");
     let mut hanging = Command::new(&binary)

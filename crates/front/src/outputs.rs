@@ -63,10 +63,11 @@ pub fn existing_writable(context: &str, called: &str, dir: &Path) -> Result<(), 
     }
 }
 
-/// Whether this process may create files in `dir`, asked of the kernel with its effective
-/// ids (a read-only file system says so too); nothing is created.
+/// Whether this process can create files in `dir`: an unnamed file made there and closed
+/// (`O_TMPFILE`), or where the file system has none, a named one made exclusively and
+/// removed at once. Asked by doing, since permission bits do not tell: root passes them,
+/// yet cannot create a file in `/proc`. Nothing is left behind either way.
 pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
-    use rustix::fs::{Access, AtFlags, CWD, accessat};
     if dir.is_relative() && std::env::current_dir().is_err() {
         // A deleted working directory can still be looked at, but nothing can be made in
         // it: said as it is, not as a permission.
@@ -75,19 +76,40 @@ pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
              change to a directory that exists and run again"
         ));
     }
-    accessat(
-        CWD,
-        dir,
-        Access::WRITE_OK | Access::EXEC_OK,
-        AtFlags::EACCESS,
-    )
-    .map_err(|e| {
+    create_and_forget(dir).map_err(|e| {
         format!(
-            "{context}: the directory {} is not writable ({}); choose one you can write to",
-            dir.display(),
-            std::io::Error::from(e)
+            "{context}: the directory {} is not writable ({e}); choose one you can write to",
+            dir.display()
         )
     })
+}
+
+/// Makes a file in `dir` and leaves none.
+fn create_and_forget(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags, openat, unlinkat};
+    use rustix::io::Errno;
+    let unnamed = openat(
+        CWD,
+        dir,
+        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    );
+    match unnamed {
+        Ok(_) => return Ok(()),
+        // No O_TMPFILE on this file system: a named file instead.
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let name = format!(".latlab-check-{}", std::process::id());
+    let named = dir.join(&name);
+    openat(
+        CWD,
+        &named,
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )?;
+    unlinkat(CWD, &named, AtFlags::empty())?;
+    Ok(())
 }
 
 /// `--pin CPU` must name a CPU this process may run on: refused before measuring, where it
@@ -139,5 +161,13 @@ mod tests {
         assert!(refused.contains("nowhere does not exist"), "{refused}");
         assert_eq!(check_output_file(&dir.path().join("x.json")), Ok(()));
         assert_eq!(check_output_file(Path::new("/dev/null")), Ok(()));
+        // Root passes every permission bit, yet cannot create a file in /proc.
+        let refused = check_output_file(Path::new("/proc/r.json")).unwrap_err();
+        assert!(refused.contains("is not writable"), "{refused}");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only the link stays"
+        );
     }
 }
