@@ -17,7 +17,7 @@ pub const HELP_MIN_WIDTH: usize = 60;
 pub const HELP_MAX_WIDTH: usize = 100;
 
 /// The width `--help` is wrapped to, for both front ends: the text's width (`text_width`)
-/// within [`HELP_MIN_WIDTH`] and [`HELP_MAX_WIDTH`], the widest when none is known.
+/// within 60 and 100 columns, the widest when none is known.
 /// (`COLUMNS=1 latlab --help` used to print one word a line.)
 pub fn help_width(width: Option<usize>) -> usize {
     width
