@@ -1162,8 +1162,9 @@ fn a_link_loop_a_byte_order_mark_and_a_repeated_key_are_said_as_they_are() {
     assert!(stderr.contains("a key appears twice"), "{stderr}");
 }
 
-/// A run in another PID namespace (a container, with its own network namespace, so the two
-/// runs do not share the measurement lock) writes its file workspace into the same `--dir`,
+/// A run in another PID namespace (a container, with its own network namespace and its own
+/// /dev/shm, so the two runs do not share the measurement lock) writes its file workspace
+/// into the same `--dir`,
 /// under a process id that names no process here. A run here sweeping that directory for
 /// killed runs' debris leaves the live workspace alone, and both runs succeed.
 #[test]
@@ -1189,8 +1190,9 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
     // (under CI load the full suite's samples once ended first, and twice them twice ended
     // their probe, removing their own workspace, before the quick run had finished).
     let script = format!(
-        "echo {} > /proc/sys/kernel/ns_last_pid && {} run --only file.read --suite full \
-         --samples 180 --rounds 1 --json inner.json --dir {}; status=$?; exit $status",
+        "mount -t tmpfs tmpfs /dev/shm && echo {} > /proc/sys/kernel/ns_last_pid && {} run \
+         --only file.read --suite full --samples 180 --rounds 1 --json inner.json --dir {}; \
+         status=$?; exit $status",
         inner_pid - 1,
         binary().display(),
         files.display()
