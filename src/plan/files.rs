@@ -133,25 +133,29 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
         )));
     }
     let page_to_stdout = (args.html.clone().map(OutputTarget::named)) == Some(OutputTarget::Stdout);
-    let stream = if page_to_stdout {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
-    let terminal = crate::terminal::terminal(
-        &TerminalArgs {
-            quiet: false,
-            verbose: false,
-            color: args.color,
-        },
-        stream,
-    );
+    let terminal = text_terminal(args.color, page_to_stdout);
     Ok(FleetPlan {
         fleet,
         dir: args.dir.display().to_string(),
         html: args.html.clone(),
         terminal,
     })
+}
+
+/// The terminal of a command's text (`compare`, `fleet`): on standard error when an output
+/// takes standard output, coloured as `color` says.
+fn text_terminal(color: crate::cli::ColorArg, output_on_stdout: bool) -> Terminal {
+    let stream = if output_on_stdout {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
+    let args = TerminalArgs {
+        quiet: false,
+        verbose: false,
+        color,
+    };
+    crate::terminal::terminal(&args, stream)
 }
 
 /// The letters a run is shown by, as spreadsheet columns are: A … Z, AA, AB … ZZ, AAA ….
@@ -266,19 +270,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         terminal: Terminal::default(),
         notes,
     };
-    let stream = if plan.uses_stdout() {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
-    let terminal = crate::terminal::terminal(
-        &TerminalArgs {
-            quiet: false,
-            verbose: false,
-            color: args.color,
-        },
-        stream,
-    );
+    let terminal = text_terminal(args.color, plan.uses_stdout());
     Ok(ComparePlan { terminal, ..plan })
 }
 
@@ -483,14 +475,8 @@ fn is_inside(output: &Path, side: &Path) -> bool {
     let Ok(side) = std::fs::canonicalize(side) else {
         return false;
     };
-    std::fs::canonicalize(parent_of(output)).is_ok_and(|parent| parent.starts_with(&side))
-}
-
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    }
+    std::fs::canonicalize(latlab_front::parent_or_current(output))
+        .is_ok_and(|parent| parent.starts_with(&side))
 }
 
 #[cfg(test)]

@@ -501,12 +501,12 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
     if dir.is_dir() {
         return latlab_front::check_writable(dir, &context).map_err(UsageError);
     }
-    latlab_front::existing_writable(&context, "the parent directory", parent_or_current(dir))
-        .map_err(UsageError)
-}
-
-fn parent_or_current(path: &Path) -> &Path {
-    latlab_front::parent_or_current(path)
+    latlab_front::existing_writable(
+        &context,
+        "the parent directory",
+        latlab_front::parent_or_current(dir),
+    )
+    .map_err(UsageError)
 }
 
 /// Whether two output paths name one file: the same file if both exist, else the same
@@ -514,7 +514,7 @@ fn parent_or_current(path: &Path) -> &Path {
 fn same_file(a: &Path, b: &Path) -> bool {
     let resolved = |path: &Path| {
         std::fs::canonicalize(path).ok().or_else(|| {
-            let directory = std::fs::canonicalize(parent_or_current(path)).ok()?;
+            let directory = std::fs::canonicalize(latlab_front::parent_or_current(path)).ok()?;
             Some(directory.join(path.file_name()?))
         })
     };

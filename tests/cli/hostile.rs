@@ -322,26 +322,7 @@ fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
 fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    // A real run holds the machine's lock for far longer than the test lasts (the full
-    // suite's wake-up probe, mostly asleep, takes about 25 s), and is killed at the end.
-    let mut holder = Command::new(binary())
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--suite",
-            "full",
-            "--only",
-            "sched.wakeup",
-            "--json",
-            "holder.json",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until("the holder takes the machine's lock", || {
-        holds_measurement_lock(holder.id())
-    });
+    let mut holder = lock_holder(dir.path());
     let mut waiter = Command::new(binary())
         .current_dir(dir.path())
         .args(["run", "--only", "syscall.getppid", "--json", "waiter.json"])
@@ -370,6 +351,24 @@ fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     assert!(stderr.contains("interrupted while waiting"), "{stderr}");
     assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
     assert!(!dir.path().join("waiter.json").exists());
+}
+
+/// A real run in `dir` that holds the machine's lock for far longer than a test lasts (the
+/// full suite's wake-up probe, mostly asleep, takes about 25 s), once it holds it; the test
+/// kills it at its end.
+fn lock_holder(dir: &Path) -> std::process::Child {
+    let holder = Command::new(binary())
+        .current_dir(dir)
+        .args(["run", "--suite", "full", "--only", "sched.wakeup"])
+        .args(["--json", "holder.json", "--out", "holder"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the holder takes the machine's lock", || {
+        holds_measurement_lock(holder.id())
+    });
+    holder
 }
 
 /// Whether process `pid` holds latlab's machine-wide measurement lock: an abstract Unix
@@ -1601,24 +1600,7 @@ fn a_one_column_terminal_and_a_deleted_working_directory_are_said_plainly() {
 fn a_run_in_another_network_namespace_waits_for_the_host_run() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    let mut holder = Command::new(binary())
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--suite",
-            "full",
-            "--only",
-            "sched.wakeup",
-            "--out",
-            "holder",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until("the holder takes the machine's lock", || {
-        holds_measurement_lock(holder.id())
-    });
+    let mut holder = lock_holder(dir.path());
     let mut waiter = Command::new("unshare")
         .arg("-n")
         .arg(binary())
