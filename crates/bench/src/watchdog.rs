@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 /// How long a set may go on after the stop signal before the watchdog ends the run without
 /// it: a sample is at most a few milliseconds, a benchmark's setup rarely seconds.
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
-/// How often the watchdog looks.
-const TICK: Duration = Duration::from_millis(100);
+/// How often the watchdog looks: four wake-ups a second, a few microseconds each, are all
+/// it adds to a run.
+const TICK: Duration = Duration::from_millis(250);
 
 /// The set running, kept where a signal handler can read it: its name's bytes and length.
 static NAME: [AtomicU8; 256] = [const { AtomicU8::new(0) }; 256];

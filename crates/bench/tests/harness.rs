@@ -504,6 +504,8 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
 /// first (and `--pin 999` to pass with a note).
 #[test]
 fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
+    // Alone: finding the binary runs cargo, which would disturb a test that measures.
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
     let long_name = "b".repeat(300);
