@@ -7,6 +7,7 @@ use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs, TerminalArgs};
 use crate::terminal::Stream;
 use latlab_engine::model::RunRecord;
 use latlab_report::compare::Side;
+use latlab_report::copies;
 use latlab_report::fleet::Fleet;
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
@@ -365,35 +366,24 @@ fn distinct_runs(
     loaded: Vec<RunRecord>,
     notes: &mut Vec<String>,
 ) -> (Vec<RunRecord>, Vec<PathBuf>) {
-    let mut seen = std::collections::HashSet::new();
-    let (mut runs, mut kept, mut copies) = (Vec::new(), Vec::new(), Vec::new());
-    for (run, file) in loaded.into_iter().zip(files) {
-        let identity = (
+    let (distinct, copies) = copies::distinct_runs(loaded.into_iter().zip(files), |(run, _)| {
+        (
             run.environment.host_name.clone(),
             run.started_at.clone(),
-            samples_fingerprint(&run),
-        );
-        if seen.insert(identity) {
-            runs.push(run);
-            kept.push(file.clone());
-        } else {
-            copies.push(file.display().to_string());
-        }
-    }
+            samples_fingerprint(run),
+        )
+    });
     if !copies.is_empty() {
+        let paths: Vec<&Path> = copies.iter().map(|(_, file)| file.as_path()).collect();
         notes.push(format!(
-            "{label}: {} {} a run already read (the same host, start time and samples), \
-             counted once: {}",
-            copies.len(),
-            if copies.len() == 1 {
-                "file repeats"
-            } else {
-                "files repeat"
-            },
-            first_few(&copies)
+            "{label}: {}",
+            copies::copies_note(&paths, "samples")
         ));
     }
-    (runs, kept)
+    distinct
+        .into_iter()
+        .map(|(run, file)| (run, file.clone()))
+        .unzip()
 }
 
 /// A hash of every sample of every result of `run`, in order.
@@ -438,9 +428,9 @@ fn mixed_machines(label: &str, runs: &[RunRecord]) -> Option<String> {
 /// A note for the runs of side `label` that were interrupted (`complete: false`): their
 /// probes stop where the run was stopped.
 fn interrupted_runs(label: &str, runs: &[RunRecord], files: &[PathBuf]) -> Option<String> {
-    let stopped: Vec<String> = (runs.iter().zip(files))
+    let stopped: Vec<&PathBuf> = (runs.iter().zip(files))
         .filter(|(run, _)| !run.complete)
-        .map(|(_, file)| file.display().to_string())
+        .map(|(_, file)| file)
         .collect();
     (!stopped.is_empty()).then(|| {
         format!(
@@ -453,17 +443,9 @@ fn interrupted_runs(label: &str, runs: &[RunRecord], files: &[PathBuf]) -> Optio
             },
             if stopped.len() == 1 { "it" } else { "they" },
             if stopped.len() == 1 { "its" } else { "their" },
-            first_few(&stopped)
+            copies::first_few(&stopped)
         )
     })
-}
-
-/// The first three of `items`, and how many more.
-fn first_few(items: &[String]) -> String {
-    match items.len() {
-        0..=3 => items.join(", "),
-        n => format!("{} and {} more", items[..3].join(", "), n - 3),
-    }
 }
 
 /// Whether `output` would be written inside the directory `side` (or a run directory in

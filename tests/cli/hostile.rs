@@ -962,22 +962,32 @@ fn a_fifo_output_with_no_reader_is_reported_not_waited_for() {
 #[test]
 #[ignore = "needs root, to give a directory to another user"]
 fn a_results_directory_of_another_user_is_refused() {
+    refused_in_nobodys_directory(
+        "latlab-results",
+        "results.json",
+        &["run", "--synthetic", "--only", "cpu.call"],
+    );
+}
+
+/// `latlab ARGS` where the directory `sub` belongs to nobody (uid 65534, as an unprivileged
+/// user's shared directory would) and holds a link named `planted` to a file of the
+/// test's: refused in one line naming the owner, status 2, the file untouched.
+fn refused_in_nobodys_directory(sub: &str, planted: &str, args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("latlab-results");
-    std::fs::create_dir(&out).unwrap();
+    let owned = dir.path().join(sub);
+    std::fs::create_dir(&owned).unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();
-    std::os::unix::fs::symlink(&victim, out.join("results.json")).unwrap();
-    // nobody's, as an unprivileged user's shared directory would be.
-    std::os::unix::fs::chown(&out, Some(65534), Some(65534))
+    std::os::unix::fs::symlink(&victim, owned.join(planted)).unwrap();
+    std::os::unix::fs::chown(&owned, Some(65534), Some(65534))
         .expect("chown needs root: this test needs root");
     let output = latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call"])
+        .args(args)
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains("belongs to uid 65534"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
@@ -1468,23 +1478,7 @@ fn man_pages_never_follow_a_planted_link() {
 #[test]
 #[ignore = "needs root, to give a directory to another user"]
 fn man_pages_are_not_written_into_another_users_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    let victim = dir.path().join("victim");
-    std::fs::write(&victim, "precious").unwrap();
-    let man = dir.path().join("man");
-    std::fs::create_dir(&man).unwrap();
-    std::os::unix::fs::symlink(&victim, man.join("latlab-fleet.1")).unwrap();
-    std::os::unix::fs::chown(&man, Some(65534), Some(65534))
-        .expect("chown needs root: this test needs root");
-    let output = latlab(dir.path())
-        .args(["man", "--dir", "man"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("belongs to uid 65534"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    refused_in_nobodys_directory("man", "latlab-fleet.1", &["man", "--dir", "man"]);
 }
 
 /// Standard error on a closed pipe (`2>&1 | head -0`) is no reason to panic: each command

@@ -12,7 +12,7 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
-use latlab_front::{Unwritten, take_lock, text_width};
+use latlab_front::{Unwritten, help_width, take_lock, text_width};
 use latlab_report::{
     Exporter, MarkdownExporter, OutputTarget, TableExporter, advice, write_output,
 };
@@ -95,7 +95,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(Command::Run(options)) => options,
         Ok(Command::Help) => {
             let columns = std::env::var("COLUMNS").ok();
-            let width = text_width(columns.as_deref(), || None).unwrap_or(100);
+            let width = help_width(text_width(columns.as_deref(), || None));
             print_out(&help(&program, width));
             return 0;
         }
@@ -180,17 +180,12 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     record.load_avg_after = host.load_average();
     record.complete = !cancel.load(Ordering::Relaxed);
 
-    let to_stderr = outputs.uses_stdout();
     let text = run_text(&record)?;
     #[cfg(feature = "files")]
     let (text, regressed) = baselines.judged(&record, text);
     #[cfg(not(feature = "files"))]
     let regressed = false;
-    if to_stderr {
-        latlab_front::stderr_text(&text);
-    } else {
-        print_out(&text);
-    }
+    outputs.print_beside(&text);
     outputs.write(&record, &mut unwritten);
     #[cfg(feature = "files")]
     baselines.save(&record, &mut unwritten);
@@ -369,11 +364,7 @@ fn watch_for_stuck_sets(
         ));
         let outputs = Outputs::of(&options);
         if let Ok(text) = run_text(&record) {
-            if outputs.uses_stdout() {
-                latlab_front::stderr_text(&text);
-            } else {
-                print_out(&text);
-            }
+            outputs.print_beside(&text);
         }
         let mut unwritten = Unwritten::default();
         outputs.write(&record, &mut unwritten);
@@ -598,6 +589,16 @@ impl Outputs {
                 .render(record)
                 .and_then(|text| write_output(target, &text));
             unwritten.note(&target.shown(), written);
+        }
+    }
+
+    /// Prints the run's text: on standard output, or on standard error when an output
+    /// takes standard output.
+    fn print_beside(&self, text: &str) {
+        if self.uses_stdout() {
+            latlab_front::stderr_text(text);
+        } else {
+            print_out(text);
         }
     }
 

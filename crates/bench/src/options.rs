@@ -176,9 +176,9 @@ impl Options {
     }
 }
 
-/// The help screen of `cargo bench -- --help`, wrapped to `width` columns.
+/// The help screen of `cargo bench -- --help`, wrapped to `width` columns
+/// ([`latlab_front::help_width`]).
 pub(crate) fn help(program: &str, width: usize) -> String {
-    let width = latlab_front::help_width(Some(width));
     let mut text = format!(
         "{ABOUT}\n\nUsage: {program} [OPTIONS] [PATTERN]...\n\nArguments:\n  [PATTERN]...\n          \
          Run only benchmarks whose name (group/function/argument) matches\n          \

@@ -3,7 +3,7 @@
 //! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
-use crate::bencher::{Bencher, Cost, Pending, SetRunner, Throughput};
+use crate::bencher::{Bencher, Cost, Pair, Pending, SetRunner, Throughput};
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
 use crate::registry::Benchmark;
@@ -249,7 +249,7 @@ impl Session {
         }
         #[cfg(feature = "profile")]
         if let Some(profiler) = &mut self.profiler {
-            let crate::bencher::Pair { short, long } = body.pair(how.cost);
+            let Pair { short, long } = body.pair(how.cost);
             result.profile = Some(profiler.profile(&clock, short, long, how));
         }
         result
@@ -277,7 +277,7 @@ impl Session {
                 calls.push(None);
                 bodies.push(&mut *p.one);
             } else {
-                let crate::bencher::Pair { short, long } = p.pair(cost);
+                let Pair { short, long } = p.pair(cost);
                 subjects.extend([(name.as_str(), METHOD); 2]);
                 calls.push(Some((short.0, long.0)));
                 bodies.push(short.1);

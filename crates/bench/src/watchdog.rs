@@ -24,11 +24,10 @@ pub(crate) const GRACE: Duration = Duration::from_secs(2);
 /// it adds to a run.
 const TICK: Duration = Duration::from_millis(250);
 
-/// The set running, kept where a signal handler can read it: its name's bytes and length.
+/// The set running, kept where a signal handler can read it: its name's bytes and length
+/// (0 while no set runs: a set's name is never empty).
 static NAME: [AtomicU8; 256] = [const { AtomicU8::new(0) }; 256];
 static NAME_LENGTH: AtomicUsize = AtomicUsize::new(0);
-/// Whether a set is running now (between `starting` and `finished`).
-static IN_SET: AtomicBool = AtomicBool::new(false);
 /// Set when the harness ends on its own account: the `atexit` hook then says nothing.
 static ENDING: AtomicBool = AtomicBool::new(false);
 
@@ -44,12 +43,11 @@ pub(crate) fn starting(name: &str) {
         slot.store(byte, Ordering::Relaxed);
     }
     NAME_LENGTH.store(bytes.len(), Ordering::Release);
-    IN_SET.store(true, Ordering::Release);
 }
 
 /// The set that started last has come back.
 pub(crate) fn finished() {
-    IN_SET.store(false, Ordering::Release);
+    NAME_LENGTH.store(0, Ordering::Release);
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
@@ -100,8 +98,13 @@ fn say_running(before: &[u8], rest: &[u8]) {
     unsafe { libc::write(2, line.as_ptr().cast(), at) };
 }
 
+/// Whether a set is running now (between `starting` and `finished`).
+fn in_set() -> bool {
+    NAME_LENGTH.load(Ordering::Acquire) > 0
+}
+
 extern "C" fn at_exit() {
-    if ENDING.load(Ordering::Acquire) || !IN_SET.load(Ordering::Acquire) {
+    if ENDING.load(Ordering::Acquire) || !in_set() {
         return;
     }
     say_running(
@@ -114,7 +117,7 @@ extern "C" fn at_exit() {
 }
 
 extern "C" fn on_abort(signal: libc::c_int) {
-    if IN_SET.load(Ordering::Acquire) {
+    if in_set() {
         say_running(
             b"latlab-bench: the process was aborted while ",
             b" was running\n",

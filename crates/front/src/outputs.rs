@@ -84,7 +84,10 @@ pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
     })
 }
 
-/// Makes a file in `dir` and leaves none.
+/// Makes a file in `dir` and leaves none: what `tempfile::tempfile_in` does, without adding
+/// tempfile and its dependencies to the harness's light build. The named file, where one is
+/// needed, is named as latlab's temporary files are (`.latlab-PID-SPACE-`), so that the
+/// next write there removes it if this process was killed before it could.
 fn create_and_forget(dir: &Path) -> std::io::Result<()> {
     use rustix::fs::{AtFlags, CWD, Mode, OFlags, openat, unlinkat};
     use rustix::io::Errno;
@@ -100,7 +103,7 @@ fn create_and_forget(dir: &Path) -> std::io::Result<()> {
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
         Err(e) => return Err(e.into()),
     }
-    let name = format!(".latlab-check-{}", std::process::id());
+    let name = format!("{}check", latlab_engine::debris::owned_prefix(".latlab-"));
     let named = dir.join(&name);
     openat(
         CWD,

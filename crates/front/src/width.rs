@@ -12,9 +12,9 @@ pub fn text_width(
 }
 
 /// The narrowest help screen: below it, options and their text would break a word a line.
-pub const HELP_MIN_WIDTH: usize = 60;
+const HELP_MIN_WIDTH: usize = 60;
 /// The widest help screen, as clap's own default: lines longer than this are hard to read.
-pub const HELP_MAX_WIDTH: usize = 100;
+const HELP_MAX_WIDTH: usize = 100;
 
 /// The width `--help` is wrapped to, for both front ends: the text's width (`text_width`)
 /// within 60 and 100 columns, the widest when none is known.

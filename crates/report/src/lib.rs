@@ -10,6 +10,7 @@ pub mod advice;
 #[cfg(feature = "files")]
 pub mod compare;
 mod comparison;
+pub mod copies;
 #[cfg(feature = "files")]
 mod csv;
 mod families;

@@ -92,15 +92,14 @@ impl OutputTarget {
 /// Whether `path` is the file, FIFO or socket this process's standard output is (the same
 /// device and inode, links followed).
 fn is_standard_output(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(named) = std::fs::metadata(path) else {
-        return false;
-    };
-    let Ok(stdout) = rustix::fs::fstat(std::io::stdout()) else {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let (Ok(named), Ok(stdout)) = (
+        std::fs::metadata(path),
+        rustix::fs::fstat(std::io::stdout()),
+    ) else {
         return false;
     };
     let kind = named.file_type();
-    use std::os::unix::fs::FileTypeExt;
     let device = kind.is_char_device() || kind.is_block_device();
     !device && named.dev() == stdout.st_dev && named.ino() == stdout.st_ino
 }
@@ -135,46 +134,33 @@ impl Destination {
     /// links, or a link that cannot be read.
     pub fn of(path: &Path) -> std::io::Result<Destination> {
         let (end, through_proc) = end_of_links(path)?;
-        let destination = match std::fs::metadata(&end) {
+        Ok(match std::fs::metadata(&end) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Destination::Replaced(end),
             Err(e) => return Err(e),
-            Ok(metadata) if !metadata.file_type().is_file() => Destination::InPlace(end),
             // A descriptor link's text ("/tmp/f (deleted)", "pipe:[7]") names no path to
             // replace: the descriptor is written through the link itself.
-            Ok(_) if through_proc => Destination::Appended(path.to_path_buf()),
+            Ok(metadata) if through_proc && metadata.is_file() => {
+                Destination::Appended(path.to_path_buf())
+            }
+            Ok(_) if through_proc => Destination::InPlace(path.to_path_buf()),
+            Ok(metadata) if !metadata.is_file() => Destination::InPlace(end),
             Ok(_) => Destination::Replaced(end),
-        };
-        if through_proc && let Destination::InPlace(_) = destination {
-            return Ok(Destination::InPlace(path.to_path_buf()));
-        }
-        Ok(destination)
-    }
-
-    /// The file a write touches: the regular file replaced, or the device, FIFO or link
-    /// written through.
-    pub fn path(&self) -> &Path {
-        match self {
-            Destination::Replaced(path)
-            | Destination::InPlace(path)
-            | Destination::Appended(path) => path,
-        }
+        })
     }
 }
 
 /// The path at the end of `path`'s chain of symbolic links (`path` itself when it is not a
-/// link), and whether the chain went through `/proc` (a descriptor link such as
-/// `/proc/self/fd/1`, whose text is no path to follow by hand).
+/// link), and whether the chain reached `/proc` (a descriptor link such as
+/// `/proc/self/fd/1`, whose text is no path to follow by hand: the chain stops there).
 fn end_of_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
     let mut current = path.to_path_buf();
-    let mut through_proc = false;
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.file_type().is_symlink() => {}
-            _ => return Ok((current, through_proc)),
+            _ => return Ok((current, false)),
         }
         if absolute_in(&current).starts_with("/proc") {
-            through_proc = true;
-            return Ok((current, through_proc));
+            return Ok((current, true));
         }
         let text = std::fs::read_link(&current)?;
         current = match current.parent() {

@@ -240,35 +240,20 @@ impl Fleet {
 /// so copies and hard links of one results file count once (five copies used to make five
 /// hosts, and outliers of each other). The copies are said in `notes`.
 fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
-    let mut seen = std::collections::HashSet::new();
-    let mut copies = Vec::new();
-    let mut distinct = Vec::with_capacity(extracts.len());
-    for extract in extracts {
+    let (distinct, copies) = crate::copies::distinct_runs(extracts, |extract| {
         let figures: Vec<(&String, u64)> = (extract.figures.iter())
             .map(|(row, value)| (row, value.to_bits()))
             .collect();
-        let identity = (
+        (
             extract.host_name.clone(),
             extract.started_at.clone(),
             format!("{figures:?}"),
-        );
-        if seen.insert(identity) {
-            distinct.push(extract);
-        } else {
-            copies.push(extract.path);
-        }
-    }
+        )
+    });
+    let copies: Vec<PathBuf> = copies.into_iter().map(|copy| copy.path).collect();
     if !copies.is_empty() {
-        let shown: Vec<String> = copies.iter().map(|p| p.display().to_string()).collect();
-        let shown = match shown.len() {
-            0..=3 => shown.join(", "),
-            n => format!("{} and {} more", shown[..3].join(", "), n - 3),
-        };
-        notes.push(format!(
-            "{} a run already read (the same host, start time and figures), counted once: \
-             {shown}",
-            count(copies.len(), "file repeats", "files repeat"),
-        ));
+        let paths: Vec<&Path> = copies.iter().map(PathBuf::as_path).collect();
+        notes.push(crate::copies::copies_note(&paths, "figures"));
     }
     (distinct, copies)
 }
@@ -298,17 +283,7 @@ struct Walk {
 impl Walk {
     /// A note for each kind of thing passed over, naming the first few.
     fn notes(&self) -> Vec<String> {
-        let names = |paths: &[PathBuf]| {
-            let shown: Vec<String> = paths
-                .iter()
-                .take(3)
-                .map(|p| p.display().to_string())
-                .collect();
-            match paths.len() {
-                0..=3 => shown.join(", "),
-                n => format!("{} and {} more", shown.join(", "), n - 3),
-            }
-        };
+        let names = |paths: &[PathBuf]| crate::copies::first_few(paths);
         let mut notes = Vec::new();
         if !self.links.is_empty() {
             notes.push(format!(
