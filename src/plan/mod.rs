@@ -374,15 +374,9 @@ fn check_dir(dir: &Path) -> Result<PathBuf, UsageError> {
             "--dir {shown}: not a directory; give a directory on the file system to measure"
         )));
     }
-    // The surest test of writability is to do it: a private directory, removed at once.
-    tempfile::Builder::new()
-        .prefix("latlab-check-")
-        .tempdir_in(dir)
-        .map_err(|e| {
-            UsageError(format!(
-                "--dir {shown}: cannot create files there ({e}); choose a directory you can write to"
-            ))
-        })?;
+    // The surest test of writability is to do it: an unnamed file, which a kill cannot
+    // leave behind (the probes' own workspace is made later, with its owner's name).
+    latlab_front::check_writable(dir, &format!("--dir {shown}")).map_err(UsageError)?;
     Ok(dir.to_path_buf())
 }
 

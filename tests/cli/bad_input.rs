@@ -192,7 +192,7 @@ fn a_file_directory_that_cannot_be_used() {
     // Not even root may create files in /proc.
     refused(
         &["run", "--only", "file", "--dir", "/proc"],
-        "cannot create files there",
+        "is not writable",
     );
 }
 

@@ -825,16 +825,14 @@ fn sigkill_during_the_file_probes_then_a_second_run_leaves_no_workspace() {
         .spawn()
         .unwrap();
     let started = std::time::Instant::now();
-    while files_in(&files).is_empty() && started.elapsed() < Duration::from_secs(60) {
+    let has_workspace = |names: &[String]| names.iter().any(|n| n.starts_with("latlab-files-"));
+    while !has_workspace(&files_in(&files)) && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(10));
     }
     killed.kill().unwrap();
     killed.wait().unwrap();
     let left = files_in(&files);
-    assert!(
-        left.iter().any(|n| n.starts_with("latlab-files-")),
-        "the killed run's workspace: {left:?}"
-    );
+    assert!(has_workspace(&left), "the killed run's workspace: {left:?}");
     latlab(dir.path())
         .args(QUICK_FILE_READ)
         .args(["--json", "second.json", "--dir"])
