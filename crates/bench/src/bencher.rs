@@ -92,20 +92,22 @@ impl<'b> Pending<'b> {
 
     /// How a call of this benchmark is timed, from what one costs: the one-call body timed
     /// for doubling turns until a run lasts 20 µs. A call cheaper than [`CHEAP_CALL_NS`] is
-    /// cheap; one of `slow_ns` or more is slow.
-    pub fn cost(&mut self, clock: &Clock, slow_ns: f64) -> Cost {
+    /// cheap; one of `slow_ns` or more is slow. Also the time of a call as the last run saw
+    /// it: a slow call's is that of one call alone (20 µs or more, it ends the first run).
+    pub fn cost(&mut self, clock: &Clock, slow_ns: f64) -> (Cost, f64) {
         let mut turns = 1;
         loop {
             let ns = clock.ticks_to_ns(self.one.time(clock, turns));
             if ns >= 20_000.0 || turns >= 1 << 24 {
                 let per_call = ns / turns as f64;
-                return if per_call < CHEAP_CALL_NS {
+                let cost = if per_call < CHEAP_CALL_NS {
                     Cost::Cheap
                 } else if per_call >= slow_ns {
                     Cost::Slow
                 } else {
                     Cost::Normal
                 };
+                return (cost, per_call);
             }
             turns *= 2;
         }

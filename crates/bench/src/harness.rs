@@ -299,17 +299,21 @@ fn measure_in_rounds(
     cancel: &AtomicBool,
 ) {
     let mut measured: Vec<ProbeRounds> = Vec::with_capacity(sets.len());
+    // The sets that took all their samples in one round (slow calls).
+    let mut whole = vec![false; sets.len()];
     for round in 0..rounds {
-        session.examine_from_now(round == 0);
+        session.first_round_from_now(round == 0);
         for (index, set) in sets.iter().enumerate() {
-            if measured
-                .get(index)
-                .is_some_and(|m| !m.wants_another_round())
+            if whole[index]
+                || measured
+                    .get(index)
+                    .is_some_and(|m| !m.wants_another_round())
             {
                 continue;
             }
             let started = Instant::now();
             session.run_set(set);
+            whole[index] = session.measured_whole;
             let results = std::mem::take(&mut session.results);
             let failures: Vec<Failure> = std::mem::take(&mut session.failures);
             let interrupted = session.interrupted || cancel.load(Ordering::Relaxed);

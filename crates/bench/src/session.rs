@@ -13,13 +13,14 @@ use latlab_engine::cycle::{self, Cycle};
 use latlab_engine::host::LoopBody;
 use latlab_engine::model::Allocations;
 use latlab_engine::names::key;
-use latlab_engine::{BenchResult, Config, Interrupted, Runner};
+use latlab_engine::{BenchResult, Config, Interrupted, MIN_SAMPLES, Runner};
+use std::time::Duration;
 
 /// What a slow benchmark's result says of its method.
 pub(crate) const SLOW_METHOD: &str = "latlab-bench: one call per sample, timed directly (a \
      call too slow for the slope's samples to fit the budget; the loop's overhead, less the \
-     empty loop's, is far below its noise), sampled side by side with the benchmarks it is \
-     compared with";
+     empty loop's, is far below its noise), all samples in the first round, side by side \
+     with the benchmarks it is compared with";
 
 /// What every benchmark's result says of its method.
 pub(crate) const METHOD: &str = "latlab-bench: the slope between 1 and 4 calls per turn of a \
@@ -43,6 +44,8 @@ pub(crate) struct Measured {
     pub rounds: usize,
     /// How its call was timed.
     pub cost: Cost,
+    /// Its allocations per call, where they were counted as its samples were taken.
+    pub allocations: Option<Allocations>,
 }
 
 /// A benchmark that could not be measured, and why.
@@ -60,9 +63,13 @@ pub(crate) struct Session {
     /// The core's cycle, measured before the first benchmark, against which each result's
     /// time is also given in cycles.
     cycle: Option<Cycle>,
-    /// Whether this round also counts allocations and profiles (the first round only: a
-    /// merged result keeps the first round's).
-    examine: bool,
+    /// Whether this is the first round: only it counts allocations and profiles (a merged
+    /// result keeps the first round's), and only in it does a set of slow calls take all
+    /// its samples.
+    first_round: bool,
+    /// Whether the last set run took all its samples at once (every call in it slow): the
+    /// later rounds leave it out.
+    pub measured_whole: bool,
     /// The results, in the order the sets were run; the baseline of a set first.
     pub results: Vec<BenchResult>,
     /// The benchmarks run once, in `Once` mode.
@@ -83,7 +90,8 @@ impl Session {
             #[cfg(feature = "profile")]
             profiler: None,
             cycle: None,
-            examine: true,
+            first_round: true,
+            measured_whole: false,
             results: Vec::new(),
             checked: Vec::new(),
             failures: Vec::new(),
@@ -103,10 +111,10 @@ impl Session {
         self.profiler = Some(profiler);
     }
 
-    /// Whether the sets run from now on also count allocations and profile: in the first
-    /// round, not again in the later ones.
-    pub fn examine_from_now(&mut self, examine: bool) {
-        self.examine = examine;
+    /// Whether the sets run from now on are in the first round: they also count allocations
+    /// and profile, and a set of slow calls takes all its samples; not in the later ones.
+    pub fn first_round_from_now(&mut self, first: bool) {
+        self.first_round = first;
     }
 
     /// Runs one set of benchmarks side by side. A benchmark that panics fails its set, with
@@ -114,6 +122,7 @@ impl Session {
     pub fn run_set(&mut self, set: &[Benchmark]) {
         let names: Vec<&str> = set.iter().map(|b| b.name.as_str()).collect();
         crate::watchdog::starting(&names.join(", "));
+        self.measured_whole = false;
         self.run_set_named(set);
         crate::watchdog::finished();
     }
@@ -185,7 +194,7 @@ impl Session {
                         Some(Throughput::Items(n)) => result.with_items_per_operation(n),
                         None => result,
                     };
-                    let result = if self.examine {
+                    let result = if self.first_round {
                         self.examine(body, result, &how)
                     } else {
                         result
@@ -235,7 +244,9 @@ impl Session {
     ) -> BenchResult {
         let clock = self.runner.clock().clone();
         let mut result = result;
-        if alloc::installed() {
+        if alloc::installed() && how.allocations.is_some() {
+            result.allocations = how.allocations.clone();
+        } else if alloc::installed() {
             let (calls_per_turn, counted) = body.counted(how.cost);
             let (count, bytes) = alloc::count_in_timed_regions(|| {
                 counted.time(&clock, how.turns);
@@ -257,16 +268,20 @@ impl Session {
 
     /// The bodies of every benchmark of the set (chosen by its cost), interleaved: two for
     /// a slope, or one timed directly for a slow call; one result per benchmark, with how
-    /// it was sampled. Each body gets half the budget of a benchmark.
+    /// it was sampled. Each body gets half the budget of a benchmark. A set of slow calls
+    /// alone, in the first round, is measured whole ([`Session::measure_slow_set`]).
     fn measure_side_by_side(
         &mut self,
         pending: &mut [Pending<'_>],
     ) -> Result<Vec<(BenchResult, Measured)>, Interrupted> {
         let clock = self.runner.clock().clone();
         let slow_ns = slow_call_ns(self.runner.config());
-        let costs: Vec<Cost> = (pending.iter_mut())
+        let (costs, calls_ns): (Vec<Cost>, Vec<f64>) = (pending.iter_mut())
             .map(|p| p.cost(&clock, slow_ns))
-            .collect();
+            .unzip();
+        if self.first_round && costs.iter().all(|&cost| cost == Cost::Slow) {
+            return self.measure_slow_set(pending, &calls_ns);
+        }
         let names: Vec<String> = pending.iter().map(|p| p.benchmark_name.clone()).collect();
         let mut subjects: Vec<(&str, &str)> = Vec::new();
         let mut calls = Vec::with_capacity(pending.len());
@@ -300,6 +315,7 @@ impl Session {
                     #[cfg(feature = "profile")]
                     rounds: direct.samples_ns.len(),
                     cost,
+                    allocations: None,
                 };
                 measured.push((
                     direct.with_parameter(key::CALLS_PER_TURN, &[1usize][..]),
@@ -315,6 +331,7 @@ impl Session {
                 #[cfg(feature = "profile")]
                 rounds: long.samples_ns.len(),
                 cost,
+                allocations: None,
             };
             let slope = self
                 .runner
@@ -327,14 +344,84 @@ impl Session {
         }
         Ok(measured)
     }
+
+    /// A set of slow calls, whose first calls (made to cost them) took `first_ns`: all its
+    /// samples at once, one call each, the benchmarks interleaved, so that the later rounds
+    /// leave it out. The first call stands for the cold one and no calibration is made, and
+    /// allocations are counted as the samples are taken: no call is made beyond the first
+    /// and the samples. The samples stop in time for the set to end within its budget (a
+    /// sample starts only while it and the first call still fit), but never before the
+    /// fewest a result is given.
+    fn measure_slow_set(
+        &mut self,
+        pending: &mut [Pending<'_>],
+        first_ns: &[f64],
+    ) -> Result<Vec<(BenchResult, Measured)>, Interrupted> {
+        let names: Vec<String> = pending.iter().map(|p| p.benchmark_name.clone()).collect();
+        let subjects: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), SLOW_METHOD)).collect();
+        let budget_ns = self.runner.config().budget.as_nanos() as f64;
+        let calls_ns: f64 = first_ns.iter().sum();
+        let for_samples_ns = (budget_ns - 2.0 * calls_ns / first_ns.len() as f64).max(0.0);
+        let fewest_ns = MIN_SAMPLES as f64 * calls_ns;
+        crate::watchdog::expecting(Duration::from_nanos(fewest_ns.max(budget_ns) as u64));
+        if fewest_ns > 2.0 * budget_ns {
+            latlab_front::say!(
+                "latlab-bench: {} takes {} a call: its fewest samples ({MIN_SAMPLES}) take \
+                 about {}, past its budget of {}",
+                names.join(", "),
+                seconds(calls_ns / names.len() as f64),
+                seconds(fewest_ns),
+                seconds(budget_ns)
+            );
+        }
+        let mut counted: Vec<alloc::Counted<'_>> = (pending.iter_mut())
+            .map(|p| alloc::Counted::new(&mut *p.one))
+            .collect();
+        let mut bodies: Vec<&mut dyn LoopBody> = (counted.iter_mut())
+            .map(|c| c as &mut dyn LoopBody)
+            .collect();
+        let results = self.runner.scoped(
+            |config| {
+                config.rounds = 1;
+                config.budget = Duration::from_nanos(for_samples_ns as u64);
+            },
+            |runner| runner.bench_slow_interleaved(&subjects, &mut bodies, first_ns),
+        )?;
+        self.measured_whole = true;
+        Ok(results
+            .into_iter()
+            .zip(&counted)
+            .map(|(result, counted)| {
+                let how = Measured {
+                    turns: result.iterations,
+                    #[cfg(feature = "profile")]
+                    rounds: result.samples_ns.len(),
+                    cost: Cost::Slow,
+                    allocations: counted.per_call(),
+                };
+                (
+                    result.with_parameter(key::CALLS_PER_TURN, &[1usize][..]),
+                    how,
+                )
+            })
+            .collect())
+    }
 }
 
-/// The shortest call timed directly: one past which even the slope's fewest samples (each
-/// of one call and of four) would overrun a round's budget.
+/// Nanoseconds as seconds, for a line about a slow call: `13.9 s`, `0.2 s`.
+fn seconds(ns: f64) -> String {
+    format!("{:.1} s", ns / 1e9)
+}
+
+/// The shortest call timed directly: one for which a slope's fewest calls in a run would
+/// overrun the benchmark's budget. In each round, a slope makes one call to cost the
+/// benchmark, a cold call and a calibration of each of its bodies (one call and four), and
+/// the round's fewest samples of each; then one pass of four calls counts allocations.
 fn slow_call_ns(config: &Config) -> f64 {
-    let calls_per_sample_pair = 5.0;
-    config.budget_per_round().as_nanos() as f64
-        / (calls_per_sample_pair * config.min_samples_per_round() as f64)
+    let calls_per_pair = 5;
+    let per_round = 1 + 2 * calls_per_pair + calls_per_pair * config.min_samples_per_round();
+    let calls = config.rounds.max(1) * per_round + 4;
+    config.budget.as_nanos() as f64 / calls as f64
 }
 
 impl SetRunner for Session {

@@ -31,12 +31,25 @@ static NAME_LENGTH: AtomicUsize = AtomicUsize::new(0);
 /// Set when the harness ends on its own account: the `atexit` hook then says nothing.
 static ENDING: AtomicBool = AtomicBool::new(false);
 
-/// The set running and since when, for the watchdog thread.
-static RUNNING: Mutex<Option<(String, Instant)>> = Mutex::new(None);
+/// The set running, for the watchdog thread.
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+
+/// The set running: its name, since when, and how long it should take where its calls are
+/// known to be slow.
+#[derive(Clone)]
+struct Running {
+    name: String,
+    started: Instant,
+    expected: Option<Duration>,
+}
 
 /// The set `name` starts.
 pub(crate) fn starting(name: &str) {
-    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((name.to_string(), Instant::now()));
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(Running {
+        name: name.to_string(),
+        started: Instant::now(),
+        expected: None,
+    });
     let bytes = &name.as_bytes()[..name.len().min(NAME.len())];
     NAME_LENGTH.store(0, Ordering::Relaxed);
     for (slot, &byte) in NAME.iter().zip(bytes) {
@@ -51,7 +64,15 @@ pub(crate) fn finished() {
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
-fn current() -> Option<(String, Instant)> {
+/// The set running is expected to take about `time` in all: its calls are slow, and none
+/// is stuck until it runs twice that.
+pub(crate) fn expecting(time: Duration) {
+    if let Some(running) = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        running.expected = Some(time);
+    }
+}
+
+fn current() -> Option<Running> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
@@ -131,7 +152,8 @@ extern "C" fn on_abort(signal: libc::c_int) {
     }
 }
 
-/// The watchdog thread: names a set that runs far past `stuck_after`, and after the stop
+/// The watchdog thread: names a set that runs far past `stuck_after` (or twice the time its
+/// slow calls should take, where that is longer), and after the stop
 /// flag is set, calls `rescue` with the set's name if it has not come back within [`GRACE`]
 /// (`rescue` writes what was measured and ends the process).
 pub(crate) fn watch(
@@ -149,18 +171,24 @@ pub(crate) fn watch(
                 let current = current();
                 if cancel.load(Ordering::Relaxed) {
                     let since = *stop_seen.get_or_insert_with(Instant::now);
-                    if let Some((name, _)) = &current
+                    if let Some(running) = &current
                         && since.elapsed() >= GRACE
                     {
-                        rescue(name);
+                        rescue(&running.name);
                         return;
                     }
                     continue;
                 }
-                let Some((name, started)) = current else {
+                let Some(Running {
+                    name,
+                    started,
+                    expected,
+                }) = current
+                else {
                     continue;
                 };
-                if started.elapsed() >= stuck_after && warned != Some(started) {
+                let limit = expected.map_or(stuck_after, |time| stuck_after.max(time * 2));
+                if started.elapsed() >= limit && warned != Some(started) {
                     warned = Some(started);
                     latlab_front::say!(
                         "latlab-bench: {name} has been running for {} s, far past its budget \

@@ -586,12 +586,15 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
 
     // A call of 200 ms is timed directly, one call a sample: never "optimised away" (the
     // slope between one and four such calls used to be lost in their noise), and no
-    // shorter than the sleep it is.
+    // shorter than the sleep it is. Its samples are taken at once: no call beyond the one
+    // that costs it and the samples, however many rounds the others take, and its
+    // allocations counted in those.
     let slow_json = dir.path().join("slow.json");
+    let slow_calls = dir.path().join("slow-calls");
     let slow = Command::new(&binary)
         .current_dir(dir.path())
         .env("CARGO_TARGET_DIR", dir.path())
-        .env("LATLAB_FIXTURE_SLOW", "1")
+        .env("LATLAB_FIXTURE_SLOW", &slow_calls)
         .args(["--bench", "hostile/slow", "--json"])
         .arg(&slow_json)
         .output()
@@ -606,6 +609,12 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
     );
     let median_ms = timed["summary"]["median"].as_f64().unwrap() / 1e6;
     assert!((200.0..400.0).contains(&median_ms), "{median_ms} ms");
+    let samples = timed["samples_ns"].as_array().unwrap().len();
+    assert!(samples >= 5, "{samples} samples");
+    let calls = std::fs::read(&slow_calls).unwrap().len();
+    assert_eq!(calls, 1 + samples, "calls made for {samples} samples");
+    assert_eq!(timed["allocations"]["count"], 1.0, "{timed}");
+    assert_eq!(timed["allocations"]["bytes"], 4096.0, "{timed}");
 
     let json = dir.path().join("hang.json");
     let mut hanging = Command::new(&binary)

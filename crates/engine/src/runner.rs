@@ -7,7 +7,7 @@
 use crate::analysis::{self, Subject};
 use crate::clock::Clock;
 use crate::config::{Config, Interrupted};
-use crate::host::{Closure, Limits, LoopBody, RealHost, SharedHost};
+use crate::host::{Closure, Limits, LoopBody, LoopRun, RealHost, SharedHost};
 use crate::model::{BenchResult, Integrity};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -145,7 +145,34 @@ impl Runner {
             self.announce(first);
         }
         let runs = self.host.timer().sample_loops(&names, bodies, &limits)?;
-        Ok(subjects
+        Ok(self.loop_results(subjects, runs))
+    }
+
+    /// Measures bodies whose one call is already known to be slow (their first calls, timed
+    /// by the caller, took `first_ns`): one call a sample, with neither another cold call nor
+    /// a calibration, interleaved and judged as [`Runner::bench_interleaved`] does.
+    pub fn bench_slow_interleaved(
+        &mut self,
+        subjects: &[(&str, &str)],
+        bodies: &mut [&mut dyn LoopBody],
+        first_ns: &[f64],
+    ) -> Result<Vec<BenchResult>, Interrupted> {
+        assert_eq!(subjects.len(), bodies.len(), "one subject per body");
+        assert_eq!(first_ns.len(), bodies.len(), "one first call per body");
+        let limits = self.limits();
+        limits.check()?;
+        let names: Vec<&str> = subjects.iter().map(|(name, _)| *name).collect();
+        if let Some(first) = names.first() {
+            self.announce(first);
+        }
+        let timer = self.host.timer();
+        let runs = timer.sample_slow_loops(&names, bodies, first_ns, &limits)?;
+        Ok(self.loop_results(subjects, runs))
+    }
+
+    /// One result per sampled loop, `subjects[i]` its `(name, method)`.
+    fn loop_results(&self, subjects: &[(&str, &str)], runs: Vec<LoopRun>) -> Vec<BenchResult> {
+        subjects
             .iter()
             .zip(runs)
             .map(|((name, method), run)| {
@@ -156,7 +183,7 @@ impl Runner {
                     run.integrity,
                 )
             })
-            .collect())
+            .collect()
     }
 
     /// Measures the cost of one operation as the slope between two bodies that differ only

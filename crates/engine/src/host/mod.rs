@@ -292,6 +292,20 @@ pub trait Timer: Send + Sync {
         limits: &Limits,
     ) -> Sampled<Vec<LoopRun>>;
 
+    /// Samples loops whose call is already known to be slow, one call a sample: no cold call
+    /// and no calibration are made, the caller's first call of each (`first_ns`, as
+    /// [`Clock::ticks_to_ns`] gave it) standing for the cold one. Otherwise as
+    /// [`Timer::sample_loops`]; a timer that makes its figures up samples them as those.
+    fn sample_slow_loops(
+        &self,
+        names: &[&str],
+        bodies: &mut [&mut dyn LoopBody],
+        _first_ns: &[f64],
+        limits: &Limits,
+    ) -> Sampled<Vec<LoopRun>> {
+        self.sample_loops(names, bodies, limits)
+    }
+
     /// Samples events: `event` performs one and fills one figure (ns) per series; `names`
     /// names the series. The first event is the cold one; `count` more follow within the
     /// budget.

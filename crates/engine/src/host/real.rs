@@ -158,18 +158,20 @@ impl Timer for RealTimer {
             .iter_mut()
             .map(|body| self.calibrate(*body, limits))
             .collect::<Result<Vec<u64>, Interrupted>>()?;
-        let usage = ThreadUsage::now();
-        let samples = self.sample_rounds(&iterations, bodies, limits, started)?;
-        let integrity = usage.elapsed();
-        Ok(samples
-            .into_iter()
-            .zip(cold_ns)
-            .map(|(samples, cold_ns)| LoopRun {
-                samples,
-                cold_ns,
-                integrity,
-            })
-            .collect())
+        self.sample_calibrated(&iterations, bodies, cold_ns, limits, started)
+    }
+
+    fn sample_slow_loops(
+        &self,
+        _names: &[&str],
+        bodies: &mut [&mut dyn LoopBody],
+        first_ns: &[f64],
+        limits: &Limits,
+    ) -> Sampled<Vec<LoopRun>> {
+        let overhead_ns = self.clock.info().region_overhead_ns;
+        let cold_ns = first_ns.iter().map(|ns| ns - overhead_ns).collect();
+        let iterations = vec![1; bodies.len()];
+        self.sample_calibrated(&iterations, bodies, cold_ns, limits, Instant::now())
     }
 
     fn sample_events(
@@ -219,6 +221,30 @@ impl RealTimer {
     fn time_cold_call(&self, body: &mut dyn LoopBody) -> f64 {
         let ticks = body.time(&self.clock, 1);
         self.clock.ticks_to_ns(ticks) - self.clock.info().region_overhead_ns
+    }
+
+    /// Samples bodies whose iteration counts are set, each run given its cold call, with how
+    /// the thread fared while sampling.
+    fn sample_calibrated(
+        &self,
+        iterations: &[u64],
+        bodies: &mut [&mut dyn LoopBody],
+        cold_ns: Vec<f64>,
+        limits: &Limits,
+        started: Instant,
+    ) -> Sampled<Vec<LoopRun>> {
+        let usage = ThreadUsage::now();
+        let samples = self.sample_rounds(iterations, bodies, limits, started)?;
+        let integrity = usage.elapsed();
+        Ok(samples
+            .into_iter()
+            .zip(cold_ns)
+            .map(|(samples, cold_ns)| LoopRun {
+                samples,
+                cold_ns,
+                integrity,
+            })
+            .collect())
     }
 
     /// Doubles the iteration count until one sample lasts at least the target time and
