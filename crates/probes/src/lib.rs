@@ -429,6 +429,14 @@ pub(crate) fn load_cpus() -> std::sync::RwLockWriteGuard<'static, ()> {
     CPUS.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Held by a test whose figure the other tests of this process would spoil by running
+/// beside it: a fork's cost is set by the size of the process, which their buffers change
+/// from one event to the next.
+#[cfg(test)]
+pub(crate) fn process_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    load_cpus()
+}
+
 /// A runner for probe tests (few, short samples on the real clock), holding the CPUs
 /// against deliberate load while it lives.
 #[cfg(test)]
