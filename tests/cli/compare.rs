@@ -138,12 +138,25 @@ fn csv_and_json_carry_every_verdict_for_ci() {
     );
     assert_eq!(status, 0);
     let csv = std::fs::read_to_string(dir.path().join("diff.csv")).unwrap();
-    let random = line(&csv.replace(',', " "), "cpu.branch/random").to_string();
     assert!(
-        random.starts_with("cpu.branch/random A B 133.1 146.41") && random.ends_with(" slower")
+        csv.starts_with(
+            "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference,\
+             detectable,tested_within\n"
+        ),
+        "{csv}"
     );
+    let random: Vec<&str> = (csv.lines())
+        .find(|l| l.starts_with("cpu.branch/random,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(
+        random[..5],
+        ["cpu.branch/random", "A", "B", "133.1", "146.41"]
+    );
+    assert_eq!(random[7], "slower", "{random:?}");
     assert!(
-        csv.contains("\ncpu.branch/mispredict,A,B,241.2,,,,missing\n"),
+        csv.contains("\ncpu.branch/mispredict,A,B,241.2,,,,missing,,\n"),
         "{csv}"
     );
 

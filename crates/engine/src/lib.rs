@@ -35,6 +35,7 @@ pub mod host;
 pub mod isolation;
 pub mod locks;
 pub mod model;
+pub mod moderation;
 pub mod names;
 pub mod parameters;
 pub mod presentation;

@@ -210,7 +210,7 @@ fn results_table(comparison: &Comparison, results: &[&ComparedResult]) -> maud::
                                 td data-v=(sort_key(a.median_ns)) { (format_ns(a.median_ns)) }
                                 td data-v=(sort_key(a.ratio)) { (format_ratio(a.ratio)) }
                                 td class=(a.verdict.word().replace(' ', "-")) {
-                                    (a.verdict.label(comparison.threshold))
+                                    (a.label(comparison.threshold))
                                 }
                             }
                             None => { td { "—" } td {} td { "not in this run" } }

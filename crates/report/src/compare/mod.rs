@@ -4,31 +4,36 @@
 //! Each side is one run or several runs of the same code. A result is `faster` or `slower`
 //! only when every test agrees: the Mann–Whitney U test on the two sides' samples rejects
 //! "same distribution" (two-sided, normal approximation with the tie correction;
-//! distribution-free, as timing samples need); Welch's t test on the logarithms of the
-//! sides' repetitions rejects a ratio of 1 (the run medians where a side has several runs,
-//! else the rounds' medians that one run measured, widened by how far its family's results
-//! moved between the two runs, see [`latlab_engine::welch`]), since samples of one run
-//! cannot see how far a figure moves between runs; the larger of the two p-values, adjusted
-//! for the number of results of its family compared (Benjamini–Hochberg, each probe's
-//! results one family), is below 0.05, so that hundreds of results compared at once do not
-//! yield their 5% of chance differences; and the
-//! medians differ by more than a threshold (2% unless asked otherwise) and by more than one
+//! distribution-free, as timing samples need); a t test on the logarithms of the sides'
+//! run figures rejects a ratio of 1 against the result's own noise (its rounds' scatter
+//! within a run, moderated by its set's, times how far runs move beyond their rounds; see
+//! the `judge` module); the larger of the two p-values is below 0.05, on its own for a
+//! primary result (a level, a per-operation cost, any result that is not a sweep point)
+//! and adjusted within its probe's sweep points for a sweep point (Benjamini–Hochberg), so
+//! that hundreds of sweep points compared at once do not yield their 5% of chance
+//! differences nor drown the few primary figures; the ratio's 95% interval lies wholly
+//! past a threshold (2% unless asked otherwise); and the medians differ by more than one
 //! tick of the clock per operation (quantised figures with equal medians are the same).
-//! Otherwise `same`, with the reason, however different the medians
-//! look. Each later run gets a summary
-//! ("3 slower, 2 faster, 40 same"), results in only one run are listed, and the comparison
-//! renders as text, Markdown, CSV and JSON. The environments are listed side by side, and
-//! every line where they differ is marked, since a difference between machines is often the
-//! answer.
+//! Otherwise `same`, with the reason and the smallest change the comparison could have
+//! caught, however different the medians look. A result whose rounds on one side fall into
+//! two clusters is said to run in two regimes, a finding rather than a difference.
+//!
+//! Each later run gets a summary ("3 slower, 2 faster, 40 same"), results in only one run
+//! are listed, and the comparison renders as text, Markdown, CSV and JSON. The
+//! environments are listed side by side, and every line where they differ is marked, since
+//! a difference between machines is often the answer.
 
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
-use latlab_engine::stats::{benjamini_hochberg, half_range_share, mann_whitney_p, median_in_place};
-use latlab_engine::welch::{RatioTest, log_ratio_scatter, ratio_test};
+use latlab_engine::names::key;
+use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
 #[cfg(feature = "html")]
 mod gate;
 mod html;
+mod judge;
+#[cfg(test)]
+mod power;
 mod render;
 mod steadiness;
 #[cfg(test)]
@@ -62,6 +67,14 @@ pub enum Verdict {
         p: f64,
         why: SameBecause,
     },
+    /// The repetitions of one side (its rounds, or its runs) fall into two clusters, at
+    /// `low_ns` and `high_ns`: the figure runs in two regimes (a point at a cache's edge, a
+    /// vCPU placed one way or another), which is a finding about the machine, not a
+    /// difference between the sides.
+    TwoRegimes {
+        low_ns: f64,
+        high_ns: f64,
+    },
     /// Too few samples to test (a derived figure, a single observation), or a figure
     /// extrapolated rather than measured.
     Untested,
@@ -94,9 +107,10 @@ pub enum SameBecause {
     /// The samples differ, but the ratio's interval from the sides' repetitions (rounds or
     /// runs) holds 1: the figure moves this much between runs, `×(1 ± half_width)`.
     RunToRunNoise { half_width: f64 },
-    /// Each test rejects at 5%, but not once adjusted for the `results` of its family tested
-    /// together (Benjamini–Hochberg): among that many, some differ that much by chance.
-    Chance { results: usize },
+    /// Each test rejects at 5%, but not once adjusted within the set of its probe's results
+    /// tested together (Benjamini–Hochberg): among that many, some differ that much by
+    /// chance.
+    Chance { within: TestedWithin },
     /// Significant, but the medians differ by less than the threshold.
     WithinThreshold,
     /// The medians differ by less than one tick of the clock per operation (or not at all):
@@ -104,29 +118,34 @@ pub enum SameBecause {
     WithinResolution,
 }
 
-/// One result's tests, before the results that a side compared are weighed together.
+/// One result's figures as the two sides measured them, before the results that a side
+/// compared are weighed together ([`judge`]).
 struct Tests {
     /// The Mann–Whitney p-value on the two sides' samples.
     samples_p: f64,
-    /// The ratio against the noise of the sides' repetitions, where there is any.
-    noise: Option<RatioTest>,
+    /// The logarithms of each side's runs' medians, first and later.
+    runs: [Vec<f64>; 2],
+    /// The logarithms of each run's rounds' medians, for every run of both sides that
+    /// measured in rounds: how far the figure moves within a run.
+    rounds: Vec<Vec<f64>>,
+    /// The same rounds, all of one side's runs together, first and later: whether a side
+    /// ran in two regimes.
+    sides_rounds: [Vec<f64>; 2],
     /// The two sides' figures, first and later.
     figures: (f64, f64),
+    /// One tick of the clock per operation, as a share of the first figure.
+    resolution: f64,
     /// The figures differ by less than a tick of the clock per operation, or not at all.
     within_resolution: bool,
+    /// Whether it is a sweep point, tested within its probe's sweep points.
+    sweep_point: bool,
 }
 
 impl Tests {
     /// `first` and `later` are one result as each side measured it; `quantum_ns` is one
-    /// clock tick per operation, the coarser of the two; `between_runs_sd` how far results
-    /// move between runs beyond what their rounds show. `None` when there is nothing to
+    /// clock tick per operation, the coarser of the two. `None` when there is nothing to
     /// test: too few samples, or a figure extrapolated rather than measured.
-    fn of(
-        first: &Measured,
-        later: &Measured,
-        quantum_ns: f64,
-        between_runs_sd: Option<f64>,
-    ) -> Option<Tests> {
+    fn of(first: &Measured, later: &Measured, quantum_ns: f64, sweep_point: bool) -> Option<Tests> {
         if first.sample_count() < MIN_SAMPLES
             || later.sample_count() < MIN_SAMPLES
             || first.is_extrapolated()
@@ -135,19 +154,34 @@ impl Tests {
             return None;
         }
         let (a, b) = (first.median(), later.median());
+        let logs = |m: &Measured| -> Vec<f64> {
+            (m.results.iter())
+                .map(|r| r.summary.median)
+                .filter(|x| *x > 0.0 && x.is_finite())
+                .map(f64::ln)
+                .collect()
+        };
+        let round_logs = |r: &BenchResult| -> Vec<f64> {
+            (r.round_medians_ns.iter())
+                .filter(|x| **x > 0.0 && x.is_finite())
+                .map(|x| x.ln())
+                .collect()
+        };
+        let rounds = (first.results.iter().chain(&later.results))
+            .filter(|r| r.round_medians_ns.len() >= 2)
+            .map(|r| round_logs(r))
+            .collect();
+        let side_rounds = |m: &Measured| m.results.iter().flat_map(|r| round_logs(r)).collect();
         Some(Tests {
             samples_p: mann_whitney_p(&first.samples(), &later.samples()),
-            noise: ratio_test(&first.repetitions(), &later.repetitions(), between_runs_sd),
+            runs: [logs(first), logs(later)],
+            rounds,
+            sides_rounds: [side_rounds(first), side_rounds(later)],
             figures: (a, b),
+            resolution: if a > 0.0 { quantum_ns / a } else { 0.0 },
             within_resolution: a == b || (b - a).abs() < quantum_ns,
+            sweep_point,
         })
-    }
-
-    /// The p-value of a difference that both tests see: the larger of the two, as a
-    /// difference is called only when both reject.
-    fn joint_p(&self) -> f64 {
-        self.noise
-            .map_or(self.samples_p, |n| self.samples_p.max(n.p))
     }
 
     /// Whether the figures differ by less than `threshold`, a share of the first (never
@@ -156,38 +190,32 @@ impl Tests {
         let (a, b) = self.figures;
         a != 0.0 && ((b / a) - 1.0).abs() < threshold
     }
+}
 
-    /// The verdict, given the joint p-value adjusted for the `results` tested together.
-    fn verdict(&self, adjusted_p: f64, results: usize, threshold: f64) -> Verdict {
-        let p = adjusted_p;
-        let same = |why| Verdict::Same { p, why };
-        if self.within_resolution {
-            same(SameBecause::WithinResolution)
-        } else if self.samples_p >= SIGNIFICANCE {
-            same(SameBecause::NotSignificant)
-        } else if let Some(noise) = self.noise.filter(|n| n.p >= SIGNIFICANCE) {
-            same(SameBecause::RunToRunNoise {
-                half_width: noise.half_width(),
-            })
-        } else if p >= SIGNIFICANCE {
-            same(SameBecause::Chance { results })
-        } else if self.within_threshold(threshold) {
-            same(SameBecause::WithinThreshold)
-        } else if self.figures.1 > self.figures.0 {
-            Verdict::Slower { p }
-        } else {
-            Verdict::Faster { p }
-        }
-    }
+/// Whether `result` is a point of a sweep (a working set, a file or copy size, a stride):
+/// tested within its probe's sweep points. A figure derived from points (a cache level, a
+/// per-operation slope) is primary, as is every result that is not a sweep point.
+fn is_sweep_point(result: &BenchResult) -> bool {
+    result.kind != ResultKind::Derived
+        && (result.sweep_detail
+            || [
+                key::WORKING_SET_BYTES,
+                key::SIZE_BYTES,
+                key::COPY_BYTES,
+                key::STRIDE_BYTES,
+            ]
+            .iter()
+            .any(|k| result.parameter(k).is_some()))
 }
 
 impl Verdict {
-    /// One word: `faster`, `slower`, `same`, `untested` or `not comparable`.
+    /// One word: `faster`, `slower`, `same`, `two regimes`, `untested` or `not comparable`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Faster { .. } => "faster",
             Verdict::Slower { .. } => "slower",
             Verdict::Same { .. } => "same",
+            Verdict::TwoRegimes { .. } => "two regimes",
             Verdict::Untested => "untested",
             Verdict::NotComparable { .. } => "not comparable",
         }
@@ -197,28 +225,27 @@ impl Verdict {
     pub fn p(self) -> Option<f64> {
         match self {
             Verdict::Faster { p } | Verdict::Slower { p } | Verdict::Same { p, .. } => Some(p),
-            Verdict::Untested | Verdict::NotComparable { .. } => None,
+            Verdict::TwoRegimes { .. } | Verdict::Untested | Verdict::NotComparable { .. } => None,
         }
     }
 }
 
-/// Results compared one run a side, fewer than this, and the scatter of their ratios
-/// between the runs is not taken as the run-to-run noise: too few to gauge it.
+/// Results compared one run a side, fewer than this, and how far they moved between the
+/// runs beyond their rounds is not gauged: too few to gauge it.
 pub const MIN_RESULTS_FOR_SCATTER: usize = 20;
 
 /// How a later side's run-to-run noise was known.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunToRun {
-    /// A side had several runs: each result's runs show how far it moves between runs.
+    /// Both sides had several runs: each result's runs show how far it moves between runs.
     Measured,
-    /// One run a side: each result's rounds show how far it moves within a run, and the
-    /// scatter of the ratios between the two runs (a standard deviation of logarithms) how
-    /// far results move between runs besides: each family's own where it has at least
-    /// [`MIN_RESULTS_FOR_SCATTER`] results (`families`), else that of all `results`
-    /// (`scatter`), since families differ: file writes move between runs far more than
-    /// cache latencies.
+    /// One run on a side: each result's rounds show how far it moves within a run, and
+    /// results moved between the runs `inflation` times as far as their rounds predict (the
+    /// median over their `results`, a factor on the standard deviation): each result's
+    /// noise is its own, scaled by that factor, its family's own where the family has at
+    /// least [`MIN_RESULTS_FOR_SCATTER`] results (`families`).
     Estimated {
-        scatter: f64,
+        inflation: f64,
         results: usize,
         families: Vec<(String, f64)>,
     },
@@ -351,6 +378,36 @@ pub struct Against {
     /// Later median ÷ first median.
     pub ratio: f64,
     pub verdict: Verdict,
+    /// The ratio's 95% interval from the repetitions' noise, where it was tested against
+    /// it.
+    pub interval: Option<(f64, f64)>,
+    /// The smallest change, either way and as a share, that this comparison would have
+    /// called for this result: its noise at its test's level, the threshold, or a clock
+    /// tick, whichever is largest.
+    pub detectable: Option<f64>,
+    /// The set of its probe's results it was tested within (Benjamini–Hochberg); `None`
+    /// for a result tested on its own (the only one of its set).
+    pub tested_within: Option<TestedWithin>,
+}
+
+/// The set a result's p-value was adjusted within: its probe's primary results, or its
+/// probe's sweep points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestedWithin {
+    pub results: usize,
+    pub sweep_points: bool,
+}
+
+impl std::fmt::Display for TestedWithin {
+    /// `108 sweep points of its probe`, `5 primary results of its probe`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.sweep_points {
+            "sweep points"
+        } else {
+            "primary results"
+        };
+        write!(f, "{} {kind} of its probe", self.results)
+    }
 }
 
 /// One result of the first run and what each later run made of it.
@@ -359,6 +416,9 @@ pub struct ComparedResult {
     pub name: String,
     /// An in-between point of a sweep (folded in the terminal).
     pub sweep_detail: bool,
+    /// A point of a sweep (a working set, a size, a stride): tested within its probe's sweep points,
+    /// and never failing a gate alone.
+    pub sweep_point: bool,
     pub first_median_ns: f64,
     /// How far the first side's repetitions (rounds or runs) lie apart, as a share.
     pub first_spread: Option<f64>,
@@ -375,6 +435,8 @@ pub struct Tally {
     pub untested: usize,
     /// Results whose family's stability check moved in either run.
     pub not_comparable: usize,
+    /// Results whose repetitions on one side fall into two regimes.
+    pub two_regimes: usize,
     /// Results of the first run that this run lacks.
     pub missing: Vec<String>,
     /// Results of this run that the first lacks.
@@ -396,104 +458,14 @@ pub struct Comparison {
     pub tallies: Vec<Tally>,
 }
 
-/// How `later`'s run-to-run noise against `first` is known: measured where either side has
-/// several runs, else estimated from how far all results moved between the two runs (those
-/// whose family's stability check moved, and estimates, left out).
-fn run_to_run(first: &Side, later: &Side) -> RunToRun {
-    if first.runs.len() > 1 || later.runs.len() > 1 {
-        return RunToRun::Measured;
-    }
-    let (a, b) = (first.first_run(), later.first_run());
-    let ratios: Vec<(&str, f64)> = (a.results())
-        .filter(|r| !r.is_extrapolated())
-        .filter(|r| comparable_runs(first, later, r).is_ok())
-        .filter_map(|r| {
-            let other = b.results().find(|o| o.name == r.name)?;
-            Some((family(&r.name), other.summary.median / r.summary.median))
-        })
-        .collect();
-    let all: Vec<f64> = ratios.iter().map(|(_, ratio)| *ratio).collect();
-    let mut families: Vec<(String, f64)> = Vec::new();
-    for (name, _) in &ratios {
-        if families.iter().any(|(f, _)| f == name) {
-            continue;
-        }
-        let own: Vec<f64> = (ratios.iter())
-            .filter(|(f, _)| f == name)
-            .map(|(_, ratio)| *ratio)
-            .collect();
-        if let Some(sd) = log_ratio_scatter(&own, MIN_RESULTS_FOR_SCATTER) {
-            families.push((name.to_string(), sd));
-        }
-    }
-    match log_ratio_scatter(&all, MIN_RESULTS_FOR_SCATTER) {
-        Some(scatter) => RunToRun::Estimated {
-            scatter,
-            results: all.len(),
-            families,
-        },
-        None => RunToRun::Unknown,
-    }
+/// The sweep a point belongs to: its name up to the last `/`.
+fn sweep(result: &ComparedResult) -> Option<&str> {
+    result.name.rsplit_once('/').map(|(sweep, _)| sweep)
 }
 
 /// A result's family: its name up to the first `/` (the probe that measured it).
 fn family(name: &str) -> &str {
     name.split('/').next().unwrap_or(name)
-}
-
-impl RunToRun {
-    /// How far result `name` moves between runs beyond its rounds, as a standard deviation
-    /// of the log ratio, where the noise was estimated rather than measured.
-    fn between_runs_sd(&self, name: &str) -> Option<f64> {
-        match self {
-            RunToRun::Estimated {
-                scatter, families, ..
-            } => Some(
-                (families.iter())
-                    .find(|(f, _)| f == family(name))
-                    .map_or(*scatter, |(_, sd)| *sd),
-            ),
-            _ => None,
-        }
-    }
-}
-
-/// Gives later side `index` its verdicts: each tested result's joint p-value adjusted for the
-/// number of results of its family (the probe that measured it) tested against that side
-/// (Benjamini–Hochberg), so that a comparison of hundreds of results does not call the few
-/// that chance sets apart different. Each family is one set of hypotheses, as a probe's
-/// results are one question about the machine: the false discoveries among a family's
-/// "slower" and "faster" are held to 5%, and a probe of a few results is not drowned by the
-/// hundreds of sweep points of another.
-fn judge_side(
-    results: &mut [ComparedResult],
-    tests: &[Vec<Option<Tests>>],
-    index: usize,
-    threshold: f64,
-) {
-    let tested: Vec<(usize, &Tests)> = (tests.iter().enumerate())
-        .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
-        .collect();
-    let mut families: Vec<&str> = Vec::new();
-    for (row, _) in &tested {
-        let name = family(&results[*row].name);
-        if !families.contains(&name) {
-            families.push(name);
-        }
-    }
-    let families: Vec<String> = families.into_iter().map(str::to_string).collect();
-    for name in &families {
-        let members: Vec<&(usize, &Tests)> = (tested.iter())
-            .filter(|(row, _)| family(&results[*row].name) == name)
-            .collect();
-        let joint: Vec<f64> = members.iter().map(|(_, t)| t.joint_p()).collect();
-        let adjusted = benjamini_hochberg(&joint);
-        for ((row, t), p) in members.into_iter().zip(adjusted) {
-            if let Some(against) = results[*row].later[index].as_mut() {
-                against.verdict = t.verdict(p, joint.len(), threshold);
-            }
-        }
-    }
 }
 
 /// The first side's figure for `result`: from its runs whose checks held for it, all of
@@ -507,13 +479,11 @@ fn first_figure<'a>(first: &'a Side, result: &BenchResult) -> Measured<'a> {
 }
 
 /// `result` as later side `side` measured it, against the first side's figure `mine`,
-/// with its tests where it can be tested (`noise`: how the side's run-to-run noise is
-/// known); `None` when no run of the side has it.
+/// with its tests where it can be tested; `None` when no run of the side has it.
 fn against(
     first: &Side,
     mine: &Measured,
     side: &Side,
-    noise: &RunToRun,
     result: &BenchResult,
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
@@ -527,8 +497,7 @@ fn against(
         ),
         Ok(steady_runs) => {
             let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name);
-            let sd = noise.between_runs_sd(&result.name);
-            let tests = Tests::of(mine, &theirs, quantum, sd);
+            let tests = Tests::of(mine, &theirs, quantum, is_sweep_point(result));
             (theirs, Verdict::Untested, tests)
         }
     };
@@ -537,6 +506,9 @@ fn against(
         spread: theirs.spread(),
         ratio: theirs.median() / mine.median(),
         verdict,
+        interval: None,
+        detectable: None,
+        tested_within: None,
     };
     Some((against, tests))
 }
@@ -560,6 +532,7 @@ impl Tally {
                 Verdict::Slower { .. } => self.slower += 1,
                 Verdict::Faster { .. } => self.faster += 1,
                 Verdict::Same { .. } => self.same += 1,
+                Verdict::TwoRegimes { .. } => self.two_regimes += 1,
                 Verdict::Untested => self.untested += 1,
                 Verdict::NotComparable { .. } => self.not_comparable += 1,
             }
@@ -588,9 +561,6 @@ impl Comparison {
         let first = first_side.first_run();
         let later_sides = &sides[1..];
         let mut tallies = vec![Tally::default(); later_sides.len()];
-        let run_to_run: Vec<RunToRun> = (later_sides.iter())
-            .map(|side| run_to_run(first_side, side))
-            .collect();
         // Each result against each later side, its tests kept until every result of that
         // side is tested and the p-values can be adjusted for their number.
         let mut results = Vec::new();
@@ -598,8 +568,8 @@ impl Comparison {
         for result in first.results() {
             let mine = first_figure(first_side, result);
             let (mut later, mut tested) = (Vec::new(), Vec::new());
-            for ((side, tally), noise) in later_sides.iter().zip(&mut tallies).zip(&run_to_run) {
-                match against(first_side, &mine, side, noise, result) {
+            for (side, tally) in later_sides.iter().zip(&mut tallies) {
+                match against(first_side, &mine, side, result) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);
@@ -614,14 +584,16 @@ impl Comparison {
             results.push(ComparedResult {
                 name: result.name.clone(),
                 sweep_detail: result.sweep_detail,
+                sweep_point: is_sweep_point(result),
                 first_median_ns: mine.median(),
                 first_spread: mine.spread(),
                 later,
             });
             tests.push(tested);
         }
+        let mut run_to_run = Vec::with_capacity(later_sides.len());
         for (index, (side, tally)) in later_sides.iter().zip(&mut tallies).enumerate() {
-            judge_side(&mut results, &tests, index, threshold);
+            run_to_run.push(judge::judge_side(&mut results, &tests, index, threshold));
             tally.count(results.iter().filter_map(|r| r.later[index].as_ref()));
             tally.new = only_in(side, first);
         }
@@ -635,20 +607,38 @@ impl Comparison {
         }
     }
 
-    /// The results slower than the first run by more than `percent` per cent (significant
-    /// and beyond the threshold): `(name, later run's label, ratio)`.
+    /// The results slower than the first run by more than `percent` per cent: called
+    /// slower, and with the ratio's 95% interval past `1 + percent / 100` where it was
+    /// tested against its noise (a figure that is probably 16% slower, not one that may be
+    /// 5%): `(name, later run's label, ratio)`. A result in two regimes is never among
+    /// them, nor a sweep point alone: a point at a cache's edge flips between regimes
+    /// while the rest of its sweep stays put, where a real change moves several points.
     pub fn slower_than(&self, percent: f64) -> Vec<(String, String, f64)> {
+        let limit = 1.0 + percent / 100.0;
         let mut found = Vec::new();
-        for result in &self.results {
-            for (against, label) in result.later.iter().zip(&self.labels[1..]) {
-                if let Some(a) = against
-                    && matches!(a.verdict, Verdict::Slower { .. })
-                    && a.ratio > 1.0 + percent / 100.0
-                {
+        for (side, label) in self.labels[1..].iter().enumerate() {
+            let slower: Vec<&ComparedResult> = (self.results.iter())
+                .filter(|result| {
+                    result.later[side].as_ref().is_some_and(|a| {
+                        matches!(a.verdict, Verdict::Slower { .. })
+                            && a.ratio > limit
+                            && a.interval.is_none_or(|(low, _)| low > limit)
+                    })
+                })
+                .collect();
+            for result in &slower {
+                let alone = result.sweep_point
+                    && !(slower.iter())
+                        .any(|other| other.name != result.name && sweep(other) == sweep(result));
+                if !alone && let Some(a) = &result.later[side] {
                     found.push((result.name.clone(), label.clone(), a.ratio));
                 }
             }
         }
+        found.sort_by_key(|(name, label, _)| {
+            let row = self.results.iter().position(|r| &r.name == name);
+            (row, self.labels.iter().position(|l| l == label))
+        });
         found
     }
 }

@@ -2,8 +2,8 @@
 //! results table, the notes on noise and the summary, as text, Markdown, CSV and JSON.
 
 use super::{
-    Comparison, DEFAULT_THRESHOLD, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE, SameBecause,
-    Side, Unsteady, Verdict, sides,
+    Against, Comparison, DEFAULT_THRESHOLD, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE,
+    SameBecause, Side, Unsteady, Verdict, sides,
 };
 use crate::ExportError;
 use crate::terminal::{Paint, Terminal};
@@ -33,13 +33,15 @@ impl Verdict {
                     "same (within run-to-run noise, ±{}%)",
                     format_percent_rounded(half_width)
                 ),
-                SameBecause::Chance { results } => {
-                    format!(
-                        "same (p {}, adjusted for {results} results of its family)",
-                        format_p(p)
-                    )
+                SameBecause::Chance { within } => {
+                    format!("same (p {}, adjusted within {within})", format_p(p))
                 }
             },
+            Verdict::TwoRegimes { low_ns, high_ns } => format!(
+                "two regimes: {} / {}",
+                format_ns(low_ns),
+                format_ns(high_ns)
+            ),
             Verdict::Untested => "untested".into(),
             Verdict::NotComparable {
                 check,
@@ -54,6 +56,37 @@ impl Verdict {
                 format_ns(first_ns)
             ),
         }
+    }
+}
+
+impl Against {
+    /// The verdict's label, with the set its p-value was adjusted within and, beside a
+    /// "same", the smallest change this comparison would have called:
+    /// `same (p 0.571); adjusted within 108 sweep points of its probe; would have caught
+    /// ±4.2%`.
+    pub(crate) fn label(&self, threshold: f64) -> String {
+        let mut label = self.verdict.label(threshold);
+        let said_its_set = matches!(
+            self.verdict,
+            Verdict::Same {
+                why: SameBecause::Chance { .. },
+                ..
+            }
+        );
+        if let Some(within) = self.tested_within
+            && self.verdict.p().is_some()
+            && !said_its_set
+        {
+            let _ = write!(label, "; adjusted within {within}");
+        }
+        if let (Verdict::Same { .. }, Some(share)) = (self.verdict, self.detectable) {
+            let _ = write!(
+                label,
+                "; would have caught ±{}%",
+                format_percent_rounded(share)
+            );
+        }
+        label
     }
 }
 
@@ -79,15 +112,15 @@ impl Comparison {
                     self.runs_per_side[0]
                 ),
                 RunToRun::Estimated {
-                    scatter,
+                    inflation,
                     results,
                     families,
                 } => format!(
                     "{label} against {first}: one run a side; each result's rounds show how \
-                     far it moves within a run, and how far its family's results moved \
-                     between the two runs is taken as the noise between runs besides ({}); \
-                     several runs a side measure it instead",
-                    family_scatter(*scatter, *results, families)
+                     far it moves within a run, and its noise is that, widened by how far \
+                     results moved between the two runs beyond their rounds ({}); several \
+                     runs a side measure it instead",
+                    family_inflation(*inflation, *results, families)
                 ),
                 RunToRun::Unknown => format!(
                     "{label} against {first}: one run a side and fewer than \
@@ -111,6 +144,9 @@ impl Comparison {
                     "{label} against {first}: {} slower, {} faster, {} same",
                     t.slower, t.faster, t.same
                 );
+                if t.two_regimes > 0 {
+                    let _ = write!(line, ", {} in two regimes", t.two_regimes);
+                }
                 if t.untested > 0 {
                     let _ = write!(line, ", {} untested", t.untested);
                 }
@@ -222,7 +258,7 @@ fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
                 Some(a) => {
                     row.push(format_figure(a.median_ns, a.spread));
                     row.push(format_ratio(a.ratio));
-                    row.push(a.verdict.label(comparison.threshold));
+                    row.push(a.label(comparison.threshold));
                 }
                 None => row.extend(["—".to_string(), String::new(), "not in this run".into()]),
             }
@@ -264,9 +300,9 @@ pub(super) fn footnote(threshold: f64) -> String {
 
 /// How far results moved between two runs, one standard deviation: `±3.2% for mem.latency,
 /// ±16% for file.write, ±7.1% for the rest (642 results)`.
-fn family_scatter(scatter: f64, results: usize, families: &[(String, f64)]) -> String {
+fn family_inflation(inflation: f64, results: usize, families: &[(String, f64)]) -> String {
     let mut parts: Vec<String> = (families.iter())
-        .map(|(family, sd)| format!("±{}% for {family}", format_percent_rounded(*sd)))
+        .map(|(family, factor)| format!("×{factor:.1} for {family}"))
         .collect();
     let rest = if families.is_empty() {
         "all"
@@ -274,8 +310,8 @@ fn family_scatter(scatter: f64, results: usize, families: &[(String, f64)]) -> S
         "the rest"
     };
     parts.push(format!(
-        "±{}% for {rest} ({results} results in all), one standard deviation",
-        format_percent_rounded(scatter)
+        "×{inflation:.1} for {rest} ({results} results in all), on each result's standard \
+         deviation"
     ));
     parts.join(", ")
 }
@@ -403,6 +439,8 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
         "ratio",
         "p",
         "difference",
+        "detectable",
+        "tested_within",
     ];
     writer
         .write_record(header)
@@ -423,6 +461,9 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
                         .p()
                         .map_or_else(String::new, |p| format!("{p:.3e}")),
                     a.verdict.word().to_string(),
+                    a.detectable.map_or_else(String::new, |d| d.to_string()),
+                    a.tested_within
+                        .map_or_else(|| "alone".to_string(), |w| w.to_string()),
                 ],
                 None => [
                     crate::csv::text_cell(&result.name),
@@ -433,6 +474,8 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
                     String::new(),
                     String::new(),
                     "missing".to_string(),
+                    String::new(),
+                    String::new(),
                 ],
             };
             writer
@@ -453,6 +496,8 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
                 none(),
                 none(),
                 "new".to_string(),
+                none(),
+                none(),
             ];
             writer
                 .write_record(record)
@@ -500,6 +545,14 @@ fn json_results(comparison: &Comparison) -> Vec<Value> {
                         "ratio": a.ratio,
                         "p": a.verdict.p(),
                         "difference": a.verdict.word(),
+                        "interval": a.interval.map(|(low, high)| [low, high]),
+                        "detectable": a.detectable,
+                        "tested_within": a.tested_within
+                            .map_or_else(|| "alone".to_string(), |w| w.to_string()),
+                        "regimes_ns": match a.verdict {
+                            Verdict::TwoRegimes { low_ns, high_ns } => json!([low_ns, high_ns]),
+                            _ => Value::Null,
+                        },
                     }),
                     None => json!({ "run": label, "difference": "missing" }),
                 })
@@ -530,6 +583,7 @@ fn json_runs(comparison: &Comparison) -> Vec<Value> {
                 "same": t.same,
                 "untested": t.untested,
                 "not_comparable": t.not_comparable,
+                "two_regimes": t.two_regimes,
                 "missing": t.missing,
                 "new": t.new,
             })
@@ -542,16 +596,16 @@ fn json_noise(noise: &RunToRun) -> Value {
     match noise {
         RunToRun::Measured => json!({ "from": "runs" }),
         RunToRun::Estimated {
-            scatter,
+            inflation,
             results,
             families,
         } => {
             let families: serde_json::Map<String, Value> = (families.iter())
-                .map(|(family, sd)| (family.clone(), json!(sd)))
+                .map(|(family, factor)| (family.clone(), json!(factor)))
                 .collect();
             json!({
-                "from": "scatter",
-                "scatter": scatter,
+                "from": "rounds, widened by how far results moved between the runs",
+                "inflation": inflation,
                 "results": results,
                 "families": families,
             })

@@ -400,7 +400,11 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
     assert!(text.ends_with("1 only in A, 1 only in B\n"), "{text}");
     let csv = compare_csv(&comparison).unwrap();
     assert!(
-        csv.starts_with("benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference\n")
+        csv.starts_with(
+            "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference,\
+             detectable,tested_within\n"
+        ),
+        "{csv}"
     );
     assert!(csv.contains("x/regressed,A,B,"), "{csv}");
     assert!(csv.contains("x/single,A,B,5,,,,missing"), "{csv}");
@@ -416,6 +420,11 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
         .find(|r| r["name"] == "x/regressed")
         .unwrap();
     assert_eq!(regressed["against"][0]["difference"], "slower");
+    assert_eq!(regressed["against"][0]["tested_within"], "alone");
+    let steady = (json["results"].as_array().unwrap().iter())
+        .find(|r| r["name"] == "x/steady")
+        .unwrap();
+    assert!(steady["against"][0]["detectable"].as_f64().unwrap() >= DEFAULT_THRESHOLD);
 }
 
 #[test]
