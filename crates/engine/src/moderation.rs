@@ -150,7 +150,7 @@ fn upper_tail(statistic: f64, degrees: f64) -> f64 {
 }
 
 /// Student's quantile, the normal's where the degrees are unbounded or huge.
-pub fn quantile(p: f64, degrees: f64) -> f64 {
+fn quantile(p: f64, degrees: f64) -> f64 {
     if degrees.is_finite() && degrees < 1e6 {
         student_quantile(p, degrees)
     } else {

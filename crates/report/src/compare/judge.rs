@@ -32,7 +32,9 @@ use super::{
     ComparedResult, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE, SameBecause, TestedWithin,
     Tests, Verdict, family,
 };
-use latlab_engine::moderation::{LogDifference, Prior, Variance, pooled_variance, quantile};
+use latlab_engine::moderation::{
+    LogDifference, Prior, Variance, median_of_squared_t, pooled_variance,
+};
 use latlab_engine::stats::{benjamini_hochberg, median_in_place};
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
@@ -42,10 +44,6 @@ const REGIME_GAP: f64 = 0.05;
 const REGIME_SEPARATION: f64 = 4.0;
 /// How many times either cluster's own width the gap between two regimes must be.
 const REGIME_TIGHTNESS: f64 = 2.5;
-/// The `share` quantile of a squared t with `degrees` degrees of freedom (of F(1, d)).
-fn squared_t(share: f64, degrees: f64) -> f64 {
-    quantile(0.5 + share / 2.0, degrees).powi(2)
-}
 
 /// The fewest rounds of one side in which two regimes are told.
 const MIN_ROUNDS_FOR_REGIMES: usize = 6;
@@ -288,7 +286,7 @@ fn run_variances(
             if t.one_run_a_side() {
                 let (difference, scale) = t.difference()?;
                 let centred = difference - median_move.unwrap_or(0.0);
-                let unit = within.value * scale * squared_t(0.5, within.degrees);
+                let unit = within.value * scale * median_of_squared_t(within.degrees);
                 Some(centred.powi(2) / unit)
             } else {
                 let between = t.between.filter(|b| b.value > 0.0)?;
