@@ -47,7 +47,6 @@ pub mod stats;
 pub mod tails;
 pub mod units;
 mod usage;
-pub mod welch;
 
 pub use clock::{Clock, ClockInfo, ClockKind};
 pub use config::{Config, Interrupted, MIN_SAMPLES, Suite};

@@ -108,7 +108,8 @@ impl Comparison {
             .map(|((noise, label), runs)| match noise {
                 RunToRun::Measured => format!(
                     "{label} against {first}: run-to-run noise measured on {} and {runs} \
-                     runs (Welch's t on each result's run medians, 95%)",
+                     runs (each result's run medians, pooled with what its rounds and its \
+                     set's predict, 95%)",
                     self.runs_per_side[0]
                 ),
                 RunToRun::Estimated {
