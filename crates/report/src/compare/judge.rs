@@ -24,9 +24,9 @@
 //!   noisy enough to move 3% between runs is not called 2.5% slower by chance one time in
 //!   twenty, and two runs of one binary stay "same".
 //! - **Two regimes.** A side whose rounds (six or more, of all its runs) split into two
-//!   clusters of two or more, apart by more than 5% and four times its set's noise within
-//!   a run, and each cluster 2.5 times tighter than the gap, runs in two regimes: said,
-//!   and not judged.
+//!   clusters of two or more, apart by more than 5% and four times the typical noise
+//!   within a run, and each cluster 2.5 times tighter than the gap, runs in two regimes:
+//!   said, and not judged.
 
 use super::{
     ComparedResult, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE, SameBecause, TestedWithin,
@@ -39,8 +39,8 @@ use latlab_engine::stats::{benjamini_hochberg, median_in_place};
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
 const REGIME_GAP: f64 = 0.05;
-/// How many times the set's standard deviation within a run the gap between two regimes
-/// must be.
+/// How many times the typical standard deviation within a run (the median over the
+/// results compared) the gap between two regimes must be.
 const REGIME_SEPARATION: f64 = 4.0;
 /// How many times either cluster's own width the gap between two regimes must be.
 const REGIME_TIGHTNESS: f64 = 2.5;
@@ -54,7 +54,8 @@ struct Tested<'t> {
     tests: &'t Tests,
     /// The set whose variances form its prior: its probe, and whether it is a sweep point.
     set: (String, bool),
-    /// The variance of its rounds within a run, pooled over every run of both sides.
+    /// The variance of its rounds within a run, over every run of both sides, less each
+    /// run's level and each round's ([`round_noise`]).
     within: Option<Variance>,
     /// The variance of its runs' figures within each side, where a side has several.
     between: Option<Variance>,
@@ -474,7 +475,7 @@ fn past_threshold(d: &LogDifference, threshold: f64) -> bool {
 
 /// The two regimes `logs` (one side's rounds, of all its runs, in logarithms) fall into, as
 /// the logarithms of each cluster's median: the largest gap between neighbours, wider than
-/// [`REGIME_GAP`], [`REGIME_SEPARATION`] times the set's standard deviation within a run
+/// [`REGIME_GAP`], [`REGIME_SEPARATION`] times the typical standard deviation within a run
 /// `typical_sd` and [`REGIME_TIGHTNESS`] times either cluster's own width, with at least two
 /// rounds in each cluster. Three rounds cannot tell two regimes from noise (two of three lie close
 /// together by chance often enough), so fewer than [`MIN_ROUNDS_FOR_REGIMES`] are never
