@@ -48,6 +48,20 @@ pub(crate) struct Measured {
     pub allocations: Option<Allocations>,
 }
 
+impl Measured {
+    /// How `result` (the longer body's, or a slow call's) was sampled: its turns and
+    /// samples, its call's cost, and its allocations where they were counted as sampled.
+    fn of(result: &BenchResult, cost: Cost, allocations: Option<Allocations>) -> Measured {
+        Measured {
+            turns: result.iterations,
+            #[cfg(feature = "profile")]
+            rounds: result.samples_ns.len(),
+            cost,
+            allocations,
+        }
+    }
+}
+
 /// A benchmark that could not be measured, and why.
 pub(crate) struct Failure {
     pub name: String,
@@ -310,13 +324,7 @@ impl Session {
                 let Some(direct) = bodies_results.next() else {
                     break;
                 };
-                let how = Measured {
-                    turns: direct.iterations,
-                    #[cfg(feature = "profile")]
-                    rounds: direct.samples_ns.len(),
-                    cost,
-                    allocations: None,
-                };
+                let how = Measured::of(&direct, cost, None);
                 measured.push((
                     direct.with_parameter(key::CALLS_PER_TURN, &[1usize][..]),
                     how,
@@ -326,13 +334,7 @@ impl Session {
             let (Some(short), Some(long)) = (bodies_results.next(), bodies_results.next()) else {
                 break;
             };
-            let how = Measured {
-                turns: long.iterations,
-                #[cfg(feature = "profile")]
-                rounds: long.samples_ns.len(),
-                cost,
-                allocations: None,
-            };
+            let how = Measured::of(&long, cost, None);
             let slope = self
                 .runner
                 .slope((short_calls, short), (long_calls, long))
@@ -392,13 +394,7 @@ impl Session {
             .into_iter()
             .zip(&counted)
             .map(|(result, counted)| {
-                let how = Measured {
-                    turns: result.iterations,
-                    #[cfg(feature = "profile")]
-                    rounds: result.samples_ns.len(),
-                    cost: Cost::Slow,
-                    allocations: counted.per_call(),
-                };
+                let how = Measured::of(&result, Cost::Slow, counted.per_call());
                 (
                     result.with_parameter(key::CALLS_PER_TURN, &[1usize][..]),
                     how,

@@ -138,12 +138,7 @@ impl Runner {
         bodies: &mut [&mut dyn LoopBody],
     ) -> Result<Vec<BenchResult>, Interrupted> {
         assert_eq!(subjects.len(), bodies.len(), "one subject per body");
-        let limits = self.limits();
-        limits.check()?;
-        let names: Vec<&str> = subjects.iter().map(|(name, _)| *name).collect();
-        if let Some(first) = names.first() {
-            self.announce(first);
-        }
+        let (limits, names) = self.begin_sampling(subjects)?;
         let runs = self.host.timer().sample_loops(&names, bodies, &limits)?;
         Ok(self.loop_results(subjects, runs))
     }
@@ -159,15 +154,25 @@ impl Runner {
     ) -> Result<Vec<BenchResult>, Interrupted> {
         assert_eq!(subjects.len(), bodies.len(), "one subject per body");
         assert_eq!(first_ns.len(), bodies.len(), "one first call per body");
+        let (limits, names) = self.begin_sampling(subjects)?;
+        let timer = self.host.timer();
+        let runs = timer.sample_slow_loops(&names, bodies, first_ns, &limits)?;
+        Ok(self.loop_results(subjects, runs))
+    }
+
+    /// The limits of bodies about to be sampled (none when the run was already stopped),
+    /// their names, and the first announced to the listener.
+    fn begin_sampling<'s>(
+        &self,
+        subjects: &[(&'s str, &str)],
+    ) -> Result<(Limits<'_>, Vec<&'s str>), Interrupted> {
         let limits = self.limits();
         limits.check()?;
         let names: Vec<&str> = subjects.iter().map(|(name, _)| *name).collect();
         if let Some(first) = names.first() {
             self.announce(first);
         }
-        let timer = self.host.timer();
-        let runs = timer.sample_slow_loops(&names, bodies, first_ns, &limits)?;
-        Ok(self.loop_results(subjects, runs))
+        Ok((limits, names))
     }
 
     /// One result per sampled loop, `subjects[i]` its `(name, method)`.
