@@ -167,6 +167,10 @@ impl LoopBody for Counted<'_> {
     fn operations(&self) -> u64 {
         self.body.operations()
     }
+
+    fn untimed_cpu_ns(&self) -> u64 {
+        self.body.untimed_cpu_ns()
+    }
 }
 
 /// Allocations and bytes asked for in the timed regions `f` runs.

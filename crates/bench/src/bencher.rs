@@ -279,9 +279,9 @@ impl<S> WithInputs<'_, '_, S> {
         let WithInputs { mut bencher, setup } = self;
         let chain = bencher.chain.take().expect("a Bencher is used once");
         let state = RefCell::new((setup, f));
-        let mut one = Values::<S, F, 1>(&state);
-        let mut four = Values::<S, F, 4>(&state);
-        let mut sixteen = Values::<S, F, 16>(&state);
+        let mut one = Values::<S, F, 1>::new(&state);
+        let mut four = Values::<S, F, 4>::new(&state);
+        let mut sixteen = Values::<S, F, 16>::new(&state);
         chain.measure_with(&mut one, &mut four, &mut sixteen);
     }
 
@@ -294,9 +294,9 @@ impl<S> WithInputs<'_, '_, S> {
         let WithInputs { mut bencher, setup } = self;
         let chain = bencher.chain.take().expect("a Bencher is used once");
         let state = RefCell::new((setup, f));
-        let mut one = Refs::<S, F, 1>(&state);
-        let mut four = Refs::<S, F, 4>(&state);
-        let mut sixteen = Refs::<S, F, 16>(&state);
+        let mut one = Refs::<S, F, 1>::new(&state);
+        let mut four = Refs::<S, F, 4>::new(&state);
+        let mut sixteen = Refs::<S, F, 16>::new(&state);
         chain.measure_with(&mut one, &mut four, &mut sixteen);
     }
 }

@@ -191,20 +191,34 @@ pub fn on_cpu(wall: &[f64], cpu: &[f64]) -> Vec<f64> {
 }
 
 /// Whether the benchmark measured anything beyond the empty loop. `bench` and `empty` are
-/// per-iteration times of samples taken in pairs. The work is judged optimised away when the
-/// 95% confidence interval of the median paired difference reaches zero, when that median is
-/// below [`OPTIMISED_AWAY_SHARE`] of the empty loop's cost, or when the work in a whole sample
-/// is below one clock resolution.
+/// per-iteration times of samples taken in pairs. The work is judged optimised away only
+/// when both of these find it indistinguishable from the empty loop:
+///
+/// - the pairs: the 95% confidence interval of the median paired difference reaches zero,
+///   or that median is below [`OPTIMISED_AWAY_SHARE`] of the empty loop's cost, or the work
+///   in a whole sample is below one clock resolution;
+/// - the fastest samples: the benchmark's fastest is not slower than the empty loop's
+///   fastest by that share and one clock resolution a sample.
+///
+/// Preemption only ever lengthens a sample. Two preempted samples of the empty loop among
+/// ten widen the pairs' interval to zero, however long the work (a sort of 1,000 numbers
+/// was called optimised away so beside a busy neighbour); they cannot make the work's
+/// fastest sample as fast as the empty loop's.
 pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64) -> Verdict {
     let differences: Vec<f64> = bench.iter().zip(empty).map(|(b, e)| b - e).collect();
     let Some(difference) = Summary::of(&differences) else {
         return Verdict::OptimisedAway;
     };
     let overhead = median_in_place(&mut empty.to_vec());
-    let indistinguishable = difference.median_ci95[0] <= 0.0
+    let resolution_per_iteration = resolution_ns / iterations as f64;
+    let pairs_alike = difference.median_ci95[0] <= 0.0
         || difference.median < OPTIMISED_AWAY_SHARE * overhead
-        || difference.median * (iterations as f64) < resolution_ns;
-    if indistinguishable {
+        || difference.median < resolution_per_iteration;
+    let fastest = |samples: &[f64]| samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let (bench_fastest, empty_fastest) = (fastest(bench), fastest(empty));
+    let fastest_alike = bench_fastest - empty_fastest
+        < (OPTIMISED_AWAY_SHARE * empty_fastest).max(resolution_per_iteration);
+    if pairs_alike && fastest_alike {
         Verdict::OptimisedAway
     } else {
         Verdict::Measured
@@ -518,6 +532,24 @@ mod tests {
     #[test]
     fn one_extra_cycle_is_measured() {
         assert_eq!(judged(|e| e + 0.40), Verdict::Measured);
+    }
+
+    #[test]
+    fn preempted_samples_of_the_empty_loop_never_hide_real_work() {
+        // A call of 400 ns beside an empty loop of 0.4 ns, three of ten empty samples
+        // preempted for as long as the work takes: the pairs alone cannot tell them apart.
+        let empty: Vec<f64> = (wobble(0.40, 10).into_iter().enumerate())
+            .map(|(i, e)| if i % 3 == 0 { e + 2000.0 } else { e })
+            .collect();
+        let bench: Vec<f64> = wobble(400.0, 10);
+        assert_eq!(verdict(&bench, &empty, 1 << 12, 10.0), Verdict::Measured);
+        // The same preemption beside a body that does nothing leaves it optimised away.
+        let mut nothing = wobble(0.40, 10);
+        nothing.rotate_left(1);
+        assert_eq!(
+            verdict(&nothing, &empty, 1 << 12, 10.0),
+            Verdict::OptimisedAway
+        );
     }
 
     #[test]

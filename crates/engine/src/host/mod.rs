@@ -173,6 +173,16 @@ pub trait LoopBody {
     fn operations(&self) -> u64 {
         1
     }
+
+    /// The CPU time, in nanoseconds, that the last [`LoopBody::time`] or
+    /// [`LoopBody::time_empty`] spent outside the regions it timed (making a batch's inputs,
+    /// dropping its outputs). The timer takes it from the sample's CPU time, so that CPU time
+    /// and wall time cover the same work: a sample of an empty loop whose inputs take a
+    /// microsecond each to make must not read as a microsecond a call on the CPU. 0 for a
+    /// body timed whole.
+    fn untimed_cpu_ns(&self) -> u64 {
+        0
+    }
 }
 
 /// A closure that performs `operations` operations per call (1 for most benchmarks, the

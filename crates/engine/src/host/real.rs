@@ -248,15 +248,23 @@ impl RealTimer {
     }
 
     /// Doubles the iteration count until one sample lasts at least the target time and
-    /// [`RESOLUTIONS_PER_SAMPLE`] clock resolutions.
+    /// [`RESOLUTIONS_PER_SAMPLE`] clock resolutions, or until the whole call (its untimed
+    /// work too: a batch's inputs made, its outputs dropped) lasts that long. A cheap body
+    /// whose inputs cost a microsecond each to make would otherwise make millions of them
+    /// for every sample, and one benchmark run for minutes past its budget.
     fn calibrate(&self, body: &mut dyn LoopBody, limits: &Limits) -> Result<u64, Interrupted> {
         let threshold_ns = (limits.config.target_sample_time.as_nanos() as f64)
             .max(RESOLUTIONS_PER_SAMPLE * self.clock.info().resolution_ns);
         let mut iterations = 1;
         loop {
             limits.check()?;
+            let call = Instant::now();
             let elapsed_ns = self.clock.ticks_to_ns(body.time(&self.clock, iterations));
-            if elapsed_ns >= threshold_ns || iterations >= MAX_ITERATIONS {
+            let whole_ns = call.elapsed().as_nanos() as f64;
+            if elapsed_ns >= threshold_ns
+                || whole_ns >= threshold_ns
+                || iterations >= MAX_ITERATIONS
+            {
                 return Ok(iterations);
             }
             iterations *= 2;
@@ -336,7 +344,8 @@ impl RealTimer {
             } else {
                 body.time(&self.clock, iterations)
             };
-            let cpu_ns = thread_cpu_ns().saturating_sub(cpu_before) as f64;
+            let cpu_ns = (thread_cpu_ns().saturating_sub(cpu_before))
+                .saturating_sub(body.untimed_cpu_ns()) as f64;
             (self.clock.ticks_to_ns(ticks), cpu_ns)
         };
         if empty_first {
