@@ -3,7 +3,7 @@
 //! This binary is the command line and glue only: `cli` parses, `plan` validates every
 //! subcommand into a plan (every refusal happens there), and `main` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
-//! the exporters (crates/report); `results_files` renders `report` and `compare` from
+//! the exporters (crates/report), and `runs` makes several runs of it; `results_files` renders `report` and `compare` from
 //! results files; `list` and `env_report` print the registry and the environment;
 //! `shell_docs` generates completions and man pages from `cli`.
 
@@ -16,6 +16,7 @@ mod plan;
 mod progress;
 mod results_files;
 mod run;
+mod runs;
 mod shell_docs;
 mod terminal;
 
@@ -83,9 +84,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs a plan of probes, Ctrl-C, SIGTERM and SIGHUP stopping it cleanly.
+/// Runs a plan of probes (once, or `--runs` times, each run a process of its own),
+/// Ctrl-C, SIGTERM and SIGHUP stopping it cleanly.
 fn run_probes(plan: plan::RunPlan) -> anyhow::Result<ExitCode> {
-    run::execute(plan, StopSignals::install()?)
+    if plan.runs > 1 {
+        runs::execute(plan, StopSignals::install()?)
+    } else {
+        run::execute(plan, StopSignals::install()?)
+    }
 }
 
 /// Help and version go to standard output with status 0; errors become one line on standard

@@ -1,7 +1,7 @@
 //! Executes a plan: take the machine-wide lock, apply the controls, run each probe, and
 //! rewrite every file output after each probe so that a crash or Ctrl-C loses nothing.
 
-use crate::plan::RunPlan;
+use crate::plan::{RunPlan, SavedAs};
 use crate::progress::Progress;
 use anyhow::Context;
 use latlab_engine::analysis::moved_between;
@@ -60,14 +60,16 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     write_rewritable(&plan, &record, &mut unwritten);
     let (plots, report) = write_page_and_plots(&plan, &record, &mut unwritten);
     write_once_and_table(&plan, &record, &mut unwritten)?;
-    if let Some((name, path)) = &plan.save_baseline {
-        let saved = save_baseline(path, &record);
+    if let Some(saved_as) = &plan.save_baseline {
+        let path = &saved_as.file;
+        let saved = save_baseline(saved_as, std::slice::from_ref(&record));
         if unwritten.note(&path.display().to_string(), saved).is_some() {
-            latlab_front::say!("baseline {name}: {}", path.display());
+            latlab_front::say!("baseline {}: {}", saved_as.name, path.display());
         }
     }
     if let Some((name, baseline)) = &plan.baseline {
-        print_against_baseline(&plan, name, baseline, &record)?;
+        let these = Side::one("this run", record.clone());
+        print_against_baseline(&plan, name, baseline, these)?;
     }
     say_what_was_written(&plan, &unwritten, report.as_deref(), &plots);
     if !results_kept(&plan, &unwritten)
@@ -535,31 +537,54 @@ fn describe_files(paths: &[std::path::PathBuf]) -> String {
     }
 }
 
-/// Keeps the run as a baseline in `path`, making its directory if need be.
-fn save_baseline(path: &std::path::Path, record: &RunRecord) -> Result<(), ExportError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| ExportError::Write {
-            path: dir.display().to_string(),
-            source,
-        })?;
+/// Keeps one run as a baseline in `NAME.json`, or several in `NAME/run-K.json`, making
+/// the directories if need be; the other form of the same name goes, so that the name
+/// means these runs alone.
+pub fn save_baseline(saved_as: &SavedAs, records: &[RunRecord]) -> Result<(), ExportError> {
+    let failed = |path: &std::path::Path| {
+        let path = path.display().to_string();
+        move |source| ExportError::Write { path, source }
+    };
+    let dir = (saved_as.file.parent()).expect("a baseline file is in the baselines directory");
+    std::fs::create_dir_all(dir).map_err(failed(dir))?;
+    if let [record] = records {
+        write_output(
+            &OutputTarget::Replaced(saved_as.file.clone()),
+            &JsonExporter.render(record)?,
+        )?;
+        if saved_as.dir.is_dir() {
+            std::fs::remove_dir_all(&saved_as.dir).map_err(failed(&saved_as.dir))?;
+        }
+        return Ok(());
     }
-    write_output(
-        &OutputTarget::Replaced(path.to_path_buf()),
-        &JsonExporter.render(record)?,
-    )
+    std::fs::create_dir_all(&saved_as.dir).map_err(failed(&saved_as.dir))?;
+    for stale in crate::plan::baseline_runs(&saved_as.dir) {
+        std::fs::remove_file(&stale).map_err(failed(&stale))?;
+    }
+    for (k, record) in records.iter().enumerate() {
+        let path = saved_as.dir.join(format!("run-{}.json", k + 1));
+        write_output(&OutputTarget::Replaced(path), &JsonExporter.render(record)?)?;
+    }
+    if saved_as.file.exists() {
+        std::fs::remove_file(&saved_as.file).map_err(failed(&saved_as.file))?;
+    }
+    Ok(())
 }
 
-/// The comparison of this run with a saved baseline, where the table went: in full, or its
-/// summary alone when the run is quiet.
-fn print_against_baseline(
+/// The comparison of `these` runs with a saved baseline, where the table went: in full, or
+/// its summary alone when the run is quiet.
+pub fn print_against_baseline(
     plan: &RunPlan,
     name: &str,
-    baseline: &RunRecord,
-    record: &RunRecord,
+    baseline: &[RunRecord],
+    these: Side,
 ) -> anyhow::Result<()> {
     let sides = [
-        Side::one(name, baseline.clone()),
-        Side::one("this run", record.clone()),
+        Side {
+            label: name.to_string(),
+            runs: baseline.to_vec(),
+        },
+        these,
     ];
     let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
     let text = match plan.terminal.detail {

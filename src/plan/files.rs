@@ -311,7 +311,9 @@ fn check_compare_outputs(outputs: &[(&str, &Option<String>)]) -> Result<(), Usag
 
 /// The results files of one side of a comparison: the file named, or, for a directory,
 /// the runs in it: each `*.json` directly in it and each `*/results.json` one level down
-/// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order.
+/// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order. A directory that
+/// `--runs` wrote into is its runs alone (`run-K/results.json`): the results directory of
+/// a single run before them, its own `results.json`, is not one of them.
 fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
@@ -352,8 +354,22 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
             path.display()
         )));
     }
+    if files.iter().any(|file| is_numbered_run(file)) {
+        files.retain(|file| is_numbered_run(file));
+    }
     files.sort();
     Ok(files)
+}
+
+/// Whether a results file is that of a run of `--runs`: `run-K/results.json`.
+fn is_numbered_run(file: &Path) -> bool {
+    (file
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str()))
+    .and_then(|name| name.strip_prefix("run-"))
+    .is_some_and(|k| k.parse::<usize>().is_ok())
+        && file.ends_with("results.json")
 }
 
 /// The distinct runs among `loaded` (read from `files`), with the files they came from: a

@@ -14,6 +14,7 @@ use crate::terminal::{Stream, terminal};
 use latlab_engine::isolation::DirectoryLock;
 use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
+use latlab_front::RunOf;
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
@@ -94,8 +95,11 @@ pub struct RunPlan {
     pub terminal: Terminal,
     /// `--baseline`: its name and the run saved under it, to compare this run with.
     pub baseline: Option<Baseline>,
-    /// `--save-baseline`: its name and the file this run is kept in.
+    /// `--save-baseline`: its name and where this run (or these runs) are kept.
     pub save_baseline: Option<SavedAs>,
+    /// `--runs`: how many runs, each a process of its own; 1 for one run, and for each run a
+    /// `--runs` command starts.
+    pub runs: usize,
 }
 
 /// Where a results directory keeps its baselines.
@@ -103,17 +107,48 @@ fn baselines_dir(results_dir: &Path) -> PathBuf {
     results_dir.join("baselines")
 }
 
-/// The run saved as baseline `name` under `results_dir`, or why there is none.
-fn load_baseline(results_dir: &Path, name: &str) -> Result<RunRecord, UsageError> {
-    let path = baselines_dir(results_dir).join(format!("{name}.json"));
-    if !path.exists() {
+/// The runs saved as baseline `name` under `results_dir` (`NAME.json`, one run, or
+/// `NAME/run-*.json`, the runs of a `--runs` command), or why there are none.
+fn load_baseline(results_dir: &Path, name: &str) -> Result<Vec<RunRecord>, UsageError> {
+    let file = baselines_dir(results_dir).join(format!("{name}.json"));
+    let runs = baselines_dir(results_dir).join(name);
+    let paths = if runs.is_dir() {
+        baseline_runs(&runs)
+    } else if file.exists() {
+        vec![file]
+    } else {
+        Vec::new()
+    };
+    if paths.is_empty() {
         return Err(UsageError(format!(
             "no baseline named {name} in {}; save one with --save-baseline {name}",
             baselines_dir(results_dir).display()
         )));
     }
-    latlab_report::load::load_run(&path)
-        .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
+    (paths.iter())
+        .map(|path| {
+            latlab_report::load::load_run(path)
+                .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
+        })
+        .collect()
+}
+
+/// The runs kept in a baseline directory: its `run-K.json`, in the order of K.
+pub fn baseline_runs(dir: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<(usize, PathBuf)> = (std::fs::read_dir(dir).into_iter().flatten())
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let k = name
+                .strip_prefix("run-")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()?;
+            Some((k, path))
+        })
+        .collect();
+    runs.sort();
+    runs.into_iter().map(|(_, path)| path).collect()
 }
 
 /// Memory a run needs for a largest working set of `size` bytes: the memcpy sweep's source
@@ -170,6 +205,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         deadline: args.deadline,
         trace_on_miss: args.trace_on_miss,
     };
+    let runs = runs(args)?;
     let outputs = outputs(args)?;
     let (baseline, save_baseline) = baselines(args)?;
     let table_stream = if outputs.uses_stdout() {
@@ -187,6 +223,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         terminal: terminal(&args.terminal, table_stream),
         baseline,
         save_baseline,
+        runs,
         outputs,
         memory,
         threads: ThreadOptions {
@@ -207,14 +244,26 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     })
 }
 
-/// A baseline's name and the run saved under it.
-pub type Baseline = (String, RunRecord);
-/// A baseline's name and the file a run is kept in under it.
-pub type SavedAs = (String, PathBuf);
+/// A baseline's name and the runs saved under it.
+pub type Baseline = (String, Vec<RunRecord>);
+
+/// Where a run, or the runs of a `--runs` command, are kept as a baseline.
+#[derive(Debug, Clone)]
+pub struct SavedAs {
+    pub name: String,
+    /// `NAME.json`, for one run.
+    pub file: PathBuf,
+    /// `NAME/`, holding `run-K.json`, for several.
+    pub dir: PathBuf,
+}
 
 /// The baseline to compare the run with, loaded, and where to keep the run as one: both in
-/// the results directory's `baselines/`.
+/// the results directory's `baselines/`. A run started by a `--runs` command has neither:
+/// the command compares and keeps its runs together.
 fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), UsageError> {
+    if RunOf::of_this_process().is_some() {
+        return Ok((None, None));
+    }
     let results_dir = args
         .out
         .clone()
@@ -222,13 +271,73 @@ fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), Usag
     let baseline = (args.baselines.baseline.as_deref())
         .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
         .transpose()?;
-    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| {
-        (
-            name.to_string(),
-            baselines_dir(&results_dir).join(format!("{name}.json")),
-        )
+    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| SavedAs {
+        name: name.to_string(),
+        file: baselines_dir(&results_dir).join(format!("{name}.json")),
+        dir: baselines_dir(&results_dir).join(name),
     });
     Ok((baseline, save_baseline))
+}
+
+/// The directory a run writes into: `--out` (or `latlab-results`), and in it `run-K` for
+/// run K of a `--runs` command.
+fn results_dir(args: &RunArgs) -> PathBuf {
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    match RunOf::of_this_process() {
+        Some(of) => dir.join(of.name()),
+        None => dir,
+    }
+}
+
+/// The runs of a `--runs` command (1 for a plain run, and for each run it starts): refused
+/// with outputs every run would write over (`--json FILE`, `--csv`, `--markdown`), and
+/// where the results directory holds `run-K` beyond `run-N` from an earlier command, which
+/// `latlab compare DIR` would count as runs of this side.
+fn runs(args: &RunArgs) -> Result<usize, UsageError> {
+    let runs = args.sampling.runs;
+    if runs == 1 || RunOf::of_this_process().is_some() {
+        return Ok(1);
+    }
+    let tables = &args.tables;
+    for (flag, output) in [
+        ("--json", &tables.json),
+        ("--csv", &tables.csv),
+        ("--markdown", &tables.markdown),
+    ] {
+        if let Some(output) = output {
+            return Err(UsageError(format!(
+                "{flag} {output} with --runs {runs}: each run would write over the last; each \
+                 run's results.json is in its own directory (run-1 ... run-{runs}), leave \
+                 {flag} out"
+            )));
+        }
+    }
+    // Runs of an earlier command of more runs, which `latlab compare DIR` would count.
+    let dir = results_dir(args);
+    let others: Vec<String> = (std::fs::read_dir(&dir).into_iter().flatten())
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.to_string();
+            let k: usize = name.strip_prefix("run-")?.parse().ok()?;
+            (k > runs && path.join("results.json").exists()).then_some((k, name))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    if !others.is_empty() {
+        return Err(UsageError(format!(
+            "--out {} holds runs of an earlier command ({}), which `latlab compare {}` would \
+             count among these {runs}: remove them, or give --runs a directory of its own",
+            dir.display(),
+            others.join(", "),
+            dir.display()
+        )));
+    }
+    Ok(runs)
 }
 
 /// What a run needs beyond its working sets, measured: the process, its tables, the page
@@ -400,10 +509,7 @@ fn check_pairs(host: &dyn Host, pairs: usize) -> Result<usize, UsageError> {
 const DEFAULT_RESULTS_DIR: &str = "latlab-results";
 
 fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
-    let results_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
+    let results_dir = results_dir(args);
     check_out_dir(&results_dir)?;
     let directory_lock = DirectoryLock::take(&results_dir).map_err(|why| {
         UsageError(format!(

@@ -406,3 +406,84 @@ fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
         assert!(!dir.path().join(path).exists());
     }
 }
+
+/// `--runs N`: N runs, each a process of its own, into run-1 ... run-N of the results
+/// directory; kept together as one baseline, compared with one together, and compared as
+/// a directory of runs by `latlab compare` (the single run's results.json before them
+/// left out). Outputs every run would write over, and runs of an earlier command of more
+/// runs, which a comparison would count, are refused.
+#[test]
+fn several_runs_as_one_command_are_kept_and_compared_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let output = latlab(dir.path())
+            .args(["run", "--synthetic", "--only", "cpu.call", "-q"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.code().unwrap(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (status, _, stderr) = run(&["--out", "res", "--save-baseline", "main"]);
+    assert_eq!(status, 0, "{stderr}");
+    let (status, _, stderr) = run(&["--out", "res", "--runs", "3", "--save-baseline", "main"]);
+    assert_eq!(status, 0, "{stderr}");
+    for k in 1..=3 {
+        assert!(stderr.contains(&format!("latlab: run {k} of 3, into res/run-{k}\n")));
+        let runs = dir.path().join("res/baselines/main");
+        assert!(runs.join(format!("run-{k}.json")).is_file(), "{stderr}");
+        let results = std::fs::read(dir.path().join(format!("res/run-{k}/results.json")));
+        assert!(results.is_ok(), "run {k}: {stderr}");
+    }
+    // The runs replace the single run kept under the name.
+    assert!(!dir.path().join("res/baselines/main.json").exists());
+    assert!(
+        stderr.contains("baseline main: res/baselines/main\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(
+            "latlab: 3 runs in res/run-1 ... run-3; `latlab compare res OTHER` compares them \
+             with another directory of runs\n"
+        ),
+        "{stderr}"
+    );
+    let (status, stdout, stderr) = run(&["--out", "res", "--runs", "2", "--baseline", "main"]);
+    assert_eq!(status, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: --out res holds runs of an earlier command (run-3), which `latlab compare res`"
+        ),
+        "{stderr}"
+    );
+    let (status, stdout, stderr) = run(&["--out", "res", "--runs", "3", "--baseline", "main"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stdout.ends_with("these 3 runs against main: 0 slower, 0 faster, 1 same\n"),
+        "{stdout}"
+    );
+    let (status, _, stderr) = run(&["--out", "other", "--runs", "2", "--json", "x.json"]);
+    assert_eq!(status, 2);
+    assert!(
+        stderr.starts_with("error: --json x.json with --runs 2: each run would write over"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("other").exists());
+    let (status, _, stderr) = run(&["--out", "other", "--runs", "2"]);
+    assert_eq!(status, 0, "{stderr}");
+    let compared = latlab(dir.path())
+        .args(["compare", "res", "other"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(compared.stdout).unwrap();
+    assert_eq!(compared.status.code(), Some(0), "{stdout}");
+    // The synthetic machine's runs are alike, sample for sample, and counted once; what
+    // matters here is which files were read: the three runs, not the single run before.
+    for run in ["res/run-1/results.json", "res/run-3/results.json"] {
+        assert!(stdout.contains(run), "{stdout}");
+    }
+    assert!(!stdout.contains("res/results.json"), "{stdout}");
+}

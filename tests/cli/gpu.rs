@@ -16,12 +16,20 @@ use std::time::Duration;
 fn fake_driver_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
+        // In the profile these tests were built in (`cargo test --release` looks in
+        // target/release).
+        let profile: &[&str] = if cfg!(debug_assertions) {
+            &[]
+        } else {
+            &["--release"]
+        };
         let status = Command::new(env!("CARGO"))
             .args(["build", "--quiet", "-p", "latlab-fake-cuda"])
+            .args(profile)
             .status()
             .expect("cargo runs");
         assert!(status.success(), "the stand-in driver builds");
-        // The test binary is target/debug/deps/cli-…; the library is in target/debug.
+        // The test binary is target/PROFILE/deps/cli-…; the library is in target/PROFILE.
         let exe = std::env::current_exe().unwrap();
         let built = exe
             .parent()

@@ -24,6 +24,8 @@ pub(crate) struct Requested<'a> {
     /// The baseline to compare with, by name, and its runs, loaded before measuring so that
     /// a missing one is refused before anything is measured.
     compared: Option<(String, Vec<RunRecord>)>,
+    /// Whether the runs are kept as the baselines the options name.
+    keeps: bool,
 }
 
 impl<'a> Requested<'a> {
@@ -43,16 +45,36 @@ impl<'a> Requested<'a> {
             Some(name) => Some((name.clone(), load(&directory()?, name)?)),
             None => None,
         };
-        Ok(Requested { options, compared })
+        Ok(Requested {
+            options,
+            compared,
+            keeps: true,
+        })
     }
 
-    /// `text` followed by the comparison of `record` with the baseline, and the gate's
+    /// Nothing asked of baselines: what a run started by a `--runs` command is given, the
+    /// command keeping and comparing its runs together.
+    pub(crate) fn none(options: &'a Options) -> Requested<'a> {
+        Requested {
+            options,
+            compared: None,
+            keeps: false,
+        }
+    }
+
+    /// `text` followed by the comparison of `these` runs with the baseline, and the gate's
     /// verdict under `--fail-if-slower`; true when the gate finds a benchmark slower.
-    pub(crate) fn judged(&self, record: &RunRecord, mut text: String) -> (String, bool) {
+    pub(crate) fn judged(&self, these: Side, mut text: String) -> (String, bool) {
         let Some((name, runs)) = &self.compared else {
             return (text, false);
         };
-        let sides = sides(name, runs, record);
+        let sides = [
+            Side {
+                label: name.to_string(),
+                runs: runs.clone(),
+            },
+            these,
+        ];
         let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
         text.push_str(&format!("\nagainst the baseline {name}:\n"));
         text.push_str(&compare_text_with(
@@ -68,9 +90,13 @@ impl<'a> Requested<'a> {
         (text, gate.failed())
     }
 
-    /// Keeps `record` as the baselines `--save-baseline` and `--add-to-baseline` name; a
-    /// baseline that cannot be written is noted in `unwritten`.
-    pub(crate) fn save(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+    /// Keeps `records` (this run, or the runs of a `--runs` command) as the baselines
+    /// `--save-baseline` (these runs alone) and `--add-to-baseline` (these runs added) name;
+    /// a baseline that cannot be written is noted in `unwritten`.
+    pub(crate) fn save(&self, records: &[RunRecord], unwritten: &mut Unwritten) {
+        if !self.keeps {
+            return;
+        }
         for (name, add) in [
             (&self.options.baselines.save_baseline, false),
             (&self.options.add_to_baseline, true),
@@ -81,12 +107,39 @@ impl<'a> Requested<'a> {
                     path: "the baseline directory".into(),
                     source: std::io::Error::other(why),
                 })
-                .and_then(|root| save(&root, name, record, add));
-            if let Some(path) = unwritten.note(&format!("the baseline {name}"), saved) {
-                latlab_front::say!("baseline {name}: {}", path.display());
+                .and_then(|root| {
+                    let mut written = Vec::new();
+                    for (k, record) in records.iter().enumerate() {
+                        written.push(save(&root, name, record, add || k > 0)?);
+                    }
+                    Ok(written)
+                });
+            if let Some(paths) = unwritten.note(&format!("the baseline {name}"), saved) {
+                match paths.as_slice() {
+                    [path] => latlab_front::say!("baseline {name}: {}", path.display()),
+                    paths => latlab_front::say!(
+                        "baseline {name}: {} runs, in {}",
+                        paths.len(),
+                        paths[0].parent().map_or(Path::new(""), |d| d).display()
+                    ),
+                }
             }
         }
     }
+}
+
+/// Where the runs of the last `--runs` command are kept, `run-K.json` each:
+/// `latlab-runs/` in the target directory, beside the baselines.
+pub(crate) fn runs_directory() -> Result<PathBuf, String> {
+    let runs = directory()?.with_file_name("latlab-runs");
+    latlab_front::check_own_directory(&runs, false).map_err(|why| {
+        format!(
+            "{} {why}; runs are kept only in the user's own directories: remove it, or set \
+             CARGO_TARGET_DIR to another target directory",
+            runs.display()
+        )
+    })?;
+    Ok(runs)
 }
 
 /// Where baselines are kept: `latlab-baselines/` in the target directory (from
@@ -195,17 +248,6 @@ fn run_files(root: &Path, name: &str) -> Vec<PathBuf> {
         };
     }
     numbered.into_iter().map(|(_, path)| path).collect()
-}
-
-/// This run against the baseline: the two sides `latlab compare` would make of them.
-fn sides(name: &str, baseline: &[RunRecord], record: &RunRecord) -> Vec<Side> {
-    vec![
-        Side {
-            label: name.to_string(),
-            runs: baseline.to_vec(),
-        },
-        Side::one("this run", record.clone()),
-    ]
 }
 
 #[cfg(test)]

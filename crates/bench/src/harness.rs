@@ -12,7 +12,11 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, RealHost, Runner};
-use latlab_front::{Unwritten, help_width, take_lock, text_width};
+#[cfg(feature = "files")]
+use latlab_front::RunsEnded;
+use latlab_front::{RunOf, Unwritten, help_width, take_lock, text_width};
+#[cfg(feature = "files")]
+use latlab_report::compare::Side;
 use latlab_report::{
     Exporter, MarkdownExporter, OutputTarget, TableExporter, advice, write_output,
 };
@@ -123,14 +127,22 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         }
         return Ok(0);
     }
+    let run_of = RunOf::of_this_process();
     #[cfg(feature = "files")]
-    let baselines = crate::baselines::Requested::load(options).map_err(bad)?;
+    let baselines = match run_of {
+        Some(_) => crate::baselines::Requested::none(options),
+        None => crate::baselines::Requested::load(options).map_err(bad)?,
+    };
     if !options.bench {
         return Ok(run_once(selected));
     }
-    let outputs = Outputs::of(options);
+    let outputs = Outputs::of(options, run_of)?;
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     check_before_measuring(options, host.as_ref())?;
+    #[cfg(feature = "files")]
+    if options.sampling.runs > 1 && run_of.is_none() {
+        return repeat(options, &baselines);
+    }
     let mut notes = Vec::new();
     let mut config = config_of(options)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
@@ -182,16 +194,85 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
 
     let text = run_text(&record)?;
     #[cfg(feature = "files")]
-    let (text, regressed) = baselines.judged(&record, text);
+    let (text, regressed) = baselines.judged(Side::one("this run", record.clone()), text);
     #[cfg(not(feature = "files"))]
     let regressed = false;
     outputs.print_beside(&text);
     outputs.write(&record, &mut unwritten);
     #[cfg(feature = "files")]
-    baselines.save(&record, &mut unwritten);
+    baselines.save(std::slice::from_ref(&record), &mut unwritten);
     unwritten.report();
     let code = exit_code(&record, &outputs, &unwritten, &stop);
     Ok(if code == 0 && regressed { 1 } else { code })
+}
+
+/// `--runs N`: the run made N times, each a process of its own started after the last
+/// ended ([`latlab_front::run_again`]), each writing its results into `run-K.json` of the
+/// runs directory; then the runs compared with the baseline together (and gated), and kept
+/// as one together. The runs of an earlier command in that directory go first.
+#[cfg(feature = "files")]
+fn repeat(options: &Options, baselines: &crate::baselines::Requested) -> Result<i32, Stop> {
+    let runs = options.sampling.runs;
+    let dir = crate::baselines::runs_directory().map_err(|why| bad(format!("--runs: {why}")))?;
+    let cannot = |e: std::io::Error| bad(format!("--runs: {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir).map_err(cannot)?;
+    for entry in std::fs::read_dir(&dir).map_err(cannot)?.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("run-") && name.ends_with(".json") {
+            std::fs::remove_file(entry.path()).map_err(cannot)?;
+        }
+    }
+    let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
+    let ended = latlab_front::run_again(runs, &stop, |of| {
+        latlab_front::say!(
+            "run {} of {}, into {}",
+            of.run,
+            of.runs,
+            run_file(&dir, of).display()
+        );
+    })
+    .map_err(|e| bad(format!("--runs: cannot start a run: {e}")))?;
+    let failed = match ended {
+        RunsEnded::All { failed } => failed,
+        RunsEnded::Stopped { status, whole } => {
+            latlab_front::say!(
+                "stopped in run {} of {runs}; the {whole} whole run(s) before it and what it \
+                 measured are in {}",
+                whole + 1,
+                dir.display()
+            );
+            return Ok(i32::from(status));
+        }
+    };
+    let records = (1..=runs)
+        .map(|run| {
+            let path = run_file(&dir, RunOf { run, runs });
+            latlab_report::load::load_run(&path)
+                .map_err(|e| bad(format!("{}: {}", path.display(), e.0)))
+        })
+        .collect::<Result<Vec<RunRecord>, Stop>>()?;
+    let these = Side {
+        label: format!("these {runs} runs"),
+        runs: records.clone(),
+    };
+    let (text, regressed) = baselines.judged(these, String::new());
+    print_out(&text);
+    let mut unwritten = Unwritten::default();
+    baselines.save(&records, &mut unwritten);
+    unwritten.report();
+    latlab_front::say!(
+        "{runs} runs in {}/run-1.json ... run-{runs}.json; `latlab compare` compares that \
+         directory with another of runs",
+        dir.display()
+    );
+    Ok(i32::from(failed || regressed || !unwritten.is_empty()))
+}
+
+/// Where run `of` of a `--runs` command writes its results.
+#[cfg(feature = "files")]
+fn run_file(dir: &std::path::Path, of: RunOf) -> std::path::PathBuf {
+    dir.join(format!("{}.json", of.name()))
 }
 
 /// Refuses, before measuring, an option whose feature this build of the harness was built
@@ -218,6 +299,7 @@ fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
             files,
         ),
         ("--baseline", options.baselines.baseline.is_some(), files),
+        ("--runs", options.sampling.runs > 1, files),
     ];
     match asked
         .into_iter()
@@ -366,13 +448,15 @@ fn watch_for_stuck_sets(
              signal, and the run ended without it",
             crate::watchdog::GRACE.as_secs()
         ));
-        let outputs = Outputs::of(&options);
-        if let Ok(text) = run_text(&record) {
-            outputs.print_beside(&text);
+        // The same outputs as the run's, which were made from the same options.
+        if let Ok(outputs) = Outputs::of(&options, RunOf::of_this_process()) {
+            if let Ok(text) = run_text(&record) {
+                outputs.print_beside(&text);
+            }
+            let mut unwritten = Unwritten::default();
+            outputs.write(&record, &mut unwritten);
+            unwritten.report();
         }
-        let mut unwritten = Unwritten::default();
-        outputs.write(&record, &mut unwritten);
-        unwritten.report();
         latlab_front::say!(
             "interrupted: {running} did not come back within {} s of the signal; the results \
              measured before it are written",
@@ -549,8 +633,35 @@ struct Outputs {
 }
 
 impl Outputs {
-    fn of(options: &Options) -> Outputs {
+    /// The outputs the options name; for run `run_of` of a `--runs` command, its
+    /// `run-K.json` in the runs directory too. A `--runs` command refuses the outputs named
+    /// for each run, which every run would write over.
+    fn of(options: &Options, run_of: Option<RunOf>) -> Result<Outputs, Stop> {
         let mut files: Vec<(OutputTarget, Box<dyn Exporter>)> = Vec::new();
+        let runs = options.sampling.runs;
+        if runs > 1 && run_of.is_none() {
+            let named = [
+                ("--json", &options.tables.json),
+                ("--csv", &options.tables.csv),
+                ("--markdown", &options.tables.markdown),
+                ("--html", &options.html),
+            ];
+            if let Some((flag, Some(output))) = named.into_iter().find(|(_, o)| o.is_some()) {
+                return Err(bad(format!(
+                    "{flag} {output} with --runs {runs}: each run would write over the last; \
+                     each run's results are kept as run-K.json in the target directory's \
+                     latlab-runs/, leave {flag} out"
+                )));
+            }
+        }
+        #[cfg(feature = "files")]
+        if let Some(of) = run_of {
+            let dir = crate::baselines::runs_directory().map_err(bad)?;
+            files.push((
+                OutputTarget::Replaced(run_file(&dir, of)),
+                Box::new(latlab_report::JsonExporter),
+            ));
+        }
         #[cfg(feature = "files")]
         if let Some(path) = &options.tables.json {
             files.push((
@@ -568,10 +679,10 @@ impl Outputs {
         if let Some(path) = &options.tables.markdown {
             files.push((OutputTarget::parse(path), Box::new(MarkdownExporter)));
         }
-        Outputs {
+        Ok(Outputs {
             files,
             html: options.html.as_deref().map(OutputTarget::parse),
-        }
+        })
     }
 
     /// The results so far into the files that can be rewritten whole (not standard output,

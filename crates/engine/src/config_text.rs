@@ -68,6 +68,14 @@ pub fn parse_rounds(text: &str) -> Result<usize, String> {
     whole_number_in(text, 1..=10, "rounds")
 }
 
+/// The most runs one command makes (`--runs`): twenty runs of the main job take ten
+/// minutes, more than anyone waits at a prompt; a longer series is a loop in a script.
+pub const MAX_RUNS: usize = 20;
+
+pub fn parse_runs(text: &str) -> Result<usize, String> {
+    whole_number_in(text, 1..=MAX_RUNS, "runs")
+}
+
 pub fn parse_cpu(text: &str) -> Result<usize, String> {
     text.parse()
         .map_err(|_| "must be a CPU number such as 0 (see `latlab env`)".to_string())

@@ -13,7 +13,8 @@
 //! - the outputs that could not be written ([`Unwritten`]): both go on measuring when a
 //!   write fails, and read their exit status from what was written;
 //! - messages on standard error that never panic, whatever standard error is ([`say!`]);
-//! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's).
+//! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's);
+//! - several runs as one command, each a process of its own ([`run_again`]).
 //!
 //! One definition each, so that the two front ends cannot drift apart.
 
@@ -22,6 +23,7 @@ mod lock;
 mod options;
 mod outputs;
 mod panics;
+mod repeat;
 mod stderr;
 mod unwritten;
 mod width;
@@ -34,6 +36,7 @@ pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };
 pub use panics::panic_message;
+pub use repeat::{RUN_OF_VARIABLE, RunOf, RunsEnded, run_again};
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;
 pub use width::{help_width, text_width};

@@ -7,7 +7,8 @@
 //! check that the two parsers know the same options.
 
 use latlab_engine::config_text::{
-    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_samples, parse_target_time,
+    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_runs, parse_samples,
+    parse_target_time,
 };
 use latlab_engine::{Config, Suite};
 use std::time::Duration;
@@ -35,6 +36,9 @@ const ROUNDS_HELP: &str = "Rounds each result is measured in, spread over the ru
     its samples, so that a comparison knows how far a figure moves between measurements; 1 \
     measures each result at once";
 const PIN_HELP: &str = "Pin the run to this CPU";
+const RUNS_HELP: &str = "Run this many times, each run a process of its own started after the \
+    last ended, into one directory (run-1, run-2, ...): what a comparison needs to know how \
+    far each figure moves between runs";
 const JSON_HELP: &str = "Also write the results as JSON here (the run's schema, a Google \
     Benchmark superset); '-' for standard output";
 const CSV_HELP: &str = "Also write CSV here; '-' for standard output";
@@ -91,6 +95,9 @@ pub struct SamplingArgs {
     #[cfg_attr(feature = "clap", arg(long, value_name = "CPU", value_parser = parse_cpu,
         allow_hyphen_values = true, help = PIN_HELP))]
     pub pin: Option<usize>,
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = 1,
+        value_parser = parse_runs, allow_hyphen_values = true, help = RUNS_HELP))]
+    pub runs: usize,
 }
 
 /// Where the results go besides the front end's own outputs, in the forms both write.
@@ -127,6 +134,7 @@ impl Default for SamplingArgs {
             target_time: None,
             rounds: DEFAULT_ROUNDS,
             pin: None,
+            runs: 1,
         }
     }
 }
@@ -145,6 +153,10 @@ impl SamplingArgs {
             ..option("rounds", Some("N"), ROUNDS_HELP)
         },
         option("pin", Some("CPU"), PIN_HELP),
+        OptionHelp {
+            default: Some("1"),
+            ..option("runs", Some("N"), RUNS_HELP)
+        },
     ];
 
     /// Takes the option `--long` (its value from `parser`) when it is one of these; `Ok(false)`
@@ -158,6 +170,7 @@ impl SamplingArgs {
             }
             "rounds" => self.rounds = value(parser, long, "N", parse_rounds)?,
             "pin" => self.pin = Some(value(parser, long, "CPU", parse_cpu)?),
+            "runs" => self.runs = value(parser, long, "N", parse_runs)?,
             _ => return Ok(false),
         }
         Ok(true)

@@ -1,0 +1,140 @@
+//! Several runs as one command (`--runs N`): the program started again for each run, one
+//! process after another, each told by [`RUN_OF_VARIABLE`] which run it is. Runs in one
+//! process would share its warm caches, its mappings, its place in memory and the CPU it
+//! started on; separate processes move between runs as two invocations do, which is what
+//! a comparison must know.
+//!
+//! Ctrl-C and a closed terminal reach the whole process group, the run in progress
+//! included, which stops, writes what it measured and ends; no run follows. A SIGTERM sent
+//! to this process alone is passed on to the run in progress once (a second signal would
+//! end that run at once, its results unwritten).
+
+use latlab_engine::signals::StopSignals;
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
+
+/// The variable that tells a run started by `--runs` which run of how many it is: `2/3`.
+pub const RUN_OF_VARIABLE: &str = "LATLAB_RUN_OF";
+
+/// How often the runs are looked at for an end or a stopping signal.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Which run of how many a process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOf {
+    /// From 1.
+    pub run: usize,
+    pub runs: usize,
+}
+
+impl RunOf {
+    /// The run this process is, when a command with `--runs` started it.
+    pub fn of_this_process() -> Option<RunOf> {
+        RunOf::parse(&std::env::var(RUN_OF_VARIABLE).ok()?)
+    }
+
+    fn parse(text: &str) -> Option<RunOf> {
+        let (run, runs) = text.split_once('/')?;
+        let (run, runs) = (run.parse().ok()?, runs.parse().ok()?);
+        (1 <= run && run <= runs).then_some(RunOf { run, runs })
+    }
+
+    /// The directory (or file stem) the run writes into: `run-2`.
+    pub fn name(&self) -> String {
+        format!("run-{}", self.run)
+    }
+}
+
+/// How several runs ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsEnded {
+    /// Every run ended with its results written; `failed` when one of them ended with
+    /// status 1 (a probe or a benchmark failed, the others' results kept).
+    All { failed: bool },
+    /// A run was stopped (by a signal) or could not run: the status to end with, and how
+    /// many runs ended whole before it.
+    Stopped { status: u8, whole: usize },
+}
+
+/// Runs this program again `runs` times, with its own arguments, one process after another;
+/// `announce` is told of each run before it starts. Stops after a run that ends other than
+/// with status 0 or 1, and before a run when `stop` has a signal.
+pub fn run_again(
+    runs: usize,
+    stop: &StopSignals,
+    announce: impl Fn(RunOf),
+) -> std::io::Result<RunsEnded> {
+    let program = std::env::current_exe()?;
+    let mut failed = false;
+    for run in 1..=runs {
+        let of = RunOf { run, runs };
+        if stop.received().is_some() {
+            return Ok(RunsEnded::Stopped {
+                status: stop.exit_status(),
+                whole: run - 1,
+            });
+        }
+        announce(of);
+        let mut child = Command::new(&program)
+            .args(std::env::args_os().skip(1))
+            .env(RUN_OF_VARIABLE, format!("{run}/{runs}"))
+            .spawn()?;
+        let status = wait_passing_on_sigterm(&mut child, stop)?;
+        match status_of(status) {
+            0 => {}
+            1 => failed = true,
+            status => {
+                return Ok(RunsEnded::Stopped {
+                    status,
+                    whole: run - 1,
+                });
+            }
+        }
+    }
+    Ok(RunsEnded::All { failed })
+}
+
+/// Waits for `child`, passing a SIGTERM this process receives on to it once.
+fn wait_passing_on_sigterm(
+    child: &mut std::process::Child,
+    stop: &StopSignals,
+) -> std::io::Result<ExitStatus> {
+    let mut passed_on = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if !passed_on && stop.received() == Some(libc::SIGTERM) {
+            if let Ok(pid) = i32::try_from(child.id()) {
+                // SAFETY: kill(2) on the pid of a child not yet waited for.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+            passed_on = true;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// A run's exit status as a shell reports it: 128 plus the signal that ended it.
+fn status_of(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(2),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(2),
+        (None, None) => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_named_by_its_number_of_how_many() {
+        assert_eq!(RunOf::parse("2/3"), Some(RunOf { run: 2, runs: 3 }));
+        assert_eq!(RunOf::parse("2/3").unwrap().name(), "run-2");
+        for refused in ["0/3", "4/3", "2", "a/3", "2/", ""] {
+            assert_eq!(RunOf::parse(refused), None, "{refused}");
+        }
+    }
+}
