@@ -146,7 +146,9 @@ pub(super) fn judge_side(
     }
     let typical_sd = typical_within_sd(&within);
     for (i, t) in tested.iter().enumerate() {
-        let regimes = (t.tests.sides_rounds.iter()).find_map(|logs| two_regimes(logs, typical_sd));
+        let regimes = (t.tests.sides_rounds.iter())
+            .find_map(|logs| two_regimes(logs, typical_sd))
+            .or_else(|| regimes_in_both_sides(&t.tests.sides_rounds));
         let verdict = match regimes {
             Some((low, high)) => Verdict::TwoRegimes {
                 low_ns: low.exp(),
@@ -504,6 +506,30 @@ fn two_regimes(logs: &[f64], typical_sd: f64) -> Option<(f64, f64)> {
     })
 }
 
+/// The two regimes both sides' rounds together fall into (as [`two_regimes`] finds them
+/// in one side's), where each side has rounds in both: the sides then differ in how often
+/// they ran in each regime, not in either regime's figure. `syscall.getppid` on a shared
+/// guest read 199-211 ns or 262-283 ns round by round, by where the vCPU ran; three runs
+/// that happened to take mostly the first against three mostly in the second read 30%
+/// "slower" with the same binary. A change moves every round of the later side, and no
+/// round of the first side lies among them. The gap is measured against each regime's own
+/// width alone, not against the typical noise within a run: on a guest where many results
+/// flip so, that typical noise is itself made of the flips (16% on that guest's runs).
+/// Each side needs [`MIN_ROUNDS_FOR_REGIMES`] rounds of its own, as one side alone does.
+fn regimes_in_both_sides(sides: &[Vec<f64>; 2]) -> Option<(f64, f64)> {
+    // Each side must have rounds enough to show two regimes of its own: three rounds a
+    // side, six together, would call a noisy result's chance gap two regimes.
+    if sides.iter().any(|side| side.len() < MIN_ROUNDS_FOR_REGIMES) {
+        return None;
+    }
+    let all: Vec<f64> = sides.iter().flatten().copied().collect();
+    let (low, high) = two_regimes(&all, 0.0)?;
+    let boundary = (low + high) / 2.0;
+    let in_both =
+        |logs: &Vec<f64>| logs.iter().any(|&x| x < boundary) && logs.iter().any(|&x| x > boundary);
+    sides.iter().all(in_both).then_some((low, high))
+}
+
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
@@ -525,5 +551,29 @@ mod tests {
         assert!(two_regimes(&logs(&[1.0, 1.001, 1.0, 1.3, 1.301, 1.3]), 0.1).is_none());
         assert!(two_regimes(&logs(&[1.0, 1.001, 1.0, 1.0, 1.001, 1.3]), 0.0).is_none());
         assert!(two_regimes(&logs(&[0.9, 1.25, 0.9]), 0.0).is_none());
+    }
+
+    #[test]
+    fn sides_that_ran_in_both_regimes_in_other_proportions_run_in_two_regimes() {
+        let logs = |x: &[f64]| x.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+        // Mostly the fast regime, then mostly the slow one: neither side alone has two
+        // rounds in each regime.
+        let first = logs(&[
+            211.2, 204.9, 209.4, 211.3, 203.5, 198.9, 267.2, 206.1, 209.5,
+        ]);
+        let later = logs(&[
+            267.3, 270.3, 277.7, 202.6, 262.5, 283.4, 281.3, 275.4, 276.0,
+        ]);
+        assert!(two_regimes(&first, 0.0).is_none() && two_regimes(&later, 0.0).is_none());
+        let (low, high) = regimes_in_both_sides(&[first.clone(), later]).unwrap();
+        assert!((low.exp() - 207.0).abs() < 5.0 && (high.exp() - 272.0).abs() < 8.0);
+        // A change: every later round moved, none of the first side's among them.
+        let changed = logs(&[
+            267.3, 270.3, 277.7, 272.6, 262.5, 283.4, 281.3, 275.4, 276.0,
+        ]);
+        assert!(regimes_in_both_sides(&[first, changed]).is_none());
+        // Three rounds a side are too few, together as alone.
+        let sides = [logs(&[0.90, 1.25, 0.90]), logs(&[1.25, 0.90, 1.25])];
+        assert!(regimes_in_both_sides(&sides).is_none());
     }
 }
