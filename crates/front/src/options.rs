@@ -75,7 +75,8 @@ fn suite_parser() -> impl clap::builder::TypedValueParser<Value = Suite> {
         .map(|name| parse_suite(&name).expect("clap admits only the listed suites"))
 }
 
-/// How to sample: the suite, its overrides, the rounds and the CPU to pin to.
+/// How to sample: the suite, its overrides, the rounds, the CPU to pin to, and how many runs
+/// (each a process of its own).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[cfg_attr(feature = "clap", command(next_help_heading = "Sampling"))]
