@@ -558,7 +558,7 @@ pub fn save_baseline(saved_as: &SavedAs, records: &[RunRecord]) -> Result<(), Ex
         return Ok(());
     }
     std::fs::create_dir_all(&saved_as.dir).map_err(failed(&saved_as.dir))?;
-    for stale in crate::plan::baseline_runs(&saved_as.dir) {
+    for (_, stale) in latlab_front::numbered_runs(&saved_as.dir, ".json") {
         std::fs::remove_file(&stale).map_err(failed(&stale))?;
     }
     for (k, record) in records.iter().enumerate() {

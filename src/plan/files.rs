@@ -367,8 +367,7 @@ fn is_numbered_run(file: &Path) -> bool {
         .parent()
         .and_then(Path::file_name)
         .and_then(|name| name.to_str()))
-    .and_then(|name| name.strip_prefix("run-"))
-    .is_some_and(|k| k.parse::<usize>().is_ok())
+    .is_some_and(|name| latlab_front::RunOf::number_of(name).is_some())
         && file.ends_with("results.json")
 }
 

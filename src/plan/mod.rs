@@ -113,7 +113,9 @@ fn load_baseline(results_dir: &Path, name: &str) -> Result<Vec<RunRecord>, Usage
     let file = baselines_dir(results_dir).join(format!("{name}.json"));
     let runs = baselines_dir(results_dir).join(name);
     let paths = if runs.is_dir() {
-        baseline_runs(&runs)
+        (latlab_front::numbered_runs(&runs, ".json").into_iter())
+            .map(|(_, path)| path)
+            .collect()
     } else if file.exists() {
         vec![file]
     } else {
@@ -131,24 +133,6 @@ fn load_baseline(results_dir: &Path, name: &str) -> Result<Vec<RunRecord>, Usage
                 .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
         })
         .collect()
-}
-
-/// The runs kept in a baseline directory: its `run-K.json`, in the order of K.
-pub fn baseline_runs(dir: &Path) -> Vec<PathBuf> {
-    let mut runs: Vec<(usize, PathBuf)> = (std::fs::read_dir(dir).into_iter().flatten())
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let name = path.file_name()?.to_str()?;
-            let k = name
-                .strip_prefix("run-")?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()?;
-            Some((k, path))
-        })
-        .collect();
-    runs.sort();
-    runs.into_iter().map(|(_, path)| path).collect()
 }
 
 /// Memory a run needs for a largest working set of `size` bytes: the memcpy sweep's source
@@ -302,31 +286,21 @@ fn runs(args: &RunArgs) -> Result<usize, UsageError> {
         return Ok(1);
     }
     let tables = &args.tables;
-    for (flag, output) in [
-        ("--json", &tables.json),
-        ("--csv", &tables.csv),
-        ("--markdown", &tables.markdown),
-    ] {
-        if let Some(output) = output {
-            return Err(UsageError(format!(
-                "{flag} {output} with --runs {runs}: each run would write over the last; each \
-                 run's results.json is in its own directory (run-1 ... run-{runs}), leave \
-                 {flag} out"
-            )));
-        }
-    }
+    latlab_front::check_outputs_for_runs(
+        runs,
+        &[
+            ("--json", &tables.json),
+            ("--csv", &tables.csv),
+            ("--markdown", &tables.markdown),
+        ],
+        &format!("each run's results.json is in its own directory (run-1 ... run-{runs})"),
+    )
+    .map_err(UsageError)?;
     // Runs of an earlier command of more runs, which `latlab compare DIR` would count.
     let dir = results_dir(args);
-    let others: Vec<String> = (std::fs::read_dir(&dir).into_iter().flatten())
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let name = path.file_name()?.to_str()?.to_string();
-            let k: usize = name.strip_prefix("run-")?.parse().ok()?;
-            (k > runs && path.join("results.json").exists()).then_some((k, name))
-        })
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .map(|(_, name)| name)
+    let others: Vec<String> = (latlab_front::numbered_runs(&dir, "").into_iter())
+        .filter(|(k, path)| *k > runs && path.join("results.json").exists())
+        .filter_map(|(_, path)| Some(path.file_name()?.to_string_lossy().into_owned()))
         .collect();
     if !others.is_empty() {
         return Err(UsageError(format!(

@@ -190,21 +190,24 @@ fn csv_and_json_carry_every_verdict_for_ci() {
     assert!(markdown.contains("- B against A: 1 slower, 0 faster, 3 same; 1 only in A\n"));
 }
 
+/// `latlab run --synthetic --only cpu.call ARGS` in `dir`: its status, stdout and stderr.
+fn synthetic_run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = latlab(dir)
+        .args(["run", "--synthetic", "--only", "cpu.call"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
 #[test]
 fn save_and_compare_with_a_baseline_under_the_results_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        let output = latlab(dir.path())
-            .args(["run", "--synthetic", "--only", "cpu.call", "--out", "res"])
-            .args(extra)
-            .output()
-            .unwrap();
-        (
-            output.status.code().unwrap(),
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap(),
-        )
-    };
+    let run = |extra: &[&str]| synthetic_run(dir.path(), &[&["--out", "res"], extra].concat());
     let (status, _, stderr) = run(&["--baseline", "main"]);
     assert_eq!(status, 2);
     assert_eq!(
@@ -415,18 +418,7 @@ fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
 #[test]
 fn several_runs_as_one_command_are_kept_and_compared_together() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        let output = latlab(dir.path())
-            .args(["run", "--synthetic", "--only", "cpu.call", "-q"])
-            .args(extra)
-            .output()
-            .unwrap();
-        (
-            output.status.code().unwrap(),
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap(),
-        )
-    };
+    let run = |extra: &[&str]| synthetic_run(dir.path(), &[&["-q"], extra].concat());
     let (status, _, stderr) = run(&["--out", "res", "--save-baseline", "main"]);
     assert_eq!(status, 0, "{stderr}");
     let (status, _, stderr) = run(&["--out", "res", "--runs", "3", "--save-baseline", "main"]);

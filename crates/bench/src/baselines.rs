@@ -224,21 +224,7 @@ fn save(root: &Path, name: &str, record: &RunRecord, add: bool) -> Result<PathBu
 /// The files of the baseline `name`: `NAME/run-K.json` in order of K, or an earlier
 /// version's `NAME.json`.
 fn run_files(root: &Path, name: &str) -> Vec<PathBuf> {
-    let mut numbered: Vec<(u64, PathBuf)> = std::fs::read_dir(root.join(name))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let file = entry.file_name().into_string().ok()?;
-            let k = file
-                .strip_prefix("run-")?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()?;
-            Some((k, entry.path()))
-        })
-        .collect();
-    numbered.sort();
+    let numbered = latlab_front::numbered_runs(&root.join(name), ".json");
     if numbered.is_empty() {
         let legacy = root.join(format!("{name}.json"));
         return if legacy.is_file() {

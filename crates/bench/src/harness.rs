@@ -216,12 +216,8 @@ fn repeat(options: &Options, baselines: &crate::baselines::Requested) -> Result<
     let dir = crate::baselines::runs_directory().map_err(|why| bad(format!("--runs: {why}")))?;
     let cannot = |e: std::io::Error| bad(format!("--runs: {}: {e}", dir.display()));
     std::fs::create_dir_all(&dir).map_err(cannot)?;
-    for entry in std::fs::read_dir(&dir).map_err(cannot)?.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with("run-") && name.ends_with(".json") {
-            std::fs::remove_file(entry.path()).map_err(cannot)?;
-        }
+    for (_, earlier) in latlab_front::numbered_runs(&dir, ".json") {
+        std::fs::remove_file(earlier).map_err(cannot)?;
     }
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
     let ended = latlab_front::run_again(runs, &stop, |of| {
@@ -638,21 +634,19 @@ impl Outputs {
     /// for each run, which every run would write over.
     fn of(options: &Options, run_of: Option<RunOf>) -> Result<Outputs, Stop> {
         let mut files: Vec<(OutputTarget, Box<dyn Exporter>)> = Vec::new();
-        let runs = options.sampling.runs;
-        if runs > 1 && run_of.is_none() {
-            let named = [
-                ("--json", &options.tables.json),
-                ("--csv", &options.tables.csv),
-                ("--markdown", &options.tables.markdown),
-                ("--html", &options.html),
-            ];
-            if let Some((flag, Some(output))) = named.into_iter().find(|(_, o)| o.is_some()) {
-                return Err(bad(format!(
-                    "{flag} {output} with --runs {runs}: each run would write over the last; \
-                     each run's results are kept as run-K.json in the target directory's \
-                     latlab-runs/, leave {flag} out"
-                )));
-            }
+        if run_of.is_none() {
+            latlab_front::check_outputs_for_runs(
+                options.sampling.runs,
+                &[
+                    ("--json", &options.tables.json),
+                    ("--csv", &options.tables.csv),
+                    ("--markdown", &options.tables.markdown),
+                    ("--html", &options.html),
+                ],
+                "each run's results are kept as run-K.json in the target directory's \
+                 latlab-runs/",
+            )
+            .map_err(bad)?;
         }
         #[cfg(feature = "files")]
         if let Some(of) = run_of {

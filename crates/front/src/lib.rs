@@ -36,7 +36,9 @@ pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };
 pub use panics::panic_message;
-pub use repeat::{RUN_OF_VARIABLE, RunOf, RunsEnded, run_again};
+pub use repeat::{
+    RUN_OF_VARIABLE, RunOf, RunsEnded, check_outputs_for_runs, numbered_runs, run_again,
+};
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;
 pub use width::{help_width, text_width};

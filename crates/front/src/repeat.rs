@@ -10,6 +10,7 @@
 //! end that run at once, its results unwritten).
 
 use latlab_engine::signals::StopSignals;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
@@ -43,6 +44,46 @@ impl RunOf {
     pub fn name(&self) -> String {
         format!("run-{}", self.run)
     }
+
+    /// The run number in a name [`RunOf::name`] made: 2 for `run-2`.
+    pub fn number_of(name: &str) -> Option<usize> {
+        name.strip_prefix("run-")?.parse().ok()
+    }
+}
+
+/// Refuses, for a command of several `runs`, an output named for each run (`named`: each
+/// option and its value): every run would write over the last. `kept` says where each
+/// run's results go instead.
+pub fn check_outputs_for_runs(
+    runs: usize,
+    named: &[(&str, &Option<String>)],
+    kept: &str,
+) -> Result<(), String> {
+    match named
+        .iter()
+        .find_map(|(flag, output)| Some((flag, output.as_ref()?)))
+    {
+        Some((flag, output)) if runs > 1 => Err(format!(
+            "{flag} {output} with --runs {runs}: each run would write over the last; {kept}, \
+             leave {flag} out"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The entries of `dir` named as runs are (`run-K`, then `suffix`: `.json` for runs kept as
+/// files, nothing for run directories), with their K, in the order of K; none where `dir`
+/// cannot be read.
+pub fn numbered_runs(dir: &Path, suffix: &str) -> Vec<(usize, PathBuf)> {
+    let mut runs: Vec<(usize, PathBuf)> = (std::fs::read_dir(dir).into_iter().flatten())
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            Some((RunOf::number_of(name.strip_suffix(suffix)?)?, path))
+        })
+        .collect();
+    runs.sort();
+    runs
 }
 
 /// How several runs ended.
@@ -133,6 +174,8 @@ mod tests {
     fn a_run_is_named_by_its_number_of_how_many() {
         assert_eq!(RunOf::parse("2/3"), Some(RunOf { run: 2, runs: 3 }));
         assert_eq!(RunOf::parse("2/3").unwrap().name(), "run-2");
+        assert_eq!(RunOf::number_of("run-2"), Some(2));
+        assert_eq!(RunOf::number_of("run-2.json"), None);
         for refused in ["0/3", "4/3", "2", "a/3", "2/", ""] {
             assert_eq!(RunOf::parse(refused), None, "{refused}");
         }
