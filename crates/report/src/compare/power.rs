@@ -6,18 +6,20 @@
 //! - Unchanged code (A/A): at least 99% of results "same" (the flipping point aside), and
 //!   the gate never fires.
 //! - A change of 3 times a primary result's between-run standard deviation is called in at
-//!   least 90% of trials with 3 runs a side (93% when this was written); 7 times with 1 run
-//!   a side (92%; 5 times: 70%, 6 times: 83%: one run a side leaves each result's noise
-//!   within a run 2 degrees of freedom once each run's level and each round's are taken
-//!   out, and a set whose noise varies tenfold lends it few more). These trials take
-//!   a threshold of 0, so that the noise alone decides: with the default 2%, a change under
-//!   2% is "same" by design whatever the noise.
+//!   least 90% of trials with 3 runs a side (93% when this was written). With 1 run a side
+//!   of the default 3 rounds, 7 times (92%; 5 times: 70%, 6 times: 83%: one run a side
+//!   leaves each result's noise within a run 2 degrees of freedom once each run's level and
+//!   each round's are taken out, and a set whose noise varies tenfold lends it few more);
+//!   with 1 run a side of 6 rounds (`--rounds 6`, 10 degrees), 5 times (91%). These trials
+//!   take a threshold of 0, so that the noise alone decides: with the default 2%, a change
+//!   under 2% is "same" by design whatever the noise.
 //! - The flipping point is said to run in two regimes with 3 runs a side (9 rounds a
-//!   side); with 1 run a side its 3 rounds cannot tell (see `judge`), but it never fails
-//!   the gate alone.
+//!   side), and with 1 run a side of 6 rounds; with 1 run a side of 3 its 3 rounds cannot
+//!   tell (see `judge`), but it never fails the gate alone.
 
 use super::*;
 use crate::test_records::{probe, record};
+use latlab_engine::config_text::DEFAULT_ROUNDS;
 use latlab_engine::model::ProbeOutcome;
 
 /// Made-up noise: splitmix64, and normal deviates by Box–Muller.
@@ -46,7 +48,6 @@ const PRIMARY: usize = 24;
 const SWEEP: usize = 96;
 /// The sweep point that flips between two regimes, 35% apart, round by round.
 const EDGE: usize = 40;
-const ROUNDS: usize = 3;
 const SAMPLES_PER_ROUND: usize = 10;
 
 /// One result of the made-up probe set: its name, base figure, between-run standard
@@ -90,11 +91,16 @@ impl Subject {
     }
 }
 
-/// One run: each result's figure moves by the run's drift (common to all), its own offset
-/// (between runs) and each round's (within the run), both of `sd × √(3/4)` so that a
-/// run's median moves by about `sd` besides the drift; `change` multiplies the figures of
-/// the results it names.
-fn run(subjects: &[Subject], noise: &mut Noise, change: &dyn Fn(usize) -> f64) -> RunRecord {
+/// One run of `rounds_per_run` rounds: each result's figure moves by the run's drift
+/// (common to all), its own offset (between runs) and each round's (within the run), both
+/// of `sd × √(3/4)` so that a run's median of three rounds moves by about `sd` besides the
+/// drift; `change` multiplies the figures of the results it names.
+fn run(
+    subjects: &[Subject],
+    noise: &mut Noise,
+    change: &dyn Fn(usize) -> f64,
+    rounds_per_run: usize,
+) -> RunRecord {
     let drift = DRIFT * noise.normal();
     let mut primary = Vec::new();
     let mut sweep = Vec::new();
@@ -103,7 +109,7 @@ fn run(subjects: &[Subject], noise: &mut Noise, change: &dyn Fn(usize) -> f64) -
         let offset = drift + part * noise.normal();
         let mut rounds = Vec::new();
         let mut samples = Vec::new();
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds_per_run {
             let regime = if i == PRIMARY + EDGE && noise.uniform() < 0.5 {
                 1.35
             } else {
@@ -143,15 +149,22 @@ fn side(label: &str, runs: Vec<RunRecord>) -> Side {
     }
 }
 
-/// Compares `runs` made-up runs a side, the later side changed by `change`.
-fn trial(seed: u64, runs: usize, change: &dyn Fn(usize) -> f64, threshold: f64) -> Comparison {
+/// Compares `runs` made-up runs a side of `rounds` rounds each, the later side changed by
+/// `change`.
+fn trial(
+    seed: u64,
+    runs: usize,
+    rounds: usize,
+    change: &dyn Fn(usize) -> f64,
+    threshold: f64,
+) -> Comparison {
     let subjects = subjects();
     let mut noise = Noise(seed);
     let first = (0..runs)
-        .map(|_| run(&subjects, &mut noise, &|_| 1.0))
+        .map(|_| run(&subjects, &mut noise, &|_| 1.0, rounds))
         .collect();
     let later = (0..runs)
-        .map(|_| run(&subjects, &mut noise, change))
+        .map(|_| run(&subjects, &mut noise, change, rounds))
         .collect();
     Comparison::of_sides(&[side("A", first), side("B", later)], threshold)
 }
@@ -162,14 +175,20 @@ fn verdict_of(comparison: &Comparison, row: usize) -> Verdict {
 
 #[test]
 fn unchanged_code_is_the_same_and_never_fails_the_gate() {
-    for runs in [1, 3] {
+    for (runs, rounds) in [(1, DEFAULT_ROUNDS), (3, DEFAULT_ROUNDS), (1, 6)] {
         let (mut same, mut judged, mut regimes) = (0, 0, 0);
         for seed in 0..30 {
-            let comparison = trial(1000 * runs as u64 + seed, runs, &|_| 1.0, DEFAULT_THRESHOLD);
+            let comparison = trial(
+                1000 * runs as u64 + seed,
+                runs,
+                rounds,
+                &|_| 1.0,
+                DEFAULT_THRESHOLD,
+            );
             assert_eq!(
                 comparison.slower_than(5.0),
                 vec![],
-                "seed {seed}, {runs} runs"
+                "seed {seed}, {runs} runs of {rounds} rounds"
             );
             for row in (0..comparison.results.len()).filter(|&row| row != PRIMARY + EDGE) {
                 if matches!(verdict_of(&comparison, row), Verdict::Same { .. }) {
@@ -185,8 +204,11 @@ fn unchanged_code_is_the_same_and_never_fails_the_gate() {
             }
         }
         let share = same as f64 / judged as f64;
-        assert!(share >= 0.99, "{runs} runs a side: {share} same");
-        if runs == 3 {
+        assert!(
+            share >= 0.99,
+            "{runs} runs a side of {rounds} rounds: {share} same"
+        );
+        if runs * rounds >= 6 {
             assert!(regimes >= 27, "two regimes in {regimes} trials of 30");
         }
     }
@@ -194,7 +216,12 @@ fn unchanged_code_is_the_same_and_never_fails_the_gate() {
 
 #[test]
 fn a_change_of_a_few_standard_deviations_is_found() {
-    for (runs, times) in [(3, 3.0), (1, 7.0)] {
+    let cases = [
+        (3, DEFAULT_ROUNDS, 3.0),
+        (1, DEFAULT_ROUNDS, 7.0),
+        (1, 6, 5.0),
+    ];
+    for (runs, rounds, times) in cases {
         let (mut called, mut planted) = (0, 0);
         for seed in 0..30u64 {
             // A quarter of the primary results, a different quarter each trial.
@@ -207,7 +234,7 @@ fn a_change_of_a_few_standard_deviations_is_found() {
                     1.0
                 }
             };
-            let comparison = trial(7000 * runs as u64 + seed, runs, &change, 0.0);
+            let comparison = trial(7000 * runs as u64 + seed, runs, rounds, &change, 0.0);
             for row in (0..PRIMARY).filter(|&i| changed(i)) {
                 planted += 1;
                 if matches!(verdict_of(&comparison, row), Verdict::Slower { .. }) {
@@ -218,7 +245,7 @@ fn a_change_of_a_few_standard_deviations_is_found() {
         let power = called as f64 / planted as f64;
         assert!(
             power >= 0.9,
-            "{runs} runs a side, {times} SD: called {called} of {planted}"
+            "{runs} runs a side of {rounds} rounds, {times} SD: called {called} of {planted}"
         );
     }
 }
