@@ -4,7 +4,8 @@
 //! subcommand into a plan (every refusal happens there), and `main` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
 //! the exporters (crates/report), and `runs` makes several runs of it; `results_files` renders `report` and `compare` from
-//! results files; `list` and `env_report` print the registry and the environment;
+//! results files; `probe_process` runs a probe in a process of its own (the GPU family);
+//! `list` and `env_report` print the registry and the environment;
 //! `shell_docs` generates completions and man pages from `cli`.
 
 #![forbid(unsafe_code)]
@@ -13,6 +14,7 @@ mod cli;
 mod env_report;
 mod list;
 mod plan;
+mod probe_process;
 mod progress;
 mod results_files;
 mod run;
@@ -26,6 +28,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     latlab_engine::signals::fail_oversized_writes();
+    if let Some(request) = probe_process::request_of_this_process() {
+        return probe_process::serve(&request);
+    }
     let cli = match parse_command_line() {
         Ok(cli) => cli,
         Err(error) => return report_clap_error(error),

@@ -2,6 +2,7 @@
 //! rewrite every file output after each probe so that a crash or Ctrl-C loses nothing.
 
 use crate::plan::{RunPlan, SavedAs};
+use crate::probe_process;
 use crate::progress::Progress;
 use anyhow::Context;
 use latlab_engine::analysis::moved_between;
@@ -12,7 +13,7 @@ use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Runner};
 use latlab_front::{Unwritten, panic_message, take_lock};
 use latlab_probes::stability::{self, Reference};
-use latlab_probes::{ProbeContext, ProbeError, ProbeSpec};
+use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
 use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, compare_text_with};
 use latlab_report::terminal::Detail;
 use latlab_report::{
@@ -384,38 +385,16 @@ fn finish_checks(record: &mut RunRecord, references: Vec<Reference>) {
     }
 }
 
-/// Runs one probe; a panic inside it is reported as the probe's failure, not the run's.
+/// Runs one probe, here or in a process of its own as its spec says; the results the
+/// selection keeps.
 fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOutcome {
     let started = Instant::now();
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        (probe.run)(&mut probe_context(runner, plan))
-    }));
-    let (status, mut results): (ProbeStatus, Vec<BenchResult>) = match outcome {
-        Ok(Ok(results)) => (ProbeStatus::Ok, results),
-        Ok(Err(error)) => {
-            // A sweep that stopped part-way keeps the sizes it measured.
-            let (error, measured) = error.into_parts();
-            let status = match error {
-                ProbeError::Interrupted(_) => ProbeStatus::Interrupted,
-                ProbeError::Skipped(reason) => ProbeStatus::Skipped { reason },
-                failed if measured.is_empty() => ProbeStatus::Failed {
-                    reason: failed.to_string(),
-                },
-                failed => ProbeStatus::Failed {
-                    reason: format!(
-                        "{failed}; the {} results measured before it are kept",
-                        measured.len()
-                    ),
-                },
-            };
-            (status, measured)
-        }
-        Err(panic) => (
-            ProbeStatus::Failed {
-                reason: format!("panicked: {}", panic_message(panic.as_ref())),
-            },
-            Vec::new(),
-        ),
+    let (status, mut results) = match probe.process {
+        Process::Shared => outcome_here(probe, &mut probe_context(runner, plan)),
+        Process::Own { ready } => match ready() {
+            Ok(()) => probe_process::measure(probe, runner.config(), plan.suite),
+            Err(error) => status_of(error),
+        },
     };
     plan.selection.retain(probe.id, &mut results);
     ProbeOutcome {
@@ -425,6 +404,45 @@ fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOut
         results,
         duration_ns: plan.host.elapsed(started).as_nanos() as u64,
     }
+}
+
+/// Runs one probe in this process; a panic inside it is reported as the probe's failure,
+/// not the run's.
+pub(crate) fn outcome_here(
+    probe: &ProbeSpec,
+    ctx: &mut ProbeContext,
+) -> (ProbeStatus, Vec<BenchResult>) {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (probe.run)(ctx)));
+    match outcome {
+        Ok(Ok(results)) => (ProbeStatus::Ok, results),
+        Ok(Err(error)) => status_of(error),
+        Err(panic) => (
+            ProbeStatus::Failed {
+                reason: format!("panicked: {}", panic_message(panic.as_ref())),
+            },
+            Vec::new(),
+        ),
+    }
+}
+
+/// The status of a probe that ended in `error`, and the results measured before it: a
+/// sweep that stopped part-way keeps the sizes it measured.
+fn status_of(error: ProbeError) -> (ProbeStatus, Vec<BenchResult>) {
+    let (error, measured) = error.into_parts();
+    let status = match error {
+        ProbeError::Interrupted(_) => ProbeStatus::Interrupted,
+        ProbeError::Skipped(reason) => ProbeStatus::Skipped { reason },
+        failed if measured.is_empty() => ProbeStatus::Failed {
+            reason: failed.to_string(),
+        },
+        failed => ProbeStatus::Failed {
+            reason: format!(
+                "{failed}; the {} results measured before it are kept",
+                measured.len()
+            ),
+        },
+    };
+    (status, measured)
 }
 
 fn exporters(plan: &RunPlan) -> Vec<(&OutputTarget, &'static dyn Exporter)> {

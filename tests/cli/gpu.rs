@@ -3,8 +3,14 @@
 //! kernels on the CPU and keeps a ledger of what is allocated. Its figures are the CPU's, so
 //! these tests check behaviour, never values: every probe runs through the driver calls it
 //! would make on a GPU, every address its kernels touch is inside its buffers, a full GPU
-//! fails one probe and not the others, and nothing is left allocated after a run, a failure
-//! or Ctrl-C.
+//! fails one probe and not the others, a kernel that faults fails its probe alone, and
+//! nothing is left allocated after a run, a failure or Ctrl-C.
+//!
+//! The stand-in keeps the CUDA documentation's ordering and no more (a memset or a copy
+//! from pageable memory on the legacy stream lands only when something waits for it): with
+//! the probes' memsets and copies back on the legacy stream, as when `gpu.memory` faulted
+//! on an H200, `every_gpu_probe_runs_through_the_driver_and_frees_everything` fails here
+//! with that same `CUDA_ERROR_ILLEGAL_ADDRESS`.
 
 use crate::latlab;
 use std::path::Path;
@@ -214,6 +220,52 @@ fn a_full_gpu_fails_the_probes_that_need_memory_and_the_others_go_on() {
         "a failed probe fails the run"
     );
     assert_nothing_left(&ledger_path);
+}
+
+/// A kernel that faults, as `gpu.memory`'s chase did on an H200 when it read a ring still
+/// being copied: the sticky error ends that probe's process and no other. The five other
+/// probes keep every round's results, and the run exits 1 for the failed probe.
+#[test]
+fn a_faulting_kernel_fails_its_probe_and_the_others_keep_every_round() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger_path = dir.path().join("ledger");
+    let output = with_fake_driver(dir.path(), &ledger_path)
+        .env("LATLAB_FAKE_CUDA_FAULT_KERNEL", "chase_ca")
+        .args([
+            "run", "--only", "gpu", "--rounds", "3", "--json", "gpu.json",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let json = results(dir.path());
+    let memory = status_of(&json, "gpu.memory");
+    assert_eq!(memory["status"], "failed", "{memory}");
+    let reason = memory["reason"].as_str().unwrap();
+    assert!(reason.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{reason}");
+    assert!(stdout.contains(reason), "the terminal says why: {stdout}");
+    for id in [
+        "gpu.launch",
+        "gpu.copy",
+        "gpu.spread",
+        "gpu.atomic",
+        "gpu.shared",
+    ] {
+        let outcome = status_of(&json, id);
+        assert_eq!(outcome["status"], "ok", "{id}: {outcome}");
+        let results = outcome["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{id}");
+        for result in results {
+            assert_eq!(
+                result["round_medians_ns"].as_array().map(Vec::len),
+                Some(3),
+                "{id}: {}",
+                result["name"]
+            );
+        }
+    }
+    assert!(!stdout.contains("no usable CUDA device"), "{stdout}");
 }
 
 #[test]

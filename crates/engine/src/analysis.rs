@@ -61,6 +61,14 @@ impl LoopSamples {
         self.empty_cpu_ns.push(empty.1);
     }
 
+    /// Forgets the samples' CPU times: the timed work ran elsewhere than on the thread
+    /// that timed it (on a GPU), so its thread's CPU time says nothing of it, and the
+    /// verdicts read wall time.
+    pub fn forget_cpu_times(&mut self) {
+        self.bench_cpu_ns.clear();
+        self.empty_cpu_ns.clear();
+    }
+
     fn per_op(&self, totals: &[f64]) -> Vec<f64> {
         totals.iter().map(|t| t / self.iterations as f64).collect()
     }
@@ -96,12 +104,16 @@ pub(crate) fn timed_loop_result(
         samples.iterations,
         subject.resolution_ns,
     );
-    let empty_cpu_ns = median_in_place(&mut samples.per_op(&samples.empty_cpu_ns));
-    let cpu_samples_ns = samples
-        .per_op(&samples.bench_cpu_ns)
-        .iter()
-        .map(|c| c - empty_cpu_ns)
-        .collect();
+    // None where the CPU times were forgotten (the work ran elsewhere).
+    let cpu_samples_ns = match samples.per_op(&samples.empty_cpu_ns) {
+        mut empty_cpu if !empty_cpu.is_empty() => {
+            let empty_cpu_ns = median_in_place(&mut empty_cpu);
+            (samples.per_op(&samples.bench_cpu_ns).iter())
+                .map(|c| c - empty_cpu_ns)
+                .collect()
+        }
+        _ => Vec::new(),
+    };
 
     let resolution_per_op = subject.resolution_ns / samples.iterations as f64;
     let mut warnings = common_warnings(
@@ -634,6 +646,38 @@ mod tests {
         assert!(common_warnings(&steps, &summary, quiet, (30, MIN_SAMPLES), 20.0).is_empty());
         let warnings = common_warnings(&steps, &summary, quiet, (30, MIN_SAMPLES), 1.0);
         assert!(matches!(warnings[0], Warning::HighVariance { .. }));
+    }
+
+    /// Work that runs elsewhere (a GPU kernel the thread sleeps waiting for) reads 4 µs a
+    /// call in wall time and nothing in the thread's CPU time: judged on CPU time it is
+    /// "optimised away"; with the CPU times forgotten it is measured, and the result
+    /// carries no CPU times.
+    #[test]
+    fn work_elsewhere_is_judged_on_wall_time() {
+        let subject = Subject {
+            name: "gpu/work",
+            method: "m",
+            wanted_samples: 10,
+            minimum_samples: MIN_SAMPLES,
+            resolution_ns: 20.0,
+        };
+        let samples = || {
+            let mut samples = LoopSamples::with_capacity(100, 10);
+            for i in 0..10 {
+                let jitter = f64::from(i) * 1000.0;
+                samples.push((500_000.0 + jitter, 2_000.0), (100_000.0 + jitter, 2_000.0));
+            }
+            samples
+        };
+        let quiet = Integrity::default();
+        let on_cpu = timed_loop_result(&subject, &samples(), 0.0, quiet);
+        assert_eq!(on_cpu.verdict, Verdict::OptimisedAway);
+        let mut elsewhere = samples();
+        elsewhere.forget_cpu_times();
+        let on_wall = timed_loop_result(&subject, &elsewhere, 0.0, quiet);
+        assert_eq!(on_wall.verdict, Verdict::Measured);
+        assert!((on_wall.summary.median - 4000.0).abs() < 100.0);
+        assert!(on_wall.cpu_samples_ns.is_empty());
     }
 
     fn small_config() -> Config {

@@ -13,6 +13,8 @@ pub struct ProbeRounds {
     /// Each result's rounds in the order measured, results in the order first measured.
     parts: Vec<(String, Vec<BenchResult>)>,
     merged: ProbeOutcome,
+    /// Rounds taken in so far.
+    rounds: usize,
 }
 
 impl ProbeRounds {
@@ -24,6 +26,7 @@ impl ProbeRounds {
         ProbeRounds {
             parts,
             merged: outcome,
+            rounds: 1,
         }
     }
 
@@ -40,8 +43,13 @@ impl ProbeRounds {
 
     /// Takes in another round: results merged by name (one found only in this round is
     /// added after the others), durations added, and the status this round's when it did
-    /// not end well, so that a failure or an interruption in a later round is said.
+    /// not end well, so that a failure or an interruption in a later round is said. A later
+    /// round that failed or was skipped while the earlier ones measured fails the probe
+    /// with the round and the reason, the earlier rounds' results kept: the probe measured
+    /// part of what it should, which is neither "skipped" nor whole.
     pub fn add(&mut self, round: ProbeOutcome) {
+        self.rounds += 1;
+        let earlier_measured = !self.merged.results.is_empty();
         for result in round.results {
             match self.parts.iter_mut().find(|(name, _)| *name == result.name) {
                 Some((_, rounds)) => rounds.push(result),
@@ -52,9 +60,20 @@ impl ProbeRounds {
             .filter_map(|(_, rounds)| BenchResult::from_rounds(rounds.clone()))
             .collect();
         self.merged.duration_ns += round.duration_ns;
-        if round.status != ProbeStatus::Ok {
-            self.merged.status = round.status;
-        }
+        let partial = |what: String| ProbeStatus::Failed {
+            reason: format!(
+                "round {} of the run: {what}; the results of the rounds before it are kept",
+                self.rounds
+            ),
+        };
+        self.merged.status = match round.status {
+            ProbeStatus::Ok => return,
+            ProbeStatus::Skipped { reason } if earlier_measured => {
+                partial(format!("skipped — {reason}"))
+            }
+            ProbeStatus::Failed { reason } if earlier_measured => partial(reason),
+            other => other,
+        };
     }
 }
 
@@ -117,7 +136,31 @@ mod tests {
         let skipped = ProbeStatus::Skipped {
             reason: "no GPU".into(),
         };
-        let rounds = ProbeRounds::first(outcome(skipped, Vec::new()));
+        let rounds = ProbeRounds::first(outcome(skipped.clone(), Vec::new()));
         assert!(!rounds.wants_another_round());
+
+        // A later round skipped or failed after earlier ones measured: the probe failed
+        // part-way, not skipped, and says which round and why.
+        for (later, said) in [
+            (skipped, "round 2 of the run: skipped — no GPU"),
+            (
+                ProbeStatus::Failed {
+                    reason: "CUDA error".into(),
+                },
+                "round 2 of the run: CUDA error",
+            ),
+        ] {
+            let mut rounds = ProbeRounds::first(outcome(ProbeStatus::Ok, vec![result("a", 10.0)]));
+            rounds.add(outcome(later, Vec::new()));
+            let ProbeStatus::Failed { reason } = &rounds.outcome().status else {
+                panic!("{:?}", rounds.outcome().status);
+            };
+            assert_eq!(
+                reason,
+                &format!("{said}; the results of the rounds before it are kept")
+            );
+            assert_eq!(rounds.outcome().results.len(), 1);
+            assert!(!rounds.wants_another_round());
+        }
     }
 }

@@ -21,6 +21,9 @@ pub struct Runner {
     abort: Option<Arc<AtomicBool>>,
     /// Told the name of each measurement as it begins (see [`Runner::listen`]).
     listener: Option<Listener>,
+    /// The timed work runs elsewhere than on the calling thread (see
+    /// [`Runner::set_work_elsewhere`]).
+    work_elsewhere: bool,
 }
 
 /// Told the name of each measurement as it begins, for a progress display: the first name of
@@ -41,7 +44,18 @@ impl Runner {
             config,
             abort: None,
             listener: None,
+            work_elsewhere: false,
         }
+    }
+
+    /// Says whether the work this runner times runs elsewhere than on the calling thread:
+    /// a GPU kernel the thread waits for, or a stand-in driver's worker thread. A sample's
+    /// CPU time is evidence that work was done only when the work is the thread's own; for
+    /// work elsewhere, a thread that sleeps in its wait would read as doing nothing, and the
+    /// verdicts would call the work optimised away. With it set they read wall time, and the
+    /// results carry no CPU times. Returns the setting it replaces.
+    pub fn set_work_elsewhere(&mut self, elsewhere: bool) -> bool {
+        std::mem::replace(&mut self.work_elsewhere, elsewhere)
     }
 
     /// Tells `listener` the name of each measurement as it begins.
@@ -180,7 +194,10 @@ impl Runner {
         subjects
             .iter()
             .zip(runs)
-            .map(|((name, method), run)| {
+            .map(|((name, method), mut run)| {
+                if self.work_elsewhere {
+                    run.samples.forget_cpu_times();
+                }
                 analysis::timed_loop_result(
                     &self.subject(name, method, self.config.samples),
                     &run.samples,

@@ -39,6 +39,31 @@ impl StopSignals {
         Ok(stop)
     }
 
+    /// Installs handlers that only set the flag, however many signals come, and ends this
+    /// process when the one that started it ends: for a process a parent supervises (a
+    /// probe in a process of its own), which passes on a signal it received whether or not
+    /// this one had it too (Ctrl-C reaches the whole process group, `kill` one process), and
+    /// kills it itself when it does not stop.
+    pub fn install_supervised() -> std::io::Result<StopSignals> {
+        let stop = StopSignals {
+            flag: Arc::new(AtomicBool::new(false)),
+            signal: Arc::new(AtomicUsize::new(0)),
+        };
+        for signal in STOPPING {
+            signal_hook::flag::register_usize(signal, Arc::clone(&stop.signal), signal as usize)?;
+            signal_hook::flag::register(signal, Arc::clone(&stop.flag))?;
+        }
+        let parent = rustix::process::getppid();
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+        // The parent may have ended before the death signal was asked for.
+        if rustix::process::getppid() != parent {
+            return Err(std::io::Error::other(
+                "the process that started this one has ended",
+            ));
+        }
+        Ok(stop)
+    }
+
     /// The flag the signals set.
     pub fn flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.flag)

@@ -1,5 +1,6 @@
-//! latlab's kernels, run on the CPU: the same work on the same memory, every address the
-//! kernel would touch checked against the live device allocations first, so that a ring
+//! latlab's kernels, run on the CPU by the stand-in's worker thread (`work.rs`): the same
+//! work on the same memory, every address the kernel would touch checked against the live
+//! device allocations first, so that a ring
 //! pointing outside its buffer or an output word out of bounds is an error here as it would
 //! be a fault on a GPU. Times come from the host's clock; "cycles" are its nanoseconds at a
 //! nominal 1.5 GHz.
@@ -10,17 +11,30 @@ use std::time::{Duration, Instant};
 /// Cycles per nanosecond of the stand-in SM clock.
 const GHZ: f64 = 1.5;
 
-/// A delay added to every chase launch (`LATLAB_FAKE_CUDA_KERNEL_DELAY_MS`), so that a test
-/// can interrupt a run while the GPU family is under way.
-fn delay() -> Duration {
+/// The delay the worker adds before running `kernel`: `LATLAB_FAKE_CUDA_KERNEL_DELAY_MS`
+/// before every chase, so that a test can interrupt a run while the GPU family is under
+/// way.
+pub(crate) fn delay_of(kernel: &str) -> Duration {
+    if !kernel.starts_with("chase") {
+        return Duration::ZERO;
+    }
     std::env::var("LATLAB_FAKE_CUDA_KERNEL_DELAY_MS")
         .ok()
         .and_then(|v| v.parse().ok())
         .map_or(Duration::ZERO, Duration::from_millis)
 }
 
+/// Whether `LATLAB_FAKE_CUDA_FAULT_KERNEL` names `kernel`: every launch of it then ends in
+/// an illegal address, as a kernel that chased a stray pointer would on a GPU.
+fn faults(kernel: &str) -> bool {
+    std::env::var("LATLAB_FAKE_CUDA_FAULT_KERNEL").is_ok_and(|name| name == kernel)
+}
+
 /// Runs one launch.
 pub(crate) fn run(state: &State, launch: &Launch) -> Status {
+    if faults(&launch.kernel) {
+        return ILLEGAL_ADDRESS;
+    }
     let a = &launch.args;
     match launch.kernel.as_str() {
         "empty" => SUCCESS,
@@ -69,7 +83,6 @@ fn chase(state: &State, start: u64, warm: u64, steps: u64, out: u64, sm: u64) ->
     if !state.is_device(out, 32) || !steps.is_multiple_of(8) {
         return ILLEGAL_ADDRESS;
     }
-    std::thread::sleep(delay());
     let mut p = start;
     let load = |p: u64| -> Option<u64> {
         // SAFETY: `p` is checked to lie in a live device allocation first.

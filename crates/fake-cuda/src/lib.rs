@@ -10,11 +10,17 @@
 //! a run, a failed probe or Ctrl-C. `LATLAB_FAKE_CUDA_OOM_ABOVE` makes allocations above a
 //! size fail as a full GPU's would.
 //!
-//! Work is done when it is queued; streams, events and synchronisation only check their
-//! handles.
+//! Work is queued on streams and run by a worker thread with the ordering the CUDA
+//! documentation promises and no more (`work.rs`): `cuMemsetD8` returns before the memory is
+//! set, a copy from pageable memory returns before its data lands, and a kernel on a
+//! non-blocking stream does not wait for either. A kernel that reads memory such work is
+//! still to write reads what was there before, and a pointer chase then leaves its
+//! buffer: `CUDA_ERROR_ILLEGAL_ADDRESS`, sticky for the rest of the process, as on a GPU.
+//! `LATLAB_FAKE_CUDA_FAULT_KERNEL=NAME` makes every launch of kernel NAME end so.
 
 mod kernels;
 mod state;
+mod work;
 
 use state::{
     INVALID_CONTEXT, INVALID_HANDLE, INVALID_VALUE, L2_BYTES, Launch, MAX_THREADS_PER_BLOCK,
@@ -23,11 +29,15 @@ use state::{
 };
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use work::{LEGACY, Op, StreamKind, wait_until};
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
+/// The lock on the driver's state.
+pub(crate) type Guard = MutexGuard<'static, Option<State>>;
+
 /// The driver's state, created on first use.
-fn state() -> MutexGuard<'static, Option<State>> {
+pub(crate) fn state() -> Guard {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -40,24 +50,79 @@ fn with(f: impl FnOnce(&mut State) -> Status) -> Status {
     }
 }
 
-/// Runs `f` on the state with a context retained.
+/// Runs `f` on the state with a usable context: one retained, and no sticky error.
 fn in_context(f: impl FnOnce(&mut State) -> Status) -> Status {
     with(|state| {
         if state.contexts == 0 {
             return INVALID_CONTEXT;
         }
-        f(state)
+        match state.sticky {
+            Some(error) => error,
+            None => f(state),
+        }
     })
 }
 
-/// Runs `f`, which makes or destroys something, with a context retained, and writes the
-/// ledger after.
-fn changing(f: impl FnOnce(&mut State) -> Status) -> Status {
+/// Runs `f`, which makes something, with a usable context, and writes the ledger after.
+fn creating(f: impl FnOnce(&mut State) -> Status) -> Status {
     in_context(|state| {
         let status = f(state);
         state.write_ledger();
         status
     })
+}
+
+/// Runs `f`, which destroys something, once the work queued so far has run (or a fault
+/// dropped it), and writes the ledger after. After a fault it still destroys, so that a
+/// probe that drops everything leaves nothing in the ledger, but returns the sticky error,
+/// as the real driver does.
+fn releasing(f: impl FnOnce(&mut State) -> Status) -> Status {
+    let mut guard = state();
+    match guard.as_mut() {
+        Some(state) if state.initialised && state.contexts > 0 => state.work.demand_all(),
+        Some(state) if state.initialised => return INVALID_CONTEXT,
+        _ => return NOT_INITIALIZED,
+    }
+    let (mut guard, _) = wait_until(guard, |state| state.work.is_idle());
+    let state = guard.as_mut().expect("checked above");
+    let status = f(state);
+    state.write_ledger();
+    state.sticky.unwrap_or(status)
+}
+
+/// Queues what `f` returns (a stream and its work) with a usable context, and returns at
+/// once.
+fn queued(f: impl FnOnce(&mut State) -> Result<(usize, Op), Status>) -> Status {
+    in_context(|state| match f(state) {
+        Ok((stream, op)) => {
+            state.enqueue(stream, op);
+            SUCCESS
+        }
+        Err(status) => status,
+    })
+}
+
+/// Queues what `f` returns, as [`queued`], and waits until it has run.
+fn queued_and_waited(f: impl FnOnce(&mut State) -> Result<(usize, Op), Status>) -> Status {
+    let mut guard = state();
+    let sequence = match guard.as_mut() {
+        Some(state) if state.initialised && state.contexts > 0 => {
+            if let Some(error) = state.sticky {
+                return error;
+            }
+            match f(state) {
+                Ok((stream, op)) => {
+                    let sequence = state.enqueue(stream, op);
+                    state.work.demand(sequence);
+                    sequence
+                }
+                Err(status) => return status,
+            }
+        }
+        Some(state) if state.initialised => return INVALID_CONTEXT,
+        _ => return NOT_INITIALIZED,
+    };
+    wait_until(guard, |state| state.work.is_done(sequence)).1
 }
 
 /// Writes `value` where the caller asked for it.
@@ -171,6 +236,9 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(
     _device: c_int,
 ) -> Status {
     with(|state| {
+        if let Some(error) = state.sticky {
+            return error;
+        }
         state.contexts += 1;
         state.write_ledger();
         // SAFETY: the caller's promise.
@@ -182,17 +250,19 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(
 /// Any device.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(_device: c_int) -> Status {
-    with(|state| {
-        if state.contexts == 0 {
-            return INVALID_CONTEXT;
-        }
+    let status = releasing(|state| {
         state.contexts -= 1;
         if state.contexts == 0 {
             state.destroy_context();
         }
-        state.write_ledger();
         SUCCESS
-    })
+    });
+    // Releasing is allowed after a fault; the error stays for the calls that need a context.
+    if status == INVALID_CONTEXT || status == NOT_INITIALIZED {
+        status
+    } else {
+        SUCCESS
+    }
 }
 
 /// # Safety
@@ -219,7 +289,7 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
 /// `address` is valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemAlloc_v2(address: *mut u64, bytes: usize) -> Status {
-    changing(|state| {
+    creating(|state| {
         let limit = std::env::var("LATLAB_FAKE_CUDA_OOM_ABOVE")
             .ok()
             .and_then(|v| v.parse::<usize>().ok());
@@ -240,24 +310,57 @@ pub unsafe extern "C" fn cuMemAlloc_v2(address: *mut u64, bytes: usize) -> Statu
 /// Any address.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFree_v2(address: u64) -> Status {
-    changing(|state| match state.device_memory.remove(&address) {
+    releasing(|state| match state.device_memory.remove(&address) {
         Some(_) => SUCCESS,
         None => INVALID_VALUE,
     })
 }
 
+/// Sets device memory on the legacy default stream, returning before it is set: the
+/// documentation's "asynchronous with respect to the host" for device memory.
+///
 /// # Safety
 /// Any range; it is checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemsetD8_v2(address: u64, value: u8, bytes: usize) -> Status {
-    in_context(|state| {
-        if !state.is_device(address, bytes) {
-            return INVALID_VALUE;
-        }
-        // SAFETY: the range lies in a live allocation (checked above).
-        unsafe { std::ptr::write_bytes(address as *mut u8, value, bytes) };
-        SUCCESS
+    queued(|state| memset(state, LEGACY, address, value, bytes))
+}
+
+/// Sets device memory in `stream`'s order.
+///
+/// # Safety
+/// Any range; it is checked.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuMemsetD8Async(
+    address: u64,
+    value: u8,
+    bytes: usize,
+    stream: *mut c_void,
+) -> Status {
+    queued(|state| {
+        let stream = known_stream(state, stream)?;
+        memset(state, stream, address, value, bytes)
     })
+}
+
+fn memset(
+    state: &State,
+    stream: usize,
+    address: u64,
+    value: u8,
+    bytes: usize,
+) -> Result<(usize, Op), Status> {
+    if !state.is_device(address, bytes) {
+        return Err(INVALID_VALUE);
+    }
+    Ok((
+        stream,
+        Op::Memset {
+            address,
+            value,
+            bytes,
+        },
+    ))
 }
 
 /// # Safety
@@ -268,7 +371,7 @@ pub unsafe extern "C" fn cuMemHostAlloc(
     bytes: usize,
     _flags: c_uint,
 ) -> Status {
-    changing(|state| {
+    creating(|state| {
         let Some(block) = state::Block::new(bytes) else {
             return OUT_OF_MEMORY;
         };
@@ -283,7 +386,7 @@ pub unsafe extern "C" fn cuMemHostAlloc(
 /// Any pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFreeHost(pointer: *mut c_void) -> Status {
-    changing(
+    releasing(
         |state| match state.pinned_memory.remove(&(pointer as u64)) {
             Some(_) => SUCCESS,
             None => INVALID_VALUE,
@@ -291,36 +394,69 @@ pub unsafe extern "C" fn cuMemFreeHost(pointer: *mut c_void) -> Status {
     )
 }
 
-/// Copies host memory to device memory, the device range checked.
+/// A copy of `bytes` bytes from host memory at `source` to device memory at `destination`
+/// on `stream`: read when it runs from page-locked memory (its DMA), staged now from
+/// pageable memory (which the caller may reuse once the call returns).
 ///
 /// # Safety
 /// `source` is valid for `bytes` bytes.
-unsafe fn to_device(destination: u64, source: *const c_void, bytes: usize) -> Status {
-    in_context(|state| {
-        if !state.is_device(destination, bytes) || source.is_null() {
-            return INVALID_VALUE;
-        }
-        // SAFETY: the destination lies in a live allocation; the source is the caller's.
-        unsafe { std::ptr::copy(source.cast::<u8>(), destination as *mut u8, bytes) };
-        SUCCESS
-    })
+unsafe fn to_device(
+    state: &State,
+    stream: usize,
+    destination: u64,
+    source: *const c_void,
+    bytes: usize,
+) -> Result<(usize, Op), Status> {
+    if !state.is_device(destination, bytes) || source.is_null() {
+        return Err(INVALID_VALUE);
+    }
+    if state.is_pinned(source as u64, bytes) {
+        return Ok((
+            stream,
+            Op::FromHost {
+                address: destination,
+                source: source as usize,
+                bytes,
+            },
+        ));
+    }
+    // SAFETY: the caller's promise.
+    let data = unsafe { std::slice::from_raw_parts(source.cast::<u8>(), bytes) }.to_vec();
+    Ok((
+        stream,
+        Op::Staged {
+            address: destination,
+            data,
+        },
+    ))
 }
 
-/// Copies device memory to host memory, the device range checked.
+/// A copy of `bytes` bytes from device memory at `source` to host memory at `destination`
+/// on `stream`, written when it runs.
+fn to_host(
+    state: &State,
+    stream: usize,
+    destination: *mut c_void,
+    source: u64,
+    bytes: usize,
+) -> Result<(usize, Op), Status> {
+    if !state.is_device(source, bytes) || destination.is_null() {
+        return Err(INVALID_VALUE);
+    }
+    Ok((
+        stream,
+        Op::ToHost {
+            destination: destination as usize,
+            source,
+            bytes,
+        },
+    ))
+}
+
+/// Copies host memory to device memory on the legacy default stream, as the documentation
+/// says: from page-locked memory, synchronously; from pageable memory, after the legacy
+/// stream's earlier work, returning once the data is staged, before it lands.
 ///
-/// # Safety
-/// `destination` is valid for `bytes` bytes.
-unsafe fn to_host(destination: *mut c_void, source: u64, bytes: usize) -> Status {
-    in_context(|state| {
-        if !state.is_device(source, bytes) || destination.is_null() {
-            return INVALID_VALUE;
-        }
-        // SAFETY: the source lies in a live allocation; the destination is the caller's.
-        unsafe { std::ptr::copy(source as *const u8, destination.cast::<u8>(), bytes) };
-        SUCCESS
-    })
-}
-
 /// # Safety
 /// `source` is valid for `bytes` bytes.
 #[unsafe(no_mangle)]
@@ -329,10 +465,26 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
     source: *const c_void,
     bytes: usize,
 ) -> Status {
-    // SAFETY: the caller's promise.
-    unsafe { to_device(destination, source, bytes) }
+    let pinned = {
+        let guard = state();
+        (guard.as_ref()).is_some_and(|state| state.is_pinned(source as u64, bytes))
+    };
+    if pinned {
+        // SAFETY: the caller's promise.
+        return queued_and_waited(|state| unsafe {
+            to_device(state, LEGACY, destination, source, bytes)
+        });
+    }
+    match queued_and_waited(|_| Ok((LEGACY, Op::Marker))) {
+        // SAFETY: the caller's promise.
+        SUCCESS => queued(|state| unsafe { to_device(state, LEGACY, destination, source, bytes) }),
+        error => error,
+    }
 }
 
+/// Copies device memory to host memory on the legacy default stream and returns once the
+/// copy has landed.
+///
 /// # Safety
 /// `destination` is valid for `bytes` bytes.
 #[unsafe(no_mangle)]
@@ -341,12 +493,12 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(
     source: u64,
     bytes: usize,
 ) -> Status {
-    // SAFETY: the caller's promise.
-    unsafe { to_host(destination, source, bytes) }
+    queued_and_waited(|state| to_host(state, LEGACY, destination, source, bytes))
 }
 
 /// # Safety
-/// `source` is valid for `bytes` bytes.
+/// `source` is valid for `bytes` bytes, and stays so until the copy is waited for when it
+/// is page-locked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
     destination: u64,
@@ -354,15 +506,18 @@ pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
     bytes: usize,
     stream: *mut c_void,
 ) -> Status {
-    if stream_status(stream) != SUCCESS {
-        return INVALID_HANDLE;
-    }
-    // SAFETY: the caller's promise.
-    unsafe { to_device(destination, source, bytes) }
+    queued(|state| {
+        let stream = known_stream(state, stream)?;
+        // SAFETY: the caller's promise.
+        unsafe { to_device(state, stream, destination, source, bytes) }
+    })
 }
 
+/// Copies device memory to host memory on `stream`: returning at once into page-locked
+/// memory, once the copy has landed into pageable memory.
+///
 /// # Safety
-/// `destination` is valid for `bytes` bytes.
+/// `destination` is valid for `bytes` bytes, and stays so until the copy is waited for.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
     destination: *mut c_void,
@@ -370,48 +525,59 @@ pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
     bytes: usize,
     stream: *mut c_void,
 ) -> Status {
-    if stream_status(stream) != SUCCESS {
-        return INVALID_HANDLE;
+    let copy = |state: &mut State| {
+        let stream = known_stream(state, stream)?;
+        to_host(state, stream, destination, source, bytes)
+    };
+    let pinned = {
+        let guard = state();
+        (guard.as_ref()).is_some_and(|state| state.is_pinned(destination as u64, bytes))
+    };
+    if pinned {
+        queued(copy)
+    } else {
+        queued_and_waited(copy)
     }
-    // SAFETY: the caller's promise.
-    unsafe { to_host(destination, source, bytes) }
 }
 
-fn stream_status(stream: *mut c_void) -> Status {
-    in_context(|state| {
-        if state.streams.contains(&(stream as usize)) {
-            SUCCESS
-        } else {
-            INVALID_HANDLE
-        }
-    })
+/// The stream a handle names: the legacy stream for null, else one made and not destroyed.
+fn known_stream(state: &State, stream: *mut c_void) -> Result<usize, Status> {
+    let handle = stream as usize;
+    if handle == LEGACY || state.streams.contains_key(&handle) {
+        Ok(handle)
+    } else {
+        Err(INVALID_HANDLE)
+    }
 }
 
 /// # Safety
 /// `stream` is valid for a write.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuStreamCreate(stream: *mut *mut c_void, _flags: c_uint) -> Status {
-    changing(|state| {
+pub unsafe extern "C" fn cuStreamCreate(stream: *mut *mut c_void, flags: c_uint) -> Status {
+    creating(|state| {
         let handle = state.handle();
-        state.streams.insert(handle);
+        state.streams.insert(handle, StreamKind::from_flags(flags));
         // SAFETY: the caller's promise.
         unsafe { put(stream, handle_ptr(handle)) }
     })
 }
 
+/// Waits for the work queued on `stream` so far: on the legacy stream, with the blocking
+/// streams' work queued before.
+///
 /// # Safety
 /// Any stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamSynchronize(stream: *mut c_void) -> Status {
-    stream_status(stream)
+    queued_and_waited(|state| Ok((known_stream(state, stream)?, Op::Marker)))
 }
 
 /// # Safety
 /// Any stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamDestroy_v2(stream: *mut c_void) -> Status {
-    changing(|state| {
-        if state.streams.remove(&(stream as usize)) {
+    releasing(|state| {
+        if state.streams.remove(&(stream as usize)).is_some() {
             SUCCESS
         } else {
             INVALID_HANDLE
@@ -423,47 +589,68 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(stream: *mut c_void) -> Status {
 /// `event` is valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventCreate(event: *mut *mut c_void, _flags: c_uint) -> Status {
-    changing(|state| {
+    creating(|state| {
         let handle = state.handle();
-        state.events.insert(handle);
+        state.events.insert(handle, None);
         // SAFETY: the caller's promise.
         unsafe { put(event, handle_ptr(handle)) }
     })
 }
 
-fn event_status(event: *mut c_void) -> Status {
-    in_context(|state| {
-        if state.events.contains(&(event as usize)) {
-            SUCCESS
-        } else {
-            INVALID_HANDLE
-        }
-    })
-}
-
+/// Marks the event at the work queued on `stream` so far.
+///
 /// # Safety
 /// Any event and stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventRecord(event: *mut c_void, stream: *mut c_void) -> Status {
-    match stream_status(stream) {
-        SUCCESS => event_status(event),
-        other => other,
-    }
+    in_context(|state| {
+        let stream = match known_stream(state, stream) {
+            Ok(stream) => stream,
+            Err(status) => return status,
+        };
+        if !state.events.contains_key(&(event as usize)) {
+            return INVALID_HANDLE;
+        }
+        let sequence = state.enqueue(stream, Op::Marker);
+        state.events.insert(event as usize, Some(sequence));
+        SUCCESS
+    })
 }
 
+/// Waits for the work the event's last record marked (at once for an event never
+/// recorded).
+///
 /// # Safety
 /// Any event.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventSynchronize(event: *mut c_void) -> Status {
-    event_status(event)
+    let mut guard = state();
+    let marked = match guard.as_mut() {
+        Some(state) if state.initialised && state.contexts > 0 => {
+            if let Some(error) = state.sticky {
+                return error;
+            }
+            match state.events.get(&(event as usize)) {
+                None => return INVALID_HANDLE,
+                Some(None) => return SUCCESS,
+                Some(Some(sequence)) => {
+                    state.work.demand(*sequence);
+                    *sequence
+                }
+            }
+        }
+        Some(state) if state.initialised => return INVALID_CONTEXT,
+        _ => return NOT_INITIALIZED,
+    };
+    wait_until(guard, |state| state.work.is_done(marked)).1
 }
 
 /// # Safety
 /// Any event.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventDestroy_v2(event: *mut c_void) -> Status {
-    changing(|state| {
-        if state.events.remove(&(event as usize)) {
+    releasing(|state| {
+        if state.events.remove(&(event as usize)).is_some() {
             SUCCESS
         } else {
             INVALID_HANDLE
@@ -485,7 +672,7 @@ pub unsafe extern "C" fn cuModuleLoadData(
     let text = unsafe { CStr::from_ptr(image.cast()) }
         .to_string_lossy()
         .into_owned();
-    changing(|state| {
+    creating(|state| {
         let Some(parsed) = state::parse_module(&text) else {
             // CUDA_ERROR_INVALID_PTX.
             return 218;
@@ -530,7 +717,7 @@ pub unsafe extern "C" fn cuModuleGetFunction(
 /// Any module.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuModuleUnload(module: *mut c_void) -> Status {
-    changing(|state| match state.modules.remove(&(module as usize)) {
+    releasing(|state| match state.modules.remove(&(module as usize)) {
         Some(_) => {
             state.functions.retain(|_, (m, _)| *m != module as usize);
             SUCCESS
@@ -556,10 +743,11 @@ pub unsafe extern "C" fn cuLaunchKernel(
     params: *mut *mut c_void,
     _extra: *mut *mut c_void,
 ) -> Status {
-    if stream_status(stream) != SUCCESS {
-        return INVALID_HANDLE;
-    }
     in_context(|state| {
+        let stream = match known_stream(state, stream) {
+            Ok(stream) => stream,
+            Err(status) => return status,
+        };
         let Some((module, name)) = state.functions.get(&(function as usize)).cloned() else {
             return INVALID_HANDLE;
         };
@@ -592,13 +780,13 @@ pub unsafe extern "C" fn cuLaunchKernel(
             block,
             args,
         };
-        match state.capturing.get_mut(&(stream as usize)) {
-            Some(captured) => {
-                captured.push(launch);
-                SUCCESS
+        match state.capturing.get_mut(&stream) {
+            Some(captured) => captured.push(launch),
+            None => {
+                state.enqueue(stream, Op::Kernel(launch));
             }
-            None => kernels::run(state, &launch),
         }
+        SUCCESS
     })
 }
 
@@ -606,12 +794,12 @@ pub unsafe extern "C" fn cuLaunchKernel(
 /// Any stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamBeginCapture_v2(stream: *mut c_void, _mode: c_int) -> Status {
-    if stream_status(stream) != SUCCESS {
-        return INVALID_HANDLE;
-    }
-    in_context(|state| {
-        state.capturing.insert(stream as usize, Vec::new());
-        SUCCESS
+    in_context(|state| match known_stream(state, stream) {
+        Ok(stream) => {
+            state.capturing.insert(stream, Vec::new());
+            SUCCESS
+        }
+        Err(status) => status,
     })
 }
 
@@ -622,7 +810,7 @@ pub unsafe extern "C" fn cuStreamEndCapture(
     stream: *mut c_void,
     graph: *mut *mut c_void,
 ) -> Status {
-    changing(|state| {
+    creating(|state| {
         let Some(launches) = state.capturing.remove(&(stream as usize)) else {
             return INVALID_HANDLE;
         };
@@ -641,7 +829,7 @@ pub unsafe extern "C" fn cuGraphInstantiateWithFlags(
     graph: *mut c_void,
     _flags: u64,
 ) -> Status {
-    changing(|state| {
+    creating(|state| {
         let Some(launches) = state.graphs.get(&(graph as usize)).cloned() else {
             return INVALID_HANDLE;
         };
@@ -656,18 +844,10 @@ pub unsafe extern "C" fn cuGraphInstantiateWithFlags(
 /// Any graph and stream.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphLaunch(exec: *mut c_void, stream: *mut c_void) -> Status {
-    if stream_status(stream) != SUCCESS {
-        return INVALID_HANDLE;
-    }
-    in_context(|state| {
-        let Some(launches) = state.graph_execs.get(&(exec as usize)).cloned() else {
-            return INVALID_HANDLE;
-        };
-        launches
-            .iter()
-            .map(|launch| kernels::run(state, launch))
-            .find(|&status| status != SUCCESS)
-            .unwrap_or(SUCCESS)
+    queued(|state| {
+        let stream = known_stream(state, stream)?;
+        let launches = (state.graph_execs.get(&(exec as usize)).cloned()).ok_or(INVALID_HANDLE)?;
+        Ok((stream, Op::Graph(launches)))
     })
 }
 
@@ -675,7 +855,7 @@ pub unsafe extern "C" fn cuGraphLaunch(exec: *mut c_void, stream: *mut c_void) -
 /// Any graph.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphDestroy(graph: *mut c_void) -> Status {
-    changing(|state| match state.graphs.remove(&(graph as usize)) {
+    releasing(|state| match state.graphs.remove(&(graph as usize)) {
         Some(_) => SUCCESS,
         None => INVALID_HANDLE,
     })
@@ -685,7 +865,7 @@ pub unsafe extern "C" fn cuGraphDestroy(graph: *mut c_void) -> Status {
 /// Any graph.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphExecDestroy(exec: *mut c_void) -> Status {
-    changing(|state| match state.graph_execs.remove(&(exec as usize)) {
+    releasing(|state| match state.graph_execs.remove(&(exec as usize)) {
         Some(_) => SUCCESS,
         None => INVALID_HANDLE,
     })

@@ -1,7 +1,9 @@
-//! What the stand-in driver holds: memory, handles and the ledger of what is still alive.
+//! What the stand-in driver holds: memory, handles, the work queued on its streams, the
+//! sticky error of a faulted kernel and the ledger of what is still alive.
 
+use crate::work::{StreamKind, Work};
 use std::alloc::Layout;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// A CUDA result code, as the driver returns it.
 pub(crate) type Status = u32;
@@ -82,9 +84,12 @@ pub(crate) struct State {
     pub contexts: u32,
     pub device_memory: BTreeMap<u64, Block>,
     pub pinned_memory: BTreeMap<u64, Block>,
-    pub streams: HashSet<usize>,
+    /// The streams made with `cuStreamCreate`, and how each orders itself against the
+    /// legacy default stream (the null stream, which is always there).
+    pub streams: HashMap<usize, StreamKind>,
     pub capturing: HashMap<usize, Vec<Launch>>,
-    pub events: HashSet<usize>,
+    /// Each event, and the queued work its last `cuEventRecord` stands for.
+    pub events: HashMap<usize, Option<u64>>,
     pub modules: HashMap<usize, Module>,
     pub functions: HashMap<usize, (usize, String)>,
     pub graphs: HashMap<usize, Vec<Launch>>,
@@ -92,6 +97,12 @@ pub(crate) struct State {
     pub next_handle: usize,
     /// What earlier contexts still held when they were destroyed, by kind.
     pub leaked: BTreeMap<&'static str, usize>,
+    /// The work queued on the streams, run by the worker thread in stream order.
+    pub work: Work,
+    /// The error a faulted kernel left: every later call that needs the context returns it,
+    /// for the rest of the process, as the real driver's sticky errors (an illegal address)
+    /// do: "the process must be terminated and relaunched".
+    pub sticky: Option<Status>,
 }
 
 impl State {
@@ -99,6 +110,14 @@ impl State {
     pub fn handle(&mut self) -> usize {
         self.next_handle += 1;
         self.next_handle
+    }
+
+    /// Whether `bytes` bytes at `address` lie inside one live page-locked host allocation.
+    pub fn is_pinned(&self, address: u64, bytes: usize) -> bool {
+        self.pinned_memory
+            .range(..=address)
+            .next_back()
+            .is_some_and(|(_, block)| block.contains(address, bytes))
     }
 
     /// Whether `bytes` bytes at `address` lie inside one live device allocation.
@@ -144,6 +163,8 @@ impl State {
             initialised: true,
             next_handle: self.next_handle,
             leaked,
+            work: std::mem::take(&mut self.work),
+            sticky: self.sticky,
             ..State::default()
         };
     }

@@ -14,7 +14,8 @@
 //!   write fails, and read their exit status from what was written;
 //! - messages on standard error that never panic, whatever standard error is ([`say!`]);
 //! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's);
-//! - several runs as one command, each a process of its own ([`run_again`]).
+//! - several runs as one command, each a process of its own ([`run_again`]), and the
+//!   supervision of such a child ([`supervise`]).
 //!
 //! One definition each, so that the two front ends cannot drift apart.
 
@@ -37,7 +38,8 @@ pub use outputs::{
 };
 pub use panics::panic_message;
 pub use repeat::{
-    RUN_OF_VARIABLE, RunOf, RunsEnded, check_outputs_for_runs, numbered_runs, run_again,
+    ChildEnd, KilledFor, RUN_OF_VARIABLE, RunOf, RunsEnded, Supervision, check_outputs_for_runs,
+    numbered_runs, run_again, supervise,
 };
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;

@@ -8,6 +8,10 @@
 //! included, which stops, writes what it measured and ends; no run follows. A SIGTERM sent
 //! to this process alone is passed on to the run in progress once (a second signal would
 //! end that run at once, its results unwritten).
+//!
+//! [`supervise`] waits for such a child: the runs here, and the binary's probes that run in
+//! a process of their own (which pass a stopping signal on whichever it was, and kill a
+//! child that outlives its limit or does not stop).
 
 use latlab_engine::signals::StopSignals;
 use std::path::{Path, PathBuf};
@@ -140,17 +144,73 @@ fn wait_passing_on_sigterm(
     child: &mut std::process::Child,
     stop: &StopSignals,
 ) -> std::io::Result<ExitStatus> {
-    let mut passed_on = false;
+    let supervision = Supervision {
+        pass_on: &|| stop.received() == Some(libc::SIGTERM),
+        limit: None,
+        grace: None,
+    };
+    match supervise(child, &supervision)? {
+        ChildEnd::Exited(status) | ChildEnd::Killed(status, _) => Ok(status),
+    }
+}
+
+/// How a child process is watched while it runs.
+pub struct Supervision<'a> {
+    /// Whether a stopping signal should now be passed on to it (SIGTERM, once).
+    pub pass_on: &'a dyn Fn() -> bool,
+    /// How long it may run before it is killed.
+    pub limit: Option<Duration>,
+    /// How long it may take to stop once the signal is passed on before it is killed.
+    pub grace: Option<Duration>,
+}
+
+/// How a supervised child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// On its own (or by a signal it was passed on and obeyed).
+    Exited(ExitStatus),
+    /// Killed: it outlived its limit, or did not stop within its grace.
+    Killed(ExitStatus, KilledFor),
+}
+
+/// Why a supervised child was killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KilledFor {
+    OutlivedLimit(Duration),
+    DidNotStop(Duration),
+}
+
+/// Waits for `child` as `supervision` says: a SIGTERM passed on once when it asks, and the
+/// child killed (SIGKILL) past its limit or its grace.
+pub fn supervise(
+    child: &mut std::process::Child,
+    supervision: &Supervision,
+) -> std::io::Result<ChildEnd> {
+    let started = std::time::Instant::now();
+    let mut passed_on: Option<std::time::Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(status);
+            return Ok(ChildEnd::Exited(status));
         }
-        if !passed_on && stop.received() == Some(libc::SIGTERM) {
+        if passed_on.is_none() && (supervision.pass_on)() {
             if let Ok(pid) = i32::try_from(child.id()) {
                 // SAFETY: kill(2) on the pid of a child not yet waited for.
                 unsafe { libc::kill(pid, libc::SIGTERM) };
             }
-            passed_on = true;
+            passed_on = Some(std::time::Instant::now());
+        }
+        let killed_for = match (supervision.limit, supervision.grace, passed_on) {
+            (Some(limit), _, _) if started.elapsed() > limit => {
+                Some(KilledFor::OutlivedLimit(limit))
+            }
+            (_, Some(grace), Some(at)) if at.elapsed() > grace => {
+                Some(KilledFor::DidNotStop(grace))
+            }
+            _ => None,
+        };
+        if let Some(why) = killed_for {
+            child.kill()?;
+            return Ok(ChildEnd::Killed(child.wait()?, why));
         }
         std::thread::sleep(POLL);
     }

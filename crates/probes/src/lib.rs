@@ -264,11 +264,28 @@ pub struct ProbeSpec {
     /// beside the measuring one, on Linux 6.18): the run stops its own helper threads (the
     /// progress line's redrawing) while it measures.
     pub alone: bool,
+    /// The process it runs in: latlab's own, or one of its own (the GPU family).
+    pub process: Process,
     /// Whether it is measured in each of the run's rounds or once.
     pub rounds: Rounds,
     /// What its results feed in the report: plots, headline rows, matrices, distributions.
     pub presentation: Presentation,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
+}
+
+/// The process a probe runs in.
+#[derive(Debug, Clone, Copy)]
+pub enum Process {
+    /// latlab's own.
+    Shared,
+    /// A process of its own for each round, started afresh from latlab's binary: a fault
+    /// that poisons a process (a CUDA kernel's illegal address is sticky until the process
+    /// ends) ends with it, and the next probe finds the device as new. `ready` is asked
+    /// first, in latlab's process, for a reason to skip the probe without starting one
+    /// (there is no CUDA driver).
+    Own {
+        ready: fn() -> Result<(), ProbeError>,
+    },
 }
 
 /// Whether a probe is measured in each of the run's rounds

@@ -20,6 +20,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.82,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

@@ -18,6 +18,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 1.1,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

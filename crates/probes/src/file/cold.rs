@@ -31,6 +31,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.70,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {
         headline: &[

@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 6.3,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         plots: &[super::BY_SIZE],

@@ -27,6 +27,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 3.0,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
@@ -46,11 +47,15 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    super::on_gpu(ctx, measure)
+}
+
+#[cfg(feature = "gpu")]
+fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
     use super::driver::{Arg, DeviceMemory, Launch};
     use cudarc::driver::sys::CUdevice_attribute as A;
 
-    let gpu = super::Gpu::open()?;
     let module = gpu.module(super::kernels::ATOMIC)?;
     let kernel = module.kernel("atomic_add").map_err(cuda_failure)?;
     let block = gpu
@@ -63,7 +68,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         .map(|&(_, blocks, threads)| blocks as usize * threads as usize)
         .max()
         .unwrap_or(1);
-    let counters = DeviceMemory::zeroed(&gpu.device, 4 * most_threads).map_err(cuda_failure)?;
+    let counters = DeviceMemory::zeroed(&gpu.stream, 4 * most_threads).map_err(cuda_failure)?;
     let stream = &gpu.stream;
     let failed = super::FirstError::default();
     let note = |result| failed.note(result);
@@ -111,7 +116,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             );
         }
     }
-    Ok(gpu.describe(results))
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 40.0,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         plots: &[Plot {
@@ -201,7 +202,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     });
 
     let bytes = largest as usize;
-    let device = DeviceMemory::zeroed(&gpu.device, bytes).map_err(cuda_failure)?;
+    let device = DeviceMemory::zeroed(&gpu.stream, bytes).map_err(cuda_failure)?;
     let mut pinned = PinnedMemory::new(&gpu.device, bytes).map_err(cuda_failure)?;
     let mut pageable = vec![1u8; bytes];
     let stream = &gpu.stream;

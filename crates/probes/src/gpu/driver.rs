@@ -7,6 +7,14 @@
 //!
 //! Everything runs on the thread that opened the [`Device`] (the probes run on the main
 //! thread): the driver binds a context to a thread, and the drops below assume it is bound.
+//!
+//! Every memset and copy runs on the probe's own [`Stream`], never on the legacy default
+//! stream, and is waited for there. The probe's stream is created non-blocking, so it does
+//! not wait for the legacy stream: `cuMemsetD8` returns before the memory is set and
+//! `cuMemcpyHtoD` from pageable memory before its data lands, and a kernel queued on the
+//! probe's stream after either could chase a ring that was not there yet. That is how
+//! `gpu.memory` faulted with `CUDA_ERROR_ILLEGAL_ADDRESS` on an H200 while the stand-in
+//! driver, which then ran every call at once, passed.
 //! Every allocation, stream, event, module and graph is freed when dropped, on success,
 //! error or interruption alike; the primary context is released when the last owner of the
 //! [`Device`] drops, which leaves nothing of latlab's on the GPU.
@@ -246,17 +254,19 @@ pub(crate) struct DeviceMemory {
 }
 
 impl DeviceMemory {
-    /// `bytes` of device memory, zeroed.
-    pub fn zeroed(device: &Arc<Device>, bytes: usize) -> Cuda<DeviceMemory> {
+    /// `bytes` of device memory, zeroed on `stream` and waited for.
+    pub fn zeroed(stream: &Stream, bytes: usize) -> Cuda<DeviceMemory> {
         // SAFETY: the allocation is freed in `drop`.
         let address = unsafe { result::malloc_sync(bytes.max(1)) }.call("cuMemAlloc")?;
         let memory = DeviceMemory {
             address,
             bytes,
-            _device: Arc::clone(device),
+            _device: Arc::clone(&stream._device),
         };
         // SAFETY: the range is the allocation just made.
-        unsafe { result::memset_d8_sync(address, 0, bytes.max(1)) }.call("cuMemsetD8")?;
+        unsafe { result::memset_d8_async(address, 0, bytes.max(1), stream.raw) }
+            .call("cuMemsetD8Async")?;
+        stream.synchronize()?;
         Ok(memory)
     }
 
@@ -264,18 +274,26 @@ impl DeviceMemory {
         self.address
     }
 
-    /// Copies `data` to the start of this memory and waits for the copy.
-    pub fn write<T: Copy>(&self, data: &[T]) -> Cuda<()> {
+    /// Copies `data` to the start of this memory on `stream`, after the work queued there
+    /// before, and waits for the copy.
+    pub fn write<T: Copy>(&self, data: &[T], stream: &Stream) -> Cuda<()> {
         assert!(std::mem::size_of_val(data) <= self.bytes.max(1));
-        // SAFETY: the destination holds at least `data`'s bytes (checked above).
-        unsafe { result::memcpy_htod_sync(self.address, data) }.call("cuMemcpyHtoD")
+        // SAFETY: the destination holds at least `data`'s bytes (checked above); `data` is
+        // borrowed until the stream is synchronised below.
+        unsafe { result::memcpy_htod_async(self.address, data, stream.raw) }
+            .call("cuMemcpyHtoDAsync")?;
+        stream.synchronize()
     }
 
-    /// Copies the start of this memory into `out` and waits for the copy.
-    pub fn read<T: Copy>(&self, out: &mut [T]) -> Cuda<()> {
+    /// Copies the start of this memory into `out` on `stream`, after the work queued there
+    /// before (the kernel that wrote it), and waits for the copy.
+    pub fn read<T: Copy>(&self, out: &mut [T], stream: &Stream) -> Cuda<()> {
         assert!(std::mem::size_of_val(out) <= self.bytes.max(1));
-        // SAFETY: the source holds at least `out`'s bytes (checked above).
-        unsafe { result::memcpy_dtoh_sync(out, self.address) }.call("cuMemcpyDtoH")
+        // SAFETY: the source holds at least `out`'s bytes (checked above); `out` is borrowed
+        // until the stream is synchronised below.
+        unsafe { result::memcpy_dtoh_async(out, self.address, stream.raw) }
+            .call("cuMemcpyDtoHAsync")?;
+        stream.synchronize()
     }
 }
 

@@ -36,6 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 6.0,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[latlab_engine::presentation::HeadlineRow {

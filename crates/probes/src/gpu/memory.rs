@@ -41,6 +41,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 30.0,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         plots: &[latlab_engine::presentation::Plot {
@@ -212,10 +213,12 @@ impl DeviceRing {
     /// Allocates `working_set` bytes on the device and writes a random ring into them.
     pub fn build(gpu: &super::Gpu, working_set: u64) -> Result<DeviceRing, ProbeError> {
         let lines = ring_lines(working_set as usize);
-        let memory = super::driver::DeviceMemory::zeroed(&gpu.device, lines * LINE_BYTES)
+        let memory = super::driver::DeviceMemory::zeroed(&gpu.stream, lines * LINE_BYTES)
             .map_err(super::cuda_failure)?;
         let words = super::ring::ring_words(working_set as usize, memory.address());
-        memory.write(&words).map_err(super::cuda_failure)?;
+        memory
+            .write(&words, &gpu.stream)
+            .map_err(super::cuda_failure)?;
         Ok(DeviceRing {
             memory,
             lines: lines as u64,
@@ -223,13 +226,15 @@ impl DeviceRing {
     }
 }
 
-/// Reads the four words a chase kernel wrote: cycles, nanoseconds, last pointer, SM.
+/// Reads the four words a chase kernel queued on `stream` wrote: cycles, nanoseconds, last
+/// pointer, SM.
 #[cfg(feature = "gpu")]
 pub(crate) fn read_chase_output(
     out: &super::driver::DeviceMemory,
+    stream: &super::driver::Stream,
 ) -> Result<[u64; 4], super::driver::CudaError> {
     let mut words = [0u64; 4];
-    out.read(&mut words)?;
+    out.read(&mut words, stream)?;
     Ok(words)
 }
 
@@ -240,7 +245,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     use super::session::DeviceTime;
 
     let module = gpu.module(super::kernels::CHASE)?;
-    let out = DeviceMemory::zeroed(&gpu.device, 32).map_err(cuda_failure)?;
+    let out = DeviceMemory::zeroed(&gpu.stream, 32).map_err(cuda_failure)?;
     let l2 = gpu.info.l2_bytes;
     let l2_lines = l2.unwrap_or(FALLBACK_L2) / LINE_BYTES as u64;
     let device_free = gpu.device.free_memory_bytes().map_err(cuda_failure)?;
@@ -286,7 +291,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
                 .enqueue(stream)
                 .and_then(|()| stream.synchronize())
                 .map_err(cuda_failure)?;
-            let mut position = read_chase_output(&out).map_err(cuda_failure)?[2];
+            let mut position = read_chase_output(&out, stream).map_err(cuda_failure)?[2];
             let name = format!("gpu.memory/{variant}/{}", size_label(size));
             let method = format!(
                 "one thread's dependent loads {how} over a random ring of {} lines of {LINE_BYTES} bytes ({} spanned), {TIMED_LOADS} per launch, each continuing where the last stopped",
@@ -301,7 +306,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
                     let mut launch = Launch::new(kernel, 1, 1, &args(position, 0));
                     launch.enqueue(stream)?;
                     stream.synchronize()?;
-                    let [cycles, ns, last, _] = read_chase_output(&out)?;
+                    let [cycles, ns, last, _] = read_chase_output(&out, stream)?;
                     position = last;
                     Ok(DeviceTime { cycles, ns })
                 })?;

@@ -38,11 +38,38 @@ pub(crate) mod spread;
 #[cfg(feature = "gpu")]
 pub(crate) use session::{FirstError, Gpu, cuda_failure, device_timed, on_gpu};
 
+/// The family runs each probe's round in a process of its own: a kernel that faults leaves
+/// a sticky error that lasts as long as the process (the driver's documentation: "the
+/// process must be terminated and relaunched"), and in latlab's own process it took every
+/// later GPU probe with it.
+pub(crate) const OWN_PROCESS: crate::Process = crate::Process::Own { ready };
+
+/// Whether the family can run here, asked without loading more than the driver's library:
+/// a machine without a driver skips it without starting a process.
+#[cfg(feature = "gpu")]
+fn ready() -> Result<(), crate::ProbeError> {
+    if driver::driver_present() {
+        Ok(())
+    } else {
+        Err(crate::ProbeError::Skipped(session::NO_DRIVER.to_string()))
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn ready() -> Result<(), crate::ProbeError> {
+    run_without_driver_reason()
+}
+
 /// Why the family is skipped when latlab was built without it.
 #[cfg(not(feature = "gpu"))]
 pub(crate) fn run_without_driver(
     _: &mut crate::ProbeContext,
 ) -> Result<Vec<latlab_engine::BenchResult>, crate::ProbeError> {
+    run_without_driver_reason().map(|()| Vec::new())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn run_without_driver_reason() -> Result<(), crate::ProbeError> {
     Err(crate::ProbeError::Skipped(
         "this latlab was built without its `gpu` feature".to_string(),
     ))
@@ -101,14 +128,18 @@ mod session {
     }
 
     /// Opens the GPU, runs `measure` on it and adds the device's description to every
-    /// result: the whole of a probe that measures in a function of its own.
+    /// result: the whole of a probe that measures in a function of its own. The work it
+    /// times runs on the device, not on the calling thread, whose CPU time then says nothing
+    /// of it ([`Runner::set_work_elsewhere`]).
     pub(crate) fn on_gpu(
         ctx: &mut crate::ProbeContext,
         measure: fn(&mut crate::ProbeContext, &Gpu) -> Result<Vec<BenchResult>, ProbeError>,
     ) -> Result<Vec<BenchResult>, ProbeError> {
         let gpu = Gpu::open()?;
-        let results = measure(ctx, &gpu)?;
-        Ok(gpu.describe(results))
+        let was = ctx.runner.set_work_elsewhere(true);
+        let results = measure(ctx, &gpu);
+        ctx.runner.set_work_elsewhere(was);
+        Ok(gpu.describe(results?))
     }
 
     /// A driver error as the probe's failure: the call and the driver's message.

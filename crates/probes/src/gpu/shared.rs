@@ -14,6 +14,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.5,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
@@ -30,14 +31,18 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    super::on_gpu(ctx, measure)
+}
+
+#[cfg(feature = "gpu")]
+fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
     use super::driver::{Arg, DeviceMemory, Launch};
     use super::session::DeviceTime;
 
-    let gpu = super::Gpu::open()?;
     let module = gpu.module(super::kernels::SHARED)?;
     let kernel = module.kernel("shared_chase").map_err(cuda_failure)?;
-    let out = DeviceMemory::zeroed(&gpu.device, 24).map_err(cuda_failure)?;
+    let out = DeviceMemory::zeroed(&gpu.stream, 24).map_err(cuda_failure)?;
     let mut launch = Launch::new(
         kernel,
         1,
@@ -65,14 +70,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             launch.enqueue(stream)?;
             stream.synchronize()?;
             let mut words = [0u64; 3];
-            out.read(&mut words)?;
+            out.read(&mut words, stream)?;
             Ok(DeviceTime {
                 cycles: words[0],
                 ns: words[1],
             })
         },
     )?;
-    Ok(gpu.describe(vec![result]))
+    Ok(vec![result])
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 6.0,
     },
     alone: false,
+    process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
@@ -85,17 +86,21 @@ use super::run_without_driver as run;
 
 #[cfg(feature = "gpu")]
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
+    super::on_gpu(ctx, measure)
+}
+
+#[cfg(feature = "gpu")]
+fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
     use super::driver::{Arg, DeviceMemory, Launch};
     use super::memory::{DeviceRing, TIMED_LOADS, read_chase_output};
     use latlab_engine::{Interrupted, Warning};
 
-    let gpu = super::Gpu::open()?;
     let module = gpu.module(super::kernels::CHASE)?;
     let on_sm = module.kernel("chase_cg_on_sm").map_err(cuda_failure)?;
     let walk = module.kernel("chase_cg").map_err(cuda_failure)?;
-    let out = DeviceMemory::zeroed(&gpu.device, 32).map_err(cuda_failure)?;
-    let claim = DeviceMemory::zeroed(&gpu.device, 4).map_err(cuda_failure)?;
+    let out = DeviceMemory::zeroed(&gpu.stream, 32).map_err(cuda_failure)?;
+    let claim = DeviceMemory::zeroed(&gpu.stream, 4).map_err(cuda_failure)?;
     let l2 = gpu.info.l2_bytes.unwrap_or(FALLBACK_L2);
     let sms = sms_visited(ctx.suite, gpu.sm_count());
     let stream = &gpu.stream;
@@ -104,7 +109,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ("l2", "an L2-resident", l2 / 4, true),
         ("dram", "a device-memory", 4 * l2, false),
     ] {
-        let ring = DeviceRing::build(&gpu, size)?;
+        let ring = DeviceRing::build(gpu, size)?;
         if warm {
             let mut launch = Launch::new(
                 walk,
@@ -140,8 +145,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     return Err(Interrupted.into());
                 }
                 tries += 1;
-                out.write(&[0u64; 4]).map_err(cuda_failure)?;
-                claim.write(&[0u32]).map_err(cuda_failure)?;
+                out.write(&[0u64; 4], stream).map_err(cuda_failure)?;
+                claim.write(&[0u32], stream).map_err(cuda_failure)?;
                 let mut launch = Launch::new(
                     on_sm,
                     2 * gpu.sm_count(),
@@ -159,7 +164,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     .enqueue(stream)
                     .and_then(|()| stream.synchronize())
                     .map_err(cuda_failure)?;
-                let [cycles, ns, last, ran_on] = read_chase_output(&out).map_err(cuda_failure)?;
+                let [cycles, ns, last, ran_on] =
+                    read_chase_output(&out, stream).map_err(cuda_failure)?;
                 if cycles > 0 && ran_on == u64::from(sm) {
                     figures.push(ns as f64 / TIMED_LOADS as f64);
                     position = last;
@@ -194,7 +200,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
         results.push(result);
     }
-    Ok(gpu.describe(results))
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 25.0,
     },
     alone: true,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

@@ -21,6 +21,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 2.5,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

@@ -53,6 +53,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 53.0,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {
         plots: &[Plot {

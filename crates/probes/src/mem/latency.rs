@@ -69,6 +69,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 118.0,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Once {
         why: "the levels and the stride sweep's spans are read from the whole curve, which a \
               round's share of the samples blurs (a round named L3's plateau DRAM), and the \

@@ -38,6 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 44.0,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {
         plots: &[Plot {

@@ -39,6 +39,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 4.2,
     },
     alone: true,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[

@@ -35,6 +35,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.43,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

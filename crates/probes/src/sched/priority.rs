@@ -57,6 +57,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 15.0,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Once {
         why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \
               condition added 3 s to the main job on a 2-vCPU VM",

@@ -38,6 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 25.0,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {
         // Every event is a sample; the tails are the point of measuring them one by one.

@@ -18,6 +18,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.74,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(120, "System call", None, GETPPID, "")],

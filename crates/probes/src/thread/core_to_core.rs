@@ -59,6 +59,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.50,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {
         matrices: &[

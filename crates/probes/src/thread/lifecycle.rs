@@ -46,6 +46,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.05,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

@@ -30,6 +30,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 2.6,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

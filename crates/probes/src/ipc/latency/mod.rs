@@ -60,6 +60,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         full_s: 0.63,
     },
     alone: false,
+    process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {
         distributions: &[

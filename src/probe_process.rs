@@ -1,0 +1,260 @@
+//! A probe in a process of its own ([`Process::Own`]: the GPU family). For each of its
+//! rounds the run starts latlab's own program again with [`COMMAND`] and a request (the
+//! probe, the suite and how to sample, as arguments), and reads the outcome the child
+//! writes to its standard output as JSON (a [`ProbeOutcome`], as the results file holds). A fault that poisons the child (a CUDA kernel's illegal address
+//! is sticky until the process ends) ends with it; the run goes on with the next probe on a
+//! device as new.
+//!
+//! The child stops on SIGINT, SIGTERM or SIGHUP as a run does, writing what it measured, but
+//! a second signal does not end it: the run passes a stopping signal on to it once,
+//! whichever reached the run (Ctrl-C reaches both, `kill` the run alone), and kills it if it
+//! has not stopped 10 s later, or if it runs far beyond what the probe takes. It dies with
+//! the run (`PR_SET_PDEATHSIG`).
+//!
+//! [`Process::Own`]: latlab_probes::Process::Own
+
+use anyhow::{Context, anyhow, bail};
+use latlab_engine::model::{ProbeOutcome, ProbeStatus};
+use latlab_engine::signals::StopSignals;
+use latlab_engine::{BenchResult, Config, Runner, Suite};
+use latlab_front::{ChildEnd, KilledFor, Supervision, say};
+use latlab_probes::{ProbeContext, ProbeSpec};
+use std::io::Read;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The first argument that makes latlab a probe's process: not a subcommand for people.
+pub const COMMAND: &str = "__probe-process";
+
+/// How long a child may take to stop once a stopping signal is passed on to it.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// What a probe's process is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+struct Request {
+    probe: String,
+    suite: String,
+    samples: usize,
+    target_sample_time_ns: u64,
+    budget_ns: u64,
+    rounds: usize,
+    pause_between_samples_ns: Option<u64>,
+}
+
+impl Request {
+    fn of(probe: &ProbeSpec, config: &Config, suite: Suite) -> Request {
+        Request {
+            probe: probe.id.to_string(),
+            suite: suite.name().to_string(),
+            samples: config.samples,
+            target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
+            budget_ns: config.budget.as_nanos() as u64,
+            rounds: config.rounds,
+            pause_between_samples_ns: (config.pause_between_samples)
+                .map(|pause| pause.as_nanos() as u64),
+        }
+    }
+
+    /// The arguments that carry it, after [`COMMAND`].
+    fn to_args(&self) -> Vec<String> {
+        vec![
+            self.probe.clone(),
+            self.suite.clone(),
+            self.samples.to_string(),
+            self.target_sample_time_ns.to_string(),
+            self.budget_ns.to_string(),
+            self.rounds.to_string(),
+            (self.pause_between_samples_ns).map_or("-".to_string(), |ns| ns.to_string()),
+        ]
+    }
+
+    /// The request `args` carry, or what is wrong with them.
+    fn from_args(args: &[String]) -> Result<Request, String> {
+        let [probe, suite, samples, target, budget, rounds, pause] = args else {
+            return Err(format!("{} arguments where 7 were expected", args.len()));
+        };
+        let number = |what: &str, text: &str| -> Result<u64, String> {
+            text.parse()
+                .map_err(|_| format!("{what} {text:?} is not a whole number"))
+        };
+        Ok(Request {
+            probe: probe.clone(),
+            suite: suite.clone(),
+            samples: number("samples", samples)? as usize,
+            target_sample_time_ns: number("the sample time", target)?,
+            budget_ns: number("the budget", budget)?,
+            rounds: number("rounds", rounds)? as usize,
+            pause_between_samples_ns: match pause.as_str() {
+                "-" => None,
+                ns => Some(number("the pause", ns)?),
+            },
+        })
+    }
+
+    fn suite(&self) -> Option<Suite> {
+        [Suite::Quick, Suite::Full]
+            .into_iter()
+            .find(|suite| suite.name() == self.suite)
+    }
+
+    fn config(&self, cancel: Arc<AtomicBool>) -> Config {
+        Config {
+            samples: self.samples,
+            target_sample_time: Duration::from_nanos(self.target_sample_time_ns),
+            budget: Duration::from_nanos(self.budget_ns),
+            pause_between_samples: self.pause_between_samples_ns.map(Duration::from_nanos),
+            cancel,
+            rounds: self.rounds,
+        }
+    }
+}
+
+/// Runs `probe` in a process of its own, sampling as `config` says; a process that could not
+/// start, died or said nothing readable fails the probe with the reason.
+pub fn measure(
+    probe: &ProbeSpec,
+    config: &Config,
+    suite: Suite,
+) -> (ProbeStatus, Vec<BenchResult>) {
+    match measure_in_child(probe, config, suite) {
+        Ok(outcome) => outcome,
+        Err(error) => (
+            ProbeStatus::Failed {
+                reason: format!("in a process of its own: {error:#}"),
+            },
+            Vec::new(),
+        ),
+    }
+}
+
+fn measure_in_child(
+    probe: &ProbeSpec,
+    config: &Config,
+    suite: Suite,
+) -> anyhow::Result<(ProbeStatus, Vec<BenchResult>)> {
+    let request = Request::of(probe, config, suite);
+    let program = std::env::current_exe().context("could not find latlab's own program")?;
+    let mut child = Command::new(program)
+        .arg(COMMAND)
+        .args(request.to_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("could not start it")?;
+    let mut stdout = child.stdout.take().expect("its standard output is piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).map(|_| text)
+    });
+    let cancel = &config.cancel;
+    let limit = Duration::from_secs_f64(60.0 + 10.0 * probe.typical.seconds(suite));
+    let supervision = Supervision {
+        pass_on: &|| cancel.load(Ordering::Relaxed),
+        limit: Some(limit),
+        grace: Some(GRACE),
+    };
+    let end = latlab_front::supervise(&mut child, &supervision).context("waiting for it")?;
+    let text = (reader.join())
+        .map_err(|_| anyhow!("reading its answer panicked"))?
+        .context("could not read its answer")?;
+    match end {
+        ChildEnd::Exited(status) if status.success() => {
+            let answer: ProbeOutcome =
+                serde_json::from_str(&text).context("its answer could not be read")?;
+            Ok((answer.status, answer.results))
+        }
+        ChildEnd::Exited(status) => bail!("it ended without its results ({status})"),
+        ChildEnd::Killed(_, KilledFor::DidNotStop(_)) => Ok((ProbeStatus::Interrupted, Vec::new())),
+        ChildEnd::Killed(_, KilledFor::OutlivedLimit(limit)) => bail!(
+            "it was still running after {} s, far beyond what the probe takes, and was killed",
+            limit.as_secs()
+        ),
+    }
+}
+
+/// The request's arguments, when this process was started as a probe's process.
+pub fn request_of_this_process() -> Option<Vec<String>> {
+    let mut args = std::env::args().skip(1);
+    (args.next()? == COMMAND).then(|| args.collect())
+}
+
+/// Serves a request: runs the probe here and writes its outcome to standard output.
+/// Status 2, with one line on standard error, when the request cannot be served.
+pub fn serve(request: &[String]) -> ExitCode {
+    match serve_request(request) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            say!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve_request(args: &[String]) -> anyhow::Result<()> {
+    let request = Request::from_args(args)
+        .map_err(|why| anyhow!("{COMMAND} serves requests latlab makes itself: {why}"))?;
+    let probe = (latlab_probes::PROBES.iter())
+        .find(|probe| probe.id == request.probe)
+        .ok_or_else(|| anyhow!("no probe is named {}", request.probe))?;
+    let suite = (request.suite()).ok_or_else(|| anyhow!("no suite is named {}", request.suite))?;
+    let stop = StopSignals::install_supervised().context("could not watch for signals")?;
+    let mut runner = Runner::new(request.config(stop.flag()));
+    let mut ctx = ProbeContext {
+        runner: &mut runner,
+        suite,
+        memory: Default::default(),
+        threads: Default::default(),
+        ipc: Default::default(),
+        files: Default::default(),
+        findings: Default::default(),
+    };
+    let started = std::time::Instant::now();
+    let (status, results) = crate::run::outcome_here(probe, &mut ctx);
+    let outcome = ProbeOutcome {
+        id: probe.id.to_string(),
+        method: probe.method.to_string(),
+        status,
+        results,
+        duration_ns: started.elapsed().as_nanos() as u64,
+    };
+    serde_json::to_writer(std::io::stdout().lock(), &outcome)
+        .context("could not write the probe's outcome")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_survives_its_arguments_and_a_malformed_one_is_refused() {
+        let request = Request {
+            probe: "gpu.memory".into(),
+            suite: "full".into(),
+            samples: 100,
+            target_sample_time_ns: 5_000_000,
+            budget_ns: 10_000_000_000,
+            rounds: 3,
+            pause_between_samples_ns: Some(1000),
+        };
+        assert_eq!(Request::from_args(&request.to_args()), Ok(request.clone()));
+        assert_eq!(request.suite(), Some(Suite::Full));
+        let unpaused = Request {
+            pause_between_samples_ns: None,
+            ..request
+        };
+        assert_eq!(
+            Request::from_args(&unpaused.to_args()),
+            Ok(unpaused.clone())
+        );
+        let mut args = unpaused.to_args();
+        args[2] = "many".into();
+        assert_eq!(
+            Request::from_args(&args),
+            Err("samples \"many\" is not a whole number".into())
+        );
+        assert!(Request::from_args(&args[..3]).is_err());
+    }
+}
