@@ -171,44 +171,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{DeviceMemory, PinnedMemory, copy_to_device, copy_to_host};
-    use latlab_engine::Warning;
+    use super::driver::{DeviceMemory, PinnedMemory};
 
-    let wanted = copy_sizes(ctx.suite);
-    let device_free = gpu.device.free_memory_bytes().map_err(cuda_failure)?;
-    let host_free = ctx.host().available_memory_bytes().map(|b| b / 2);
-    let largest = largest_fitting(&wanted, Some(device_free))
-        .min(largest_fitting(&wanted, host_free))
-        .ok_or_else(|| {
-            ProbeError::Failed(format!(
-                "not even a {} copy fits in the free memory (device {}, host {})",
-                size_label(wanted[0]),
-                size_label(device_free),
-                host_free.map_or("unknown".into(), size_label)
-            ))
-        })?;
-    let sizes: Vec<u64> = wanted.iter().copied().filter(|&s| s <= largest).collect();
-    // The full suite's in-between sizes are folded in the terminal table.
-    let shown = copy_sizes(crate::Suite::Quick);
-    let cut = (largest < *wanted.last().expect("sizes")).then(|| {
-        Warning::part_skipped(
-            &format!("copies above {}", size_label(largest)),
-            &format!(
-                "they would take more than half the free memory (device {}, host {})",
-                size_label(device_free),
-                host_free.map_or("unknown".into(), size_label)
-            ),
-        )
-    });
-
-    let bytes = largest as usize;
+    let plan = CopyPlan::of(ctx, gpu)?;
+    let bytes = plan.largest as usize;
     let device = DeviceMemory::zeroed(&gpu.stream, bytes).map_err(cuda_failure)?;
     let mut pinned = PinnedMemory::new(&gpu.device, bytes).map_err(cuda_failure)?;
     let mut pageable = vec![1u8; bytes];
-    let stream = &gpu.stream;
-    let failed = super::FirstError::default();
-    let note = |result| failed.note(result);
-
     let mut results = Vec::new();
     for (direction, arrow) in [("h2d", "host→device"), ("d2h", "device→host")] {
         for memory in ["pinned", "pageable"] {
@@ -216,33 +185,12 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
                 "pinned" => pinned.as_mut_slice(),
                 _ => &mut pageable,
             };
-            let mut sweep = Vec::new();
-            for &size in &sizes {
-                let name = format!("gpu.copy/{direction}/{memory}/{}", size_label(size));
-                let method = format!(
-                    "a {} {arrow} copy from {memory} host memory (cuMemcpy{}Async, then cuStreamSynchronize)",
-                    size_label(size),
-                    if direction == "h2d" { "HtoD" } else { "DtoH" }
-                );
-                let part = &mut host[..size as usize];
-                let result = ctx.runner.scoped(crate::mem::sweep_point, |runner| {
-                    if direction == "h2d" {
-                        runner.bench(&name, &method, || {
-                            note(copy_to_device(&device, part, stream))
-                        })
-                    } else {
-                        runner.bench(&name, &method, || note(copy_to_host(part, &device, stream)))
-                    }
-                })?;
-                failed.check()?;
-                let result = result
-                    .with_bytes_per_operation(size)
-                    .with_parameter(latlab_engine::names::key::SIZE_BYTES, size)
-                    .with_parameter("direction", arrow)
-                    .with_parameter("host_memory", memory)
-                    .as_sweep_detail(!shown.contains(&size) && size != largest);
-                sweep.push(result);
-            }
+            let copies = Copies {
+                direction,
+                arrow,
+                memory,
+            };
+            let sweep = copies.sweep(ctx.runner, gpu, &device, host, &plan)?;
             let model = model_result(
                 &format!("gpu.copy/model/{direction}/{memory}"),
                 &format!("{arrow} copies from {memory} memory"),
@@ -250,7 +198,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
             )
             .map(|mut model| {
                 // Once per sweep, on its summary.
-                model.warnings.extend(cut.clone());
+                model.warnings.extend(plan.cut.clone());
                 model
             });
             results.extend(sweep);
@@ -258,6 +206,118 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
         }
     }
     Ok(results)
+}
+
+/// The copy sizes that fit: the suite's, up to the largest that takes at most half the
+/// free device and host memory, and the warning that says what was left out.
+#[cfg(feature = "gpu")]
+struct CopyPlan {
+    sizes: Vec<u64>,
+    largest: u64,
+    cut: Option<latlab_engine::Warning>,
+}
+
+#[cfg(feature = "gpu")]
+impl CopyPlan {
+    fn of(ctx: &ProbeContext, gpu: &super::Gpu) -> Result<CopyPlan, ProbeError> {
+        let wanted = copy_sizes(ctx.suite);
+        let device_free = (gpu.device.free_memory_bytes()).map_err(super::cuda_failure)?;
+        let host_free = ctx.host().available_memory_bytes().map(|b| b / 2);
+        let free = || {
+            format!(
+                "device {}, host {}",
+                size_label(device_free),
+                host_free.map_or("unknown".into(), size_label)
+            )
+        };
+        let largest = largest_fitting(&wanted, Some(device_free))
+            .min(largest_fitting(&wanted, host_free))
+            .ok_or_else(|| {
+                ProbeError::Failed(format!(
+                    "not even a {} copy fits in the free memory ({})",
+                    size_label(wanted[0]),
+                    free()
+                ))
+            })?;
+        let cut = (largest < *wanted.last().expect("sizes")).then(|| {
+            latlab_engine::Warning::part_skipped(
+                &format!("copies above {}", size_label(largest)),
+                &format!(
+                    "they would take more than half the free memory ({})",
+                    free()
+                ),
+            )
+        });
+        Ok(CopyPlan {
+            sizes: wanted.into_iter().filter(|&s| s <= largest).collect(),
+            largest,
+            cut,
+        })
+    }
+}
+
+/// One sweep of copies: a direction and a kind of host memory.
+#[cfg(feature = "gpu")]
+struct Copies<'a> {
+    direction: &'a str,
+    arrow: &'a str,
+    memory: &'a str,
+}
+
+#[cfg(feature = "gpu")]
+impl Copies<'_> {
+    /// One result per size of `plan`, each copy between `device` and the start of `host`
+    /// and its wait.
+    fn sweep(
+        &self,
+        runner: &mut latlab_engine::Runner,
+        gpu: &super::Gpu,
+        device: &super::driver::DeviceMemory,
+        host: &mut [u8],
+        plan: &CopyPlan,
+    ) -> Result<Vec<BenchResult>, ProbeError> {
+        use super::driver::{copy_to_device, copy_to_host};
+
+        let Copies {
+            direction,
+            arrow,
+            memory,
+        } = *self;
+        let stream = &gpu.stream;
+        let failed = super::FirstError::default();
+        let note = |result| failed.note(result);
+        // The full suite's in-between sizes are folded in the terminal table.
+        let shown = copy_sizes(crate::Suite::Quick);
+        let mut sweep = Vec::new();
+        for &size in &plan.sizes {
+            let name = format!("gpu.copy/{direction}/{memory}/{}", size_label(size));
+            let method = format!(
+                "a {} {arrow} copy from {memory} host memory (cuMemcpy{}Async, then cuStreamSynchronize)",
+                size_label(size),
+                if direction == "h2d" { "HtoD" } else { "DtoH" }
+            );
+            let part = &mut host[..size as usize];
+            let result = runner.scoped(crate::mem::sweep_point, |runner| {
+                if direction == "h2d" {
+                    runner.bench(&name, &method, || {
+                        note(copy_to_device(device, part, stream))
+                    })
+                } else {
+                    runner.bench(&name, &method, || note(copy_to_host(part, device, stream)))
+                }
+            })?;
+            failed.check()?;
+            sweep.push(
+                result
+                    .with_bytes_per_operation(size)
+                    .with_parameter(latlab_engine::names::key::SIZE_BYTES, size)
+                    .with_parameter("direction", arrow)
+                    .with_parameter("host_memory", memory)
+                    .as_sweep_detail(!shown.contains(&size) && size != plan.largest),
+            );
+        }
+        Ok(sweep)
+    }
 }
 
 #[cfg(test)]

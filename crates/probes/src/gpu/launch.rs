@@ -68,24 +68,37 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{Event, Graph, Launch};
+    use super::driver::Launch;
 
     let module = gpu.module(super::kernels::EMPTY)?;
     let empty = module.kernel("empty").map_err(cuda_failure)?;
+    // Warm up: the first launch loads the module onto the device.
+    Launch::new(empty, 1, 1, &[])
+        .enqueue(&gpu.stream)
+        .and_then(|()| gpu.stream.synchronize())
+        .map_err(cuda_failure)?;
+    let mut results = launches(ctx.runner, gpu, empty)?;
+    results.extend(graphs(ctx.runner, gpu, empty)?);
+    Ok(results)
+}
+
+/// Launches on the stream: back to back (`enqueue`), then each waited for on the stream, on
+/// an event either way, and the wait alone.
+#[cfg(feature = "gpu")]
+fn launches(
+    runner: &mut latlab_engine::Runner,
+    gpu: &super::Gpu,
+    empty: super::driver::Kernel<'_>,
+) -> Result<Vec<BenchResult>, ProbeError> {
+    use super::cuda_failure;
+    use super::driver::{Event, Launch};
+
     let stream = &gpu.stream;
-    let runner = &mut *ctx.runner;
     let failed = super::FirstError::default();
     let note = |result| failed.note(result);
     let check = |result: BenchResult| failed.check().map(|()| result);
     let mut results = Vec::new();
-
-    // Warm up: the first launch loads the module onto the device.
     let mut launch = Launch::new(empty, 1, 1, &[]);
-    launch
-        .enqueue(stream)
-        .and_then(|()| stream.synchronize())
-        .map_err(cuda_failure)?;
-
     let batch = |n: u64| {
         let mut launch = Launch::new(empty, 1, 1, &[]);
         move || {
@@ -146,6 +159,24 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     )?;
     results.push(check(idle)?);
 
+    Ok(results)
+}
+
+/// Kernels in CUDA graphs: the cost per kernel inside a graph, and a graph of one waited for.
+#[cfg(feature = "gpu")]
+fn graphs(
+    runner: &mut latlab_engine::Runner,
+    gpu: &super::Gpu,
+    empty: super::driver::Kernel<'_>,
+) -> Result<Vec<BenchResult>, ProbeError> {
+    use super::cuda_failure;
+    use super::driver::{Graph, Launch};
+
+    let stream = &gpu.stream;
+    let failed = super::FirstError::default();
+    let note = |result| failed.note(result);
+    let check = |result: BenchResult| failed.check().map(|()| result);
+    let mut results = Vec::new();
     let graph_of = |kernels: u64| {
         let mut launch = Launch::new(empty, 1, 1, &[]);
         Graph::capture(stream, || {

@@ -238,16 +238,21 @@ pub(crate) fn read_chase_output(
     Ok(words)
 }
 
+/// The two curves: through L1 and bypassing it.
+#[cfg(feature = "gpu")]
+const VARIANTS: [(&str, &str, &str); 2] = [
+    ("ca", "chase_ca", "through L1 (ld.global.ca)"),
+    ("cg", "chase_cg", "bypassing L1 (ld.global.cg)"),
+];
+
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{Arg, DeviceMemory, Launch};
-    use super::session::DeviceTime;
+    use super::driver::DeviceMemory;
 
     let module = gpu.module(super::kernels::CHASE)?;
     let out = DeviceMemory::zeroed(&gpu.stream, 32).map_err(cuda_failure)?;
     let l2 = gpu.info.l2_bytes;
-    let l2_lines = l2.unwrap_or(FALLBACK_L2) / LINE_BYTES as u64;
     let device_free = gpu.device.free_memory_bytes().map_err(cuda_failure)?;
     let mut sizes = chase_working_sets(ctx.suite, l2.unwrap_or(FALLBACK_L2), LINE_BYTES as u64);
     let wanted_largest = *sizes.last().expect("sizes");
@@ -258,14 +263,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
             size_label(device_free)
         ))
     })?;
-    let per_octave = points_per_octave(ctx.suite);
-    let stream = &gpu.stream;
-    let variants = [
-        ("ca", "chase_ca", "through L1 (ld.global.ca)"),
-        ("cg", "chase_cg", "bypassing L1 (ld.global.cg)"),
-    ];
-    let kernels = variants
-        .iter()
+    let kernels = (VARIANTS.iter())
         .map(|&(_, kernel, _)| module.kernel(kernel))
         .collect::<Result<Vec<_>, _>>()
         .map_err(cuda_failure)?;
@@ -273,55 +271,26 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     let mut curves: [Vec<BenchResult>; 2] = [Vec::new(), Vec::new()];
     for &size in &sizes {
         let ring = DeviceRing::build(gpu, size)?;
-        let warm = warm_loads(ring.lines, l2_lines);
-        let args = |start: u64, warm: u64| {
-            [
-                Arg::U64(start),
-                Arg::U64(warm),
-                Arg::U64(TIMED_LOADS),
-                Arg::U64(out.address()),
-            ]
-        };
-        for (((variant, _, how), &kernel), curve) in
-            variants.iter().zip(&kernels).zip(curves.iter_mut())
-        {
-            // The first launch walks the ring, the caches as the walk leaves them.
-            let mut first = Launch::new(kernel, 1, 1, &args(ring.memory.address(), warm));
-            first
-                .enqueue(stream)
-                .and_then(|()| stream.synchronize())
-                .map_err(cuda_failure)?;
-            let mut position = read_chase_output(&out, stream).map_err(cuda_failure)?[2];
-            let name = format!("gpu.memory/{variant}/{}", size_label(size));
-            let method = format!(
-                "one thread's dependent loads {how} over a random ring of {} lines of {LINE_BYTES} bytes ({} spanned), {TIMED_LOADS} per launch, each continuing where the last stopped",
-                ring.lines,
-                size_label(size)
-            );
-            let count = launches(ctx.runner);
-            let result =
-                super::device_timed(ctx.runner, &name, &method, count, TIMED_LOADS, || {
-                    // Each launch continues where the last one stopped: beyond the L2, lines
-                    // a launch had just loaded would be L2 hits for the next one.
-                    let mut launch = Launch::new(kernel, 1, 1, &args(position, 0));
-                    launch.enqueue(stream)?;
-                    stream.synchronize()?;
-                    let [cycles, ns, last, _] = read_chase_output(&out, stream)?;
-                    position = last;
-                    Ok(DeviceTime { cycles, ns })
-                })?;
+        for ((variant, &kernel), curve) in VARIANTS.iter().zip(&kernels).zip(curves.iter_mut()) {
+            let chase = Chase {
+                gpu,
+                size,
+                ring: &ring,
+                out: &out,
+                kernel,
+                l2_bytes: l2.unwrap_or(FALLBACK_L2),
+            };
+            let result = chase.measure(ctx.runner, variant.0, variant.2)?;
             curve.push(
                 result
                     .with_parameter(key::WORKING_SET_BYTES, size)
-                    .with_parameter("line_bytes", LINE_BYTES)
-                    .with_parameter("warm_loads", warm)
                     .as_sweep_detail(is_sweep_detail(size, largest)),
             );
         }
     }
     let [through_l1, bypassing_l1] = curves;
     let curve: Vec<(u64, &BenchResult)> = sizes.iter().copied().zip(&through_l1).collect();
-    let mut levels = level_results(&curve, per_octave, l2);
+    let mut levels = level_results(&curve, points_per_octave(ctx.suite), l2);
     if largest < wanted_largest {
         // Once, on the levels: they are what the missing sizes would have decided.
         let warning = Warning::part_skipped(
@@ -336,6 +305,70 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     results.extend(bypassing_l1);
     results.extend(levels);
     Ok(results)
+}
+
+/// One ring chased by one kernel, writing to `out`.
+#[cfg(feature = "gpu")]
+struct Chase<'a, 'm> {
+    gpu: &'a super::Gpu,
+    /// The working set the ring spans.
+    size: u64,
+    ring: &'a DeviceRing,
+    out: &'a super::driver::DeviceMemory,
+    kernel: super::driver::Kernel<'m>,
+    l2_bytes: u64,
+}
+
+#[cfg(feature = "gpu")]
+impl Chase<'_, '_> {
+    /// The ring walked once, then timed launch after launch, each continuing where the
+    /// last one stopped: beyond the L2, lines a launch had just loaded would be L2 hits for
+    /// the next one.
+    fn measure(
+        &self,
+        runner: &mut latlab_engine::Runner,
+        variant: &str,
+        how: &str,
+    ) -> Result<BenchResult, ProbeError> {
+        use super::cuda_failure;
+        use super::driver::{Arg, Launch};
+        use super::session::DeviceTime;
+
+        let stream = &self.gpu.stream;
+        let warm = warm_loads(self.ring.lines, self.l2_bytes / LINE_BYTES as u64);
+        let args = |start: u64, warm: u64| {
+            [
+                Arg::U64(start),
+                Arg::U64(warm),
+                Arg::U64(TIMED_LOADS),
+                Arg::U64(self.out.address()),
+            ]
+        };
+        // The first launch walks the ring, the caches as the walk leaves them.
+        Launch::new(self.kernel, 1, 1, &args(self.ring.memory.address(), warm))
+            .enqueue(stream)
+            .and_then(|()| stream.synchronize())
+            .map_err(cuda_failure)?;
+        let mut position = read_chase_output(self.out, stream).map_err(cuda_failure)?[2];
+        let name = format!("gpu.memory/{variant}/{}", size_label(self.size));
+        let method = format!(
+            "one thread's dependent loads {how} over a random ring of {} lines of {LINE_BYTES} bytes ({} spanned), {TIMED_LOADS} per launch, each continuing where the last stopped",
+            self.ring.lines,
+            size_label(self.size)
+        );
+        let count = launches(runner);
+        let result = super::device_timed(runner, &name, &method, count, TIMED_LOADS, || {
+            let mut launch = Launch::new(self.kernel, 1, 1, &args(position, 0));
+            launch.enqueue(stream)?;
+            stream.synchronize()?;
+            let [cycles, ns, last, _] = read_chase_output(self.out, stream)?;
+            position = last;
+            Ok(DeviceTime { cycles, ns })
+        })?;
+        Ok(result
+            .with_parameter("line_bytes", LINE_BYTES)
+            .with_parameter("warm_loads", warm))
+    }
 }
 
 #[cfg(test)]

@@ -92,18 +92,20 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
-    use super::driver::{Arg, DeviceMemory, Launch};
-    use super::memory::{DeviceRing, TIMED_LOADS, read_chase_output};
-    use latlab_engine::{Interrupted, Warning};
+    use super::driver::DeviceMemory;
+    use super::memory::{DeviceRing, TIMED_LOADS};
+    use latlab_engine::Warning;
 
     let module = gpu.module(super::kernels::CHASE)?;
-    let on_sm = module.kernel("chase_cg_on_sm").map_err(cuda_failure)?;
+    let chase = OnSm {
+        gpu,
+        kernel: module.kernel("chase_cg_on_sm").map_err(cuda_failure)?,
+        out: DeviceMemory::zeroed(&gpu.stream, 32).map_err(cuda_failure)?,
+        claim: DeviceMemory::zeroed(&gpu.stream, 4).map_err(cuda_failure)?,
+    };
     let walk = module.kernel("chase_cg").map_err(cuda_failure)?;
-    let out = DeviceMemory::zeroed(&gpu.stream, 32).map_err(cuda_failure)?;
-    let claim = DeviceMemory::zeroed(&gpu.stream, 4).map_err(cuda_failure)?;
     let l2 = gpu.info.l2_bytes.unwrap_or(FALLBACK_L2);
     let sms = sms_visited(ctx.suite, gpu.sm_count());
-    let stream = &gpu.stream;
     let mut results = Vec::new();
     for (label, what, size, warm) in [
         ("l2", "an L2-resident", l2 / 4, true),
@@ -111,21 +113,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
     ] {
         let ring = DeviceRing::build(gpu, size)?;
         if warm {
-            let mut launch = Launch::new(
-                walk,
-                1,
-                1,
-                &[
-                    Arg::U64(ring.memory.address()),
-                    Arg::U64(ring.lines),
-                    Arg::U64(8),
-                    Arg::U64(out.address()),
-                ],
-            );
-            launch
-                .enqueue(stream)
-                .and_then(|()| stream.synchronize())
-                .map_err(cuda_failure)?;
+            chase.walk_once(walk, &ring)?;
         }
         // Every launch continues where the last one stopped, whichever SM ran it: the
         // device-memory ring is then loads of lines no recent launch touched.
@@ -133,44 +121,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
         let mut per_sm = Vec::new();
         let mut missed = Vec::new();
         for &sm in &sms {
-            let mut figures = Vec::new();
-            let mut tries = 0;
-            while figures.len() < LAUNCHES_PER_SM && tries < TRIES * LAUNCHES_PER_SM {
-                if ctx
-                    .runner
-                    .config()
-                    .cancel
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                {
-                    return Err(Interrupted.into());
-                }
-                tries += 1;
-                out.write(&[0u64; 4], stream).map_err(cuda_failure)?;
-                claim.write(&[0u32], stream).map_err(cuda_failure)?;
-                let mut launch = Launch::new(
-                    on_sm,
-                    2 * gpu.sm_count(),
-                    1,
-                    &[
-                        Arg::U64(position),
-                        Arg::U64(0),
-                        Arg::U64(TIMED_LOADS),
-                        Arg::U64(out.address()),
-                        Arg::U32(sm),
-                        Arg::U64(claim.address()),
-                    ],
-                );
-                launch
-                    .enqueue(stream)
-                    .and_then(|()| stream.synchronize())
-                    .map_err(cuda_failure)?;
-                let [cycles, ns, last, ran_on] =
-                    read_chase_output(&out, stream).map_err(cuda_failure)?;
-                if cycles > 0 && ran_on == u64::from(sm) {
-                    figures.push(ns as f64 / TIMED_LOADS as f64);
-                    position = last;
-                }
-            }
+            let mut figures = chase.figures(ctx.runner, sm, &mut position)?;
             if figures.is_empty() {
                 missed.push(sm);
                 continue;
@@ -201,6 +152,85 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
         results.push(result);
     }
     Ok(results)
+}
+
+/// The chase on one SM at a time: a launch of twice as many one-thread blocks as SMs, each
+/// told the SM wanted; the first to land there claims the run (`claim`) and chases, writing
+/// to `out`.
+#[cfg(feature = "gpu")]
+struct OnSm<'a, 'm> {
+    gpu: &'a super::Gpu,
+    kernel: super::driver::Kernel<'m>,
+    out: super::driver::DeviceMemory,
+    claim: super::driver::DeviceMemory,
+}
+
+#[cfg(feature = "gpu")]
+impl OnSm<'_, '_> {
+    /// Walks the ring once with one thread (`walk`), loading every line, untimed.
+    fn walk_once(
+        &self,
+        walk: super::driver::Kernel<'_>,
+        ring: &super::memory::DeviceRing,
+    ) -> Result<(), ProbeError> {
+        use super::driver::{Arg, Launch};
+        let stream = &self.gpu.stream;
+        let args = [
+            Arg::U64(ring.memory.address()),
+            Arg::U64(ring.lines),
+            Arg::U64(8),
+            Arg::U64(self.out.address()),
+        ];
+        Launch::new(walk, 1, 1, &args)
+            .enqueue(stream)
+            .and_then(|()| stream.synchronize())
+            .map_err(super::cuda_failure)
+    }
+
+    /// Nanoseconds per load of up to [`LAUNCHES_PER_SM`] launches that ran on `sm`, each
+    /// continuing from `position`, in at most [`TRIES`] times as many launches.
+    fn figures(
+        &self,
+        runner: &latlab_engine::Runner,
+        sm: u32,
+        position: &mut u64,
+    ) -> Result<Vec<f64>, ProbeError> {
+        use super::cuda_failure;
+        use super::driver::{Arg, Launch};
+        use super::memory::{TIMED_LOADS, read_chase_output};
+        use latlab_engine::Interrupted;
+
+        let stream = &self.gpu.stream;
+        let mut figures = Vec::new();
+        let mut tries = 0;
+        while figures.len() < LAUNCHES_PER_SM && tries < TRIES * LAUNCHES_PER_SM {
+            if (runner.config().cancel).load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(Interrupted.into());
+            }
+            tries += 1;
+            self.out.write(&[0u64; 4], stream).map_err(cuda_failure)?;
+            self.claim.write(&[0u32], stream).map_err(cuda_failure)?;
+            let args = [
+                Arg::U64(*position),
+                Arg::U64(0),
+                Arg::U64(TIMED_LOADS),
+                Arg::U64(self.out.address()),
+                Arg::U32(sm),
+                Arg::U64(self.claim.address()),
+            ];
+            Launch::new(self.kernel, 2 * self.gpu.sm_count(), 1, &args)
+                .enqueue(stream)
+                .and_then(|()| stream.synchronize())
+                .map_err(cuda_failure)?;
+            let [cycles, ns, last, ran_on] =
+                read_chase_output(&self.out, stream).map_err(cuda_failure)?;
+            if cycles > 0 && ran_on == u64::from(sm) {
+                figures.push(ns as f64 / TIMED_LOADS as f64);
+                *position = last;
+            }
+        }
+        Ok(figures)
+    }
 }
 
 #[cfg(test)]
