@@ -97,6 +97,10 @@ fn output(command: &mut Command) -> String {
 
 #[test]
 #[ignore = "needs root and Debian's slurm-wlm and munge"]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario end to end; tests are exempt from the length limit"
+)]
 fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
     let _alone = crate::machine_alone();
     // SAFETY: geteuid(2) has no preconditions.

@@ -162,17 +162,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     let mut session = Session::new(Runner::on(Arc::clone(&host), config), Mode::Measure);
     session.pin_threads_from(record.settings.pinned_cpu);
     #[cfg(feature = "profile")]
-    if options.profile {
-        match Profiler::open() {
-            Ok(profiler) => session.profile_with(profiler),
-            Err(why) => {
-                latlab_front::say!(
-                    "--profile: no profile is taken, the benchmarks run without it: {why}"
-                );
-                record.notes.push(format!("--profile had no effect: {why}"));
-            }
-        }
-    }
+    profile_if_asked(options, &mut session, &mut record);
     let sets = registry::side_by_side(selected);
     // Outputs that could not be written, with why: the run goes on measuring, and says so
     // at the end.
@@ -204,6 +194,23 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     unwritten.report();
     let code = exit_code(&record, &outputs, &unwritten, &stop);
     Ok(if code == 0 && regressed { 1 } else { code })
+}
+
+/// `--profile`: the session profiles each benchmark, or the run says why it cannot.
+#[cfg(feature = "profile")]
+fn profile_if_asked(options: &Options, session: &mut Session, record: &mut RunRecord) {
+    if !options.profile {
+        return;
+    }
+    match Profiler::open() {
+        Ok(profiler) => session.profile_with(profiler),
+        Err(why) => {
+            latlab_front::say!(
+                "--profile: no profile is taken, the benchmarks run without it: {why}"
+            );
+            record.notes.push(format!("--profile had no effect: {why}"));
+        }
+    }
 }
 
 /// `--runs N`: the run made N times, each a process of its own started after the last

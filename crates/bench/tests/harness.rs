@@ -82,6 +82,10 @@ fn result<'a>(json: &'a Value, name: &str) -> &'a Value {
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario end to end; tests are exempt from the length limit"
+)]
 fn a_users_benchmarks_run_through_cargo_bench() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     // Listing: every benchmark, one per argument, in source order.
@@ -590,6 +594,10 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
 /// is timed directly. Each used to run until killed, or end with status 0 and nothing said,
 /// or (the slow one) run 13 s and be called optimised away.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario end to end; tests are exempt from the length limit"
+)]
 fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
     use std::io::BufRead;
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());

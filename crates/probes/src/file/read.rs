@@ -133,13 +133,34 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
         Ok::<_, ProbeError>(())
     });
+    let derived = derived(&sizes, &whole, &positioned);
+    let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
+    results.extend(derived);
+    let results = results
+        .into_iter()
+        .map(|r| {
+            r.with_parameter("file_system", &fs)
+                .with_parameter("directory", &location)
+                .with_parameter("cache", "page cache (the file was just written and read)")
+        })
+        .collect();
+    match swept {
+        Ok(()) => Ok(results),
+        Err(stopped) => Err(stopped.after(results)),
+    }
+}
+
+/// What the sweep's figures give: the fixed cost of open + close (open-read-close less
+/// pread, at each size up to 64 KiB) and the cost of one more byte (pread's slope between
+/// consecutive sizes from 64 KiB).
+fn derived(sizes: &[u64], whole: &[BenchResult], positioned: &[BenchResult]) -> Vec<BenchResult> {
     let small = sizes.iter().take_while(|&&s| s <= OPEN_CLOSE_UP_TO).count();
     let open_close = BenchResult::derived(
         "file.read/open-close",
         "at each size up to 64 KiB, open-read-close less pread: the fixed cost of open + close",
         whole
             .iter()
-            .zip(&positioned)
+            .zip(positioned)
             .take(small)
             .map(|(w, p)| w.summary.median - p.summary.median)
             .collect(),
@@ -165,21 +186,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         slopes.iter().map(|s| s.1.clone()).collect(),
     )
     .map(|r| r.with_bytes_per_operation(1));
-    let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
-    results.extend(open_close);
-    results.extend(per_byte);
-    let results = results
-        .into_iter()
-        .map(|r| {
-            r.with_parameter("file_system", &fs)
-                .with_parameter("directory", &location)
-                .with_parameter("cache", "page cache (the file was just written and read)")
-        })
-        .collect();
-    match swept {
-        Ok(()) => Ok(results),
-        Err(stopped) => Err(stopped.after(results)),
-    }
+    open_close.into_iter().chain(per_byte).collect()
 }
 
 /// A read of `size` bytes from `path` as a result: a throughput, by size, folded between

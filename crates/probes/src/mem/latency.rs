@@ -307,149 +307,50 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     };
     let sizes = working_sets(smallest, max, per_octave, line as u64);
     let cycle = ctx.cycle()?;
-    let cycle_ns = cycle.ns();
-    let group_bytes = TLB_GROUP_PAGES * super::buffer::page_size();
-    // The page-group curve first: the levels are read on it, and in the quick suite it says
-    // where the sweep has told its story; the other layouts go as far.
-    let layouts = [
-        ("pagegroups", Layout::PageGroups { group_bytes }),
-        ("random", Layout::Random),
-        ("sequential", Layout::Sequential),
-    ];
-    let huge_pages = ctx.memory.huge_pages;
-    let last_level = caches
-        .iter()
-        .map(|c| c.size_bytes)
-        .max()
-        .unwrap_or(u64::MAX);
-    let private_cache = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let largest = sizes.last().copied().unwrap_or(max);
-    let adaptive = suite == Suite::Quick && ctx.memory.max_size_bytes.is_none();
+    let mut sweep = Sweep {
+        suite,
+        per_octave,
+        line,
+        cycle_ns: cycle.ns(),
+        group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
+        huge_pages: ctx.memory.huge_pages,
+        last_level: (caches.iter())
+            .map(|c| c.size_bytes)
+            .max()
+            .unwrap_or(u64::MAX),
+        private_cache: reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE),
+        adaptive: suite == Suite::Quick && ctx.memory.max_size_bytes.is_none(),
+        caches,
+        sizes,
+        largest,
+        curve: Vec::new(),
+        end: largest,
+        stopped_on: None,
+        named: None,
+        cache_end: None,
+    };
     let findings = std::sync::Arc::clone(&ctx.findings);
-    // The page-group latency by size, from which the levels are read; kept as measured, so
-    // that a sweep stopped part-way (a mapping refused under a memory limit) still reads the
-    // levels it reached.
-    let mut curve = Vec::new();
-    // Where the sweep ends, and the plateau it stopped on when it stopped early.
-    let mut end = largest;
-    let mut stopped_on: Option<(u64, f64)> = None;
-    // The levels, read once the page-group curve is complete, and where its last cache ends
-    // when it reached main memory (the other layouts and the stride sweep need them).
-    let mut named = None;
-    let mut cache_end: Option<u64> = None;
     let swept = keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
-            for (label, layout) in layouts {
-                let stride = match layout {
-                    Layout::Sequential => line,
-                    _ => PREFETCH_PROOF_STRIDE.max(line),
-                };
-                for &size in &sizes {
-                    if size > end {
-                        break;
-                    }
-                    let ring = Ring {
-                        name: format!("mem.latency/{label}/{}", size_label(size)),
-                        label,
-                        layout,
-                        size,
-                        stride,
-                        line,
-                        huge_pages,
-                        slope: size <= private_cache,
-                    };
-                    // Within the caches as far as the kernel claims and the curve allows:
-                    // up to twice the end of the last cache the page-group curve found (for
-                    // the layouts after it), and not past a page-group point on main memory.
-                    let past_memory_point = label == "pagegroups"
-                        && (curve.last()).is_some_and(|(_, last): &(u64, BenchResult)| {
-                            last.summary.median >= MEMORY_FLOOR_NS
-                        });
-                    let within_caches = size <= last_level
-                        && cache_end.is_none_or(|found| size <= 2 * found)
-                        && !past_memory_point;
-                    let result = match layout {
-                        _ if within_caches => measure_placements(runner, ring, cycle_ns)?,
-                        Layout::Sequential => measure_rings(runner, ring, 1, cycle_ns)?,
-                        _ => {
-                            let rings = rings_beyond_last_level(suite, size == end);
-                            measure_rings(runner, ring, rings, cycle_ns)?
-                        }
-                    };
-                    let mut stop_note = None;
-                    if label == "pagegroups" {
-                        curve.push((size, result.clone()));
-                        if adaptive && size < end {
-                            stopped_on = memory_plateau(&points(&curve), per_octave);
-                            if let Some(plateau) = stopped_on {
-                                end = size;
-                                stop_note = Some(stop_warning(plateau, size, largest, &caches));
-                            }
-                        }
-                    }
-                    let mut result = result.as_sweep_detail(is_sweep_detail(size, end));
-                    result.warnings.extend(stop_note);
-                    results.push(result);
-                }
-                if label == "pagegroups" {
-                    let levels = named_levels(&curve, per_octave, &caches, stopped_on.is_some());
-                    cache_end = found_last_cache(&levels);
-                    named = Some(levels);
-                }
+            // The page-group curve first: the levels are read on it, and in the quick suite
+            // it says where the sweep has told its story; the other layouts go as far.
+            let group_bytes = sweep.group_bytes;
+            for (label, layout) in [
+                ("pagegroups", Layout::PageGroups { group_bytes }),
+                ("random", Layout::Random),
+                ("sequential", Layout::Sequential),
+            ] {
+                sweep.layout(runner, label, layout, results)?;
             }
-            if let Some(found) = cache_end {
+            if let Some(found) = sweep.cache_end {
                 findings.found_last_cache(found);
             }
-            // Each stride at a span whose touched lines are twice the last cache the curve
-            // found: a point that cannot reach that within the sweep is left out, not shown.
-            let last_cache = cache_end.unwrap_or(last_level);
-            let page = super::buffer::page_size();
-            let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
-            let mut left_out = Vec::new();
-            let mut swept: Vec<BenchResult> = Vec::new();
-            // Within the sweep as far as it went: where the quick sweep stopped early, the
-            // strides do not send it further.
-            let reach: Vec<u64> = sizes.iter().copied().filter(|&s| s <= end).collect();
-            for stride in strides.chain([page]) {
-                let name = format!("{STRIDE_PREFIX}{}", size_label(stride as u64));
-                let Some(span) = stride_span(&reach, stride, line, last_cache) else {
-                    left_out.push(name);
-                    continue;
-                };
-                let ring = Ring {
-                    name,
-                    label: "pagegroups",
-                    layout: Layout::PageGroups { group_bytes },
-                    size: span,
-                    stride,
-                    line,
-                    huge_pages,
-                    slope: false,
-                };
-                swept.push(measure(runner, ring, Some(cycle_ns))?);
-            }
-            check_strides(&mut swept);
-            results.extend(swept);
-            if !left_out.is_empty()
-                && let Some(last) = results.last_mut()
-            {
-                last.warnings.push(Warning::part_skipped(
-                    &left_out.join(", "),
-                    &format!(
-                        "to touch twice the {} last cache the curve found, a stride needs a \
-                         span of 2 × that × (stride ÷ {line} B); the sweep stops at {}: raise \
-                         --max-size to measure them",
-                        size_label(last_cache),
-                        size_label(end)
-                    ),
-                ));
-            }
-            Ok(())
+            sweep.strides(runner, results)
         })
     });
-    let named =
-        named.unwrap_or_else(|| named_levels(&curve, per_octave, &caches, stopped_on.is_some()));
-    let levels = level_results(&curve, &named, &caches, cycle_ns);
+    let named = (sweep.named.take()).unwrap_or_else(|| sweep.named_levels());
+    let levels = level_results(&sweep.curve, &named, &sweep.caches, sweep.cycle_ns);
     let (stopped, mut results) = match swept {
         Ok(results) => (None, results),
         Err(stopped) => {
@@ -462,6 +363,181 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     match stopped {
         None => Ok(results),
         Some(cause) => Err(cause.after(results)),
+    }
+}
+
+/// The sweep of one run: what it measures with, and what it has learnt so far.
+struct Sweep {
+    suite: Suite,
+    per_octave: usize,
+    line: usize,
+    cycle_ns: f64,
+    group_bytes: usize,
+    huge_pages: bool,
+    caches: Vec<CacheInfo>,
+    /// The largest cache the kernel reports.
+    last_level: u64,
+    /// The private cache (L2) the kernel reports, or a fallback: rings within it are timed
+    /// as a slope.
+    private_cache: u64,
+    /// Whether the sweep may stop early on a plateau of main memory (the quick suite
+    /// without `--max-size`).
+    adaptive: bool,
+    sizes: Vec<u64>,
+    largest: u64,
+    /// The page-group latency by size, from which the levels are read; kept as measured,
+    /// so that a sweep stopped part-way (a mapping refused under a memory limit) still
+    /// reads the levels it reached.
+    curve: Vec<(u64, BenchResult)>,
+    /// Where the sweep ends, and the plateau it stopped on when it stopped early.
+    end: u64,
+    stopped_on: Option<(u64, f64)>,
+    /// The levels, read once the page-group curve is complete, and where its last cache
+    /// ends when it reached main memory (the other layouts and the stride sweep need them).
+    named: Option<Vec<(Level, String)>>,
+    cache_end: Option<u64>,
+}
+
+impl Sweep {
+    /// The levels the page-group curve shows so far.
+    fn named_levels(&self) -> Vec<(Level, String)> {
+        named_levels(
+            &self.curve,
+            self.per_octave,
+            &self.caches,
+            self.stopped_on.is_some(),
+        )
+    }
+
+    /// One layout's curve, up to where the sweep ends; after the page-group curve, the
+    /// levels it shows.
+    fn layout(
+        &mut self,
+        runner: &mut Runner,
+        label: &'static str,
+        layout: Layout,
+        results: &mut Vec<BenchResult>,
+    ) -> Result<(), ProbeError> {
+        let line = self.line;
+        let stride = match layout {
+            Layout::Sequential => line,
+            _ => PREFETCH_PROOF_STRIDE.max(line),
+        };
+        for size in self.sizes.clone() {
+            if size > self.end {
+                break;
+            }
+            let ring = Ring {
+                name: format!("mem.latency/{label}/{}", size_label(size)),
+                label,
+                layout,
+                size,
+                stride,
+                line,
+                huge_pages: self.huge_pages,
+                slope: size <= self.private_cache,
+            };
+            let result = self.measure_point(runner, ring)?;
+            let mut stop_note = None;
+            if label == "pagegroups" {
+                self.curve.push((size, result.clone()));
+                if self.adaptive && size < self.end {
+                    self.stopped_on = memory_plateau(&points(&self.curve), self.per_octave);
+                    if let Some(plateau) = self.stopped_on {
+                        self.end = size;
+                        stop_note = Some(stop_warning(plateau, size, self.largest, &self.caches));
+                    }
+                }
+            }
+            let mut result = result.as_sweep_detail(is_sweep_detail(size, self.end));
+            result.warnings.extend(stop_note);
+            results.push(result);
+        }
+        if label == "pagegroups" {
+            let levels = self.named_levels();
+            self.cache_end = found_last_cache(&levels);
+            self.named = Some(levels);
+        }
+        Ok(())
+    }
+
+    /// One point of a layout's curve: in the caches, the best of several placements; beyond
+    /// them, several rings on fresh mappings (one for the sequential layout).
+    fn measure_point(&self, runner: &mut Runner, ring: Ring) -> Result<BenchResult, ProbeError> {
+        let size = ring.size;
+        // Within the caches as far as the kernel claims and the curve allows: up to twice
+        // the end of the last cache the page-group curve found (for the layouts after it),
+        // and not past a page-group point on main memory.
+        let past_memory_point = ring.label == "pagegroups"
+            && (self.curve.last()).is_some_and(|(_, last)| last.summary.median >= MEMORY_FLOOR_NS);
+        let within_caches = size <= self.last_level
+            && self.cache_end.is_none_or(|found| size <= 2 * found)
+            && !past_memory_point;
+        Ok(match ring.layout {
+            _ if within_caches => measure_placements(runner, ring, self.cycle_ns)?,
+            Layout::Sequential => measure_rings(runner, ring, 1, self.cycle_ns)?,
+            _ => {
+                let rings = rings_beyond_last_level(self.suite, size == self.end);
+                measure_rings(runner, ring, rings, self.cycle_ns)?
+            }
+        })
+    }
+
+    /// Each stride at a span whose touched lines are twice the last cache the curve found:
+    /// a point that cannot reach that within the sweep is left out, not shown.
+    fn strides(
+        &self,
+        runner: &mut Runner,
+        results: &mut Vec<BenchResult>,
+    ) -> Result<(), ProbeError> {
+        let line = self.line;
+        let last_cache = self.cache_end.unwrap_or(self.last_level);
+        let page = super::buffer::page_size();
+        let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
+        let mut left_out = Vec::new();
+        let mut swept: Vec<BenchResult> = Vec::new();
+        // Within the sweep as far as it went: where the quick sweep stopped early, the
+        // strides do not send it further.
+        let reach: Vec<u64> = (self.sizes.iter().copied())
+            .filter(|&s| s <= self.end)
+            .collect();
+        for stride in strides.chain([page]) {
+            let name = format!("{STRIDE_PREFIX}{}", size_label(stride as u64));
+            let Some(span) = stride_span(&reach, stride, line, last_cache) else {
+                left_out.push(name);
+                continue;
+            };
+            let ring = Ring {
+                name,
+                label: "pagegroups",
+                layout: Layout::PageGroups {
+                    group_bytes: self.group_bytes,
+                },
+                size: span,
+                stride,
+                line,
+                huge_pages: self.huge_pages,
+                slope: false,
+            };
+            swept.push(measure(runner, ring, Some(self.cycle_ns))?);
+        }
+        check_strides(&mut swept);
+        results.extend(swept);
+        if !left_out.is_empty()
+            && let Some(last) = results.last_mut()
+        {
+            last.warnings.push(Warning::part_skipped(
+                &left_out.join(", "),
+                &format!(
+                    "to touch twice the {} last cache the curve found, a stride needs a \
+                     span of 2 × that × (stride ÷ {line} B); the sweep stops at {}: raise \
+                     --max-size to measure them",
+                    size_label(last_cache),
+                    size_label(self.end)
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -107,7 +107,38 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     let label = placement.label();
     let _affinity = AffinityGuard::save(&host);
     host.set_allowed_cpus(&cpus).map_err(ProbeError::Failed)?;
+    let write_read = write_read(runner, label)?;
+    let round_trip = round_trip(runner, label)?;
+    let switch = BenchResult::derived(
+        &format!("proc.pipe/{label}/switch"),
+        "(round trip − 2 × write-read) ÷ 2, sample by sample: one context switch",
+        round_trip
+            .samples_ns
+            .iter()
+            .zip(&write_read.samples_ns)
+            .map(|(rt, wr)| (rt - 2.0 * wr) / 2.0)
+            .collect(),
+        Vec::new(),
+        vec![round_trip.name.clone(), write_read.name.clone()],
+    );
+    let write_read_name = write_read.name.clone();
+    let mut results = vec![write_read, round_trip];
+    results.extend(switch);
+    // Pinned to one CPU, a round trip between the processes is two switches: being switched
+    // out is what it measures, not a disturbance.
+    let switching = |r: BenchResult| match placement {
+        Placement::Pinned if r.name != write_read_name => r.measuring_switches(),
+        _ => r,
+    };
+    Ok(results
+        .into_iter()
+        .map(switching)
+        .map(|r| r.with_parameter(key::CPUS, cpus.as_slice()))
+        .collect())
+}
 
+/// One byte written to a pipe and read back, in this process.
+fn write_read(runner: &mut Runner, label: &str) -> Result<BenchResult, ProbeError> {
     let alone = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let (alone_read, alone_write) = (alone.read.as_raw_fd(), alone.write.as_raw_fd());
     let failure = Failure::default();
@@ -123,7 +154,12 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
         )?)
     })?;
     drop(alone);
+    Ok(write_read)
+}
 
+/// One byte to a forked child through a pipe and back through another, under a watchdog.
+fn round_trip(runner: &mut Runner, label: &str) -> Result<BenchResult, ProbeError> {
+    let failure = Failure::default();
     let there = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let back = Pipe::new().map_err(|e| io_failure("pipe", e))?;
     let (child_read, child_write) = (there.read.as_raw_fd(), back.write.as_raw_fd());
@@ -169,34 +205,7 @@ fn measure(runner: &mut Runner, placement: Placement) -> Result<Vec<BenchResult>
     drop(there.write);
     drop(back.read);
     drop(child);
-    let round_trip = round_trip?;
-
-    let switch = BenchResult::derived(
-        &format!("proc.pipe/{label}/switch"),
-        "(round trip − 2 × write-read) ÷ 2, sample by sample: one context switch",
-        round_trip
-            .samples_ns
-            .iter()
-            .zip(&write_read.samples_ns)
-            .map(|(rt, wr)| (rt - 2.0 * wr) / 2.0)
-            .collect(),
-        Vec::new(),
-        vec![round_trip.name.clone(), write_read.name.clone()],
-    );
-    let write_read_name = write_read.name.clone();
-    let mut results = vec![write_read, round_trip];
-    results.extend(switch);
-    // Pinned to one CPU, a round trip between the processes is two switches: being switched
-    // out is what it measures, not a disturbance.
-    let switching = |r: BenchResult| match placement {
-        Placement::Pinned if r.name != write_read_name => r.measuring_switches(),
-        _ => r,
-    };
-    Ok(results
-        .into_iter()
-        .map(switching)
-        .map(|r| r.with_parameter(key::CPUS, cpus.as_slice()))
-        .collect())
+    round_trip
 }
 
 #[cfg(test)]

@@ -319,6 +319,34 @@ fn flag_placement(
     }
 }
 
+/// The peer's side: answers each round trip on `line` until `stop` or the `deadline`.
+fn answer(bounce: Bounce, line: &Line, stop: &AtomicBool, deadline: Instant) {
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        // Answer a burst of round trips between looks at the stop flag.
+        for _ in 0..64 {
+            let answered = match bounce {
+                Bounce::Cas => spin_until(Duration::from_millis(1), || {
+                    line.word
+                        .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                }),
+                Bounce::ReadWrite => spin_until(Duration::from_millis(1), || {
+                    let seen = line.word.load(Ordering::Acquire);
+                    if seen % 2 == 1 {
+                        line.word.store(seen + 1, Ordering::Release);
+                        true
+                    } else {
+                        false
+                    }
+                }),
+            };
+            if !answered {
+                break;
+            }
+        }
+    }
+}
+
 /// The one-way latency between CPUs `a` and `b`, half of a timed round trip.
 pub(crate) fn measure_pair(
     runner: &mut Runner,
@@ -343,31 +371,7 @@ pub(crate) fn measure_pair(
             if !pinned {
                 return;
             }
-            let deadline = Instant::now() + limit;
-            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                // Answer a burst of round trips between looks at the stop flag.
-                for _ in 0..64 {
-                    let answered = match bounce {
-                        Bounce::Cas => spin_until(Duration::from_millis(1), || {
-                            line.word
-                                .compare_exchange(1, 0, Ordering::AcqRel, Ordering::Relaxed)
-                                .is_ok()
-                        }),
-                        Bounce::ReadWrite => spin_until(Duration::from_millis(1), || {
-                            let seen = line.word.load(Ordering::Acquire);
-                            if seen % 2 == 1 {
-                                line.word.store(seen + 1, Ordering::Release);
-                                true
-                            } else {
-                                false
-                            }
-                        }),
-                    };
-                    if !answered {
-                        break;
-                    }
-                }
-            }
+            answer(bounce, &line, &stop, Instant::now() + limit);
         })?
     };
     let name = format!("{}{}/{}/{a}-{b}", PREFIX, ONE_WAY, bounce.label());

@@ -272,78 +272,13 @@ fn run_variances(
     tested: &[Tested],
     within: &[Option<Variance>],
 ) -> (Vec<Option<Variance>>, RunToRun) {
-    let median_move = {
-        let mut d: Vec<f64> = (tested.iter())
-            .filter(|t| t.one_run_a_side())
-            .filter_map(|t| t.difference().map(|(d, _)| d))
-            .collect();
-        (!d.is_empty()).then(|| median_in_place(&mut d))
-    };
-    // Each result's evidence: one run a side, its squared move (about the results' median
-    // move, which takes out a change common to all) over what its rounds predict; several
-    // runs, its variance between runs over its variance within a run.
-    let evidence: Vec<Option<f64>> = (tested.iter())
-        .zip(within)
-        .map(|(t, within)| {
-            let within = (*within).filter(|w| w.value > 0.0)?;
-            if t.one_run_a_side() {
-                let (difference, scale) = t.difference()?;
-                let centred = difference - median_move.unwrap_or(0.0);
-                let unit = within.value * scale * median_of_squared_t(within.degrees);
-                Some(centred.powi(2) / unit)
-            } else {
-                let between = t.between.filter(|b| b.value > 0.0)?;
-                Some(between.value / within.value)
-            }
-        })
-        .collect();
-    let movement_of = |members: &[usize], one_run: bool| -> Option<Movement> {
-        let values: Vec<f64> = members.iter().filter_map(|&i| evidence[i]).collect();
-        if values.len() < MIN_RESULTS_FOR_MOVEMENT {
-            return None;
-        }
-        if one_run {
-            let kappa = median_in_place(&mut values.clone());
-            Some(Movement::OneRun { kappa })
-        } else {
-            let degrees = (members.iter())
-                .find_map(|&i| tested[i].between.map(|b| b.degrees))
-                .unwrap_or(1.0);
-            let ratios: Vec<Variance> = (values.iter())
-                .map(|&value| Variance { value, degrees })
-                .collect();
-            Prior::fit(&ratios).map(|prior| Movement::Runs { prior })
-        }
-    };
-    let members = |one_run: bool, set: Option<&(String, bool)>| -> Vec<usize> {
-        (0..tested.len())
-            .filter(|&i| tested[i].one_run_a_side() == one_run)
-            .filter(|&i| set.is_none_or(|s| &tested[i].set == s))
-            .collect()
-    };
-    let overall = [false, true].map(|one| movement_of(&members(one, None), one));
-    let mut by_set: Vec<((String, bool), bool, Movement)> = Vec::new();
-    for t in tested {
-        let one = t.one_run_a_side();
-        if by_set.iter().any(|(set, o, _)| set == &t.set && *o == one) {
-            continue;
-        }
-        if let Some(movement) = movement_of(&members(one, Some(&t.set)), one) {
-            by_set.push((t.set.clone(), one, movement));
-        }
-    }
-    let movement_for = |t: &Tested| -> Option<Movement> {
-        let one = t.one_run_a_side();
-        (by_set.iter())
-            .find(|(set, o, _)| set == &t.set && *o == one)
-            .map(|(_, _, movement)| *movement)
-            .or(overall[usize::from(one)])
-    };
+    let evidence = movement_evidence(tested, within);
+    let movements = Movements::read(tested, &evidence);
     let variances: Vec<Option<Variance>> = (tested.iter())
         .zip(within)
         .map(|(t, within)| {
             let floor = 1.0 / t.rounds.max(1.0);
-            match (within, movement_for(t)) {
+            match (within, movements.of(t)) {
                 (Some(within), Some(Movement::OneRun { kappa })) => Some(Variance {
                     value: kappa.max(floor) * within.value,
                     degrees: within.degrees,
@@ -364,20 +299,111 @@ fn run_variances(
         })
         .collect();
     let variances = borrowed_where_none(tested, variances);
-    let one_run: Vec<&Tested> = tested.iter().filter(|t| t.one_run_a_side()).collect();
-    let run_to_run = if one_run.is_empty() && !tested.is_empty() {
-        RunToRun::Measured
-    } else {
+    let run_to_run = movements.run_to_run(tested);
+    (variances, run_to_run)
+}
+
+/// Each result's evidence of how far its runs move beyond its rounds: one run a side, its
+/// squared move (about the results' median move, which takes out a change common to all)
+/// over what its rounds predict; several runs, its variance between runs over its variance
+/// within a run.
+fn movement_evidence(tested: &[Tested], within: &[Option<Variance>]) -> Vec<Option<f64>> {
+    let median_move = {
+        let mut d: Vec<f64> = (tested.iter())
+            .filter(|t| t.one_run_a_side())
+            .filter_map(|t| t.difference().map(|(d, _)| d))
+            .collect();
+        (!d.is_empty()).then(|| median_in_place(&mut d))
+    };
+    (tested.iter())
+        .zip(within)
+        .map(|(t, within)| {
+            let within = (*within).filter(|w| w.value > 0.0)?;
+            if t.one_run_a_side() {
+                let (difference, scale) = t.difference()?;
+                let centred = difference - median_move.unwrap_or(0.0);
+                let unit = within.value * scale * median_of_squared_t(within.degrees);
+                Some(centred.powi(2) / unit)
+            } else {
+                let between = t.between.filter(|b| b.value > 0.0)?;
+                Some(between.value / within.value)
+            }
+        })
+        .collect()
+}
+
+/// The [`Movement`]s read from the results together: for all results, and for each set with
+/// enough results of its own; one run a side and several apart.
+struct Movements {
+    overall: [Option<Movement>; 2],
+    by_set: Vec<((String, bool), bool, Movement)>,
+}
+
+impl Movements {
+    fn read(tested: &[Tested], evidence: &[Option<f64>]) -> Movements {
+        let movement_of = |members: &[usize], one_run: bool| -> Option<Movement> {
+            let values: Vec<f64> = members.iter().filter_map(|&i| evidence[i]).collect();
+            if values.len() < MIN_RESULTS_FOR_MOVEMENT {
+                return None;
+            }
+            if one_run {
+                let kappa = median_in_place(&mut values.clone());
+                Some(Movement::OneRun { kappa })
+            } else {
+                let degrees = (members.iter())
+                    .find_map(|&i| tested[i].between.map(|b| b.degrees))
+                    .unwrap_or(1.0);
+                let ratios: Vec<Variance> = (values.iter())
+                    .map(|&value| Variance { value, degrees })
+                    .collect();
+                Prior::fit(&ratios).map(|prior| Movement::Runs { prior })
+            }
+        };
+        let members = |one_run: bool, set: Option<&(String, bool)>| -> Vec<usize> {
+            (0..tested.len())
+                .filter(|&i| tested[i].one_run_a_side() == one_run)
+                .filter(|&i| set.is_none_or(|s| &tested[i].set == s))
+                .collect()
+        };
+        let overall = [false, true].map(|one| movement_of(&members(one, None), one));
+        let mut by_set: Vec<((String, bool), bool, Movement)> = Vec::new();
+        for t in tested {
+            let one = t.one_run_a_side();
+            if by_set.iter().any(|(set, o, _)| set == &t.set && *o == one) {
+                continue;
+            }
+            if let Some(movement) = movement_of(&members(one, Some(&t.set)), one) {
+                by_set.push((t.set.clone(), one, movement));
+            }
+        }
+        Movements { overall, by_set }
+    }
+
+    /// The movement that speaks for `t`: its set's, else all results'.
+    fn of(&self, t: &Tested) -> Option<Movement> {
+        let one = t.one_run_a_side();
+        (self.by_set.iter())
+            .find(|(set, o, _)| set == &t.set && *o == one)
+            .map(|(_, _, movement)| *movement)
+            .or(self.overall[usize::from(one)])
+    }
+
+    /// How the side's run-to-run noise was known, for the summary line.
+    fn run_to_run(&self, tested: &[Tested]) -> RunToRun {
+        let one_run: Vec<&Tested> = tested.iter().filter(|t| t.one_run_a_side()).collect();
+        if one_run.is_empty() && !tested.is_empty() {
+            return RunToRun::Measured;
+        }
         let rounds = mean(&one_run.iter().map(|t| t.rounds).collect::<Vec<_>>());
         let inflation = |movement: &Movement| match movement {
             Movement::OneRun { kappa, .. } => (kappa * rounds).max(1.0).sqrt(),
             Movement::Runs { .. } => 1.0,
         };
-        match &overall[1] {
+        match &self.overall[1] {
             Some(movement) => RunToRun::Estimated {
                 inflation: inflation(movement),
-                results: members(true, None).len(),
-                families: (by_set.iter())
+                results: one_run.len(),
+                families: (self.by_set.iter())
                     .filter(|(_, one, _)| *one)
                     .map(|((family, sweep), _, movement)| {
                         let set = if *sweep {
@@ -391,8 +417,7 @@ fn run_variances(
             },
             None => RunToRun::Unknown,
         }
-    };
-    (variances, run_to_run)
+    }
 }
 
 /// Each result's variance, and for one with none (a figure derived once a run, whose runs

@@ -451,36 +451,7 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
     let first = &comparison.labels[0];
     for result in &comparison.results {
         for (against, label) in result.later.iter().zip(&comparison.labels[1..]) {
-            let first_median = result.first_median_ns.to_string();
-            let record = match against {
-                Some(a) => [
-                    crate::csv::text_cell(&result.name),
-                    crate::csv::text_cell(first),
-                    crate::csv::text_cell(label),
-                    first_median,
-                    a.median_ns.to_string(),
-                    a.ratio.to_string(),
-                    a.verdict
-                        .p()
-                        .map_or_else(String::new, |p| format!("{p:.3e}")),
-                    a.verdict.word().to_string(),
-                    a.detectable.map_or_else(String::new, |d| d.to_string()),
-                    a.tested_within
-                        .map_or_else(|| "alone".to_string(), |w| w.to_string()),
-                ],
-                None => [
-                    crate::csv::text_cell(&result.name),
-                    crate::csv::text_cell(first),
-                    crate::csv::text_cell(label),
-                    first_median,
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    "missing".to_string(),
-                    String::new(),
-                    String::new(),
-                ],
-            };
+            let record = csv_record(result, against.as_ref(), first, label);
             writer
                 .write_record(&record)
                 .map_err(|e| encode(e.to_string()))?;
@@ -509,6 +480,46 @@ pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
     }
     let bytes = writer.into_inner().map_err(|e| encode(e.to_string()))?;
     String::from_utf8(bytes).map_err(|e| encode(e.to_string()))
+}
+
+/// One CSV row: `result` in the later run `label` (`against`, `None` where it lacks it)
+/// beside the first run `first`.
+fn csv_record(
+    result: &super::ComparedResult,
+    against: Option<&Against>,
+    first: &str,
+    label: &str,
+) -> [String; 10] {
+    let first_median = result.first_median_ns.to_string();
+    match against {
+        Some(a) => [
+            crate::csv::text_cell(&result.name),
+            crate::csv::text_cell(first),
+            crate::csv::text_cell(label),
+            first_median,
+            a.median_ns.to_string(),
+            a.ratio.to_string(),
+            a.verdict
+                .p()
+                .map_or_else(String::new, |p| format!("{p:.3e}")),
+            a.verdict.word().to_string(),
+            a.detectable.map_or_else(String::new, |d| d.to_string()),
+            a.tested_within
+                .map_or_else(|| "alone".to_string(), |w| w.to_string()),
+        ],
+        None => [
+            crate::csv::text_cell(&result.name),
+            crate::csv::text_cell(first),
+            crate::csv::text_cell(label),
+            first_median,
+            String::new(),
+            String::new(),
+            String::new(),
+            "missing".to_string(),
+            String::new(),
+            String::new(),
+        ],
+    }
 }
 
 /// The JSON rendering: the threshold, each run's tally, and every result with each later

@@ -101,15 +101,6 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             servers.push((pair, arm, server));
         }
     }
-    let failure = Failure::default();
-    let limit = time_limit(ctx.runner) + options.deadline * 2 * iterations as u32;
-    let watchdog = Watchdog::arm(
-        servers.iter().map(|(_, _, s)| s.child.pid()).collect(),
-        Vec::new(),
-        limit,
-        "ipc.latency",
-        &failure,
-    )?;
     let cancel = Arc::clone(&ctx.runner.config().cancel);
     let shared = Shared {
         clock: ctx.runner.clock(),
@@ -119,57 +110,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         stopped_at: std::sync::Mutex::new(None),
         cancel: &cancel,
     };
-    let outcomes: Vec<Result<Trips, Stop>> = std::thread::scope(|scope| {
-        let callers: Vec<_> = servers
-            .iter()
-            .map(|(pair, arm, server)| {
-                let (shared, socket) = (&shared, server.socket.as_raw_fd());
-                let what = format!("pair {pair}, {} arm", arm.label());
-                // A caller the system refuses is that pair's failure; the callers already
-                // started are still joined.
-                spawn_in(scope, "latlab-ipc-caller", move || {
-                    enter(*arm).map_err(|errno| {
-                        Stop::Failed(format!(
-                            "{what}: could not enter its scheduling class: {}",
-                            std::io::Error::from_raw_os_error(errno)
-                        ))
-                    })?;
-                    call(socket, shared, &what)
-                })
-            })
-            .collect();
-        callers
-            .into_iter()
-            .map(|caller| match caller {
-                Ok(caller) => caller
-                    .join()
-                    .unwrap_or_else(|_| Err(Stop::Failed("a caller thread panicked".into()))),
-                Err(refused) => Err(Stop::Failed(refused)),
-            })
-            .collect()
-    });
-    drop(watchdog);
-    drop(servers);
-    let stopped_at = shared
-        .stopped_at
+    let limit = time_limit(ctx.runner) + options.deadline * 2 * iterations as u32;
+    let all_trips = round_trips(&servers, &shared, limit)?;
+    let stopped_at = (shared.stopped_at)
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take();
-    let mut all_trips = Vec::new();
-    for outcome in outcomes {
-        match outcome {
-            Ok(trips) => all_trips.push(trips),
-            Err(Stop::Interrupted) => {
-                return Err(ProbeError::Interrupted(latlab_engine::Interrupted));
-            }
-            Err(Stop::Failed(reason)) => {
-                return Err(ProbeError::Failed(failure.reason().unwrap_or(reason)));
-            }
-        }
-    }
-    let labels = (0..options.pairs).flat_map(|pair| arms.iter().map(move |&arm| (pair, arm)));
     let mut results = Vec::new();
-    for ((pair, arm), trips) in labels.zip(all_trips) {
+    for ((pair, arm, _), trips) in servers.iter().zip(all_trips) {
         let name = format!("ipc.latency/pair{pair}/{}", arm.label());
         let method = format!(
             "8-byte request, 4-byte reply over a Unix stream socket; caller and server at {}",
@@ -179,13 +127,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             }
         );
         let same_cpu = trips.same_cpu;
-        if let Some(result) = ctx
-            .runner
-            .record_observations(&name, &method, trips.samples_ns)
-        {
+        if let Some(result) = (ctx.runner).record_observations(&name, &method, trips.samples_ns) {
             results.push(describe(result, options.deadline, same_cpu, iterations));
         }
     }
+    drop(servers);
     let first = results
         .first_mut()
         .ok_or_else(|| ProbeError::Failed("no round trip was recorded".into()))?;
@@ -212,6 +158,63 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         Ok(()) => results.push(priority_inheritance(ctx)?),
     }
     Ok(results)
+}
+
+/// Every server's round trips, each made by a caller thread of its own in the server's
+/// scheduling class, all at once, under a watchdog that kills the servers past `limit`.
+fn round_trips(
+    servers: &[(usize, Arm, arm::Server)],
+    shared: &Shared,
+    limit: Duration,
+) -> Result<Vec<Trips>, ProbeError> {
+    let failure = Failure::default();
+    let watchdog = Watchdog::arm(
+        servers.iter().map(|(_, _, s)| s.child.pid()).collect(),
+        Vec::new(),
+        limit,
+        "ipc.latency",
+        &failure,
+    )?;
+    let outcomes: Vec<Result<Trips, Stop>> = std::thread::scope(|scope| {
+        let callers: Vec<_> = servers
+            .iter()
+            .map(|(pair, arm, server)| {
+                let socket = server.socket.as_raw_fd();
+                let what = format!("pair {pair}, {} arm", arm.label());
+                // A caller the system refuses is that pair's failure; the callers already
+                // started are still joined.
+                spawn_in(scope, "latlab-ipc-caller", move || {
+                    enter(*arm).map_err(|errno| {
+                        Stop::Failed(format!(
+                            "{what}: could not enter its scheduling class: {}",
+                            std::io::Error::from_raw_os_error(errno)
+                        ))
+                    })?;
+                    call(socket, shared, &what)
+                })
+            })
+            .collect();
+        callers
+            .into_iter()
+            .map(|caller| match caller {
+                Ok(caller) => caller
+                    .join()
+                    .unwrap_or_else(|_| Err(Stop::Failed("a caller thread panicked".into()))),
+                Err(refused) => Err(Stop::Failed(refused)),
+            })
+            .collect()
+    });
+    drop(watchdog);
+    outcomes
+        .into_iter()
+        .map(|outcome| match outcome {
+            Ok(trips) => Ok(trips),
+            Err(Stop::Interrupted) => Err(ProbeError::Interrupted(latlab_engine::Interrupted)),
+            Err(Stop::Failed(reason)) => {
+                Err(ProbeError::Failed(failure.reason().unwrap_or(reason)))
+            }
+        })
+        .collect()
 }
 
 /// The binder test's figures for one arm, as parameters.
