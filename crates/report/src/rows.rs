@@ -88,6 +88,17 @@ pub(crate) enum Sweeps {
     Whole,
 }
 
+/// What a result's row says below the table: its suspect verdict, then its warnings, each
+/// phrased once, beside its name.
+fn findings_of(result: &BenchResult) -> Vec<(String, String)> {
+    let verdict =
+        (result.verdict.is_suspect()).then(|| crate::advice::verdict(result.verdict).to_string());
+    (verdict.into_iter())
+        .chain(result.warnings.iter().map(crate::advice::warning))
+        .map(|finding| (result.name.clone(), finding))
+        .collect()
+}
+
 pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
     let mut cells = Vec::new();
     let mut shown_rows = Vec::new();
@@ -119,17 +130,8 @@ pub(crate) fn rows(run: &RunRecord, sweeps: Sweeps) -> Rows {
         let mut name = result.name.clone();
         if result.verdict.is_suspect() {
             name.push_str("  !! OPTIMISED AWAY?");
-            findings.push((
-                result.name.clone(),
-                crate::advice::verdict(result.verdict).to_string(),
-            ));
         }
-        findings.extend(
-            result
-                .warnings
-                .iter()
-                .map(|w| (result.name.clone(), crate::advice::warning(w))),
-        );
+        findings.extend(findings_of(result));
         without_interval |= !has_interval(result);
         without_percentiles |= !has_percentiles(result.summary.n);
         let row = row_cells(name, result, run.clock.resolution_ns);

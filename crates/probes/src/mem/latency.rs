@@ -611,6 +611,19 @@ fn measure_placements(
 
 /// Builds the ring on a fresh mapping and times dependent loads around it; with the core's
 /// cycle time, also in cycles per load.
+/// The pages a ring was given: base pages, or the huge pages asked for and those granted.
+fn pages_of(chase: &Chase, huge: bool, size: u64) -> String {
+    match (huge, chase.huge_page_bytes()) {
+        (false, _) => "base pages (MADV_NOHUGEPAGE)".to_string(),
+        (true, Some(bytes)) => format!(
+            "transparent huge pages requested (MADV_HUGEPAGE); {} of {} granted",
+            size_label(bytes),
+            size_label(size)
+        ),
+        (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
+    }
+}
+
 pub(crate) fn measure(
     runner: &mut Runner,
     ring: Ring,
@@ -632,15 +645,7 @@ pub(crate) fn measure(
             size_label(size)
         ))
     })?;
-    let pages = match (huge, chase.huge_page_bytes()) {
-        (false, _) => "base pages (MADV_NOHUGEPAGE)".to_string(),
-        (true, Some(bytes)) => format!(
-            "transparent huge pages requested (MADV_HUGEPAGE); {} of {} granted",
-            size_label(bytes),
-            size_label(size)
-        ),
-        (true, None) => "transparent huge pages requested (MADV_HUGEPAGE); grant unknown".into(),
-    };
+    let pages = pages_of(&chase, huge, size);
     chase.warm();
     let method = format!(
         "dependent loads over a {label} ring of {} lines, one per {stride} bytes ({} spanned)",

@@ -9,7 +9,7 @@
 use super::kernels::Kernel;
 use crate::ProbeError;
 use crate::helper::{StartGate, settle, spawn_in};
-use latlab_engine::{BenchResult, Clock, Runner};
+use latlab_engine::{BenchResult, Clock, Host, Runner};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -60,69 +60,98 @@ pub(crate) fn measure_all_cpus(
         .max(1.0) as u64;
 
     let workers = shares.len();
-    let start = Barrier::new(workers + 1);
-    let end = Barrier::new(workers + 1);
-    let stop = AtomicBool::new(false);
-    let unpinned = AtomicUsize::new(0);
+    let crew = Crew {
+        start: Barrier::new(workers + 1),
+        end: Barrier::new(workers + 1),
+        stop: AtomicBool::new(false),
+        unpinned: AtomicUsize::new(0),
+        gate: StartGate::default(),
+        clock: runner.clock().clone(),
+        kernel,
+        passes,
+    };
     let windows: Vec<(AtomicU64, AtomicU64)> = (0..workers)
         .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
         .collect();
-    let clock: Clock = runner.clock().clone();
     let samples = runner.config().samples;
-
-    // Until every worker has started: a worker the system refused (`ulimit -u`) would leave
-    // the others waiting at a barrier sized for all of them.
-    let gate = StartGate::default();
     let result = std::thread::scope(|scope| {
         let mut refused = None;
         for ((share, window), &cpu) in shares.into_iter().zip(&windows).zip(cpus.iter().cycle()) {
-            let (gate, start, end, stop, unpinned, clock, host) =
-                (&gate, &start, &end, &stop, &unpinned, &clock, &host);
+            let (crew, host) = (&crew, &host);
             let worker = spawn_in(scope, "latlab-mem-parallel", move || {
-                if !gate.wait() {
-                    return;
-                }
-                if settle(host.as_ref(), cpu).is_err() {
-                    unpinned.fetch_add(1, Ordering::Relaxed);
-                }
-                loop {
-                    start.wait();
-                    if stop.load(Ordering::Acquire) {
-                        return;
-                    }
-                    let t0 = clock.start();
-                    for _ in 0..passes {
-                        black_box(kernel.pass(share));
-                    }
-                    let t1 = clock.end();
-                    window.0.store(t0, Ordering::Relaxed);
-                    window.1.store(t1, Ordering::Relaxed);
-                    end.wait();
-                }
+                crew.work(host.as_ref(), cpu, share, window);
             });
             if let Err(reason) = worker {
                 refused = Some(reason);
                 break;
             }
         }
-        gate.open(refused.is_none());
+        crew.gate.open(refused.is_none());
         if let Some(reason) = refused {
             return Err(ProbeError::Failed(reason));
         }
         let result = runner.observe(name, method, samples, |_| {
-            start.wait();
-            end.wait();
+            crew.start.wait();
+            crew.end.wait();
             let first = windows.iter().map(|w| w.0.load(Ordering::Relaxed)).min();
             let last = windows.iter().map(|w| w.1.load(Ordering::Relaxed)).max();
             last.unwrap_or(0).saturating_sub(first.unwrap_or(0))
         });
-        stop.store(true, Ordering::Release);
-        start.wait();
+        crew.stop.store(true, Ordering::Release);
+        crew.start.wait();
         Ok(result?)
     })?;
     Ok(Parallel {
         result: result.per_operation(passes * elements_per_pass as u64),
         threads: workers,
-        unpinned: unpinned.into_inner(),
+        unpinned: crew.unpinned.into_inner(),
     })
+}
+
+/// The workers of one measurement and what they share: each sample, every worker waits at
+/// `start`, times `passes` passes of `kernel` over its share and waits at `end`.
+struct Crew {
+    start: Barrier,
+    end: Barrier,
+    stop: AtomicBool,
+    /// Workers that could not be pinned to their CPU.
+    unpinned: AtomicUsize,
+    /// Until every worker has started: a worker the system refused (`ulimit -u`) would
+    /// leave the others waiting at a barrier sized for all of them.
+    gate: StartGate,
+    clock: Clock,
+    kernel: Kernel,
+    passes: u64,
+}
+
+impl Crew {
+    /// One worker on `cpu`: its sample windows into `window`, until `stop`.
+    fn work(
+        &self,
+        host: &dyn Host,
+        cpu: usize,
+        share: &mut [u64],
+        window: &(AtomicU64, AtomicU64),
+    ) {
+        if !self.gate.wait() {
+            return;
+        }
+        if settle(host, cpu).is_err() {
+            self.unpinned.fetch_add(1, Ordering::Relaxed);
+        }
+        loop {
+            self.start.wait();
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            let t0 = self.clock.start();
+            for _ in 0..self.passes {
+                black_box(self.kernel.pass(share));
+            }
+            let t1 = self.clock.end();
+            window.0.store(t0, Ordering::Relaxed);
+            window.1.store(t1, Ordering::Relaxed);
+            self.end.wait();
+        }
+    }
 }

@@ -122,28 +122,7 @@ pub(super) fn judge_side(
         .zip(&differences)
         .map(|(t, d)| d.map_or(t.tests.samples_p, |d| t.tests.samples_p.max(d.p())))
         .collect();
-    // Sweep points adjusted within their probe's; primary results on their own.
-    let mut adjusted = joint.clone();
-    let mut set_size = vec![None; tested.len()];
-    let mut sets: Vec<&(String, bool)> = Vec::new();
-    for t in tested.iter().filter(|t| t.set.1) {
-        if !sets.contains(&&t.set) {
-            sets.push(&t.set);
-        }
-    }
-    for sweep in sets {
-        let members: Vec<usize> = (0..tested.len())
-            .filter(|&i| &tested[i].set == sweep)
-            .collect();
-        let p: Vec<f64> = members.iter().map(|&i| joint[i]).collect();
-        for (&i, q) in members.iter().zip(benjamini_hochberg(&p)) {
-            adjusted[i] = q;
-            set_size[i] = (members.len() > 1).then_some(TestedWithin {
-                results: members.len(),
-                sweep_points: sweep.1,
-            });
-        }
-    }
+    let (adjusted, set_size) = adjusted_within_sweeps(&tested, &joint);
     let typical_sd = typical_within_sd(&within);
     for (i, t) in tested.iter().enumerate() {
         let regimes = (t.tests.sides_rounds.iter())
@@ -169,6 +148,37 @@ pub(super) fn judge_side(
         }
     }
     run_to_run
+}
+
+/// The p-values `joint` adjusted: each probe's sweep points within its sweep points
+/// (Benjamini–Hochberg), primary results on their own; and the set each was adjusted
+/// within, where it has more than one member.
+fn adjusted_within_sweeps(
+    tested: &[Tested],
+    joint: &[f64],
+) -> (Vec<f64>, Vec<Option<TestedWithin>>) {
+    let mut adjusted = joint.to_vec();
+    let mut set_size = vec![None; tested.len()];
+    let mut sets: Vec<&(String, bool)> = Vec::new();
+    for t in tested.iter().filter(|t| t.set.1) {
+        if !sets.contains(&&t.set) {
+            sets.push(&t.set);
+        }
+    }
+    for sweep in sets {
+        let members: Vec<usize> = (0..tested.len())
+            .filter(|&i| &tested[i].set == sweep)
+            .collect();
+        let p: Vec<f64> = members.iter().map(|&i| joint[i]).collect();
+        for (&i, q) in members.iter().zip(benjamini_hochberg(&p)) {
+            adjusted[i] = q;
+            set_size[i] = (members.len() > 1).then_some(TestedWithin {
+                results: members.len(),
+                sweep_points: sweep.1,
+            });
+        }
+    }
+    (adjusted, set_size)
 }
 
 /// Each result's variance `of` it, moderated by the variances of its set (its probe's
