@@ -438,3 +438,31 @@ fn differing_environments_are_marked() {
     let markdown = compare_markdown(&sides(&runs), &Comparison::of(&runs, DEFAULT_THRESHOLD));
     assert!(markdown.contains("| ≠ | kernel |"), "{markdown}");
 }
+
+/// A result read as running in two regimes was compared: alone, it neither fails the gate
+/// nor leaves it with "nothing was compared"; a side whose every result is untested does.
+#[test]
+fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
+    let one = |samples: Vec<f64>| record(vec![probe("x", vec![timed("x/steady", samples)])]);
+    let noise = |base: f64| (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect();
+    let runs = vec![
+        ("A".to_string(), one(noise(10.0))),
+        ("B".to_string(), one(noise(10.0))),
+    ];
+    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let against = comparison.results[0].later[0].as_mut().unwrap();
+    against.verdict = Verdict::TwoRegimes {
+        low_ns: 28.9,
+        high_ns: 38.2,
+    };
+    let gate = Gate::of(&comparison, 50.0);
+    assert!(!gate.failed(), "{gate:?}");
+    assert!(
+        gate.text("result", "A")
+            .contains("no result is more than 50% slower than A")
+    );
+    comparison.results[0].later[0] = None;
+    let gate = Gate::of(&comparison, 50.0);
+    assert!(gate.failed());
+    assert!(gate.text("result", "A").contains("nothing was compared"));
+}
