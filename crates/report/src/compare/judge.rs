@@ -127,7 +127,8 @@ pub(super) fn judge_side(
     for (i, t) in tested.iter().enumerate() {
         let regimes = (t.tests.sides_rounds.iter())
             .find_map(|logs| two_regimes(logs, typical_sd))
-            .or_else(|| regimes_in_both_sides(&t.tests.sides_rounds));
+            .or_else(|| regimes_in_both_sides(&t.tests.sides_rounds))
+            .filter(|&regimes| !a_side_beyond(&t.tests.sides_rounds, regimes));
         let verdict = match regimes {
             Some((low, high)) => Verdict::TwoRegimes {
                 low_ns: low.exp(),
@@ -565,6 +566,18 @@ fn regimes_in_both_sides(sides: &[Vec<f64>; 2]) -> Option<(f64, f64)> {
     sides.iter().all(in_both).then_some((low, high))
 }
 
+/// Whether every round of a side lies beyond both `regimes` (logarithms of each cluster's
+/// median), by more than [`REGIME_GAP`]: a side that ran in neither regime changed, and a
+/// baseline's two regimes must not hide that (a benchmark sixteen times slower read "two
+/// regimes" beside a baseline whose rounds split 28.9 / 38.2 ns).
+fn a_side_beyond(sides: &[Vec<f64>; 2], (low, high): (f64, f64)) -> bool {
+    let gap = REGIME_GAP.ln_1p();
+    sides.iter().any(|logs| {
+        !logs.is_empty()
+            && (logs.iter().all(|&x| x > high + gap) || logs.iter().all(|&x| x < low - gap))
+    })
+}
+
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
@@ -586,6 +599,24 @@ mod tests {
         assert!(two_regimes(&logs(&[1.0, 1.001, 1.0, 1.3, 1.301, 1.3]), 0.1).is_none());
         assert!(two_regimes(&logs(&[1.0, 1.001, 1.0, 1.0, 1.001, 1.3]), 0.0).is_none());
         assert!(two_regimes(&logs(&[0.9, 1.25, 0.9]), 0.0).is_none());
+    }
+
+    /// A later side that ran in neither of the baseline's regimes changed: far above both
+    /// (sixteen times the work), or below both; within their span it does not.
+    #[test]
+    fn a_side_beyond_both_regimes_is_a_change_not_two_regimes() {
+        let logs = |ns: &[f64]| ns.iter().map(|x| x.ln()).collect::<Vec<_>>();
+        let baseline = logs(&[28.9, 38.2, 29.1, 38.0, 28.7, 38.4]);
+        let regimes = two_regimes(&baseline, 0.01).unwrap();
+        for (later, beyond) in [
+            (logs(&[600.0, 610.0]), true),
+            (logs(&[20.0, 20.5]), true),
+            (logs(&[29.0, 38.1]), false),
+            (logs(&[39.0, 38.5]), false),
+        ] {
+            let sides = [baseline.clone(), later];
+            assert_eq!(a_side_beyond(&sides, regimes), beyond, "{:?}", sides[1]);
+        }
     }
 
     #[test]
