@@ -93,12 +93,6 @@ impl Request {
         })
     }
 
-    fn suite(&self) -> Option<Suite> {
-        [Suite::Quick, Suite::Full]
-            .into_iter()
-            .find(|suite| suite.name() == self.suite)
-    }
-
     fn config(&self, cancel: Arc<AtomicBool>) -> Config {
         Config {
             samples: self.samples,
@@ -199,7 +193,8 @@ fn serve_request(args: &[String]) -> anyhow::Result<()> {
     let probe = (latlab_probes::PROBES.iter())
         .find(|probe| probe.id == request.probe)
         .ok_or_else(|| anyhow!("no probe is named {}", request.probe))?;
-    let suite = (request.suite()).ok_or_else(|| anyhow!("no suite is named {}", request.suite))?;
+    let suite = latlab_front::parse_suite(&request.suite)
+        .map_err(|why| anyhow!("suite {}: {why}", request.suite))?;
     let stop = StopSignals::install_supervised().context("could not watch for signals")?;
     let mut runner = Runner::new(request.config(stop.flag()));
     let mut ctx = ProbeContext {
@@ -240,7 +235,7 @@ mod tests {
             pause_between_samples_ns: Some(1000),
         };
         assert_eq!(Request::from_args(&request.to_args()), Ok(request.clone()));
-        assert_eq!(request.suite(), Some(Suite::Full));
+        assert_eq!(latlab_front::parse_suite(&request.suite), Ok(Suite::Full));
         let unpaused = Request {
             pause_between_samples_ns: None,
             ..request

@@ -21,10 +21,7 @@ pub struct StopSignals {
 impl StopSignals {
     /// Installs the handlers. The flag is the one to give the runner (`Config::cancel`).
     pub fn install() -> std::io::Result<StopSignals> {
-        let stop = StopSignals {
-            flag: Arc::new(AtomicBool::new(false)),
-            signal: Arc::new(AtomicUsize::new(0)),
-        };
+        let stop = StopSignals::unset();
         for signal in STOPPING {
             // In the order they run: a signal that finds the flag already set ends the
             // process; otherwise its number is kept and the flag set.
@@ -45,10 +42,7 @@ impl StopSignals {
     /// this one had it too (Ctrl-C reaches the whole process group, `kill` one process), and
     /// kills it itself when it does not stop.
     pub fn install_supervised() -> std::io::Result<StopSignals> {
-        let stop = StopSignals {
-            flag: Arc::new(AtomicBool::new(false)),
-            signal: Arc::new(AtomicUsize::new(0)),
-        };
+        let stop = StopSignals::unset();
         for signal in STOPPING {
             signal_hook::flag::register_usize(signal, Arc::clone(&stop.signal), signal as usize)?;
             signal_hook::flag::register(signal, Arc::clone(&stop.flag))?;
@@ -62,6 +56,14 @@ impl StopSignals {
             ));
         }
         Ok(stop)
+    }
+
+    /// No signal yet, and no handler.
+    fn unset() -> StopSignals {
+        StopSignals {
+            flag: Arc::new(AtomicBool::new(false)),
+            signal: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     /// The flag the signals set.

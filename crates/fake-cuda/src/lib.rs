@@ -50,17 +50,27 @@ fn with(f: impl FnOnce(&mut State) -> Status) -> Status {
     }
 }
 
-/// Runs `f` on the state with a usable context: one retained, and no sticky error.
+/// The state, once the driver is initialised and a context retained.
+fn retained(guard: &mut Guard) -> Result<&mut State, Status> {
+    match guard.as_mut() {
+        Some(state) if state.initialised && state.contexts > 0 => Ok(state),
+        Some(state) if state.initialised => Err(INVALID_CONTEXT),
+        _ => Err(NOT_INITIALIZED),
+    }
+}
+
+/// The state with a usable context: one retained, and no sticky error.
+fn usable(guard: &mut Guard) -> Result<&mut State, Status> {
+    let state = retained(guard)?;
+    match state.sticky {
+        Some(error) => Err(error),
+        None => Ok(state),
+    }
+}
+
+/// Runs `f` on the state with a usable context.
 fn in_context(f: impl FnOnce(&mut State) -> Status) -> Status {
-    with(|state| {
-        if state.contexts == 0 {
-            return INVALID_CONTEXT;
-        }
-        match state.sticky {
-            Some(error) => error,
-            None => f(state),
-        }
-    })
+    usable(&mut state()).map_or_else(|error| error, f)
 }
 
 /// Runs `f`, which makes something, with a usable context, and writes the ledger after.
@@ -78,10 +88,9 @@ fn creating(f: impl FnOnce(&mut State) -> Status) -> Status {
 /// as the real driver does.
 fn releasing(f: impl FnOnce(&mut State) -> Status) -> Status {
     let mut guard = state();
-    match guard.as_mut() {
-        Some(state) if state.initialised && state.contexts > 0 => state.work.demand_all(),
-        Some(state) if state.initialised => return INVALID_CONTEXT,
-        _ => return NOT_INITIALIZED,
+    match retained(&mut guard) {
+        Ok(state) => state.work.demand_all(),
+        Err(error) => return error,
     }
     let (mut guard, _) = wait_until(guard, |state| state.work.is_idle());
     let state = guard.as_mut().expect("checked above");
@@ -104,24 +113,24 @@ fn queued(f: impl FnOnce(&mut State) -> Result<(usize, Op), Status>) -> Status {
 
 /// Queues what `f` returns, as [`queued`], and waits until it has run.
 fn queued_and_waited(f: impl FnOnce(&mut State) -> Result<(usize, Op), Status>) -> Status {
+    waiting_for(|state| {
+        let (stream, op) = f(state)?;
+        Ok(Some(state.enqueue(stream, op)))
+    })
+}
+
+/// Waits, with a usable context, until the work `f` names (by its sequence number) has run:
+/// at once where it names none.
+fn waiting_for(f: impl FnOnce(&mut State) -> Result<Option<u64>, Status>) -> Status {
     let mut guard = state();
-    let sequence = match guard.as_mut() {
-        Some(state) if state.initialised && state.contexts > 0 => {
-            if let Some(error) = state.sticky {
-                return error;
-            }
-            match f(state) {
-                Ok((stream, op)) => {
-                    let sequence = state.enqueue(stream, op);
-                    state.work.demand(sequence);
-                    sequence
-                }
-                Err(status) => return status,
-            }
-        }
-        Some(state) if state.initialised => return INVALID_CONTEXT,
-        _ => return NOT_INITIALIZED,
+    let sequence = match usable(&mut guard).and_then(f) {
+        Ok(Some(sequence)) => sequence,
+        Ok(None) => return SUCCESS,
+        Err(error) => return error,
     };
+    if let Some(state) = guard.as_mut() {
+        state.work.demand(sequence);
+    }
     wait_until(guard, |state| state.work.is_done(sequence)).1
 }
 
@@ -624,25 +633,7 @@ pub unsafe extern "C" fn cuEventRecord(event: *mut c_void, stream: *mut c_void) 
 /// Any event.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventSynchronize(event: *mut c_void) -> Status {
-    let mut guard = state();
-    let marked = match guard.as_mut() {
-        Some(state) if state.initialised && state.contexts > 0 => {
-            if let Some(error) = state.sticky {
-                return error;
-            }
-            match state.events.get(&(event as usize)) {
-                None => return INVALID_HANDLE,
-                Some(None) => return SUCCESS,
-                Some(Some(sequence)) => {
-                    state.work.demand(*sequence);
-                    *sequence
-                }
-            }
-        }
-        Some(state) if state.initialised => return INVALID_CONTEXT,
-        _ => return NOT_INITIALIZED,
-    };
-    wait_until(guard, |state| state.work.is_done(marked)).1
+    waiting_for(|state| (state.events.get(&(event as usize)).copied()).ok_or(INVALID_HANDLE))
 }
 
 /// # Safety

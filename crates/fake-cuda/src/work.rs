@@ -97,51 +97,45 @@ impl Op {
                 address,
                 value,
                 bytes,
-            } => {
-                if !state.is_device(*address, *bytes) {
-                    return ILLEGAL_ADDRESS;
-                }
-                // SAFETY: the range lies in a live allocation (checked above).
-                unsafe { std::ptr::write_bytes(*address as *mut u8, *value, *bytes) };
-                SUCCESS
-            }
-            Op::Staged { address, data } => {
-                if !state.is_device(*address, data.len()) {
-                    return ILLEGAL_ADDRESS;
-                }
-                // SAFETY: the destination lies in a live allocation (checked above).
-                unsafe { std::ptr::copy(data.as_ptr(), *address as *mut u8, data.len()) };
-                SUCCESS
-            }
+            } => on_device(state, *address, *bytes, || {
+                // SAFETY: the range lies in a live allocation (checked by `on_device`).
+                unsafe { std::ptr::write_bytes(*address as *mut u8, *value, *bytes) }
+            }),
+            Op::Staged { address, data } => on_device(state, *address, data.len(), || {
+                // SAFETY: the destination lies in a live allocation (checked by `on_device`).
+                unsafe { std::ptr::copy(data.as_ptr(), *address as *mut u8, data.len()) }
+            }),
             Op::FromHost {
                 address,
                 source,
                 bytes,
-            } => {
-                if !state.is_device(*address, *bytes) {
-                    return ILLEGAL_ADDRESS;
-                }
-                // SAFETY: the destination lies in a live allocation; the source is kept by
-                // the caller until the copy is waited for.
-                unsafe { std::ptr::copy(*source as *const u8, *address as *mut u8, *bytes) };
-                SUCCESS
-            }
+            } => on_device(state, *address, *bytes, || {
+                // SAFETY: the destination lies in a live allocation (checked by `on_device`);
+                // the source is kept by the caller until the copy is waited for.
+                unsafe { std::ptr::copy(*source as *const u8, *address as *mut u8, *bytes) }
+            }),
             Op::ToHost {
                 destination,
                 source,
                 bytes,
-            } => {
-                if !state.is_device(*source, *bytes) {
-                    return ILLEGAL_ADDRESS;
-                }
-                // SAFETY: the source lies in a live allocation; the destination is kept by
-                // the caller until the copy is waited for.
-                unsafe { std::ptr::copy(*source as *const u8, *destination as *mut u8, *bytes) };
-                SUCCESS
-            }
+            } => on_device(state, *source, *bytes, || {
+                // SAFETY: the source lies in a live allocation (checked by `on_device`); the
+                // destination is kept by the caller until the copy is waited for.
+                unsafe { std::ptr::copy(*source as *const u8, *destination as *mut u8, *bytes) }
+            }),
             Op::Marker => SUCCESS,
         }
     }
+}
+
+/// Runs `touch` once `bytes` bytes at `address` are found inside a live device allocation;
+/// an illegal address otherwise, as a GPU faults on memory freed under queued work.
+fn on_device(state: &State, address: u64, bytes: usize, touch: impl FnOnce()) -> Status {
+    if !state.is_device(address, bytes) {
+        return ILLEGAL_ADDRESS;
+    }
+    touch();
+    SUCCESS
 }
 
 /// Work queued and not yet run, with what it waits for.

@@ -32,7 +32,9 @@ mod width;
 pub use directories::check_own_directory;
 pub use latlab_engine::Suite;
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
+pub use options::{
+    BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, parse_suite, value,
+};
 pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };

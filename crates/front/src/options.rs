@@ -60,7 +60,8 @@ const SUITES: [(&str, &str); 2] = [
     ),
 ];
 
-fn parse_suite(text: &str) -> Result<Suite, String> {
+/// The suite `text` names: `quick` or `full`.
+pub fn parse_suite(text: &str) -> Result<Suite, String> {
     match text {
         "quick" => Ok(Suite::Quick),
         "full" => Ok(Suite::Full),
