@@ -28,8 +28,8 @@ use latlab_engine::names::key;
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
-#[cfg(feature = "html")]
 mod gate;
+#[cfg(feature = "html")]
 mod html;
 mod judge;
 #[cfg(test)]
@@ -39,8 +39,8 @@ mod steadiness;
 #[cfg(test)]
 mod tests;
 
-#[cfg(feature = "html")]
 pub use gate::Gate;
+#[cfg(feature = "html")]
 pub use html::compare_html;
 pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
 
