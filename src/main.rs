@@ -112,9 +112,20 @@ fn report_clap_error(error: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let rendered = error.render().to_string();
-    let mut parts: Vec<&str> = rendered
-        .lines()
-        .take(1)
+    // A first line that ends in ':' is continued by the indented lines under it (the
+    // required arguments not provided).
+    let first = rendered.lines().next().unwrap_or_default();
+    let continued: Vec<&str> = (rendered.lines().skip(1))
+        .take_while(|l| first.ends_with(':') && l.starts_with("  "))
+        .map(str::trim)
+        .collect();
+    let first = if continued.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} {}", continued.join(", "))
+    };
+    let mut parts: Vec<&str> = std::iter::once(first.as_str())
+        .filter(|l| !l.is_empty())
         .chain(
             rendered
                 .lines()

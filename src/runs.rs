@@ -1,15 +1,12 @@
 //! `--runs N`: the run made N times, each a process of its own
-//! ([`latlab_front::run_again`]), into `run-1` ... `run-N` of the results directory; then
+//! ([`latlab_front::repeat`]), into `run-1` ... `run-N` of the results directory; then
 //! the runs kept as one baseline, or compared with one, together, as `latlab compare`
 //! compares two directories of runs.
 
 use crate::plan::RunPlan;
-use crate::run::{print_against_baseline, save_baseline};
 use anyhow::Context;
-use latlab_engine::model::RunRecord;
 use latlab_engine::signals::StopSignals;
-use latlab_front::{RunOf, RunsEnded};
-use latlab_report::compare::Side;
+use latlab_front::Repeated;
 use std::process::ExitCode;
 
 /// Makes the plan's runs, one process after another, and keeps or compares them.
@@ -19,49 +16,33 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
         std::fs::create_dir(new).with_context(|| format!("--out {}", new.display()))?;
     }
     let runs = plan.runs;
-    let ended = latlab_front::run_again(runs, &stop, |of| {
-        latlab_front::say!(
-            "latlab: run {} of {}, into {}",
-            of.run,
-            of.runs,
-            dir.join(of.name()).display()
-        );
-    })?;
-    let failed = match ended {
-        RunsEnded::All { failed } => failed,
-        RunsEnded::Stopped { status, whole } => {
+    let repeated = latlab_front::repeat(
+        runs,
+        &stop,
+        &dir,
+        |of| dir.join(of.name()).join("results.json"),
+        |of| {
             latlab_front::say!(
-                "latlab: stopped in run {} of {runs}; the {whole} whole run(s) before it and \
-                 what it measured are in {}",
-                whole + 1,
-                dir.display()
+                "latlab: run {} of {}, into {}",
+                of.run,
+                of.runs,
+                dir.join(of.name()).display()
             );
-            return Ok(ExitCode::from(status));
-        }
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    let (records, failed) = match repeated {
+        Repeated::All { records, failed } => (records, failed),
+        Repeated::Stopped(status) => return Ok(ExitCode::from(status)),
     };
-    let records = (1..=runs)
-        .map(|run| {
-            let path = dir.join(RunOf { run, runs }.name()).join("results.json");
-            latlab_report::load::load_run(&path)
-                .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.0))
-        })
-        .collect::<anyhow::Result<Vec<RunRecord>>>()?;
-    if let Some(saved_as) = &plan.save_baseline {
-        save_baseline(saved_as, &records)?;
-        latlab_front::say!("baseline {}: {}", saved_as.name, saved_as.dir.display());
-    }
-    if let Some((name, baseline)) = &plan.baseline {
-        let these = Side {
-            label: format!("these {runs} runs"),
-            runs: records,
-        };
-        print_against_baseline(&plan, name, baseline, these)?;
-    }
+    let regressed =
+        latlab_front::judge_and_keep(&plan.baselines, records, &plan.terminal, "result")
+            .map_err(anyhow::Error::msg)?;
     latlab_front::say!(
         "latlab: {runs} runs in {}/run-1 ... run-{runs}; `latlab compare {} OTHER` compares \
          them with another directory of runs",
         dir.display(),
         dir.display()
     );
-    Ok(ExitCode::from(u8::from(failed)))
+    Ok(ExitCode::from(u8::from(failed || regressed)))
 }

@@ -12,9 +12,8 @@ pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report}
 use crate::cli::RunArgs;
 use crate::terminal::{Stream, terminal};
 use latlab_engine::isolation::DirectoryLock;
-use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
-use latlab_front::RunOf;
+use latlab_front::{BaselineStore, Baselines, RunOf};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
@@ -93,46 +92,12 @@ pub struct RunPlan {
     pub headline: bool,
     /// How much the table says, how wide and in what colours.
     pub terminal: Terminal,
-    /// `--baseline`: its name and the run saved under it, to compare this run with.
-    pub baseline: Option<Baseline>,
-    /// `--save-baseline`: its name and where this run (or these runs) are kept.
-    pub save_baseline: Option<SavedAs>,
+    /// `--baseline`, `--save-baseline`, `--add-to-baseline`, `--fail-if-slower`: the
+    /// baseline to compare with, loaded, and those to keep the run (or the runs) as.
+    pub baselines: Baselines,
     /// `--runs`: how many runs, each a process of its own; 1 for one run, and for each run a
     /// `--runs` command starts.
     pub runs: usize,
-}
-
-/// Where a results directory keeps its baselines.
-fn baselines_dir(results_dir: &Path) -> PathBuf {
-    results_dir.join("baselines")
-}
-
-/// The runs saved as baseline `name` under `results_dir` (`NAME.json`, one run, or
-/// `NAME/run-*.json`, the runs of a `--runs` command), or why there are none.
-fn load_baseline(results_dir: &Path, name: &str) -> Result<Vec<RunRecord>, UsageError> {
-    let file = baselines_dir(results_dir).join(format!("{name}.json"));
-    let runs = baselines_dir(results_dir).join(name);
-    let paths = if runs.is_dir() {
-        (latlab_front::numbered_runs(&runs, ".json").into_iter())
-            .map(|(_, path)| path)
-            .collect()
-    } else if file.exists() {
-        vec![file]
-    } else {
-        Vec::new()
-    };
-    if paths.is_empty() {
-        return Err(UsageError(format!(
-            "no baseline named {name} in {}; save one with --save-baseline {name}",
-            baselines_dir(results_dir).display()
-        )));
-    }
-    (paths.iter())
-        .map(|path| {
-            latlab_report::load::load_run(path)
-                .map_err(|e| UsageError(format!("baseline {name}: {}", e.0)))
-        })
-        .collect()
 }
 
 /// Memory a run needs for a largest working set of `size` bytes: the memcpy sweep's source
@@ -191,7 +156,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     };
     let runs = runs(args)?;
     let outputs = outputs(args)?;
-    let (baseline, save_baseline) = baselines(args)?;
+    let baselines = baselines(args)?;
     let table_stream = if outputs.uses_stdout() {
         Stream::Stderr
     } else {
@@ -205,8 +170,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         config,
         rounds: sampling.rounds,
         terminal: terminal(&args.terminal, table_stream),
-        baseline,
-        save_baseline,
+        baselines,
         runs,
         outputs,
         memory,
@@ -228,39 +192,19 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     })
 }
 
-/// A baseline's name and the runs saved under it.
-pub type Baseline = (String, Vec<RunRecord>);
-
-/// Where a run, or the runs of a `--runs` command, are kept as a baseline.
-#[derive(Debug, Clone)]
-pub struct SavedAs {
-    pub name: String,
-    /// `NAME.json`, for one run.
-    pub file: PathBuf,
-    /// `NAME/`, holding `run-K.json`, for several.
-    pub dir: PathBuf,
-}
-
-/// The baseline to compare the run with, loaded, and where to keep the run as one: both in
-/// the results directory's `baselines/`. A run started by a `--runs` command has neither:
-/// the command compares and keeps its runs together.
-fn baselines(args: &RunArgs) -> Result<(Option<Baseline>, Option<SavedAs>), UsageError> {
+/// What the run does with baselines, in the results directory's `baselines/`: compare
+/// with one (and gate on it), keep the run as one, add it to one. A run started by a
+/// `--runs` command does none of these: the command compares and keeps its runs together.
+fn baselines(args: &RunArgs) -> Result<Baselines, UsageError> {
     if RunOf::of_this_process().is_some() {
-        return Ok((None, None));
+        return Ok(Baselines::none());
     }
     let results_dir = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
-    let baseline = (args.baselines.baseline.as_deref())
-        .map(|name| Ok::<_, UsageError>((name.to_string(), load_baseline(&results_dir, name)?)))
-        .transpose()?;
-    let save_baseline = args.baselines.save_baseline.as_deref().map(|name| SavedAs {
-        name: name.to_string(),
-        file: baselines_dir(&results_dir).join(format!("{name}.json")),
-        dir: baselines_dir(&results_dir).join(name),
-    });
-    Ok((baseline, save_baseline))
+    let store = BaselineStore::at(results_dir.join("baselines"));
+    Baselines::asked(store, &args.baselines).map_err(UsageError)
 }
 
 /// The directory a run writes into: `--out` (or `latlab-results`), and in it `run-K` for

@@ -217,7 +217,7 @@ fn save_and_compare_with_a_baseline_under_the_results_directory() {
     let (status, _, stderr) = run(&["--save-baseline", "main"]);
     assert_eq!(status, 0, "{stderr}");
     assert!(
-        stderr.contains("baseline main: res/baselines/main.json\n"),
+        stderr.contains("baseline main: res/baselines/main/run-1.json\n"),
         "{stderr}"
     );
     let (status, stdout, _) = run(&["--baseline", "main"]);
@@ -232,6 +232,43 @@ fn save_and_compare_with_a_baseline_under_the_results_directory() {
     );
     let (_, _, stderr) = run(&["--save-baseline", "../x"]);
     assert!(stderr.starts_with("error: "), "{stderr}");
+}
+
+/// `--add-to-baseline` keeps the runs kept before; `--fail-if-slower` gates this run on the
+/// baseline as the harness's gate does: unchanged figures pass, and a baseline none of
+/// whose results this run has fails, for want of anything compared.
+#[test]
+fn a_run_is_added_to_a_baseline_and_gated_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| synthetic_run(dir.path(), &[&["--out", "res"], extra].concat());
+    let (status, _, stderr) = run(&["--fail-if-slower", "5"]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("--baseline"), "{stderr}");
+    for k in 1..=2 {
+        let (status, _, stderr) = run(&["--add-to-baseline", "ci"]);
+        assert_eq!(status, 0, "{stderr}");
+        let kept = format!("baseline ci: res/baselines/ci/run-{k}.json\n");
+        assert!(stderr.contains(&kept), "{stderr}");
+    }
+    let (status, stdout, stderr) = run(&["--baseline", "ci", "--fail-if-slower", "10"]);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.ends_with("no result is more than 10% slower than the baseline ci\n"),
+        "{stdout}"
+    );
+    // The baseline's results renamed: nothing of this run can be judged against it.
+    let baseline = dir.path().join("res/baselines/ci");
+    for k in 1..=2 {
+        let path = baseline.join(format!("run-{k}.json"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("cpu.call/", "cpu.renamed/")).unwrap();
+    }
+    let (status, stdout, _) = run(&["--baseline", "ci", "--fail-if-slower", "10"]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(
+        stdout.contains("--fail-if-slower: nothing was compared"),
+        "{stdout}"
+    );
 }
 
 /// `--html`: a page with, per probe, each result's ratio to the baseline (the regressed one
@@ -433,7 +470,7 @@ fn several_runs_as_one_command_are_kept_and_compared_together() {
     // The runs replace the single run kept under the name.
     assert!(!dir.path().join("res/baselines/main.json").exists());
     assert!(
-        stderr.contains("baseline main: res/baselines/main\n"),
+        stderr.contains("baseline main: 3 runs, in res/baselines/main\n"),
         "{stderr}"
     );
     assert!(

@@ -81,6 +81,7 @@ mod options;
 mod profile;
 mod registry;
 mod session;
+mod sets;
 mod text;
 mod threads;
 mod watchdog;

@@ -4,7 +4,6 @@
 //! harness is in every user's dev-dependencies. The options shared with the `latlab` binary
 //! come from latlab-front, described once for both parsers.
 
-use latlab_engine::config_text::{parse_baseline_name, parse_percent};
 use latlab_front::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
 use std::ffi::OsString;
 
@@ -25,11 +24,6 @@ pub(crate) struct Options {
     /// Write the self-contained HTML report here.
     pub html: Option<String>,
     pub baselines: BaselineArgs,
-    /// Also add this run to the baseline NAME, keeping the runs saved in it before.
-    pub add_to_baseline: Option<String>,
-    /// With --baseline: exit with status 1 when a benchmark is slower by more than this
-    /// percentage.
-    pub fail_if_slower: Option<f64>,
 }
 
 /// What the command line asks for.
@@ -62,27 +56,6 @@ const HTML: &[OptionHelp] = &[OptionHelp {
     value: Some("FILE"),
     ..flag("html", "Write the self-contained HTML report here")
 }];
-
-const MORE_BASELINES: &[OptionHelp] = &[
-    OptionHelp {
-        value: Some("NAME"),
-        ..flag(
-            "add-to-baseline",
-            "Also add this run to the baseline NAME, keeping the runs saved in it before: a \
-             baseline of several runs shows how far each figure moves between runs of \
-             unchanged code, which --fail-if-slower then allows for",
-        )
-    },
-    OptionHelp {
-        value: Some("PCT"),
-        ..flag(
-            "fail-if-slower",
-            "With --baseline: exit with status 1 when a benchmark is slower than the baseline \
-             by more than PCT per cent, judged as 'latlab compare' judges a difference (beyond \
-             the noise between runs, and beyond 2%): a regression gate for CI",
-        )
-    },
-];
 
 const EXIT_STATUS: &str = "Exit status:
   0    every selected benchmark ran
@@ -129,12 +102,7 @@ impl Command {
                 ),
             }
         }
-        if options.fail_if_slower.is_some() && options.baselines.baseline.is_none() {
-            return Err(
-                "the argument '--fail-if-slower <PCT>' needs '--baseline <NAME>' to judge against"
-                    .into(),
-            );
-        }
+        options.baselines.check()?;
         Ok(Command::Run(Box::new(options)))
     }
 }
@@ -149,14 +117,6 @@ impl Options {
             "profile" => &mut self.profile,
             "html" => {
                 self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
-                return Ok(true);
-            }
-            "add-to-baseline" => {
-                self.add_to_baseline = Some(value(parser, long, "NAME", parse_baseline_name)?);
-                return Ok(true);
-            }
-            "fail-if-slower" => {
-                self.fail_if_slower = Some(value(parser, long, "PCT", parse_percent)?);
                 return Ok(true);
             }
             _ => {
@@ -195,11 +155,7 @@ pub(crate) fn help(program: &str, width: usize) -> String {
         &[TableArgs::OPTIONS, HTML].concat(),
         width,
     ));
-    text.push_str(&help_section(
-        "Baselines",
-        &[BaselineArgs::OPTIONS, MORE_BASELINES].concat(),
-        width,
-    ));
+    text.push_str(&help_section("Baselines", BaselineArgs::OPTIONS, width));
     let mut any_left_out = false;
     for (feature, options, built) in [
         (
@@ -250,7 +206,7 @@ mod tests {
                 .contains("--baseline")
         );
         let gated = parse(&["--baseline", "main", "--fail-if-slower", "5%"]).unwrap();
-        assert_eq!(gated.fail_if_slower, Some(5.0));
+        assert_eq!(gated.baselines.fail_if_slower, Some(5.0));
         assert_eq!(gated.baselines.baseline.as_deref(), Some("main"));
         assert_eq!(parse(&["-h"]).unwrap_err(), "help");
     }
@@ -277,7 +233,7 @@ mod tests {
             text.lines().all(|line| line.chars().count() <= 80),
             "{text}"
         );
-        for option in [GENERAL, PROFILE, HTML, MORE_BASELINES]
+        for option in [GENERAL, PROFILE, HTML]
             .into_iter()
             .chain([
                 SamplingArgs::OPTIONS,

@@ -58,8 +58,8 @@ impl StopSignals {
         Ok(stop)
     }
 
-    /// No signal yet, and no handler.
-    fn unset() -> StopSignals {
+    /// No signal yet, and no handler: for a run stopped only through its flag (a test).
+    pub fn unset() -> StopSignals {
         StopSignals {
             flag: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicUsize::new(0)),

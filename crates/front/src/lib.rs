@@ -17,20 +17,34 @@
 //! - several runs as one command, each a process of its own ([`run_again`]), and the
 //!   supervision of such a child ([`supervise`]).
 //!
+//! - the run itself, from the lock to the exit status ([`execute`]), over what a front end
+//!   measures ([`Measured`]: the binary's probes, the harness's benchmark sets), with the
+//!   results files it writes ([`ResultFiles`]) and the baselines it keeps and is judged
+//!   against ([`Baselines`], in one [`BaselineStore`]).
+//!
 //! One definition each, so that the two front ends cannot drift apart.
 
+#[cfg(feature = "files")]
+mod baselines;
 mod directories;
+mod lifecycle;
 mod lock;
 mod options;
 mod outputs;
 mod panics;
 mod repeat;
+mod results;
 mod stderr;
 mod unwritten;
 mod width;
 
+#[cfg(feature = "files")]
+pub use baselines::{BaselineStore, Baselines};
 pub use directories::check_own_directory;
 pub use latlab_engine::Suite;
+pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
+#[cfg(feature = "files")]
+pub use lifecycle::{Repeated, judge_and_keep, repeat};
 pub use lock::{LOCK_WAIT, take_lock};
 pub use options::{
     BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, parse_suite, value,
@@ -43,6 +57,7 @@ pub use repeat::{
     ChildEnd, KilledFor, RUN_OF_VARIABLE, RunOf, RunsEnded, Supervision, check_outputs_for_runs,
     numbered_runs, run_again, supervise,
 };
+pub use results::{ResultFiles, print_out};
 pub use stderr::stderr_text;
 pub use unwritten::Unwritten;
 pub use width::{help_width, text_width};

@@ -7,8 +7,8 @@
 //! check that the two parsers know the same options.
 
 use latlab_engine::config_text::{
-    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_rounds, parse_runs, parse_samples,
-    parse_target_time,
+    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_percent, parse_rounds, parse_runs,
+    parse_samples, parse_target_time,
 };
 use latlab_engine::{Config, Suite};
 use std::time::Duration;
@@ -43,10 +43,17 @@ const JSON_HELP: &str = "Also write the results as JSON here (the run's schema, 
     Benchmark superset); '-' for standard output";
 const CSV_HELP: &str = "Also write CSV here; '-' for standard output";
 const MARKDOWN_HELP: &str = "Also write a Markdown table here; '-' for standard output";
-const SAVE_BASELINE_HELP: &str = "Also keep this run's results as the baseline NAME \
-    (DIR/baselines/NAME.json for 'latlab run', target/latlab-baselines/NAME/ for 'cargo bench')";
+const SAVE_BASELINE_HELP: &str = "Also keep this run's results as the baseline NAME, replacing \
+    the runs it held (DIR/baselines/NAME/ for 'latlab run', target/latlab-baselines/NAME/ for \
+    'cargo bench')";
+const ADD_TO_BASELINE_HELP: &str = "Also add this run to the baseline NAME, keeping the runs \
+    saved in it before: a baseline of several runs shows how far each figure moves between \
+    runs of unchanged code, which --fail-if-slower then allows for";
 const BASELINE_HELP: &str = "Compare this run with the baseline NAME saved earlier, as 'latlab \
     compare' does, after the table";
+const FAIL_IF_SLOWER_HELP: &str = "With --baseline: exit with status 1 when a result is slower \
+    than the baseline by more than PCT per cent, judged as 'latlab compare' judges a \
+    difference (beyond the noise between runs, and beyond 2%): a regression gate for CI";
 
 /// The `--suite` values, each with what it means.
 const SUITES: [(&str, &str); 2] = [
@@ -124,8 +131,14 @@ pub struct BaselineArgs {
         value_parser = parse_baseline_name, help = SAVE_BASELINE_HELP))]
     pub save_baseline: Option<String>,
     #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
+        value_parser = parse_baseline_name, help = ADD_TO_BASELINE_HELP))]
+    pub add_to_baseline: Option<String>,
+    #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
         value_parser = parse_baseline_name, help = BASELINE_HELP))]
     pub baseline: Option<String>,
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PCT", requires = "baseline",
+        value_parser = parse_percent, allow_hyphen_values = true, help = FAIL_IF_SLOWER_HELP))]
+    pub fail_if_slower: Option<f64>,
 }
 
 impl Default for SamplingArgs {
@@ -216,18 +229,37 @@ impl TableArgs {
 impl BaselineArgs {
     pub const OPTIONS: &[OptionHelp] = &[
         option("save-baseline", Some("NAME"), SAVE_BASELINE_HELP),
+        option("add-to-baseline", Some("NAME"), ADD_TO_BASELINE_HELP),
         option("baseline", Some("NAME"), BASELINE_HELP),
+        option("fail-if-slower", Some("PCT"), FAIL_IF_SLOWER_HELP),
     ];
 
     /// As [`SamplingArgs::take`].
     pub fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
         let slot = match long {
             "save-baseline" => &mut self.save_baseline,
+            "add-to-baseline" => &mut self.add_to_baseline,
             "baseline" => &mut self.baseline,
+            "fail-if-slower" => {
+                self.fail_if_slower = Some(value(parser, long, "PCT", parse_percent)?);
+                return Ok(true);
+            }
             _ => return Ok(false),
         };
         *slot = Some(value(parser, long, "NAME", parse_baseline_name)?);
         Ok(true)
+    }
+
+    /// `--fail-if-slower` judges against `--baseline`: refused without it, in the words clap
+    /// uses for a missing requirement.
+    pub fn check(&self) -> Result<(), String> {
+        if self.fail_if_slower.is_some() && self.baseline.is_none() {
+            return Err(
+                "the argument '--fail-if-slower <PCT>' needs '--baseline <NAME>' to judge against"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 }
 

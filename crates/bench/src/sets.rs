@@ -1,0 +1,306 @@
+//! The benchmark sets as a run measures them ([`BenchSets`]): each set (a benchmark, or a
+//! group sampled side by side) is a unit of the run's lifecycle (`latlab_front::execute`),
+//! measured by the [`Session`], with the watchdog watching for a set that never comes back,
+//! and the text the harness prints after the table.
+
+use crate::options::Options;
+#[cfg(feature = "profile")]
+use crate::profile::Profiler;
+use crate::registry::Benchmark;
+use crate::session::{Failure, Mode, Session};
+use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
+use latlab_engine::signals::StopSignals;
+use latlab_engine::{BenchResult, Config, Host, Interrupted, Runner};
+use latlab_front::{Measured, ResultFiles, RunOf, Unwritten};
+use latlab_report::{ExportError, Exporter, TableExporter};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The selected benchmarks in their sets, measured by a session made when the run starts.
+pub(crate) struct BenchSets {
+    options: Arc<Options>,
+    host: Arc<dyn Host>,
+    sets: Vec<Vec<Benchmark>>,
+    session: Option<Session>,
+    /// The sets that took all their samples in one round (slow calls).
+    whole: Vec<bool>,
+    /// The record as the last set left it, for the watchdog to write from (from the start).
+    snapshot: Option<Arc<Mutex<RunRecord>>>,
+    /// Set by a stop signal (the engine's settings' flag).
+    cancel: Arc<AtomicBool>,
+    stop: StopSignals,
+}
+
+impl BenchSets {
+    pub(crate) fn new(
+        options: Arc<Options>,
+        host: Arc<dyn Host>,
+        sets: Vec<Vec<Benchmark>>,
+        stop: StopSignals,
+    ) -> BenchSets {
+        BenchSets {
+            options,
+            host,
+            whole: vec![false; sets.len()],
+            sets,
+            session: None,
+            snapshot: None,
+            cancel: Arc::default(),
+            stop,
+        }
+    }
+
+    fn session(&mut self) -> &mut Session {
+        self.session.as_mut().expect("the run has started")
+    }
+}
+
+impl Measured for BenchSets {
+    /// Makes the session (its threads pinned as the run is), the profiler when asked, and
+    /// starts the watchdog.
+    fn start(&mut self, config: Config, record: &mut RunRecord) -> Result<(), Interrupted> {
+        let snapshot = Arc::new(Mutex::new(record.clone()));
+        self.cancel = Arc::clone(&config.cancel);
+        watch_for_stuck_sets(&self.options, &config, &snapshot, &self.stop);
+        self.snapshot = Some(snapshot);
+        let mut session = Session::new(Runner::on(Arc::clone(&self.host), config), Mode::Measure);
+        session.pin_threads_from(record.settings.pinned_cpu);
+        #[cfg(feature = "profile")]
+        profile_if_asked(&self.options, &mut session, record);
+        self.session = Some(session);
+        Ok(())
+    }
+
+    fn units(&self) -> usize {
+        self.sets.len()
+    }
+
+    fn round_begins(&mut self, round: usize) {
+        self.session().first_round_from_now(round == 0);
+    }
+
+    fn measure(&mut self, unit: usize, _round: usize) -> ProbeOutcome {
+        let started = Instant::now();
+        let session = self.session.as_mut().expect("the run has started");
+        session.run_set(&self.sets[unit]);
+        self.whole[unit] = session.measured_whole;
+        let results = std::mem::take(&mut session.results);
+        let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        let interrupted = session.interrupted || self.cancel.load(Ordering::Relaxed);
+        outcome(&self.sets[unit], results, failures, started, interrupted)
+    }
+
+    fn takes_another_round(&self, unit: usize) -> bool {
+        !self.whole[unit]
+    }
+
+    /// The set's rounds with what is known of the whole run: the comparisons within the
+    /// set, and the figures in cycles.
+    fn merged(&self, mut outcome: ProbeOutcome) -> ProbeOutcome {
+        let session = self.session.as_ref().expect("the run has started");
+        outcome.results = session.finished(outcome.results);
+        outcome
+    }
+
+    fn measured(&mut self, record: &RunRecord, _again: bool) {
+        if let Some(snapshot) = &self.snapshot {
+            *snapshot.lock().unwrap_or_else(|e| e.into_inner()) = record.clone();
+        }
+    }
+
+    fn text(&self, record: &RunRecord) -> Result<String, ExportError> {
+        run_text(record)
+    }
+}
+
+/// `--profile`: the session profiles each benchmark, or the run says why it cannot.
+#[cfg(feature = "profile")]
+fn profile_if_asked(options: &Options, session: &mut Session, record: &mut RunRecord) {
+    if !options.profile {
+        return;
+    }
+    match Profiler::open() {
+        Ok(profiler) => session.profile_with(profiler),
+        Err(why) => {
+            latlab_front::say!(
+                "--profile: no profile is taken, the benchmarks run without it: {why}"
+            );
+            record.notes.push(format!("--profile had no effect: {why}"));
+        }
+    }
+}
+
+/// Starts the watchdog: a set running ten times its budget (at least 10 s) is named; after
+/// a stop signal, one that has not come back within [`crate::watchdog::GRACE`] is left
+/// behind: what the sets before it measured (`snapshot`) is written, as at the end of a
+/// run, and the process ends with the signal's status.
+fn watch_for_stuck_sets(
+    options: &Arc<Options>,
+    config: &Config,
+    snapshot: &Arc<Mutex<RunRecord>>,
+    stop: &StopSignals,
+) {
+    let stuck_after = (config.budget * 10).max(std::time::Duration::from_secs(10));
+    let (options, snapshot, stop) = (Arc::clone(options), Arc::clone(snapshot), stop.clone());
+    let cancel: Arc<AtomicBool> = Arc::clone(&config.cancel);
+    crate::watchdog::watch(cancel, stuck_after, move |running| {
+        let mut record = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        record.complete = false;
+        record.notes.push(format!(
+            "interrupted while {running} was running: it had not come back {} s after the \
+             signal, and the run ended without it",
+            crate::watchdog::GRACE.as_secs()
+        ));
+        // The same outputs as the run's, which were made from the same options.
+        if let Ok(files) = result_files(&options, RunOf::of_this_process()) {
+            if let Ok(text) = run_text(&record) {
+                let _ = files.print_beside(&text);
+            }
+            let mut unwritten = Unwritten::default();
+            files.write_so_far(&record, &mut unwritten);
+            files.write_at_end(&record, &mut unwritten);
+            unwritten.report();
+        }
+        latlab_front::say!(
+            "interrupted: {running} did not come back within {} s of the signal; the results \
+             measured before it are written",
+            crate::watchdog::GRACE.as_secs()
+        );
+        crate::watchdog::ending();
+        std::process::exit(i32::from(stop.exit_status()));
+    });
+}
+
+/// What the run prints: the table, the comparisons within sets, cycles, allocations and
+/// profiles (the comparison with a baseline follows it).
+pub(crate) fn run_text(record: &RunRecord) -> Result<String, ExportError> {
+    let mut text = TableExporter::default().render(record)?;
+    for lines in [
+        comparison_lines(record),
+        cycle_lines(record),
+        allocation_lines(record),
+    ] {
+        if !lines.is_empty() {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
+            text.push('\n');
+        }
+    }
+    text.push_str(&profile_text(record));
+    Ok(text)
+}
+
+/// One set's results as a probe outcome, named by its group (or its one benchmark).
+fn outcome(
+    set: &[Benchmark],
+    results: Vec<BenchResult>,
+    failures: Vec<Failure>,
+    started: Instant,
+    interrupted: bool,
+) -> ProbeOutcome {
+    let first = &set[0];
+    let id = if first.group.is_empty() {
+        first.name.clone()
+    } else {
+        first.group.clone()
+    };
+    let status = if interrupted {
+        ProbeStatus::Interrupted
+    } else if failures.is_empty() {
+        ProbeStatus::Ok
+    } else {
+        let reasons: Vec<String> = failures
+            .iter()
+            .map(|f| format!("{}: {}", f.name, f.reason))
+            .collect();
+        ProbeStatus::Failed {
+            reason: reasons.join("; "),
+        }
+    };
+    ProbeOutcome {
+        id,
+        method: crate::session::METHOD.to_string(),
+        status,
+        results,
+        duration_ns: started.elapsed().as_nanos() as u64,
+    }
+}
+
+/// The results files the options name; for run `run_of` of a `--runs` command, its
+/// `run-K.json` in the runs directory too. A `--runs` command refuses the outputs named
+/// for each run, which every run would write over.
+pub(crate) fn result_files(
+    options: &Options,
+    run_of: Option<RunOf>,
+) -> Result<ResultFiles, String> {
+    let mut files = ResultFiles::default();
+    if run_of.is_none() {
+        latlab_front::check_outputs_for_runs(
+            options.sampling.runs,
+            &[
+                ("--json", &options.tables.json),
+                ("--csv", &options.tables.csv),
+                ("--markdown", &options.tables.markdown),
+                ("--html", &options.html),
+            ],
+            "each run's results are kept as run-K.json in the target directory's latlab-runs/",
+        )?;
+    }
+    add_machine_formats(&mut files, options, run_of)?;
+    if let Some(path) = &options.tables.markdown {
+        files.add(
+            latlab_report::OutputTarget::parse(path),
+            latlab_report::MarkdownExporter,
+        );
+    }
+    #[cfg(feature = "html")]
+    if let Some(path) = &options.html {
+        files.add_at_end(latlab_report::OutputTarget::parse(path), BenchmarksPage);
+    }
+    Ok(files)
+}
+
+/// `--json`, `--csv`, and a `--runs` run's `run-K.json`.
+#[cfg(feature = "files")]
+fn add_machine_formats(
+    files: &mut ResultFiles,
+    options: &Options,
+    run_of: Option<RunOf>,
+) -> Result<(), String> {
+    use latlab_report::{CsvExporter, JsonExporter, OutputTarget};
+    if let Some(of) = run_of {
+        let dir = crate::baselines::runs_directory()?;
+        files.add(
+            OutputTarget::Replaced(crate::baselines::run_file(&dir, of)),
+            JsonExporter,
+        );
+    }
+    if let Some(path) = &options.tables.json {
+        files.add(OutputTarget::parse(path), JsonExporter);
+    }
+    if let Some(path) = &options.tables.csv {
+        files.add(OutputTarget::parse(path), CsvExporter);
+    }
+    Ok(())
+}
+
+/// Without the `files` feature, the machine formats are refused before this.
+#[cfg(not(feature = "files"))]
+fn add_machine_formats(_: &mut ResultFiles, _: &Options, _: Option<RunOf>) -> Result<(), String> {
+    Ok(())
+}
+
+/// `--html`: the self-contained page, a distribution plot per benchmark.
+#[cfg(feature = "html")]
+struct BenchmarksPage;
+
+#[cfg(feature = "html")]
+impl Exporter for BenchmarksPage {
+    fn render(&self, record: &RunRecord) -> Result<String, ExportError> {
+        let plots =
+            latlab_report::render_plots(record, &Default::default(), latlab_report::Formats::Svg)?;
+        Ok(latlab_report::benchmarks_html_page(record, &plots))
+    }
+}

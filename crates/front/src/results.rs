@@ -1,0 +1,138 @@
+//! The results files a run writes, each in its format, and where the run's text goes beside
+//! them: the files are rewritten whole after each probe or benchmark set (so that a crash
+//! or Ctrl-C loses at most the one under way), standard output, devices and FIFOs take one
+//! write at the end, and the text goes to standard output unless a file takes it.
+
+use crate::Unwritten;
+use latlab_engine::model::RunRecord;
+use latlab_report::{ExportError, Exporter, OutputTarget, write_output};
+
+/// The results files asked for, each with its format.
+#[derive(Default)]
+pub struct ResultFiles {
+    files: Vec<ResultFile>,
+}
+
+struct ResultFile {
+    target: OutputTarget,
+    exporter: Box<dyn Exporter + Send + Sync>,
+    /// Written only at the end, however rewritable (a page with a plot per result).
+    at_end: bool,
+}
+
+impl ResultFiles {
+    /// Adds `target`, written by `exporter` after each unit and at the end.
+    pub fn add(&mut self, target: OutputTarget, exporter: impl Exporter + Send + Sync + 'static) {
+        self.files.push(ResultFile {
+            target,
+            exporter: Box::new(exporter),
+            at_end: false,
+        });
+    }
+
+    /// Adds `target`, written by `exporter` at the end only: a rendering too costly to
+    /// redo after each unit.
+    pub fn add_at_end(
+        &mut self,
+        target: OutputTarget,
+        exporter: impl Exporter + Send + Sync + 'static,
+    ) {
+        self.files.push(ResultFile {
+            target,
+            exporter: Box::new(exporter),
+            at_end: true,
+        });
+    }
+
+    fn targets(&self) -> impl Iterator<Item = &OutputTarget> {
+        self.files.iter().map(|file| &file.target)
+    }
+
+    /// Whether a file takes standard output (the run's text then goes to standard error).
+    pub fn uses_stdout(&self) -> bool {
+        self.targets().any(|t| *t == OutputTarget::Stdout)
+    }
+
+    /// Rewrites the files that can be rewritten whole (not standard output, a device or a
+    /// FIFO; not those written at the end only); one that cannot be written (a full disk) is
+    /// noted, and measuring goes on.
+    pub fn write_so_far(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+        self.write(
+            record,
+            |file| file.target.is_rewritable() && !file.at_end,
+            unwritten,
+        );
+    }
+
+    /// Writes the outputs [`write_so_far`](ResultFiles::write_so_far) leaves: those that
+    /// take a single write (standard output, devices, pipes) and those written at the end.
+    pub fn write_at_end(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+        self.write(
+            record,
+            |file| !file.target.is_rewritable() || file.at_end,
+            unwritten,
+        );
+    }
+
+    fn write(
+        &self,
+        record: &RunRecord,
+        which: impl Fn(&ResultFile) -> bool,
+        unwritten: &mut Unwritten,
+    ) {
+        for file in self.files.iter().filter(|file| which(file)) {
+            let target = &file.target;
+            let written = file.exporter.render(record).and_then(|text| match target {
+                OutputTarget::Stdout => print_out(&text),
+                _ => write_output(target, &text),
+            });
+            unwritten.note(&target.shown(), written);
+        }
+    }
+
+    /// Whether one of the files asked for was written (or none was asked for).
+    pub fn any_kept(&self, unwritten: &Unwritten) -> bool {
+        self.files.is_empty()
+            || self
+                .targets()
+                .any(|target| !unwritten.contains(&target.shown()))
+    }
+
+    /// Says on standard error where each file written went: `results: PATH`.
+    pub fn say_written(&self, unwritten: &Unwritten) {
+        for target in self.targets() {
+            if let Some(path) = target.path()
+                && !unwritten.contains(&target.shown())
+            {
+                crate::say!("results: {}", path.display());
+            }
+        }
+    }
+
+    /// Prints the run's text: on standard output, or on standard error when a file takes
+    /// standard output.
+    pub fn print_beside(&self, text: &str) -> Result<(), ExportError> {
+        if self.uses_stdout() {
+            crate::stderr_text(text);
+            Ok(())
+        } else {
+            print_out(text)
+        }
+    }
+}
+
+/// Writes `text` to standard output, never panicking as `print!` would: a full pipe is
+/// waited for, and a closed one (`| head`) ends the text quietly, as it ends `cat`; any
+/// other failure is the error.
+pub fn print_out(text: &str) -> Result<(), ExportError> {
+    match write_output(&OutputTarget::Stdout, text) {
+        Err(error) if is_broken_pipe(&error) => Ok(()),
+        written => written,
+    }
+}
+
+fn is_broken_pipe(error: &ExportError) -> bool {
+    std::error::Error::source(error)
+        .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
