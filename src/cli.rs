@@ -1,9 +1,9 @@
 //! The command-line surface. Raw arguments are parsed here; `plan.rs` turns them into a
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use latlab_engine::config_text::{duration_in, parse_percent, whole_number_in};
-use latlab_front::{BaselineArgs, SamplingArgs, TableArgs};
+use latlab_front::{BaselineArgs, ColorChoice, SamplingArgs, TableArgs, TerminalArgs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -125,29 +125,6 @@ pub struct RunArgs {
     pub synthetic: bool,
 }
 
-/// How the run talks to a person.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Terminal")]
-pub struct TerminalArgs {
-    /// Print only the headline table and where the files went.
-    #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
-    /// Print every result in columns (sweep points included) and every warning with its
-    /// advice, not a line per probe and one per probe and kind of warning.
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Colour the terminal output: auto colours a terminal unless NO_COLOR is set.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
-    pub color: ColorArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorArg {
-    Auto,
-    Always,
-    Never,
-}
-
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results file written by latlab (results.json).
@@ -168,8 +145,8 @@ pub struct FleetArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Colour the outliers' hosts: auto colours a terminal unless NO_COLOR is set.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
-    pub color: ColorArg,
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
+    pub color: ColorChoice,
 }
 
 const FLEET_EXIT_CODES: &str = "Exit status:
@@ -212,8 +189,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]
     pub fail_if_slower: Option<f64>,
     /// Colour slower and faster: auto colours a terminal unless NO_COLOR is set.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto, alias = "colour")]
-    pub color: ColorArg,
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
+    pub color: ColorChoice,
 }
 
 const COMPARE_EXIT_CODES: &str = "Exit status:

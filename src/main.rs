@@ -15,12 +15,10 @@ mod env_report;
 mod list;
 mod plan;
 mod probe_process;
-mod progress;
 mod results_files;
 mod run;
 mod runs;
 mod shell_docs;
-mod terminal;
 
 use cli::{Cli, Command};
 use latlab_engine::signals::StopSignals;
@@ -48,7 +46,7 @@ fn main() -> ExitCode {
 /// The command line, its help wrapped as the harness's is ([`latlab_front::help_width`]).
 fn parse_command_line() -> Result<Cli, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let width = latlab_front::help_width(terminal::help_text_width());
+    let width = latlab_front::help_width(latlab_front::help_text_width());
     let matches = Cli::command().term_width(width).try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }

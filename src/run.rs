@@ -5,12 +5,13 @@
 
 use crate::plan::RunPlan;
 use crate::probe_process;
-use crate::progress::Progress;
 use latlab_engine::analysis::moved_between;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, StabilityCheck};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
-use latlab_front::{Controls, Measured, ResultFiles, RunRequest, Unwritten, panic_message};
+use latlab_front::{
+    Controls, Measured, Progress, ProgressUnit, ResultFiles, RunRequest, Unwritten, panic_message,
+};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
 use latlab_report::terminal::Detail;
@@ -18,7 +19,6 @@ use latlab_report::{
     CsvExporter, ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter,
     OutputTarget, TableExporter, advice, html_page, render_plots, write_output, write_plots,
 };
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -46,8 +46,6 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     let mut probes = ProbeSet {
         plan: &plan,
         runner: None,
-        progress: None,
-        skipped: false,
     };
     let status = latlab_front::execute(request, &mut probes, &stop).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::from(status))
@@ -71,47 +69,45 @@ fn result_files(plan: &RunPlan) -> ResultFiles {
 }
 
 /// The plan's probes, measured in the run's rounds, with the stability check before and
-/// after them and the progress line.
+/// after them.
 struct ProbeSet<'a> {
     plan: &'a RunPlan,
     /// Made when the run starts, from the settings the controls left.
     runner: Option<Runner>,
-    progress: Option<Progress>,
-    /// Whether the probe measured last was skipped, for the progress line.
-    skipped: bool,
 }
 
 impl ProbeSet<'_> {
     fn runner(&mut self) -> &mut Runner {
         self.runner.as_mut().expect("the run has started")
     }
-
-    fn progress(&mut self) -> &mut Progress {
-        self.progress.as_mut().expect("made before the controls")
-    }
 }
 
 impl Measured for ProbeSet<'_> {
-    /// The progress line's thread starts before --pin and --rt apply to this thread, so
-    /// that it neither shares the pinned CPU nor runs in real time.
-    fn before_controls(&mut self) {
-        let plan = self.plan;
-        self.progress = Some(Progress::new(
-            &plan.probes,
-            plan.suite,
-            plan.rounds,
-            std::io::stderr().is_terminal() && plan.terminal.detail != Detail::Quiet,
-        ));
+    /// Each probe with its typical duration in the suite, for the estimate of time left.
+    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+        (self.plan.probes.iter())
+            .map(|probe| ProgressUnit {
+                name: probe.id.to_string(),
+                typical_s: probe.typical.seconds(self.plan.suite),
+                rounds: probe.rounds.of(rounds),
+                alone: probe.alone,
+            })
+            .collect()
     }
 
     /// Takes the stability check's first figures.
-    fn start(&mut self, config: Config, record: &mut RunRecord) -> Result<(), Interrupted> {
+    fn start(
+        &mut self,
+        config: Config,
+        record: &mut RunRecord,
+        progress: &Progress,
+    ) -> Result<(), Interrupted> {
         let mut runner = Runner::on(Arc::clone(&self.plan.host), config);
-        if let Some(listener) = self.progress().listener() {
+        if let Some(listener) = progress.listener() {
             runner.listen(listener);
         }
         self.runner = Some(runner);
-        self.progress().stability_check("stability check");
+        progress.say("stability check");
         let plan = self.plan;
         match reference_figures(self.runner.as_mut().expect("the run has started"), plan) {
             Ok(references) => {
@@ -131,27 +127,24 @@ impl Measured for ProbeSet<'_> {
         self.plan.probes[unit].rounds.of(rounds)
     }
 
-    fn measure(&mut self, unit: usize, round: usize) -> ProbeOutcome {
+    fn measure(&mut self, unit: usize, _round: usize) -> ProbeOutcome {
         let (plan, probe) = (self.plan, self.plan.probes[unit]);
-        self.progress().probe_started(unit, probe, round);
         let rounds = probe.rounds.of(plan.rounds);
-        let outcome = self.runner().scoped(
+        self.runner().scoped(
             |config| config.rounds = rounds,
             |runner| run_probe(probe, runner, plan),
-        );
-        self.skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
-        outcome
-    }
-
-    fn measured(&mut self, _record: &RunRecord, again: bool) {
-        let skipped = self.skipped;
-        self.progress().probe_finished(skipped, again);
+        )
     }
 
     /// Takes the stability check again, and says what it found.
-    fn finish(&mut self, record: &mut RunRecord, mut interrupted: bool) -> bool {
+    fn finish(
+        &mut self,
+        record: &mut RunRecord,
+        progress: &Progress,
+        mut interrupted: bool,
+    ) -> bool {
         if !interrupted && !record.stability.is_empty() {
-            self.progress().stability_check("stability check, again");
+            progress.say("stability check, again");
             let plan = self.plan;
             match reference_figures(self.runner.as_mut().expect("the run has started"), plan) {
                 Ok(references) => finish_checks(record, references),
@@ -162,7 +155,6 @@ impl Measured for ProbeSet<'_> {
             }
         }
         record.notes.extend(advice::stability(record));
-        self.progress().finish();
         interrupted
     }
 

@@ -3,9 +3,9 @@
 //! is one line and status 2 before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs, TerminalArgs};
-use crate::terminal::Stream;
+use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs};
 use latlab_engine::model::RunRecord;
+use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::Side;
 use latlab_report::copies;
 use latlab_report::fleet::Fleet;
@@ -145,18 +145,13 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
 
 /// The terminal of a command's text (`compare`, `fleet`): on standard error when an output
 /// takes standard output, coloured as `color` says.
-fn text_terminal(color: crate::cli::ColorArg, output_on_stdout: bool) -> Terminal {
-    let stream = if output_on_stdout {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
+fn text_terminal(color: latlab_front::ColorChoice, output_on_stdout: bool) -> Terminal {
     let args = TerminalArgs {
         quiet: false,
         verbose: false,
         color,
     };
-    crate::terminal::terminal(&args, stream)
+    latlab_front::terminal(&args, Stream::beside(output_on_stdout))
 }
 
 /// The letters a run is shown by, as spreadsheet columns are: A … Z, AA, AB … ZZ, AAA ….

@@ -10,10 +10,9 @@ pub use selection::Selection;
 pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report};
 
 use crate::cli::RunArgs;
-use crate::terminal::{Stream, terminal};
 use latlab_engine::isolation::DirectoryLock;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
-use latlab_front::{BaselineStore, Baselines, RunOf};
+use latlab_front::{BaselineStore, Baselines, RunOf, Stream, terminal};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
@@ -157,11 +156,6 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     let runs = runs(args)?;
     let outputs = outputs(args)?;
     let baselines = baselines(args)?;
-    let table_stream = if outputs.uses_stdout() {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
     Ok(RunPlan {
         host,
         suite,
@@ -169,7 +163,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         selection,
         config,
         rounds: sampling.rounds,
-        terminal: terminal(&args.terminal, table_stream),
+        terminal: terminal(&args.terminal, Stream::beside(outputs.uses_stdout())),
         baselines,
         runs,
         outputs,

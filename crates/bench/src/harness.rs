@@ -10,7 +10,6 @@ use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, RealHost, Runner};
 use latlab_front::{Controls, RunOf, RunRequest, help_width, text_width};
-use latlab_report::terminal::Terminal;
 use regex_lite::Regex;
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -128,8 +127,20 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
             config.rounds, options.sampling.rounds, config.samples
         ));
     }
+    let terminal = latlab_front::terminal(
+        &options.terminal,
+        latlab_front::Stream::beside(files.uses_stdout()),
+    );
+    let sets = registry::side_by_side(selected);
+    let sets = BenchSets::new(
+        Arc::clone(options),
+        Arc::clone(&host),
+        sets,
+        (&config, terminal),
+        stop.clone(),
+    );
     let request = RunRequest {
-        host: Arc::clone(&host),
+        host,
         suite: options.sampling.suite,
         rounds: config.rounds,
         config,
@@ -142,11 +153,10 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         create_dir: None,
         #[cfg(feature = "files")]
         baselines,
-        terminal: Terminal::default(),
+        terminal,
         results_called: "benchmark",
     };
-    let sets = registry::side_by_side(selected);
-    let mut sets = BenchSets::new(Arc::clone(options), host, sets, stop.clone());
+    let mut sets = sets;
     let status = latlab_front::execute(request, &mut sets, &stop).map_err(bad)?;
     Ok(i32::from(status))
 }
@@ -179,9 +189,9 @@ fn repeat(
         latlab_front::Repeated::All { records, failed } => (records, failed),
         latlab_front::Repeated::Stopped(status) => return Ok(i32::from(status)),
     };
+    let terminal = latlab_front::terminal(&options.terminal, latlab_front::Stream::Stdout);
     let regressed =
-        latlab_front::judge_and_keep(baselines, records, &Terminal::default(), "benchmark")
-            .map_err(bad)?;
+        latlab_front::judge_and_keep(baselines, records, &terminal, "benchmark").map_err(bad)?;
     latlab_front::say!(
         "{runs} runs in {}/run-1.json ... run-{runs}.json; `latlab compare` compares that \
          directory with another of runs",

@@ -4,7 +4,9 @@
 //! harness is in every user's dev-dependencies. The options shared with the `latlab` binary
 //! come from latlab-front, described once for both parsers.
 
-use latlab_front::{BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, value};
+use latlab_front::{
+    BaselineArgs, OptionHelp, SamplingArgs, TableArgs, TerminalArgs, help_section, value,
+};
 use std::ffi::OsString;
 
 #[derive(Debug, Default)]
@@ -24,6 +26,7 @@ pub(crate) struct Options {
     /// Write the self-contained HTML report here.
     pub html: Option<String>,
     pub baselines: BaselineArgs,
+    pub terminal: TerminalArgs,
 }
 
 /// What the command line asks for.
@@ -94,7 +97,11 @@ impl Command {
                         return Err(format!("unexpected argument '--{long}' found"));
                     }
                 }
-                Arg::Short(short) => return Err(format!("unexpected argument '-{short}' found")),
+                Arg::Short(short) => {
+                    if !options.terminal.take_short(short)? {
+                        return Err(format!("unexpected argument '-{short}' found"));
+                    }
+                }
                 Arg::Value(pattern) => options.filters.push(
                     pattern
                         .into_string()
@@ -122,7 +129,8 @@ impl Options {
             _ => {
                 return Ok(self.sampling.take(long, parser)?
                     || self.tables.take(long, parser)?
-                    || self.baselines.take(long, parser)?);
+                    || self.baselines.take(long, parser)?
+                    || self.terminal.take(long, parser)?);
             }
         };
         if let Some(attached) = parser.optional_value() {
@@ -155,6 +163,7 @@ pub(crate) fn help(program: &str, width: usize) -> String {
         &[TableArgs::OPTIONS, HTML].concat(),
         width,
     ));
+    text.push_str(&help_section("Terminal", TerminalArgs::OPTIONS, width));
     text.push_str(&help_section("Baselines", BaselineArgs::OPTIONS, width));
     let mut any_left_out = false;
     for (feature, options, built) in [
@@ -239,6 +248,7 @@ mod tests {
                 SamplingArgs::OPTIONS,
                 TableArgs::OPTIONS,
                 BaselineArgs::OPTIONS,
+                TerminalArgs::OPTIONS,
             ])
             .flatten()
         {
@@ -257,6 +267,7 @@ mod tests {
                 Some("DURATION") => &[option.long, "1ms"],
                 Some("CPU") => &[option.long, "0"],
                 Some("SUITE") => &[option.long, "full"],
+                Some("WHEN") => &[option.long, "never"],
                 Some(_) => &[option.long, "out.json"],
                 None => &[option.long],
             };

@@ -12,7 +12,8 @@ use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text}
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Host, Interrupted, Runner};
-use latlab_front::{Measured, ResultFiles, RunOf, Unwritten};
+use latlab_front::{Measured, Progress, ProgressUnit, ResultFiles, RunOf, Unwritten};
+use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, TableExporter};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,12 @@ pub(crate) struct BenchSets {
     options: Arc<Options>,
     host: Arc<dyn Host>,
     sets: Vec<Vec<Benchmark>>,
+    /// How the text is laid out.
+    terminal: Terminal,
+    /// About how long one benchmark takes in all its rounds: each sample of the body beside
+    /// one of the empty loop, and as long again for calibration and the second slope
+    /// point. The progress line's estimate corrects it by the pace it sees.
+    typical_per_benchmark_s: f64,
     session: Option<Session>,
     /// The sets that took all their samples in one round (slow calls).
     whole: Vec<bool>,
@@ -38,11 +45,15 @@ impl BenchSets {
         options: Arc<Options>,
         host: Arc<dyn Host>,
         sets: Vec<Vec<Benchmark>>,
+        (config, terminal): (&Config, Terminal),
         stop: StopSignals,
     ) -> BenchSets {
+        let sample_s = config.target_sample_time.as_secs_f64();
         BenchSets {
             options,
             host,
+            terminal,
+            typical_per_benchmark_s: 4.0 * config.samples as f64 * sample_s,
             whole: vec![false; sets.len()],
             sets,
             session: None,
@@ -58,14 +69,34 @@ impl BenchSets {
 }
 
 impl Measured for BenchSets {
-    /// Makes the session (its threads pinned as the run is), the profiler when asked, and
-    /// starts the watchdog.
-    fn start(&mut self, config: Config, record: &mut RunRecord) -> Result<(), Interrupted> {
+    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+        (self.sets.iter())
+            .map(|set| ProgressUnit {
+                name: set_id(set).to_string(),
+                typical_s: set.len() as f64 * self.typical_per_benchmark_s,
+                rounds,
+                alone: false,
+            })
+            .collect()
+    }
+
+    /// Makes the session (its threads pinned as the run is, its runner naming each
+    /// benchmark on the progress line), the profiler when asked, and starts the watchdog.
+    fn start(
+        &mut self,
+        config: Config,
+        record: &mut RunRecord,
+        progress: &Progress,
+    ) -> Result<(), Interrupted> {
         let snapshot = Arc::new(Mutex::new(record.clone()));
         self.cancel = Arc::clone(&config.cancel);
         watch_for_stuck_sets(&self.options, &config, &snapshot, &self.stop);
         self.snapshot = Some(snapshot);
-        let mut session = Session::new(Runner::on(Arc::clone(&self.host), config), Mode::Measure);
+        let mut runner = Runner::on(Arc::clone(&self.host), config);
+        if let Some(listener) = progress.listener() {
+            runner.listen(listener);
+        }
+        let mut session = Session::new(runner, Mode::Measure);
         session.pin_threads_from(record.settings.pinned_cpu);
         #[cfg(feature = "profile")]
         profile_if_asked(&self.options, &mut session, record);
@@ -111,7 +142,7 @@ impl Measured for BenchSets {
     }
 
     fn text(&self, record: &RunRecord) -> Result<String, ExportError> {
-        run_text(record)
+        run_text(record, &self.terminal)
     }
 }
 
@@ -155,7 +186,9 @@ fn watch_for_stuck_sets(
         ));
         // The same outputs as the run's, which were made from the same options.
         if let Ok(files) = result_files(&options, RunOf::of_this_process()) {
-            if let Ok(text) = run_text(&record) {
+            let stream = latlab_front::Stream::beside(files.uses_stdout());
+            let terminal = latlab_front::terminal(&options.terminal, stream);
+            if let Ok(text) = run_text(&record, &terminal) {
                 let _ = files.print_beside(&text);
             }
             let mut unwritten = Unwritten::default();
@@ -173,13 +206,28 @@ fn watch_for_stuck_sets(
     });
 }
 
-/// What the run prints: the table, the comparisons within sets, cycles, allocations and
-/// profiles (the comparison with a baseline follows it).
-pub(crate) fn run_text(record: &RunRecord) -> Result<String, ExportError> {
-    let mut text = TableExporter::default().render(record)?;
+/// What the run prints, fitted to the terminal: the table; unless quiet, the comparisons
+/// within sets, cycles, allocations and profiles (the comparison with a baseline follows).
+pub(crate) fn run_text(record: &RunRecord, terminal: &Terminal) -> Result<String, ExportError> {
+    let table = TableExporter {
+        // Quiet, the results table is what is left (the binary's quiet text is its
+        // headline table, which benchmarks have none of).
+        terminal: Terminal {
+            detail: match terminal.detail {
+                Detail::Quiet => Detail::Normal,
+                detail => detail,
+            },
+            ..*terminal
+        },
+        declared: Default::default(),
+    };
+    let mut text = table.render(record)?;
+    if terminal.detail == Detail::Quiet {
+        return Ok(terminal.printable(&text).into_owned());
+    }
     for lines in [
-        comparison_lines(record),
-        cycle_lines(record),
+        comparison_lines(record, terminal),
+        cycle_lines(record, terminal),
         allocation_lines(record),
     ] {
         if !lines.is_empty() {
@@ -189,7 +237,17 @@ pub(crate) fn run_text(record: &RunRecord) -> Result<String, ExportError> {
         }
     }
     text.push_str(&profile_text(record));
-    Ok(text)
+    Ok(terminal.printable(&text).into_owned())
+}
+
+/// What a set is called: its group, or its one benchmark.
+fn set_id(set: &[Benchmark]) -> &str {
+    let first = &set[0];
+    if first.group.is_empty() {
+        &first.name
+    } else {
+        &first.group
+    }
 }
 
 /// One set's results as a probe outcome, named by its group (or its one benchmark).
@@ -200,12 +258,7 @@ fn outcome(
     started: Instant,
     interrupted: bool,
 ) -> ProbeOutcome {
-    let first = &set[0];
-    let id = if first.group.is_empty() {
-        first.name.clone()
-    } else {
-        first.group.clone()
-    };
+    let id = set_id(set).to_string();
     let status = if interrupted {
         ProbeStatus::Interrupted
     } else if failures.is_empty() {

@@ -1,86 +1,91 @@
 //! What a run prints after the results table: the comparisons with each set's baseline,
 //! allocations per call, and each benchmark's profile.
 
-use latlab_engine::BenchResult;
 use latlab_engine::model::{Profile, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
-use latlab_report::{advice, comparison_sentence};
+use latlab_report::terminal::Terminal;
+use latlab_report::{Align, TextTable, advice, comparison_sentence};
 
 /// Instructions of the hottest function shown on the terminal; the files keep them all.
 const SHOWN_INSTRUCTIONS: usize = 40;
 /// Hot functions shown on the terminal.
 const SHOWN_FUNCTIONS: usize = 8;
 
-/// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one line per
-/// compared benchmark.
-pub(crate) fn comparison_lines(record: &RunRecord) -> Vec<String> {
-    record.results().filter_map(comparison_sentence).collect()
+/// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one per
+/// compared benchmark, wrapped to the terminal's width.
+pub(crate) fn comparison_lines(record: &RunRecord, terminal: &Terminal) -> Vec<String> {
+    (record.results().filter_map(comparison_sentence))
+        .flat_map(|sentence| wrapped(terminal, &sentence))
+        .collect()
+}
+
+/// `text` wrapped to the terminal's width, as lines.
+fn wrapped(terminal: &Terminal, text: &str) -> Vec<String> {
+    terminal
+        .prose("", text)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// A table of allocations and bytes per call of each benchmark counted; empty when no
 /// counting allocator is installed.
 pub(crate) fn allocation_lines(record: &RunRecord) -> Vec<String> {
-    let counted: Vec<&BenchResult> = record
-        .results()
-        .filter(|r| r.allocations.is_some())
-        .collect();
-    if counted.is_empty() {
-        return Vec::new();
+    let mut table = TextTable::new(["allocations per call", "allocations", "bytes"]);
+    for result in record.results() {
+        if let Some(a) = &result.allocations {
+            table.rows.push(vec![
+                format!("  {}", result.name),
+                trimmed(a.count),
+                format_bytes(a.bytes),
+            ]);
+        }
     }
-    let width = counted.iter().map(|r| r.name.len()).max().unwrap_or(0);
-    let mut lines = vec![format!(
-        "{:width$}  {:>11}  {:>9}",
-        "allocations per call",
-        "allocations",
-        "bytes",
-        width = width + 2
-    )];
-    for result in counted {
-        let a = result.allocations.as_ref().expect("filtered");
-        lines.push(format!(
-            "  {:width$}  {:>11}  {:>9}",
-            result.name,
-            trimmed(a.count),
-            format_bytes(a.bytes),
-        ));
-    }
-    lines
+    lines_of(&table)
 }
 
-/// Each benchmark's time per call in core cycles, headed by the cycle they are counted in;
-/// empty when no cycle was measured.
-pub(crate) fn cycle_lines(record: &RunRecord) -> Vec<String> {
-    let in_cycles: Vec<(&str, f64, f64)> = record
-        .results()
-        .filter_map(|r| {
-            let cycles = r.parameters.get(key::CYCLES_PER_CALL)?.as_f64()?;
-            let cycle_ns = r.parameters.get(key::CORE_CYCLE_NS)?.as_f64()?;
-            Some((r.name.as_str(), cycles, cycle_ns))
-        })
-        .collect();
-    let Some(&(_, _, cycle_ns)) = in_cycles.first() else {
+/// Each benchmark's time per call in core cycles, headed by the cycle they are counted in
+/// (wrapped to the terminal's width); empty when no cycle was measured.
+pub(crate) fn cycle_lines(record: &RunRecord, terminal: &Terminal) -> Vec<String> {
+    let mut table = TextTable::new(["  benchmark", "cycles"]);
+    let mut cycle = None;
+    for result in record.results() {
+        let parameter = |name| result.parameters.get(name).and_then(|v| v.as_f64());
+        if let (Some(cycles), Some(cycle_ns)) = (
+            parameter(key::CYCLES_PER_CALL),
+            parameter(key::CORE_CYCLE_NS),
+        ) {
+            cycle.get_or_insert(cycle_ns);
+            let shown = if cycles < 100.0 {
+                format!("{cycles:.1}")
+            } else {
+                format!("{cycles:.0}")
+            };
+            table.rows.push(vec![format!("  {}", result.name), shown]);
+        }
+    }
+    let Some(cycle_ns) = cycle else {
         return Vec::new();
     };
-    let width = in_cycles
-        .iter()
-        .map(|(name, ..)| name.len())
-        .max()
-        .unwrap_or(0);
-    let mut lines = vec![format!(
+    let heading = format!(
         "cycles per call, of a core cycle measured at {cycle_ns:.3} ns ({:.2} GHz) by a chain \
          of dependent adds:",
         1.0 / cycle_ns
-    )];
-    for (name, cycles, _) in in_cycles {
-        let shown = if cycles < 100.0 {
-            format!("{cycles:.1}")
-        } else {
-            format!("{cycles:.0}")
-        };
-        lines.push(format!("  {name:width$}  {shown:>9}"));
-    }
+    );
+    let mut lines = wrapped(terminal, &heading);
+    lines.extend(lines_of(&table));
     lines
+}
+
+/// The table's lines, names left and figures right; none when it has no rows.
+fn lines_of(table: &TextTable) -> Vec<String> {
+    if table.rows.is_empty() {
+        return Vec::new();
+    }
+    (table.aligned(&[Align::Left]).lines())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Each profiled benchmark's hot functions and the hottest one's annotated instructions.

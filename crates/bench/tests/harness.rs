@@ -773,3 +773,62 @@ fn a_busy_neighbour_never_makes_real_work_look_optimised_away() {
         assert_eq!(ignored["verdict"], "optimised_away", "run {run}: {ignored}");
     }
 }
+
+/// The table fits the width the terminal gives (`COLUMNS`): no line of what a run prints is
+/// wider than 80 columns when that is all there is. Quiet, the results table is all of it.
+#[test]
+fn the_text_fits_an_eighty_column_terminal_and_quiet_keeps_the_table() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let target = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let output = Command::new(&binary)
+            .env("CARGO_TARGET_DIR", target.path())
+            .env("COLUMNS", "80")
+            .args(["--bench", "lists/", "--samples", "12", "--rounds", "1"])
+            .args(["--target-time", "200us"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let normal = run(&[]);
+    assert!(normal.contains("lists/push_grow"), "{normal}");
+    let widest = normal.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 80, "a line of {widest} columns:\n{normal}");
+    let quiet = run(&["-q"]);
+    assert!(quiet.contains("push_grow"), "{quiet}");
+    // The comparison within the set ("… as slow as lists/with_capacity") is left out.
+    assert!(normal.contains(" as lists/with_capacity"), "{normal}");
+    assert!(!quiet.contains(" as lists/with_capacity"), "{quiet}");
+}
+
+/// On a terminal (a pseudo-terminal made by script(1)), `cargo bench` shows the progress
+/// line: the units done of all, and the time so far and left; `-q` shows none.
+#[test]
+#[ignore = "needs script(1), from util-linux, for a pseudo-terminal"]
+fn the_progress_line_shows_on_a_terminal_unless_quiet() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let target = tempfile::tempdir().unwrap();
+    let on_a_terminal = |extra: &str| {
+        let command = format!(
+            "{} --bench lists/ --samples 12 --rounds 2 --target-time 200us {extra}",
+            binary.display()
+        );
+        let output = Command::new("script")
+            .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+            .env("CARGO_TARGET_DIR", target.path())
+            .env("TERM", "xterm")
+            .output()
+            .expect("script(1) runs");
+        assert!(output.status.success(), "{}", text(&output.stdout));
+        text(&output.stdout)
+    };
+    let shown = on_a_terminal("");
+    assert!(shown.contains(" so far, "), "{shown}");
+    assert!(shown.contains("round 2/2: lists"), "{shown}");
+    let quiet = on_a_terminal("-q");
+    assert!(!quiet.contains(" so far, "), "{quiet}");
+}

@@ -13,7 +13,9 @@
 //! - the outputs that could not be written ([`Unwritten`]): both go on measuring when a
 //!   write fails, and read their exit status from what was written;
 //! - messages on standard error that never panic, whatever standard error is ([`say!`]);
-//! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's);
+//! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's), and the
+//!   terminal options (`-q`, `-v`, `--color`) that make a report [`Terminal`]
+//!   ([`terminal`]), on the stream the text goes to ([`Stream`]);
 //! - several runs as one command, each a process of its own ([`run_again`]), and the
 //!   supervision of such a child ([`supervise`]).
 //!
@@ -32,9 +34,11 @@ mod lock;
 mod options;
 mod outputs;
 mod panics;
+mod progress;
 mod repeat;
 mod results;
 mod stderr;
+mod terminal;
 mod unwritten;
 mod width;
 
@@ -53,11 +57,13 @@ pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };
 pub use panics::panic_message;
+pub use progress::{Progress, ProgressUnit};
 pub use repeat::{
     ChildEnd, KilledFor, RUN_OF_VARIABLE, RunOf, RunsEnded, Supervision, check_outputs_for_runs,
     numbered_runs, run_again, supervise,
 };
 pub use results::{ResultFiles, print_out};
 pub use stderr::stderr_text;
+pub use terminal::{ColorChoice, Stream, TerminalArgs, help_text_width, terminal};
 pub use unwritten::Unwritten;
 pub use width::{help_width, text_width};

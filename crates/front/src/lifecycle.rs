@@ -18,30 +18,36 @@
 
 #[cfg(feature = "files")]
 use crate::{Baselines, RunOf};
-use crate::{ResultFiles, Unwritten};
+use crate::{Progress, ProgressUnit, ResultFiles, Unwritten};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, Suite};
-use latlab_report::terminal::Terminal;
+use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, advice};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a run measures: a set of probes, or of benchmark sets. The lifecycle calls these in
-/// order: [`before_controls`](Measured::before_controls), [`start`](Measured::start), then
+/// order: [`progress_units`](Measured::progress_units), [`start`](Measured::start), then
 /// for each round and unit [`measure`](Measured::measure) and
 /// [`measured`](Measured::measured), then [`finish`](Measured::finish),
 /// [`text`](Measured::text) and [`write_more`](Measured::write_more).
 pub trait Measured {
-    /// With the lock held, before the controls apply to this thread: threads that must
-    /// neither share the pinned CPU nor run in real time (a progress line) start here.
-    fn before_controls(&mut self) {}
+    /// The units as the progress line shows them, for a run of `rounds` rounds.
+    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit>;
 
     /// The engine's settings as the controls left them, and the record as it begins: what
-    /// is needed to measure is made here, and what comes before the units is taken (a
-    /// stability check). `Err` when a signal stopped it; nothing is measured then.
-    fn start(&mut self, config: Config, record: &mut RunRecord) -> Result<(), Interrupted>;
+    /// is needed to measure is made here (the runner told of each measurement through
+    /// `progress`'s listener), and what comes before the units is taken (a stability
+    /// check). `Err` when a signal stopped it; nothing is measured then.
+    fn start(
+        &mut self,
+        config: Config,
+        record: &mut RunRecord,
+        progress: &Progress,
+    ) -> Result<(), Interrupted>;
 
     /// How many units there are, in the order they are measured.
     fn units(&self) -> usize;
@@ -74,8 +80,8 @@ pub trait Measured {
     fn measured(&mut self, _record: &RunRecord, _again: bool) {}
 
     /// After the units, or after a signal stopped them (`interrupted`): what comes after
-    /// (the stability check again). Whether the run was stopped.
-    fn finish(&mut self, _record: &mut RunRecord, interrupted: bool) -> bool {
+    /// (the stability check again, said on the progress line). Whether the run was stopped.
+    fn finish(&mut self, _record: &mut RunRecord, _progress: &Progress, interrupted: bool) -> bool {
         interrupted
     }
 
@@ -137,7 +143,11 @@ pub fn execute(
         crate::say!("latlab: interrupted while waiting for the other run; nothing was measured");
         return Ok(stop.exit_status());
     };
-    measured.before_controls();
+    // The progress line's thread starts before --pin and --rt apply to this thread, so that
+    // it neither shares the pinned CPU nor runs in real time.
+    let shown = std::io::stderr().is_terminal() && request.terminal.detail != Detail::Quiet;
+    let units = measured.progress_units(request.rounds);
+    let mut progress = Progress::new(units, request.rounds, shown);
     request.config.cancel = cancel;
     let settings = apply_controls(&mut request, &mut notes);
     let mut record = begin_record(&request, settings, notes);
@@ -145,11 +155,19 @@ pub fn execute(
         create_results_dir(dir)?;
     }
     let mut unwritten = Unwritten::default();
-    let mut interrupted = match measured.start(request.config.clone(), &mut record) {
-        Ok(()) => measure_in_rounds(&request, measured, &mut record, &mut unwritten),
+    let started = measured.start(request.config.clone(), &mut record, &progress);
+    let mut interrupted = match started {
+        Ok(()) => measure_in_rounds(
+            &request,
+            measured,
+            &mut record,
+            &mut progress,
+            &mut unwritten,
+        ),
         Err(Interrupted) => true,
     };
-    interrupted = measured.finish(&mut record, interrupted);
+    interrupted = measured.finish(&mut record, &progress, interrupted);
+    progress.finish();
     record.load_avg_after = request.host.load_average();
     record.complete = !interrupted;
     let regressed = write_outputs(&request, measured, &record, &mut unwritten)?;
@@ -245,6 +263,7 @@ fn measure_in_rounds(
     request: &RunRequest,
     measured: &mut dyn Measured,
     record: &mut RunRecord,
+    progress: &mut Progress,
     unwritten: &mut Unwritten,
 ) -> bool {
     let mut merged: Vec<ProbeRounds> = Vec::with_capacity(measured.units());
@@ -256,8 +275,10 @@ fn measure_in_rounds(
             if round >= rounds || done || (round > 0 && !measured.takes_another_round(unit)) {
                 continue;
             }
+            progress.unit_started(unit, round);
             let outcome = measured.measure(unit, round);
             let interrupted = outcome.status == ProbeStatus::Interrupted;
+            let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
             match merged.get_mut(unit) {
                 Some(rounds) => rounds.add(outcome),
                 None => merged.push(ProbeRounds::first(outcome)),
@@ -271,6 +292,7 @@ fn measure_in_rounds(
             let again = round + 1 < rounds
                 && merged[unit].wants_another_round()
                 && measured.takes_another_round(unit);
+            progress.unit_finished(skipped, again);
             measured.measured(record, again);
             if interrupted {
                 return true;
@@ -466,7 +488,18 @@ mod tests {
     }
 
     impl Measured for Units {
-        fn start(&mut self, _: Config, _: &mut RunRecord) -> Result<(), Interrupted> {
+        fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+            (0..self.count)
+                .map(|unit| ProgressUnit {
+                    name: format!("unit{unit}"),
+                    typical_s: 1.0,
+                    rounds: self.rounds_of(unit, rounds),
+                    alone: false,
+                })
+                .collect()
+        }
+
+        fn start(&mut self, _: Config, _: &mut RunRecord, _: &Progress) -> Result<(), Interrupted> {
             Ok(())
         }
 
@@ -504,7 +537,7 @@ mod tests {
             }
         }
 
-        fn finish(&mut self, _: &mut RunRecord, interrupted: bool) -> bool {
+        fn finish(&mut self, _: &mut RunRecord, _: &Progress, interrupted: bool) -> bool {
             self.finished = Some(interrupted);
             interrupted
         }

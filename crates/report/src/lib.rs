@@ -60,6 +60,7 @@ pub use markdown::MarkdownExporter;
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
 pub use printable::{one_line, printable};
 pub use table::TableExporter;
+pub use text_table::{Align, TextTable};
 pub use write::{
     Destination, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting, write_output,
 };

@@ -1,9 +1,10 @@
 //! Tables as text, one way: columns aligned two spaces apart for the terminal, pipe tables
-//! for Markdown. The results table, the headline table and `latlab compare` all render here.
+//! for Markdown. The results table, the headline table, `latlab compare` and the harness's
+//! tables of allocations and cycles all render here.
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Align {
+pub enum Align {
     /// Text: names, methods, verdicts.
     Left,
     /// Figures.
@@ -13,7 +14,7 @@ pub(crate) enum Align {
 use crate::terminal::{Paint, Terminal};
 
 /// Headers and rows of cells already formatted.
-pub(crate) struct TextTable {
+pub struct TextTable {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }
@@ -28,7 +29,6 @@ impl TextTable {
 
     /// The table with its columns aligned, each line without trailing spaces. `align` is
     /// the alignment of each column; columns beyond it are right-aligned.
-    #[cfg(any(feature = "files", test))]
     pub fn aligned(&self, align: &[Align]) -> String {
         self.aligned_painted(align, &Terminal::default(), |_, _, _| None)
     }
