@@ -3,10 +3,10 @@
 //! with their long tails do), the median, p90 and p99 marked with their values above the
 //! bars, so that the tail is read off the figure rather than guessed from a mean.
 
-use super::escape;
+use super::svg::{Element, Svg, px};
 use crate::units::format_ns_axis;
 use latlab_engine::stats::percentile_sorted;
-use std::fmt::Write as _;
+use std::fmt::Display;
 
 const WIDTH: f64 = 560.0;
 const HEIGHT: f64 = 250.0;
@@ -16,13 +16,13 @@ const RIGHT: f64 = 16.0;
 const TOP: f64 = 62.0;
 const BOTTOM: f64 = 40.0;
 const BINS: usize = 40;
-const FONT: &str = "font-family=\"sans-serif\" font-size=\"14\"";
+const FONT_SIZE: u32 = 14;
 
 /// The marked percentiles: label, quantile, dash pattern.
-const MARKS: [(&str, f64, &str); 3] = [
-    ("median", 0.5, ""),
-    ("p90", 0.9, " stroke-dasharray=\"6 4\""),
-    ("p99", 0.99, " stroke-dasharray=\"2 3\""),
+const MARKS: [(&str, f64, Option<&str>); 3] = [
+    ("median", 0.5, None),
+    ("p90", 0.9, Some("6 4")),
+    ("p99", 0.99, Some("2 3")),
 ];
 
 /// The plot area's width and height, and its bottom edge.
@@ -39,20 +39,44 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
     let mut sorted = samples_ns.to_vec();
     sorted.sort_by(f64::total_cmp);
     let axis = Axis::for_range(sorted[0], sorted[sorted.len() - 1]);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\"><title>{}</title>",
-        escape(title)
-    );
+    let view_box = format!("0 0 {WIDTH} {HEIGHT}");
+    let mut svg = Svg::open(&[
+        ("xmlns", &"http://www.w3.org/2000/svg"),
+        ("width", &WIDTH),
+        ("height", &HEIGHT),
+        ("viewBox", &view_box),
+        ("role", &"img"),
+    ]);
+    svg.title(title);
     let most = bars(&mut svg, &sorted, &axis);
     axes(&mut svg, &axis, most);
     percentiles(&mut svg, &sorted, &axis);
-    svg.push_str("</svg>");
-    Some(svg)
+    Some(svg.finish())
+}
+
+/// Text in the figure's font, anchored at `anchor`.
+fn text<'a>(svg: &'a mut Svg, x: impl Display, y: impl Display, anchor: &str) -> Element<'a> {
+    (svg.element("text").attr("x", x))
+        .attr("y", y)
+        .attr("font-family", "sans-serif")
+        .attr("font-size", FONT_SIZE)
+        .attr("text-anchor", anchor)
+}
+
+/// A vertical or horizontal line.
+fn line(
+    svg: &mut Svg,
+    (x1, x2): (impl Display, impl Display),
+    (y1, y2): (f64, f64),
+) -> Element<'_> {
+    (svg.element("line").attr("x1", x1))
+        .attr("x2", x2)
+        .attr("y1", y1)
+        .attr("y2", y2)
 }
 
 /// The histogram's bars, each titled with its range and count; returns the tallest count.
-fn bars(svg: &mut String, sorted: &[f64], axis: &Axis) -> usize {
+fn bars(svg: &mut Svg, sorted: &[f64], axis: &Axis) -> usize {
     let mut counts = [0usize; BINS];
     for &sample in sorted {
         let bin = (axis.fraction(sample) * BINS as f64) as usize;
@@ -66,73 +90,64 @@ fn bars(svg: &mut String, sorted: &[f64], axis: &Axis) -> usize {
             axis.value(i as f64 / BINS as f64),
             axis.value((i + 1) as f64 / BINS as f64),
         );
-        let _ = write!(
-            svg,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#9db9d8\">\
-             <title>{} … {}: {count} samples</title></rect>",
-            LEFT + i as f64 * bar,
-            PLOT_BOTTOM - h,
-            (bar - 1.0).max(0.5),
-            format_ns_axis(from),
-            format_ns_axis(to)
-        );
+        (svg.element("rect").attr("x", px(LEFT + i as f64 * bar)))
+            .attr("y", px(PLOT_BOTTOM - h))
+            .attr("width", px((bar - 1.0).max(0.5)))
+            .attr("height", px(h))
+            .attr("fill", "#9db9d8")
+            .title(format_args!(
+                "{} … {}: {count} samples",
+                format_ns_axis(from),
+                format_ns_axis(to)
+            ))
+            .add();
     }
     most
 }
 
 /// The axes: the count at the top of the tallest bar, time ticks and the axis name below.
-fn axes(svg: &mut String, axis: &Axis, most: usize) {
+fn axes(svg: &mut Svg, axis: &Axis, most: usize) {
     let bottom = PLOT_BOTTOM;
-    let _ = write!(
-        svg,
-        "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{bottom}\" y2=\"{bottom}\" stroke=\"#555\"/>\
-         <text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"end\">{}</text>\
-         <text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"end\">0</text>",
-        WIDTH - RIGHT,
-        LEFT - 6.0,
-        bottom - PLOT_HEIGHT + 5.0,
-        most,
-        LEFT - 6.0,
-        bottom
-    );
+    line(svg, (LEFT, WIDTH - RIGHT), (bottom, bottom))
+        .attr("stroke", "#555")
+        .add();
+    (text(svg, LEFT - 6.0, bottom - PLOT_HEIGHT + 5.0, "end"))
+        .text(most)
+        .add();
+    text(svg, LEFT - 6.0, bottom, "end").text(0).add();
     for tick in axis.ticks() {
-        let at = axis.x(tick);
-        let _ = write!(
-            svg,
-            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{bottom}\" y2=\"{}\" stroke=\"#555\"/>\
-             <text x=\"{at:.1}\" y=\"{}\" {FONT} text-anchor=\"middle\">{}</text>",
-            bottom + 5.0,
-            bottom + 21.0,
-            format_ns_axis(tick)
-        );
+        let at = px(axis.x(tick));
+        line(svg, (&at, &at), (bottom, bottom + 5.0))
+            .attr("stroke", "#555")
+            .add();
+        (text(svg, &at, bottom + 21.0, "middle"))
+            .text(format_ns_axis(tick))
+            .add();
     }
-    let _ = write!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" {FONT} text-anchor=\"middle\">time per event{}</text>",
-        LEFT + PLOT_WIDTH / 2.0,
-        HEIGHT - 3.0,
-        if axis.log { " (log scale)" } else { "" }
-    );
+    let scale = if axis.log { " (log scale)" } else { "" };
+    (text(svg, LEFT + PLOT_WIDTH / 2.0, HEIGHT - 3.0, "middle"))
+        .text(format_args!("time per event{scale}"))
+        .add();
 }
 
 /// Each percentile: a line through the bars and its label in its own row above them (the
 /// lines start below the last row), so that close percentiles never write over each other,
 /// a line or the data.
-fn percentiles(svg: &mut String, sorted: &[f64], axis: &Axis) {
+fn percentiles(svg: &mut Svg, sorted: &[f64], axis: &Axis) {
     for (row, (label, q, dash)) in MARKS.iter().enumerate() {
         let value = percentile_sorted(sorted, *q);
         let at = axis.x(value);
         let label_y = 16.0 + row as f64 * 17.0;
         let anchor = if at > WIDTH * 0.7 { "end" } else { "start" };
-        let _ = write!(
-            svg,
-            "<line x1=\"{at:.1}\" x2=\"{at:.1}\" y1=\"{}\" y2=\"{PLOT_BOTTOM}\" stroke=\"#b03a2e\" \
-             stroke-width=\"2\"{dash}/>\
-             <text x=\"{at:.1}\" y=\"{label_y}\" {FONT} text-anchor=\"{anchor}\" \
-             fill=\"#b03a2e\">{label} {}</text>",
-            TOP - 8.0,
-            format_ns_axis(value)
-        );
+        line(svg, (px(at), px(at)), (TOP - 8.0, PLOT_BOTTOM))
+            .attr("stroke", "#b03a2e")
+            .attr("stroke-width", 2)
+            .attr_if("stroke-dasharray", *dash)
+            .add();
+        (text(svg, px(at), label_y, anchor))
+            .attr("fill", "#b03a2e")
+            .text(format_args!("{label} {}", format_ns_axis(value)))
+            .add();
     }
 }
 

@@ -3,11 +3,11 @@
 //! its tooltip. A pair that behaved as one core's SMT siblings is drawn grey, named so, and
 //! left out of the shading: it is not a figure between two cores.
 
+use super::svg::{Svg, px};
 use crate::units::{format_ns, format_ns_axis};
 use latlab_engine::Warning;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::PairMatrix;
-use std::fmt::Write as _;
 
 /// One pair's cell.
 struct Cell {
@@ -65,10 +65,14 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
         });
     let side = MARGIN + cpus.len() as f64 * CELL;
     let width = side + COLOUR_BAR;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{side}\" \
-         viewBox=\"0 0 {width} {side}\" role=\"img\">"
-    );
+    let view_box = format!("0 0 {width} {side}");
+    let mut svg = Svg::open(&[
+        ("xmlns", &"http://www.w3.org/2000/svg"),
+        ("width", &width),
+        ("height", &side),
+        ("viewBox", &view_box),
+        ("role", &"img"),
+    ]);
     axis_labels(&mut svg, &cpus);
     for cell in &cells {
         draw_cell(&mut svg, cell, &cpus, (low, high));
@@ -76,10 +80,9 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
     if low < high {
         colour_bar(&mut svg, side, (low, high));
     }
-    svg.push_str("</svg>");
     Some(DrawnMatrix {
         id: matrix.id,
-        svg,
+        svg: svg.finish(),
         caption: range_caption(matrix.caption, low, high),
     })
 }
@@ -109,43 +112,44 @@ fn range_caption(caption: &str, low: f64, high: f64) -> String {
 
 /// A vertical bar of the shading from the fastest pair (top) to the slowest, with both
 /// figures, right of the matrix that starts at `left`.
-fn colour_bar(svg: &mut String, left: f64, (low, high): (f64, f64)) {
+fn colour_bar(svg: &mut Svg, left: f64, (low, high): (f64, f64)) {
     const STEPS: usize = 10;
     let (x, top, height) = (left + 12.0, MARGIN, 120.0);
     for step in 0..STEPS {
         let (colour, _) = fill(step as f64 / (STEPS - 1) as f64);
-        let _ = write!(
-            svg,
-            "<rect x=\"{x}\" y=\"{:.1}\" width=\"14\" height=\"{:.1}\" fill=\"{colour}\"/>",
-            top + step as f64 * height / STEPS as f64,
-            height / STEPS as f64 + 0.5
-        );
+        (svg.element("rect").attr("x", x))
+            .attr("y", px(top + step as f64 * height / STEPS as f64))
+            .attr("width", 14)
+            .attr("height", px(height / STEPS as f64 + 0.5))
+            .attr("fill", colour)
+            .add();
     }
     for (y, figure) in [(top + 8.0, low), (top + height, high)] {
-        let _ = write!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{y:.1}\" font-size=\"11\">{}</text>",
-            x + 18.0,
-            format_ns_axis(figure)
-        );
+        (svg.element("text").attr("x", px(x + 18.0)))
+            .attr("y", px(y))
+            .attr("font-size", 11)
+            .text(format_ns_axis(figure))
+            .add();
     }
 }
 
 /// The CPU numbers along the top and down the left.
-fn axis_labels(svg: &mut String, cpus: &[usize]) {
+fn axis_labels(svg: &mut Svg, cpus: &[usize]) {
     for (i, cpu) in cpus.iter().enumerate() {
         let at = MARGIN + i as f64 * CELL + CELL / 2.0;
-        let _ = write!(
-            svg,
-            "<text x=\"{at}\" y=\"28\" font-size=\"11\" text-anchor=\"middle\">{cpu}</text>\
-             <text x=\"28\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{cpu}</text>",
-            at + 4.0
-        );
+        for (x, y, anchor) in [(at, 28.0, "middle"), (28.0, at + 4.0, "end")] {
+            (svg.element("text").attr("x", x))
+                .attr("y", y)
+                .attr("font-size", 11)
+                .attr("text-anchor", anchor)
+                .text(cpu)
+                .add();
+        }
     }
 }
 
 /// A pair's two cells (a, b) and (b, a), shaded within `(low, high)`.
-fn draw_cell(svg: &mut String, cell: &Cell, cpus: &[usize], (low, high): (f64, f64)) {
+fn draw_cell(svg: &mut Svg, cell: &Cell, cpus: &[usize], (low, high): (f64, f64)) {
     let index = |cpu: usize| cpus.iter().position(|&c| c == cpu).unwrap_or(0) as f64;
     let shade = if high > low {
         (cell.median - low) / (high - low)
@@ -166,20 +170,21 @@ fn draw_cell(svg: &mut String, cell: &Cell, cpus: &[usize], (low, high): (f64, f
     let ink = if light_text { "#fff" } else { "#222" };
     let (a, b) = (cell.a, cell.b);
     for (row, column) in [(a, b), (b, a)] {
-        let _ = write!(
-            svg,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
-             fill=\"{fill}\"><title>CPU {a} ↔ CPU {b}: {what}</title></rect>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\" \
-             fill=\"{ink}\">{}</text>",
-            MARGIN + index(column) * CELL,
-            MARGIN + index(row) * CELL,
-            CELL - 2.0,
-            CELL - 2.0,
-            MARGIN + index(column) * CELL + (CELL - 2.0) / 2.0,
-            MARGIN + index(row) * CELL + (CELL - 2.0) / 2.0 + 3.5,
-            format_ns_axis(cell.median),
-        );
+        let (x, y) = (MARGIN + index(column) * CELL, MARGIN + index(row) * CELL);
+        (svg.element("rect").attr("x", x))
+            .attr("y", y)
+            .attr("width", CELL - 2.0)
+            .attr("height", CELL - 2.0)
+            .attr("fill", &fill)
+            .title(format_args!("CPU {a} ↔ CPU {b}: {what}"))
+            .add();
+        (svg.element("text").attr("x", px(x + (CELL - 2.0) / 2.0)))
+            .attr("y", px(y + (CELL - 2.0) / 2.0 + 3.5))
+            .attr("font-size", 10)
+            .attr("text-anchor", "middle")
+            .attr("fill", ink)
+            .text(format_ns_axis(cell.median))
+            .add();
     }
 }
 

@@ -12,6 +12,7 @@ mod figure;
 mod matrix;
 pub(crate) mod ratios;
 pub(crate) mod strip;
+mod svg;
 
 use crate::ExportError;
 use crate::write::write_atomically;
@@ -108,14 +109,6 @@ pub fn write_plots(plots: &[RenderedPlot], dir: &Path) -> Result<Vec<PathBuf>, E
         }
     }
     Ok(written)
-}
-
-/// Escapes text for the SVG written by hand here (XML text and attribute values).
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn drawing_error(format: &'static str, detail: impl std::fmt::Display) -> ExportError {

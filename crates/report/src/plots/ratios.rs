@@ -5,9 +5,8 @@
 //! by the threshold shaded about ×1. Results that span nanoseconds to milliseconds share
 //! one axis, and the runs' intervals overlapping or not is read at a glance.
 
-use super::escape;
+use super::svg::{Element, Svg, px};
 use crate::units::format_ratio;
-use std::fmt::Write as _;
 
 /// One run's figure of one result, relative to the baseline's median.
 pub(crate) struct Mark {
@@ -32,7 +31,7 @@ const TOP: f64 = 8.0;
 const AXIS_HEIGHT: f64 = 40.0;
 const PER_RUN: f64 = 11.0;
 const ROW_GAP: f64 = 9.0;
-const FONT: &str = "font-family=\"sans-serif\" font-size=\"13\"";
+const FONT_SIZE: u32 = 13;
 /// The baseline's colour and the later runs', in order.
 const COLOURS: [&str; 4] = ["#7f9fbf", "#d62728", "#2ca02c", "#9467bd"];
 /// The least distance between two ticks' labels, in pixels.
@@ -49,21 +48,28 @@ pub(crate) fn svg(rows: &[Row], threshold: f64, title: &str) -> Option<String> {
     let row_height = PER_RUN * runs as f64 + ROW_GAP;
     let height = TOP + row_height * rows.len() as f64 + AXIS_HEIGHT;
     let axis = Axis::spanning(rows, threshold);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\" role=\"img\"><title>{}</title>\
-         <rect width=\"{WIDTH}\" height=\"{height}\" fill=\"#fff\"/>",
-        escape(title)
-    );
+    let view_box = format!("0 0 {WIDTH} {height}");
+    let mut svg = Svg::open(&[
+        ("xmlns", &"http://www.w3.org/2000/svg"),
+        ("width", &WIDTH),
+        ("height", &height),
+        ("viewBox", &view_box),
+        ("role", &"img"),
+    ]);
+    svg.title(title);
+    (svg.element("rect").attr("width", WIDTH))
+        .attr("height", height)
+        .attr("fill", "#fff")
+        .add();
     let bottom = height - AXIS_HEIGHT;
     let (same_from, same_to) = (axis.x(1.0 / (1.0 + threshold)), axis.x(1.0 + threshold));
-    let _ = write!(
-        svg,
-        "<rect x=\"{same_from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" \
-         fill=\"#eee\"><title>within the threshold: the same</title></rect>",
-        same_to - same_from,
-        bottom - TOP
-    );
+    (svg.element("rect").attr("x", px(same_from)))
+        .attr("y", TOP)
+        .attr("width", px(same_to - same_from))
+        .attr("height", px(bottom - TOP))
+        .attr("fill", "#eee")
+        .title("within the threshold: the same")
+        .add();
     ticks(&mut svg, &axis, bottom);
     for (i, row) in rows.iter().enumerate() {
         draw_row(
@@ -74,74 +80,75 @@ pub(crate) fn svg(rows: &[Row], threshold: f64, title: &str) -> Option<String> {
             row_height,
         );
     }
-    svg.push_str("</svg>");
-    Some(svg)
+    Some(svg.finish())
+}
+
+/// Text in the figure's font.
+fn text(svg: &mut Svg, x: impl std::fmt::Display, y: f64) -> Element<'_> {
+    (svg.element("text").attr("x", x))
+        .attr("y", px(y))
+        .attr("font-family", "sans-serif")
+        .attr("font-size", FONT_SIZE)
 }
 
 /// A result's row: its name, each run's whisker and dot, the verdict at the right.
-fn draw_row(svg: &mut String, axis: &Axis, row: &Row, top: f64, height: f64) {
+fn draw_row(svg: &mut Svg, axis: &Axis, row: &Row, top: f64, height: f64) {
     let middle = top + height / 2.0;
-    let _ = write!(
-        svg,
-        "<text x=\"4\" y=\"{:.1}\" {FONT}>{}<title>{}</title></text>",
-        middle + 4.0,
-        escape(&shortened(&row.name, 38)),
-        escape(&row.name)
-    );
+    (text(svg, 4, middle + 4.0))
+        .text(shortened(&row.name, 38))
+        .title(&row.name)
+        .add();
     let colour = match row.verdict {
         "slower" => "#b00020",
         "faster" => "#1a7f37",
         _ => "#666",
     };
-    let _ = write!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} fill=\"{colour}\">{}</text>",
-        WIDTH - VERDICT_WIDTH + 6.0,
-        middle + 4.0,
-        row.verdict
-    );
+    (text(svg, px(WIDTH - VERDICT_WIDTH + 6.0), middle + 4.0))
+        .attr("fill", colour)
+        .text(row.verdict)
+        .add();
     for (run, mark) in row.marks.iter().enumerate() {
         let Some(mark) = mark else { continue };
-        let y = top + ROW_GAP / 2.0 + PER_RUN * (run as f64 + 0.5);
+        let y = px(top + ROW_GAP / 2.0 + PER_RUN * (run as f64 + 0.5));
         let colour = COLOURS[run.min(COLOURS.len() - 1)];
         if let Some((low, high)) = mark.interval {
-            let _ = write!(
-                svg,
-                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{colour}\" \
-                 stroke-width=\"2\"/>",
-                axis.x(low),
-                axis.x(high)
-            );
+            (svg.element("line").attr("x1", px(axis.x(low))))
+                .attr("x2", px(axis.x(high)))
+                .attr("y1", &y)
+                .attr("y2", &y)
+                .attr("stroke", colour)
+                .attr("stroke-width", 2)
+                .add();
         }
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{colour}\"><title>{}</title>\
-             </circle>",
-            axis.x(mark.ratio),
-            format_ratio(mark.ratio)
-        );
+        (svg.element("circle").attr("cx", px(axis.x(mark.ratio))))
+            .attr("cy", &y)
+            .attr("r", 4)
+            .attr("fill", colour)
+            .title(format_ratio(mark.ratio))
+            .add();
     }
 }
 
 /// The axis's ticks, gridlines through the rows, and its name.
-fn ticks(svg: &mut String, axis: &Axis, bottom: f64) {
+fn ticks(svg: &mut Svg, axis: &Axis, bottom: f64) {
     for tick in axis.ticks() {
         let x = axis.x(tick);
         let stroke = if tick == 1.0 { "#555" } else { "#ddd" };
-        let _ = write!(
-            svg,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{bottom}\" stroke=\"{stroke}\"/>\
-             <text x=\"{x:.1}\" y=\"{:.1}\" {FONT} text-anchor=\"middle\">×{tick}</text>",
-            bottom + 16.0
-        );
+        (svg.element("line").attr("x1", px(x)))
+            .attr("x2", px(x))
+            .attr("y1", TOP)
+            .attr("y2", bottom)
+            .attr("stroke", stroke)
+            .add();
+        (text(svg, px(x), bottom + 16.0))
+            .attr("text-anchor", "middle")
+            .text(format_args!("×{tick}"))
+            .add();
     }
-    let _ = write!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} text-anchor=\"middle\">median over the \
-         baseline's (log scale)</text>",
-        (axis.left + axis.right) / 2.0,
-        bottom + 34.0
-    );
+    (text(svg, px((axis.left + axis.right) / 2.0), bottom + 34.0))
+        .attr("text-anchor", "middle")
+        .text("median over the baseline's (log scale)")
+        .add();
 }
 
 /// `name` cut to `most` characters, its start replaced by "…" where longer.

@@ -2,9 +2,8 @@
 //! axis; a highlighted dot is red and named, and every dot's title names it and its figure.
 //! A strip of dots needs no plotting library.
 
-use super::escape;
+use super::svg::{Svg, px};
 use crate::units::{format_ns, format_ns_axis};
-use std::fmt::Write;
 
 /// The plot's size and margins, in pixels.
 const WIDTH: f64 = 720.0;
@@ -49,29 +48,39 @@ pub fn strip_svg(strip: &Strip) -> Option<String> {
     };
     let x = |v: f64| LEFT + (v / low).ln() / (high / low).ln() * (WIDTH - LEFT - RIGHT);
     let height = AXIS + LANE * strip.lanes.len() as f64 + 10.0;
-    let title = escape(strip.title);
-    let mut svg = format!(
-        "<svg viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" role=\"img\" \
-         aria-label=\"{title} across the hosts\" style=\"max-width:100%;height:auto\">\
-         <text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"bold\">{title}</text>"
-    );
+    let view_box = format!("0 0 {WIDTH} {height}");
+    let label = format!("{} across the hosts", strip.title);
+    let mut svg = Svg::open(&[
+        ("viewBox", &view_box),
+        ("width", &WIDTH),
+        ("role", &"img"),
+        ("aria-label", &label),
+        ("style", &"max-width:100%;height:auto"),
+    ]);
+    (svg.element("text").attr("x", 0))
+        .attr("y", 14)
+        .attr("font-size", 13)
+        .attr("font-weight", "bold")
+        .text(strip.title)
+        .add();
     for t in ticks(low, high) {
-        let _ = write!(
-            svg,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>\
-             <text x=\"{0:.1}\" y=\"{3}\" font-size=\"11\" text-anchor=\"middle\">{4}</text>",
-            x(t),
-            AXIS - 8.0,
-            height - 10.0,
-            height,
-            escape(&format_ns_axis(t))
-        );
+        (svg.element("line").attr("x1", px(x(t))))
+            .attr("x2", px(x(t)))
+            .attr("y1", AXIS - 8.0)
+            .attr("y2", height - 10.0)
+            .attr("stroke", "#ddd")
+            .add();
+        (svg.element("text").attr("x", px(x(t))))
+            .attr("y", height)
+            .attr("font-size", 11)
+            .attr("text-anchor", "middle")
+            .text(format_ns_axis(t))
+            .add();
     }
     for (i, lane) in strip.lanes.iter().enumerate() {
         draw_lane(&mut svg, lane, AXIS + LANE * i as f64 + LANE / 2.0, &x);
     }
-    svg.push_str("</svg>");
-    Some(svg)
+    Some(svg.finish())
 }
 
 /// Ticks at 1, 2 and 5 of each decade in range, at most eight of them.
@@ -92,36 +101,33 @@ fn ticks(low: f64, high: f64) -> Vec<f64> {
 }
 
 /// A lane's name and its dots at height `y`.
-fn draw_lane(svg: &mut String, lane: &Lane, y: f64, x: &dyn Fn(f64) -> f64) {
-    let _ = write!(
-        svg,
-        "<text x=\"4\" y=\"{:.1}\" font-size=\"12\"><title>{}</title>{}</text>",
-        y + 4.0,
-        escape(lane.tooltip),
-        lane.name
-    );
+fn draw_lane(svg: &mut Svg, lane: &Lane, y: f64, x: &dyn Fn(f64) -> f64) {
+    (svg.element("text").attr("x", 4))
+        .attr("y", px(y + 4.0))
+        .attr("font-size", 12)
+        .title(lane.tooltip)
+        .text(&lane.name)
+        .add();
     for dot in &lane.dots {
-        let label = escape(dot.label);
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.6\">\
-             <title>{label}: {}</title></circle>",
-            x(dot.ns),
-            if dot.highlighted { 4.5 } else { 3.5 },
-            if dot.highlighted {
-                "#c62828"
-            } else {
-                "#1f77b4"
-            },
-            format_ns(dot.ns)
-        );
+        let colour = if dot.highlighted {
+            "#c62828"
+        } else {
+            "#1f77b4"
+        };
+        (svg.element("circle").attr("cx", px(x(dot.ns))))
+            .attr("cy", px(y))
+            .attr("r", if dot.highlighted { 4.5 } else { 3.5 })
+            .attr("fill", colour)
+            .attr("fill-opacity", 0.6)
+            .title(format_args!("{}: {}", dot.label, format_ns(dot.ns)))
+            .add();
         if dot.highlighted {
-            let _ = write!(
-                svg,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#c62828\">{label}</text>",
-                x(dot.ns) + 6.0,
-                y - 5.0
-            );
+            (svg.element("text").attr("x", px(x(dot.ns) + 6.0)))
+                .attr("y", px(y - 5.0))
+                .attr("font-size", 10)
+                .attr("fill", colour)
+                .text(dot.label)
+                .add();
         }
     }
 }
