@@ -62,7 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             results_files::report(&plan::report(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Compare(args)) => results_files::compare(&plan::compare(&args)?),
+        Some(Command::Compare(args)) => results_files::compare(plan::compare(&args)?),
         Some(Command::Fleet(args)) => {
             results_files::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)

@@ -3,9 +3,9 @@
 
 use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{
-    Comparison, Gate, Side, compare_csv, compare_html, compare_json, compare_markdown,
-    compare_text_with,
+    CompareCsv, CompareHtml, CompareJson, CompareMarkdown, CompareText, Compared, Gate, Side,
 };
+use latlab_report::fleet::{FleetHtml, FleetText};
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
@@ -22,7 +22,10 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
 /// Prints the fleet, and writes its page when asked (the text goes to standard error when
 /// the page takes standard output).
 pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
-    let text = latlab_report::fleet::fleet_text(&plan.fleet, &plan.dir, &plan.terminal);
+    let text = FleetText {
+        terminal: plan.terminal,
+    }
+    .render(&plan.report)?;
     let text = plan.terminal.printable(&text);
     let page_target = plan.html.clone().map(OutputTarget::named);
     if page_target == Some(OutputTarget::Stdout) {
@@ -31,7 +34,7 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
         write_output(&OutputTarget::Stdout, &text)?;
     }
     if let Some(target) = &page_target {
-        let page = latlab_report::fleet::fleet_html(&plan.fleet, &plan.dir);
+        let page = FleetHtml.render(&plan.report)?;
         write_output(target, &page)?;
         say_written(target, &page)?;
     }
@@ -63,7 +66,7 @@ fn say_written(target: &OutputTarget, page: &str) -> anyhow::Result<()> {
 /// Prints the comparison with a legend of the runs and its summary, and writes the files
 /// asked for; the text goes to standard error when a file takes standard output. Returns the
 /// exit status: 1 when `--fail-if-slower` found a regression.
-pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
+pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     let mut legend: String = (plan.sides.iter())
         .zip(&plan.paths)
         .map(|(side, paths)| legend_line(side, paths))
@@ -71,37 +74,49 @@ pub fn compare(plan: &ComparePlan) -> anyhow::Result<ExitCode> {
     for note in &plan.notes {
         legend.push_str(&format!("note: {note}\n"));
     }
-    let comparison = Comparison::of_sides(&plan.sides, plan.threshold);
+    let outputs: Vec<(&str, OutputTarget)> = (plan.outputs())
+        .map(|(flag, target)| (flag, target.clone()))
+        .collect();
+    let compared = Compared::of(plan.sides, plan.threshold);
     let text = format!(
         "{legend}\n{}",
-        compare_text_with(&plan.sides, &comparison, &plan.terminal)
+        CompareText {
+            terminal: plan.terminal
+        }
+        .render(&compared)?
     );
     let text = plan.terminal.printable(&text);
-    for (flag, target) in plan.outputs() {
-        let rendered = match flag {
-            "--markdown" => compare_markdown(&plan.sides, &comparison),
-            "--csv" => compare_csv(&comparison)?,
-            "--html" => compare_html(&plan.sides, &comparison, &latlab_probes::presentations())?,
-            _ => compare_json(&comparison)?,
-        };
-        write_output(target, &rendered)?;
+    for (flag, target) in &outputs {
+        write_output(target, &compare_format(flag).render(&compared)?)?;
     }
     let mut status = ExitCode::SUCCESS;
     let mut gate = String::new();
     if let Some(percent) = plan.fail_if_slower {
-        let judged = Gate::of(&comparison, percent);
-        gate = judged.text("result", &plan.sides[0].label);
+        let judged = Gate::of(&compared.comparison, percent);
+        gate = judged.text("result", &compared.sides[0].label);
         if judged.failed() {
             status = ExitCode::from(1);
         }
     }
     let text = format!("{text}{}", printable(&gate));
-    if plan.uses_stdout() {
+    if outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout) {
         latlab_front::stderr_text(&text);
     } else {
         write_output(&OutputTarget::Stdout, &text)?;
     }
     Ok(status)
+}
+
+/// The file format a flag of `latlab compare` names: one exporter of a comparison each.
+fn compare_format(flag: &str) -> Box<dyn Exporter<Compared>> {
+    match flag {
+        "--markdown" => Box::new(CompareMarkdown),
+        "--csv" => Box::new(CompareCsv),
+        "--html" => Box::new(CompareHtml {
+            declared: latlab_probes::presentations(),
+        }),
+        _ => Box::new(CompareJson),
+    }
 }
 
 /// `A = before/results.json (host, started)`, or for several runs `A = 3 runs in before/

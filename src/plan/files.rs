@@ -8,7 +8,7 @@ use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::Side;
 use latlab_report::copies;
-use latlab_report::fleet::Fleet;
+use latlab_report::fleet::{Fleet, FleetReport};
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
 use latlab_report::{OutputTarget, is_same_file};
@@ -87,9 +87,8 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
 
 /// `latlab fleet`: the fleet read, and where its page goes.
 pub struct FleetPlan {
-    pub fleet: Fleet,
-    /// The directory, as given.
-    pub dir: String,
+    /// The fleet, and the directory as given.
+    pub report: FleetReport,
     pub html: Option<PathBuf>,
     /// How the text is coloured.
     pub terminal: Terminal,
@@ -136,8 +135,10 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
     let page_to_stdout = (args.html.clone().map(OutputTarget::named)) == Some(OutputTarget::Stdout);
     let terminal = text_terminal(args.color, page_to_stdout);
     Ok(FleetPlan {
-        fleet,
-        dir: args.dir.display().to_string(),
+        report: FleetReport {
+            fleet,
+            dir: args.dir.display().to_string(),
+        },
         html: args.html.clone(),
         terminal,
     })

@@ -4,7 +4,7 @@
 
 use crate::latlab;
 use latlab_report::compare::{
-    Comparison, DEFAULT_THRESHOLD, compare_csv, compare_json, compare_markdown, compare_text, sides,
+    CompareCsv, CompareJson, CompareMarkdown, CompareText, Compared, DEFAULT_THRESHOLD, sides,
 };
 use latlab_report::load::parse_run;
 use latlab_report::validate::validate;
@@ -144,12 +144,16 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
         let _ = exporter.render(&run);
     }
     let pair = [("A".to_string(), run.clone()), ("B".to_string(), run)];
-    let _ = compare_text(&pair);
-    let sides = sides(&pair);
-    let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
-    let _ = compare_markdown(&sides, &comparison);
-    let _ = compare_csv(&comparison);
-    let _ = compare_json(&comparison);
+    let compared = Compared::of(sides(&pair), DEFAULT_THRESHOLD);
+    let formats: [&dyn Exporter<Compared>; 4] = [
+        &CompareText::default(),
+        &CompareMarkdown,
+        &CompareCsv,
+        &CompareJson,
+    ];
+    for exporter in formats {
+        let _ = exporter.render(&compared);
+    }
     Outcome::Rendered
 }
 

@@ -11,7 +11,7 @@
 
 use crate::{BaselineArgs, Unwritten};
 use latlab_engine::model::RunRecord;
-use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Gate, Side, compare_text_with};
+use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
 use latlab_report::load::load_run;
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
@@ -182,25 +182,29 @@ impl Baselines {
         let Some((name, runs)) = &self.compared else {
             return (String::new(), false);
         };
-        let sides = [
+        let sides = vec![
             Side {
                 label: name.to_string(),
                 runs: runs.clone(),
             },
             these,
         ];
-        let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+        let compared = Compared::of(sides, DEFAULT_THRESHOLD);
+        let comparison = &compared.comparison;
         let mut text = match terminal.detail {
             Detail::Quiet => comparison.summary_lines().join("\n") + "\n",
-            _ => format!(
-                "\nagainst the baseline {name}:\n{}",
-                compare_text_with(&sides, &comparison, terminal)
-            ),
+            _ => {
+                let exporter = CompareText {
+                    terminal: *terminal,
+                };
+                let rendered = exporter.render(&compared).unwrap_or_else(|e| e.to_string());
+                format!("\nagainst the baseline {name}:\n{rendered}")
+            }
         };
         let Some(percent) = self.fail_if_slower else {
             return (text, false);
         };
-        let gate = Gate::of(&comparison, percent);
+        let gate = Gate::of(comparison, percent);
         text.push_str(&gate.text(what, &format!("the baseline {name}")));
         (text, gate.failed())
     }

@@ -83,7 +83,9 @@ pub enum ExportError {
     },
 }
 
-/// Renders a run in one format.
-pub trait Exporter {
-    fn render(&self, run: &RunRecord) -> Result<String, ExportError>;
+/// Renders a model in one format: a run (the default), a comparison
+/// ([`compare::Compared`]) or a fleet ([`fleet::FleetReport`]). A new format is a type that
+/// implements it, in a file of its own.
+pub trait Exporter<Model: ?Sized = RunRecord> {
+    fn render(&self, model: &Model) -> Result<String, ExportError>;
 }

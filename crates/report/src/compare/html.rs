@@ -5,18 +5,29 @@
 //! points folded behind their count). Written with the run page's templates and style.
 
 use super::render::{environment_table, footnote};
-use super::{ComparedResult, Comparison, Side};
-use crate::ExportError;
+use super::{Compared, ComparedResult, Comparison, Side};
 use crate::markup::{Contents, FOLD_ROWS_ABOVE, Section, capitalised, inline_svg, page, sort_key};
 use crate::plots::{RenderedPlot, overlaid_plots, ratios};
 use crate::units::{format_ns, format_ratio, has_interval};
+use crate::{ExportError, Exporter};
 use latlab_engine::model::BenchResult;
 use latlab_engine::presentation::Presentations;
 use maud::{PreEscaped, html};
 
-/// The page comparing `sides`, the first the baseline, as `comparison` judged them; the
+/// The page comparing the sides, the first the baseline, as the comparison judged them; the
 /// plots are those `declared` describes.
-pub fn compare_html(
+#[derive(Debug, Clone, Default)]
+pub struct CompareHtml {
+    pub declared: Presentations,
+}
+
+impl Exporter<Compared> for CompareHtml {
+    fn render(&self, compared: &Compared) -> Result<String, ExportError> {
+        page_of(&compared.sides, &compared.comparison, &self.declared)
+    }
+}
+
+fn page_of(
     sides: &[Side],
     comparison: &Comparison,
     declared: &Presentations,

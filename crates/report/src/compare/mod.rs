@@ -28,21 +28,44 @@ use latlab_engine::names::key;
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
+mod csv;
 mod gate;
 #[cfg(feature = "html")]
 mod html;
+mod json;
 mod judge;
+mod markdown;
 #[cfg(test)]
 mod power;
 mod render;
 mod steadiness;
 #[cfg(test)]
 mod tests;
+mod text;
 
+pub use csv::CompareCsv;
 pub use gate::Gate;
 #[cfg(feature = "html")]
-pub use html::compare_html;
-pub use render::{compare_csv, compare_json, compare_markdown, compare_text, compare_text_with};
+pub use html::CompareHtml;
+pub use json::CompareJson;
+pub use markdown::CompareMarkdown;
+pub use text::CompareText;
+
+/// A comparison as its renderings take it: the sides, the first the baseline, and what the
+/// comparison found. Each format is an [`crate::Exporter`] of it, in a file of its own.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    pub sides: Vec<Side>,
+    pub comparison: Comparison,
+}
+
+impl Compared {
+    /// `sides` compared at `threshold`.
+    pub fn of(sides: Vec<Side>, threshold: f64) -> Compared {
+        let comparison = Comparison::of_sides(&sides, threshold);
+        Compared { sides, comparison }
+    }
+}
 
 /// Below this p-value a difference is called real.
 pub const SIGNIFICANCE: f64 = 0.05;

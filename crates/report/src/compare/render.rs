@@ -1,17 +1,15 @@
-//! The comparison rendered: the verdicts' labels, the environments side by side, the
-//! results table, the notes on noise and the summary, as text, Markdown, CSV and JSON.
+//! What every rendering of a comparison shares: the verdicts' labels, the environments side
+//! by side, the results table, the notes on noise and the summary. Each format is a file of
+//! its own (text.rs, markdown.rs, csv.rs, json.rs, html.rs), an [`crate::Exporter`] of a
+//! [`super::Compared`].
 
 use super::{
-    Against, Comparison, DEFAULT_THRESHOLD, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE,
-    SameBecause, Side, Unsteady, Verdict, sides,
+    Against, Comparison, MIN_RESULTS_FOR_SCATTER, RunToRun, SameBecause, Side, Unsteady, Verdict,
 };
-use crate::ExportError;
-use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::RunRecord;
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 impl Verdict {
@@ -235,7 +233,7 @@ pub(super) fn environment_table(sides: &[Side]) -> TextTable {
 
 /// The results of the first run, each beside its namesakes in the later runs. In-between
 /// sweep points are left out when `fold` is set; returns how many were.
-fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
+pub(super) fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
     let first_label = &comparison.labels[0];
     let mut headers = vec!["benchmark".to_string(), first_label.clone()];
     for label in &comparison.labels[1..] {
@@ -270,7 +268,7 @@ fn results_table(comparison: &Comparison, fold: bool) -> (TextTable, usize) {
 }
 
 /// The results some later run has and the first lacks, one line per run.
-fn only_in_later_runs(comparison: &Comparison) -> Vec<String> {
+pub(super) fn only_in_later_runs(comparison: &Comparison) -> Vec<String> {
     comparison
         .tallies
         .iter()
@@ -281,7 +279,7 @@ fn only_in_later_runs(comparison: &Comparison) -> Vec<String> {
 }
 
 /// Every column of a comparison reads from the left.
-fn all_left(table: &TextTable) -> Vec<Align> {
+pub(super) fn all_left(table: &TextTable) -> Vec<Align> {
     vec![Align::Left; table.headers.len()]
 }
 
@@ -345,285 +343,4 @@ fn format_figure(median_ns: f64, spread: Option<f64>) -> String {
 /// A fraction as a percentage without trailing zeros: 0.02 → `2`, 0.005 → `0.5`.
 fn format_percent(fraction: f64) -> String {
     format!("{}", (fraction * 100.0 * 100.0).round() / 100.0)
-}
-
-/// The terminal rendering with the default threshold and no colour; in-between sweep points
-/// are folded.
-pub fn compare_text(runs: &[(String, RunRecord)]) -> String {
-    let sides = sides(runs);
-    compare_text_with(
-        &sides,
-        &Comparison::of_sides(&sides, DEFAULT_THRESHOLD),
-        &Terminal::default(),
-    )
-}
-
-/// The terminal rendering of `comparison` (of `sides`): the environments, the results,
-/// faster and slower coloured when `terminal` says so, then the summary.
-pub fn compare_text_with(sides: &[Side], comparison: &Comparison, terminal: &Terminal) -> String {
-    let mut out = String::new();
-    let environment = environment_table(sides);
-    out.push_str(&environment.aligned(&all_left(&environment)));
-    out.push('\n');
-    let (results, folded) = results_table(comparison, true);
-    out.push_str(
-        &results.aligned_painted(&all_left(&results), terminal, |row, _, cell| {
-            if row == 0 {
-                Some(Paint::Heading)
-            } else if cell.starts_with("slower") {
-                Some(Paint::Bad)
-            } else if cell.starts_with("faster") {
-                Some(Paint::Good)
-            } else {
-                None
-            }
-        }),
-    );
-    if folded > 0 {
-        out.push_str(&terminal.prose(
-            "",
-            &format!(
-                "({folded} in-between points of the sweeps are not shown here; --markdown, \
-                 --csv and --json have them all)"
-            ),
-        ));
-    }
-    out.push_str(&terminal.prose("", &format!("({})", footnote(comparison.threshold))));
-    for line in comparison.noise_lines() {
-        out.push_str(&terminal.prose("", &format!("({line})")));
-    }
-    for line in only_in_later_runs(comparison) {
-        out.push_str(&terminal.prose("", &line));
-    }
-    out.push('\n');
-    for line in comparison.summary_lines() {
-        out.push_str(&terminal.prose("", &terminal.paint(Paint::Heading, &line)));
-    }
-    out
-}
-
-/// The Markdown rendering, every result included.
-pub fn compare_markdown(sides: &[Side], comparison: &Comparison) -> String {
-    let mut out = String::from("# latlab comparison\n\n");
-    let environment = environment_table(sides);
-    out.push_str(&environment.markdown(&all_left(&environment)));
-    out.push('\n');
-    let results = results_table(comparison, false).0;
-    out.push_str(&results.markdown(&all_left(&results)));
-    let _ = writeln!(out, "\n{}.", footnote(comparison.threshold));
-    for line in comparison.noise_lines() {
-        let _ = writeln!(out, "\n{}.", crate::text_table::escape_markdown(&line));
-    }
-    for line in only_in_later_runs(comparison) {
-        let _ = writeln!(out, "\n{}", crate::text_table::escape_markdown(&line));
-    }
-    out.push('\n');
-    for line in comparison.summary_lines() {
-        let _ = writeln!(out, "- {line}");
-    }
-    out
-}
-
-/// The CSV rendering: one row per result and later run, with the verdict and its p-value;
-/// a result a run lacks has an empty median and the verdict `missing`, one the first lacks
-/// the verdict `new`.
-pub fn compare_csv(comparison: &Comparison) -> Result<String, ExportError> {
-    let encode = |detail: String| ExportError::Encode {
-        format: "CSV",
-        detail,
-    };
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "benchmark",
-        "baseline",
-        "run",
-        "baseline_median_ns",
-        "median_ns",
-        "ratio",
-        "p",
-        "difference",
-        "detectable",
-        "tested_within",
-    ];
-    writer
-        .write_record(header)
-        .map_err(|e| encode(e.to_string()))?;
-    let first = &comparison.labels[0];
-    for result in &comparison.results {
-        for (against, label) in result.later.iter().zip(&comparison.labels[1..]) {
-            let record = csv_record(result, against.as_ref(), first, label);
-            writer
-                .write_record(&record)
-                .map_err(|e| encode(e.to_string()))?;
-        }
-    }
-    for (tally, label) in comparison.tallies.iter().zip(&comparison.labels[1..]) {
-        for name in &tally.new {
-            let cell = crate::csv::text_cell;
-            let none = String::new;
-            let record = [
-                cell(name),
-                cell(first),
-                cell(label),
-                none(),
-                none(),
-                none(),
-                none(),
-                "new".to_string(),
-                none(),
-                none(),
-            ];
-            writer
-                .write_record(record)
-                .map_err(|e| encode(e.to_string()))?;
-        }
-    }
-    let bytes = writer.into_inner().map_err(|e| encode(e.to_string()))?;
-    String::from_utf8(bytes).map_err(|e| encode(e.to_string()))
-}
-
-/// One CSV row: `result` in the later run `label` (`against`, `None` where it lacks it)
-/// beside the first run `first`.
-fn csv_record(
-    result: &super::ComparedResult,
-    against: Option<&Against>,
-    first: &str,
-    label: &str,
-) -> [String; 10] {
-    let first_median = result.first_median_ns.to_string();
-    match against {
-        Some(a) => [
-            crate::csv::text_cell(&result.name),
-            crate::csv::text_cell(first),
-            crate::csv::text_cell(label),
-            first_median,
-            a.median_ns.to_string(),
-            a.ratio.to_string(),
-            a.verdict
-                .p()
-                .map_or_else(String::new, |p| format!("{p:.3e}")),
-            a.verdict.word().to_string(),
-            a.detectable.map_or_else(String::new, |d| d.to_string()),
-            a.tested_within
-                .map_or_else(|| "alone".to_string(), |w| w.to_string()),
-        ],
-        None => [
-            crate::csv::text_cell(&result.name),
-            crate::csv::text_cell(first),
-            crate::csv::text_cell(label),
-            first_median,
-            String::new(),
-            String::new(),
-            String::new(),
-            "missing".to_string(),
-            String::new(),
-            String::new(),
-        ],
-    }
-}
-
-/// The JSON rendering: the threshold, each run's tally, and every result with each later
-/// run's median, ratio, p-value and verdict.
-pub fn compare_json(comparison: &Comparison) -> Result<String, ExportError> {
-    let document = json!({
-        "latlab_comparison_version": 1,
-        "baseline": comparison.labels[0],
-        "baseline_runs": comparison.runs_per_side[0],
-        "threshold": comparison.threshold,
-        "significance": SIGNIFICANCE,
-        "runs": json_runs(comparison),
-        "results": json_results(comparison),
-    });
-    serde_json::to_string_pretty(&document)
-        .map(|mut text| {
-            text.push('\n');
-            text
-        })
-        .map_err(|e| ExportError::Encode {
-            format: "JSON",
-            detail: e.to_string(),
-        })
-}
-
-/// Each result of the comparison in the JSON: its baseline figure and each later side's.
-fn json_results(comparison: &Comparison) -> Vec<Value> {
-    (comparison.results.iter())
-        .map(|result| {
-            let against: Vec<Value> = (result.later.iter())
-                .zip(&comparison.labels[1..])
-                .map(|(against, label)| match against {
-                    Some(a) => json!({
-                        "run": label,
-                        "median_ns": a.median_ns,
-                        "spread": a.spread,
-                        "ratio": a.ratio,
-                        "p": a.verdict.p(),
-                        "difference": a.verdict.word(),
-                        "interval": a.interval.map(|(low, high)| [low, high]),
-                        "detectable": a.detectable,
-                        "tested_within": a.tested_within
-                            .map_or_else(|| "alone".to_string(), |w| w.to_string()),
-                        "regimes_ns": match a.verdict {
-                            Verdict::TwoRegimes { low_ns, high_ns } => json!([low_ns, high_ns]),
-                            _ => Value::Null,
-                        },
-                    }),
-                    None => json!({ "run": label, "difference": "missing" }),
-                })
-                .collect();
-            json!({
-                "name": result.name,
-                "baseline_median_ns": result.first_median_ns,
-                "baseline_spread": result.first_spread,
-                "against": against,
-            })
-        })
-        .collect()
-}
-
-/// Each later side in the JSON: its runs, how its run-to-run noise was known, its tally.
-fn json_runs(comparison: &Comparison) -> Vec<Value> {
-    (comparison.tallies.iter())
-        .zip(&comparison.labels[1..])
-        .zip(&comparison.runs_per_side[1..])
-        .zip(&comparison.run_to_run)
-        .map(|(((t, label), runs), noise)| {
-            json!({
-                "run": label,
-                "runs": runs,
-                "run_to_run": json_noise(noise),
-                "slower": t.slower,
-                "faster": t.faster,
-                "same": t.same,
-                "untested": t.untested,
-                "not_comparable": t.not_comparable,
-                "two_regimes": t.two_regimes,
-                "missing": t.missing,
-                "new": t.new,
-            })
-        })
-        .collect()
-}
-
-/// How a side's run-to-run noise was known, in the JSON.
-fn json_noise(noise: &RunToRun) -> Value {
-    match noise {
-        RunToRun::Measured => json!({ "from": "runs" }),
-        RunToRun::Estimated {
-            inflation,
-            results,
-            families,
-        } => {
-            let families: serde_json::Map<String, Value> = (families.iter())
-                .map(|(family, factor)| (family.clone(), json!(factor)))
-                .collect();
-            json!({
-                "from": "rounds, widened by how far results moved between the runs",
-                "inflation": inflation,
-                "results": results,
-                "families": families,
-            })
-        }
-        RunToRun::Unknown => json!({ "from": "rounds only" }),
-    }
 }

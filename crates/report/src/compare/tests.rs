@@ -1,7 +1,19 @@
 use super::*;
-use crate::terminal::Terminal;
+use crate::Exporter;
 use crate::test_records::{probe, record};
 use latlab_engine::names::key;
+
+/// `runs` compared at the default threshold, as `exporter` renders the comparison.
+fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> String {
+    exporter
+        .render(&Compared::of(sides(runs), DEFAULT_THRESHOLD))
+        .unwrap()
+}
+
+/// The terminal rendering with the default threshold and no colour.
+fn compare_text(runs: &[(String, RunRecord)]) -> String {
+    rendered(&CompareText::default(), runs)
+}
 
 fn timed(name: &str, samples: Vec<f64>) -> BenchResult {
     BenchResult::derived(name, "test", samples, Vec::new(), Vec::new()).unwrap()
@@ -395,10 +407,10 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
         comparison.summary_lines(),
         ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
     );
-    let text = compare_text_with(&sides(&runs), &comparison, &Terminal::default());
+    let text = compare_text(&runs);
     assert!(text.contains("only in B: y/new"), "{text}");
     assert!(text.ends_with("1 only in A, 1 only in B\n"), "{text}");
-    let csv = compare_csv(&comparison).unwrap();
+    let csv = rendered(&CompareCsv, &runs);
     assert!(
         csv.starts_with(
             "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference,\
@@ -409,8 +421,7 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
     assert!(csv.contains("x/regressed,A,B,"), "{csv}");
     assert!(csv.contains("x/single,A,B,5,,,,missing"), "{csv}");
     assert!(csv.contains("y/new,A,B,,,,,new"), "{csv}");
-    let json: serde_json::Value =
-        serde_json::from_str(&compare_json(&comparison).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&rendered(&CompareJson, &runs)).unwrap();
     assert_eq!(json["runs"][0]["slower"], 1);
     assert_eq!(json["runs"][0]["new"][0], "y/new");
     let regressed = json["results"]
@@ -435,7 +446,7 @@ fn differing_environments_are_marked() {
     let cpu = text.lines().find(|l| l.contains("  cpu  ")).unwrap();
     assert!(!cpu.starts_with('≠'), "{cpu}");
     let runs = runs();
-    let markdown = compare_markdown(&sides(&runs), &Comparison::of(&runs, DEFAULT_THRESHOLD));
+    let markdown = rendered(&CompareMarkdown, &runs);
     assert!(markdown.contains("| ≠ | kernel |"), "{markdown}");
 }
 

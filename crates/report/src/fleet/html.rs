@@ -13,7 +13,16 @@ use crate::units::{format_ns, format_ratio};
 use maud::{Markup, PreEscaped, html};
 
 /// The fleet's page.
-pub fn fleet_html(fleet: &Fleet, dir: &str) -> String {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FleetHtml;
+
+impl crate::Exporter<super::FleetReport> for FleetHtml {
+    fn render(&self, report: &super::FleetReport) -> Result<String, crate::ExportError> {
+        Ok(page_of(&report.fleet, &report.dir))
+    }
+}
+
+fn page_of(fleet: &Fleet, dir: &str) -> String {
     let intro = html! {
         p {
             (plural(fleet.hosts.len(), "host")) " · " (plural(fleet.groups.len(), "CPU model"))

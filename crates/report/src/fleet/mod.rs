@@ -20,9 +20,18 @@ mod robust;
 mod text;
 
 #[cfg(feature = "html")]
-pub use html::fleet_html;
+pub use html::FleetHtml;
 pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
-pub use text::fleet_text;
+pub use text::FleetText;
+
+/// A fleet as its renderings take it: the hosts and what was found across them, and the
+/// directory they were read from. Each format is an [`crate::Exporter`] of it.
+#[derive(Debug, Clone)]
+pub struct FleetReport {
+    pub fleet: Fleet,
+    /// The directory, as the command line named it.
+    pub dir: String,
+}
 
 use crate::headline::{headline_rows, measurable_operations};
 use crate::json::JSON_SCHEMA_VERSION;
@@ -545,6 +554,7 @@ fn outliers(hosts: &[HostRun], groups: &[Group], rows: usize) -> Vec<Outlier> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Exporter;
     use crate::terminal::Terminal;
 
     fn host(name: &str, model: &str, suite: &str, figures: &[(&str, f64)]) -> Extract {
@@ -682,7 +692,11 @@ mod tests {
             })
             .collect();
         let fleet = Fleet::from_extracts(few, Vec::new(), &latlab_probes::presentations());
-        let text = fleet_text(&fleet, "runs", &Terminal::default());
+        let report = FleetReport {
+            fleet,
+            dir: "runs".into(),
+        };
+        let text = FleetText::default().render(&report).unwrap();
         let header = text.lines().nth(2).unwrap();
         assert!(header.contains("h0") && header.contains("h3"), "{text}");
         assert!(text.contains("300 ns !"), "{text}");
@@ -695,7 +709,7 @@ mod tests {
             colour: true,
             ..Terminal::default()
         };
-        let text = fleet_text(&fleet, "runs", &coloured);
+        let text = FleetText { terminal: coloured }.render(&report).unwrap();
         assert!(
             text.contains("\u{1b}[1m\u{1b}[31mh2\u{1b}[0m: "),
             "{text:?}"
@@ -711,11 +725,11 @@ mod tests {
                     )
                 })
                 .collect();
-            let text = fleet_text(
-                &Fleet::from_extracts(many, Vec::new(), &latlab_probes::presentations()),
-                "runs",
-                &Terminal::default(),
-            );
+            let report = FleetReport {
+                fleet: Fleet::from_extracts(many, Vec::new(), &latlab_probes::presentations()),
+                dir: "runs".into(),
+            };
+            let text = FleetText::default().render(&report).unwrap();
             text.lines().nth(3).unwrap().chars().count()
         };
         assert!(
@@ -742,10 +756,11 @@ mod tests {
                 )
             })
             .collect();
-        let page = fleet_html(
-            &Fleet::from_extracts(extracts, Vec::new(), &latlab_probes::presentations()),
-            "runs",
-        );
+        let report = FleetReport {
+            fleet: Fleet::from_extracts(extracts, Vec::new(), &latlab_probes::presentations()),
+            dir: "runs".into(),
+        };
+        let page = FleetHtml.render(&report).unwrap();
         assert_eq!(page.matches("<figure>").count(), 2);
         assert_eq!(page.matches("<circle").count(), 10);
         assert!(

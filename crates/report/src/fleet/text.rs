@@ -82,7 +82,18 @@ pub(crate) fn summary_cells(fleet: &Fleet, row: usize) -> [String; 5] {
 }
 
 /// The fleet as text for a person at a terminal.
-pub fn fleet_text(fleet: &Fleet, dir: &str, terminal: &Terminal) -> String {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FleetText {
+    pub terminal: Terminal,
+}
+
+impl crate::Exporter<super::FleetReport> for FleetText {
+    fn render(&self, report: &super::FleetReport) -> Result<String, crate::ExportError> {
+        Ok(text(&report.fleet, &report.dir, &self.terminal))
+    }
+}
+
+fn text(fleet: &Fleet, dir: &str, terminal: &Terminal) -> String {
     let by_host = fleet.hosts.len() <= MAX_HOST_COLUMNS;
     let table = figures_table(fleet, by_host);
     let mut out = format!(

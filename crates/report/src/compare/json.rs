@@ -1,0 +1,120 @@
+//! A comparison as JSON (`latlab_comparison_version` 1).
+
+use super::{Compared, Comparison, RunToRun, SIGNIFICANCE, Verdict};
+use crate::{ExportError, Exporter};
+use serde_json::{Value, json};
+
+/// The JSON rendering: the threshold, each run's tally, and every result with each later
+/// run's median, ratio, p-value and verdict.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompareJson;
+
+impl Exporter<Compared> for CompareJson {
+    fn render(&self, compared: &Compared) -> Result<String, ExportError> {
+        json_text(&compared.comparison)
+    }
+}
+
+fn json_text(comparison: &Comparison) -> Result<String, ExportError> {
+    let document = json!({
+        "latlab_comparison_version": 1,
+        "baseline": comparison.labels[0],
+        "baseline_runs": comparison.runs_per_side[0],
+        "threshold": comparison.threshold,
+        "significance": SIGNIFICANCE,
+        "runs": json_runs(comparison),
+        "results": json_results(comparison),
+    });
+    serde_json::to_string_pretty(&document)
+        .map(|mut text| {
+            text.push('\n');
+            text
+        })
+        .map_err(|e| ExportError::Encode {
+            format: "JSON",
+            detail: e.to_string(),
+        })
+}
+
+/// Each result of the comparison in the JSON: its baseline figure and each later side's.
+fn json_results(comparison: &Comparison) -> Vec<Value> {
+    (comparison.results.iter())
+        .map(|result| {
+            let against: Vec<Value> = (result.later.iter())
+                .zip(&comparison.labels[1..])
+                .map(|(against, label)| match against {
+                    Some(a) => json!({
+                        "run": label,
+                        "median_ns": a.median_ns,
+                        "spread": a.spread,
+                        "ratio": a.ratio,
+                        "p": a.verdict.p(),
+                        "difference": a.verdict.word(),
+                        "interval": a.interval.map(|(low, high)| [low, high]),
+                        "detectable": a.detectable,
+                        "tested_within": a.tested_within
+                            .map_or_else(|| "alone".to_string(), |w| w.to_string()),
+                        "regimes_ns": match a.verdict {
+                            Verdict::TwoRegimes { low_ns, high_ns } => json!([low_ns, high_ns]),
+                            _ => Value::Null,
+                        },
+                    }),
+                    None => json!({ "run": label, "difference": "missing" }),
+                })
+                .collect();
+            json!({
+                "name": result.name,
+                "baseline_median_ns": result.first_median_ns,
+                "baseline_spread": result.first_spread,
+                "against": against,
+            })
+        })
+        .collect()
+}
+
+/// Each later side in the JSON: its runs, how its run-to-run noise was known, its tally.
+fn json_runs(comparison: &Comparison) -> Vec<Value> {
+    (comparison.tallies.iter())
+        .zip(&comparison.labels[1..])
+        .zip(&comparison.runs_per_side[1..])
+        .zip(&comparison.run_to_run)
+        .map(|(((t, label), runs), noise)| {
+            json!({
+                "run": label,
+                "runs": runs,
+                "run_to_run": json_noise(noise),
+                "slower": t.slower,
+                "faster": t.faster,
+                "same": t.same,
+                "untested": t.untested,
+                "not_comparable": t.not_comparable,
+                "two_regimes": t.two_regimes,
+                "missing": t.missing,
+                "new": t.new,
+            })
+        })
+        .collect()
+}
+
+/// How a side's run-to-run noise was known, in the JSON.
+fn json_noise(noise: &RunToRun) -> Value {
+    match noise {
+        RunToRun::Measured => json!({ "from": "runs" }),
+        RunToRun::Estimated {
+            inflation,
+            results,
+            families,
+        } => {
+            let families: serde_json::Map<String, Value> = (families.iter())
+                .map(|(family, factor)| (family.clone(), json!(factor)))
+                .collect();
+            json!({
+                "from": "rounds, widened by how far results moved between the runs",
+                "inflation": inflation,
+                "results": results,
+                "families": families,
+            })
+        }
+        RunToRun::Unknown => json!({ "from": "rounds only" }),
+    }
+}
