@@ -14,7 +14,8 @@
 //!   write fails, and read their exit status from what was written;
 //! - messages on standard error that never panic, whatever standard error is ([`say!`]);
 //! - how wide their text may be ([`text_width`]: `COLUMNS`, else the terminal's), and the
-//!   terminal options (`-q`, `-v`, `--color`) that make a report [`Terminal`]
+//!   terminal options (`-q`, `-v`, `--color`) that make a report
+//!   [`Terminal`](latlab_report::terminal::Terminal)
 //!   ([`terminal`]), on the stream the text goes to ([`Stream`]);
 //! - several runs as one command, each a process of its own ([`run_again`]), and the
 //!   supervision of such a child ([`supervise`]).

@@ -50,7 +50,8 @@ impl TextTable {
         widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
     }
 
-    /// Fits the table to the terminal's width where it has one (see [`TextTable::fit`]);
+    /// Fits the table to the terminal's width where it has one (its columns dropped, the
+    /// least useful first, until it fits);
     /// returns the line to print under it naming the columns left out, `hint` after them,
     /// or `None` when none was.
     pub fn fit_to_terminal(
