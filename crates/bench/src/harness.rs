@@ -107,6 +107,8 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     let run_of = RunOf::of_this_process();
     #[cfg(feature = "files")]
     let baselines = crate::baselines::asked(options, run_of).map_err(bad)?;
+    #[cfg(not(feature = "files"))]
+    let baselines = latlab_front::Baselines::none();
     if !options.bench {
         return Ok(run_once(selected));
     }
@@ -151,7 +153,6 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         notes,
         files,
         create_dir: None,
-        #[cfg(feature = "files")]
         baselines,
         terminal,
         results_called: "benchmark",

@@ -47,6 +47,8 @@ mod width;
 pub use baselines::{BaselineStore, Baselines};
 pub use directories::check_own_directory;
 pub use latlab_engine::Suite;
+#[cfg(not(feature = "files"))]
+pub use lifecycle::Baselines;
 pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 #[cfg(feature = "files")]
 pub use lifecycle::{Repeated, judge_and_keep, repeat};

@@ -121,12 +121,25 @@ pub struct RunRequest {
     /// A directory to create for the outputs once the lock is held; removed again when the
     /// run kept nothing in it.
     pub create_dir: Option<PathBuf>,
-    #[cfg(feature = "files")]
     pub baselines: Baselines,
     /// How the comparison with a baseline is laid out.
     pub terminal: Terminal,
     /// What a result is called in the gate's text: "result", "benchmark".
     pub results_called: &'static str,
+}
+
+/// Without the results files (the `files` feature) there are no baselines: nothing to
+/// compare with or keep.
+#[cfg(not(feature = "files"))]
+#[derive(Debug, Default)]
+pub struct Baselines;
+
+#[cfg(not(feature = "files"))]
+impl Baselines {
+    /// Nothing asked of baselines.
+    pub fn none() -> Baselines {
+        Baselines
+    }
 }
 
 /// Runs `measured` as `request` asks, `stop` telling of Ctrl-C and the like: the exit
@@ -572,7 +585,6 @@ mod tests {
             notes: Vec::new(),
             files,
             create_dir,
-            #[cfg(feature = "files")]
             baselines: Baselines::none(),
             terminal: Terminal::default(),
             results_called: "result",
