@@ -88,9 +88,10 @@ pub(crate) fn sort_key(value: f64) -> String {
     format!("{value:.3e}")
 }
 
-/// A drawn SVG, from its `<svg` element on (a plotters file starts with an XML prolog).
+/// A figure as the page's markup: as `plots/svg.rs` wrote it, every text in it escaped
+/// there.
 pub(crate) fn inline_svg(svg: &str) -> PreEscaped<&str> {
-    PreEscaped(svg.find("<svg").map_or(svg, |start| &svg[start..]))
+    PreEscaped(svg)
 }
 
 /// `text` with its first letter capitalised, as a sentence.

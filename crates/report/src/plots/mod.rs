@@ -1,7 +1,8 @@
 //! Plots of a run, as SVG and PNG files: one figure per sweep that the run measured.
 //!
-//! Figures are the probes' declared plots filled from the record (`declared.rs`), drawn by
-//! `figure.rs` on an SVG backend; when files are wanted, that SVG is rasterised at twice its
+//! Figures are the probes' declared plots filled from the record (`declared.rs`), written by
+//! `figure.rs` as SVG through the one builder (`svg.rs`) every figure goes through; when
+//! files are wanted, that SVG is rasterised at twice its
 //! size (resvg, with the bundled font) and encoded as PNG, so both files show the same
 //! figure. A run renders its plots once and hands them both to the HTML page and to
 //! the files; each file is written atomically, like every other output.
@@ -16,10 +17,9 @@ mod svg;
 
 use crate::ExportError;
 use crate::write::write_atomically;
-use figure::{FONT_FILE, Figure, WIDTH};
+use figure::{FONT_FILE, Figure};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
-use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use resvg::{tiny_skia, usvg};
 use std::path::{Path, PathBuf};
 
@@ -63,7 +63,7 @@ fn rendered(
     figure: &Figure,
     formats: Formats,
 ) -> Result<RenderedPlot, ExportError> {
-    let svg = svg(figure)?;
+    let svg = figure.svg();
     Ok(RenderedPlot {
         stem,
         png: match formats {
@@ -116,15 +116,6 @@ fn drawing_error(format: &'static str, detail: impl std::fmt::Display) -> Export
         format,
         detail: detail.to_string(),
     }
-}
-
-fn svg(figure: &Figure) -> Result<String, ExportError> {
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, (WIDTH, figure.height())).into_drawing_area();
-        figure.draw(&root).map_err(|e| drawing_error("SVG", e))?;
-    }
-    Ok(text)
 }
 
 /// How many pixels of the PNG stand for one of the SVG: 2, for a sharp figure on a

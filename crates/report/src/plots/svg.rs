@@ -1,7 +1,7 @@
-//! The one way the figures plotters does not draw (a comparison's ratios, the fleet's strips,
-//! CPU-pair matrices, distributions) are written: SVG element by element, every attribute
-//! value and every text escaped here, once, so that a name from a results file (a host, a
-//! CPU model, a benchmark) can never become markup.
+//! The one way every figure is written (a probe's declared curves, a comparison's ratios,
+//! the fleet's strips, CPU-pair matrices, distributions): SVG element by element, every
+//! attribute value and every text escaped here, once, so that a name from a results file (a
+//! host, a CPU model, a benchmark) can never become markup.
 
 use std::fmt::{Display, Write as _};
 
