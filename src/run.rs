@@ -8,7 +8,7 @@ use crate::probe_process;
 use latlab_engine::analysis::moved_between;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, StabilityCheck};
 use latlab_engine::signals::StopSignals;
-use latlab_engine::{BenchResult, Config, Interrupted, Runner};
+use latlab_engine::{BenchResult, Interrupted, Runner};
 use latlab_front::{
     Controls, Measured, Progress, ProgressUnit, ResultFiles, RunRequest, Unwritten, panic_message,
 };
@@ -98,18 +98,13 @@ impl Measured for ProbeSet<'_> {
     /// Takes the stability check's first figures.
     fn start(
         &mut self,
-        config: Config,
+        runner: Runner,
         record: &mut RunRecord,
         progress: &Progress,
     ) -> Result<(), Interrupted> {
-        let mut runner = Runner::on(Arc::clone(&self.plan.host), config);
-        if let Some(listener) = progress.listener() {
-            runner.listen(listener);
-        }
-        self.runner = Some(runner);
         progress.say("stability check");
         let plan = self.plan;
-        match reference_figures(self.runner.as_mut().expect("the run has started"), plan) {
+        match reference_figures(self.runner.insert(runner), plan) {
             Ok(references) => {
                 record.stability = references.into_iter().map(started_check).collect();
             }

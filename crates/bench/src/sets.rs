@@ -11,7 +11,7 @@ use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
-use latlab_engine::{BenchResult, Config, Host, Interrupted, Runner};
+use latlab_engine::{BenchResult, Config, Interrupted, Runner};
 use latlab_front::{Measured, Progress, ProgressUnit, ResultFiles, RunOf, Unwritten};
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, TableExporter};
@@ -22,7 +22,6 @@ use std::time::Instant;
 /// The selected benchmarks in their sets, measured by a session made when the run starts.
 pub(crate) struct BenchSets {
     options: Arc<Options>,
-    host: Arc<dyn Host>,
     sets: Vec<Vec<Benchmark>>,
     /// How the text is laid out.
     terminal: Terminal,
@@ -43,15 +42,14 @@ pub(crate) struct BenchSets {
 impl BenchSets {
     pub(crate) fn new(
         options: Arc<Options>,
-        host: Arc<dyn Host>,
         sets: Vec<Vec<Benchmark>>,
-        (config, terminal): (&Config, Terminal),
+        config: &Config,
+        terminal: Terminal,
         stop: StopSignals,
     ) -> BenchSets {
         let sample_s = config.target_sample_time.as_secs_f64();
         BenchSets {
             options,
-            host,
             terminal,
             typical_per_benchmark_s: 4.0 * config.samples as f64 * sample_s,
             whole: vec![false; sets.len()],
@@ -80,22 +78,19 @@ impl Measured for BenchSets {
             .collect()
     }
 
-    /// Makes the session (its threads pinned as the run is, its runner naming each
-    /// benchmark on the progress line), the profiler when asked, and starts the watchdog.
+    /// Makes the session (its threads pinned as the run is), the profiler when asked, and
+    /// starts the watchdog.
     fn start(
         &mut self,
-        config: Config,
+        runner: Runner,
         record: &mut RunRecord,
-        progress: &Progress,
+        _: &Progress,
     ) -> Result<(), Interrupted> {
+        let config = runner.config();
         let snapshot = Arc::new(Mutex::new(record.clone()));
         self.cancel = Arc::clone(&config.cancel);
-        watch_for_stuck_sets(&self.options, &config, &snapshot, &self.stop);
+        watch_for_stuck_sets(&self.options, config, &snapshot, &self.stop);
         self.snapshot = Some(snapshot);
-        let mut runner = Runner::on(Arc::clone(&self.host), config);
-        if let Some(listener) = progress.listener() {
-            runner.listen(listener);
-        }
         let mut session = Session::new(runner, Mode::Measure);
         session.pin_threads_from(record.settings.pinned_cpu);
         #[cfg(feature = "profile")]

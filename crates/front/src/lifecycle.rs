@@ -22,7 +22,7 @@ use crate::{Progress, ProgressUnit, ResultFiles, Unwritten};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
-use latlab_engine::{Config, Host, Interrupted, Suite};
+use latlab_engine::{Config, Host, Interrupted, Runner, Suite};
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, advice};
 use std::io::IsTerminal;
@@ -38,13 +38,14 @@ pub trait Measured {
     /// The units as the progress line shows them, for a run of `rounds` rounds.
     fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit>;
 
-    /// The engine's settings as the controls left them, and the record as it begins: what
-    /// is needed to measure is made here (the runner told of each measurement through
-    /// `progress`'s listener), and what comes before the units is taken (a stability
-    /// check). `Err` when a signal stopped it; nothing is measured then.
+    /// The runner to measure with (on the request's host, with the engine's settings as the
+    /// controls left them, naming each measurement on the progress line), and the record as
+    /// it begins: what else is needed to measure is made here, and what comes before the
+    /// units is taken (a stability check, said on `progress`). `Err` when a signal stopped
+    /// it; nothing is measured then.
     fn start(
         &mut self,
-        config: Config,
+        runner: Runner,
         record: &mut RunRecord,
         progress: &Progress,
     ) -> Result<(), Interrupted>;
@@ -168,7 +169,11 @@ pub fn execute(
         create_results_dir(dir)?;
     }
     let mut unwritten = Unwritten::default();
-    let started = measured.start(request.config.clone(), &mut record, &progress);
+    let mut runner = Runner::on(Arc::clone(&request.host), request.config.clone());
+    if let Some(listener) = progress.listener() {
+        runner.listen(listener);
+    }
+    let started = measured.start(runner, &mut record, &progress);
     let mut interrupted = match started {
         Ok(()) => measure_in_rounds(
             &request,
@@ -512,7 +517,7 @@ mod tests {
                 .collect()
         }
 
-        fn start(&mut self, _: Config, _: &mut RunRecord, _: &Progress) -> Result<(), Interrupted> {
+        fn start(&mut self, _: Runner, _: &mut RunRecord, _: &Progress) -> Result<(), Interrupted> {
             Ok(())
         }
 

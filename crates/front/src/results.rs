@@ -112,12 +112,7 @@ impl ResultFiles {
     /// Prints the run's text: on standard output, or on standard error when a file takes
     /// standard output.
     pub fn print_beside(&self, text: &str) -> Result<(), ExportError> {
-        if self.uses_stdout() {
-            crate::stderr_text(text);
-            Ok(())
-        } else {
-            print_out(text)
-        }
+        crate::Stream::beside(self.uses_stdout()).print(text)
     }
 }
 

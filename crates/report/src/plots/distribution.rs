@@ -39,14 +39,7 @@ pub(crate) fn svg(samples_ns: &[f64], title: &str) -> Option<String> {
     let mut sorted = samples_ns.to_vec();
     sorted.sort_by(f64::total_cmp);
     let axis = Axis::for_range(sorted[0], sorted[sorted.len() - 1]);
-    let view_box = format!("0 0 {WIDTH} {HEIGHT}");
-    let mut svg = Svg::open(&[
-        ("xmlns", &"http://www.w3.org/2000/svg"),
-        ("width", &WIDTH),
-        ("height", &HEIGHT),
-        ("viewBox", &view_box),
-        ("role", &"img"),
-    ]);
+    let mut svg = Svg::sized(WIDTH, HEIGHT, &[("role", &"img")]);
     svg.title(title);
     let most = bars(&mut svg, &sorted, &axis);
     axes(&mut svg, &axis, most);

@@ -123,14 +123,7 @@ impl Figure {
     /// The figure as an SVG document.
     pub(crate) fn svg(&self) -> String {
         let (width, height) = (f64::from(WIDTH), f64::from(self.height()));
-        let view_box = format!("0 0 {width} {height}");
-        let mut svg = Svg::open(&[
-            ("xmlns", &"http://www.w3.org/2000/svg"),
-            ("width", &width),
-            ("height", &height),
-            ("viewBox", &view_box),
-            ("font-family", &FONT),
-        ]);
+        let mut svg = Svg::sized(width, height, &[("font-family", &FONT)]);
         (svg.element("rect").attr("width", width))
             .attr("height", height)
             .attr("fill", "#fff")
@@ -312,14 +305,11 @@ fn linear_ticks(low: f64, high: f64) -> Vec<f64> {
         .collect()
 }
 
-/// A panel's plot area and its axes.
+/// A panel's plot area, spanned by its axes (the x axis from left to right, the y axis
+/// from bottom to top).
 struct Plot {
     x: Axis,
     y: Axis,
-    left: f64,
-    right: f64,
-    top: f64,
-    bottom: f64,
 }
 
 impl Plot {
@@ -346,11 +336,23 @@ impl Plot {
                 from: bottom,
                 to: top,
             },
-            left,
-            right,
-            top,
-            bottom,
         }
+    }
+
+    fn left(&self) -> f64 {
+        self.x.from
+    }
+
+    fn right(&self) -> f64 {
+        self.x.to
+    }
+
+    fn top(&self) -> f64 {
+        self.y.to
+    }
+
+    fn bottom(&self) -> f64 {
+        self.y.from
     }
 
     /// A point in pixels, where both axes can place it.
@@ -373,11 +375,11 @@ impl Plot {
     fn draw_mesh(&self, svg: &mut Svg, figure: &Figure, panel: &Panel) {
         for tick in self.x.ticks(true) {
             let Some(x) = self.x.at(tick) else { continue };
-            line(svg, (x, self.top), (x, self.bottom))
+            line(svg, (x, self.top()), (x, self.bottom()))
                 .attr("stroke", GRID)
                 .add();
             (svg.element("text").attr("x", px(x)))
-                .attr("y", px(self.bottom + 6.0 + f64::from(TICK_SIZE) * TOP))
+                .attr("y", px(self.bottom() + 6.0 + f64::from(TICK_SIZE) * TOP))
                 .attr("font-size", TICK_SIZE)
                 .attr("text-anchor", "middle")
                 .text((figure.x_format)(tick))
@@ -385,32 +387,36 @@ impl Plot {
         }
         for tick in self.y.ticks(false) {
             let Some(y) = self.y.at(tick) else { continue };
-            line(svg, (self.left, y), (self.right, y))
+            line(svg, (self.left(), y), (self.right(), y))
                 .attr("stroke", GRID)
                 .add();
-            (svg.element("text").attr("x", px(self.left - 8.0)))
+            (svg.element("text").attr("x", px(self.left() - 8.0)))
                 .attr("y", px(y + f64::from(TICK_SIZE) * MIDDLE))
                 .attr("font-size", TICK_SIZE)
                 .attr("text-anchor", "end")
                 .text((panel.y_format)(tick))
                 .add();
         }
-        line(svg, (self.left, self.bottom), (self.right, self.bottom))
-            .attr("stroke", "#000")
-            .add();
-        line(svg, (self.left, self.top), (self.left, self.bottom))
+        line(
+            svg,
+            (self.left(), self.bottom()),
+            (self.right(), self.bottom()),
+        )
+        .attr("stroke", "#000")
+        .add();
+        line(svg, (self.left(), self.top()), (self.left(), self.bottom()))
             .attr("stroke", "#000")
             .add();
         (svg.element("text")
-            .attr("x", px((self.left + self.right) / 2.0)))
-        .attr("y", px(self.bottom + X_LABEL_AREA - 4.0))
+            .attr("x", px((self.left() + self.right()) / 2.0)))
+        .attr("y", px(self.bottom() + X_LABEL_AREA - 4.0))
         .attr("font-size", AXIS_SIZE)
         .attr("text-anchor", "middle")
         .text(&figure.x_label)
         .add();
         let (x, y) = (
             MARGIN + f64::from(AXIS_SIZE) * TOP,
-            (self.top + self.bottom) / 2.0,
+            (self.top() + self.bottom()) / 2.0,
         );
         (svg.element("text").attr("x", px(x)))
             .attr("y", px(y))
@@ -447,13 +453,13 @@ fn draw_marks(svg: &mut Svg, plot: &Plot, marks: &[(f64, String)]) {
     let mut rows_end: Vec<i32> = Vec::new();
     for (x, label) in marks {
         let Some(at) = plot.x.at(*x) else { continue };
-        line(svg, (at, plot.top), (at, plot.bottom))
+        line(svg, (at, plot.top()), (at, plot.bottom()))
             .attr("stroke", MARK_GREY)
             .attr("stroke-dasharray", "4 4")
             .add();
         let width = (label.chars().count() as f64 * CHAR_WIDTH * f64::from(LEGEND_SIZE)) as i32;
-        let (row, ends_at_line) = place_label(&mut rows_end, at as i32, width, plot.right as i32);
-        let y = plot.top + row as f64 * f64::from(LEGEND_SIZE + 4) + f64::from(LEGEND_SIZE) * TOP;
+        let (row, ends_at_line) = place_label(&mut rows_end, at as i32, width, plot.right() as i32);
+        let y = plot.top() + row as f64 * f64::from(LEGEND_SIZE + 4) + f64::from(LEGEND_SIZE) * TOP;
         // A label that ends at its line keeps a gap from it.
         let (x, anchor) = if ends_at_line {
             (at - 4.0, "end")

@@ -65,14 +65,7 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
         });
     let side = MARGIN + cpus.len() as f64 * CELL;
     let width = side + COLOUR_BAR;
-    let view_box = format!("0 0 {width} {side}");
-    let mut svg = Svg::open(&[
-        ("xmlns", &"http://www.w3.org/2000/svg"),
-        ("width", &width),
-        ("height", &side),
-        ("viewBox", &view_box),
-        ("role", &"img"),
-    ]);
+    let mut svg = Svg::sized(width, side, &[("role", &"img")]);
     axis_labels(&mut svg, &cpus);
     for cell in &cells {
         draw_cell(&mut svg, cell, &cpus, (low, high));

@@ -48,14 +48,7 @@ pub(crate) fn svg(rows: &[Row], threshold: f64, title: &str) -> Option<String> {
     let row_height = PER_RUN * runs as f64 + ROW_GAP;
     let height = TOP + row_height * rows.len() as f64 + AXIS_HEIGHT;
     let axis = Axis::spanning(rows, threshold);
-    let view_box = format!("0 0 {WIDTH} {height}");
-    let mut svg = Svg::open(&[
-        ("xmlns", &"http://www.w3.org/2000/svg"),
-        ("width", &WIDTH),
-        ("height", &height),
-        ("viewBox", &view_box),
-        ("role", &"img"),
-    ]);
+    let mut svg = Svg::sized(WIDTH, height, &[("role", &"img")]);
     svg.title(title);
     (svg.element("rect").attr("width", WIDTH))
         .attr("height", height)

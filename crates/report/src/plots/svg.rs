@@ -32,6 +32,19 @@ impl Svg {
         Svg { out }
     }
 
+    /// A figure of its own, `width` by `height` pixels: the SVG namespace, its size and a
+    /// view box of that size, then the `more` attributes.
+    pub fn sized(width: f64, height: f64, more: &[(&str, &dyn Display)]) -> Svg {
+        let view_box = format!("0 0 {width} {height}");
+        let sized: [(&str, &dyn Display); 4] = [
+            ("xmlns", &"http://www.w3.org/2000/svg"),
+            ("width", &width),
+            ("height", &height),
+            ("viewBox", &view_box),
+        ];
+        Svg::open(&[&sized[..], more].concat())
+    }
+
     /// An element to add to the document.
     pub fn element(&mut self, name: &'static str) -> Element<'_> {
         Element {
