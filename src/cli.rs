@@ -3,7 +3,9 @@
 
 use clap::{Args, Parser, Subcommand};
 use latlab_engine::config_text::{duration_in, parse_percent, whole_number_in};
-use latlab_front::{BaselineArgs, ColorChoice, SamplingArgs, TableArgs, TerminalArgs};
+use latlab_engine::model::RunRecord;
+use latlab_front::{BaselineArgs, ColorChoice, FormatArgs, SamplingArgs, TerminalArgs};
+use latlab_report::compare::Compared;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -82,7 +84,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Outputs")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
-    pub tables: TableArgs,
+    pub tables: FormatArgs<RunRecord>,
     /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
     /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
     #[arg(long, help_heading = "Memory probes", value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
@@ -164,23 +166,8 @@ pub struct CompareArgs {
     /// */results.json), which shows how far each figure moves between runs.
     #[arg(value_name = "RESULTS", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
-    /// Also write the comparison as Markdown here (every sweep point included); '-' for
-    /// standard output.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<String>,
-    /// Also write the comparison as CSV here, a row per result and later run; '-' for
-    /// standard output.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Also write the comparison as JSON here, with each run's tally; '-' for standard
-    /// output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Also write the comparison as a self-contained HTML page here: the plots with the
-    /// runs overlaid, and per probe each result's ratio with each run's interval; '-' for
-    /// standard output.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<String>,
+    #[command(flatten)]
+    pub outputs: FormatArgs<Compared>,
     /// Medians closer than this many per cent are the same, however significant the test.
     #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent, allow_hyphen_values = true)]
     pub threshold: f64,
@@ -302,24 +289,28 @@ mod tests {
     fn the_shared_options_are_the_same_for_both_parsers() {
         use clap::Args;
         use latlab_front::OptionHelp;
-        let shared: [(clap::Command, &[OptionHelp]); 3] = [
+        let shared: [(clap::Command, Vec<OptionHelp>); 4] = [
             (
                 SamplingArgs::augment_args(clap::Command::new("x")),
-                SamplingArgs::OPTIONS,
+                SamplingArgs::OPTIONS.to_vec(),
             ),
             (
-                TableArgs::augment_args(clap::Command::new("x")),
-                TableArgs::OPTIONS,
+                FormatArgs::<RunRecord>::augment_args(clap::Command::new("x")),
+                FormatArgs::<RunRecord>::options(),
+            ),
+            (
+                FormatArgs::<Compared>::augment_args(clap::Command::new("x")),
+                FormatArgs::<Compared>::options(),
             ),
             (
                 BaselineArgs::augment_args(clap::Command::new("x")),
-                BaselineArgs::OPTIONS,
+                BaselineArgs::OPTIONS.to_vec(),
             ),
         ];
         for (command, described) in shared {
             let parsed: Vec<_> = command.get_arguments().collect();
             assert_eq!(parsed.len(), described.len());
-            for (argument, option) in parsed.into_iter().zip(described) {
+            for (argument, option) in parsed.into_iter().zip(&described) {
                 assert_eq!(argument.get_long(), Some(option.long));
                 let value_name = argument.get_value_names().map(|names| names[0].as_str());
                 assert_eq!(value_name, option.value, "--{}", option.long);

@@ -2,9 +2,7 @@
 //! run (`latlab report`) and runs side by side (`latlab compare`).
 
 use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
-use latlab_report::compare::{
-    CompareCsv, CompareHtml, CompareJson, CompareMarkdown, CompareText, Compared, Gate, Side,
-};
+use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::{FleetHtml, FleetText};
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
@@ -74,9 +72,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     for note in &plan.notes {
         legend.push_str(&format!("note: {note}\n"));
     }
-    let outputs: Vec<(&str, OutputTarget)> = (plan.outputs())
-        .map(|(flag, target)| (flag, target.clone()))
-        .collect();
+    let outputs = plan.outputs;
     let compared = Compared::of(plan.sides, plan.threshold);
     let text = format!(
         "{legend}\n{}",
@@ -86,8 +82,9 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         .render(&compared)?
     );
     let text = plan.terminal.printable(&text);
-    for (flag, target) in &outputs {
-        write_output(target, &compare_format(flag).render(&compared)?)?;
+    let declared = latlab_probes::presentations();
+    for (format, target) in &outputs {
+        write_output(target, &(format.exporter)(&declared).render(&compared)?)?;
     }
     let mut status = ExitCode::SUCCESS;
     let mut gate = String::new();
@@ -105,18 +102,6 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         write_output(&OutputTarget::Stdout, &text)?;
     }
     Ok(status)
-}
-
-/// The file format a flag of `latlab compare` names: one exporter of a comparison each.
-fn compare_format(flag: &str) -> Box<dyn Exporter<Compared>> {
-    match flag {
-        "--markdown" => Box::new(CompareMarkdown),
-        "--csv" => Box::new(CompareCsv),
-        "--html" => Box::new(CompareHtml {
-            declared: latlab_probes::presentations(),
-        }),
-        _ => Box::new(CompareJson),
-    }
 }
 
 /// `A = before/results.json (host, started)`, or for several runs `A = 3 runs in before/

@@ -16,8 +16,8 @@ use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
 use latlab_report::terminal::Detail;
 use latlab_report::{
-    CsvExporter, ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, MarkdownExporter,
-    OutputTarget, TableExporter, advice, html_page, render_plots, write_output, write_plots,
+    ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, OutputTarget, TableExporter,
+    advice, html_page, render_plots, write_output, write_plots,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,14 +56,9 @@ fn result_files(plan: &RunPlan) -> ResultFiles {
     let outputs = &plan.outputs;
     let mut files = ResultFiles::default();
     files.add(outputs.json.clone(), JsonExporter);
-    if let Some(copy) = &outputs.json_copy {
-        files.add(copy.clone(), JsonExporter);
-    }
-    if let Some(csv) = &outputs.csv {
-        files.add(csv.clone(), CsvExporter);
-    }
-    if let Some(markdown) = &outputs.markdown {
-        files.add(markdown.clone(), MarkdownExporter);
+    let declared = latlab_probes::presentations();
+    for (format, target) in &outputs.named {
+        files.add(target.clone(), (format.exporter)(&declared));
     }
     files
 }

@@ -6,12 +6,12 @@ use super::UsageError;
 use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs};
 use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
-use latlab_report::compare::Side;
+use latlab_report::compare::{Compared, Side};
 use latlab_report::copies;
 use latlab_report::fleet::{Fleet, FleetReport};
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
-use latlab_report::{OutputTarget, is_same_file};
+use latlab_report::{FileFormat, Offered, OutputTarget, is_same_file};
 use std::path::{Path, PathBuf};
 
 /// `latlab man --dir DIR`: the directory must exist (the pages are written into it) and be
@@ -172,10 +172,8 @@ fn run_label(index: usize) -> String {
 pub struct ComparePlan {
     pub sides: Vec<Side>,
     pub paths: Vec<Vec<PathBuf>>,
-    pub markdown: Option<OutputTarget>,
-    pub csv: Option<OutputTarget>,
-    pub json: Option<OutputTarget>,
-    pub html: Option<OutputTarget>,
+    /// The formats named (`--markdown`, `--json`, ...), each with where it goes.
+    pub outputs: Vec<(&'static FileFormat<Compared>, OutputTarget)>,
     /// Medians closer than this share are the same.
     pub threshold: f64,
     /// A result slower than this many per cent fails the comparison.
@@ -187,36 +185,19 @@ pub struct ComparePlan {
 }
 
 impl ComparePlan {
-    /// The file outputs, each with its flag.
-    pub fn outputs(&self) -> impl Iterator<Item = (&'static str, &OutputTarget)> {
-        [
-            ("--markdown", &self.markdown),
-            ("--csv", &self.csv),
-            ("--json", &self.json),
-            ("--html", &self.html),
-        ]
-        .into_iter()
-        .filter_map(|(flag, target)| Some((flag, target.as_ref()?)))
-    }
-
     /// Whether an output takes standard output (the text then goes to standard error).
     pub fn uses_stdout(&self) -> bool {
-        self.outputs().any(|(_, t)| *t == OutputTarget::Stdout)
+        self.outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout)
     }
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
-    let outputs = [
-        ("--markdown", &args.markdown),
-        ("--csv", &args.csv),
-        ("--json", &args.json),
-        ("--html", &args.html),
-    ];
+    let outputs = args.outputs.by_flag();
     check_compare_outputs(&outputs)?;
     let paths = (args.files.iter())
         .map(|path| side_files(path))
         .collect::<Result<Vec<_>, UsageError>>()?;
-    for (flag, text) in outputs {
+    for (flag, text) in &outputs {
         let Some(output) = text.as_deref().filter(|t| *t != "-") else {
             continue;
         };
@@ -254,14 +235,12 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         kept_paths.push(kept);
     }
     let paths = kept_paths;
-    let target = |text: &Option<String>| text.as_deref().map(OutputTarget::parse);
     let plan = ComparePlan {
         sides,
         paths,
-        markdown: target(&args.markdown),
-        csv: target(&args.csv),
-        json: target(&args.json),
-        html: target(&args.html),
+        outputs: (args.outputs.named())
+            .map(|(format, path)| (format, OutputTarget::parse(path)))
+            .collect(),
         threshold: args.threshold / 100.0,
         fail_if_slower: args.fail_if_slower,
         terminal: Terminal::default(),
@@ -273,7 +252,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
 
 /// Refuses compare's outputs that cannot be written: an empty path, a directory, or one
 /// file (or standard output) named by two of them.
-fn check_compare_outputs(outputs: &[(&str, &Option<String>)]) -> Result<(), UsageError> {
+fn check_compare_outputs(outputs: &[(String, Option<String>)]) -> Result<(), UsageError> {
     for (flag, text) in outputs {
         if text.as_deref().is_some_and(str::is_empty) {
             return Err(UsageError(format!(
@@ -297,8 +276,8 @@ fn check_compare_outputs(outputs: &[(&str, &Option<String>)]) -> Result<(), Usag
                 (*name).to_string()
             };
             return Err(UsageError(format!(
-                "{what} is named by two of --markdown, --csv, --json and --html; give each its \
-                 own"
+                "{what} is named by two of {}; give each its own",
+                Compared::flags_listed()
             )));
         }
     }

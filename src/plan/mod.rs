@@ -11,14 +11,15 @@ pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report}
 
 use crate::cli::RunArgs;
 use latlab_engine::isolation::DirectoryLock;
+use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
 use latlab_front::{BaselineStore, Baselines, RunOf, Stream, terminal};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
 };
-use latlab_report::OutputTarget;
 use latlab_report::terminal::Terminal;
+use latlab_report::{FileFormat, Offered, OutputTarget};
 use std::path::{Path, PathBuf};
 
 /// Bad input: one line saying what was wrong and what to do. Exit status 2.
@@ -38,10 +39,9 @@ impl From<latlab_report::load::LoadError> for UsageError {
 pub struct Outputs {
     /// DIR/results.json.
     pub json: OutputTarget,
-    /// `--json`: the JSON again, here.
-    pub json_copy: Option<OutputTarget>,
-    pub csv: Option<OutputTarget>,
-    pub markdown: Option<OutputTarget>,
+    /// The formats named (`--json`, `--csv`, `--markdown`, ...), each with where it goes;
+    /// a `--json` naming DIR/results.json itself is left out, as it adds nothing.
+    pub named: Vec<(&'static FileFormat<RunRecord>, OutputTarget)>,
     /// A directory to create before the first write (the default `--out`).
     pub create_dir: Option<PathBuf>,
     /// Where plots go: the results directory, when there is one.
@@ -52,10 +52,7 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn all(&self) -> impl Iterator<Item = &OutputTarget> {
-        std::iter::once(&self.json)
-            .chain(&self.json_copy)
-            .chain(&self.csv)
-            .chain(&self.markdown)
+        std::iter::once(&self.json).chain(self.named.iter().map(|(_, target)| target))
     }
 
     /// Whether a machine format goes to standard output (the table then goes to stderr).
@@ -223,14 +220,9 @@ fn runs(args: &RunArgs) -> Result<usize, UsageError> {
     if runs == 1 || RunOf::of_this_process().is_some() {
         return Ok(1);
     }
-    let tables = &args.tables;
     latlab_front::check_outputs_for_runs(
         runs,
-        &[
-            ("--json", &tables.json),
-            ("--csv", &tables.csv),
-            ("--markdown", &tables.markdown),
-        ],
+        &args.tables.by_flag(),
         &format!("each run's results.json is in its own directory (run-1 ... run-{runs})"),
     )
     .map_err(UsageError)?;
@@ -431,53 +423,47 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     })?;
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
     let json = OutputTarget::Replaced(results_dir.join("results.json"));
+    for (flag, path) in args.tables.by_flag() {
+        if path.as_deref().is_some_and(str::is_empty) {
+            return Err(UsageError(format!(
+                "{flag} '': an empty path; give a file name, or '-' for standard output"
+            )));
+        }
+    }
     // --json naming DIR/results.json itself adds nothing.
-    let json_copy = args
-        .tables
-        .json
-        .as_deref()
-        .map(OutputTarget::parse)
-        .filter(|copy| match (copy, &json) {
-            (OutputTarget::File(copy), OutputTarget::Replaced(main)) => !same_file(copy, main),
+    let named = (args.tables.named())
+        .map(|(format, path)| (format, OutputTarget::parse(path)))
+        .filter(|(format, target)| match (target, &json) {
+            (OutputTarget::File(copy), OutputTarget::Replaced(main)) => {
+                format.name != "json" || !same_file(copy, main)
+            }
             _ => true,
-        });
+        })
+        .collect();
     let results_dir = Some(results_dir);
     let outputs = Outputs {
         json,
-        json_copy,
-        csv: args.tables.csv.as_deref().map(OutputTarget::parse),
-        markdown: args.tables.markdown.as_deref().map(OutputTarget::parse),
+        named,
         create_dir,
         plots_dir: results_dir,
         _directory_lock: directory_lock,
     };
+    let formats = RunRecord::flags_listed();
     if outputs
         .all()
         .filter(|t| **t == OutputTarget::Stdout)
         .count()
         > 1
     {
-        return Err(UsageError(
-            "only one of --json, --csv and --markdown can be '-' (standard output)".into(),
-        ));
-    }
-    for (flag, text) in [
-        ("--json", &args.tables.json),
-        ("--csv", &args.tables.csv),
-        ("--markdown", &args.tables.markdown),
-    ] {
-        if text.as_deref().is_some_and(str::is_empty) {
-            return Err(UsageError(format!(
-                "{flag} '': an empty path; give a file name, or '-' for standard output"
-            )));
-        }
+        return Err(UsageError(format!(
+            "only one of {formats} can be '-' (standard output)"
+        )));
     }
     let files: Vec<&Path> = outputs.all().filter_map(OutputTarget::path).collect();
     for (i, path) in files.iter().enumerate() {
         if files[..i].iter().any(|other| same_file(other, path)) {
             return Err(UsageError(format!(
-                "{} is named by two outputs; give each of --json, --csv and --markdown its \
-                 own file",
+                "{} is named by two outputs; give each of {formats} its own file",
                 path.display()
             )));
         }

@@ -29,13 +29,9 @@ fn check_before_measuring(options: &Options, host: &dyn Host) -> Result<(), Stop
     if let Some(cpu) = options.sampling.pin {
         latlab_front::check_pin(host, cpu).map_err(bad)?;
     }
-    let named = [
-        ("--json", &options.tables.json),
-        ("--csv", &options.tables.csv),
-        ("--markdown", &options.tables.markdown),
-        ("--html", &options.html),
-    ];
-    for (flag, path) in named {
+    let mut named = options.tables.by_flag();
+    named.push(("--html".to_string(), options.html.clone()));
+    for (flag, path) in &named {
         match path.as_deref() {
             None | Some("-") => {}
             Some(path) => latlab_front::check_output_file(std::path::Path::new(path))
@@ -47,9 +43,11 @@ fn check_before_measuring(options: &Options, host: &dyn Host) -> Result<(), Stop
         .filter(|(_, p)| p.as_deref() == Some("-"))
         .count();
     if on_stdout > 1 {
-        return Err(bad(
-            "only one of --json, --csv, --markdown and --html can be '-' (standard output)",
-        ));
+        let flags: Vec<&str> = named.iter().map(|(flag, _)| flag.as_str()).collect();
+        return Err(bad(format!(
+            "only one of {} can be '-' (standard output)",
+            latlab_report::formats::listed(&flags)
+        )));
     }
     Ok(())
 }
@@ -206,8 +204,6 @@ fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
     let asked = [
         ("--profile", options.profile, profile),
         ("--html", options.html.is_some(), html),
-        ("--json", options.tables.json.is_some(), files),
-        ("--csv", options.tables.csv.is_some(), files),
         (
             "--save-baseline",
             options.baselines.save_baseline.is_some(),
@@ -225,10 +221,7 @@ fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
         .into_iter()
         .find(|&(_, asked, (_, built))| asked && !built)
     {
-        Some((option, _, (feature, _))) => Err(bad(format!(
-            "{option}: this build of latlab-bench was built without its `{feature}` feature \
-             (on by default); enable it in the dev-dependency"
-        ))),
+        Some((option, _, (feature, _))) => Err(bad(crate::options::not_built(option, feature))),
         None => Ok(()),
     }
 }
@@ -303,10 +296,12 @@ mod tests {
     use super::*;
     use crate::options::Command;
 
-    fn options(args: &[&str]) -> Options {
+    /// Why the command line `args` is refused before measuring, when it is: by the parser
+    /// (a format this build leaves out is not an option of it) or after it.
+    fn refused(args: &[&str]) -> Result<(), String> {
         let args = std::iter::once("bench").chain(args.iter().copied());
-        match Command::parse(args.map(OsString::from)).unwrap() {
-            Command::Run(options) => *options,
+        match Command::parse(args.map(OsString::from))? {
+            Command::Run(options) => refuse_what_this_build_lacks(&options).map_err(|s| s.0),
             Command::Help => unreachable!("no --help given"),
         }
     }
@@ -322,14 +317,15 @@ mod tests {
                 "files",
                 cfg!(feature = "files"),
             ),
+            (&["--csv", "out.csv"], "files", cfg!(feature = "files")),
             (&["--baseline", "main"], "files", cfg!(feature = "files")),
             (&["--html", "out.html"], "html", cfg!(feature = "html")),
             (&["--profile"], "profile", cfg!(feature = "profile")),
         ];
         for (args, feature, built) in asked {
-            match refuse_what_this_build_lacks(&options(args)) {
+            match refused(args) {
                 Ok(()) => assert!(built, "{args:?} went ahead without `{feature}`"),
-                Err(Stop(message)) => {
+                Err(message) => {
                     assert!(!built, "{args:?} refused with `{feature}`: {message}");
                     assert!(message.starts_with(args[0]), "{message}");
                     assert!(
@@ -339,6 +335,6 @@ mod tests {
                 }
             }
         }
-        assert!(refuse_what_this_build_lacks(&options(&["--markdown", "out.md"])).is_ok());
+        assert!(refused(&["--markdown", "out.md"]).is_ok());
     }
 }

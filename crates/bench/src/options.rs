@@ -4,8 +4,9 @@
 //! harness is in every user's dev-dependencies. The options shared with the `latlab` binary
 //! come from latlab-front, described once for both parsers.
 
+use latlab_engine::model::RunRecord;
 use latlab_front::{
-    BaselineArgs, OptionHelp, SamplingArgs, TableArgs, TerminalArgs, help_section, value,
+    BaselineArgs, FormatArgs, OptionHelp, SamplingArgs, TerminalArgs, help_section, value,
 };
 use std::ffi::OsString;
 
@@ -22,7 +23,7 @@ pub(crate) struct Options {
     pub sampling: SamplingArgs,
     /// Profile each benchmark after measuring it.
     pub profile: bool,
-    pub tables: TableArgs,
+    pub tables: FormatArgs<RunRecord>,
     /// Write the self-contained HTML report here.
     pub html: Option<String>,
     pub baselines: BaselineArgs,
@@ -94,7 +95,7 @@ impl Command {
                 Arg::Long(long) => {
                     let long = long.to_string();
                     if !options.take(&long, &mut parser)? {
-                        return Err(format!("unexpected argument '--{long}' found"));
+                        return Err(unexpected(&long));
                     }
                 }
                 Arg::Short(short) => {
@@ -112,6 +113,26 @@ impl Command {
         options.baselines.check()?;
         Ok(Command::Run(Box::new(options)))
     }
+}
+
+/// The formats the report crate writes only with this crate's `files` feature: a build
+/// without it refuses their options by name.
+const FORMATS_OF_FILES: &[&str] = &["json", "csv"];
+
+/// An option this parser does not take: one of a feature left out of this build, by name.
+fn unexpected(long: &str) -> String {
+    if !cfg!(feature = "files") && FORMATS_OF_FILES.contains(&long) {
+        return not_built(&format!("--{long}"), "files");
+    }
+    format!("unexpected argument '--{long}' found")
+}
+
+/// `option` needs `feature`, which this build of the harness lacks.
+pub(crate) fn not_built(option: &str, feature: &str) -> String {
+    format!(
+        "{option}: this build of latlab-bench was built without its `{feature}` feature (on by \
+         default); enable it in the dev-dependency"
+    )
 }
 
 impl Options {
@@ -160,7 +181,7 @@ pub(crate) fn help(program: &str, width: usize) -> String {
     ));
     text.push_str(&help_section(
         "Outputs",
-        &[TableArgs::OPTIONS, HTML].concat(),
+        &[&FormatArgs::<RunRecord>::options()[..], HTML].concat(),
         width,
     ));
     text.push_str(&help_section("Terminal", TerminalArgs::OPTIONS, width));
@@ -242,11 +263,12 @@ mod tests {
             text.lines().all(|line| line.chars().count() <= 80),
             "{text}"
         );
+        let formats = FormatArgs::<RunRecord>::options();
         for option in [GENERAL, PROFILE, HTML]
             .into_iter()
             .chain([
                 SamplingArgs::OPTIONS,
-                TableArgs::OPTIONS,
+                &formats,
                 BaselineArgs::OPTIONS,
                 TerminalArgs::OPTIONS,
             ])

@@ -285,59 +285,31 @@ pub(crate) fn result_files(
 ) -> Result<ResultFiles, String> {
     let mut files = ResultFiles::default();
     if run_of.is_none() {
+        let mut named = options.tables.by_flag();
+        named.push(("--html".to_string(), options.html.clone()));
         latlab_front::check_outputs_for_runs(
             options.sampling.runs,
-            &[
-                ("--json", &options.tables.json),
-                ("--csv", &options.tables.csv),
-                ("--markdown", &options.tables.markdown),
-                ("--html", &options.html),
-            ],
+            &named,
             "each run's results are kept as run-K.json in the target directory's latlab-runs/",
         )?;
     }
-    add_machine_formats(&mut files, options, run_of)?;
-    if let Some(path) = &options.tables.markdown {
+    #[cfg(feature = "files")]
+    if let Some(of) = run_of {
+        let dir = crate::baselines::runs_directory()?;
         files.add(
-            latlab_report::OutputTarget::parse(path),
-            latlab_report::MarkdownExporter,
+            latlab_report::OutputTarget::Replaced(crate::baselines::run_file(&dir, of)),
+            latlab_report::JsonExporter,
         );
+    }
+    for (format, path) in options.tables.named() {
+        let exporter = (format.exporter)(&Default::default());
+        files.add(latlab_report::OutputTarget::parse(path), exporter);
     }
     #[cfg(feature = "html")]
     if let Some(path) = &options.html {
         files.add_at_end(latlab_report::OutputTarget::parse(path), BenchmarksPage);
     }
     Ok(files)
-}
-
-/// `--json`, `--csv`, and a `--runs` run's `run-K.json`.
-#[cfg(feature = "files")]
-fn add_machine_formats(
-    files: &mut ResultFiles,
-    options: &Options,
-    run_of: Option<RunOf>,
-) -> Result<(), String> {
-    use latlab_report::{CsvExporter, JsonExporter, OutputTarget};
-    if let Some(of) = run_of {
-        let dir = crate::baselines::runs_directory()?;
-        files.add(
-            OutputTarget::Replaced(crate::baselines::run_file(&dir, of)),
-            JsonExporter,
-        );
-    }
-    if let Some(path) = &options.tables.json {
-        files.add(OutputTarget::parse(path), JsonExporter);
-    }
-    if let Some(path) = &options.tables.csv {
-        files.add(OutputTarget::parse(path), CsvExporter);
-    }
-    Ok(())
-}
-
-/// Without the `files` feature, the machine formats are refused before this.
-#[cfg(not(feature = "files"))]
-fn add_machine_formats(_: &mut ResultFiles, _: &Options, _: Option<RunOf>) -> Result<(), String> {
-    Ok(())
 }
 
 /// `--html`: the self-contained page, a distribution plot per benchmark.

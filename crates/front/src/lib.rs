@@ -1,7 +1,8 @@
 //! The front-end core shared by the `latlab` binary and the `latlab-bench` harness:
 //! - what both take from their command lines about how to sample ([`SamplingArgs`],
 //!   described once, parsed by the binary's clap and by the harness's lexopt, with the
-//!   engine's [`Suite`]), the forms results are also written in ([`TableArgs`]) and the
+//!   engine's [`Suite`]), the forms results are also written in ([`FormatArgs`], one option per
+//!   format of the report crate's list) and the
 //!   baselines ([`BaselineArgs`]);
 //! - the directories both write into on their own account, which must be the user's own
 //!   ([`check_own_directory`]);
@@ -30,6 +31,7 @@
 #[cfg(feature = "files")]
 mod baselines;
 mod directories;
+mod formats;
 mod lifecycle;
 mod lock;
 mod options;
@@ -46,6 +48,7 @@ mod width;
 #[cfg(feature = "files")]
 pub use baselines::{BaselineStore, Baselines};
 pub use directories::check_own_directory;
+pub use formats::FormatArgs;
 pub use latlab_engine::Suite;
 #[cfg(not(feature = "files"))]
 pub use lifecycle::Baselines;
@@ -53,9 +56,7 @@ pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 #[cfg(feature = "files")]
 pub use lifecycle::{Repeated, judge_and_keep, repeat};
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{
-    BaselineArgs, OptionHelp, SamplingArgs, TableArgs, help_section, parse_suite, value,
-};
+pub use options::{BaselineArgs, OptionHelp, SamplingArgs, help_section, parse_suite, value};
 pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };

@@ -1,4 +1,5 @@
-//! The sampling, output and baseline options both front ends take.
+//! The sampling and baseline options both front ends take (the output options are made from
+//! the formats: [`crate::FormatArgs`]).
 //!
 //! Each option is described once ([`OptionHelp`]: its name, value and help). The `latlab`
 //! binary parses them with clap (this crate's `clap` feature derives `clap::Args` from the
@@ -39,10 +40,6 @@ const PIN_HELP: &str = "Pin the run to this CPU";
 const RUNS_HELP: &str = "Run this many times, each run a process of its own started after the \
     last ended, into one directory (run-1, run-2, ...): what a comparison needs to know how \
     far each figure moves between runs";
-const JSON_HELP: &str = "Also write the results as JSON here (the run's schema, a Google \
-    Benchmark superset); '-' for standard output";
-const CSV_HELP: &str = "Also write CSV here; '-' for standard output";
-const MARKDOWN_HELP: &str = "Also write a Markdown table here; '-' for standard output";
 const SAVE_BASELINE_HELP: &str = "Also keep this run's results as the baseline NAME, replacing \
     the runs it held (DIR/baselines/NAME/ for 'latlab run', target/latlab-baselines/NAME/ for \
     'cargo bench')";
@@ -107,19 +104,6 @@ pub struct SamplingArgs {
     #[cfg_attr(feature = "clap", arg(long, value_name = "N", default_value_t = 1,
         value_parser = parse_runs, allow_hyphen_values = true, help = RUNS_HELP))]
     pub runs: usize,
-}
-
-/// Where the results go besides the front end's own outputs, in the forms both write.
-#[derive(Debug, Clone, Default)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
-#[cfg_attr(feature = "clap", command(next_help_heading = "Outputs"))]
-pub struct TableArgs {
-    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = JSON_HELP))]
-    pub json: Option<String>,
-    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = CSV_HELP))]
-    pub csv: Option<String>,
-    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", help = MARKDOWN_HELP))]
-    pub markdown: Option<String>,
 }
 
 /// Baselines: a run kept under a name, and a run compared with one kept earlier.
@@ -203,26 +187,6 @@ impl SamplingArgs {
         };
         config.check_sample_fits_budget("--target-time")?;
         Ok(config)
-    }
-}
-
-impl TableArgs {
-    pub const OPTIONS: &[OptionHelp] = &[
-        option("json", Some("FILE"), JSON_HELP),
-        option("csv", Some("FILE"), CSV_HELP),
-        option("markdown", Some("FILE"), MARKDOWN_HELP),
-    ];
-
-    /// As [`SamplingArgs::take`].
-    pub fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
-        let slot = match long {
-            "json" => &mut self.json,
-            "csv" => &mut self.csv,
-            "markdown" => &mut self.markdown,
-            _ => return Ok(false),
-        };
-        *slot = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
-        Ok(true)
     }
 }
 

@@ -60,7 +60,7 @@ impl RunOf {
 /// run's results go instead.
 pub fn check_outputs_for_runs(
     runs: usize,
-    named: &[(&str, &Option<String>)],
+    named: &[(String, Option<String>)],
     kept: &str,
 ) -> Result<(), String> {
     match named

@@ -1,9 +1,17 @@
 //! CSV: one row per result, every figure in full precision, every row naming its unit.
 
+use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use latlab_engine::model::RunRecord;
 
 pub struct CsvExporter;
+
+/// `--csv FILE`: a row per result.
+pub(crate) const FORMAT: FileFormat<RunRecord> = FileFormat {
+    name: "csv",
+    help: "Also write CSV here; '-' for standard output",
+    exporter: |_| Box::new(CsvExporter),
+};
 
 const HEADER: [&str; 27] = [
     "name",

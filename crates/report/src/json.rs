@@ -26,6 +26,7 @@
 //!
 //! Every sample, CPU times included, is in `latlab.probes[].results[]` whatever rows it got.
 
+use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use serde::Serialize;
@@ -39,6 +40,14 @@ pub const MIN_REPETITIONS: usize = 9;
 const GOOGLE_BENCHMARK_SCHEMA_VERSION: u32 = 1;
 
 pub struct JsonExporter;
+
+/// `--json FILE`: the results as JSON.
+pub(crate) const FORMAT: FileFormat<RunRecord> = FileFormat {
+    name: "json",
+    help: "Also write the results as JSON here (the run's schema, a Google Benchmark \
+        superset); '-' for standard output",
+    exporter: |_| Box::new(JsonExporter),
+};
 
 /// The JSON Schema (draft 2020-12) of the document [`JsonExporter`] writes, generated from
 /// the types that write it; the repository keeps a copy in `schema/results.schema.json`.

@@ -16,6 +16,7 @@ mod csv;
 mod families;
 #[cfg(feature = "files")]
 pub mod fleet;
+pub mod formats;
 #[cfg(feature = "files")]
 pub mod headline;
 #[cfg(feature = "html")]
@@ -47,6 +48,7 @@ mod write;
 #[cfg(feature = "files")]
 pub use crate::csv::CsvExporter;
 pub use comparison::comparison_sentence;
+pub use formats::{FileFormat, Offered};
 #[cfg(feature = "files")]
 pub use headline::HeadlineExporter;
 #[cfg(feature = "html")]
@@ -66,6 +68,20 @@ pub use write::{
 };
 
 use latlab_engine::model::RunRecord;
+
+/// A run's results, in the forms both front ends also write them in (`--json FILE`, ...):
+/// each format's file declares it, and its line here offers it.
+impl Offered for RunRecord {
+    fn formats() -> &'static [FileFormat<RunRecord>] {
+        &[
+            #[cfg(feature = "files")]
+            json::FORMAT,
+            #[cfg(feature = "files")]
+            csv::FORMAT,
+            markdown::FORMAT,
+        ]
+    }
+}
 
 /// Why an output could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -88,4 +104,11 @@ pub enum ExportError {
 /// implements it, in a file of its own.
 pub trait Exporter<Model: ?Sized = RunRecord> {
     fn render(&self, model: &Model) -> Result<String, ExportError>;
+}
+
+/// An exporter chosen as the program runs (a [`FileFormat`]'s) renders as the one it holds.
+impl<Model: ?Sized, E: Exporter<Model> + ?Sized> Exporter<Model> for Box<E> {
+    fn render(&self, model: &Model) -> Result<String, ExportError> {
+        (**self).render(model)
+    }
 }

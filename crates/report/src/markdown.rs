@@ -1,5 +1,6 @@
 //! Markdown: the table as a pipe table, for READMEs and issue reports.
 
+use crate::formats::FileFormat;
 use crate::rows::{Sweeps, headline, rows};
 use crate::text_table::{Align, escape_markdown};
 use crate::{ExportError, Exporter};
@@ -7,6 +8,13 @@ use latlab_engine::model::RunRecord;
 use std::fmt::Write;
 
 pub struct MarkdownExporter;
+
+/// `--markdown FILE`: the table as Markdown.
+pub(crate) const FORMAT: FileFormat<RunRecord> = FileFormat {
+    name: "markdown",
+    help: "Also write a Markdown table here; '-' for standard output",
+    exporter: |_| Box::new(MarkdownExporter),
+};
 
 impl Exporter for MarkdownExporter {
     fn render(&self, run: &RunRecord) -> Result<String, ExportError> {

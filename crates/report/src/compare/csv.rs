@@ -1,6 +1,7 @@
 //! A comparison as CSV.
 
 use super::{Against, Compared, Comparison};
+use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 
 /// The CSV rendering: one row per result and later run, with the verdict and its p-value;
@@ -14,6 +15,14 @@ impl Exporter<Compared> for CompareCsv {
         csv_text(&compared.comparison)
     }
 }
+
+/// `latlab compare --csv FILE`.
+pub(crate) const FORMAT: FileFormat<Compared> = FileFormat {
+    name: "csv",
+    help: "Also write the comparison as CSV here, a row per result and later run; '-' \
+        for standard output",
+    exporter: |_| Box::new(CompareCsv),
+};
 
 fn csv_text(comparison: &Comparison) -> Result<String, ExportError> {
     let encode = |detail: String| ExportError::Encode {

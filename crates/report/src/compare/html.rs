@@ -6,6 +6,7 @@
 
 use super::render::{environment_table, footnote};
 use super::{Compared, ComparedResult, Comparison, Side};
+use crate::formats::FileFormat;
 use crate::markup::{Contents, FOLD_ROWS_ABOVE, Section, capitalised, inline_svg, page, sort_key};
 use crate::plots::{RenderedPlot, overlaid_plots, ratios};
 use crate::units::{format_ns, format_ratio, has_interval};
@@ -26,6 +27,19 @@ impl Exporter<Compared> for CompareHtml {
         page_of(&compared.sides, &compared.comparison, &self.declared)
     }
 }
+
+/// `latlab compare --html FILE`.
+pub(crate) const FORMAT: FileFormat<Compared> = FileFormat {
+    name: "html",
+    help: "Also write the comparison as a self-contained HTML page here: the plots with \
+        the runs overlaid, and per probe each result's ratio with each run's interval; '-' for \
+        standard output",
+    exporter: |declared| {
+        Box::new(CompareHtml {
+            declared: declared.clone(),
+        })
+    },
+};
 
 fn page_of(
     sides: &[Side],

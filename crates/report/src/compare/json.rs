@@ -1,6 +1,7 @@
 //! A comparison as JSON (`latlab_comparison_version` 1).
 
 use super::{Compared, Comparison, RunToRun, SIGNIFICANCE, Verdict};
+use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use serde_json::{Value, json};
 
@@ -14,6 +15,14 @@ impl Exporter<Compared> for CompareJson {
         json_text(&compared.comparison)
     }
 }
+
+/// `latlab compare --json FILE`.
+pub(crate) const FORMAT: FileFormat<Compared> = FileFormat {
+    name: "json",
+    help: "Also write the comparison as JSON here, with each run's tally; '-' for \
+        standard output",
+    exporter: |_| Box::new(CompareJson),
+};
 
 fn json_text(comparison: &Comparison) -> Result<String, ExportError> {
     let document = json!({

@@ -2,6 +2,7 @@
 
 use super::render::{all_left, environment_table, footnote, only_in_later_runs, results_table};
 use super::{Compared, Comparison, Side};
+use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use std::fmt::Write as _;
 
@@ -14,6 +15,14 @@ impl Exporter<Compared> for CompareMarkdown {
         Ok(markdown(&compared.sides, &compared.comparison))
     }
 }
+
+/// `latlab compare --markdown FILE`.
+pub(crate) const FORMAT: FileFormat<Compared> = FileFormat {
+    name: "markdown",
+    help: "Also write the comparison as Markdown here (every sweep point included); '-' \
+        for standard output",
+    exporter: |_| Box::new(CompareMarkdown),
+};
 
 fn markdown(sides: &[Side], comparison: &Comparison) -> String {
     let mut out = String::from("# latlab comparison\n\n");

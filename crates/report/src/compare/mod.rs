@@ -51,6 +51,19 @@ pub use json::CompareJson;
 pub use markdown::CompareMarkdown;
 pub use text::CompareText;
 
+/// A comparison, as `latlab compare` also writes it.
+impl crate::Offered for Compared {
+    fn formats() -> &'static [crate::FileFormat<Compared>] {
+        &[
+            markdown::FORMAT,
+            csv::FORMAT,
+            json::FORMAT,
+            #[cfg(feature = "html")]
+            html::FORMAT,
+        ]
+    }
+}
+
 /// A comparison as its renderings take it: the sides, the first the baseline, and what the
 /// comparison found. Each format is an [`crate::Exporter`] of it, in a file of its own.
 #[derive(Debug, Clone)]

@@ -477,3 +477,20 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
     assert!(gate.failed());
     assert!(gate.text("result", "A").contains("nothing was compared"));
 }
+
+/// Every format a comparison is offered in has an option of its own and renders the
+/// comparison, naming a result of it.
+#[test]
+fn every_offered_format_renders_the_comparison() {
+    use crate::Offered;
+    let formats = Compared::formats();
+    let mut names: Vec<&str> = formats.iter().map(|f| f.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), formats.len());
+    let runs = runs();
+    for format in formats {
+        let text = rendered(&*(format.exporter)(&Default::default()), &runs);
+        assert!(text.contains("steady"), "--{}: {text}", format.name);
+    }
+}
