@@ -581,8 +581,13 @@ mod tests {
         let ran_on = Pipe::new().unwrap();
         let after = ran_on.write.as_raw_fd();
         // SAFETY: a test of the last resort: the panic allocates in the child, whose parent
-        // is a test thread that holds no allocator lock while it forks.
-        let forked = std::panic::catch_unwind(|| unsafe { Child::fork(|| panic!("planted")) });
+        // is a test thread that holds no allocator lock while it forks. The panic unwinds
+        // without the hook (`resume_unwind`), which would print: another test thread may
+        // hold the standard error's lock as the fork copies it, and the child wait on it for
+        // ever.
+        let forked = std::panic::catch_unwind(|| unsafe {
+            Child::fork(|| std::panic::resume_unwind(Box::new("planted")))
+        });
         let mut child = match forked {
             Ok(child) => child.unwrap(),
             Err(_) => {
