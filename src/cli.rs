@@ -70,6 +70,11 @@ pub enum Command {
 pub struct RunArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// How long the run may take, e.g. 60s, 5m: each probe gets its part by its typical
+    /// cost, takes fewer samples or ends its sweep early to fit, and says what it left out;
+    /// 'none' lets every probe take all it would [default: 30s quick, 10m full].
+    #[arg(long, value_name = "DURATION", value_parser = parse_budget, help_heading = "Sampling")]
+    pub budget: Option<Budget>,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
     /// it matches result names instead ('cpu.branch/random|level/L1$'), and only the
     /// results it matches are kept ('latlab list' shows them).
@@ -248,6 +253,23 @@ fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// `--budget`: a time, or none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Limited(Duration),
+    Unlimited,
+}
+
+pub const BUDGET_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(7 * 24 * 3600);
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    if text == "none" {
+        return Ok(Budget::Unlimited);
+    }
+    duration_in(text, &BUDGET_RANGE, "60s").map(Budget::Limited)
+}
+
 pub const ITERATIONS_RANGE: std::ops::RangeInclusive<usize> = 10..=10_000_000;
 pub const DEADLINE_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_micros(1)..=Duration::from_secs(10);
@@ -344,6 +366,17 @@ mod tests {
             "must be a whole number of pairs, at least 1"
         );
         assert_eq!(parse_iterations("10"), Ok(10));
+    }
+
+    #[test]
+    fn budgets_are_durations_or_none() {
+        assert_eq!(
+            parse_budget("90s"),
+            Ok(Budget::Limited(Duration::from_secs(90)))
+        );
+        assert_eq!(parse_budget("none"), Ok(Budget::Unlimited));
+        assert_eq!(parse_budget("0s").unwrap_err(), "must be from 1s to 7days");
+        assert!(parse_budget("soon").unwrap_err().contains("such as 60s"));
     }
 
     #[test]

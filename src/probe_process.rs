@@ -23,7 +23,7 @@ use std::io::Read;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The first argument that makes latlab a probe's process: not a subcommand for people.
 pub const COMMAND: &str = "__probe-process";
@@ -41,6 +41,10 @@ struct Request {
     budget_ns: u64,
     rounds: usize,
     pause_between_samples_ns: Option<u64>,
+    /// The budget's share of the samples ([`Config::share`]).
+    share: f64,
+    /// The time left before the unit's deadline when it was asked, if it has one.
+    time_left_ns: Option<u64>,
 }
 
 impl Request {
@@ -54,6 +58,12 @@ impl Request {
             rounds: config.rounds,
             pause_between_samples_ns: (config.pause_between_samples)
                 .map(|pause| pause.as_nanos() as u64),
+            share: config.share,
+            time_left_ns: (config.deadline).map(|deadline| {
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_nanos() as u64
+            }),
         }
     }
 
@@ -67,13 +77,26 @@ impl Request {
             self.budget_ns.to_string(),
             self.rounds.to_string(),
             (self.pause_between_samples_ns).map_or("-".to_string(), |ns| ns.to_string()),
+            self.share.to_string(),
+            (self.time_left_ns).map_or("-".to_string(), |ns| ns.to_string()),
         ]
     }
 
     /// The request `args` carry, or what is wrong with them.
     fn from_args(args: &[String]) -> Result<Request, String> {
-        let [probe, suite, samples, target, budget, rounds, pause] = args else {
-            return Err(format!("{} arguments where 7 were expected", args.len()));
+        let [
+            probe,
+            suite,
+            samples,
+            target,
+            budget,
+            rounds,
+            pause,
+            share,
+            time_left,
+        ] = args
+        else {
+            return Err(format!("{} arguments where 9 were expected", args.len()));
         };
         let number = |what: &str, text: &str| -> Result<u64, String> {
             text.parse()
@@ -90,6 +113,15 @@ impl Request {
                 "-" => None,
                 ns => Some(number("the pause", ns)?),
             },
+            share: share
+                .parse()
+                .ok()
+                .filter(|share: &f64| (0.0..=1.0).contains(share))
+                .ok_or_else(|| format!("the share {share:?} is not a number from 0 to 1"))?,
+            time_left_ns: match time_left.as_str() {
+                "-" => None,
+                ns => Some(number("the time left", ns)?),
+            },
         })
     }
 
@@ -101,6 +133,8 @@ impl Request {
             pause_between_samples: self.pause_between_samples_ns.map(Duration::from_nanos),
             cancel,
             rounds: self.rounds,
+            share: self.share,
+            deadline: (self.time_left_ns).map(|ns| Instant::now() + Duration::from_nanos(ns)),
         }
     }
 }
@@ -233,11 +267,14 @@ mod tests {
             budget_ns: 10_000_000_000,
             rounds: 3,
             pause_between_samples_ns: Some(1000),
+            share: 0.375,
+            time_left_ns: Some(2_500_000_000),
         };
         assert_eq!(Request::from_args(&request.to_args()), Ok(request.clone()));
         assert_eq!(latlab_front::parse_suite(&request.suite), Ok(Suite::Full));
         let unpaused = Request {
             pause_between_samples_ns: None,
+            time_left_ns: None,
             ..request
         };
         assert_eq!(
@@ -251,5 +288,12 @@ mod tests {
             Err("samples \"many\" is not a whole number".into())
         );
         assert!(Request::from_args(&args[..3]).is_err());
+        let mut args = unpaused.to_args();
+        args[7] = "2".into();
+        assert!(
+            Request::from_args(&args)
+                .unwrap_err()
+                .contains("from 0 to 1")
+        );
     }
 }

@@ -6,11 +6,13 @@
 use crate::plan::RunPlan;
 use crate::probe_process;
 use latlab_engine::analysis::moved_between;
+use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, StabilityCheck};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Interrupted, Runner};
 use latlab_front::{
-    Controls, Measured, Progress, ProgressUnit, ResultFiles, RunRequest, Unwritten, panic_message,
+    Controls, Measured, Progress, ProgressUnit, ResultFiles, RunRequest, TimeWords, Unwritten,
+    panic_message,
 };
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
@@ -42,6 +44,7 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
         baselines: std::mem::take(&mut plan.baselines),
         terminal: plan.terminal,
         results_called: "result",
+        budget: plan.budget,
     };
     let mut probes = ProbeSet {
         plan: &plan,
@@ -83,7 +86,7 @@ impl Measured for ProbeSet<'_> {
         (self.plan.probes.iter())
             .map(|probe| ProgressUnit {
                 name: probe.id.to_string(),
-                typical_s: probe.typical.seconds(self.plan.suite),
+                typical_s: probe.expected_seconds(self.plan.suite),
                 rounds: probe.rounds.of(rounds),
                 alone: probe.alone,
             })
@@ -117,11 +120,18 @@ impl Measured for ProbeSet<'_> {
         self.plan.probes[unit].rounds.of(rounds)
     }
 
-    fn measure(&mut self, unit: usize, _round: usize) -> ProbeOutcome {
+    /// Measures the probe with its samples scaled to its part of the budget, and its
+    /// deadline.
+    fn measure(&mut self, unit: usize, _round: usize, allowance: Allowance) -> ProbeOutcome {
         let (plan, probe) = (self.plan, self.plan.probes[unit]);
         let rounds = probe.rounds.of(plan.rounds);
+        let deadline = allowance.time.map(|time| Instant::now() + time);
         self.runner().scoped(
-            |config| config.rounds = rounds,
+            |config| {
+                config.rounds = rounds;
+                config.share = allowance.share;
+                config.deadline = deadline;
+            },
             |runner| run_probe(probe, runner, plan),
         )
     }
@@ -183,6 +193,14 @@ impl Measured for ProbeSet<'_> {
             lines.push(format!("plots: {}", describe_files(&plots)));
         }
         lines
+    }
+
+    fn time_words(&self) -> TimeWords {
+        TimeWords {
+            units: "probes",
+            around: "stability checks",
+            more: "page and plots",
+        }
     }
 }
 

@@ -9,7 +9,7 @@ pub use selection::Selection;
 
 pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report};
 
-use crate::cli::RunArgs;
+use crate::cli::{Budget, RunArgs};
 use latlab_engine::isolation::DirectoryLock;
 use latlab_engine::model::RunRecord;
 use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
@@ -71,6 +71,8 @@ pub struct RunPlan {
     pub config: Config,
     /// Rounds each result is measured in, spread over the run.
     pub rounds: usize,
+    /// The time the run may take (`--budget`, else the suite's); `None`: no limit.
+    pub budget: Option<std::time::Duration>,
     pub outputs: Outputs,
     pub memory: MemoryOptions,
     pub threads: ThreadOptions,
@@ -150,6 +152,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         deadline: args.deadline,
         trace_on_miss: args.trace_on_miss,
     };
+    let budget = budget(args, suite, &mut notes);
     let runs = runs(args)?;
     let outputs = outputs(args)?;
     let baselines = baselines(args)?;
@@ -160,6 +163,7 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         selection,
         config,
         rounds: sampling.rounds,
+        budget,
         terminal: terminal(&args.terminal, Stream::beside(outputs.uses_stdout())),
         baselines,
         runs,
@@ -181,6 +185,32 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         // `latlab run`; a family's run does not.
         headline: family.is_none(),
     })
+}
+
+/// The time the run may take: `--budget`, else the suite's default (none for a synthetic
+/// run), with a note where `--budget` changed it.
+fn budget(args: &RunArgs, suite: Suite, notes: &mut Vec<String>) -> Option<std::time::Duration> {
+    // A synthetic run takes no budget unless asked: its made-up figures must be the same
+    // on any machine, however fast or loaded, and a budget shares samples by real time.
+    let budget = match args.budget {
+        None if args.synthetic => None,
+        None => Some(suite.default_budget()),
+        Some(Budget::Limited(time)) => Some(time),
+        Some(Budget::Unlimited) => None,
+    };
+    if args.budget.is_some() {
+        let seconds = |time: std::time::Duration| format!("{:.0} s", time.as_secs_f64());
+        notes.push(match budget {
+            Some(time) => format!(
+                "--budget: the run was given {} (the {} suite's default is {})",
+                seconds(time),
+                suite.name(),
+                seconds(suite.default_budget())
+            ),
+            None => "--budget none: every probe took all it would, however long".to_string(),
+        });
+    }
+    budget
 }
 
 /// What the run does with baselines, in the results directory's `baselines/`: compare

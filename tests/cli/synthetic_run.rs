@@ -86,7 +86,14 @@ fn the_table_is_exactly_as_expected() {
         .assert()
         .success()
         .stdout(EXPECTED_TABLE)
-        .stderr("results: latlab-results/results.json\nreport: latlab-results/report.html\n");
+        .stderr(
+            predicates::str::is_match(
+                "^results: latlab-results/results.json\nreport: latlab-results/report.html\n\
+             time: [0-9.]+ s: probes [0-9.]+ s, stability checks [0-9.]+ s, results [0-9.]+ s, \
+             page and plots [0-9.]+ s\n$",
+            )
+            .unwrap(),
+        );
     assert_eq!(
         files_in(dir.path()),
         [

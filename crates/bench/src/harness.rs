@@ -148,6 +148,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         baselines,
         terminal,
         results_called: "benchmark",
+        budget: None,
     };
     let mut sets = sets;
     let status = latlab_front::execute(request, &mut sets, &stop).map_err(bad)?;

@@ -9,6 +9,7 @@ use crate::profile::Profiler;
 use crate::registry::Benchmark;
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
+use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
@@ -107,7 +108,7 @@ impl Measured for BenchSets {
         self.session().first_round_from_now(round == 0);
     }
 
-    fn measure(&mut self, unit: usize, _round: usize) -> ProbeOutcome {
+    fn measure(&mut self, unit: usize, _round: usize, _: Allowance) -> ProbeOutcome {
         let started = Instant::now();
         let session = self.session.as_mut().expect("the run has started");
         session.run_set(&self.sets[unit]);
@@ -187,7 +188,7 @@ fn watch_for_stuck_sets(
                 let _ = files.print_beside(&text);
             }
             let mut unwritten = Unwritten::default();
-            files.write_so_far(&record, &mut unwritten);
+            files.write_so_far(&record, &mut unwritten, latlab_report::Durability::Synced);
             files.write_at_end(&record, &mut unwritten);
             unwritten.report();
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The fewest samples a result is ever made of, whatever the time budget.
 pub const MIN_SAMPLES: usize = 5;
@@ -25,6 +25,15 @@ impl Suite {
         match self {
             Suite::Quick => Config::quick(),
             Suite::Full => Config::full(),
+        }
+    }
+
+    /// How long a run of the whole suite may take unless told otherwise
+    /// ([`crate::budget`]): 30 s for the quick suite, the main job; 10 minutes for the full.
+    pub fn default_budget(self) -> Duration {
+        match self {
+            Suite::Quick => Duration::from_secs(30),
+            Suite::Full => Duration::from_secs(600),
         }
     }
 
@@ -57,6 +66,13 @@ pub struct Config {
     /// about what one measurement would, and their medians show how far the figure moves
     /// between measurements besides within one.
     pub rounds: usize,
+    /// The part of its usual samples and time the unit under way may take, from the run's
+    /// time budget ([`crate::budget`]): 1 takes them all. [`Config::samples_per_round`] and
+    /// [`Config::time_per_round`] apply it, never below the fewest samples a result needs.
+    pub share: f64,
+    /// When the unit under way should be done, from the run's time budget: a sweep leaves
+    /// out the points that would end past it ([`Config::has_time_for`]). `None`: no budget.
+    pub deadline: Option<Instant>,
 }
 
 impl Config {
@@ -69,6 +85,8 @@ impl Config {
             pause_between_samples: None,
             cancel: Arc::default(),
             rounds: 1,
+            share: 1.0,
+            deadline: None,
         }
     }
 
@@ -105,7 +123,8 @@ impl Config {
     /// The samples one round takes of `wanted` for the whole run: its share, and never fewer
     /// than the round's share of [`MIN_SAMPLES`].
     pub fn samples_per_round(&self, wanted: usize) -> usize {
-        wanted
+        let shared = (wanted as f64 * self.budget_share()).ceil() as usize;
+        shared
             .div_ceil(self.rounds())
             .max(self.min_samples_per_round())
     }
@@ -121,13 +140,30 @@ impl Config {
         self.time_per_round(self.budget)
     }
 
-    /// One round's share of `time` allowed for the whole run.
+    /// One round's share of `time` allowed for the whole run (and of that, the budget's
+    /// [`Config::share`]).
     pub fn time_per_round(&self, time: Duration) -> Duration {
-        time / self.rounds() as u32
+        time.mul_f64(self.budget_share()) / self.rounds() as u32
     }
 
     pub(crate) fn rounds(&self) -> usize {
         self.rounds.max(1)
+    }
+
+    /// [`Config::share`], within 0 and 1.
+    pub fn budget_share(&self) -> f64 {
+        if self.share.is_finite() {
+            self.share.clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// Whether work expected to take `expected` ends before the unit's deadline (always,
+    /// without a budget).
+    pub fn has_time_for(&self, expected: Duration) -> bool {
+        self.deadline
+            .is_none_or(|deadline| Instant::now() + expected <= deadline)
     }
 
     /// The longest sample that still leaves room, within the budget, for the fewest samples

@@ -24,6 +24,7 @@
 //! locking, real-time priority, the lock between concurrent runs) that make a run trustworthy.
 
 pub mod analysis;
+pub mod budget;
 pub mod clock;
 mod config;
 pub mod config_text;

@@ -42,6 +42,7 @@ mod repeat;
 mod results;
 mod stderr;
 mod terminal;
+mod time_spent;
 mod unwritten;
 mod width;
 
@@ -69,5 +70,6 @@ pub use repeat::{
 pub use results::{ResultFiles, print_out};
 pub use stderr::stderr_text;
 pub use terminal::{ColorChoice, Stream, TerminalArgs, help_text_width, terminal};
+pub use time_spent::{TimeSpent, TimeWords};
 pub use unwritten::Unwritten;
 pub use width::{help_width, text_width};

@@ -18,16 +18,18 @@
 
 #[cfg(feature = "files")]
 use crate::{Baselines, RunOf};
-use crate::{Progress, ProgressUnit, ResultFiles, Unwritten};
+use crate::{Progress, ProgressUnit, ResultFiles, TimeSpent, TimeWords, Unwritten};
+use latlab_engine::budget::{Allowance, TimeBudget};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, Interrupted, Runner, Suite};
 use latlab_report::terminal::{Detail, Terminal};
-use latlab_report::{ExportError, advice};
+use latlab_report::{Durability, ExportError, advice};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What a run measures: a set of probes, or of benchmark sets. The lifecycle calls these in
 /// order: [`progress_units`](Measured::progress_units), [`start`](Measured::start), then
@@ -61,9 +63,10 @@ pub trait Measured {
     /// Round `round` (from 0) begins.
     fn round_begins(&mut self, _round: usize) {}
 
-    /// Measures round `round` of unit `unit`: its outcome, `Interrupted` when a signal
-    /// stopped it.
-    fn measure(&mut self, unit: usize, round: usize) -> ProbeOutcome;
+    /// Measures round `round` of unit `unit` within `allowance`, its part of the run's time
+    /// budget (its samples scaled by [`Allowance::share`], and a deadline): its outcome,
+    /// `Interrupted` when a signal stopped it.
+    fn measure(&mut self, unit: usize, round: usize, allowance: Allowance) -> ProbeOutcome;
 
     /// Whether `unit` takes another round as far as the front end knows (a set that took all
     /// its samples in one round does not); the rounds merged decide too.
@@ -93,6 +96,11 @@ pub trait Measured {
     /// cannot be noted in `unwritten`: the lines saying where they went.
     fn write_more(&self, _record: &RunRecord, _unwritten: &mut Unwritten) -> Vec<String> {
         Vec::new()
+    }
+
+    /// What the line of where the time went calls the parts of this run.
+    fn time_words(&self) -> TimeWords {
+        TimeWords::default()
     }
 }
 
@@ -127,6 +135,9 @@ pub struct RunRequest {
     pub terminal: Terminal,
     /// What a result is called in the gate's text: "result", "benchmark".
     pub results_called: &'static str,
+    /// The time the run may take, from the lock taken to the outputs written; `None`: as
+    /// long as its units take.
+    pub budget: Option<Duration>,
 }
 
 /// Without the results files (the `files` feature) there are no baselines: nothing to
@@ -161,7 +172,11 @@ pub fn execute(
     // it neither shares the pinned CPU nor runs in real time.
     let shown = std::io::stderr().is_terminal() && request.terminal.detail != Detail::Quiet;
     let units = measured.progress_units(request.rounds);
+    let budget = (request.budget)
+        .map(|total| TimeBudget::new(total, units.iter().map(|u| (u.typical_s, u.rounds))));
+    let names: Vec<String> = units.iter().map(|unit| unit.name.clone()).collect();
     let mut progress = Progress::new(units, request.rounds, shown);
+    let mut spent = TimeSpent::begin(request.budget);
     request.config.cancel = cancel;
     let settings = apply_controls(&mut request, &mut notes);
     let mut record = begin_record(&request, settings, notes);
@@ -173,22 +188,36 @@ pub fn execute(
     if let Some(listener) = progress.listener() {
         runner.listen(listener);
     }
-    let started = measured.start(runner, &mut record, &progress);
+    let started = spent.timed(
+        |s| &mut s.around,
+        || measured.start(runner, &mut record, &progress),
+    );
     let mut interrupted = match started {
-        Ok(()) => measure_in_rounds(
-            &request,
-            measured,
-            &mut record,
-            &mut progress,
-            &mut unwritten,
-        ),
+        Ok(()) => {
+            let mut rounds = Rounds {
+                request: &request,
+                measured: &mut *measured,
+                progress: &mut progress,
+                unwritten: &mut unwritten,
+                spent: &mut spent,
+                budget,
+                names,
+            };
+            rounds.measure(&mut record)
+        }
         Err(Interrupted) => true,
     };
-    interrupted = measured.finish(&mut record, &progress, interrupted);
+    interrupted = spent.timed(
+        |s| &mut s.around,
+        || measured.finish(&mut record, &progress, interrupted),
+    );
     progress.finish();
+    record
+        .notes
+        .extend(spent.scaled_note(&measured.time_words()));
     record.load_avg_after = request.host.load_average();
     record.complete = !interrupted;
-    let regressed = write_outputs(&request, measured, &record, &mut unwritten)?;
+    let regressed = write_outputs(&request, measured, &record, &mut unwritten, &mut spent)?;
     let status = exit_status(&request, &record, &unwritten, interrupted, stop);
     Ok(if status == 0 && regressed { 1 } else { status })
 }
@@ -274,50 +303,84 @@ fn create_results_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Measures the units in the request's rounds, taken round-robin, each round merged into
-/// the record and every results file rewritten as it arrives; `true` when a signal stopped
-/// it.
-fn measure_in_rounds(
-    request: &RunRequest,
-    measured: &mut dyn Measured,
-    record: &mut RunRecord,
-    progress: &mut Progress,
-    unwritten: &mut Unwritten,
-) -> bool {
-    let mut merged: Vec<ProbeRounds> = Vec::with_capacity(measured.units());
-    for round in 0..request.rounds {
-        measured.round_begins(round);
-        for unit in 0..measured.units() {
-            let rounds = measured.rounds_of(unit, request.rounds);
-            let done = merged.get(unit).is_some_and(|m| !m.wants_another_round());
-            if round >= rounds || done || (round > 0 && !measured.takes_another_round(unit)) {
-                continue;
-            }
-            progress.unit_started(unit, round);
-            let outcome = measured.measure(unit, round);
-            let interrupted = outcome.status == ProbeStatus::Interrupted;
-            let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
-            match merged.get_mut(unit) {
-                Some(rounds) => rounds.add(outcome),
-                None => merged.push(ProbeRounds::first(outcome)),
-            }
-            let kept = measured.merged(merged[unit].outcome().clone());
-            match record.probes.get_mut(unit) {
-                Some(earlier) => *earlier = kept,
-                None => record.probes.push(kept),
-            }
-            request.files.write_so_far(record, unwritten);
-            let again = round + 1 < rounds
-                && merged[unit].wants_another_round()
-                && measured.takes_another_round(unit);
-            progress.unit_finished(skipped, again);
-            measured.measured(record, again);
-            if interrupted {
-                return true;
+/// The units measured in the request's rounds, and what they are measured with.
+struct Rounds<'a> {
+    request: &'a RunRequest,
+    measured: &'a mut dyn Measured,
+    progress: &'a mut Progress,
+    unwritten: &'a mut Unwritten,
+    spent: &'a mut TimeSpent,
+    budget: Option<TimeBudget>,
+    /// Each unit's name, for the time each round took.
+    names: Vec<String>,
+}
+
+impl Rounds<'_> {
+    /// Measures the units in the request's rounds, taken round-robin, each round merged
+    /// into the record and every results file rewritten as it arrives; `true` when a signal
+    /// stopped it.
+    fn measure(&mut self, record: &mut RunRecord) -> bool {
+        let request = self.request;
+        let mut merged: Vec<ProbeRounds> = Vec::with_capacity(self.measured.units());
+        for round in 0..request.rounds {
+            self.measured.round_begins(round);
+            for unit in 0..self.measured.units() {
+                let rounds = self.measured.rounds_of(unit, request.rounds);
+                let done = merged.get(unit).is_some_and(|m| !m.wants_another_round());
+                if round >= rounds
+                    || done
+                    || (round > 0 && !self.measured.takes_another_round(unit))
+                {
+                    continue;
+                }
+                self.progress.unit_started(unit, round);
+                let outcome = self.measure_round(unit, round);
+                let interrupted = outcome.status == ProbeStatus::Interrupted;
+                let skipped = matches!(outcome.status, ProbeStatus::Skipped { .. });
+                match merged.get_mut(unit) {
+                    Some(rounds) => rounds.add(outcome),
+                    None => merged.push(ProbeRounds::first(outcome)),
+                }
+                let kept = self.measured.merged(merged[unit].outcome().clone());
+                match record.probes.get_mut(unit) {
+                    Some(earlier) => *earlier = kept,
+                    None => record.probes.push(kept),
+                }
+                let rewrite = Instant::now();
+                (request.files).write_so_far(record, self.unwritten, Durability::Cached);
+                self.spent.rewrote(rewrite.elapsed());
+                let again = round + 1 < rounds
+                    && merged[unit].wants_another_round()
+                    && self.measured.takes_another_round(unit);
+                if !again && let Some(budget) = &mut self.budget {
+                    budget.ended(unit);
+                }
+                self.progress.unit_finished(skipped, again);
+                self.measured.measured(record, again);
+                if interrupted {
+                    return true;
+                }
             }
         }
+        false
     }
-    false
+
+    /// Round `round` of `unit`, within its part of the budget.
+    fn measure_round(&mut self, unit: usize, round: usize) -> ProbeOutcome {
+        let allowance = match (&self.budget, self.spent.left_for_units()) {
+            (Some(budget), Some(left)) => budget.allowance(unit, left),
+            _ => Allowance::UNLIMITED,
+        };
+        let started = Instant::now();
+        let outcome = self.measured.measure(unit, round, allowance);
+        let took = started.elapsed();
+        self.spent.units += took;
+        (self.spent.rounds).push((self.names[unit].clone(), took, allowance));
+        if let Some(budget) = &mut self.budget {
+            budget.took(unit, took);
+        }
+        outcome
+    }
 }
 
 /// Writes every output, prints the text with the comparison against the baseline, and
@@ -328,17 +391,21 @@ fn write_outputs(
     measured: &dyn Measured,
     record: &RunRecord,
     unwritten: &mut Unwritten,
+    spent: &mut TimeSpent,
 ) -> Result<bool, String> {
     let files = &request.files;
-    files.write_so_far(record, unwritten);
-    let written_more = measured.write_more(record, unwritten);
+    spent.timed(
+        |s| &mut s.results,
+        || files.write_so_far(record, unwritten, Durability::Synced),
+    );
+    let written_more = spent.timed(|s| &mut s.more, || measured.write_more(record, unwritten));
     let (judged, regressed) = against_baseline(request, record);
     let text = measured.text(record).map_err(|e| with_causes(&e))? + &judged;
     if files.uses_stdout() {
         crate::stderr_text(&text);
-        files.write_at_end(record, unwritten);
+        spent.timed(|s| &mut s.results, || files.write_at_end(record, unwritten));
     } else {
-        files.write_at_end(record, unwritten);
+        spent.timed(|s| &mut s.results, || files.write_at_end(record, unwritten));
         crate::print_out(&text).map_err(|e| with_causes(&e))?;
     }
     #[cfg(feature = "files")]
@@ -348,6 +415,15 @@ fn write_outputs(
     files.say_written(unwritten);
     for line in written_more {
         crate::say!("{line}");
+    }
+    if request.terminal.detail != Detail::Quiet {
+        let width = request.terminal.width;
+        crate::say!("{}", spent.line(&measured.time_words(), width));
+    }
+    if request.terminal.detail == Detail::Verbose {
+        for line in spent.unit_lines() {
+            crate::say!("{line}");
+        }
     }
     unwritten.report();
     if !files.any_kept(unwritten)
@@ -503,6 +579,8 @@ mod tests {
         failing: Option<usize>,
         stopped_at: Option<(usize, usize, Arc<AtomicBool>)>,
         finished: Option<bool>,
+        /// What each round was allowed, in the order measured.
+        allowances: Vec<Allowance>,
     }
 
     impl Measured for Units {
@@ -534,8 +612,9 @@ mod tests {
             self.rounds_begun.push(round);
         }
 
-        fn measure(&mut self, unit: usize, round: usize) -> ProbeOutcome {
+        fn measure(&mut self, unit: usize, round: usize, allowance: Allowance) -> ProbeOutcome {
             self.measured.push((unit, round));
+            self.allowances.push(allowance);
             let status = match &self.stopped_at {
                 Some((u, r, flag)) if (*u, *r) == (unit, round) => {
                     flag.store(true, Ordering::Relaxed);
@@ -593,6 +672,7 @@ mod tests {
             baselines: Baselines::none(),
             terminal: Terminal::default(),
             results_called: "result",
+            budget: None,
         }
     }
 
@@ -625,6 +705,45 @@ mod tests {
         assert_eq!(counted.renders.load(Ordering::Relaxed), 8);
         assert_eq!(*counted.last.lock().unwrap(), ["unit0", "unit1", "unit2"]);
         assert!(dir.path().join("r.md").is_file());
+    }
+
+    /// Without a budget every round takes all its samples; with one, each round is
+    /// allowed its part of the time left by its typical cost, and takes the samples that fit.
+    #[test]
+    fn a_budget_gives_each_round_its_part_of_the_time_left() {
+        let mut units = Units {
+            count: 3,
+            ..Units::default()
+        };
+        let status = execute(
+            request(ResultFiles::default(), None),
+            &mut units,
+            &StopSignals::unset(),
+        );
+        assert_eq!(status, Ok(0));
+        assert!(units.allowances.iter().all(|a| *a == Allowance::UNLIMITED));
+        // Three units of a typical second each (the first two in three rounds): 3 typical
+        // seconds in a budget of 0.7 s.
+        let mut units = Units {
+            count: 3,
+            ..Units::default()
+        };
+        let budget = Duration::from_millis(700);
+        let request = RunRequest {
+            budget: Some(budget),
+            ..request(ResultFiles::default(), None)
+        };
+        execute(request, &mut units, &StopSignals::unset()).unwrap();
+        assert_eq!(units.allowances.len(), 7);
+        let first = units.allowances[0];
+        assert!(first.time.unwrap() <= budget / 9, "{first:?}");
+        assert!(first.share < 0.5 && first.share > 0.0, "{first:?}");
+        // The last unit's one round typically costs three of the others': a larger part.
+        let last = units.allowances[2];
+        assert!(
+            last.time.unwrap() > first.time.unwrap(),
+            "{last:?} {first:?}"
+        );
     }
 
     /// A failed unit is not measured again, the others go on, and the run ends with 1.

@@ -5,7 +5,9 @@
 
 use crate::Unwritten;
 use latlab_engine::model::RunRecord;
-use latlab_report::{ExportError, Exporter, OutputTarget, write_output};
+use latlab_report::{
+    Durability, ExportError, Exporter, OutputTarget, write_output, write_output_as,
+};
 
 /// The results files asked for, each with its format.
 #[derive(Default)]
@@ -54,13 +56,20 @@ impl ResultFiles {
     }
 
     /// Rewrites the files that can be rewritten whole (not standard output, a device or a
-    /// FIFO; not those written at the end only); one that cannot be written (a full disk) is
-    /// noted, and measuring goes on.
-    pub fn write_so_far(&self, record: &RunRecord, unwritten: &mut Unwritten) {
+    /// FIFO; not those written at the end only), synced as `durability` says (a rewrite the
+    /// next replaces need not be); one that cannot be written (a full disk) is noted, and
+    /// measuring goes on.
+    pub fn write_so_far(
+        &self,
+        record: &RunRecord,
+        unwritten: &mut Unwritten,
+        durability: Durability,
+    ) {
         self.write(
             record,
             |file| file.target.is_rewritable() && !file.at_end,
             unwritten,
+            durability,
         );
     }
 
@@ -71,6 +80,7 @@ impl ResultFiles {
             record,
             |file| !file.target.is_rewritable() || file.at_end,
             unwritten,
+            Durability::Synced,
         );
     }
 
@@ -79,12 +89,13 @@ impl ResultFiles {
         record: &RunRecord,
         which: impl Fn(&ResultFile) -> bool,
         unwritten: &mut Unwritten,
+        durability: Durability,
     ) {
         for file in self.files.iter().filter(|file| which(file)) {
             let target = &file.target;
             let written = file.exporter.render(record).and_then(|text| match target {
                 OutputTarget::Stdout => print_out(&text),
-                _ => write_output(target, &text),
+                _ => write_output_as(target, &text, durability),
             });
             unwritten.note(&target.shown(), written);
         }

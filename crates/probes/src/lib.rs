@@ -4,6 +4,7 @@
 //! that measures with the engine's [`Runner`] and returns results named `id/variant`. Probes
 //! never print; the registry drives `latlab list`, `--only`/`--skip` and the documentation.
 
+mod budget;
 mod clock;
 mod cpu;
 mod file;
@@ -271,6 +272,18 @@ pub struct ProbeSpec {
     /// What its results feed in the report: plots, headline rows, matrices, distributions.
     pub presentation: Presentation,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
+}
+
+impl ProbeSpec {
+    /// What it is expected to cost in `suite`, in seconds: its typical cost, or nothing for a
+    /// probe that its process's readiness already skips (the GPU family without a driver),
+    /// so that a run's budget and its estimate of the time left do not wait for it.
+    pub fn expected_seconds(&self, suite: Suite) -> f64 {
+        match self.process {
+            Process::Own { ready } if ready().is_err() => 0.0,
+            _ => self.typical.seconds(suite),
+        }
+    }
 }
 
 /// The process a probe runs in.
@@ -685,7 +698,7 @@ mod tests {
             line_bytes: Some(64),
             shared_by_cpus: 2,
         }];
-        assert_eq!(default_max_size(&claimed), 512 * MIB);
+        assert_eq!(default_max_size(&claimed), 256 * MIB);
         let mut runner = synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
         // The synthetic machine claims a 32 MiB L3: 128 MiB by default.

@@ -64,7 +64,8 @@ pub use printable::{one_line, printable};
 pub use table::TableExporter;
 pub use text_table::{Align, TextTable};
 pub use write::{
-    Destination, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting, write_output,
+    Destination, Durability, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting,
+    write_output, write_output_as,
 };
 
 use latlab_engine::model::RunRecord;

@@ -180,6 +180,27 @@ fn absolute_in(path: &Path) -> PathBuf {
 }
 
 pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportError> {
+    write_output_as(target, contents, Durability::Synced)
+}
+
+/// Whether a file that replaces another is synced to disk before it takes the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced: it survives a power cut as written. Every output's last write.
+    Synced,
+    /// Left to the kernel: it survives the process (a crash, Ctrl-C, a kill) whole, as the
+    /// rename is atomic, but a power cut may lose it. For the rewrites of a results file
+    /// during a run, each replaced by the next, whose syncing took about a second of a main
+    /// job.
+    Cached,
+}
+
+/// As [`write_output`], synced as `durability` says.
+pub fn write_output_as(
+    target: &OutputTarget,
+    contents: &str,
+    durability: Durability,
+) -> Result<(), ExportError> {
     match target {
         OutputTarget::Stdout => {
             let stdout = std::io::stdout();
@@ -192,8 +213,8 @@ pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportE
         }
         OutputTarget::File(path) | OutputTarget::Replaced(path) => {
             let written = match target {
-                OutputTarget::File(_) => write_named(path, contents.as_bytes()),
-                _ => write_atomically(path, contents),
+                OutputTarget::File(_) => write_named(path, contents.as_bytes(), durability),
+                _ => write_atomically(path, contents, durability),
             };
             written.map_err(|source| ExportError::Write {
                 path: path.display().to_string(),
@@ -259,9 +280,9 @@ fn wait_for_room(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
 }
 
 /// Writes where the path the user named leads ([`Destination`]).
-fn write_named(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+fn write_named(path: &Path, contents: &[u8], durability: Durability) -> std::io::Result<()> {
     match Destination::of(path)? {
-        Destination::Replaced(file) => write_atomically(&file, contents),
+        Destination::Replaced(file) => write_atomically(&file, contents, durability),
         Destination::InPlace(device) => write_in_place(&device, contents),
         Destination::Appended(file) => std::fs::OpenOptions::new()
             .append(true)
@@ -294,12 +315,16 @@ fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 }
 
 /// Replaces `path` whole: a temporary file beside it, created exclusively (never through a
-/// link), written and synced, then renamed over whatever `path` is (a renamed-over link is
-/// replaced, not followed).
+/// link), written and (as `durability` says) synced, then renamed over whatever `path` is
+/// (a renamed-over link is replaced, not followed).
 ///
 /// Every call names files relative to the directory, opened once: a working directory
 /// deeper than `PATH_MAX` (4096 bytes) still takes `latlab-results/results.json`.
-pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+pub(crate) fn write_atomically(
+    path: &Path,
+    contents: impl AsRef<[u8]>,
+    durability: Durability,
+) -> std::io::Result<()> {
     use rustix::fs::{AtFlags, Mode, OFlags};
     let contents = contents.as_ref();
     let directory = match path.parent() {
@@ -338,7 +363,10 @@ pub(crate) fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) -> std::
     latlab_engine::debris::hold(&file);
     let written = file
         .write_all(contents)
-        .and_then(|()| file.sync_all())
+        .and_then(|()| match durability {
+            Durability::Synced => file.sync_all(),
+            Durability::Cached => Ok(()),
+        })
         .and_then(|()| Ok(rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?));
     if written.is_err() {
         let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());

@@ -96,9 +96,17 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let mut buffer = vec![0u8; *sizes.last().expect("sizes") as usize];
     let (mut whole, mut positioned) = (Vec::new(), Vec::new());
     // Stopped part-way (a disk filling, Ctrl-C), the sizes measured before are kept.
+    let mut out_of_time = None;
     let swept = ctx.runner.scoped(sweep_point, |runner| {
+        let mut clock = crate::budget::PointClock::start();
         for &size in &sizes {
             let label = format_bytes(size as f64);
+            // A file twice as large takes up to twice as long to write and read.
+            if !runner.config().has_time_for(clock.last * 2) {
+                out_of_time = Some(format!("file.read sizes from {label}"));
+                break;
+            }
+            clock.point_begins();
             let path = workspace.fill(&format!("read-{size}"), size)?;
             let c = c_path(&path);
             let buffer = &mut buffer[..size as usize];
@@ -130,10 +138,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             let result = result?;
             positioned.push(read_of(result, size, failed, &path)?);
             std::fs::remove_file(&path).ok();
+            clock.point_ended();
         }
         Ok::<_, ProbeError>(())
     });
-    let derived = derived(&sizes, &whole, &positioned);
+    if let (Some(part), Some(last)) = (&out_of_time, positioned.last_mut()) {
+        last.warnings.push(crate::budget::left_out(part));
+    }
+    let derived = derived(&sizes[..positioned.len()], &whole, &positioned);
     let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
     results.extend(derived);
     let results = results

@@ -189,12 +189,21 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let peak = MemoryPeak::read(ctx.host().as_ref());
     keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
+            let mut clock = crate::budget::PointClock::start();
+            let mut out_of_time = Vec::new();
             for (index, &size) in sizes.iter().enumerate() {
+                // The largest set is the headline's: a point before it that leaves no time
+                // for it (about two points' worth, with every CPU at once) is left out.
+                let largest = index + 1 == sizes.len();
+                if !largest && !runner.config().has_time_for(clock.last * 3) {
+                    out_of_time.push(size_label(size));
+                    continue;
+                }
+                clock.point_begins();
                 let mut buffer = MappedBuffer::new(size as usize, huge_pages).map_err(|e| {
                     ProbeError::Failed(format!("could not map {}: {e}", size_label(size)))
                 })?;
                 let data = buffer.as_words_mut();
-                let largest = index + 1 == sizes.len();
                 for access in Access::ALL {
                     for (step, pattern) in PATTERNS {
                         let kernel = Kernel::new(access, step);
@@ -214,6 +223,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                         results.push(peak.compare(all, kernel));
                     }
                 }
+                clock.point_ended();
+            }
+            if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
+                let part = format!("mem.bandwidth working sets {}", out_of_time.join(", "));
+                last.warnings.push(crate::budget::left_out(&part));
             }
             Ok(())
         })

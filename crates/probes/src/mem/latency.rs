@@ -45,6 +45,7 @@ use super::chase::{Chase, Layout, walk};
 use super::levels::{self, Level, Point};
 use super::sizes::{is_sweep_detail, size_label, working_sets};
 use super::sweep_point;
+use crate::budget::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
@@ -174,9 +175,10 @@ pub(crate) const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
 const FALLBACK_MAX: u64 = 256 << 20;
 
 /// The default largest working set never spans more than this, however large a cache the
-/// kernel claims: a ring of it and the process stay under 600 MB, and a kernel that claims
-/// a 260 MiB L3 (an Emerald Rapids guest) does not send the main job to 1 GiB.
-pub const DEFAULT_MAX_CEILING: u64 = 512 << 20;
+/// kernel claims: the main job's peak resident memory stays under 400 MB (a ring of 256 MiB,
+/// its visiting order of 32 MiB, and the process with its results), and a kernel that
+/// claims a 480 MiB L3 does not send it to 1 GiB. `--max-size` goes further.
+pub const DEFAULT_MAX_CEILING: u64 = 256 << 20;
 
 /// The default largest working set: four times the last-level cache of `caches`, at most
 /// [`DEFAULT_MAX_CEILING`](crate::DEFAULT_MAX_CEILING).
@@ -190,22 +192,26 @@ pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
 }
 
 /// How many octaves the curve must lie flat, past its last knee, before the quick sweep
-/// stops: enough to call the plateau a level, and to see that it does not climb again.
-const TAIL_OCTAVES: usize = 2;
+/// stops: one is enough to call the plateau a level; a second, which the sweep goes on to
+/// where the run's budget allows, shows that it does not climb again.
+const TAIL_OCTAVES: (usize, usize) = (1, 2);
 /// How far a point of that plateau may lie from its median: the ramp into main memory can
 /// be gradual (on a Zen 4 guest 80, 113, 127 and 146 ns at 22.6, 32, 45 and 64 MiB), and
 /// its last point within this is as good a start of the plateau as the next.
 const TAIL_FLATNESS: f64 = 0.15;
+/// How much longer the next point of the curve is expected to take than the last: a point
+/// past the caches builds rings as large as its working set, half an octave larger.
+const NEXT_POINT_GROWTH: f64 = 1.5;
 /// The least latency of a plateau the sweep stops on: main memory. Main memory is 60 ns
 /// away or more on every current machine (80-150 ns on servers); no cache level is.
 const MEMORY_FLOOR_NS: f64 = 60.0;
 
-/// Where the quick sweep may stop: the curve's last [`TAIL_OCTAVES`] octaves (its last
-/// `TAIL_OCTAVES × per_octave + 1` points) lie within [`TAIL_FLATNESS`] of their median,
-/// and that median reads main memory ([`MEMORY_FLOOR_NS`]). `(first size of the plateau,
-/// its latency)`, or `None` while the curve has more to tell.
-fn memory_plateau(curve: &[Point], per_octave: usize) -> Option<(u64, f64)> {
-    let count = TAIL_OCTAVES * per_octave + 1;
+/// Where the quick sweep may stop: the curve's last `octaves` octaves (its last
+/// `octaves × per_octave + 1` points) lie within [`TAIL_FLATNESS`] of their median, and
+/// that median reads main memory ([`MEMORY_FLOOR_NS`]). `(first size of the plateau, its
+/// latency)`, or `None` while the curve has more to tell.
+fn memory_plateau(curve: &[Point], per_octave: usize, octaves: usize) -> Option<(u64, f64)> {
+    let count = octaves * per_octave + 1;
     let tail = curve.get(curve.len().checked_sub(count)?..)?;
     let mut latencies: Vec<f64> = tail.iter().map(|p| p.latency_ns).collect();
     let median = latlab_engine::stats::median_in_place(&mut latencies);
@@ -247,9 +253,10 @@ fn found_last_cache(named: &[(Level, String)]) -> Option<u64> {
 }
 
 /// The note on the point where the quick sweep stopped early, on the plateau `(from,
-/// latency)` at `size` rather than at `largest`.
+/// latency)` of `octaves` octaves at `size` rather than at `largest`.
 fn stop_warning(
     (from, latency_ns): (u64, f64),
+    octaves: usize,
     size: u64,
     largest: u64,
     caches: &[CacheInfo],
@@ -269,10 +276,11 @@ fn stop_warning(
         &format!("mem.latency working sets past {}", size_label(size)),
         &format!(
             "the curve was flat at {latency_ns:.0} ns (main memory) from {} to {}, \
-             {TAIL_OCTAVES} octaves past its last knee, so the quick sweep stopped there{claim} \
+             {octaves} octave{} past its last knee, so the quick sweep stopped there{claim} \
              (--max-size or --suite full sweep to {})",
             size_label(from),
             size_label(size),
+            if octaves == 1 { "" } else { "s" },
             size_label(largest)
         ),
     )
@@ -329,6 +337,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         stopped_on: None,
         named: None,
         cache_end: None,
+        curve_clock: PointClock::start(),
     };
     let findings = std::sync::Arc::clone(&ctx.findings);
     let swept = keeping_measured(|results| {
@@ -396,6 +405,9 @@ struct Sweep {
     /// ends when it reached main memory (the other layouts and the stride sweep need them).
     named: Option<Vec<(Level, String)>>,
     cache_end: Option<u64>,
+    /// How long the page-group curve and each layout's last point took: the budget's
+    /// forecasts of the points after them.
+    curve_clock: PointClock,
 }
 
 impl Sweep {
@@ -423,8 +435,22 @@ impl Sweep {
             Layout::Sequential => line,
             _ => PREFETCH_PROOF_STRIDE.max(line),
         };
+        let mut clock = PointClock::start();
+        if label == "pagegroups" {
+            self.curve_clock = clock;
+        }
         for size in self.sizes.clone() {
             if size > self.end {
+                break;
+            }
+            // The page-group curve decides where the sweep ends, with the budget; a later
+            // layout that runs out of time all the same leaves its largest points out.
+            if label != "pagegroups" && !runner.config().has_time_for(clock.last) {
+                if let Some(last) = results.last_mut() {
+                    let part =
+                        format!("mem.latency/{label} working sets from {}", size_label(size));
+                    last.warnings.push(crate::budget::left_out(&part));
+                }
                 break;
             }
             let ring = Ring {
@@ -437,16 +463,15 @@ impl Sweep {
                 huge_pages: self.huge_pages,
                 slope: size <= self.private_cache,
             };
+            clock.point_begins();
             let result = self.measure_point(runner, ring)?;
+            clock.point_ended();
             let mut stop_note = None;
             if label == "pagegroups" {
+                self.curve_clock = clock;
                 self.curve.push((size, result.clone()));
-                if self.adaptive && size < self.end {
-                    self.stopped_on = memory_plateau(&points(&self.curve), self.per_octave);
-                    if let Some(plateau) = self.stopped_on {
-                        self.end = size;
-                        stop_note = Some(stop_warning(plateau, size, self.largest, &self.caches));
-                    }
+                if size < self.end {
+                    stop_note = self.where_to_stop(runner.config(), size);
                 }
             }
             let mut result = result.as_sweep_detail(is_sweep_detail(size, self.end));
@@ -459,6 +484,49 @@ impl Sweep {
             self.named = Some(levels);
         }
         Ok(())
+    }
+
+    /// Whether the sweep ends at `size`, just measured on the page-group curve, and the note
+    /// saying why: in the quick suite without `--max-size`, a plateau of main memory one
+    /// octave long where the budget has no room for another octave, or two octaves long;
+    /// in any sweep, a next point that the budget has no room for, in all three layouts,
+    /// with the other layouts and the strides after it.
+    fn where_to_stop(&mut self, config: &latlab_engine::Config, size: u64) -> Option<Warning> {
+        let curve = points(&self.curve);
+        let next_point = self.curve_clock.last.mul_f64(NEXT_POINT_GROWTH);
+        // The other two layouts redo the curve so far, and the strides take about a
+        // quarter of it.
+        let rest = self.curve_clock.elapsed().mul_f64(2.25);
+        if self.adaptive {
+            let (short, long) = TAIL_OCTAVES;
+            let another_octave = next_point * (3 * self.per_octave) as u32;
+            let plateau = match memory_plateau(&curve, self.per_octave, short) {
+                Some(plateau) if !config.has_time_for(another_octave + rest) => {
+                    Some((plateau, short))
+                }
+                _ => memory_plateau(&curve, self.per_octave, long).map(|p| (p, long)),
+            };
+            if let Some((plateau, octaves)) = plateau {
+                self.stopped_on = Some(plateau);
+                self.end = size;
+                return Some(stop_warning(
+                    plateau,
+                    octaves,
+                    size,
+                    self.largest,
+                    &self.caches,
+                ));
+            }
+        }
+        if config.has_time_for(next_point * 3 + rest) {
+            return None;
+        }
+        self.end = size;
+        Some(crate::budget::left_out(&format!(
+            "mem.latency working sets past {} (to {})",
+            size_label(size),
+            size_label(self.largest)
+        )))
     }
 
     /// One point of a layout's curve: in the caches, the best of several placements; beyond
@@ -495,6 +563,8 @@ impl Sweep {
         let page = super::buffer::page_size();
         let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
         let mut left_out = Vec::new();
+        let mut out_of_time = Vec::new();
+        let mut clock = PointClock::start();
         let mut swept: Vec<BenchResult> = Vec::new();
         // Within the sweep as far as it went: where the quick sweep stopped early, the
         // strides do not send it further.
@@ -507,6 +577,10 @@ impl Sweep {
                 left_out.push(name);
                 continue;
             };
+            if !runner.config().has_time_for(clock.last) {
+                out_of_time.push(name);
+                continue;
+            }
             let ring = Ring {
                 name,
                 label: "pagegroups",
@@ -519,10 +593,18 @@ impl Sweep {
                 huge_pages: self.huge_pages,
                 slope: false,
             };
+            clock.point_begins();
             swept.push(measure(runner, ring, Some(self.cycle_ns))?);
+            clock.point_ended();
         }
         check_strides(&mut swept);
         results.extend(swept);
+        if !out_of_time.is_empty()
+            && let Some(last) = results.last_mut()
+        {
+            last.warnings
+                .push(crate::budget::left_out(&out_of_time.join(", ")));
+        }
         if !left_out.is_empty()
             && let Some(last) = results.last_mut()
         {
@@ -933,7 +1015,7 @@ mod tests {
         // The first prefix of the curve the sweep stops on: two octaves past the knee (the
         // 181 MiB point, 45-181 MiB within 15%) at the earliest, the whole curve at the latest.
         let stop = (5..=emerald.len())
-            .find_map(|end| Some((end, memory_plateau(&curve(&emerald[..end]), 2)?)))
+            .find_map(|end| Some((end, memory_plateau(&curve(&emerald[..end]), 2, 2)?)))
             .unwrap();
         let (end, (from, latency_ns)) = stop;
         assert!(end >= 8, "stopped at {:?}", emerald[end - 1]);
@@ -941,6 +1023,11 @@ mod tests {
             from >= 45 * MIB && (110.0..=127.0).contains(&latency_ns),
             "{stop:?}"
         );
+        // One octave flat (64-128 MiB), where the budget allows no more: two points sooner.
+        let one = (5..=emerald.len())
+            .find_map(|end| Some((end, memory_plateau(&curve(&emerald[..end]), 2, 1)?)))
+            .unwrap();
+        assert_eq!(one.0 + 2, end, "{one:?} {stop:?}");
         // A long L3 plateau (Genoa-X, 96 MiB) is not main memory.
         let big_l3 = [
             (4.0, 14.0),
@@ -949,7 +1036,8 @@ mod tests {
             (32.0, 15.5),
             (64.0, 16.0),
         ];
-        assert_eq!(memory_plateau(&curve(&big_l3), 1), None);
+        assert_eq!(memory_plateau(&curve(&big_l3), 1, 2), None);
+        assert_eq!(memory_plateau(&curve(&big_l3), 1, 1), None);
         // A ramp into memory is not flat yet.
         let ramp = [
             (8.0, 70.0),
@@ -958,7 +1046,10 @@ mod tests {
             (22.6, 125.0),
             (32.0, 130.0),
         ];
-        assert_eq!(memory_plateau(&curve(&ramp), 2), None);
+        assert_eq!(memory_plateau(&curve(&ramp), 2, 2), None);
+        // Its last octave alone lies within 15% (110-130 ns): where the budget has no room
+        // for a second octave, the sweep stops there, on the ramp's last points.
+        assert!(memory_plateau(&curve(&ramp), 2, 1).is_some());
     }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a

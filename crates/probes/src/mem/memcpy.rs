@@ -124,8 +124,13 @@ fn copy_sampling(config: &mut Config) {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    // One thread copies; a copy of n bytes touches 2n.
-    let max = ctx.max_working_set_from_curve(false);
+    // One thread copies; a copy of n bytes touches 2n, and both buffers are mapped at the
+    // largest size: by default, half the ceiling each, so that the two together stay
+    // within the memory a ring of the ceiling takes.
+    let max = match ctx.memory.max_size_bytes {
+        Some(_) => ctx.max_working_set_from_curve(false),
+        None => (ctx.max_working_set_from_curve(false)).min(crate::DEFAULT_MAX_CEILING / 2),
+    };
     let sizes = copy_sizes(max, sizes_per_octave(ctx.suite));
     let cycle = ctx.cycle()?;
     let cycle_ns = cycle.ns();
@@ -140,15 +145,26 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let source = map("source")?;
     let destination = map("destination")?;
     let mut results = ctx.runner.scoped(copy_sampling, |runner| {
-        sizes
-            .iter()
-            .map(|&size| {
-                let result = copy(runner, &source, &destination, size, cycle_ns)?;
-                Ok(result.as_sweep_detail(is_sweep_detail(size, max)))
-            })
-            .collect::<Result<Vec<_>, ProbeError>>()
+        let mut clock = crate::budget::PointClock::start();
+        let mut results: Vec<BenchResult> = Vec::with_capacity(sizes.len());
+        for &size in &sizes {
+            // A copy twice as large costs up to twice as much once past the caches.
+            if !runner.config().has_time_for(clock.last * 2) {
+                if let Some(last) = results.last_mut() {
+                    let part = format!("mem.memcpy sizes from {}", size_label(size));
+                    last.warnings.push(crate::budget::left_out(&part));
+                }
+                break;
+            }
+            clock.point_begins();
+            let result = copy(runner, &source, &destination, size, cycle_ns)?;
+            clock.point_ended();
+            results.push(result.as_sweep_detail(is_sweep_detail(size, max)));
+        }
+        Ok::<_, ProbeError>(results)
     })?;
-    add_derivative(&mut results, &sizes);
+    let sizes = &sizes[..results.len()];
+    add_derivative(&mut results, sizes);
     cycle.mark(&mut results);
     Ok(results)
 }

@@ -270,7 +270,7 @@ fn calibrate(host: &dyn Host, cpu: usize, target: Duration) -> Result<u64, Strin
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let (target, runs, cap) = shape(ctx.suite);
+    let (target, runs, cap) = budgeted(shape(ctx.suite), ctx.runner.config());
     let host = ctx.host().clone();
     let cpu = host.first_allowed_cpu();
     let chunks = calibrate(host.as_ref(), cpu, target).map_err(ProbeError::Failed)?;
@@ -278,9 +278,17 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut clock = crate::budget::PointClock::start();
+    let mut out_of_time = Vec::new();
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
         for &class in &classes.available {
             check_cancel(&cancel)?;
+            let name = format!("sched.priority/{}/{}", condition.label(), class.label());
+            if !ctx.runner.config().has_time_for(clock.last) {
+                out_of_time.push(name);
+                continue;
+            }
+            clock.point_begins();
             // A safety net only (the hogs stop when dropped).
             let hogs = condition.hogs(&host, cpu, 2 * cap * (runs as u32 + 1) + HOG_SLACK);
             let allowed = condition.cpus(host.as_ref(), cpu);
@@ -289,7 +297,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 .collect::<Result<_, _>>()
                 .map_err(ProbeError::Failed)?;
             drop(hogs);
-            let name = format!("sched.priority/{}/{}", condition.label(), class.label());
+            clock.point_ended();
             let method = format!(
                 "a {} ms job at {}, {}",
                 target.as_millis(),
@@ -321,7 +329,25 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
     }
     classes.note_skipped(&mut results);
+    if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
+        last.warnings
+            .push(crate::budget::left_out(&out_of_time.join(", ")));
+    }
     Ok(results)
+}
+
+/// The suite's shape within the budget's share of it ([`latlab_engine::Config::share`]):
+/// fewer runs of each job (never fewer than the engine's minimum of samples and the cold
+/// one), and an earlier cap on a starved job (never below three times the job's length,
+/// where the extrapolation from the chunks done still reads a starved job as starved).
+fn budgeted(
+    (target, runs, cap): (Duration, usize, Duration),
+    config: &latlab_engine::Config,
+) -> (Duration, usize, Duration) {
+    let share = config.budget_share();
+    let runs = ((runs as f64 * share).ceil() as usize).clamp(latlab_engine::MIN_SAMPLES + 1, runs);
+    let cap = cap.mul_f64(share).clamp(3 * target, cap);
+    (target, runs, cap)
 }
 
 /// The share, the CPUs and whether every run finished, as parameters.

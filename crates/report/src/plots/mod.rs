@@ -101,9 +101,11 @@ pub fn write_plots(plots: &[RenderedPlot], dir: &Path) -> Result<Vec<PathBuf>, E
             .chain(plot.png.as_deref().map(|png| ("png", png)));
         for (extension, bytes) in files {
             let path = dir.join(format!("{}.{extension}", plot.stem));
-            write_atomically(&path, bytes).map_err(|source| ExportError::Write {
-                path: path.display().to_string(),
-                source,
+            write_atomically(&path, bytes, crate::Durability::Synced).map_err(|source| {
+                ExportError::Write {
+                    path: path.display().to_string(),
+                    source,
+                }
             })?;
             written.push(path);
         }
