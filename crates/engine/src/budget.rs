@@ -96,7 +96,7 @@ impl TimeBudget {
     /// its part of `left` by what its round is expected to take, and the share of its
     /// samples that fits (the time left over the time the rounds to come are expected to
     /// take, the same for every unit; all of them for a unit too short for its samples to
-    /// matter, [`SMALL_UNIT`] of the budget).
+    /// matter, a hundredth of the budget).
     pub fn allowance(&self, unit: usize, left: Duration) -> Allowance {
         let mine = self.expected_s(unit);
         let pending: f64 = (0..self.typical_s.len())
