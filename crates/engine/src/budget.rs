@@ -119,6 +119,15 @@ impl TimeBudget {
         }
     }
 
+    /// Whether another round of `unit` is worth taking when the units have `left`: its
+    /// part is at least half what the round is expected to take. A later round adds how far
+    /// the figures move between rounds; squeezed below that, it would add little but its
+    /// least samples' time, so it is left out instead.
+    pub fn worth_another_round(&self, unit: usize, left: Duration) -> bool {
+        let time = self.allowance(unit, left).time.unwrap_or(Duration::MAX);
+        time.as_secs_f64() >= 0.5 * self.expected_s(unit)
+    }
+
     /// What the next round of `unit` is expected to take, in seconds: what its last took,
     /// else its typical cost at the run's pace.
     fn expected_s(&self, unit: usize) -> f64 {
@@ -193,6 +202,11 @@ mod tests {
             "all that is left is the last unit's"
         );
         assert!(last.share > slow.share);
+        assert!(budget.worth_another_round(3, 8 * S));
+        assert!(
+            !budget.worth_another_round(3, S),
+            "an eighth of the time it takes"
+        );
         let mut rounds = TimeBudget::new(60 * S, [(3.0, 3), (3.0, 1)]);
         rounds.took(0, 3 * S);
         let second = rounds.allowance(0, 10 * S);

@@ -333,6 +333,9 @@ impl Rounds<'_> {
                 {
                     continue;
                 }
+                if round > 0 && !self.worth_another_round(unit) {
+                    continue;
+                }
                 self.progress.unit_started(unit, round);
                 let outcome = self.measure_round(unit, round);
                 let interrupted = outcome.status == ProbeStatus::Interrupted;
@@ -362,6 +365,20 @@ impl Rounds<'_> {
                 }
             }
         }
+        false
+    }
+
+    /// Whether the budget has room for another round of `unit`; one it has not is left out
+    /// (with the unit's rounds after it), and counted.
+    fn worth_another_round(&mut self, unit: usize) -> bool {
+        let (Some(budget), Some(left)) = (&mut self.budget, self.spent.left_for_units()) else {
+            return true;
+        };
+        if budget.worth_another_round(unit, left) {
+            return true;
+        }
+        budget.ended(unit);
+        self.spent.rounds_left_out.push(self.names[unit].clone());
         false
     }
 

@@ -45,6 +45,8 @@ pub struct TimeSpent {
     pub last_rewrite: Duration,
     /// Each unit's round: its name, what it took and what it was allowed.
     pub rounds: Vec<(String, Duration, Allowance)>,
+    /// The units whose later rounds the budget left out (each once).
+    pub rounds_left_out: Vec<String>,
 }
 
 impl TimeSpent {
@@ -60,6 +62,7 @@ impl TimeSpent {
             rewrites: 0,
             last_rewrite: Duration::ZERO,
             rounds: Vec::new(),
+            rounds_left_out: Vec::new(),
         }
     }
 
@@ -129,9 +132,17 @@ impl TimeSpent {
     }
 
     /// The record's note on the units that took fewer samples than their suite's to fit the
-    /// budget, each with the least share it took; `None` where none did.
+    /// budget, each with the least share it took, and those whose later rounds it left out;
+    /// `None` where none did.
     pub fn scaled_note(&self, words: &TimeWords) -> Option<String> {
         let budget = self.budget?;
+        let rounds = match &self.rounds_left_out[..] {
+            [] => String::new(),
+            names => format!(
+                "; it left out the later rounds of {} (their results carry fewer rounds)",
+                names.join(", ")
+            ),
+        };
         let mut scaled: Vec<(&str, f64)> = Vec::new();
         for (name, _, allowance) in self.rounds.iter().filter(|(_, _, a)| a.is_scaled()) {
             match scaled.iter_mut().find(|(n, _)| n == name) {
@@ -139,7 +150,7 @@ impl TimeSpent {
                 None => scaled.push((name, allowance.share)),
             }
         }
-        if scaled.is_empty() {
+        if scaled.is_empty() && rounds.is_empty() {
             return None;
         }
         let listed: Vec<String> = (scaled.iter())
@@ -147,8 +158,8 @@ impl TimeSpent {
             .collect();
         Some(format!(
             "to keep the run within its budget of {}, {} of the {} took fewer samples than the \
-             suite's (the least share of a round): {}; a larger --budget, or --budget none, \
-             takes them all",
+             suite's (the least share of a round): {}{rounds}; a larger --budget, or --budget \
+             none, takes them all",
             seconds(budget),
             scaled.len(),
             words.units,
@@ -243,5 +254,8 @@ mod tests {
             "{note}"
         );
         assert!(note.contains(": mem.latency (50%);"), "{note}");
+        spent.rounds_left_out.push("mem.bandwidth".into());
+        let note = spent.scaled_note(&words).unwrap();
+        assert!(note.contains("the later rounds of mem.bandwidth"), "{note}");
     }
 }

@@ -51,3 +51,70 @@ impl PointClock {
         self.began.elapsed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PROBES, ProbeContext};
+    use latlab_engine::BenchResult;
+
+    /// Probe `id` on the synthetic machine, with a 64 KiB largest working set and a deadline
+    /// already past.
+    fn out_of_time(id: &str) -> Vec<BenchResult> {
+        let probe = PROBES.iter().find(|p| p.id == id).unwrap();
+        let mut runner = crate::synthetic_runner();
+        runner.scoped(
+            |config| config.deadline = Some(Instant::now()),
+            |runner| {
+                let mut ctx = ProbeContext::for_test(runner);
+                ctx.memory.max_size_bytes = Some(64 << 10);
+                (probe.run)(&mut ctx).unwrap()
+            },
+        )
+    }
+
+    /// What the results say was left out for the budget.
+    fn left_out_parts(results: &[BenchResult]) -> Vec<String> {
+        (results.iter())
+            .flat_map(|r| &r.warnings)
+            .filter_map(|warning| match warning {
+                Warning::PartSkipped { part, reason } if reason.contains("time budget") => {
+                    Some(part.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Out of time, a sweep keeps what it must (its first point; the headline's largest
+    /// working set) and says what it left out.
+    #[test]
+    fn sweeps_out_of_time_keep_what_they_must_and_say_what_they_left_out() {
+        let latency = out_of_time("mem.latency");
+        let curve = (latency.iter())
+            .filter(|r| r.name.starts_with("mem.latency/pagegroups/"))
+            .count();
+        assert_eq!(curve, 1);
+        let parts = left_out_parts(&latency);
+        assert!(
+            parts
+                .iter()
+                .any(|p| p.starts_with("mem.latency working sets past 4KiB")),
+            "{parts:?}"
+        );
+        let memcpy = out_of_time("mem.memcpy");
+        assert_eq!(memcpy.len(), 1, "the first size only");
+        assert_eq!(left_out_parts(&memcpy), ["mem.memcpy sizes from 2B"]);
+        let bandwidth = out_of_time("mem.bandwidth");
+        assert!(!bandwidth.is_empty());
+        assert!(
+            bandwidth.iter().all(|r| r.name.contains("/64KiB")),
+            "only the largest working set"
+        );
+        let parts = left_out_parts(&bandwidth);
+        assert!(
+            parts.len() == 1 && parts[0].starts_with("mem.bandwidth working sets 4KiB"),
+            "{parts:?}"
+        );
+    }
+}

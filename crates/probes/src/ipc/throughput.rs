@@ -67,16 +67,30 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cpus = ctx.host().allowed_cpus();
     let sizes = payload_sizes(ctx.suite);
     ctx.runner.scoped(sweep_point, |runner| {
-        let mut results = Vec::new();
+        let mut results: Vec<BenchResult> = Vec::new();
+        let mut clock = crate::budget::PointClock::start();
+        let mut out_of_time = Vec::new();
         for transport in Transport::ALL {
             for &n in &sizes {
-                // The headline reads the TCP round trip of the smallest payload.
+                // The headline reads the TCP round trip of the smallest payload: measured
+                // whatever the budget; another point that would end past the deadline is
+                // left out.
                 let read_by_headline = transport == Transport::Tcp && n == SMALLEST;
+                if !read_by_headline && !runner.config().has_time_for(clock.last) {
+                    out_of_time.push(format!("{}/{}", transport.label(), format_bytes(n as f64)));
+                    continue;
+                }
+                clock.point_begins();
                 let result = runner.scoped(headline_point(read_by_headline), |runner| {
                     measure(runner, transport, n)
                 })?;
+                clock.point_ended();
                 results.push(result.with_parameter(key::CPUS, cpus.as_slice()));
             }
+        }
+        if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
+            let part = format!("ipc.throughput points {}", out_of_time.join(", "));
+            last.warnings.push(crate::budget::left_out(&part));
         }
         Ok(results)
     })
