@@ -29,8 +29,7 @@ fn check_before_measuring(options: &Options, host: &dyn Host) -> Result<(), Stop
     if let Some(cpu) = options.sampling.pin {
         latlab_front::check_pin(host, cpu).map_err(bad)?;
     }
-    let mut named = options.tables.by_flag();
-    named.push(("--html".to_string(), options.html.clone()));
+    let named = options.outputs_by_flag();
     for (flag, path) in &named {
         match path.as_deref() {
             None | Some("-") => {}

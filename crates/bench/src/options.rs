@@ -136,6 +136,14 @@ pub(crate) fn not_built(option: &str, feature: &str) -> String {
 }
 
 impl Options {
+    /// Every file output by its flag with what it named, given or not: the formats', then
+    /// `--html`.
+    pub fn outputs_by_flag(&self) -> Vec<(String, Option<String>)> {
+        let mut named = self.tables.by_flag();
+        named.push(("--html".to_string(), self.html.clone()));
+        named
+    }
+
     /// Takes `--long` and its value when it is a bench binary's option.
     fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
         let flag = match long {

@@ -286,11 +286,9 @@ pub(crate) fn result_files(
 ) -> Result<ResultFiles, String> {
     let mut files = ResultFiles::default();
     if run_of.is_none() {
-        let mut named = options.tables.by_flag();
-        named.push(("--html".to_string(), options.html.clone()));
         latlab_front::check_outputs_for_runs(
             options.sampling.runs,
-            &named,
+            &options.outputs_by_flag(),
             "each run's results are kept as run-K.json in the target directory's latlab-runs/",
         )?;
     }

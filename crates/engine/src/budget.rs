@@ -81,11 +81,6 @@ impl TimeBudget {
         }
     }
 
-    /// The whole run's budget.
-    pub fn total(&self) -> Duration {
-        self.total
-    }
-
     /// How long units have taken against their typical cost so far (1: typical).
     pub fn pace(&self) -> f64 {
         let pace = (self.took_s + PRIOR_S) / (self.typical_done_s + PRIOR_S);

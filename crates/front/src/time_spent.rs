@@ -40,8 +40,7 @@ pub struct TimeSpent {
     pub results: Duration,
     /// The other outputs.
     pub more: Duration,
-    /// The rewrites of the results files so far, and how long the last took.
-    pub rewrites: usize,
+    /// How long the last rewrite of the results files took.
     pub last_rewrite: Duration,
     /// Each unit's round: its name, what it took and what it was allowed.
     pub rounds: Vec<(String, Duration, Allowance)>,
@@ -59,7 +58,6 @@ impl TimeSpent {
             around: Duration::ZERO,
             results: Duration::ZERO,
             more: Duration::ZERO,
-            rewrites: 0,
             last_rewrite: Duration::ZERO,
             rounds: Vec::new(),
             rounds_left_out: Vec::new(),
@@ -86,7 +84,6 @@ impl TimeSpent {
     /// A rewrite of the results files took `took`.
     pub fn rewrote(&mut self, took: Duration) {
         self.results += took;
-        self.rewrites += 1;
         self.last_rewrite = took;
     }
 

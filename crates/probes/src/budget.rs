@@ -3,7 +3,7 @@
 //! ([`latlab_engine::Config::has_time_for`]), and says what it left out and how to measure
 //! it ([`left_out`]).
 
-use latlab_engine::Warning;
+use latlab_engine::{BenchResult, Warning};
 use std::time::{Duration, Instant};
 
 /// The note on the points a sweep left out to keep the run within its budget: `part` names
@@ -14,6 +14,21 @@ pub(crate) fn left_out(part: &str) -> Warning {
         "left out to keep the run within its time budget; a larger --budget, or --budget \
          none, measures them",
     )
+}
+
+/// Notes on the last of `results` that the points `left` (named after `what`: `mem.bandwidth
+/// working sets`) were left out for the budget; nothing where none was, or where nothing was
+/// measured to carry the note.
+pub(crate) fn note_left_out(results: &mut [BenchResult], what: &str, left: &[String]) {
+    let (false, Some(last)) = (left.is_empty(), results.last_mut()) else {
+        return;
+    };
+    let points = left.join(", ");
+    let part = match what {
+        "" => points,
+        what => format!("{what} {points}"),
+    };
+    last.warnings.push(left_out(&part));
 }
 
 /// How long a sweep's points take, for the forecasts of the points after them.
@@ -56,7 +71,6 @@ impl PointClock {
 mod tests {
     use super::*;
     use crate::{PROBES, ProbeContext};
-    use latlab_engine::BenchResult;
 
     /// Probe `id` on the synthetic machine, with a 64 KiB largest working set and a deadline
     /// already past.

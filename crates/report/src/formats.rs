@@ -57,6 +57,15 @@ pub fn listed(items: &[impl AsRef<str>]) -> String {
     }
 }
 
+/// Whether every format's option has a name of its own.
+#[cfg(test)]
+pub(crate) fn names_are_distinct<M: ?Sized>(formats: &[FileFormat<M>]) -> bool {
+    let mut names: Vec<&str> = formats.iter().map(|f| f.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len() == formats.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,10 +75,7 @@ mod tests {
     #[test]
     fn the_formats_of_a_run_have_distinct_names_and_render() {
         let formats = RunRecord::formats();
-        let mut names: Vec<&str> = formats.iter().map(|f| f.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), formats.len());
+        assert!(names_are_distinct(formats));
         let run = crate::test_records::record(vec![crate::test_records::probe(
             "cpu.call",
             vec![crate::test_records::result("cpu.call/empty", 1.5, &[])],

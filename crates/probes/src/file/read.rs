@@ -103,7 +103,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             let label = format_bytes(size as f64);
             // A file twice as large takes up to twice as long to write and read.
             if !positioned.is_empty() && !runner.config().has_time_for(clock.last * 2) {
-                out_of_time = Some(format!("file.read sizes from {label}"));
+                out_of_time = Some(label);
                 break;
             }
             clock.point_begins();
@@ -142,9 +142,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
         Ok::<_, ProbeError>(())
     });
-    if let (Some(part), Some(last)) = (&out_of_time, positioned.last_mut()) {
-        last.warnings.push(crate::budget::left_out(part));
-    }
+    crate::budget::note_left_out(
+        &mut positioned,
+        "file.read sizes from",
+        out_of_time.as_slice(),
+    );
     let derived = derived(&sizes[..positioned.len()], &whole, &positioned);
     let mut results: Vec<BenchResult> = whole.into_iter().chain(positioned).collect();
     results.extend(derived);

@@ -88,10 +88,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 results.push(result.with_parameter(key::CPUS, cpus.as_slice()));
             }
         }
-        if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
-            let part = format!("ipc.throughput points {}", out_of_time.join(", "));
-            last.warnings.push(crate::budget::left_out(&part));
-        }
+        crate::budget::note_left_out(&mut results, "ipc.throughput points", &out_of_time);
         Ok(results)
     })
 }

@@ -225,10 +225,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 }
                 clock.point_ended();
             }
-            if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
-                let part = format!("mem.bandwidth working sets {}", out_of_time.join(", "));
-                last.warnings.push(crate::budget::left_out(&part));
-            }
+            crate::budget::note_left_out(results, "mem.bandwidth working sets", &out_of_time);
             Ok(())
         })
     })

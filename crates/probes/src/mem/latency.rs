@@ -446,11 +446,8 @@ impl Sweep {
             // The page-group curve decides where the sweep ends, with the budget; a later
             // layout that runs out of time all the same leaves its largest points out.
             if label != "pagegroups" && !runner.config().has_time_for(clock.last) {
-                if let Some(last) = results.last_mut() {
-                    let part =
-                        format!("mem.latency/{label} working sets from {}", size_label(size));
-                    last.warnings.push(crate::budget::left_out(&part));
-                }
+                let what = format!("mem.latency/{label} working sets from");
+                crate::budget::note_left_out(results, &what, &[size_label(size)]);
                 break;
             }
             let ring = Ring {
@@ -599,12 +596,7 @@ impl Sweep {
         }
         check_strides(&mut swept);
         results.extend(swept);
-        if !out_of_time.is_empty()
-            && let Some(last) = results.last_mut()
-        {
-            last.warnings
-                .push(crate::budget::left_out(&out_of_time.join(", ")));
-        }
+        crate::budget::note_left_out(results, "", &out_of_time);
         if !left_out.is_empty()
             && let Some(last) = results.last_mut()
         {

@@ -150,10 +150,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         for &size in &sizes {
             // A copy twice as large costs up to twice as much once past the caches.
             if !results.is_empty() && !runner.config().has_time_for(clock.last * 2) {
-                if let Some(last) = results.last_mut() {
-                    let part = format!("mem.memcpy sizes from {}", size_label(size));
-                    last.warnings.push(crate::budget::left_out(&part));
-                }
+                let left = [size_label(size)];
+                crate::budget::note_left_out(&mut results, "mem.memcpy sizes from", &left);
                 break;
             }
             clock.point_begins();

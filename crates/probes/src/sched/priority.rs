@@ -329,10 +329,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
     }
     classes.note_skipped(&mut results);
-    if let (false, Some(last)) = (out_of_time.is_empty(), results.last_mut()) {
-        last.warnings
-            .push(crate::budget::left_out(&out_of_time.join(", ")));
-    }
+    crate::budget::note_left_out(&mut results, "", &out_of_time);
     Ok(results)
 }
 

@@ -484,10 +484,7 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
 fn every_offered_format_renders_the_comparison() {
     use crate::Offered;
     let formats = Compared::formats();
-    let mut names: Vec<&str> = formats.iter().map(|f| f.name).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), formats.len());
+    assert!(crate::formats::names_are_distinct(formats));
     let runs = runs();
     for format in formats {
         let text = rendered(&*(format.exporter)(&Default::default()), &runs);
