@@ -257,6 +257,24 @@ impl BenchResult {
         self.kind == ResultKind::Extrapolated
     }
 
+    /// Whether it is a point of a sweep (a working set, a file or copy size, a stride),
+    /// one of many of its probe, however its figure was obtained (a chase point is derived
+    /// from two chain lengths). A figure derived from points (a cache level, a
+    /// per-operation slope) names no size of its own and is not, nor is any result without
+    /// a size or stride: those are the probe's primary figures.
+    pub fn is_sweep_point(&self) -> bool {
+        use crate::names::key;
+        self.sweep_detail
+            || [
+                key::WORKING_SET_BYTES,
+                key::SIZE_BYTES,
+                key::COPY_BYTES,
+                key::STRIDE_BYTES,
+            ]
+            .iter()
+            .any(|k| self.parameter(k).is_some())
+    }
+
     /// A parameter, when present.
     pub fn parameter(&self, key: &str) -> Option<&Value> {
         self.parameters.get(key)

@@ -24,7 +24,6 @@
 //! a difference between machines is often the answer.
 
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
-use latlab_engine::names::key;
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
@@ -226,22 +225,6 @@ impl Tests {
         let (a, b) = self.figures;
         a != 0.0 && ((b / a) - 1.0).abs() < threshold
     }
-}
-
-/// Whether `result` is a point of a sweep (a working set, a file or copy size, a stride):
-/// tested within its probe's sweep points. A figure derived from points (a cache level, a
-/// per-operation slope) is primary, as is every result that is not a sweep point.
-fn is_sweep_point(result: &BenchResult) -> bool {
-    result.kind != ResultKind::Derived
-        && (result.sweep_detail
-            || [
-                key::WORKING_SET_BYTES,
-                key::SIZE_BYTES,
-                key::COPY_BYTES,
-                key::STRIDE_BYTES,
-            ]
-            .iter()
-            .any(|k| result.parameter(k).is_some()))
 }
 
 impl Verdict {
@@ -533,7 +516,7 @@ fn against(
         ),
         Ok(steady_runs) => {
             let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name);
-            let tests = Tests::of(mine, &theirs, quantum, is_sweep_point(result));
+            let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point());
             (theirs, Verdict::Untested, tests)
         }
     };
@@ -620,7 +603,7 @@ impl Comparison {
             results.push(ComparedResult {
                 name: result.name.clone(),
                 sweep_detail: result.sweep_detail,
-                sweep_point: is_sweep_point(result),
+                sweep_point: result.is_sweep_point(),
                 first_median_ns: mine.median(),
                 first_spread: mine.spread(),
                 later,

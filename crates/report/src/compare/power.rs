@@ -128,7 +128,10 @@ fn run(
         result.round_medians_ns = rounds;
         if subject.sweep {
             result.kind = ResultKind::TimedLoop;
-            result = result.with_parameter(key::WORKING_SET_BYTES, 4096 * (i - PRIMARY + 1) as u64);
+            result = result.with_parameter(
+                latlab_engine::names::key::WORKING_SET_BYTES,
+                4096 * (i - PRIMARY + 1) as u64,
+            );
             sweep.push(result);
         } else {
             primary.push(result);
