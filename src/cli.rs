@@ -6,6 +6,7 @@ use latlab_engine::config_text::{duration_in, parse_percent, whole_number_in};
 use latlab_engine::model::RunRecord;
 use latlab_front::{BaselineArgs, ColorChoice, FormatArgs, SamplingArgs, TerminalArgs};
 use latlab_report::compare::Compared;
+use latlab_report::fleet::FleetReport;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -51,11 +52,16 @@ pub enum Command {
     /// each difference is larger than the noise (Mann–Whitney U test).
     #[command(after_help = COMPARE_EXIT_CODES)]
     Compare(CompareArgs),
-    /// Compare a fleet: every results file under a directory (one run per host, as the
-    /// Slurm and Kubernetes recipes in deploy/ write them), the headline rows side by side,
-    /// the spread per row and the hosts that are outliers within their CPU model.
+    /// Compare a fleet: every run under a directory, read from its summary or its results
+    /// file (one run per host, as the Slurm and Kubernetes recipes in deploy/ write them),
+    /// the headline rows side by side, the spread per row and the hosts that are outliers
+    /// within their CPU model.
     #[command(after_help = FLEET_EXIT_CODES)]
     Fleet(FleetArgs),
+    /// Write a results file in other formats: OpenMetrics gauges for Prometheus, the compact
+    /// summary a fleet reads, CSV, Markdown, JSON.
+    #[command(after_help = EXPORT_EXIT_CODES)]
+    Export(ExportArgs),
     /// List every probe with its one-line method, timing and result names.
     List(ListArgs),
     /// Print the environment report: CPU, caches, kernel, clock, privileges.
@@ -147,10 +153,8 @@ pub struct FleetArgs {
     /// The directory the runs were written into; searched recursively for *.json files.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Also write the fleet as a self-contained HTML page here, with a plot per row across
-    /// the hosts.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: FormatArgs<FleetReport>,
     /// Colour the outliers' hosts: auto colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
     pub color: ColorChoice,
@@ -158,7 +162,20 @@ pub struct FleetArgs {
 
 const FLEET_EXIT_CODES: &str = "Exit status:
   0    the fleet was compared (files that are not latlab results are skipped with a note)
-  2    bad arguments, a directory that is missing or holds no latlab results file, or an unwritable --html";
+  2    bad arguments, a directory that is missing or holds no latlab results file, or an unwritable output";
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A results file written by latlab (results.json).
+    #[arg(value_name = "RESULTS.json")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub outputs: FormatArgs<RunRecord>,
+}
+
+const EXPORT_EXIT_CODES: &str = "Exit status:
+  0    every output was written
+  2    bad arguments, no output named, an unwritable output, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 const REPORT_EXIT_CODES: &str = "Exit status:
   0    the report was written

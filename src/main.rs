@@ -67,6 +67,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             results_files::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Export(args)) => {
+            results_files::export(&plan::export(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::List(args)) => {
             list::print(&args)?;
             Ok(ExitCode::SUCCESS)

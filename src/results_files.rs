@@ -1,9 +1,9 @@
 //! Executes the plans of the subcommands that read results files: the HTML page of one
 //! run (`latlab report`) and runs side by side (`latlab compare`).
 
-use crate::plan::{ComparePlan, FleetPlan, ReportPlan};
+use crate::plan::{ComparePlan, ExportPlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
-use latlab_report::fleet::{FleetHtml, FleetText};
+use latlab_report::fleet::FleetText;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
@@ -14,36 +14,47 @@ pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     }
     .render(&plan.run)?;
     write_output(&plan.out, &page)?;
-    say_written(&plan.out, &page)
+    say_written("report", &plan.out, &page)
 }
 
-/// Prints the fleet, and writes its page when asked (the text goes to standard error when
-/// the page takes standard output).
+/// Prints the fleet, and writes the outputs asked for (the text goes to standard error when
+/// one takes standard output).
 pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
     let text = FleetText {
         terminal: plan.terminal,
     }
     .render(&plan.report)?;
     let text = plan.terminal.printable(&text);
-    let page_target = plan.html.clone().map(OutputTarget::named);
-    if page_target == Some(OutputTarget::Stdout) {
+    if plan.uses_stdout() {
         latlab_front::stderr_text(&text);
     } else {
         write_output(&OutputTarget::Stdout, &text)?;
     }
-    if let Some(target) = &page_target {
-        let page = FleetHtml.render(&plan.report)?;
-        write_output(target, &page)?;
-        say_written(target, &page)?;
+    let declared = latlab_probes::presentations();
+    for (format, target) in &plan.outputs {
+        let rendered = (format.exporter)(&declared).render(&plan.report)?;
+        write_output(target, &rendered)?;
+        say_written(format.name, target, &rendered)?;
     }
     Ok(())
 }
 
-/// `report: PATH (N KiB)`, on standard output, or on standard error when the page itself
-/// went to standard output.
-fn say_written(target: &OutputTarget, page: &str) -> anyhow::Result<()> {
+/// Writes the run in each format asked for, and says where.
+pub fn export(plan: &ExportPlan) -> anyhow::Result<()> {
+    let declared = latlab_probes::presentations();
+    for (format, target) in &plan.outputs {
+        let rendered = (format.exporter)(&declared).render(&plan.run)?;
+        write_output(target, &rendered)?;
+        say_written(format.name, target, &rendered)?;
+    }
+    Ok(())
+}
+
+/// `report: PATH (N KiB)` (what was written, where, and its size), on standard output, or
+/// on standard error when the file itself went to standard output.
+fn say_written(what: &str, target: &OutputTarget, page: &str) -> anyhow::Result<()> {
     let line = format!(
-        "report: {} ({} KiB)\n",
+        "{what}: {} ({} KiB)\n",
         printable(
             &target
                 .path()

@@ -16,6 +16,7 @@ use latlab_front::{
 };
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
+use latlab_report::summary::SummaryExporter;
 use latlab_report::terminal::Detail;
 use latlab_report::{
     ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, OutputTarget, TableExporter,
@@ -54,12 +55,19 @@ pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode>
     Ok(ExitCode::from(status))
 }
 
-/// The results files: `DIR/results.json`, and the copies and other formats asked for.
+/// The results files: `DIR/results.json`, its summary `DIR/summary.json`, and the copies
+/// and other formats asked for.
 fn result_files(plan: &RunPlan) -> ResultFiles {
     let outputs = &plan.outputs;
     let mut files = ResultFiles::default();
-    files.add(outputs.json.clone(), JsonExporter);
     let declared = latlab_probes::presentations();
+    files.add(outputs.json.clone(), JsonExporter);
+    files.add(
+        outputs.summary.clone(),
+        SummaryExporter {
+            declared: declared.clone(),
+        },
+    );
     for (format, target) in &outputs.named {
         files.add(target.clone(), (format.exporter)(&declared));
     }

@@ -3,7 +3,7 @@
 //! is one line and status 2 before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, FleetArgs, ManArgs, ReportArgs};
+use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, ReportArgs};
 use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::{Compared, Side};
@@ -85,62 +85,91 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
     Ok(ReportPlan { run, out })
 }
 
-/// `latlab fleet`: the fleet read, and where its page goes.
+/// `latlab fleet`: the fleet read, and where its outputs go.
 pub struct FleetPlan {
     /// The fleet, and the directory as given.
     pub report: FleetReport,
-    pub html: Option<PathBuf>,
+    /// The formats named (`--html`, `--openmetrics`, ...), each with where it goes.
+    pub outputs: Vec<(&'static FileFormat<FleetReport>, OutputTarget)>,
     /// How the text is coloured.
     pub terminal: Terminal,
 }
 
-/// Checks the page's path before reading the fleet, then reads it.
+impl FleetPlan {
+    /// Whether an output takes standard output (the text then goes to standard error).
+    pub fn uses_stdout(&self) -> bool {
+        self.outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout)
+    }
+}
+
+/// Checks the outputs' paths before reading the fleet, then reads it.
 pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
-    if let Some(html) = &args.html {
-        if html.as_os_str().is_empty() {
-            return Err(UsageError(
-                "--html '': an empty path; give the page's file name, such as fleet.html".into(),
-            ));
-        }
-        if html.is_dir() {
-            return Err(UsageError(format!(
-                "--html {}: a directory; give the page's file name",
-                html.display()
-            )));
-        }
-        if html
-            .parent()
-            .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    let outputs = args.outputs.by_flag();
+    check_outputs::<FleetReport>(&outputs)?;
+    let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
+    let read: Vec<(&str, &PathBuf)> = (fleet.hosts.iter())
+        .map(|h| (h.label.as_str(), &h.path))
+        .chain(fleet.copies.iter().map(|path| ("a copy", path)))
+        .collect();
+    for (flag, text) in &outputs {
+        let Some(output) = text.as_deref().filter(|t| *t != "-") else {
+            continue;
+        };
+        if let Some((host, _)) = read
+            .iter()
+            .find(|(_, path)| is_same_file(Path::new(output), path))
         {
             return Err(UsageError(format!(
-                "--html {}: its directory does not exist; create it or choose another",
-                html.display()
+                "{flag} {output}: that is {host}'s results file, which the output would \
+                 replace; choose a name outside the results, such as fleet.html"
             )));
         }
-        super::check_file_target(html).map_err(|e| UsageError(format!("--html {}", e.0)))?;
     }
-    let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
-    let read = (fleet.hosts.iter())
-        .map(|h| (h.label.as_str(), &h.path))
-        .chain(fleet.copies.iter().map(|path| ("a copy", path)));
-    if let Some(html) = &args.html
-        && let Some((host, _)) = read.into_iter().find(|(_, path)| is_same_file(html, path))
-    {
-        return Err(UsageError(format!(
-            "--html {}: that is {host}'s results file, which the page would replace; choose \
-             a name outside the results, such as fleet.html",
-            html.display(),
-        )));
-    }
-    let page_to_stdout = (args.html.clone().map(OutputTarget::named)) == Some(OutputTarget::Stdout);
-    let terminal = text_terminal(args.color, page_to_stdout);
-    Ok(FleetPlan {
+    let plan = FleetPlan {
         report: FleetReport {
             fleet,
             dir: args.dir.display().to_string(),
         },
-        html: args.html.clone(),
-        terminal,
+        outputs: (args.outputs.named())
+            .map(|(format, path)| (format, OutputTarget::parse(path)))
+            .collect(),
+        terminal: Terminal::default(),
+    };
+    let terminal = text_terminal(args.color, plan.uses_stdout());
+    Ok(FleetPlan { terminal, ..plan })
+}
+
+/// `latlab export`: the run, and where each format goes.
+pub struct ExportPlan {
+    pub run: RunRecord,
+    pub outputs: Vec<(&'static FileFormat<RunRecord>, OutputTarget)>,
+}
+
+pub fn export(args: &ExportArgs) -> Result<ExportPlan, UsageError> {
+    let outputs = args.outputs.by_flag();
+    if outputs.iter().all(|(_, text)| text.is_none()) {
+        return Err(UsageError(format!(
+            "no output named; name at least one of {}, such as --openmetrics latlab.prom",
+            RunRecord::flags_listed()
+        )));
+    }
+    check_outputs::<RunRecord>(&outputs)?;
+    for (flag, text) in &outputs {
+        if let Some(output) = text.as_deref().filter(|t| *t != "-")
+            && is_same_file(Path::new(output), &args.file)
+        {
+            return Err(UsageError(format!(
+                "{flag} {output}: that is the results file being read, which the output \
+                 would replace; choose another name"
+            )));
+        }
+    }
+    let run = load_run(&args.file)?;
+    Ok(ExportPlan {
+        run,
+        outputs: (args.outputs.named())
+            .map(|(format, path)| (format, OutputTarget::parse(path)))
+            .collect(),
     })
 }
 
@@ -193,7 +222,7 @@ impl ComparePlan {
 
 pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let outputs = args.outputs.by_flag();
-    check_compare_outputs(&outputs)?;
+    check_outputs::<Compared>(&outputs)?;
     let paths = (args.files.iter())
         .map(|path| side_files(path))
         .collect::<Result<Vec<_>, UsageError>>()?;
@@ -201,9 +230,6 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         let Some(output) = text.as_deref().filter(|t| *t != "-") else {
             continue;
         };
-        // Every output is checked before any is written: one that cannot be leaves none.
-        super::check_file_target(Path::new(output))
-            .map_err(|e| UsageError(format!("{flag} {}", e.0)))?;
         if let Some(side) = (args.files.iter()).find(|side| is_inside(Path::new(output), side)) {
             return Err(UsageError(format!(
                 "{flag} {output}: inside {}, a side of this comparison, where every *.json \
@@ -250,21 +276,24 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     Ok(ComparePlan { terminal, ..plan })
 }
 
-/// Refuses compare's outputs that cannot be written: an empty path, a directory, or one
-/// file (or standard output) named by two of them.
-fn check_compare_outputs(outputs: &[(String, Option<String>)]) -> Result<(), UsageError> {
+/// Refuses outputs that cannot be written: an empty path, a directory, a file that cannot
+/// be replaced, or one file (or standard output) named by two of them. Every output is
+/// checked before any is written: one that cannot be leaves none.
+fn check_outputs<M: Offered>(outputs: &[(String, Option<String>)]) -> Result<(), UsageError> {
     for (flag, text) in outputs {
         if text.as_deref().is_some_and(str::is_empty) {
             return Err(UsageError(format!(
                 "{flag} '': an empty path; give a file name, or '-' for standard output"
             )));
         }
-        if let Some(path) = text.as_deref().filter(|t| *t != "-")
-            && Path::new(path).is_dir()
-        {
-            return Err(UsageError(format!(
-                "{flag} {path}: a directory; give a file name"
-            )));
+        if let Some(path) = text.as_deref().filter(|t| *t != "-") {
+            if Path::new(path).is_dir() {
+                return Err(UsageError(format!(
+                    "{flag} {path}: a directory; give a file name"
+                )));
+            }
+            super::check_file_target(Path::new(path))
+                .map_err(|e| UsageError(format!("{flag} {}", e.0)))?;
         }
     }
     let named: Vec<&str> = outputs.iter().filter_map(|(_, t)| t.as_deref()).collect();
@@ -277,7 +306,7 @@ fn check_compare_outputs(outputs: &[(String, Option<String>)]) -> Result<(), Usa
             };
             return Err(UsageError(format!(
                 "{what} is named by two of {}; give each its own",
-                Compared::flags_listed()
+                M::flags_listed()
             )));
         }
     }
@@ -318,7 +347,7 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
                     )));
                 }
             }
-        } else if found.extension().is_some_and(|e| e == "json") {
+        } else if found.extension().is_some_and(|e| e == "json") && !is_summary_beside(&found) {
             files.push(found);
         }
     }
@@ -334,6 +363,13 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
     }
     files.sort();
     Ok(files)
+}
+
+/// Whether `file` is the `summary.json` a run wrote beside its `results.json`: the same run
+/// in brief, not another run.
+fn is_summary_beside(file: &Path) -> bool {
+    file.file_name().is_some_and(|name| name == "summary.json")
+        && file.with_file_name("results.json").exists()
 }
 
 /// Whether a results file is that of a run of `--runs`: `run-K/results.json`.

@@ -7,7 +7,9 @@ mod selection;
 
 pub use selection::Selection;
 
-pub use files::{ComparePlan, FleetPlan, ReportPlan, compare, fleet, man, report};
+pub use files::{
+    ComparePlan, ExportPlan, FleetPlan, ReportPlan, compare, export, fleet, man, report,
+};
 
 use crate::cli::{Budget, RunArgs};
 use latlab_engine::isolation::DirectoryLock;
@@ -39,8 +41,11 @@ impl From<latlab_report::load::LoadError> for UsageError {
 pub struct Outputs {
     /// DIR/results.json.
     pub json: OutputTarget,
+    /// DIR/summary.json: the run in brief, which a fleet reads in place of the results.
+    pub summary: OutputTarget,
     /// The formats named (`--json`, `--csv`, `--markdown`, ...), each with where it goes;
-    /// a `--json` naming DIR/results.json itself is left out, as it adds nothing.
+    /// a `--json` naming DIR/results.json itself (or `--summary` DIR/summary.json) is left
+    /// out, as it adds nothing.
     pub named: Vec<(&'static FileFormat<RunRecord>, OutputTarget)>,
     /// A directory to create before the first write (the default `--out`).
     pub create_dir: Option<PathBuf>,
@@ -52,7 +57,9 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn all(&self) -> impl Iterator<Item = &OutputTarget> {
-        std::iter::once(&self.json).chain(self.named.iter().map(|(_, target)| target))
+        [&self.json, &self.summary]
+            .into_iter()
+            .chain(self.named.iter().map(|(_, target)| target))
     }
 
     /// Whether a machine format goes to standard output (the table then goes to stderr).
@@ -453,6 +460,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     })?;
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
     let json = OutputTarget::Replaced(results_dir.join("results.json"));
+    let summary = OutputTarget::Replaced(results_dir.join("summary.json"));
     for (flag, path) in args.tables.by_flag() {
         if path.as_deref().is_some_and(str::is_empty) {
             return Err(UsageError(format!(
@@ -460,19 +468,23 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
             )));
         }
     }
-    // --json naming DIR/results.json itself adds nothing.
+    // --json naming DIR/results.json itself adds nothing, nor --summary DIR/summary.json.
+    let written_anyway = |format: &FileFormat<RunRecord>| match format.name {
+        "json" => json.path(),
+        "summary" => summary.path(),
+        _ => None,
+    };
     let named = (args.tables.named())
         .map(|(format, path)| (format, OutputTarget::parse(path)))
-        .filter(|(format, target)| match (target, &json) {
-            (OutputTarget::File(copy), OutputTarget::Replaced(main)) => {
-                format.name != "json" || !same_file(copy, main)
-            }
+        .filter(|(format, target)| match (target, written_anyway(format)) {
+            (OutputTarget::File(copy), Some(main)) => !same_file(copy, main),
             _ => true,
         })
         .collect();
     let results_dir = Some(results_dir);
     let outputs = Outputs {
         json,
+        summary,
         named,
         create_dir,
         plots_dir: results_dir,

@@ -4,9 +4,18 @@
 use crate::latlab;
 use std::path::Path;
 
+/// Writes the summary of `dir/sub/results.json` beside it, as a run does.
+pub fn summarise(dir: &Path, sub: &str) {
+    let run_dir = dir.join(sub);
+    latlab(&run_dir)
+        .args(["export", "results.json", "--summary", "summary.json"])
+        .assert()
+        .success();
+}
+
 /// A synthetic run of the system-call probe written into `dir/sub` (results.json with its
 /// report and plots, as a host's run is), its host named `host` and its CPU `model`.
-fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
+pub fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
     let run_dir = dir.join(sub);
     std::fs::create_dir_all(&run_dir).unwrap();
     let path = run_dir.join("results.json");
@@ -20,6 +29,40 @@ fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
     json["latlab"]["environment"]["host_name"] = host.into();
     json["latlab"]["environment"]["cpu"]["model"] = model.into();
     std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    // The run's summary names the host the run had: the fleet would read it in place of
+    // the file just rewritten. Runs of an older latlab had none.
+    std::fs::remove_file(run_dir.join("summary.json")).unwrap();
+}
+
+/// Multiplies every time of every result of the results file at `path` by `factor`: its
+/// samples and its summary with them.
+fn scale_figures(path: &Path, factor: f64) {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let scale = |value: &mut serde_json::Value| {
+        if let Some(x) = value.as_f64() {
+            *value = (x * factor).into();
+        }
+    };
+    for probe in json["latlab"]["probes"].as_array_mut().unwrap() {
+        for result in probe["results"].as_array_mut().unwrap() {
+            result["samples_ns"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .for_each(scale);
+            let summary = &mut result["summary"];
+            for key in ["min", "p5", "median", "p95", "max", "mean", "stddev", "mad"] {
+                scale(&mut summary[key]);
+            }
+            summary["median_ci95"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .for_each(scale);
+        }
+    }
+    std::fs::write(path, serde_json::to_string(&json).unwrap()).unwrap();
 }
 
 /// Rewrites a results file as schema `version` would have it: schema 1 wrote parameters as
@@ -127,7 +170,7 @@ fn a_directory_without_runs_and_bad_paths_are_refused() {
         (vec!["fleet", "empty/x.json"], "not a directory"),
         (
             vec!["fleet", "empty", "--html", "nowhere/page.html"],
-            "its directory does not exist",
+            "the directory nowhere does not exist",
         ),
     ];
     for (args, expected) in cases {
@@ -218,5 +261,76 @@ fn runs_too_deep_and_a_fifo_named_json_are_said_as_they_are() {
             "1 file ending in .json but not regular (a FIFO, a socket or a device) was left alone"
         ) && stdout.contains("b.json"),
         "{stdout}"
+    );
+}
+
+/// A fleet of summaries reads as the same fleet of full files: the same table and the
+/// same outliers, each full file with a summary beside it passed over and counted; a
+/// summary is also read on its own, under any name.
+#[test]
+fn summaries_are_read_in_place_of_the_full_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    for (i, model) in ["M1", "M1", "M1", "M2"].iter().enumerate() {
+        host_run(&runs, &format!("n{i}"), &format!("node{i}"), model);
+    }
+    // Figures of their own, and one outlier.
+    for (i, factor) in [1.0, 1.02, 1.7, 0.9].iter().enumerate() {
+        scale_figures(&runs.join(format!("n{i}/results.json")), *factor);
+    }
+    let fleet = |dir: &Path| {
+        let output = latlab(dir).args(["fleet", "runs"]).assert().success();
+        String::from_utf8(output.get_output().stdout.clone()).unwrap()
+    };
+    let full = fleet(dir.path());
+    for i in 0..3 {
+        summarise(&runs, &format!("n{i}"));
+    }
+    // The fourth host's summary sits alone, under a name of its own.
+    latlab(dir.path())
+        .args([
+            "export",
+            "runs/n3/results.json",
+            "--summary",
+            "runs/node3.json",
+        ])
+        .assert()
+        .success();
+    std::fs::remove_file(runs.join("n3/results.json")).unwrap();
+    let summarised = fleet(dir.path());
+    let table = |text: &str| -> String {
+        text.lines()
+            .take_while(|line| *line != "notes")
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        table(&summarised),
+        table(&full),
+        "{summarised}\n---\n{full}"
+    );
+    assert!(summarised.contains("4 hosts"), "{summarised}");
+    assert!(summarised.contains("node2: System call"), "{summarised}");
+    assert!(
+        summarised
+            .contains("3 results.json files were passed over for the summary.json beside them"),
+        "{summarised}"
+    );
+    // `compare` takes a run directory's results.json, never its summary.
+    let output = latlab(dir.path())
+        .args(["compare", "runs/n0", "runs/n1"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&output.get_output().stdout);
+    assert!(text.contains("A = runs/n0/results.json"), "{text}");
+    let output = latlab(dir.path())
+        .args(["report", "runs/node3.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a run's summary, which holds no samples"),
+        "{stderr}"
     );
 }

@@ -884,7 +884,7 @@ fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
         ),
         (
             &["fleet", ".", "--html", "b.json"],
-            "results file, which the page would replace",
+            "results file, which the output would replace",
         ),
     ] {
         let output = latlab(dir.path())

@@ -13,6 +13,8 @@ mod google_benchmark;
 mod gpu;
 mod hostile;
 mod json_schema;
+mod openmetrics;
+mod prometheus;
 mod real_run;
 mod slurm;
 mod synthetic_run;

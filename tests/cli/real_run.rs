@@ -79,7 +79,8 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
         [
             "latlab-results",
             "latlab-results/report.html",
-            "latlab-results/results.json"
+            "latlab-results/results.json",
+            "latlab-results/summary.json"
         ]
     );
     let json = std::fs::read(dir.path().join("latlab-results/results.json")).unwrap();

@@ -88,7 +88,8 @@ fn the_table_is_exactly_as_expected() {
         .stdout(EXPECTED_TABLE)
         .stderr(
             predicates::str::is_match(
-                "^results: latlab-results/results.json\nreport: latlab-results/report.html\n\
+                "^results: latlab-results/results.json\nresults: latlab-results/summary.json\n\
+             report: latlab-results/report.html\n\
              time: [0-9.]+ s: probes [0-9.]+ s, stability checks [0-9.]+ s, results [0-9.]+ s, \
              page and plots [0-9.]+ s\n$",
             )
@@ -99,7 +100,8 @@ fn the_table_is_exactly_as_expected() {
         [
             "latlab-results",
             "latlab-results/report.html",
-            "latlab-results/results.json"
+            "latlab-results/results.json",
+            "latlab-results/summary.json"
         ]
     );
 }
@@ -175,6 +177,7 @@ fn every_format_is_written_where_asked() {
             "latlab-results",
             "latlab-results/report.html",
             "latlab-results/results.json",
+            "latlab-results/summary.json",
             "r.csv",
             "r.json",
             "r.md"
@@ -334,6 +337,7 @@ fn plots_go_into_the_results_directory() {
         "res".into(),
         "res/report.html".into(),
         "res/results.json".into(),
+        "res/summary.json".into(),
     ]);
     expected.sort();
     assert_eq!(files_in(dir.path()), expected);

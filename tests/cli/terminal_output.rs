@@ -90,7 +90,7 @@ fn quiet_prints_the_headline_and_the_paths_only() {
         .lines()
         .map(|l| l.split(':').next().unwrap())
         .collect();
-    assert_eq!(kinds, ["results", "report", "plots"], "{stderr}");
+    assert_eq!(kinds, ["results", "results", "report", "plots"], "{stderr}");
 }
 
 #[test]

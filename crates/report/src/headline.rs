@@ -90,6 +90,8 @@ pub struct Measured {
     pub samples: usize,
     /// The result it was read from, and how when not directly.
     pub source: String,
+    /// The name of the result it was read from.
+    pub result: String,
 }
 
 /// One row of the headline table.
@@ -244,6 +246,7 @@ fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {
         p95_ns: result.summary.p95 * scale,
         samples: result.summary.n,
         source: source.to_string(),
+        result: result.name.clone(),
     }
 }
 

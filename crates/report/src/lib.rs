@@ -30,10 +30,14 @@ pub mod load;
 mod markdown;
 #[cfg(feature = "html")]
 mod markup;
+#[cfg(feature = "files")]
+pub mod openmetrics;
 #[cfg(feature = "html")]
 mod plots;
 mod printable;
 mod rows;
+#[cfg(feature = "files")]
+pub mod summary;
 mod table;
 pub mod terminal;
 #[cfg(test)]
@@ -80,6 +84,12 @@ impl Offered for RunRecord {
             #[cfg(feature = "files")]
             csv::FORMAT,
             markdown::FORMAT,
+            #[cfg(feature = "files")]
+            summary::FORMAT,
+            #[cfg(feature = "files")]
+            openmetrics::FORMAT,
+            #[cfg(feature = "files")]
+            openmetrics::BACKFILL_FORMAT,
         ]
     }
 }

@@ -40,16 +40,30 @@ pub fn load_versioned_run(path: &Path) -> Result<(RunRecord, u64), LoadError> {
     Ok((one_line_fields(run), version))
 }
 
+/// As [`load_versioned_run`], with the results' samples left out (every `samples_ns` and
+/// `cpu_samples_ns` empty): what a fleet of thousands of runs reads. The samples are
+/// scanned, not parsed, and the rest is checked as [`crate::validate::validate_figures`]
+/// says.
+pub fn load_figures(path: &Path) -> Result<(RunRecord, u64), LoadError> {
+    let shown = path.display();
+    let bytes = read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    figures_of(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
+}
+
+/// As [`load_figures`], from the file's bytes; the error is why, without the file's name.
+pub fn figures_of(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
+    let (run, version) = latlab_engine::model::without_samples(|| parse_versioned_run(bytes))?;
+    crate::validate::validate_figures(&run)
+        .map_err(|why| format!("{why}; give a results.json written by latlab"))?;
+    Ok((one_line_fields(run), version))
+}
+
 /// The record with every field that is one line (names, the host, the CPU, the kernel)
 /// made one line ([`crate::printable::one_line`]): anyone can write a results file, and a
 /// line break or a bidirectional control in a name could forge a line of what is printed
 /// from it ("B against A: 0 slower …").
 fn one_line_fields(mut run: RunRecord) -> RunRecord {
-    fn fix(field: &mut String) {
-        if let std::borrow::Cow::Owned(fixed) = crate::printable::one_line(field) {
-            *field = fixed;
-        }
-    }
+    use crate::printable::make_one_line as fix;
     let environment = &mut run.environment;
     for field in [
         &mut environment.host_name,
@@ -73,7 +87,7 @@ fn one_line_fields(mut run: RunRecord) -> RunRecord {
 /// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. It is opened without
 /// blocking, so that a FIFO with no writer is refused instead of waited on, and a device
 /// such as /dev/zero is refused instead of read for ever.
-fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -127,6 +141,13 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
     // A UTF-8 byte-order mark, which some editors add, is not part of the JSON (RFC 8259
     // lets a reader ignore it).
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if crate::summary::is_summary(bytes) {
+        return Err(
+            "a run's summary, which holds no samples; give the results.json written \
+                    beside it"
+                .into(),
+        );
+    }
     match serde_json::from_slice::<CurrentDocument>(bytes) {
         Ok(document) if document.latlab_schema_version == u64::from(JSON_SCHEMA_VERSION) => {
             return Ok((document.latlab, document.latlab_schema_version));

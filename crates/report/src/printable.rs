@@ -83,6 +83,13 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// Makes `field` one line in place ([`one_line`]), for a name read from a file.
+pub(crate) fn make_one_line(field: &mut String) {
+    if let Cow::Owned(fixed) = one_line(field) {
+        *field = fixed;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

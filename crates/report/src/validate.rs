@@ -18,6 +18,23 @@ pub const MAX_BYTES: f64 = 1_125_899_906_842_624.0;
 /// Checks a run read from a file; the error names the first field that no run could have
 /// written, and why.
 pub fn validate(run: &RunRecord) -> Result<(), String> {
+    validate_as(run, Samples::Kept)
+}
+
+/// As [`validate`], for a run read without its samples
+/// ([`latlab_engine::model::without_samples`]): every check but those of the samples.
+pub fn validate_figures(run: &RunRecord) -> Result<(), String> {
+    validate_as(run, Samples::Skipped)
+}
+
+/// Whether the results' samples were read.
+#[derive(Clone, Copy, PartialEq)]
+enum Samples {
+    Kept,
+    Skipped,
+}
+
+fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
     let clock = &run.clock;
     within("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
     time("clock.resolution_ns", clock.resolution_ns)?;
@@ -41,32 +58,18 @@ pub fn validate(run: &RunRecord) -> Result<(), String> {
                      damaged"
                 ));
             }
-            one_result(&at, result)?;
+            one_result(&at, result, samples)?;
         }
     }
     Ok(())
 }
 
-fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
-    for (i, &sample) in result.samples_ns.iter().enumerate() {
-        time(&format!("{at}.samples_ns[{i}]"), sample)?;
+fn one_result(at: &str, result: &BenchResult, samples: Samples) -> Result<(), String> {
+    if samples == Samples::Kept {
+        the_samples(at, result)?;
+    } else {
+        summary(&format!("{at}.summary"), &result.summary, None)?;
     }
-    for (i, &sample) in result.cpu_samples_ns.iter().enumerate() {
-        time(&format!("{at}.cpu_samples_ns[{i}]"), sample)?;
-    }
-    if result.samples_ns.is_empty() {
-        return Err(format!(
-            "{at}.samples_ns is empty, but its summary counts {}: every result keeps the \
-             samples it summarises",
-            result.summary.n
-        ));
-    }
-    summary(
-        &format!("{at}.summary"),
-        &result.summary,
-        Some(result.samples_ns.len()),
-    )?;
-    summarises(at, result)?;
     measured(at, result)?;
     if let Some(overhead) = result.loop_overhead_ns {
         time(&format!("{at}.loop_overhead_ns"), overhead)?;
@@ -109,6 +112,29 @@ fn one_result(at: &str, result: &BenchResult) -> Result<(), String> {
     Ok(())
 }
 
+/// The samples are times, there are some, and the summary counts and summarises them.
+fn the_samples(at: &str, result: &BenchResult) -> Result<(), String> {
+    for (i, &sample) in result.samples_ns.iter().enumerate() {
+        time(&format!("{at}.samples_ns[{i}]"), sample)?;
+    }
+    for (i, &sample) in result.cpu_samples_ns.iter().enumerate() {
+        time(&format!("{at}.cpu_samples_ns[{i}]"), sample)?;
+    }
+    if result.samples_ns.is_empty() {
+        return Err(format!(
+            "{at}.samples_ns is empty, but its summary counts {}: every result keeps the \
+             samples it summarises",
+            result.summary.n
+        ));
+    }
+    summary(
+        &format!("{at}.summary"),
+        &result.summary,
+        Some(result.samples_ns.len()),
+    )?;
+    summarises(at, result)
+}
+
 /// A summary's figures are times; its count matches the samples it summarises.
 fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> {
     if let Some(count) = samples
@@ -149,7 +175,7 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
 /// A time: finite, not subnormal, and at most [`MAX_TIME_NS`] in size. Zero and negative
 /// times are allowed: a difference of two figures, noise under a subtracted empty loop, or
 /// an empty loop the compiler removed can read so.
-fn time(at: &str, ns: f64) -> Result<(), String> {
+pub(crate) fn time(at: &str, ns: f64) -> Result<(), String> {
     if !ns.is_finite() {
         return Err(format!("{at} is {ns}: a time must be a finite number"));
     }
@@ -188,7 +214,7 @@ fn summarises(at: &str, result: &BenchResult) -> Result<(), String> {
 /// A measured figure (not derived, not suspect) is at least [`MIN_TIME_NS`] in size: below
 /// a millionth of a nanosecond per operation no clock and loop can resolve it. Its samples
 /// may dip below zero (noise under the subtracted empty loop), but not all of them: no
-/// operation takes less than no time every time.
+/// operation takes less than no time every time (checked where the samples were read).
 fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     let median = result.summary.median;
     let is_measured = result.kind != ResultKind::Derived && !result.verdict.is_suspect();
@@ -201,7 +227,7 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
              said to be measured: the file is damaged"
         ));
     }
-    if result.samples_ns.iter().all(|&x| x <= 0.0) {
+    if !result.samples_ns.is_empty() && result.samples_ns.iter().all(|&x| x <= 0.0) {
         return Err(format!(
             "{at}.samples_ns are all zero or negative, for a figure said to be measured: \
              the file is damaged"

@@ -10,8 +10,12 @@ use crate::parameters::Value;
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
+#[cfg(feature = "serde")]
+mod figures_only;
 mod profile;
 
+#[cfg(feature = "serde")]
+pub use figures_only::without_samples;
 pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
 
 /// How a result's samples were obtained.
@@ -192,10 +196,12 @@ pub struct BenchResult {
     pub iterations: u64,
     /// Nanoseconds per operation, one per sample, in the order taken; the empty loop's median
     /// cost already subtracted.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "figures_only::samples"))]
     pub samples_ns: Vec<f64>,
     pub summary: Summary,
     /// CPU time of the measuring thread per operation, one per sample; for timed loops the
     /// empty loop's median CPU time is subtracted. Empty when not measured.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "figures_only::samples"))]
     pub cpu_samples_ns: Vec<f64>,
     /// The empty loop's median cost per iteration that was subtracted.
     pub loop_overhead_ns: Option<f64>,

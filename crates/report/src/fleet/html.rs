@@ -16,6 +16,14 @@ use maud::{Markup, PreEscaped, html};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FleetHtml;
 
+/// `latlab fleet --html FILE`.
+pub(crate) const FORMAT: crate::FileFormat<super::FleetReport> = crate::FileFormat {
+    name: "html",
+    help: "Also write the fleet as a self-contained HTML page here, with a plot per row \
+        across the hosts; '-' for standard output",
+    exporter: |_| Box::new(FleetHtml),
+};
+
 impl crate::Exporter<super::FleetReport> for FleetHtml {
     fn render(&self, report: &super::FleetReport) -> Result<String, crate::ExportError> {
         Ok(page_of(&report.fleet, &report.dir))

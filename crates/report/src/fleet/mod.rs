@@ -16,11 +16,14 @@
 
 #[cfg(feature = "html")]
 mod html;
+mod metrics;
+mod read;
 mod robust;
 mod text;
 
 #[cfg(feature = "html")]
 pub use html::FleetHtml;
+pub use metrics::{FleetOpenMetrics, latest_runs};
 pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::FleetText;
 
@@ -33,10 +36,24 @@ pub struct FleetReport {
     pub dir: String,
 }
 
-use crate::headline::{headline_rows, measurable_operations};
+/// A fleet, as `latlab fleet` also writes it.
+impl crate::Offered for FleetReport {
+    fn formats() -> &'static [crate::FileFormat<FleetReport>] {
+        &[
+            #[cfg(feature = "html")]
+            html::FORMAT,
+            metrics::FORMAT,
+            metrics::BACKFILL_FORMAT,
+        ]
+    }
+}
+
+use crate::headline::measurable_operations;
 use crate::json::JSON_SCHEMA_VERSION;
-use crate::load::{LoadError, load_versioned_run};
+use crate::load::LoadError;
+use crate::openmetrics::ResultFigure;
 use latlab_engine::presentation::Presentations;
+use read::{Extract, json_files, read_all};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +74,8 @@ pub struct HostRun {
     pub path: PathBuf,
     /// The median of each row of [`Fleet::operations`], where the run has it.
     pub figures: Vec<Option<f64>>,
+    /// The result each row's figure was read from, where the run has it.
+    pub results: Vec<Option<ResultFigure>>,
 }
 
 /// Hosts of one CPU model.
@@ -92,17 +111,6 @@ pub struct Fleet {
     pub notes: Vec<String>,
     /// The files that repeat a run already read, counted once.
     pub copies: Vec<PathBuf>,
-}
-
-/// What one readable file gives.
-struct Extract {
-    path: PathBuf,
-    host_name: String,
-    cpu_model: String,
-    suite: String,
-    started_at: String,
-    schema: u64,
-    figures: BTreeMap<String, f64>,
 }
 
 impl Fleet {
@@ -153,7 +161,7 @@ impl Fleet {
         }
         let old = extracts
             .iter()
-            .filter(|e| e.schema < u64::from(JSON_SCHEMA_VERSION))
+            .filter(|e| e.schema.is_some_and(|s| s < u64::from(JSON_SCHEMA_VERSION)))
             .count();
         if old > 0 {
             notes.push(format!(
@@ -193,9 +201,11 @@ impl Fleet {
             .into_iter()
             .zip(labels)
             .map(|(e, label)| HostRun {
-                figures: operations
-                    .iter()
-                    .map(|op| e.figures.get(op).copied())
+                figures: (operations.iter())
+                    .map(|op| Some(e.figures.get(op)?.median_ns))
+                    .collect(),
+                results: (operations.iter())
+                    .map(|op| Some(e.figures.get(op)?.result.clone()))
                     .collect(),
                 label,
                 host_name: e.host_name,
@@ -251,7 +261,7 @@ impl Fleet {
 fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
     let (distinct, copies) = crate::copies::distinct_runs(extracts, |extract| {
         let figures: Vec<(&String, u64)> = (extract.figures.iter())
-            .map(|(row, value)| (row, value.to_bits()))
+            .map(|(row, figure)| (row, figure.median_ns.to_bits()))
             .collect();
         (
             extract.host_name.clone(),
@@ -270,168 +280,6 @@ fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extrac
 /// `1 file`, `3 files`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// What a walk of the runs' directory found: the `*.json` files (sorted), how many other
-/// files, and what it passed over, each with its path.
-#[derive(Debug, Default)]
-struct Walk {
-    found: Vec<PathBuf>,
-    ignored: usize,
-    /// Links, not followed: a link back up the tree would be walked for ever.
-    links: Vec<PathBuf>,
-    /// Directories deeper than [`MAX_DEPTH`].
-    too_deep: Vec<PathBuf>,
-    /// `*.json` entries that are not regular files (a FIFO, a socket, a device): never
-    /// opened, since a FIFO would block the read.
-    not_regular: Vec<PathBuf>,
-    /// Directories that could not be listed, with why.
-    unreadable: Vec<(PathBuf, String)>,
-}
-
-impl Walk {
-    /// A note for each kind of thing passed over, naming the first few.
-    fn notes(&self) -> Vec<String> {
-        let names = |paths: &[PathBuf]| crate::copies::first_few(paths);
-        let mut notes = Vec::new();
-        if !self.links.is_empty() {
-            notes.push(format!(
-                "{} not followed (copy the file in instead): {}",
-                count(self.links.len(), "link was", "links were"),
-                names(&self.links)
-            ));
-        }
-        if !self.not_regular.is_empty() {
-            notes.push(format!(
-                "{} ending in .json but not regular (a FIFO, a socket or a device) {} left \
-                 alone: {}",
-                count(self.not_regular.len(), "file", "files"),
-                if self.not_regular.len() == 1 {
-                    "was"
-                } else {
-                    "were"
-                },
-                names(&self.not_regular)
-            ));
-        }
-        if !self.too_deep.is_empty() {
-            notes.push(format!(
-                "{} deeper than {MAX_DEPTH} levels not read: {}",
-                count(self.too_deep.len(), "directory", "directories"),
-                names(&self.too_deep)
-            ));
-        }
-        for (path, why) in &self.unreadable {
-            notes.push(format!("{}: not read ({why})", path.display()));
-        }
-        notes
-    }
-}
-
-fn json_files(dir: &Path) -> Walk {
-    let mut walk = Walk::default();
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((current, depth)) = stack.pop() {
-        let entries = match std::fs::read_dir(&current) {
-            Ok(entries) => entries,
-            Err(e) => {
-                walk.unreadable.push((current, e.to_string()));
-                continue;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    walk.unreadable.push((current.clone(), e.to_string()));
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let kind = match entry.file_type() {
-                Ok(kind) => kind,
-                Err(e) => {
-                    walk.unreadable.push((path, e.to_string()));
-                    continue;
-                }
-            };
-            if kind.is_symlink() {
-                walk.links.push(path);
-            } else if kind.is_dir() && depth < MAX_DEPTH {
-                stack.push((path, depth + 1));
-            } else if kind.is_dir() {
-                walk.too_deep.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                if kind.is_file() {
-                    walk.found.push(path);
-                } else {
-                    walk.not_regular.push(path);
-                }
-            } else {
-                walk.ignored += 1;
-            }
-        }
-    }
-    walk.found.sort();
-    walk.links.sort();
-    walk.too_deep.sort();
-    walk.not_regular.sort();
-    walk.unreadable.sort();
-    walk
-}
-
-/// Reads every file, on as many threads as there are CPUs.
-fn read_all(paths: &[PathBuf], declared: &Presentations) -> Vec<Result<Extract, LoadError>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Result<Extract, LoadError>>> =
-        (0..paths.len()).map(|_| None).collect();
-    let done = std::sync::Mutex::new(&mut slots);
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(path) = paths.get(i) else {
-                break;
-            };
-            let outcome = extract(path, declared);
-            done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
-        }
-    };
-    std::thread::scope(|scope| {
-        // This thread reads too, so a helper the system refuses (`ulimit -u`) only slows
-        // the reading down.
-        for _ in 1..threads {
-            if std::thread::Builder::new()
-                .name("latlab-fleet-reader".into())
-                .spawn_scoped(scope, work)
-                .is_err()
-            {
-                break;
-            }
-        }
-        work();
-    });
-    slots.into_iter().flatten().collect()
-}
-
-/// Reads one file and keeps what the fleet needs of it.
-fn extract(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
-    let (run, schema) = load_versioned_run(path)?;
-    let figures = headline_rows(&run, declared)
-        .into_iter()
-        .filter_map(|row| Some((row.operation, row.measured?.median_ns)))
-        .collect();
-    Ok(Extract {
-        path: path.to_path_buf(),
-        host_name: run.environment.host_name.clone(),
-        cpu_model: run.environment.cpu.model.clone(),
-        suite: run.settings.suite.clone(),
-        started_at: run.started_at.clone(),
-        schema,
-        figures,
-    })
 }
 
 /// The note on skipped files: how many, and the first few reasons.
@@ -461,7 +309,7 @@ fn labels(extracts: &[Extract], notes: &mut Vec<String>) -> Vec<String> {
     for e in extracts {
         *by_name.entry(e.host_name.as_str()).or_default() += 1;
     }
-    let repeated: Vec<&str> = by_name
+    let repeated: std::collections::BTreeSet<&str> = by_name
         .iter()
         .filter(|(_, n)| **n > 1)
         .map(|(name, _)| *name)
@@ -564,8 +412,23 @@ mod tests {
             cpu_model: model.into(),
             suite: suite.into(),
             started_at: format!("2026-11-24T00:00:0{}Z", name.len() % 10),
-            schema: u64::from(JSON_SCHEMA_VERSION),
-            figures: figures.iter().map(|&(op, v)| (op.to_string(), v)).collect(),
+            schema: Some(u64::from(JSON_SCHEMA_VERSION)),
+            figures: (figures.iter())
+                .map(|&(op, v)| {
+                    let result = ResultFigure {
+                        name: format!("probe/{op}"),
+                        median_ns: v,
+                        bytes_per_operation: None,
+                    };
+                    (
+                        op.to_string(),
+                        read::RowFigure {
+                            median_ns: v,
+                            result,
+                        },
+                    )
+                })
+                .collect(),
         }
     }
 

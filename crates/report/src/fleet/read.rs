@@ -1,0 +1,288 @@
+//! Reading a fleet's files: the walk of its directory, and what the fleet keeps of each
+//! file, read in parallel. A compact summary ([`crate::summary`]) is read where there is
+//! one: a `results.json` with a `summary.json` beside it is passed over for the summary,
+//! and any `*.json` that begins as a summary is read as one. A full results file is read
+//! without its samples ([`crate::load::load_figures`]).
+
+use super::{MAX_DEPTH, count};
+use crate::headline::headline_rows;
+use crate::load::{LoadError, figures_of};
+use crate::openmetrics::ResultFigure;
+use crate::summary::{RunSummary, is_summary, parse_summary};
+use latlab_engine::model::RunRecord;
+use latlab_engine::presentation::Presentations;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What one readable file gives.
+pub(super) struct Extract {
+    pub(super) path: PathBuf,
+    pub(super) host_name: String,
+    pub(super) cpu_model: String,
+    pub(super) suite: String,
+    pub(super) started_at: String,
+    /// The schema of a full results file; `None` for a summary.
+    pub(super) schema: Option<u64>,
+    /// Each headline row's figure, by operation.
+    pub(super) figures: BTreeMap<String, RowFigure>,
+}
+
+/// A headline row's figure on one host, and the result it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct RowFigure {
+    pub(super) median_ns: f64,
+    pub(super) result: ResultFigure,
+}
+
+/// The name of the full results file a run directory holds, and of its summary.
+const RESULTS_NAME: &str = "results.json";
+const SUMMARY_NAME: &str = "summary.json";
+
+/// What a walk of the runs' directory found: the `*.json` files (sorted), how many other
+/// files, and what it passed over, each with its path.
+#[derive(Debug, Default)]
+pub(super) struct Walk {
+    /// The files to read, sorted.
+    pub(super) found: Vec<PathBuf>,
+    pub(super) ignored: usize,
+    /// `results.json` files passed over for the `summary.json` beside them.
+    pub(super) summarised: usize,
+    /// Links, not followed: a link back up the tree would be walked for ever.
+    links: Vec<PathBuf>,
+    /// Directories deeper than [`MAX_DEPTH`].
+    too_deep: Vec<PathBuf>,
+    /// `*.json` entries that are not regular files (a FIFO, a socket, a device): never
+    /// opened, since a FIFO would block the read.
+    not_regular: Vec<PathBuf>,
+    /// Directories that could not be listed, with why.
+    unreadable: Vec<(PathBuf, String)>,
+}
+
+impl Walk {
+    /// A note for each kind of thing passed over, naming the first few.
+    pub(super) fn notes(&self) -> Vec<String> {
+        let names = |paths: &[PathBuf]| crate::copies::first_few(paths);
+        let mut notes = Vec::new();
+        if !self.links.is_empty() {
+            notes.push(format!(
+                "{} not followed (copy the file in instead): {}",
+                count(self.links.len(), "link was", "links were"),
+                names(&self.links)
+            ));
+        }
+        if !self.not_regular.is_empty() {
+            notes.push(format!(
+                "{} ending in .json but not regular (a FIFO, a socket or a device) {} left \
+                 alone: {}",
+                count(self.not_regular.len(), "file", "files"),
+                if self.not_regular.len() == 1 {
+                    "was"
+                } else {
+                    "were"
+                },
+                names(&self.not_regular)
+            ));
+        }
+        if !self.too_deep.is_empty() {
+            notes.push(format!(
+                "{} deeper than {MAX_DEPTH} levels not read: {}",
+                count(self.too_deep.len(), "directory", "directories"),
+                names(&self.too_deep)
+            ));
+        }
+        if self.summarised > 0 {
+            notes.push(format!(
+                "{} passed over for the {SUMMARY_NAME} beside {}",
+                count(
+                    self.summarised,
+                    "results.json was",
+                    "results.json files were"
+                ),
+                if self.summarised == 1 { "it" } else { "them" }
+            ));
+        }
+        for (path, why) in &self.unreadable {
+            notes.push(format!("{}: not read ({why})", path.display()));
+        }
+        notes
+    }
+}
+
+pub(super) fn json_files(dir: &Path) -> Walk {
+    let mut walk = Walk::default();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((current, depth)) = stack.pop() {
+        let entries = match std::fs::read_dir(&current) {
+            Ok(entries) => entries,
+            Err(e) => {
+                walk.unreadable.push((current, e.to_string()));
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    walk.unreadable.push((current.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let kind = match entry.file_type() {
+                Ok(kind) => kind,
+                Err(e) => {
+                    walk.unreadable.push((path, e.to_string()));
+                    continue;
+                }
+            };
+            if kind.is_symlink() {
+                walk.links.push(path);
+            } else if kind.is_dir() && depth < MAX_DEPTH {
+                stack.push((path, depth + 1));
+            } else if kind.is_dir() {
+                walk.too_deep.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                if kind.is_file() {
+                    walk.found.push(path);
+                } else {
+                    walk.not_regular.push(path);
+                }
+            } else {
+                walk.ignored += 1;
+            }
+        }
+    }
+    walk.found.sort();
+    walk.pass_over_summarised();
+    walk.links.sort();
+    walk.too_deep.sort();
+    walk.not_regular.sort();
+    walk.unreadable.sort();
+    walk
+}
+
+/// Reads every file, on as many threads as there are CPUs.
+pub(super) fn read_all(
+    paths: &[PathBuf],
+    declared: &Presentations,
+) -> Vec<Result<Extract, LoadError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<Result<Extract, LoadError>>> =
+        (0..paths.len()).map(|_| None).collect();
+    let done = std::sync::Mutex::new(&mut slots);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = paths.get(i) else {
+                break;
+            };
+            let outcome = extract(path, declared);
+            done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+        }
+    };
+    std::thread::scope(|scope| {
+        // This thread reads too, so a helper the system refuses (`ulimit -u`) only slows
+        // the reading down.
+        for _ in 1..threads {
+            if std::thread::Builder::new()
+                .name("latlab-fleet-reader".into())
+                .spawn_scoped(scope, work)
+                .is_err()
+            {
+                break;
+            }
+        }
+        work();
+    });
+    slots.into_iter().flatten().collect()
+}
+
+/// Reads one file and keeps what the fleet needs of it: a summary as it is, a full results
+/// file without its samples.
+fn extract(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
+    let shown = path.display();
+    let bytes =
+        crate::load::read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    if is_summary(&bytes) {
+        let summary = parse_summary(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+        return Ok(Extract::of_summary(path, summary));
+    }
+    let (run, schema) = figures_of(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    Ok(Extract::of_run(path, &run, schema, declared))
+}
+
+impl Extract {
+    fn of_run(path: &Path, run: &RunRecord, schema: u64, declared: &Presentations) -> Extract {
+        let figures = (headline_rows(run, declared).into_iter())
+            .filter_map(|row| {
+                let measured = row.measured?;
+                let source = run.results().find(|r| r.name == measured.result)?;
+                let figure = RowFigure {
+                    median_ns: measured.median_ns,
+                    result: ResultFigure {
+                        name: measured.result,
+                        median_ns: source.summary.median,
+                        bytes_per_operation: source.bytes_per_operation,
+                    },
+                };
+                Some((row.operation, figure))
+            })
+            .collect();
+        Extract {
+            path: path.to_path_buf(),
+            host_name: run.environment.host_name.clone(),
+            cpu_model: run.environment.cpu.model.clone(),
+            suite: run.settings.suite.clone(),
+            started_at: run.started_at.clone(),
+            schema: Some(schema),
+            figures,
+        }
+    }
+
+    fn of_summary(path: &Path, summary: RunSummary) -> Extract {
+        let figures = (summary.headline.iter())
+            .filter_map(|row| {
+                let source = summary.result(&row.result)?;
+                let figure = RowFigure {
+                    median_ns: row.median_ns,
+                    result: ResultFigure {
+                        name: source.name.clone(),
+                        median_ns: source.median_ns,
+                        bytes_per_operation: source.bytes_per_operation,
+                    },
+                };
+                Some((row.operation.clone(), figure))
+            })
+            .collect();
+        Extract {
+            path: path.to_path_buf(),
+            host_name: summary.environment.host_name,
+            cpu_model: summary.environment.cpu.model,
+            suite: summary.suite,
+            started_at: summary.started_at,
+            schema: None,
+            figures,
+        }
+    }
+}
+
+impl Walk {
+    /// Leaves out each `results.json` that has a `summary.json` beside it: the summary says
+    /// what the fleet needs of the run in a few percent of the bytes.
+    fn pass_over_summarised(&mut self) {
+        let summaries: std::collections::HashSet<PathBuf> = (self.found.iter())
+            .filter(|path| path.file_name().is_some_and(|name| name == SUMMARY_NAME))
+            .filter_map(|path| Some(path.parent()?.to_path_buf()))
+            .collect();
+        let before = self.found.len();
+        self.found.retain(|path| {
+            let summarised = path.file_name().is_some_and(|name| name == RESULTS_NAME)
+                && path.parent().is_some_and(|dir| summaries.contains(dir));
+            !summarised
+        });
+        self.summarised = before - self.found.len();
+    }
+}

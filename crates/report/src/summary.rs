@@ -1,0 +1,352 @@
+//! The compact summary of a run: each result's median, the 95% interval of that median, how
+//! far it moved between the run's rounds and an id of its method, with the environment and
+//! the headline figures, in a few percent of the full file's bytes (the samples are most of
+//! those). A run writes it beside its results (`summary.json`; `--summary FILE` anywhere);
+//! `latlab fleet` reads it in place of the full file, and `latlab export` makes one from a
+//! full file written before.
+//!
+//! The document's first key is [`SUMMARY_KEY`], so a reader tells a summary from a full
+//! results file by its first bytes, without reading the rest.
+
+use crate::formats::FileFormat;
+use crate::headline::headline_rows;
+use crate::load::LoadError;
+use crate::validate::{self, MAX_BYTES};
+use crate::{ExportError, Exporter};
+use latlab_engine::environment::Environment;
+use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
+use latlab_engine::presentation::Presentations;
+use latlab_engine::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::hash::Hasher;
+
+/// The version of the summary's schema; raised on incompatible changes.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+/// The key that makes a document a summary, written first.
+pub const SUMMARY_KEY: &str = "latlab_summary_version";
+/// How far into a document its first key is looked for (a summary written by latlab has it
+/// on its first line).
+const HEAD_BYTES: usize = 256;
+
+/// A run in brief: what a fleet reads of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSummary {
+    pub latlab_summary_version: u32,
+    pub latlab_version: String,
+    /// RFC 3339, UTC, as in the results file.
+    pub started_at: String,
+    pub suite: String,
+    /// False when the run was interrupted (its summary has what it measured).
+    pub complete: bool,
+    pub environment: Environment,
+    /// The headline rows this run has a figure for, in the table's order.
+    pub headline: Vec<HeadlineFigure>,
+    /// Every result, in run order.
+    pub results: Vec<ResultSummary>,
+}
+
+/// A headline row's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeadlineFigure {
+    /// The row, as the table names it (`Main memory reference`).
+    pub operation: String,
+    /// The result it is read from (`mem.latency/level/DRAM`).
+    pub result: String,
+    pub median_ns: f64,
+    pub p5_ns: f64,
+    pub p95_ns: f64,
+    pub samples: usize,
+}
+
+/// One result, in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultSummary {
+    pub name: String,
+    /// A stable 64-bit hash of its method's text, in hex: two results with one id were
+    /// measured the same way.
+    pub method_id: String,
+    pub kind: ResultKind,
+    /// Nanoseconds per operation.
+    pub median_ns: f64,
+    /// The distribution-free 95% interval of the median.
+    pub median_ci95_ns: [f64; 2],
+    /// The coefficient of variation of its rounds' medians: how far it moved within the
+    /// run. Absent when it was measured in one round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_rounds_cv: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_operation: Option<u64>,
+    /// A point of a sweep ([`BenchResult::is_sweep_point`]), not a primary figure.
+    pub sweep_point: bool,
+}
+
+impl RunSummary {
+    /// The summary of `run`, its headline read as `declared` says.
+    pub fn of(run: &RunRecord, declared: &Presentations) -> RunSummary {
+        let headline = (headline_rows(run, declared).into_iter())
+            .filter_map(|row| {
+                let measured = row.measured?;
+                Some(HeadlineFigure {
+                    operation: row.operation,
+                    result: measured.result,
+                    median_ns: measured.median_ns,
+                    p5_ns: measured.p5_ns,
+                    p95_ns: measured.p95_ns,
+                    samples: measured.samples,
+                })
+            })
+            .collect();
+        RunSummary {
+            latlab_summary_version: SUMMARY_SCHEMA_VERSION,
+            latlab_version: run.latlab_version.clone(),
+            started_at: run.started_at.clone(),
+            suite: run.settings.suite.clone(),
+            complete: run.complete,
+            environment: run.environment.clone(),
+            headline,
+            results: run.results().map(ResultSummary::of).collect(),
+        }
+    }
+
+    /// The result named `name`.
+    pub fn result(&self, name: &str) -> Option<&ResultSummary> {
+        self.results.iter().find(|r| r.name == name)
+    }
+}
+
+impl ResultSummary {
+    fn of(result: &BenchResult) -> ResultSummary {
+        let between_rounds_cv = (result.round_medians_ns.len() > 1)
+            .then(|| Summary::of(&result.round_medians_ns)?.cv)
+            .flatten();
+        ResultSummary {
+            name: result.name.clone(),
+            method_id: method_id(&result.method),
+            kind: result.kind,
+            median_ns: result.summary.median,
+            median_ci95_ns: result.summary.median_ci95,
+            between_rounds_cv,
+            bytes_per_operation: result.bytes_per_operation,
+            sweep_point: result.is_sweep_point(),
+        }
+    }
+}
+
+/// The id of a method's text: FNV-1a, 64 bits, in hex (stable across builds and
+/// platforms, unlike the standard library's hasher).
+pub fn method_id(method: &str) -> String {
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(method.as_bytes());
+    format!("{:016x}", hasher.finish())
+}
+
+/// Whether `bytes` begin as a summary does: its key first.
+pub fn is_summary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let key = format!("\"{SUMMARY_KEY}\"");
+    head.windows(key.len()).any(|w| w == key.as_bytes())
+}
+
+/// Reads a summary; the error says what is wrong with it, and its names are made one line
+/// each ([`crate::printable::one_line`]).
+pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary, String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let version = serde_json::from_slice::<Version>(bytes)
+        .map_err(|e| format!("not a latlab summary this latlab reads ({e})"))?;
+    if version.latlab_summary_version != SUMMARY_SCHEMA_VERSION {
+        return Err(format!(
+            "a summary of schema {}, which this latlab (schema {SUMMARY_SCHEMA_VERSION}) does \
+             not read; read it with the latlab that wrote it",
+            version.latlab_summary_version
+        ));
+    }
+    let mut summary: RunSummary = serde_json::from_slice(bytes)
+        .map_err(|e| format!("a latlab summary, but damaged ({e}); write it again"))?;
+    check_figures(&summary).map_err(|why| format!("{why}; write the summary again"))?;
+    one_line_fields(&mut summary);
+    Ok(summary)
+}
+
+/// Reads the summary at `path` (refused as [`crate::load`] refuses a results file).
+pub fn load_summary(path: &std::path::Path) -> Result<RunSummary, LoadError> {
+    let shown = path.display();
+    let bytes =
+        crate::load::read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    parse_summary(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
+}
+
+/// The version alone, read first so a newer schema is refused by name.
+#[derive(Deserialize)]
+struct Version {
+    latlab_summary_version: u32,
+}
+
+/// Every figure a time a run could have written, every size within bounds.
+fn check_figures(summary: &RunSummary) -> Result<(), String> {
+    for row in &summary.headline {
+        let at = format!("headline ({})", row.operation);
+        for (field, value) in [
+            ("median_ns", row.median_ns),
+            ("p5_ns", row.p5_ns),
+            ("p95_ns", row.p95_ns),
+        ] {
+            validate::time(&format!("{at}.{field}"), value)?;
+        }
+    }
+    for result in &summary.results {
+        let at = format!("results ({})", result.name);
+        validate::time(&format!("{at}.median_ns"), result.median_ns)?;
+        for bound in result.median_ci95_ns {
+            validate::time(&format!("{at}.median_ci95_ns"), bound)?;
+        }
+        if let Some(cv) = result.between_rounds_cv
+            && (!cv.is_finite() || cv < 0.0)
+        {
+            return Err(format!(
+                "{at}.between_rounds_cv is {cv}: it is finite and not negative"
+            ));
+        }
+        if let Some(bytes) = result.bytes_per_operation
+            && !(1.0..=MAX_BYTES).contains(&(bytes as f64))
+        {
+            return Err(format!(
+                "{at}.bytes_per_operation is {bytes}: outside 1 byte to a pebibyte"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The names printed from a summary, each made one line.
+fn one_line_fields(summary: &mut RunSummary) {
+    use crate::printable::make_one_line as fix;
+    fix(&mut summary.environment.host_name);
+    fix(&mut summary.environment.cpu.model);
+    fix(&mut summary.started_at);
+    fix(&mut summary.suite);
+    for row in &mut summary.headline {
+        fix(&mut row.operation);
+        fix(&mut row.result);
+    }
+    for result in &mut summary.results {
+        fix(&mut result.name);
+    }
+}
+
+/// Writes a run's summary (compact JSON, one line).
+pub struct SummaryExporter {
+    pub declared: Presentations,
+}
+
+impl Exporter for SummaryExporter {
+    fn render(&self, run: &RunRecord) -> Result<String, ExportError> {
+        let summary = RunSummary::of(run, &self.declared);
+        let mut text = serde_json::to_string(&summary).map_err(|e| ExportError::Encode {
+            format: "JSON",
+            detail: e.to_string(),
+        })?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// `--summary FILE`: the run in brief.
+pub(crate) const FORMAT: FileFormat<RunRecord> = FileFormat {
+    name: "summary",
+    help: "Also write the run's compact summary here (each result's median, interval, \
+        spread between rounds and method id, the environment and the headline): what \
+        'latlab fleet' reads in place of the full results; '-' for standard output",
+    exporter: |declared| {
+        Box::new(SummaryExporter {
+            declared: declared.clone(),
+        })
+    },
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::{probe, record, result};
+
+    fn run() -> RunRecord {
+        let mut l2 = result("mem.latency/level/L2", 4.1, &[]);
+        l2.round_medians_ns = vec![4.0, 4.2, 4.1];
+        let mut point = result("mem.latency/sequential/64KiB", 1.1, &[]);
+        point.kind = ResultKind::TimedLoop;
+        point = point.with_parameter(latlab_engine::names::key::WORKING_SET_BYTES, 65536u64);
+        record(vec![probe("mem.latency", vec![l2, point])])
+    }
+
+    /// A summary starts with its key, reads back equal, keeps each result's median,
+    /// interval, spread between rounds and method id, and names its headline row's source.
+    #[test]
+    fn a_summary_reads_back_as_written() {
+        let declared = latlab_probes::presentations();
+        let text = SummaryExporter {
+            declared: declared.clone(),
+        }
+        .render(&run())
+        .unwrap();
+        assert!(
+            text.starts_with(&format!("{{\"{SUMMARY_KEY}\":1,")),
+            "{text}"
+        );
+        assert!(is_summary(text.as_bytes()));
+        let summary = parse_summary(text.as_bytes()).unwrap();
+        assert_eq!(summary, RunSummary::of(&run(), &declared));
+        let l2 = summary.result("mem.latency/level/L2").unwrap();
+        assert!(!l2.sweep_point);
+        assert!((l2.between_rounds_cv.unwrap() - 0.0243).abs() < 1e-3);
+        assert_eq!(l2.method_id, method_id(&run().probes[0].results[0].method));
+        assert_eq!(l2.method_id.len(), 16);
+        assert!(
+            summary
+                .result("mem.latency/sequential/64KiB")
+                .unwrap()
+                .sweep_point
+        );
+        let row = (summary.headline.iter())
+            .find(|row| row.result == "mem.latency/level/L2")
+            .expect("the L2 row");
+        assert!((row.median_ns - 4.1).abs() < 1e-9);
+    }
+
+    /// A full results file is not a summary; a newer schema, a damaged figure and another
+    /// key are refused with why.
+    #[test]
+    fn what_is_not_a_summary_is_refused() {
+        let full = crate::JsonExporter.render(&run()).unwrap();
+        assert!(!is_summary(full.as_bytes()));
+        let text = SummaryExporter {
+            declared: latlab_probes::presentations(),
+        }
+        .render(&run())
+        .unwrap();
+        let newer = text.replacen(
+            &format!("\"{SUMMARY_KEY}\":1"),
+            &format!("\"{SUMMARY_KEY}\":9"),
+            1,
+        );
+        assert!(
+            parse_summary(newer.as_bytes())
+                .unwrap_err()
+                .contains("schema 9")
+        );
+        let damaged = text.replacen("\"median_ns\":4.1", "\"median_ns\":1e300", 1);
+        assert!(
+            parse_summary(damaged.as_bytes())
+                .unwrap_err()
+                .contains("more than a day"),
+            "{damaged}"
+        );
+        let extra = text.replacen("\"suite\":", "\"extra\":1,\"suite\":", 1);
+        assert!(
+            parse_summary(extra.as_bytes())
+                .unwrap_err()
+                .contains("unknown field")
+        );
+    }
+}
