@@ -84,6 +84,7 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 }
 
 /// Makes `field` one line in place ([`one_line`]), for a name read from a file.
+#[cfg(feature = "files")]
 pub(crate) fn make_one_line(field: &mut String) {
     if let Cow::Owned(fixed) = one_line(field) {
         *field = fixed;
