@@ -62,7 +62,7 @@ fn result_files(plan: &RunPlan) -> ResultFiles {
     let mut files = ResultFiles::default();
     let declared = latlab_probes::presentations();
     files.add(outputs.json.clone(), JsonExporter);
-    files.add(
+    files.add_beside(
         outputs.summary.clone(),
         SummaryExporter {
             declared: declared.clone(),

@@ -761,7 +761,10 @@ fn a_full_disk_under_out_loses_no_measurement_and_leaves_no_partial_file() {
             let text = std::fs::read_to_string(out.join(&name)).unwrap();
             assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
         }
+        // The summary fits where the results do not, but never stands without them.
+        assert_ne!(name, "summary.json", "a summary without its results");
     }
+    assert!(!stderr.contains("summary.json"), "{stderr}");
 }
 
 #[test]

@@ -20,6 +20,9 @@ struct ResultFile {
     exporter: Box<dyn Exporter + Send + Sync>,
     /// Written only at the end, however rewritable (a page with a plot per result).
     at_end: bool,
+    /// Written only beside the file added before it, when that one was written: a summary
+    /// of the results file must never describe another run than the file beside it.
+    beside: bool,
 }
 
 impl ResultFiles {
@@ -29,6 +32,23 @@ impl ResultFiles {
             target,
             exporter: Box::new(exporter),
             at_end: false,
+            beside: false,
+        });
+    }
+
+    /// Adds `target`, written by `exporter` whenever the file added just before it is
+    /// written, and removed whenever that one could not be (a full disk): a companion such
+    /// as the results' summary, which is not a results file of its own.
+    pub fn add_beside(
+        &mut self,
+        target: OutputTarget,
+        exporter: impl Exporter + Send + Sync + 'static,
+    ) {
+        self.files.push(ResultFile {
+            target,
+            exporter: Box::new(exporter),
+            at_end: false,
+            beside: true,
         });
     }
 
@@ -43,6 +63,7 @@ impl ResultFiles {
             target,
             exporter: Box::new(exporter),
             at_end: true,
+            beside: false,
         });
     }
 
@@ -91,12 +112,23 @@ impl ResultFiles {
         unwritten: &mut Unwritten,
         durability: Durability,
     ) {
+        let mut before_written = false;
         for file in self.files.iter().filter(|file| which(file)) {
             let target = &file.target;
+            if file.beside && !before_written {
+                // Neither it, nor an older one that would describe another run.
+                if let Some(path) = target.path() {
+                    let _ = std::fs::remove_file(path);
+                }
+                continue;
+            }
             let written = file.exporter.render(record).and_then(|text| match target {
                 OutputTarget::Stdout => print_out(&text),
                 _ => write_output_as(target, &text, durability),
             });
+            if !file.beside {
+                before_written = written.is_ok();
+            }
             unwritten.note(&target.shown(), written);
         }
     }
@@ -104,18 +136,23 @@ impl ResultFiles {
     /// Whether one of the files asked for was written (or none was asked for).
     pub fn any_kept(&self, unwritten: &Unwritten) -> bool {
         self.files.is_empty()
-            || self
-                .targets()
-                .any(|target| !unwritten.contains(&target.shown()))
+            || (self.files.iter())
+                .any(|file| !file.beside && !unwritten.contains(&file.target.shown()))
     }
 
     /// Says on standard error where each file written went: `results: PATH`.
     pub fn say_written(&self, unwritten: &Unwritten) {
-        for target in self.targets() {
-            if let Some(path) = target.path()
-                && !unwritten.contains(&target.shown())
+        let mut before_written = false;
+        for file in &self.files {
+            let written =
+                !unwritten.contains(&file.target.shown()) && (!file.beside || before_written);
+            if let Some(path) = file.target.path()
+                && written
             {
                 crate::say!("results: {}", path.display());
+            }
+            if !file.beside {
+                before_written = written;
             }
         }
     }
