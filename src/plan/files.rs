@@ -261,6 +261,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         kept_paths.push(kept);
     }
     let paths = kept_paths;
+    refuse_mixed_emulation(&sides, &paths)?;
     let plan = ComparePlan {
         sides,
         paths,
@@ -449,6 +450,23 @@ fn mixed_machines(label: &str, runs: &[RunRecord]) -> Option<String> {
             each.join(", ")
         )
     })
+}
+
+/// Refuses an emulated run beside a native one, naming one of each: an emulator's
+/// translation of the code is not the machine, whichever machine it ran on.
+fn refuse_mixed_emulation(sides: &[Side], paths: &[Vec<PathBuf>]) -> Result<(), UsageError> {
+    let runs = || (sides.iter().zip(paths)).flat_map(|(side, paths)| side.runs.iter().zip(paths));
+    let emulated = runs().find(|(run, _)| run.environment.emulated.is_some());
+    let native = runs().find(|(run, _)| run.environment.emulated.is_none());
+    match (emulated, native) {
+        (Some((_, emulated)), Some((_, native))) => Err(UsageError(format!(
+            "{} was measured under an emulator and {} natively: an emulator's timings cannot \
+             be set beside a machine's; compare runs made the same way",
+            emulated.display(),
+            native.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A note for the runs of side `label` that were interrupted (`complete: false`): their

@@ -516,3 +516,33 @@ fn several_runs_as_one_command_are_kept_and_compared_together() {
     }
     assert!(!stdout.contains("res/results.json"), "{stdout}");
 }
+
+/// An emulated run is never set beside a native one: one line naming both, exit 2; two
+/// emulated runs compare as any two runs do.
+#[test]
+fn an_emulated_run_is_not_compared_with_a_native_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = run_and_changed_copy(dir.path(), 1.0);
+    let emulate = |from: &Path, name: &str| {
+        let mut run: Value = serde_json::from_slice(&std::fs::read(from).unwrap()).unwrap();
+        run["latlab"]["environment"]["emulated"] =
+            "this aarch64 build runs on a CPU that /proc/cpuinfo describes as x86".into();
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+        path
+    };
+    let emulated = (emulate(&runs.0, "e1.json"), emulate(&runs.1, "e2.json"));
+    let output = latlab(dir.path())
+        .args(["compare", "before.json", "e2.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("e2.json was measured under an emulator and before.json natively"),
+        "{stderr}"
+    );
+    let (status, text) = compare(dir.path(), &emulated, &[]);
+    assert_eq!(status, 0, "{text}");
+}

@@ -6,6 +6,7 @@
 //! turns that into a note in the results (principle: honest about limits).
 
 use rustix::mm::{MlockAllFlags, mlockall};
+#[cfg(not(target_os = "android"))]
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::io;
 use std::time::Duration;
@@ -101,6 +102,23 @@ pub fn enter_realtime(priority: i32) -> Result<(), String> {
 /// never loosened), so that a real-time thread that stopped blocking is stopped by the
 /// kernel. The error number when refused. Async-signal-safe, so forked children call it too.
 pub fn enter_fifo(priority: i32) -> Result<(), i32> {
+    bound_realtime_cpu_time()?;
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: a valid sched_param; the call acts on the calling thread only. (rustix has no
+    // sched_setscheduler.)
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EPERM));
+    }
+    Ok(())
+}
+
+/// Tightens RLIMIT_RTTIME to [`RT_CPU_SOFT_LIMIT`] and [`RT_CPU_HARD_LIMIT`].
+#[cfg(not(target_os = "android"))]
+fn bound_realtime_cpu_time() -> Result<(), i32> {
     let limit = Rlimit {
         current: Some(RT_CPU_SOFT_LIMIT.as_micros() as u64),
         maximum: Some(RT_CPU_HARD_LIMIT.as_micros() as u64),
@@ -111,18 +129,23 @@ pub fn enter_fifo(priority: i32) -> Result<(), i32> {
     if current.is_none_or(|now| Some(now) > limit.current) {
         let _ = setrlimit(Resource::Rttime, limit);
     }
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: a valid sched_param; the call acts on the calling thread only. (rustix has no
-    // sched_setscheduler.)
-    unsafe {
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
-            return Err(*libc::__errno_location());
-        }
-    }
     Ok(())
 }
+
+/// Android's C library (and so rustix there) has no RLIMIT_RTTIME: without that safety
+/// net a real-time thread that stopped blocking could hold its CPU for ever, so none is
+/// made (`--rt` says it had no effect, and why).
+#[cfg(target_os = "android")]
+fn bound_realtime_cpu_time() -> Result<(), i32> {
+    Err(libc::EOPNOTSUPP)
+}
+
+/// The normal scheduling class: `SCHED_OTHER`, which Android's C library calls
+/// `SCHED_NORMAL`.
+#[cfg(not(target_os = "android"))]
+const SCHED_NORMAL: libc::c_int = libc::SCHED_OTHER;
+#[cfg(target_os = "android")]
+const SCHED_NORMAL: libc::c_int = libc::SCHED_NORMAL;
 
 /// Moves the calling thread to the normal scheduling class if it inherited a real-time one
 /// (`--rt`): a helper that spins or answers must not run unbounded at real-time priority,
@@ -135,7 +158,7 @@ pub fn leave_realtime() {
         let policy = libc::sched_getscheduler(0);
         if policy == libc::SCHED_FIFO || policy == libc::SCHED_RR {
             let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+            libc::sched_setscheduler(0, SCHED_NORMAL, &param);
         }
     }
 }

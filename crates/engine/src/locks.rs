@@ -4,7 +4,10 @@
 
 use crate::isolation::effective_uid;
 use std::io;
+#[cfg(target_os = "android")]
+use std::os::android::net::SocketAddrExt;
 use std::os::fd::AsRawFd;
+#[cfg(target_os = "linux")]
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
 use std::sync::Arc;

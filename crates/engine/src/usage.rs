@@ -15,6 +15,13 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread, to `getrusage`. Android's kernel is Linux, and its C library's
+/// headers have it, but the libc crate does not: Linux's value there.
+#[cfg(not(target_os = "android"))]
+const RUSAGE_THREAD: libc::c_int = libc::RUSAGE_THREAD;
+#[cfg(target_os = "android")]
+const RUSAGE_THREAD: libc::c_int = 1;
+
 /// A snapshot of `getrusage(RUSAGE_THREAD)` (which rustix does not cover).
 pub(crate) struct ThreadUsage(libc::rusage);
 
@@ -23,7 +30,7 @@ impl ThreadUsage {
         // SAFETY: rusage is plain old data, valid when zeroed; getrusage only writes into it.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: as above; RUSAGE_THREAD is valid on Linux and cannot fail with a valid pointer.
-        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+        unsafe { libc::getrusage(RUSAGE_THREAD, &mut usage) };
         ThreadUsage(usage)
     }
 

@@ -490,6 +490,18 @@ impl std::ops::DerefMut for TestRunner {
     }
 }
 
+/// Whether a test that asserts a property of the hardware (a mispredicted branch costs
+/// more, a set beyond the caches is read slower) runs under an emulator, which has no such
+/// hardware: it then says so and is skipped.
+#[cfg(test)]
+pub(crate) fn skipped_under_emulation() -> bool {
+    let Some(why) = latlab_engine::environment::emulation::detect() else {
+        return false;
+    };
+    eprintln!("skipped: emulated ({why})");
+    true
+}
+
 #[cfg(test)]
 pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> TestRunner {
     TestRunner {

@@ -167,6 +167,10 @@ pub fn verdict(verdict: Verdict) -> &'static str {
 /// One of the machine's concerns as a run note, with what to do.
 pub fn concern(concern: &Concern) -> String {
     match concern {
+        Concern::Emulated { why } => format!(
+            "emulated: these are not this machine's timings ({why}); run a build for this \
+             machine's architecture"
+        ),
         Concern::DebugBuild => "this is a debug build: its figures say nothing about \
                                 optimised code; run `cargo run --release`"
             .into(),

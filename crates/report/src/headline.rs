@@ -327,35 +327,17 @@ impl Exporter for HeadlineExporter {
             scale_title,
             "measured by",
         ]);
-        table.rows = rows
-            .iter()
-            .map(|row| {
-                vec![
-                    row.operation.clone(),
-                    row.measured
-                        .as_ref()
-                        .map_or_else(|| "—".into(), |m| format_ns(m.median_ns)),
-                    row.measured
-                        .as_ref()
-                        .map_or_else(String::new, Measured::percentiles),
-                    row.reference_ns.map_or_else(|| "—".into(), format_ns),
-                    row.ratio().map_or_else(String::new, format_ratio),
-                    row.human_scale(l1_ns).map_or_else(String::new, |scaled| {
-                        if row.measured.is_some() {
-                            scaled
-                        } else {
-                            format!("({scaled})")
-                        }
-                    }),
-                    row.how(),
-                ]
-            })
+        let emulated = run.environment.emulated.is_some();
+        table.rows = (rows.iter())
+            .map(|row| row_cells(row, l1_ns, emulated))
             .collect();
         let terminal = &self.terminal;
-        let mut out = format!(
-            "\n{}\n\n",
-            terminal.paint(Paint::Heading, "Latency numbers for this machine")
-        );
+        let title = if emulated {
+            "Latency numbers under an emulator: not this machine's"
+        } else {
+            "Latency numbers for this machine"
+        };
+        let mut out = format!("\n{}\n\n", terminal.paint(Paint::Heading, title));
         // The operation and the "measured by" text on the left, the figures right-aligned.
         let mut align = vec![Align::Right; table.headers.len()];
         align[0] = Align::Left;
@@ -381,6 +363,34 @@ impl Exporter for HeadlineExporter {
         ));
         Ok(out)
     }
+}
+
+/// A row's cells; under an emulator every figure of this machine says so.
+fn row_cells(row: &HeadlineRow, l1_ns: f64, emulated: bool) -> Vec<String> {
+    let figure = |m: &Measured| {
+        if emulated {
+            format!("{} (emulated)", format_ns(m.median_ns))
+        } else {
+            format_ns(m.median_ns)
+        }
+    };
+    vec![
+        row.operation.clone(),
+        row.measured.as_ref().map_or_else(|| "—".into(), figure),
+        row.measured
+            .as_ref()
+            .map_or_else(String::new, Measured::percentiles),
+        row.reference_ns.map_or_else(|| "—".into(), format_ns),
+        row.ratio().map_or_else(String::new, format_ratio),
+        row.human_scale(l1_ns).map_or_else(String::new, |scaled| {
+            if row.measured.is_some() {
+                scaled
+            } else {
+                format!("({scaled})")
+            }
+        }),
+        row.how(),
+    ]
 }
 
 #[cfg(test)]
@@ -461,6 +471,23 @@ mod tests {
         assert!(l1_line.contains("1.00 s"), "{l1_line}");
         let seek_line = text.lines().find(|l| l.starts_with("Disk seek")).unwrap();
         assert!(seek_line.contains("months)"), "{seek_line}");
+
+        // Under an emulator the title says whose timings these are, and every figure does.
+        let mut emulated = run.clone();
+        emulated.environment.emulated = Some("an aarch64 build on an x86 CPU".into());
+        let text = HeadlineExporter {
+            declared: latlab_probes::presentations(),
+            ..HeadlineExporter::default()
+        }
+        .render(&emulated)
+        .unwrap();
+        assert!(text.contains("Latency numbers under an emulator: not this machine's"));
+        let l1_line = (text.lines())
+            .find(|l| l.starts_with("L1 cache hit"))
+            .unwrap();
+        assert!(l1_line.contains("1.25 ns (emulated)"), "{l1_line}");
+        let seek_line = text.lines().find(|l| l.starts_with("Disk seek")).unwrap();
+        assert!(!seek_line.contains("emulated"), "{seek_line}");
     }
 
     /// The GPU rows appear when the run has GPU results, read from them, and are left out

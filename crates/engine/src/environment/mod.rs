@@ -8,6 +8,7 @@ mod caches;
 mod cgroup;
 mod cores;
 mod cpu;
+pub mod emulation;
 mod memory_modules;
 mod privileges;
 mod sysfs;
@@ -41,6 +42,13 @@ pub struct Environment {
     pub core_classes: Vec<CoreClass>,
     /// The hypervisor, when the CPU says it runs under one.
     pub virtualization: Option<String>,
+    /// Why the run is emulated (a build for another architecture, translated by qemu-user
+    /// or the like), when it is: its timings are then the emulator's, not this machine's.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub emulated: Option<String>,
     /// The kernel's clock source (`tsc`, `kvm-clock`, `hpet`...).
     pub clocksource: Option<String>,
     /// Transparent huge pages mode: `always`, `madvise` or `never`.
@@ -76,6 +84,7 @@ impl Environment {
             caches: cache_hierarchy(),
             core_classes: core_classes(),
             virtualization: cpu::hypervisor(),
+            emulated: emulation::detect(),
             clocksource: clocksource(),
             transparent_hugepages: sysfs::read_trimmed(
                 "/sys/kernel/mm/transparent_hugepage/enabled",
@@ -119,6 +128,7 @@ impl Environment {
                 max_frequency_khz: Some(3_000_000),
             }],
             virtualization: None,
+            emulated: None,
             clocksource: Some("tsc".into()),
             transparent_hugepages: Some("madvise".into()),
             privileges: Privileges::synthetic(),
@@ -135,6 +145,9 @@ impl Environment {
     /// ends phrase them with what to do.
     pub fn concerns(&self) -> Vec<Concern> {
         let mut concerns = Vec::new();
+        if let Some(why) = &self.emulated {
+            concerns.push(Concern::Emulated { why: why.clone() });
+        }
         if self.build_profile != "release" {
             concerns.push(Concern::DebugBuild);
         }
@@ -169,6 +182,8 @@ impl Environment {
 /// Something about the machine that makes its figures less trustworthy.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Concern {
+    /// The run is emulated, and why it is known to be.
+    Emulated { why: String },
     /// The measuring code was not optimised.
     DebugBuild,
     /// The frequency governor is not `performance`.
@@ -238,13 +253,24 @@ fn address_space_headroom_bytes() -> Option<u64> {
     Some(limit.saturating_sub(mapped))
 }
 
-/// The load average over 1, 5 and 15 minutes.
+/// The load average over 1, 5 and 15 minutes, as the kernel writes it in /proc/loadavg
+/// (and `uptime` prints it).
 pub(crate) fn load_average() -> Option<[f64; 3]> {
-    let mut loads = [0.0f64; 3];
-    // SAFETY: `loads` has room for the three values requested. (rustix's sysinfo gives
-    // the kernel's fixed-point loads; glibc's getloadavg reads them as the tools print them.)
-    let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };
-    (got == 3).then_some(loads)
+    parse_load_average(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// The three loads of /proc/loadavg's text (`0.52 0.58 0.59 1/467 12345`).
+fn parse_load_average(text: &str) -> Option<[f64; 3]> {
+    let mut fields = text
+        .split_whitespace()
+        .map(|field| field.parse::<f64>().ok());
+    let mut next = || {
+        fields
+            .next()
+            .flatten()
+            .filter(|load| load.is_finite() && *load >= 0.0)
+    };
+    Some([next()?, next()?, next()?])
 }
 
 fn build_profile() -> &'static str {
@@ -258,6 +284,19 @@ fn build_profile() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's text reads as the three loads; anything else is none.
+    #[test]
+    fn the_load_average_is_read_from_the_kernels_text() {
+        assert_eq!(
+            parse_load_average("0.52 0.58 1.50 1/467 12345\n"),
+            Some([0.52, 0.58, 1.5])
+        );
+        assert_eq!(parse_load_average("0.52 0.58"), None);
+        assert_eq!(parse_load_average("0.52 x 0.1 1/2 3"), None);
+        assert_eq!(parse_load_average("0.5 -1 0.1 1/2 3"), None);
+        assert!(load_average().is_some(), "Linux has /proc/loadavg");
+    }
 
     #[test]
     fn available_memory_is_plausible() {

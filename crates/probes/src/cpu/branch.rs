@@ -178,6 +178,9 @@ mod tests {
 
     #[test]
     fn random_branches_are_slower_than_predictable_ones() {
+        if crate::skipped_under_emulation() {
+            return;
+        }
         let mut runner = crate::test_runner(10, std::time::Duration::from_millis(1));
         let mut ctx = ProbeContext::for_test(&mut runner);
         let random = measure(&mut ctx, "random", random_pattern()).unwrap();

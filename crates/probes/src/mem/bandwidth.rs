@@ -410,6 +410,9 @@ mod tests {
     /// A set in L1 is read faster than one far beyond L2; wide margin, small sizes.
     #[test]
     fn bandwidth_falls_when_the_set_leaves_the_caches() {
+        if crate::skipped_under_emulation() {
+            return;
+        }
         let mut runner = crate::test_runner(5, std::time::Duration::from_micros(500));
         let cached = read_rate(&mut runner, 16 << 10);
         let beyond = read_rate(&mut runner, 32 << 20);

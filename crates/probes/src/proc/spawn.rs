@@ -113,6 +113,11 @@ fn start_child(creation: Creation, program: &Program) -> Result<libc::pid_t, Str
         }
         .map(Child::into_pid)
         .map_err(|e| format!("fork: {e}")),
+        #[cfg(target_os = "android")]
+        Creation::PosixSpawn => {
+            Err("posix_spawn is not available in Android's C library to this build".into())
+        }
+        #[cfg(not(target_os = "android"))]
         Creation::PosixSpawn => {
             let mut pid = 0;
             // SAFETY: as above; no file actions or attributes.

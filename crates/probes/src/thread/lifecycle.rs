@@ -90,6 +90,9 @@ enum Wait {
 /// One event: fills `stamps` with [before create, create returned, first instruction, last
 /// instruction, waited].
 fn one_event(clock: &Clock, stamps: &mut [u64], wait: Wait) -> Result<(), String> {
+    if cfg!(target_os = "android") && matches!(wait, Wait::Poll) {
+        return Err("pthread_tryjoin_np is not available in Android's C library".into());
+    }
     let shared = Shared {
         clock,
         first: AtomicU64::new(0),
@@ -115,8 +118,7 @@ fn one_event(clock: &Clock, stamps: &mut [u64], wait: Wait) -> Result<(), String
             clock.end()
         }
         Wait::Poll => loop {
-            // SAFETY: as above; a successful try-join joins it, once.
-            if unsafe { libc::pthread_tryjoin_np(thread, std::ptr::null_mut()) } == 0 {
+            if try_join(thread) {
                 break clock.end();
             }
             // Yields rather than spins, so that a thread sharing this CPU (a pinned run) can
@@ -128,6 +130,19 @@ fn one_event(clock: &Clock, stamps: &mut [u64], wait: Wait) -> Result<(), String
     stamps[2] = shared.first.load(Ordering::Relaxed);
     stamps[3] = shared.last.load(Ordering::Relaxed);
     Ok(())
+}
+
+/// Whether `thread` has ended, and is then joined (once).
+#[cfg(not(target_os = "android"))]
+fn try_join(thread: libc::pthread_t) -> bool {
+    // SAFETY: a thread created and not yet joined; a successful try-join joins it, once.
+    unsafe { libc::pthread_tryjoin_np(thread, std::ptr::null_mut()) == 0 }
+}
+
+/// Android has no try-join: never called there ([`one_event`] refuses to poll first).
+#[cfg(target_os = "android")]
+fn try_join(_thread: libc::pthread_t) -> bool {
+    unreachable!("polling is refused on Android before a thread is made")
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {

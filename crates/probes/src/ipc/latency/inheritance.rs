@@ -31,7 +31,12 @@ impl PiMutex {
         unsafe {
             let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
             libc::pthread_mutexattr_init(&mut attr);
+            #[cfg(not(target_os = "android"))]
             let set = libc::pthread_mutexattr_setprotocol(&mut attr, libc::PTHREAD_PRIO_INHERIT);
+            // Android's C library has the call from API level 28 on, the libc crate not at
+            // all: the arm is skipped with the reason below.
+            #[cfg(target_os = "android")]
+            let set = libc::ENOSYS;
             let init = libc::pthread_mutex_init(mutex.0.get(), &attr);
             libc::pthread_mutexattr_destroy(&mut attr);
             if set != 0 || init != 0 {
