@@ -2,11 +2,13 @@
 //! each across the fleet and the machines that are outliers for it.
 //!
 //! Every `*.json` file under the directory (recursively, links not followed) is read as a
-//! results file; each readable one is a host. What cannot be read is skipped and counted
-//! in a note (another tool's JSON, a truncated file, a newer latlab's schema); files of an
-//! older schema are converted as they are read, and a note says how many. Files are read
-//! in parallel, and only their headline figures and description are kept, so hundreds of
-//! full runs take seconds and little memory.
+//! run's summary ([`crate::summary`]) or its results file, the summary first where a run
+//! directory has both (`read.rs`); each readable one is a host. What cannot be read is
+//! skipped and counted in a note (another tool's JSON, a truncated file, a newer latlab's
+//! schema); files of an older schema are converted as they are read, and a note says how
+//! many. Files are read in parallel, a results file without its samples, and only the
+//! headline figures, the results they are read from and the description are kept: ten
+//! thousand summaries take seconds and little memory.
 //!
 //! Hosts are grouped by CPU model (from each run's environment): outliers are judged
 //! within a group of at least three hosts, by the modified z-score of `robust.rs`, so that
