@@ -28,12 +28,7 @@ struct ResultFile {
 impl ResultFiles {
     /// Adds `target`, written by `exporter` after each unit and at the end.
     pub fn add(&mut self, target: OutputTarget, exporter: impl Exporter + Send + Sync + 'static) {
-        self.files.push(ResultFile {
-            target,
-            exporter: Box::new(exporter),
-            at_end: false,
-            beside: false,
-        });
+        self.push(target, Box::new(exporter), false, false);
     }
 
     /// Adds `target`, written by `exporter` whenever the file added just before it is
@@ -44,12 +39,7 @@ impl ResultFiles {
         target: OutputTarget,
         exporter: impl Exporter + Send + Sync + 'static,
     ) {
-        self.files.push(ResultFile {
-            target,
-            exporter: Box::new(exporter),
-            at_end: false,
-            beside: true,
-        });
+        self.push(target, Box::new(exporter), false, true);
     }
 
     /// Adds `target`, written by `exporter` at the end only: a rendering too costly to
@@ -59,11 +49,21 @@ impl ResultFiles {
         target: OutputTarget,
         exporter: impl Exporter + Send + Sync + 'static,
     ) {
+        self.push(target, Box::new(exporter), true, false);
+    }
+
+    fn push(
+        &mut self,
+        target: OutputTarget,
+        exporter: Box<dyn Exporter + Send + Sync>,
+        at_end: bool,
+        beside: bool,
+    ) {
         self.files.push(ResultFile {
             target,
-            exporter: Box::new(exporter),
-            at_end: true,
-            beside: false,
+            exporter,
+            at_end,
+            beside,
         });
     }
 

@@ -57,21 +57,18 @@ pub enum Stamps {
     RunStart,
 }
 
-/// Why a run cannot be stamped: its start time does not read as RFC 3339.
-fn start_seconds(run: &RunMetrics) -> Result<u64, ExportError> {
-    let encode = |detail: String| ExportError::Encode {
-        format: "OpenMetrics",
-        detail,
-    };
+/// The run's start in seconds since 1970; or why it has none (its start time does not read
+/// as RFC 3339, or is before 1970).
+fn start_seconds(run: &RunMetrics) -> Result<u64, String> {
     let time = humantime::parse_rfc3339_weak(&run.started_at).map_err(|e| {
-        encode(format!(
+        format!(
             "{}'s start time {:?} is not an RFC 3339 time ({e})",
             run.host, run.started_at
-        ))
+        )
     })?;
     let since_epoch = time
         .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| encode(format!("{}'s start time is before 1970", run.host)))?;
+        .map_err(|_| format!("{}'s start time is before 1970", run.host))?;
     Ok(since_epoch.as_secs())
 }
 
@@ -105,12 +102,21 @@ const START: Family = Family {
 
 /// The exposition of `runs` (one per host: a label set appears once), ending `# EOF`.
 pub fn exposition(runs: &[RunMetrics], stamps: Stamps) -> Result<String, ExportError> {
-    let stamped: Vec<Option<u64>> = (runs.iter())
-        .map(|run| match stamps {
-            Stamps::None => Ok(None),
-            Stamps::RunStart => start_seconds(run).map(Some),
-        })
-        .collect::<Result<_, _>>()?;
+    // Each run's start, read once: the start family's value, and each sample's stamp
+    // where asked (a start that is not a time is then refused).
+    let starts: Vec<Result<u64, String>> = runs.iter().map(start_seconds).collect();
+    let stamped: Vec<Option<u64>> = match stamps {
+        Stamps::None => vec![None; runs.len()],
+        Stamps::RunStart => (starts.iter())
+            .map(|start| match start {
+                Ok(seconds) => Ok(Some(*seconds)),
+                Err(why) => Err(ExportError::Encode {
+                    format: "OpenMetrics",
+                    detail: why.clone(),
+                }),
+            })
+            .collect::<Result<_, _>>()?,
+    };
     let mut text = String::new();
     let mut family = |family: &Family, samples: &mut dyn FnMut(&mut Samples)| {
         let mut lines = Samples::default();
@@ -157,9 +163,9 @@ pub fn exposition(runs: &[RunMetrics], stamps: Stamps) -> Result<String, ExportE
         }
     });
     family(&START, &mut |out| {
-        for (run, stamp) in runs.iter().zip(&stamped) {
-            if let Ok(start) = start_seconds(run) {
-                out.sample(START.name, &[], run, start as f64, *stamp);
+        for ((run, stamp), start) in runs.iter().zip(&stamped).zip(&starts) {
+            if let Ok(start) = start {
+                out.sample(START.name, &[], run, *start as f64, *stamp);
             }
         }
     });
