@@ -10,12 +10,15 @@
 //! The addend is a register whose value the core cannot know when it renames the chain:
 //! Intel's Golden Cove and later cores fold a chain of additions of an *immediate* at
 //! rename and retire it several times faster than one add a cycle, which read a 3 GHz core
-//! as 12-17 GHz. A second chain of dependent multiplies (three cycles on every current
-//! x86-64 core) is timed beside it: the ratio of the two, recorded as `imul_cycles`, says
-//! whether the add chain really took one cycle an add. When it reads more than
-//! [`CYCLE_TOLERANCE`] from three, the cycle carries a [`Warning::CycleUncertain`] naming
-//! both figures, and [`Cycle::mark`] gives the same warning to every figure in cycles built
-//! on it.
+//! as 12-17 GHz. A second chain of another instruction of known latency ([`CHECK`]) is
+//! timed beside it, and the ratio of the two says whether the add chain really took one
+//! cycle an add: on x86-64 dependent multiplies (three cycles on every current core, Intel
+//! and AMD), recorded as `imul_cycles`; on aarch64 dependent exclusive ors of a register
+//! (one cycle on every current Arm core, as an add; a 64-bit `mul` takes 2 to 4 cycles
+//! there, so it is recorded as `imul_cycles` but not judged), recorded as `eor_cycles`.
+//! When the check reads more than [`CYCLE_TOLERANCE`] from its expected cycles, the cycle
+//! carries a [`Warning::CycleUncertain`] naming both figures, and [`Cycle::mark`] gives the
+//! same warning to every figure in cycles built on it.
 
 use crate::model::{BenchResult, Warning};
 use crate::{Interrupted, Runner};
@@ -27,13 +30,30 @@ pub const CYCLE_RESULT: &str = "cpu.frequency/cycle";
 const ADDS_PER_CALL: usize = 64;
 /// Multiplies per call of the shorter multiply body; the longer one performs twice as many.
 const MULTIPLIES_PER_CALL: usize = 32;
+/// Exclusive ors per call of the shorter body of aarch64's check; the longer, twice as many.
+#[cfg(target_arch = "aarch64")]
+const EORS_PER_CALL: usize = 64;
 
-/// How many cycles the multiply chain takes an operation on every current core of this
-/// architecture, where one figure holds for all: 3 for a 64-bit `imul` on x86-64 (Intel and
-/// AMD alike). None elsewhere: a 64-bit `mul` takes 2 to 4 cycles across aarch64 cores, so
-/// there the ratio is recorded but not judged.
-pub const EXPECTED_MULTIPLY_CYCLES: Option<f64> = if cfg!(target_arch = "x86_64") {
-    Some(3.0)
+/// The chain that checks the add chain on this architecture: its instruction, and how many
+/// cycles it takes on every current core of the architecture.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Check {
+    pub instruction: &'static str,
+    pub expected_cycles: f64,
+}
+
+/// The check of this architecture: a 64-bit `imul` (3 cycles) on x86-64, an `eor` of two
+/// registers (1 cycle) on aarch64; none elsewhere.
+pub const CHECK: Option<Check> = if cfg!(target_arch = "x86_64") {
+    Some(Check {
+        instruction: "imul",
+        expected_cycles: 3.0,
+    })
+} else if cfg!(target_arch = "aarch64") {
+    Some(Check {
+        instruction: "eor",
+        expected_cycles: 1.0,
+    })
 } else {
     None
 };
@@ -56,7 +76,7 @@ impl Cycle {
         self.result.summary.median
     }
 
-    /// The doubt the multiply chain casts on the cycle, when it reads more than
+    /// The doubt the check's chain casts on the cycle, when it reads more than
     /// [`CYCLE_TOLERANCE`] from its expected cycles.
     pub fn doubt(&self) -> Option<&Warning> {
         self.doubt.as_ref()
@@ -76,24 +96,27 @@ impl Cycle {
     }
 }
 
-/// The doubt about a cycle of `add_ns` that a multiply of `multiply_ns` casts, when it
-/// reads more than [`CYCLE_TOLERANCE`] away from its expected cycles.
-pub fn cross_check(add_ns: f64, multiply_ns: f64) -> Option<Warning> {
-    let expected = EXPECTED_MULTIPLY_CYCLES?;
-    let read = multiply_ns / add_ns;
-    ((read / expected - 1.0).abs() > CYCLE_TOLERANCE).then_some(Warning::CycleUncertain {
+/// The doubt about a cycle of `add_ns` that the check (`check`, one instruction in
+/// `check_ns`) casts, when it reads more than [`CYCLE_TOLERANCE`] away from its expected
+/// cycles.
+pub fn cross_check(add_ns: f64, check: Check, check_ns: f64) -> Option<Warning> {
+    let read = check_ns / add_ns;
+    let off = (read / check.expected_cycles - 1.0).abs() > CYCLE_TOLERANCE;
+    off.then(|| Warning::CycleUncertain {
         add_ns,
-        multiply_ns,
-        expected_cycles: expected,
+        check: check.instruction.to_string(),
+        check_ns,
+        expected_cycles: check.expected_cycles,
     })
 }
 
 /// One cycle of the core clock, as a result named [`CYCLE_RESULT`] (nanoseconds per
 /// cycle), with the frequency and the multiply chain's length in those cycles
-/// (`imul_cycles`, 3 where the add chain is right) as parameters. The slope between chains
-/// of 64 and 128 additions per call: the loop's own instructions run beside the chain, so
-/// subtracting an empty loop's cost would take off time the chain never spent and read the
-/// clock a few per cent fast.
+/// (`imul_cycles`, 3 on x86-64 where the add chain is right) as parameters, and on aarch64
+/// the `eor` chain's (`eor_cycles`, 1 there). The slope between chains of 64 and 128
+/// additions per call: the loop's own instructions run beside the chain, so subtracting an
+/// empty loop's cost would take off time the chain never spent and read the clock a few
+/// per cent fast.
 pub fn measure(runner: &mut Runner) -> Result<Cycle, Interrupted> {
     let result = chain_slope(
         runner,
@@ -111,10 +134,27 @@ pub fn measure(runner: &mut Runner) -> Result<Cycle, Interrupted> {
         multiply_chain::<{ 2 * MULTIPLIES_PER_CALL }>,
     )?;
     let ns = result.summary.median;
-    let doubt = cross_check(ns, multiply.summary.median);
     let mut result = result
         .with_parameter("core_clock_ghz", 1.0 / ns)
         .with_parameter("imul_cycles", multiply.summary.median / ns);
+    #[cfg(target_arch = "aarch64")]
+    let check_ns = {
+        let eor_ns = chain_slope(
+            runner,
+            "cpu.frequency/eor",
+            "one dependent 64-bit exclusive or of two registers (one cycle) in a chain \
+             carried across calls",
+            (EORS_PER_CALL, eor_chain::<EORS_PER_CALL>),
+            eor_chain::<{ 2 * EORS_PER_CALL }>,
+        )?
+        .summary
+        .median;
+        result = result.with_parameter("eor_cycles", eor_ns / ns);
+        eor_ns
+    };
+    #[cfg(not(target_arch = "aarch64"))]
+    let check_ns = multiply.summary.median;
+    let doubt = CHECK.and_then(|check| cross_check(ns, check, check_ns));
     result.warnings.extend(doubt.clone());
     Ok(Cycle { result, doubt })
 }
@@ -170,6 +210,19 @@ fn add_chain<const N: usize>(mut x: u64) -> u64 {
     x
 }
 
+/// `N` dependent exclusive ors of `x` with a register holding a value the core learns only
+/// when the chain runs (so that no renamer can fold the chain, as one could a constant).
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+fn eor_chain<const N: usize>(mut x: u64) -> u64 {
+    let mask = std::hint::black_box(0x5555_5555_5555_5555u64);
+    // SAFETY: register arithmetic only; no memory, stack or flags are relied upon.
+    unsafe {
+        std::arch::asm!(".rept {n}", "eor {x}, {x}, {mask}", ".endr", n = const N, x = inout(reg) x, mask = in(reg) mask, options(nomem, nostack));
+    }
+    x
+}
+
 /// `N` dependent multiplications of `x` by itself.
 #[inline(always)]
 fn multiply_chain<const N: usize>(mut x: u64) -> u64 {
@@ -197,16 +250,24 @@ mod tests {
     /// A multiply that takes three add cycles leaves the cycle alone; one that reads six
     /// times as many (an add chain folded at rename: 0.056 ns "cycles" beside a 1.01 ns
     /// multiply, as an Emerald Rapids core gave) puts it in doubt, naming both figures.
-    #[cfg(target_arch = "x86_64")]
+    const IMUL: Check = Check {
+        instruction: "imul",
+        expected_cycles: 3.0,
+    };
+    const EOR: Check = Check {
+        instruction: "eor",
+        expected_cycles: 1.0,
+    };
+
     #[test]
     fn a_multiply_far_from_three_cycles_puts_the_cycle_in_doubt() {
-        assert_eq!(cross_check(0.337, 1.012), None);
-        assert_eq!(cross_check(0.337, 3.25 * 0.337), None);
-        assert!(cross_check(0.337, 3.5 * 0.337).is_some());
-        let doubt = cross_check(0.056, 1.012);
+        assert_eq!(cross_check(0.337, IMUL, 1.012), None);
+        assert_eq!(cross_check(0.337, IMUL, 3.25 * 0.337), None);
+        assert!(cross_check(0.337, IMUL, 3.5 * 0.337).is_some());
+        let doubt = cross_check(0.056, IMUL, 1.012);
         assert!(
-            matches!(doubt, Some(Warning::CycleUncertain { add_ns, multiply_ns, .. })
-                if add_ns == 0.056 && multiply_ns == 1.012),
+            matches!(&doubt, Some(Warning::CycleUncertain { add_ns, check, check_ns, .. })
+                if *add_ns == 0.056 && check == "imul" && *check_ns == 1.012),
             "{doubt:?}"
         );
         let cycle = Cycle {
@@ -223,10 +284,29 @@ mod tests {
         assert!(results[1].warnings.is_empty());
     }
 
+    /// aarch64's check: an `eor` takes one add cycle; an add chain folded to a fifth of a
+    /// cycle an add (as Golden Cove folds immediates) reads five.
+    #[test]
+    fn an_eor_far_from_one_cycle_puts_the_cycle_in_doubt() {
+        assert_eq!(cross_check(0.333, EOR, 0.34), None);
+        assert_eq!(cross_check(0.333, EOR, 0.36), None);
+        let doubt = cross_check(0.333 / 5.0, EOR, 0.333);
+        assert!(
+            matches!(&doubt, Some(Warning::CycleUncertain { check, expected_cycles, .. })
+                if check == "eor" && *expected_cycles == 1.0),
+            "{doubt:?}"
+        );
+    }
+
     #[test]
     fn the_chains_do_their_arithmetic() {
         assert_eq!(add_chain::<64>(1), 65);
         assert_eq!(add_chain::<128>(1), 129);
         assert_eq!(multiply_chain::<2>(3), 81);
+        #[cfg(target_arch = "aarch64")]
+        {
+            assert_eq!(eor_chain::<1>(0), 0x5555_5555_5555_5555);
+            assert_eq!(eor_chain::<2>(7), 7);
+        }
     }
 }

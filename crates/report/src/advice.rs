@@ -64,9 +64,10 @@ pub fn warning(warning: &Warning) -> String {
         } => behaved_as_siblings(*one_way_ns, *l2_hit_ns),
         Warning::CycleUncertain {
             add_ns,
-            multiply_ns,
+            check,
+            check_ns,
             expected_cycles,
-        } => cycle_uncertain(*add_ns, *multiply_ns, *expected_cycles),
+        } => cycle_uncertain(*add_ns, check, *check_ns, *expected_cycles),
         Warning::FasterThanOtherPairs { ratio } => format!(
             "{ratio:.1}× faster than the median pair, though the machine does not report these \
              CPUs as threads of one core: the host probably runs them on SMT siblings of one \
@@ -129,16 +130,16 @@ fn behaved_as_siblings(one_way_ns: f64, l2_hit_ns: f64) -> String {
     )
 }
 
-fn cycle_uncertain(add_ns: f64, multiply_ns: f64, expected_cycles: f64) -> String {
+fn cycle_uncertain(add_ns: f64, check: &str, check_ns: f64, expected_cycles: f64) -> String {
     format!(
         "the cycle is uncertain: a chain of dependent adds read {} a cycle ({:.2} GHz), but \
-         a dependent multiply, {expected_cycles:.0} cycles on every current core, read {} = \
+         a dependent {check}, {expected_cycles:.0} cycles on every current core, read {} = \
          {:.2} of those cycles; the core folded additions or its clock changed between the \
          two: trust the nanoseconds, not the figures in cycles",
         format_ns(add_ns),
         1.0 / add_ns,
-        format_ns(multiply_ns),
-        multiply_ns / add_ns
+        format_ns(check_ns),
+        check_ns / add_ns
     )
 }
 

@@ -43,10 +43,8 @@ impl Kind {
             Warning::FasterThanOtherPairs { ratio } => (Kind::FasterPair, ratio),
             Warning::MovedDuringRun { first_ns, last_ns } => (Kind::Moved, last_ns / first_ns),
             Warning::CycleUncertain {
-                add_ns,
-                multiply_ns,
-                ..
-            } => (Kind::CycleUncertain, multiply_ns / add_ns),
+                add_ns, check_ns, ..
+            } => (Kind::CycleUncertain, check_ns / add_ns),
             Warning::BehavedAsSiblings {
                 one_way_ns,
                 l2_hit_ns,
@@ -88,7 +86,7 @@ impl Kind {
                 format!("behaved as SMT siblings (one way in {} L2 hits)", range(2))
             }
             Kind::CycleUncertain => format!(
-                "in cycles uncertain (a multiply read {} add cycles)",
+                "in cycles uncertain (the check chain read {} add cycles)",
                 range(2)
             ),
         }
@@ -166,8 +164,8 @@ impl Kind {
                  then; these pairs are left out of the all-pairs summaries"
             }
             Kind::CycleUncertain => {
-                "cycles uncertain: the chain of adds and the chain of multiplies disagree on \
-                 the length of a cycle (a core that folds additions, or a clock that changed \
+                "cycles uncertain: the chain of adds and the check's chain (multiplies on \
+                 x86-64, exclusive ors on aarch64) disagree on the length of a cycle (a core that folds additions, or a clock that changed \
                  between them): the nanoseconds hold, the figures in cycles do not"
             }
         };

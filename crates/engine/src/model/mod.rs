@@ -115,13 +115,19 @@ pub enum Warning {
     /// the vCPUs or the memory, or a neighbour started or stopped).
     MovedDuringRun { first_ns: f64, last_ns: f64 },
     /// The core's cycle, read from a chain of dependent additions as `add_ns`, disagrees by
-    /// more than 10% with a chain of an instruction of known latency: a dependent multiply
-    /// took `multiply_ns`, where it takes `expected_cycles` cycles on every current core of
-    /// this architecture. A core that folds additions, or a clock that changed between the
-    /// two chains, would do that; figures in cycles built on this cycle are uncertain.
+    /// more than 10% with a chain of an instruction of known latency: a dependent `check`
+    /// (`imul` on x86-64, `eor` on aarch64) took `check_ns`, where it takes
+    /// `expected_cycles` cycles on every current core of this architecture. A core that
+    /// folds additions, or a clock that changed between the two chains, would do that;
+    /// figures in cycles built on this cycle are uncertain.
     CycleUncertain {
         add_ns: f64,
-        multiply_ns: f64,
+        /// The checking instruction; files written before it was named checked with `imul`.
+        #[cfg_attr(feature = "serde", serde(default = "imul"))]
+        check: String,
+        /// Its time per instruction (`multiply_ns` in files written before it was named).
+        #[cfg_attr(feature = "serde", serde(alias = "multiply_ns"))]
+        check_ns: f64,
         expected_cycles: f64,
     },
     /// The core's cycle reads as `measured_ghz`, beyond any frequency this machine's cores
@@ -177,6 +183,13 @@ impl Integrity {
         self.minor_page_faults += other.minor_page_faults;
         self.major_page_faults += other.major_page_faults;
     }
+}
+
+/// The checking instruction of a [`Warning::CycleUncertain`] read from a file written before
+/// it was named: x86-64's multiply, the only one checked then.
+#[cfg(feature = "serde")]
+fn imul() -> String {
+    "imul".into()
 }
 
 /// One benchmark's outcome.
