@@ -56,6 +56,9 @@ pub mod key {
     pub const CYCLES_PER_CALL: &str = "cycles_per_call";
     /// That cycle's length in ns.
     pub const CORE_CYCLE_NS: &str = "core_cycle_ns";
+    /// The class of core a pinned run measured on, where the machine has more than one
+    /// ([`crate::environment::name_class_of`]).
+    pub const CORE_CLASS: &str = "core_class";
     /// Bytes a working set spans (`mem.latency`, `mem.bandwidth`).
     pub const WORKING_SET_BYTES: &str = "working_set_bytes";
     /// Bytes of a file or a copy, by size (`file.*`, `mem.memcpy`).

@@ -30,6 +30,7 @@
 
 #[cfg(feature = "files")]
 mod baselines;
+mod core_class;
 mod directories;
 mod formats;
 mod lifecycle;

@@ -270,6 +270,7 @@ fn begin_record(request: &RunRequest, settings: RunSettings, notes: Vec<String>)
         .collect();
     record.notes.extend(request.notes.iter().cloned());
     record.notes.extend(notes);
+    record.notes.extend(crate::core_class::note(&record));
     record.notes.extend(advice::clock(&record.clock));
     record
 }
@@ -278,7 +279,6 @@ fn begin_record(request: &RunRequest, settings: RunSettings, notes: Vec<String>)
 /// request was checked (two runs started into one new `--out`: the second waited for the
 /// lock).
 fn create_results_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
     let cannot = |e: std::io::Error| {
         format!(
             "could not create the results directory {}: {e}",
@@ -287,8 +287,9 @@ fn create_results_dir(dir: &Path) -> Result<(), String> {
     };
     match std::fs::create_dir(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let mine = std::fs::symlink_metadata(dir)
-                .is_ok_and(|m| m.is_dir() && m.uid() == latlab_engine::isolation::effective_uid());
+            let mine = std::fs::symlink_metadata(dir).is_ok_and(|m| {
+                m.is_dir() && crate::directories::check_own_directory(dir, false).is_ok()
+            });
             if mine {
                 Ok(())
             } else {
@@ -344,7 +345,10 @@ impl Rounds<'_> {
                     Some(rounds) => rounds.add(outcome),
                     None => merged.push(ProbeRounds::first(outcome)),
                 }
-                let kept = self.measured.merged(merged[unit].outcome().clone());
+                let mut kept = self.measured.merged(merged[unit].outcome().clone());
+                if let Some(class) = crate::core_class::pinned_class(record) {
+                    crate::core_class::name_in_results(&mut kept, &class);
+                }
                 match record.probes.get_mut(unit) {
                     Some(earlier) => *earlier = kept,
                     None => record.probes.push(kept),
@@ -581,6 +585,7 @@ pub fn judge_and_keep(
 mod tests {
     use super::*;
     use latlab_engine::SyntheticHost;
+    use latlab_engine::names::key;
     use latlab_report::{MarkdownExporter, OutputTarget};
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -698,6 +703,116 @@ mod tests {
         let mut files = ResultFiles::default();
         files.add(OutputTarget::Replaced(path), counted.clone());
         (files, counted)
+    }
+
+    /// One unit that measures one result on the runner it is given.
+    #[derive(Default)]
+    struct OneResult {
+        runner: Option<Runner>,
+        last: Option<RunRecord>,
+    }
+
+    impl Measured for OneResult {
+        fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+            vec![ProgressUnit {
+                name: "pinned".into(),
+                typical_s: 1.0,
+                rounds,
+                alone: false,
+            }]
+        }
+
+        fn start(
+            &mut self,
+            runner: Runner,
+            _: &mut RunRecord,
+            _: &Progress,
+        ) -> Result<(), Interrupted> {
+            self.runner = Some(runner);
+            Ok(())
+        }
+
+        fn units(&self) -> usize {
+            1
+        }
+
+        fn measure(&mut self, _: usize, _: usize, _: Allowance) -> ProbeOutcome {
+            let runner = self.runner.as_mut().expect("started");
+            let result = runner.bench("pinned/call", "nothing", || 1u64).unwrap();
+            ProbeOutcome {
+                id: "pinned".into(),
+                method: "nothing".into(),
+                status: ProbeStatus::Ok,
+                results: vec![result],
+                duration_ns: 0,
+            }
+        }
+
+        fn measured(&mut self, record: &RunRecord, _: bool) {
+            self.last = Some(record.clone());
+        }
+
+        fn text(&self, _: &RunRecord) -> Result<String, ExportError> {
+            Ok(String::new())
+        }
+    }
+
+    /// On the synthetic machine of two big and two little cores, a run pinned to a little
+    /// one names that class in its note and in every result; pinned to a big one, the big
+    /// class; on a machine of one class, nothing is named.
+    #[test]
+    fn pinned_figures_name_the_class_of_core_they_ran_on() {
+        use latlab_engine::environment::CoreClass;
+        let class = |cpus: Vec<usize>, capacity: u64, khz: u64| CoreClass {
+            cpus,
+            core_type: None,
+            capacity: Some(capacity),
+            max_frequency_khz: Some(khz),
+        };
+        let big_little = || {
+            SyntheticHost::with_core_classes(vec![
+                class(vec![0, 1], 1024, 2_800_000),
+                class(vec![2, 3], 446, 1_800_000),
+            ])
+        };
+        let pinned = |host: SyntheticHost, cpu: usize| {
+            let mut request = request(ResultFiles::default(), None);
+            request.host = Arc::new(host);
+            request.rounds = 1;
+            request.controls.pin = Some(cpu);
+            let mut one = OneResult::default();
+            assert_eq!(execute(request, &mut one, &StopSignals::unset()), Ok(0));
+            one.last.expect("a unit was measured")
+        };
+        let little = pinned(big_little(), 3);
+        let named = &little.probes[0].results[0].parameters[key::CORE_CLASS];
+        assert_eq!(
+            named.as_str(),
+            Some("class 2 of 2 (the smallest): CPUs 2-3, capacity 446, max 1.80 GHz")
+        );
+        assert!(
+            little
+                .notes
+                .iter()
+                .any(|n| n.starts_with("pinned to CPU 3, a core of class 2 of 2")),
+            "{:?}",
+            little.notes
+        );
+        let big = pinned(big_little(), 0);
+        let named = &big.probes[0].results[0].parameters[key::CORE_CLASS];
+        assert!(
+            named
+                .as_str()
+                .unwrap()
+                .starts_with("class 1 of 2 (the biggest)"),
+            "{named}"
+        );
+        let homogeneous = pinned(SyntheticHost::default(), 1);
+        assert!(
+            !homogeneous.probes[0].results[0]
+                .parameters
+                .contains_key(key::CORE_CLASS)
+        );
     }
 
     /// Units are taken round-robin, each in its own number of rounds, and the results file

@@ -83,21 +83,45 @@ pub(crate) fn group(cpus: Vec<CpuDescription>) -> Vec<CoreClass> {
     classes
 }
 
+/// One class: `CPUs 4-7, efficiency, capacity 446, max 1.80 GHz`.
+pub fn describe_core_class(class: &CoreClass) -> String {
+    let mut parts = vec![format!("CPUs {}", cpu_ranges(&class.cpus))];
+    if let Some(kind) = &class.core_type {
+        parts.push(kind.clone());
+    }
+    if let Some(capacity) = class.capacity {
+        parts.push(format!("capacity {capacity}"));
+    }
+    if let Some(khz) = class.max_frequency_khz {
+        parts.push(format!("max {:.2} GHz", khz as f64 / 1e6));
+    }
+    parts.join(", ")
+}
+
+/// Where the machine has cores of more than one class, the class `cpu` belongs to, named
+/// with its rank (`class 2 of 2 (the smallest): CPUs 4-7, capacity 446`); `None` on a
+/// machine of one class, or for a CPU no class lists.
+pub fn name_class_of(classes: &[CoreClass], cpu: usize) -> Option<String> {
+    if classes.len() < 2 {
+        return None;
+    }
+    let rank = classes.iter().position(|c| c.cpus.contains(&cpu))?;
+    let size = match rank {
+        0 => " (the biggest)",
+        r if r + 1 == classes.len() => " (the smallest)",
+        _ => "",
+    };
+    Some(format!(
+        "class {} of {}{size}: {}",
+        rank + 1,
+        classes.len(),
+        describe_core_class(&classes[rank])
+    ))
+}
+
 /// One line: `homogeneous: CPUs 0-7, max 3.20 GHz` or the classes.
 pub fn describe_core_classes(classes: &[CoreClass]) -> String {
-    let one = |c: &CoreClass| {
-        let mut parts = vec![format!("CPUs {}", cpu_ranges(&c.cpus))];
-        if let Some(kind) = &c.core_type {
-            parts.push(kind.clone());
-        }
-        if let Some(capacity) = c.capacity {
-            parts.push(format!("capacity {capacity}"));
-        }
-        if let Some(khz) = c.max_frequency_khz {
-            parts.push(format!("max {:.2} GHz", khz as f64 / 1e6));
-        }
-        parts.join(", ")
-    };
+    let one = describe_core_class;
     match classes {
         [] => "unknown (sysfs lists no online CPU)".into(),
         [only] => format!("homogeneous: {}", one(only)),
@@ -173,6 +197,19 @@ mod tests {
         assert_eq!(classes.len(), 2);
         assert_eq!(classes[0].cpus, [2, 3]);
         assert_eq!(classes[1].capacity, Some(446));
+        assert_eq!(
+            name_class_of(&classes, 1).as_deref(),
+            Some("class 2 of 2 (the smallest): CPUs 0-1, capacity 446, max 1.80 GHz")
+        );
+        assert_eq!(
+            name_class_of(&classes, 3).as_deref(),
+            Some("class 1 of 2 (the biggest): CPUs 2-3, capacity 1024, max 2.80 GHz")
+        );
+        assert_eq!(
+            name_class_of(&classes[..1], 3),
+            None,
+            "one class names none"
+        );
         let hybrid = group(vec![
             cpu(0, Some("performance"), None, Some(5_000_000)),
             cpu(8, Some("efficiency"), None, Some(3_800_000)),

@@ -17,7 +17,7 @@ pub use caches::{
     CLAIM_LAST_CACHE_VARIABLE, CacheInfo, claimed_last_cache_bytes, data_cache_sizes,
 };
 pub(crate) use cores::core_classes;
-pub use cores::{CoreClass, describe_core_classes};
+pub use cores::{CoreClass, describe_core_class, describe_core_classes, name_class_of};
 pub use cpu::CpuInfo;
 pub(crate) use memory_modules::memory_modules;
 pub use memory_modules::{MemoryModule, parse_memory_devices, peak_bandwidth_bytes_per_s};
@@ -244,6 +244,7 @@ pub(crate) fn available_memory_bytes() -> Option<u64> {
 
 /// What the address-space limit (`ulimit -v`, RLIMIT_AS) still allows this process to map:
 /// the limit less what it has mapped now; `None` when there is no limit.
+#[cfg(unix)]
 fn address_space_headroom_bytes() -> Option<u64> {
     let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
     let mapped = kib_field(
@@ -251,6 +252,12 @@ fn address_space_headroom_bytes() -> Option<u64> {
         "VmSize",
     )?;
     Some(limit.saturating_sub(mapped))
+}
+
+/// Windows has no address-space limit of that kind.
+#[cfg(not(unix))]
+fn address_space_headroom_bytes() -> Option<u64> {
+    None
 }
 
 /// The load average over 1, 5 and 15 minutes, as the kernel writes it in /proc/loadavg

@@ -43,6 +43,20 @@ pub struct SyntheticHost {
 }
 
 impl SyntheticHost {
+    /// The imaginary machine with cores of these classes (big and little cores, say), as
+    /// many CPUs as they list.
+    pub fn with_core_classes(classes: Vec<crate::environment::CoreClass>) -> SyntheticHost {
+        let mut host = SyntheticHost::default();
+        let cpus = classes
+            .iter()
+            .flat_map(|c| c.cpus.iter())
+            .max()
+            .map_or(1, |&c| c + 1);
+        host.environment.cpu.logical_cpus = cpus;
+        host.environment.core_classes = classes;
+        host
+    }
+
     /// The imaginary machine with seeded noise on its figures.
     pub fn noisy(noise: Noise) -> SyntheticHost {
         let mut host = SyntheticHost::default();
