@@ -77,7 +77,13 @@ mod bencher;
 mod bodies;
 mod harness;
 mod options;
-#[cfg(feature = "profile")]
+#[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
+mod profile;
+#[cfg(all(
+    feature = "profile",
+    not(any(target_os = "linux", target_os = "android"))
+))]
+#[path = "profile/unavailable.rs"]
 mod profile;
 mod registry;
 mod session;

@@ -40,7 +40,7 @@ pub(crate) struct Measured {
     /// Turns of the longer loop per sample.
     pub turns: u64,
     /// Samples taken.
-    #[cfg(feature = "profile")]
+    #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
     pub rounds: usize,
     /// How its call was timed.
     pub cost: Cost,
@@ -54,7 +54,7 @@ impl Measured {
     fn of(result: &BenchResult, cost: Cost, allocations: Option<Allocations>) -> Measured {
         Measured {
             turns: result.iterations,
-            #[cfg(feature = "profile")]
+            #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
             rounds: result.samples_ns.len(),
             cost,
             allocations,

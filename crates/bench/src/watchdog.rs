@@ -115,8 +115,9 @@ fn say_running(before: &[u8], rest: &[u8]) {
         push(&[slot.load(Ordering::Relaxed)]);
     }
     push(rest);
-    // SAFETY: writing `at` initialised bytes of `line` to standard error.
-    unsafe { libc::write(2, line.as_ptr().cast(), at) };
+    // SAFETY: writing `at` initialised bytes of `line` to standard error. (The C runtime's
+    // `_write` on Windows counts in `u32`; the line is at most 1 KiB.)
+    unsafe { libc::write(2, line.as_ptr().cast(), at as _) };
 }
 
 /// Whether a set is running now (between `starting` and `finished`).

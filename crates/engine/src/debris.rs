@@ -10,9 +10,7 @@
 //! of this PID space and names no process, or it has not changed for a minute (which covers
 //! the instant between creating an entry and locking it, and a reused process id).
 
-use rustix::fs::{FlockOperation, flock};
-use rustix::io::Errno;
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -28,12 +26,13 @@ pub fn owned_prefix(kind: &str) -> String {
     format!("{kind}{}-{}-", std::process::id(), pid_space())
 }
 
-/// Holds `file` for this process until it is closed: an exclusive `flock`. Where the file
-/// system has no locks the entry goes unlocked, and the next run judges it by its process
-/// id alone, and only within this PID space.
+/// Holds `file` for this process until it is closed: an exclusive lock (`flock` on Unix,
+/// through std's `File::try_lock`). Where the file system has no locks the entry goes
+/// unlocked, and the next run judges it by its process id alone, and only within this PID
+/// space.
 pub fn hold(file: &File) {
     // A failure only leaves it unlocked.
-    let _ = flock(file, FlockOperation::NonBlockingLockExclusive);
+    let _ = file.try_lock();
 }
 
 /// Creates the [`LOCK_FILE`] in `directory` and holds it: the directory is in use while the
@@ -103,13 +102,13 @@ pub fn remove_stale(directory: &Path, kind: &str) -> usize {
 }
 
 /// The owner's process id and PID space from an entry's name, if it is one of `kind`.
-fn owner(name: &str, kind: &str) -> Option<(libc::pid_t, String)> {
+fn owner(name: &str, kind: &str) -> Option<(u32, String)> {
     let mut parts = name.strip_prefix(kind)?.splitn(3, '-');
     let pid = parts
         .next()?
-        .parse::<libc::pid_t>()
+        .parse::<u32>()
         .ok()
-        .filter(|&p| p > 0)?;
+        .filter(|&p| p > 0 && i32::try_from(p).is_ok())?;
     let space = parts.next()?;
     parts.next()?;
     (space.len() == 8 && space.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -128,21 +127,22 @@ enum Lock {
 }
 
 fn try_lock(path: &Path) -> Lock {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true);
+    #[cfg(unix)]
     {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lock::Missing,
         Err(_) => return Lock::Unsupported,
     };
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Lock::Taken(file),
-        Err(Errno::WOULDBLOCK) => Lock::Held,
-        Err(_) => Lock::Unsupported,
+        Err(TryLockError::WouldBlock) => Lock::Held,
+        Err(TryLockError::Error(_)) => Lock::Unsupported,
     }
 }
 
@@ -151,9 +151,8 @@ fn try_lock(path: &Path) -> Lock {
 fn pid_space() -> &'static str {
     static SPACE: OnceLock<String> = OnceLock::new();
     SPACE.get_or_init(|| {
-        use std::os::unix::fs::MetadataExt;
         let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-        let namespace = std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino());
+        let namespace = pid_namespace();
         // FNV-1a: the same in every process and every build, unlike std's hashers.
         let hash = boot
             .trim()
@@ -166,16 +165,35 @@ fn pid_space() -> &'static str {
     })
 }
 
-fn process_exists(pid: libc::pid_t) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+/// The inode of this process's PID namespace (Linux); 0 where there is none to read.
+fn pid_namespace() -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
+    }
+    #[cfg(not(unix))]
+    0
+}
+
+#[cfg(unix)]
+fn process_exists(pid: u32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
         return false;
     };
     // Signal 0: whether the process exists and may be signalled; one of another user's
     // exists too.
     matches!(
         rustix::process::test_kill_process(pid),
-        Ok(()) | Err(Errno::PERM)
+        Ok(()) | Err(rustix::io::Errno::PERM)
     )
+}
+
+/// Without a way to ask here, every process is taken to exist: an unlocked entry is then
+/// debris only once it has not changed for the grace period.
+#[cfg(not(unix))]
+fn process_exists(_pid: u32) -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -54,4 +54,7 @@ pub use config::{Config, Interrupted, MIN_SAMPLES, Suite};
 pub use host::{Host, RealHost, SharedHost, SyntheticHost};
 pub use model::{BenchResult, Verdict, Warning};
 pub use runner::{Listener, Runner};
-pub use usage::thread_cpu_ns;
+pub use usage::{THREAD_CPU_TIME, THREAD_USAGE, thread_cpu_ns};
+
+/// How a control or a count that only some systems have says it is missing on this one.
+pub const NOT_AVAILABLE: &str = "not available on this system";

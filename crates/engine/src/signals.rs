@@ -9,7 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The signals that stop a run.
+#[cfg(unix)]
 pub const STOPPING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The signals that stop a run: Windows has no SIGHUP (a closed console sends Ctrl-Break's
+/// and close events, which the C runtime does not map to a signal).
+#[cfg(not(unix))]
+pub const STOPPING: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
 
 /// The flag a stopping signal sets, and which signal it was.
 #[derive(Debug, Clone)]
@@ -47,14 +52,7 @@ impl StopSignals {
             signal_hook::flag::register_usize(signal, Arc::clone(&stop.signal), signal as usize)?;
             signal_hook::flag::register(signal, Arc::clone(&stop.flag))?;
         }
-        let parent = rustix::process::getppid();
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-        // The parent may have ended before the death signal was asked for.
-        if rustix::process::getppid() != parent {
-            return Err(std::io::Error::other(
-                "the process that started this one has ended",
-            ));
-        }
+        end_with_parent()?;
         Ok(stop)
     }
 
@@ -86,12 +84,39 @@ impl StopSignals {
     }
 }
 
+/// Asks the kernel to kill this process when the one that started it ends.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn end_with_parent() -> std::io::Result<()> {
+    let parent = rustix::process::getppid();
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+    // The parent may have ended before the death signal was asked for.
+    if rustix::process::getppid() != parent {
+        return Err(std::io::Error::other(
+            "the process that started this one has ended",
+        ));
+    }
+    Ok(())
+}
+
+/// A parent-death signal is Linux's: elsewhere a supervised process cannot be ended with its
+/// parent, and is refused.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn end_with_parent() -> std::io::Result<()> {
+    Err(std::io::Error::other(format!(
+        "ending with the parent process is {}",
+        crate::NOT_AVAILABLE
+    )))
+}
+
 /// Makes a write past the file-size limit (`ulimit -f`, RLIMIT_FSIZE) fail with EFBIG ("File
 /// too large"), reported like any failed write, instead of SIGXFSZ killing the process
 /// with no message and a temporary file left behind.
 pub fn fail_oversized_writes() {
+    #[cfg(unix)]
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN)
+    };
 }
 
 /// 128 plus the signal's number, as a shell reports a process a signal ended.
@@ -107,9 +132,11 @@ mod tests {
     fn each_stopping_signal_has_the_shells_status() {
         assert_eq!(exit_status(libc::SIGINT), 130);
         assert_eq!(exit_status(libc::SIGTERM), 143);
+        #[cfg(unix)]
         assert_eq!(exit_status(libc::SIGHUP), 129);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_raised_hangup_sets_the_flag_and_names_itself() {
         let stop = StopSignals::install().unwrap();

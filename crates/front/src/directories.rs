@@ -3,7 +3,6 @@
 //! plant links or FIFOs where latlab writes, and a directory reached through a link may be
 //! anyone's.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Why latlab may not write into `dir` on its own account: it belongs to another user, or
@@ -32,12 +31,26 @@ pub fn check_own_directory(dir: &Path, follow_links: bool) -> Result<(), String>
     if !metadata.is_dir() {
         return Err("exists and is not a directory".into());
     }
+    is_own(&metadata)
+}
+
+/// Whether the directory is this user's: its owner is this process's effective user.
+#[cfg(unix)]
+fn is_own(metadata: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     let (owner, me) = (metadata.uid(), latlab_engine::isolation::effective_uid());
     if owner != me {
         return Err(format!(
             "the directory belongs to uid {owner}, not to you (uid {me})"
         ));
     }
+    Ok(())
+}
+
+/// Windows says who may write a directory in its access lists, which std does not read:
+/// whoever could not write it is refused when the write is tried.
+#[cfg(not(unix))]
+fn is_own(_metadata: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 

@@ -38,6 +38,10 @@ pub fn take_lock(
              two disturbed each other: run them one at a time",
             waited.as_secs()
         ),
+        Err(LockRefused::Unavailable(why)) => format!(
+            "the measurement lock could not be taken ({why}); this run went ahead unlocked: \
+             another latlab run measuring at the same time would not have been seen"
+        ),
         Err(LockRefused::OtherUser { uid }) => format!(
             "another user's latlab run (uid {uid}) holds this machine's measurement lock; this \
              run did not wait for it and went ahead: if both measure at once, they disturb \

@@ -26,13 +26,16 @@ pub fn check_output_file(path: &Path) -> Result<(), String> {
         // writable. It is opened without blocking: a FIFO whose reader has not come yet
         // (ENXIO) is writable, and is opened for the write itself only at the end.
         Destination::InPlace(device) | Destination::Appended(device) => {
-            use std::os::unix::fs::OpenOptionsExt;
-            match std::fs::OpenOptions::new()
-                .append(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&device)
+            let mut options = std::fs::OpenOptions::new();
+            options.append(true);
+            #[cfg(unix)]
             {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.custom_flags(libc::O_NONBLOCK);
+            }
+            match options.open(&device) {
                 Ok(_) => Ok(()),
+                #[cfg(unix)]
                 Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
                 Err(e) => Err(format!("{context}: {e}")),
             }
@@ -89,30 +92,34 @@ pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
 /// needed, is named as latlab's temporary files are (`.latlab-PID-SPACE-`), so that the
 /// next write there removes it if this process was killed before it could.
 fn create_and_forget(dir: &Path) -> std::io::Result<()> {
-    use rustix::fs::{AtFlags, CWD, Mode, OFlags, openat, unlinkat};
-    use rustix::io::Errno;
-    let unnamed = openat(
-        CWD,
-        dir,
-        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-        Mode::from_bits_truncate(0o600),
-    );
-    match unnamed {
-        Ok(_) => return Ok(()),
-        // No O_TMPFILE on this file system: a named file instead.
-        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
-        Err(e) => return Err(e.into()),
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{CWD, Mode, OFlags, openat};
+        use rustix::io::Errno;
+        let unnamed = openat(
+            CWD,
+            dir,
+            OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        );
+        match unnamed {
+            Ok(_) => return Ok(()),
+            // No O_TMPFILE on this file system: a named file instead.
+            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     let name = format!("{}check", latlab_engine::debris::owned_prefix(".latlab-"));
     let named = dir.join(&name);
-    openat(
-        CWD,
-        &named,
-        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_bits_truncate(0o600),
-    )?;
-    unlinkat(CWD, &named, AtFlags::empty())?;
-    Ok(())
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    drop(options.open(&named)?);
+    std::fs::remove_file(&named)
 }
 
 /// `--pin CPU` must name a CPU this process may run on: refused before measuring, where it

@@ -193,10 +193,7 @@ pub fn supervise(
             return Ok(ChildEnd::Exited(status));
         }
         if passed_on.is_none() && (supervision.pass_on)() {
-            if let Ok(pid) = i32::try_from(child.id()) {
-                // SAFETY: kill(2) on the pid of a child not yet waited for.
-                unsafe { libc::kill(pid, libc::SIGTERM) };
-            }
+            ask_to_stop(child);
             passed_on = Some(std::time::Instant::now());
         }
         let killed_for = match (supervision.limit, supervision.grace, passed_on) {
@@ -216,10 +213,27 @@ pub fn supervise(
     }
 }
 
+/// Passes SIGTERM on to `child`.
+#[cfg(unix)]
+fn ask_to_stop(child: &std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) on the pid of a child not yet waited for.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
+
+/// Windows has no signal to pass on: Ctrl-C reaches every process of the console, the
+/// child too, and one that does not stop within its grace is killed.
+#[cfg(not(unix))]
+fn ask_to_stop(_child: &std::process::Child) {}
+
 /// A run's exit status as a shell reports it: 128 plus the signal that ended it.
 fn status_of(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    match (status.code(), signal) {
         (Some(code), _) => u8::try_from(code).unwrap_or(2),
         (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(2),
         (None, None) => 2,

@@ -5,7 +5,6 @@
 //! closed or stalled one is given up on for the rest of the process: the run goes on, and
 //! its exit status is what it would have been.
 
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once standard error could not take a message: later ones are not tried.
@@ -16,9 +15,9 @@ pub fn stderr_text(text: &str) {
     if STDERR_GONE.load(Ordering::Relaxed) {
         return;
     }
-    let stderr = std::io::stderr();
-    let fd = stderr.as_fd();
-    if latlab_report::write_all_waiting(&mut stderr.lock(), fd, text.as_bytes()).is_err() {
+    let mut stderr = std::io::stderr().lock();
+    let stream = latlab_report::Stream::Stderr;
+    if latlab_report::write_all_waiting(&mut stderr, stream, text.as_bytes()).is_err() {
         STDERR_GONE.store(true, Ordering::Relaxed);
     }
 }

@@ -153,6 +153,7 @@ impl Stream {
     }
 
     /// The terminal's width in columns, when the stream is a terminal that says.
+    #[cfg(unix)]
     fn width(self) -> Option<usize> {
         let size = match self {
             Stream::Stdout => rustix::termios::tcgetwinsize(std::io::stdout()),
@@ -160,6 +161,17 @@ impl Stream {
         };
         size.ok()
             .map(|size| usize::from(size.ws_col))
+            .filter(|&columns| columns > 0)
+    }
+
+    /// The console's width is not read on Windows (std has no call for it): `COLUMNS` where
+    /// the shell sets it.
+    #[cfg(not(unix))]
+    fn width(self) -> Option<usize> {
+        std::env::var("COLUMNS")
+            .ok()?
+            .parse()
+            .ok()
             .filter(|&columns| columns > 0)
     }
 

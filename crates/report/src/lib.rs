@@ -68,7 +68,7 @@ pub use printable::{one_line, printable};
 pub use table::TableExporter;
 pub use text_table::{Align, TextTable};
 pub use write::{
-    Destination, Durability, OutputTarget, STALLED_PIPE, is_same_file, write_all_waiting,
+    Destination, Durability, OutputTarget, STALLED_PIPE, Stream, is_same_file, write_all_waiting,
     write_output, write_output_as,
 };
 

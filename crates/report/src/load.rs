@@ -89,10 +89,14 @@ fn one_line_fields(mut run: RunRecord) -> RunRecord {
 /// such as /dev/zero is refused instead of read for ever.
 pub(crate) fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
         .open(path)
         .map_err(|e| format!("cannot read it ({e})"))?;
     let metadata = file

@@ -21,7 +21,6 @@
 
 use crate::ExportError;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// What a temporary file's name starts with, before its owner's process id and PID space.
@@ -91,25 +90,45 @@ impl OutputTarget {
 
 /// Whether `path` is the file, FIFO or socket this process's standard output is (the same
 /// device and inode, links followed).
+#[cfg(unix)]
 fn is_standard_output(path: &Path) -> bool {
+    use std::os::fd::AsFd;
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned();
     let (Ok(named), Ok(stdout)) = (
         std::fs::metadata(path),
-        rustix::fs::fstat(std::io::stdout()),
+        stdout.and_then(|fd| std::fs::File::from(fd).metadata()),
     ) else {
         return false;
     };
     let kind = named.file_type();
     let device = kind.is_char_device() || kind.is_block_device();
-    !device && named.dev() == stdout.st_dev && named.ino() == stdout.st_ino
+    !device && named.dev() == stdout.dev() && named.ino() == stdout.ino()
+}
+
+/// Windows has no path that names standard output's file (no `/dev/stdout`).
+#[cfg(not(unix))]
+fn is_standard_output(_path: &Path) -> bool {
+    false
 }
 
 /// Whether `a` and `b` name one existing file (the same device and inode, links followed):
 /// an output that is an input of the same command would replace what it reads.
+#[cfg(unix)]
 pub fn is_same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `a` and `b` name one existing file: the same path once links and `.`/`..` are
+/// resolved (Windows' file ids are not in std).
+#[cfg(not(unix))]
+pub fn is_same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
 }
@@ -202,15 +221,15 @@ pub fn write_output_as(
     durability: Durability,
 ) -> Result<(), ExportError> {
     match target {
-        OutputTarget::Stdout => {
-            let stdout = std::io::stdout();
-            write_all_waiting(&mut stdout.lock(), stdout.as_fd(), contents.as_bytes()).map_err(
-                |source| ExportError::Write {
-                    path: "standard output".into(),
-                    source,
-                },
-            )
-        }
+        OutputTarget::Stdout => write_all_waiting(
+            &mut std::io::stdout().lock(),
+            Stream::Stdout,
+            contents.as_bytes(),
+        )
+        .map_err(|source| ExportError::Write {
+            path: "standard output".into(),
+            source,
+        }),
         OutputTarget::File(path) | OutputTarget::Replaced(path) => {
             let written = match target {
                 OutputTarget::File(_) => write_named(path, contents.as_bytes(), durability),
@@ -228,13 +247,20 @@ pub fn write_output_as(
 /// over by a parent that set O_NONBLOCK) to take more, before it gives up.
 pub const STALLED_PIPE: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Writes all of `bytes` to `out` (standard output or error, whose descriptor is `fd`) and
-/// flushes it. Where the descriptor is a non-blocking pipe that is full, it waits for room,
-/// as a blocking write would, up to [`STALLED_PIPE`] at a time; std's printing macros
-/// would panic there instead.
+/// Which standard stream a write goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Writes all of `bytes` to `out` (standard output or error, as `stream` says) and flushes
+/// it. Where the stream is a non-blocking pipe that is full, it waits for room, as a
+/// blocking write would, up to [`STALLED_PIPE`] at a time; std's printing macros would
+/// panic there instead.
 pub fn write_all_waiting(
     out: &mut impl Write,
-    fd: std::os::fd::BorrowedFd<'_>,
+    stream: Stream,
     bytes: &[u8],
 ) -> std::io::Result<()> {
     use std::io::ErrorKind;
@@ -244,7 +270,7 @@ pub fn write_all_waiting(
             Ok(0) => return Err(ErrorKind::WriteZero.into()),
             Ok(written) => rest = &rest[written..],
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(fd)?,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(stream)?,
             Err(e) => return Err(e),
         }
     }
@@ -252,18 +278,25 @@ pub fn write_all_waiting(
         match out.flush() {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(fd)?,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => wait_for_room(stream)?,
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Waits until `fd` can take a write, up to [`STALLED_PIPE`].
-fn wait_for_room(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+/// Waits until `stream` can take a write, up to [`STALLED_PIPE`].
+#[cfg(unix)]
+fn wait_for_room(stream: Stream) -> std::io::Result<()> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use std::os::fd::AsFd;
     let limit = Timespec {
         tv_sec: STALLED_PIPE.as_secs() as _,
         tv_nsec: 0,
+    };
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let fd = match stream {
+        Stream::Stdout => stdout.as_fd(),
+        Stream::Stderr => stderr.as_fd(),
     };
     let mut watched = [PollFd::new(&fd, PollFlags::OUT)];
     match poll(&mut watched, Some(&limit)) {
@@ -277,6 +310,16 @@ fn wait_for_room(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
         Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Windows' standard streams, as std opens them, block: a write that would block there
+/// is an error of its own, given up on.
+#[cfg(not(unix))]
+fn wait_for_room(_stream: Stream) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        "a non-blocking standard stream cannot be waited on here",
+    ))
 }
 
 /// Writes where the path the user named leads ([`Destination`]).
@@ -293,6 +336,7 @@ fn write_named(path: &Path, contents: &[u8], durability: Durability) -> std::io:
 
 /// Writes into the device or FIFO at `path`. A FIFO that no process has open for reading
 /// is an error (ENXIO, "No such device or address"), not a wait for ever.
+#[cfg(unix)]
 fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     // Opened first without blocking: for a FIFO, this fails at once when nobody reads it.
@@ -314,12 +358,22 @@ fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .write_all(contents)
 }
 
+/// Writes into the device at `path` (`NUL`, a console): Windows has no FIFOs to probe.
+#[cfg(not(unix))]
+fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(contents)
+}
+
 /// Replaces `path` whole: a temporary file beside it, created exclusively (never through a
 /// link), written and (as `durability` says) synced, then renamed over whatever `path` is
 /// (a renamed-over link is replaced, not followed).
 ///
 /// Every call names files relative to the directory, opened once: a working directory
 /// deeper than `PATH_MAX` (4096 bytes) still takes `latlab-results/results.json`.
+#[cfg(unix)]
 pub(crate) fn write_atomically(
     path: &Path,
     contents: impl AsRef<[u8]>,
@@ -370,6 +424,50 @@ pub(crate) fn write_atomically(
         .and_then(|()| Ok(rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?));
     if written.is_err() {
         let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
+    }
+    written
+}
+
+/// Replaces `path` whole, as on Unix: a temporary file beside it, created exclusively,
+/// written and (as `durability` says) synced, then renamed over `path` (`MoveFileExW`,
+/// which replaces an existing file).
+#[cfg(not(unix))]
+pub(crate) fn write_atomically(
+    path: &Path,
+    contents: impl AsRef<[u8]>,
+    durability: Durability,
+) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
+    let prefix = latlab_engine::debris::owned_prefix(TEMPORARY_KIND);
+    let (temporary, mut file) = (0u64..)
+        .map(|attempt| directory.join(format!("{prefix}{:016x}", random_word(attempt))))
+        .find_map(|temporary| {
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temporary);
+            match created {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                other => Some(other.map(|file| (temporary, file))),
+            }
+        })
+        .expect("an endless sequence of names")?;
+    latlab_engine::debris::hold(&file);
+    let written = file
+        .write_all(contents.as_ref())
+        .and_then(|()| match durability {
+            Durability::Synced => file.sync_all(),
+            Durability::Cached => Ok(()),
+        });
+    // Windows renames no file that is open: closed (and so unlocked) first.
+    drop(file);
+    let written = written.and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
     written
 }

@@ -11,7 +11,7 @@ pub(crate) const METHOD: &str = "isb; mrs CNTVCT_EL0 at the CNTFRQ_EL0 frequency
 pub(crate) fn frequency_hz() -> Result<f64, String> {
     let hz: u64;
     // SAFETY: CNTFRQ_EL0 is readable from EL0 on every Linux aarch64 system (the kernel enables
-    // user access to the virtual counter); the read has no side effects.
+    // user access to the virtual counter) and on macOS; the read has no side effects.
     unsafe { asm!("mrs {}, cntfrq_el0", out(reg) hz, options(nomem, nostack)) };
     if hz == 0 {
         Err("CNTFRQ_EL0 reads 0: the firmware did not set the counter frequency".into())

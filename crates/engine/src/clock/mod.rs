@@ -7,10 +7,13 @@
 //!   but only when it is *invariant* (it ticks at a constant rate through frequency changes and
 //!   sleep states); a TSC that is not is useless for timing and we fall back to the OS clock
 //!   with a warning. On aarch64 it is the generic timer's virtual count `CNTVCT_EL0`, whose
-//!   frequency the hardware states in `CNTFRQ_EL0`. Elsewhere, `CLOCK_MONOTONIC_RAW`.
+//!   frequency the hardware states in `CNTFRQ_EL0` (on Apple silicon it is what
+//!   `mach_absolute_time` reads). Elsewhere, `CLOCK_MONOTONIC_RAW`, or on Windows
+//!   `QueryPerformanceCounter`.
 //! * **Fences.** A timed region starts with `lfence; rdtsc` (nothing after the read starts
 //!   before it) and ends with `rdtscp; lfence` (nothing before the read is still in flight).
-//! * **Frequency.** The TSC's rate is calibrated against `CLOCK_MONOTONIC_RAW` over two windows
+//! * **Frequency.** The TSC's rate is calibrated against the OS clock (`CLOCK_MONOTONIC_RAW`,
+//!   Windows' `QueryPerformanceCounter`) over two windows
 //!   of different length; the two must agree within 500 ppm or the TSC is not trusted.
 //! * **Resolution and overhead.** The resolution is the median smallest non-zero step between
 //!   two consecutive reads (for a TSC that is its read cost, not its tick); the region overhead
@@ -48,6 +51,8 @@ pub enum ClockKind {
     Cntvct,
     /// `clock_gettime(CLOCK_MONOTONIC_RAW)`.
     MonotonicRaw,
+    /// Windows' `QueryPerformanceCounter`.
+    QueryPerformanceCounter,
     /// The synthetic host's clock: every figure in such a run is made up (`fake` in files
     /// of schema 1).
     #[cfg_attr(feature = "serde", serde(alias = "fake"))]
@@ -60,6 +65,7 @@ impl std::fmt::Display for ClockKind {
             ClockKind::Tsc => "TSC",
             ClockKind::Cntvct => "CNTVCT_EL0",
             ClockKind::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+            ClockKind::QueryPerformanceCounter => "QueryPerformanceCounter",
             ClockKind::Synthetic => "synthetic",
         })
     }
@@ -101,12 +107,7 @@ impl Clock {
             Ok((kind, frequency_hz, method)) => {
                 Clock::characterise(kind, frequency_hz, method, None)
             }
-            Err(reason) => Clock::characterise(
-                ClockKind::MonotonicRaw,
-                1e9,
-                os::METHOD.to_string(),
-                Some(reason),
-            ),
+            Err(reason) => Clock::characterise(os::KIND, 1e9, os::METHOD.to_string(), Some(reason)),
         }
     }
 

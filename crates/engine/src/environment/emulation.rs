@@ -93,11 +93,55 @@ pub(crate) fn judge(build: &str, machine: &str, cpuinfo: &str) -> Option<String>
 }
 
 /// Why this process is emulated, read from this machine; `None` when nothing says it is.
+#[cfg(unix)]
 pub fn detect() -> Option<String> {
     let raw = rustix::system::uname();
     let machine = raw.machine().to_string_lossy();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    judge(std::env::consts::ARCH, &machine, &cpuinfo)
+    judge(std::env::consts::ARCH, &machine, &cpuinfo).or_else(rosetta)
+}
+
+/// Windows tells a process the system's architecture in `PROCESSOR_ARCHITEW6432` (a 32-bit
+/// process on a 64-bit system) or `PROCESSOR_ARCHITECTURE`. Windows on Arm tells an x86-64
+/// process it emulates `AMD64`, so that emulation is not detected here.
+#[cfg(not(unix))]
+pub fn detect() -> Option<String> {
+    let reported = std::env::var("PROCESSOR_ARCHITEW6432")
+        .or_else(|_| std::env::var("PROCESSOR_ARCHITECTURE"))
+        .ok()?;
+    let machine = match reported.to_ascii_uppercase().as_str() {
+        "AMD64" => "x86_64",
+        "ARM64" => "aarch64",
+        "X86" => "i686",
+        _ => return None,
+    };
+    judge(std::env::consts::ARCH, machine, "")
+}
+
+/// macOS's Rosetta 2 translates x86-64 code on Apple silicon, and says so to the process
+/// it translates in `sysctl.proc_translated`.
+#[cfg(target_os = "macos")]
+fn rosetta() -> Option<String> {
+    let mut translated: libc::c_int = 0;
+    let mut size = std::mem::size_of::<libc::c_int>();
+    // SAFETY: the name is a zero-terminated string; `translated` and `size` are an int and
+    // its size, which the call writes no further than; no new value is given.
+    let read = unsafe {
+        libc::sysctlbyname(
+            c"sysctl.proc_translated".as_ptr(),
+            (&raw mut translated).cast(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (read == 0 && translated == 1)
+        .then(|| "this x86_64 build runs under Rosetta 2, which translates it".to_string())
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn rosetta() -> Option<String> {
+    None
 }
 
 #[cfg(test)]

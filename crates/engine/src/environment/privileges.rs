@@ -1,8 +1,6 @@
 //! What this process may do: real-time priority, locked memory, hardware counters.
 //! latlab runs unprivileged by default; these decide which optional controls can take effect.
 
-use rustix::process::Resource;
-
 const CAP_IPC_LOCK: u32 = 14;
 const CAP_SYS_NICE: u32 = 23;
 
@@ -24,8 +22,8 @@ impl Privileges {
         let effective = effective_capabilities();
         Privileges {
             euid: crate::isolation::effective_uid(),
-            rtprio_limit: soft_limit(Resource::Rtprio),
-            memlock_limit_bytes: soft_limit(Resource::Memlock),
+            rtprio_limit: rtprio_limit(),
+            memlock_limit_bytes: memlock_limit(),
             cap_sys_nice: effective & (1 << CAP_SYS_NICE) != 0,
             cap_ipc_lock: effective & (1 << CAP_IPC_LOCK) != 0,
         }
@@ -42,9 +40,28 @@ impl Privileges {
     }
 }
 
-/// A soft resource limit; `None` when unlimited.
-pub(crate) fn soft_limit(resource: Resource) -> Option<u64> {
-    rustix::process::getrlimit(resource).current
+/// RLIMIT_RTPRIO's soft limit; `None` when unlimited.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn rtprio_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Rtprio).current
+}
+
+/// No RLIMIT_RTPRIO here: no real-time priority may be had, a limit of 0.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn rtprio_limit() -> Option<u64> {
+    Some(0)
+}
+
+/// RLIMIT_MEMLOCK's soft limit in bytes; `None` when unlimited.
+#[cfg(unix)]
+fn memlock_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Memlock).current
+}
+
+/// Windows has no locked-memory limit that `mlockall` would read: nothing may be locked.
+#[cfg(not(unix))]
+fn memlock_limit() -> Option<u64> {
+    Some(0)
 }
 
 fn effective_capabilities() -> u64 {
@@ -73,6 +90,7 @@ pub struct PerfCounters {
 }
 
 impl PerfCounters {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     pub(crate) fn probe() -> PerfCounters {
         use perf_event_open_sys::bindings::{
             PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_SW_TASK_CLOCK, PERF_TYPE_HARDWARE,
@@ -85,6 +103,17 @@ impl PerfCounters {
             paranoid: super::sysfs::read_trimmed("/proc/sys/kernel/perf_event_paranoid")
                 .and_then(|p| p.parse().ok()),
             hardware_error: hardware.err().map(|e| e.to_string()),
+        }
+    }
+
+    /// No perf_event_open here: no counter can be opened, and the error says so.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub(crate) fn probe() -> PerfCounters {
+        PerfCounters {
+            hardware: false,
+            software: false,
+            paranoid: None,
+            hardware_error: Some(format!("perf_event_open is {}", crate::NOT_AVAILABLE)),
         }
     }
 
@@ -102,6 +131,7 @@ impl PerfCounters {
 /// only, through perf-event2's defaults) and closes it again; the kernel's refusal as it
 /// words it. The system-call bindings alone, not perf-event2, so that the harness's light
 /// build does not compile the counter-reading library.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn open_counter(kind: u32, config: u64) -> std::io::Result<()> {
     use perf_event_open_sys::bindings::{PERF_FLAG_FD_CLOEXEC, perf_event_attr};
     use std::os::fd::{FromRawFd, OwnedFd};

@@ -68,6 +68,7 @@ pub(crate) struct Uname {
     pub version: String,
 }
 
+#[cfg(unix)]
 pub(crate) fn uname() -> Uname {
     let raw = rustix::system::uname();
     let field = |text: &std::ffi::CStr| text.to_string_lossy().into_owned();
@@ -76,6 +77,18 @@ pub(crate) fn uname() -> Uname {
         node_name: field(raw.nodename()),
         release: field(raw.release()),
         version: field(raw.version()),
+    }
+}
+
+/// Windows has no `uname`: its name, the computer's name, and no release or version to read
+/// without the registry.
+#[cfg(not(unix))]
+pub(crate) fn uname() -> Uname {
+    Uname {
+        system: "Windows".into(),
+        node_name: std::env::var("COMPUTERNAME").unwrap_or_default(),
+        release: String::new(),
+        version: String::new(),
     }
 }
 

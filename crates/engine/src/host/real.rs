@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::config::Interrupted;
 use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule};
 use crate::isolation::{self, LockRefused, RunLock};
-use crate::usage::{ThreadUsage, thread_cpu_ns};
+use crate::usage::{THREAD_CPU_TIME, ThreadUsage, thread_cpu_ns};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -188,14 +188,18 @@ impl Timer for RealTimer {
         let usage = ThreadUsage::now();
         let mut series_ns: Vec<Vec<f64>> = vec![Vec::with_capacity(count); names.len()];
         let mut cpu_ns = Vec::with_capacity(count);
-        while limits.wants_more(cpu_ns.len(), count, started) {
+        let mut taken = 0;
+        while limits.wants_more(taken, count, started) {
             limits.check()?;
             let cpu_before = thread_cpu_ns();
             event(&self.clock, &mut figures);
-            cpu_ns.push(thread_cpu_ns().saturating_sub(cpu_before) as f64);
+            if THREAD_CPU_TIME {
+                cpu_ns.push(thread_cpu_ns().saturating_sub(cpu_before) as f64);
+            }
             for (series, &figure) in series_ns.iter_mut().zip(&figures) {
                 series.push(figure);
             }
+            taken += 1;
         }
         Ok(EventRun {
             series_ns,
@@ -234,8 +238,11 @@ impl RealTimer {
         started: Instant,
     ) -> Sampled<Vec<LoopRun>> {
         let usage = ThreadUsage::now();
-        let samples = self.sample_rounds(iterations, bodies, limits, started)?;
+        let mut samples = self.sample_rounds(iterations, bodies, limits, started)?;
         let integrity = usage.elapsed();
+        if !THREAD_CPU_TIME {
+            samples.iter_mut().for_each(LoopSamples::forget_cpu_times);
+        }
         Ok(samples
             .into_iter()
             .zip(cold_ns)

@@ -1,7 +1,7 @@
-//! The locks that keep latlab runs apart: the machine-wide run lock, one run measuring at a
-//! time since two disturb each other's figures, and the results-directory lock, one run
-//! writing into a results directory at a time.
+//! The locks on Linux and Android: abstract Unix socket names, which the kernel frees with
+//! their holder, and a `flock` on a file in `/dev/shm` for runs in other network namespaces.
 
+use super::{LockRefused, fnv1a};
 use crate::isolation::effective_uid;
 use std::io;
 #[cfg(target_os = "android")]
@@ -112,17 +112,6 @@ fn accept_until_woken(listener: &UnixListener, wake: &std::os::fd::OwnedFd) {
             drop(connection);
         }
     }
-}
-
-/// Why the run lock was not taken.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LockRefused {
-    /// Another run of this user still held it after the wait.
-    Busy { waited: Duration },
-    /// Another user's run holds it: not waited for.
-    OtherUser { uid: u32 },
-    /// The wait was cancelled (Ctrl-C).
-    Cancelled,
 }
 
 const LOCK_NAME: &[u8] = b"latlab-measurement-lock";
@@ -273,15 +262,7 @@ impl RunLock {
                 Some(uid) if uid != own_uid => return Err(LockRefused::OtherUser { uid }),
                 _ => {}
             }
-            if cancel.load(Ordering::Relaxed) {
-                return Err(LockRefused::Cancelled);
-            }
-            if started.elapsed() >= wait {
-                return Err(LockRefused::Busy {
-                    waited: started.elapsed(),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            super::wait_turn(started, wait, cancel)?;
         }
     }
 
@@ -433,17 +414,6 @@ impl Drop for DirectoryLock {
         let fd = self.listener.as_raw_fd();
         let _ = DIRECTORY_LOCK_FD.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
     }
-}
-
-/// The 64-bit FNV-1a hash of `parts` in order: stable across builds and versions, so that
-/// two versions of latlab name one directory's lock alike.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in parts.iter().flat_map(|part| part.iter()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 /// Closes, in a child just forked, the descriptors of the run lock (its socket and its file)

@@ -1,0 +1,61 @@
+//! The locks that keep latlab runs apart: the machine-wide run lock, one run measuring at a
+//! time since two disturb each other's figures, and the results-directory lock, one run
+//! writing into a results directory at a time.
+//!
+//! On Linux and Android they are abstract Unix socket names, which the kernel frees with
+//! their holder (`abstract_socket.rs`); elsewhere (macOS, Windows) locks on files in a
+//! directory every run of the machine shares (`lock_file.rs`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod abstract_socket;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use abstract_socket::{DirectoryLock, RunLock, close_run_lock_after_fork};
+
+// Compiled on Linux too for its tests: its locks are std's, and work there as well.
+#[cfg(any(test, not(any(target_os = "linux", target_os = "android"))))]
+mod lock_file;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub use lock_file::{DirectoryLock, RunLock, close_run_lock_after_fork};
+
+/// Why the run lock was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockRefused {
+    /// Another run of this user still held it after the wait.
+    Busy { waited: Duration },
+    /// Another user's run holds it: not waited for.
+    OtherUser { uid: u32 },
+    /// The wait was cancelled (Ctrl-C).
+    Cancelled,
+    /// The lock cannot be had on this system at all, and why (its file cannot be made or
+    /// locked): the run goes ahead unlocked.
+    Unavailable(String),
+}
+
+/// One turn of a wait for the run lock begun at `started`: `Err` once `cancel` is set or
+/// the wait has lasted `wait`, otherwise a pause of 50 ms before the next try.
+fn wait_turn(started: Instant, wait: Duration, cancel: &AtomicBool) -> Result<(), LockRefused> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(LockRefused::Cancelled);
+    }
+    if started.elapsed() >= wait {
+        return Err(LockRefused::Busy {
+            waited: started.elapsed(),
+        });
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    Ok(())
+}
+
+/// The 64-bit FNV-1a hash of `parts` in order: stable across builds and versions, so that
+/// two versions of latlab name one directory's lock alike.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
