@@ -250,7 +250,22 @@ fn registration(
         "__LATLAB_BENCH_{}_{index}",
         ident.to_string().to_uppercase()
     );
+    let keeper = format_ident!("__LATLAB_KEEP_{}_{index}", ident.to_string().to_uppercase());
     quote! {
+        // MinGW's linker (`--gc-sections`) drops a section nothing refers to, and nothing
+        // refers to a registration but its place in the slice: a constructor entry
+        // (`.CRT$XCU`, which that linker always keeps) refers to it, and so keeps it.
+        #[cfg(all(target_os = "windows", target_env = "gnu"))]
+        #[used]
+        #[unsafe(link_section = ".CRT$XCU")]
+        #[doc(hidden)]
+        static #keeper: extern "C" fn() = {
+            extern "C" fn keep() {
+                ::core::hint::black_box(&#registration);
+            }
+            keep
+        };
+
         #[#private::linkme::distributed_slice(#private::BENCHMARKS)]
         #[linkme(crate = #private::linkme)]
         #[doc(hidden)]

@@ -202,6 +202,26 @@ pub fn on_cpu(wall: &[f64], cpu: &[f64]) -> Vec<f64> {
     wall.iter().zip(cpu).map(|(w, c)| w.min(*c)).collect()
 }
 
+/// `samples` less those preemption lengthened, for judging work where no CPU times were
+/// taken (Windows counts a thread's CPU time only at the scheduler's tick): those more than
+/// [`PREEMPTED_MADS`] median absolute deviations above the median, and more than
+/// `resolution` (one clock tick, in the samples' unit) above it. Preemption only ever
+/// lengthens a sample, by a time slice or more; the rule is the same for every body, so two
+/// bodies of one cost keep samples alike, and a comparison of them its significance level.
+pub fn without_preempted(samples: &[f64], resolution: f64) -> Vec<f64> {
+    let Some(summary) = Summary::of(samples) else {
+        return samples.to_vec();
+    };
+    let mut deviations: Vec<f64> = samples.iter().map(|s| (s - summary.median).abs()).collect();
+    let spread = median_in_place(&mut deviations);
+    let fence = summary.median + (PREEMPTED_MADS * spread).max(resolution);
+    samples.iter().copied().filter(|&s| s <= fence).collect()
+}
+
+/// How far above the median, in median absolute deviations, a sample counts as preempted
+/// ([`without_preempted`]): 5, about 3.4 standard deviations of a normal spread.
+pub const PREEMPTED_MADS: f64 = 5.0;
+
 /// Whether the benchmark measured anything beyond the empty loop. `bench` and `empty` are
 /// per-iteration times of samples taken in pairs. The work is judged optimised away only
 /// when both of these find it indistinguishable from the empty loop:
@@ -481,6 +501,28 @@ mod tests {
             ),
             Verdict::Measured
         );
+    }
+
+    /// Without CPU times, the samples left once the preempted ones are set aside tell the
+    /// bodies apart as the CPU times do, and two bodies of one cost stay alike.
+    #[test]
+    fn setting_preempted_samples_aside_sees_through_preemption_without_cpu_times() {
+        let judge = |short: &[f64], long: &[f64]| {
+            let resolution = 10.0 / f64::from(1 << 16);
+            slope_verdict(
+                &without_preempted(short, resolution),
+                &without_preempted(long, resolution),
+                1 << 16,
+                10.0,
+            )
+        };
+        assert_eq!(judge(&ONE_CALL_WALL, &THREE_CALLS_WALL), Verdict::Measured);
+        let mut same = ONE_CALL_WALL;
+        same.reverse();
+        assert_eq!(judge(&ONE_CALL_WALL, &same), Verdict::OptimisedAway);
+        let kept = without_preempted(&THREE_CALLS_WALL, 0.0);
+        assert_eq!(kept.len(), 7, "{kept:?}");
+        assert!(kept.iter().all(|&s| s < 5.0), "{kept:?}");
     }
 
     #[test]

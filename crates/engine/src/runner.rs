@@ -269,14 +269,24 @@ impl Runner {
         // The slope's own verdict: a longer body that does nothing beyond the empty loop, or
         // that cannot be told from the shorter one, leaves no slope. The shorter body alone
         // against the empty loop is no test: one call is a cycle above it.
+        // Judged on the CPU where CPU times were taken, and where not on the samples left
+        // once the preempted ones are set aside: either way preemption cannot hide a slope.
+        let resolution_ns = self.host.timer().info().resolution_ns;
+        let judged = |body: &BenchResult| match body.cpu_samples_ns.is_empty() {
+            true => analysis::without_preempted(
+                &body.samples_ns,
+                resolution_ns / body.iterations.max(1) as f64,
+            ),
+            false => analysis::on_cpu(&body.samples_ns, &body.cpu_samples_ns),
+        };
         let verdict = if long.verdict.is_suspect() {
             long.verdict
         } else {
             analysis::slope_verdict(
-                &analysis::on_cpu(&short.samples_ns, &short.cpu_samples_ns),
-                &analysis::on_cpu(&long.samples_ns, &long.cpu_samples_ns),
+                &judged(&short),
+                &judged(&long),
                 slope.iterations,
-                self.host.timer().info().resolution_ns,
+                resolution_ns,
             )
         };
         slope.absorb(short);
