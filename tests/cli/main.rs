@@ -19,6 +19,7 @@ mod real_run;
 mod slurm;
 mod synthetic_run;
 mod terminal_output;
+mod windows;
 
 use assert_cmd::Command;
 use std::path::Path;

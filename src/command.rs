@@ -1,0 +1,148 @@
+//! The command's entry: its command line parsed (`cli`), planned (`plan`), and dispatched;
+//! a probe's own process served (`probe_process`); clap's errors and a closed pipe ended
+//! with the statuses a shell expects.
+
+use crate::cli::{Cli, Command};
+use crate::{env_report, list, plan, probe_process, results_files, run, runs, shell_docs};
+use latlab_engine::signals::StopSignals;
+use std::process::ExitCode;
+
+/// The command: `latlab` with what its command line asks.
+pub fn main() -> ExitCode {
+    latlab_engine::signals::fail_oversized_writes();
+    if let Some(request) = probe_process::request_of_this_process() {
+        return probe_process::serve(&request);
+    }
+    let cli = match parse_command_line() {
+        Ok(cli) => cli,
+        Err(error) => return report_clap_error(error),
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            latlab_front::say!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The command line, its help wrapped as the harness's is ([`latlab_front::help_width`]).
+fn parse_command_line() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let width = latlab_front::help_width(latlab_front::help_text_width());
+    let matches = Cli::command().term_width(width).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// Dispatches: each subcommand is validated into a plan (every refusal happens there), then
+/// executed.
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => run_probes(plan::run(&cli.run, None)?),
+        Some(Command::Run(args)) => run_probes(plan::run(&args, None)?),
+        Some(Command::Mem(args)) => run_probes(plan::run(&args, Some("mem."))?),
+        Some(Command::Report(args)) => {
+            results_files::report(&plan::report(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Compare(args)) => results_files::compare(plan::compare(&args)?),
+        Some(Command::Fleet(args)) => {
+            results_files::fleet(&plan::fleet(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Export(args)) => {
+            results_files::export(&plan::export(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::List(args)) => {
+            list::print(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Env(args)) => {
+            env_report::print(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Completions(args)) => {
+            shell_docs::completions(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man(args)) => {
+            plan::man(&args)?;
+            shell_docs::man(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Runs a plan of probes (once, or `--runs` times, each run a process of its own),
+/// Ctrl-C, SIGTERM and SIGHUP stopping it cleanly.
+fn run_probes(plan: plan::RunPlan) -> anyhow::Result<ExitCode> {
+    if plan.runs > 1 {
+        runs::execute(plan, StopSignals::install()?)
+    } else {
+        run::execute(plan, StopSignals::install()?)
+    }
+}
+
+/// Help and version go to standard output with status 0; errors become one line on standard
+/// error with status 2: clap's own message and its tip ("a similar argument exists"), then
+/// the help of the subcommand that was being parsed.
+fn report_clap_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = error.render().to_string();
+    // A first line that ends in ':' is continued by the indented lines under it (the
+    // required arguments not provided).
+    let first = rendered.lines().next().unwrap_or_default();
+    let continued: Vec<&str> = (rendered.lines().skip(1))
+        .take_while(|l| first.ends_with(':') && l.starts_with("  "))
+        .map(str::trim)
+        .collect();
+    let first = if continued.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} {}", continued.join(", "))
+    };
+    let mut parts: Vec<&str> = std::iter::once(first.as_str())
+        .filter(|l| !l.is_empty())
+        .chain(
+            rendered
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("tip:") || l.starts_with("[possible values:")),
+        )
+        .collect();
+    if parts.is_empty() {
+        parts.push("error: invalid arguments");
+    }
+    let help = match subcommand_named(std::env::args().skip(1)) {
+        Some(name) => format!("see `latlab {name} --help`"),
+        None => "see `latlab --help`".to_string(),
+    };
+    latlab_front::say!("{}; {help}", parts.join("; "));
+    ExitCode::from(2)
+}
+
+/// The subcommand among the arguments: the first argument that names one.
+fn subcommand_named(args: impl Iterator<Item = String>) -> Option<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    args.take_while(|a| a != "--")
+        .find(|a| names.contains(&a.as_str()))
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
