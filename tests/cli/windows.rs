@@ -44,12 +44,18 @@ fn the_command_refuses_on_windows_in_one_line() {
         .status()
         .expect("the MinGW compiler runs");
     assert!(compiled.success());
+    // Wine makes its prefix on first use, and says so on standard error: made first.
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
+    let booted = Command::new("wineboot")
+        .arg("--init")
+        .env("WINEPREFIX", &prefix)
+        .env("WINEDEBUG", "-all")
+        .output()
+        .expect("wineboot runs");
+    assert!(booted.status.success());
     let run = Command::new("wine")
         .current_dir(dir.path())
-        .env(
-            "WINEPREFIX",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix"),
-        )
+        .env("WINEPREFIX", &prefix)
         .env("WINEDEBUG", "-all")
         .args(["latlab.exe", "run", "--out", "results"])
         .output()

@@ -49,12 +49,29 @@ fn wine_directory() -> tempfile::TempDir {
     dir
 }
 
-/// Runs `program` (copied into `dir`) under Wine with `args`, in `dir`, with a Wine prefix
-/// kept in the test target directory (made once, in seconds).
+/// The Wine prefix the tests run in, kept in the test target directory: made (in seconds)
+/// before the first program runs, so that Wine's words on making it stay out of the
+/// program's standard error.
+fn wine_prefix() -> &'static Path {
+    static PREFIX: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
+        let booted = Command::new("wineboot")
+            .arg("--init")
+            .env("WINEPREFIX", &prefix)
+            .env("WINEDEBUG", "-all")
+            .output()
+            .expect("wineboot runs");
+        assert!(booted.status.success(), "{}", text(&booted.stderr));
+        prefix
+    })
+}
+
+/// Runs `program` (copied into `dir`) under Wine with `args`, in `dir`.
 fn under_wine(dir: &Path, program: &Path, args: &[&str]) -> Output {
     let name = program.file_name().unwrap();
     std::fs::copy(program, dir.join(name)).unwrap();
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
+    let prefix = wine_prefix();
     Command::new("wine")
         .current_dir(dir)
         .env("WINEPREFIX", prefix)
