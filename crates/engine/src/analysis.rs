@@ -209,12 +209,11 @@ pub fn on_cpu(wall: &[f64], cpu: &[f64]) -> Vec<f64> {
 /// lengthens a sample, by a time slice or more; the rule is the same for every body, so two
 /// bodies of one cost keep samples alike, and a comparison of them its significance level.
 pub fn without_preempted(samples: &[f64], resolution: f64) -> Vec<f64> {
-    let Some(summary) = Summary::of(samples) else {
+    if samples.is_empty() || samples.iter().any(|s| !s.is_finite()) {
         return samples.to_vec();
-    };
-    let mut deviations: Vec<f64> = samples.iter().map(|s| (s - summary.median).abs()).collect();
-    let spread = median_in_place(&mut deviations);
-    let fence = summary.median + (PREEMPTED_MADS * spread).max(resolution);
+    }
+    let (median, spread) = crate::stats::median_and_mad(samples);
+    let fence = median + (PREEMPTED_MADS * spread).max(resolution);
     samples.iter().copied().filter(|&s| s <= fence).collect()
 }
 

@@ -87,6 +87,13 @@ impl Summary {
     }
 }
 
+/// The median of `values` (not empty) and their median absolute deviation from it.
+pub fn median_and_mad(values: &[f64]) -> (f64, f64) {
+    let centre = median_in_place(&mut values.to_vec());
+    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
+    (centre, median_in_place(&mut deviations))
+}
+
 /// The median of `values`, sorting them in place. `values` must not be empty.
 pub fn median_in_place(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);

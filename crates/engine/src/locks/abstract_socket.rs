@@ -378,16 +378,9 @@ impl DirectoryLock {
     /// process holds it, or the directory's parent cannot be read.
     pub fn take(dir: &std::path::Path) -> Result<DirectoryLock, String> {
         use std::os::unix::fs::MetadataExt;
-        let parent = match dir.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => std::path::Path::new("."),
-        };
+        let (parent, own_name) = super::parent_and_name(dir);
         let metadata = std::fs::metadata(parent)
             .map_err(|e| format!("cannot read its parent directory ({e})"))?;
-        let own_name = dir
-            .file_name()
-            .map(|n| n.as_encoded_bytes())
-            .unwrap_or_default();
         let key = fnv1a(&[
             &metadata.dev().to_le_bytes(),
             &metadata.ino().to_le_bytes(),

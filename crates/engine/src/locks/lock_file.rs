@@ -119,16 +119,9 @@ impl DirectoryLock {
     /// Takes the lock of the results directory `dir`; `Err` with the reason when another
     /// process holds it, or the directory's parent cannot be read.
     pub fn take(dir: &Path) -> Result<DirectoryLock, String> {
-        let parent = match dir.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
+        let (parent, own_name) = super::parent_and_name(dir);
         let parent = std::fs::canonicalize(parent)
             .map_err(|e| format!("cannot read its parent directory ({e})"))?;
-        let own_name = dir
-            .file_name()
-            .map(|n| n.as_encoded_bytes())
-            .unwrap_or_default();
         let key = fnv1a(&[parent.as_os_str().as_encoded_bytes(), b"/", own_name]);
         let path = std::env::temp_dir().join(format!("latlab-results-directory-{key:016x}.lock"));
         let file = open_lock_file(&path).map_err(|e| format!("cannot take its lock ({e})"))?;

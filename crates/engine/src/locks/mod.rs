@@ -6,6 +6,7 @@
 //! their holder (`abstract_socket.rs`); elsewhere (macOS, Windows) locks on files in a
 //! directory every run of the machine shares (`lock_file.rs`).
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,17 @@ fn wait_turn(started: Instant, wait: Duration, cancel: &AtomicBool) -> Result<()
     }
     std::thread::sleep(Duration::from_millis(50));
     Ok(())
+}
+
+/// The directory a results directory `dir` is made in (`.` for a bare name) and its own
+/// name's bytes: what its lock is named from, before it exists.
+fn parent_and_name(dir: &Path) -> (&Path, &[u8]) {
+    let parent = match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = dir.file_name().map(|n| n.as_encoded_bytes());
+    (parent, name.unwrap_or_default())
 }
 
 /// The 64-bit FNV-1a hash of `parts` in order: stable across builds and versions, so that

@@ -11,14 +11,7 @@ pub const MAD_FLOOR_SHARE: f64 = 0.01;
 /// Fewer hosts than this are not judged: with two, neither is the odd one out.
 pub const MIN_HOSTS: usize = 3;
 
-use latlab_engine::stats::median_in_place;
-
-/// The median of `values` (not empty) and their median absolute deviation from it.
-fn median_and_mad(values: &[f64]) -> (f64, f64) {
-    let centre = median_in_place(&mut values.to_vec());
-    let mut deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-    (centre, median_in_place(&mut deviations))
-}
+use latlab_engine::stats::median_and_mad;
 
 /// The median absolute deviation of `values` (not empty) as a share of their median: the
 /// spread of a row across hosts, unmoved by a few outliers. `None` when the median is 0.
@@ -65,6 +58,7 @@ impl Robust {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latlab_engine::stats::median_in_place;
 
     #[test]
     fn the_relative_mad_ignores_one_far_value() {
