@@ -17,6 +17,10 @@ use std::time::{Duration, Instant, SystemTime};
 const RESOLUTIONS_PER_SAMPLE: f64 = 1000.0;
 /// Calibration stops doubling here whatever the sample lasts.
 const MAX_ITERATIONS: u64 = 1 << 40;
+/// A calibration call that lasts more than this many times the call before it (of half its
+/// iterations) grew by more than doubling its work explains: it stalled, or its cost is not
+/// yet linear, and is timed again before it may set the sample size.
+const STALL_GROWTH: f64 = 4.0;
 /// Slices each sample of bodies measured side by side is taken in, each body's slices
 /// interleaved with the others' in alternating order. A burst of stolen time or a frequency
 /// step then falls on every body of the round alike, where whole samples in a row would
@@ -149,15 +153,20 @@ impl Timer for RealTimer {
         bodies: &mut [&mut dyn LoopBody],
         limits: &Limits,
     ) -> Sampled<Vec<LoopRun>> {
-        let cold_ns: Vec<f64> = bodies
+        let cold: Vec<CallTime> = bodies
             .iter_mut()
-            .map(|body| self.time_cold_call(*body))
+            .map(|body| self.time_call(*body, 1))
             .collect();
         let started = Instant::now();
         let iterations = bodies
             .iter_mut()
-            .map(|body| self.calibrate(*body, limits))
+            .zip(&cold)
+            .map(|(body, &cold)| self.calibrate(*body, cold, limits))
             .collect::<Result<Vec<u64>, Interrupted>>()?;
+        // The first call alone, less the median cost of an empty timed region: below the
+        // clock's resolution this is noise, and may be negative; renderers say so.
+        let overhead_ns = self.clock.info().region_overhead_ns;
+        let cold_ns = cold.iter().map(|c| c.timed_ns - overhead_ns).collect();
         self.sample_calibrated(&iterations, bodies, cold_ns, limits, started)
     }
 
@@ -219,12 +228,35 @@ impl Timer for RealTimer {
     }
 }
 
+/// How long one timed call of a body lasted, in nanoseconds: the region it timed, and the
+/// whole call (with any untimed work, such as a batch's inputs made).
+#[derive(Debug, Clone, Copy)]
+struct CallTime {
+    timed_ns: f64,
+    whole_ns: f64,
+}
+
+impl CallTime {
+    /// Whether the call lasted `threshold_ns`, timed or whole.
+    fn reaches(self, threshold_ns: f64) -> bool {
+        self.timed_ns >= threshold_ns || self.whole_ns >= threshold_ns
+    }
+
+    /// Whether the call lasted more than `factor` times `before`, timed or whole.
+    fn grew_past(self, before: CallTime, factor: f64) -> bool {
+        self.timed_ns > factor * before.timed_ns || self.whole_ns > factor * before.whole_ns
+    }
+}
+
 impl RealTimer {
-    /// The first call alone, less the median cost of an empty timed region: below the clock's
-    /// resolution this is noise, and may be negative; renderers say so.
-    fn time_cold_call(&self, body: &mut dyn LoopBody) -> f64 {
-        let ticks = body.time(&self.clock, 1);
-        self.clock.ticks_to_ns(ticks) - self.clock.info().region_overhead_ns
+    /// Times one call of `iterations` turns of `body`.
+    fn time_call(&self, body: &mut dyn LoopBody, iterations: u64) -> CallTime {
+        let call = Instant::now();
+        let timed_ns = self.clock.ticks_to_ns(body.time(&self.clock, iterations));
+        CallTime {
+            timed_ns,
+            whole_ns: call.elapsed().as_nanos() as f64,
+        }
     }
 
     /// Samples bodies whose iteration counts are set, each run given its cold call, with how
@@ -259,21 +291,40 @@ impl RealTimer {
     /// work too: a batch's inputs made, its outputs dropped) lasts that long. A cheap body
     /// whose inputs cost a microsecond each to make would otherwise make millions of them
     /// for every sample, and one benchmark run for minutes past its budget.
-    fn calibrate(&self, body: &mut dyn LoopBody, limits: &Limits) -> Result<u64, Interrupted> {
+    ///
+    /// One stalled call must not set the sample size: a call preempted, or waiting on a
+    /// peer thread not yet running, can last the target at one iteration, and every sample
+    /// after it would then be a single call below the clock's resolution. A call that
+    /// reaches the target having grown more than [`STALL_GROWTH`] times over the one before
+    /// it (`cold`, the first call, before the first) is timed again, and the count is kept
+    /// only if the second call reaches the target too.
+    fn calibrate(
+        &self,
+        body: &mut dyn LoopBody,
+        cold: CallTime,
+        limits: &Limits,
+    ) -> Result<u64, Interrupted> {
         let threshold_ns = (limits.config.target_sample_time.as_nanos() as f64)
             .max(RESOLUTIONS_PER_SAMPLE * self.clock.info().resolution_ns);
+        let mut previous = cold;
         let mut iterations = 1;
         loop {
             limits.check()?;
-            let call = Instant::now();
-            let elapsed_ns = self.clock.ticks_to_ns(body.time(&self.clock, iterations));
-            let whole_ns = call.elapsed().as_nanos() as f64;
-            if elapsed_ns >= threshold_ns
-                || whole_ns >= threshold_ns
-                || iterations >= MAX_ITERATIONS
-            {
+            let mut call = self.time_call(body, iterations);
+            if iterations >= MAX_ITERATIONS {
                 return Ok(iterations);
             }
+            if call.reaches(threshold_ns) {
+                if !call.grew_past(previous, STALL_GROWTH) {
+                    return Ok(iterations);
+                }
+                limits.check()?;
+                call = self.time_call(body, iterations);
+                if call.reaches(threshold_ns) {
+                    return Ok(iterations);
+                }
+            }
+            previous = call;
             iterations *= 2;
         }
     }
@@ -387,6 +438,84 @@ mod tests {
         fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
             clock.time_loop(iterations, &mut || ())
         }
+    }
+
+    /// A body of a cheap add whose `stall_at`-th timed call (counting from 1, the cold call
+    /// first) sleeps `stall` once, and every call from `slow_from` on sleeps it each time.
+    struct Stalling {
+        calls: u32,
+        stall_at: u32,
+        slow_from: u32,
+        stall: Duration,
+    }
+
+    impl LoopBody for Stalling {
+        fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
+            self.calls += 1;
+            let mut stall = self.calls == self.stall_at || self.calls >= self.slow_from;
+            let pause = self.stall;
+            clock.time_loop(iterations, &mut || {
+                if std::mem::take(&mut stall) {
+                    std::thread::sleep(pause);
+                }
+                std::hint::black_box(1u64) + 1
+            })
+        }
+
+        fn time_empty(&mut self, clock: &Clock, iterations: u64) -> u64 {
+            clock.time_loop(iterations, &mut || ())
+        }
+    }
+
+    fn calibrated_iterations(body: &mut Stalling) -> u64 {
+        let mut config = Config::quick();
+        config.samples = 3;
+        config.target_sample_time = Duration::from_micros(200);
+        let limits = Limits {
+            config: &config,
+            abort: None,
+        };
+        let runs = RealHost::default()
+            .timer()
+            .sample_loops(&["stalling"], &mut [body], &limits)
+            .unwrap();
+        runs[0].samples.iterations
+    }
+
+    /// A cheap body whose first calibrating call stalled for ten times the target is still
+    /// sampled in calls of many iterations: one stall does not set the sample size (it once
+    /// left a cache line's round trip timed one call a sample, below the clock's resolution).
+    #[test]
+    fn one_stalled_call_does_not_set_the_sample_size() {
+        let mut body = Stalling {
+            calls: 0,
+            stall_at: 2,
+            slow_from: u32::MAX,
+            stall: Duration::from_millis(2),
+        };
+        let iterations = calibrated_iterations(&mut body);
+        assert!(iterations >= 1024, "{iterations} iterations a sample");
+    }
+
+    /// A body whose every call lasts past the target is sampled one call at a time: a stall
+    /// confirmed by the next call is the body's cost.
+    #[test]
+    fn a_call_slow_every_time_is_sampled_alone() {
+        let mut body = Stalling {
+            calls: 0,
+            stall_at: 0,
+            slow_from: 1,
+            stall: Duration::from_millis(1),
+        };
+        assert_eq!(calibrated_iterations(&mut body), 1);
+        // From the second call on (the cold call was quick): confirmed, not taken on one call.
+        let mut body = Stalling {
+            calls: 0,
+            stall_at: 0,
+            slow_from: 2,
+            stall: Duration::from_millis(1),
+        };
+        assert_eq!(calibrated_iterations(&mut body), 1);
     }
 
     #[test]
