@@ -38,6 +38,7 @@ impl CpuInfo {
         CpuInfo {
             model: cpuinfo_field(&cpuinfo, "model name")
                 .or_else(|| cpuinfo_field(&cpuinfo, "Hardware"))
+                .or_else(brand_string)
                 .unwrap_or_else(|| format!("unknown {} CPU", std::env::consts::ARCH)),
             logical_cpus,
             physical_cores,
@@ -49,6 +50,63 @@ impl CpuInfo {
             governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         }
     }
+}
+
+/// The processor's name for itself, asked of the processor or the system where there is no
+/// /proc/cpuinfo (Windows, macOS): on x86-64 the brand string of CPUID leaves
+/// 0x8000_0002-0x8000_0004 (what Linux's "model name" is read from), on macOS sysctl's
+/// `machdep.cpu.brand_string` (the name Apple silicon gives, "Apple M2").
+fn brand_string() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        if __cpuid(0x8000_0000).eax < 0x8000_0004 {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(48);
+        for leaf in 0x8000_0002..=0x8000_0004 {
+            let registers = __cpuid(leaf);
+            for register in [registers.eax, registers.ebx, registers.ecx, registers.edx] {
+                bytes.extend_from_slice(&register.to_le_bytes());
+            }
+        }
+        named(&bytes)
+    }
+    #[cfg(all(target_os = "macos", not(target_arch = "x86_64")))]
+    {
+        let mut bytes = [0u8; 128];
+        let mut size = bytes.len();
+        // SAFETY: the name is a zero-terminated string; the call writes at most `size`
+        // bytes into `bytes` and the length it wrote into `size`; no new value is given.
+        let read = unsafe {
+            libc::sysctlbyname(
+                c"machdep.cpu.brand_string".as_ptr(),
+                bytes.as_mut_ptr().cast(),
+                &mut size,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if read != 0 {
+            return None;
+        }
+        named(&bytes[..size.min(bytes.len())])
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_os = "macos")))]
+    {
+        None
+    }
+}
+
+/// A name from its zero-padded bytes, trimmed; `None` when nothing is left.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_os = "macos")),
+    allow(dead_code)
+)]
+fn named(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let name = text.trim_matches(char::from(0)).trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
@@ -130,6 +188,28 @@ mod tests {
         );
         assert_eq!(cpuinfo_field(text, "cpu MHz").as_deref(), Some("1999.9"));
         assert_eq!(cpuinfo_field(text, "model"), None);
+    }
+
+    /// Where Linux gives a model name, the processor's own brand string agrees with it: the
+    /// name Windows and macOS runs show comes from the same source.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_brand_string_is_the_model_name_linux_gives() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let (Some(linux), Some(brand)) = (cpuinfo_field(&cpuinfo, "model name"), brand_string())
+        else {
+            return; // No /proc, or a processor without a brand string.
+        };
+        assert_eq!(brand, linux);
+    }
+
+    #[test]
+    fn a_padded_name_is_trimmed_and_an_empty_one_is_none() {
+        assert_eq!(
+            named(b"  Intel(R) Xeon(R) CPU\0\0\0").as_deref(),
+            Some("Intel(R) Xeon(R) CPU")
+        );
+        assert_eq!(named(b"\0\0 \0"), None);
     }
 
     #[test]
