@@ -490,9 +490,9 @@ impl std::ops::DerefMut for TestRunner {
     }
 }
 
-/// Whether a test that asserts a property of the hardware (a mispredicted branch costs
-/// more, a set beyond the caches is read slower) runs under an emulator, which has no such
-/// hardware: it then says so and is skipped.
+/// Whether a test that asserts a property of the machine (a mispredicted branch costs
+/// more, a set beyond the caches is read slower, loading a program costs more than a fork)
+/// runs under an emulator, whose costs are its own: it then says so and is skipped.
 #[cfg(test)]
 pub(crate) fn skipped_under_emulation() -> bool {
     let Some(why) = latlab_engine::environment::emulation::detect() else {
