@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "../../crates/bench/tests/wine/mod.rs"]
+mod wine;
+
 /// `latlab run` on Windows: status 2, one line on standard error naming the systems it
 /// runs on, nothing on standard output, nothing written.
 #[test]
@@ -28,36 +31,14 @@ fn the_command_refuses_on_windows_in_one_line() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = wine::directory();
     std::fs::copy(
         target.join("x86_64-pc-windows-gnu/debug/latlab.exe"),
         dir.path().join("latlab.exe"),
     )
     .unwrap();
-    // Debian 12's Wine lacks a DLL Rust's standard library imports: see the source.
-    let shim =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/bench/tests/wine/bcryptprimitives.c");
-    let compiled = Command::new("x86_64-w64-mingw32-gcc")
-        .args(["-shared", "-O2", "-o"])
-        .arg(dir.path().join("bcryptprimitives.dll"))
-        .arg(shim)
-        .status()
-        .expect("the MinGW compiler runs");
-    assert!(compiled.success());
-    // Wine makes its prefix on first use, and says so on standard error: made first.
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
-    let booted = Command::new("wineboot")
-        .arg("--init")
-        .env("WINEPREFIX", &prefix)
-        .env("WINEDEBUG", "-all")
-        .output()
-        .expect("wineboot runs");
-    assert!(booted.status.success());
-    let run = Command::new("wine")
-        .current_dir(dir.path())
-        .env("WINEPREFIX", &prefix)
-        .env("WINEDEBUG", "-all")
-        .args(["latlab.exe", "run", "--out", "results"])
+    let run = wine::command(dir.path(), "latlab.exe")
+        .args(["run", "--out", "results"])
         .output()
         .expect("wine runs");
     let stderr = String::from_utf8_lossy(&run.stderr);

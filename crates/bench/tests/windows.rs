@@ -7,6 +7,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod wine;
+
 const TARGET: &str = "x86_64-pc-windows-gnu";
 
 /// Held by each test for the whole of it: one test's build does not load the CPUs the
@@ -38,50 +40,12 @@ fn windows_benches(dir: &Path, args: &[&str]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A directory to run Windows programs in, with the `bcryptprimitives.dll` that Debian 12's
-/// Wine lacks and Rust's standard library imports (see `tests/wine/bcryptprimitives.c`).
-fn wine_directory() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wine/bcryptprimitives.c");
-    let compiled = Command::new("x86_64-w64-mingw32-gcc")
-        .args(["-shared", "-O2", "-o"])
-        .arg(dir.path().join("bcryptprimitives.dll"))
-        .arg(source)
-        .output()
-        .expect("the MinGW compiler runs");
-    assert!(compiled.status.success(), "{}", text(&compiled.stderr));
-    dir
-}
-
-/// The Wine prefix the tests run in, kept in the test target directory: made (in seconds)
-/// before the first program runs, so that Wine's words on making it stay out of the
-/// program's standard error.
-fn wine_prefix() -> &'static Path {
-    static PREFIX: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PREFIX.get_or_init(|| {
-        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
-        let booted = Command::new("wineboot")
-            .arg("--init")
-            .env("WINEPREFIX", &prefix)
-            .env("WINEDEBUG", "-all")
-            .output()
-            .expect("wineboot runs");
-        assert!(booted.status.success(), "{}", text(&booted.stderr));
-        prefix
-    })
-}
-
 /// Runs `program` (copied into `dir`) under Wine with `args`, in `dir`.
 fn under_wine(dir: &Path, program: &Path, args: &[&str]) -> Output {
     let name = program.file_name().unwrap();
     std::fs::copy(program, dir.join(name)).unwrap();
-    let prefix = wine_prefix();
-    Command::new("wine")
-        .current_dir(dir)
-        .env("WINEPREFIX", prefix)
-        .env("WINEDEBUG", "-all")
+    wine::command(dir, name.to_str().unwrap())
         .env("CARGO_TARGET_DIR", "target")
-        .arg(name)
         .args(args)
         .output()
         .expect("wine runs")
@@ -115,7 +79,7 @@ fn the_fixtures_benchmarks_run_on_windows() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture");
     let built = windows_benches(&fixture, &["--locked", "--bench", "known"]);
-    let dir = wine_directory();
+    let dir = wine::directory();
     let args = [
         "--bench",
         "--samples",
@@ -165,7 +129,7 @@ fn the_harnesss_examples_run_on_windows() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let built = windows_benches(crate_dir, &["--bench", "lists", "--bench", "features"]);
     assert_eq!(built.len(), 2, "{built:?}");
-    let dir = wine_directory();
+    let dir = wine::directory();
     for example in &built {
         let listed = under_wine(dir.path(), example, &["--list"]);
         assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));

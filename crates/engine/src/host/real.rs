@@ -440,19 +440,28 @@ mod tests {
         }
     }
 
-    /// A body of a cheap add whose `stall_at`-th timed call (counting from 1, the cold call
-    /// first) sleeps `stall` once, and every call from `slow_from` on sleeps it each time.
+    /// A body of a cheap add whose timed calls (counted from 1, the cold call first) for
+    /// which `stalls` holds each sleep `stall` once.
     struct Stalling {
         calls: u32,
-        stall_at: u32,
-        slow_from: u32,
+        stalls: fn(u32) -> bool,
         stall: Duration,
+    }
+
+    impl Stalling {
+        fn new(stalls: fn(u32) -> bool, stall: Duration) -> Stalling {
+            Stalling {
+                calls: 0,
+                stalls,
+                stall,
+            }
+        }
     }
 
     impl LoopBody for Stalling {
         fn time(&mut self, clock: &Clock, iterations: u64) -> u64 {
             self.calls += 1;
-            let mut stall = self.calls == self.stall_at || self.calls >= self.slow_from;
+            let mut stall = (self.stalls)(self.calls);
             let pause = self.stall;
             clock.time_loop(iterations, &mut || {
                 if std::mem::take(&mut stall) {
@@ -487,12 +496,7 @@ mod tests {
     /// left a cache line's round trip timed one call a sample, below the clock's resolution).
     #[test]
     fn one_stalled_call_does_not_set_the_sample_size() {
-        let mut body = Stalling {
-            calls: 0,
-            stall_at: 2,
-            slow_from: u32::MAX,
-            stall: Duration::from_millis(2),
-        };
+        let mut body = Stalling::new(|call| call == 2, Duration::from_millis(2));
         let iterations = calibrated_iterations(&mut body);
         assert!(iterations >= 1024, "{iterations} iterations a sample");
     }
@@ -501,20 +505,10 @@ mod tests {
     /// confirmed by the next call is the body's cost.
     #[test]
     fn a_call_slow_every_time_is_sampled_alone() {
-        let mut body = Stalling {
-            calls: 0,
-            stall_at: 0,
-            slow_from: 1,
-            stall: Duration::from_millis(1),
-        };
+        let mut body = Stalling::new(|_| true, Duration::from_millis(1));
         assert_eq!(calibrated_iterations(&mut body), 1);
         // From the second call on (the cold call was quick): confirmed, not taken on one call.
-        let mut body = Stalling {
-            calls: 0,
-            stall_at: 0,
-            slow_from: 2,
-            stall: Duration::from_millis(1),
-        };
+        let mut body = Stalling::new(|call| call >= 2, Duration::from_millis(1));
         assert_eq!(calibrated_iterations(&mut body), 1);
     }
 
