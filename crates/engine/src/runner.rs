@@ -308,12 +308,29 @@ impl Runner {
         name: &str,
         method: &str,
         count: usize,
+        f: F,
+    ) -> Result<BenchResult, Interrupted> {
+        self.observe_operations(name, method, count, 1, f)
+    }
+
+    /// As [`Runner::observe`], for events of `operations` operations each (passes over a
+    /// buffer, messages of a burst): the result is per operation.
+    pub fn observe_operations<F: FnMut(&Clock) -> u64>(
+        &mut self,
+        name: &str,
+        method: &str,
+        count: usize,
+        operations: u64,
         mut f: F,
     ) -> Result<BenchResult, Interrupted> {
-        let mut results = self.events(&[(name, method)], count, |clock, figures| {
+        let mut results = self.events(&[(name, method)], count, operations, |clock, figures| {
             figures[0] = clock.ticks_to_ns(f(clock));
         })?;
-        Ok(results.remove(0))
+        let result = results.remove(0);
+        Ok(match operations {
+            1 => result,
+            _ => result.per_operation(operations),
+        })
     }
 
     /// Records events that pass through consecutive phases, such as a thread's creation,
@@ -339,7 +356,7 @@ impl Runner {
         let series: Vec<(&str, &str)> = std::iter::once((name, method))
             .chain(phases.iter().copied())
             .collect();
-        self.events(&series, count, |clock, figures| {
+        self.events(&series, count, 1, |clock, figures| {
             f(clock, &mut stamps);
             let signed_ns = |from: u64, to: u64| {
                 if to >= from {
@@ -388,6 +405,7 @@ impl Runner {
         &mut self,
         series: &[(&str, &str)],
         count: usize,
+        operations: u64,
         mut event: impl FnMut(&Clock, &mut [f64]),
     ) -> Result<Vec<BenchResult>, Interrupted> {
         let limits = self.limits();
@@ -399,7 +417,7 @@ impl Runner {
         let run = self
             .host
             .timer()
-            .sample_events(&names, count, &mut event, &limits)?;
+            .sample_events(&names, count, operations, &mut event, &limits)?;
         let mut cpu_ns = Some(run.cpu_ns);
         Ok(series
             .iter()

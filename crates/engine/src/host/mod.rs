@@ -318,11 +318,13 @@ pub trait Timer: Send + Sync {
 
     /// Samples events: `event` performs one and fills one figure (ns) per series; `names`
     /// names the series. The first event is the cold one; `count` more follow within the
-    /// budget.
+    /// budget. Each event holds `operations` operations (passes over a buffer, say): a timer
+    /// that makes its figures up makes each event that many operations long.
     fn sample_events(
         &self,
         names: &[&str],
         count: usize,
+        operations: u64,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         limits: &Limits,
     ) -> Sampled<EventRun>;

@@ -187,6 +187,7 @@ impl Timer for RealTimer {
         &self,
         names: &[&str],
         count: usize,
+        _operations: u64,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         limits: &Limits,
     ) -> Sampled<EventRun> {

@@ -212,16 +212,23 @@ impl Timer for SyntheticTimer {
         &self,
         names: &[&str],
         count: usize,
+        operations: u64,
         event: &mut dyn FnMut(&Clock, &mut [f64]),
         limits: &Limits,
     ) -> Sampled<EventRun> {
         event(&self.clock, &mut vec![0.0; names.len()]);
         let count = limits.config.samples_per_round(count);
+        let long = operations as f64;
         let series_ns: Vec<Vec<f64>> = (names.iter())
-            .map(|name| events(name, &self.noise_factors(name, count)))
+            .map(|name| {
+                let events = events(name, &self.noise_factors(name, count));
+                events.into_iter().map(|ns| ns * long).collect()
+            })
             .collect();
         Ok(EventRun {
-            cold_ns: names.iter().map(|name| 10.0 * nominal_ns(name)).collect(),
+            cold_ns: (names.iter())
+                .map(|name| 10.0 * nominal_ns(name) * long)
+                .collect(),
             cpu_ns: series_ns[0].clone(),
             series_ns,
             integrity: Integrity::default(),
