@@ -110,7 +110,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         );
     }
     assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
-    assert_eq!(names.len(), 34, "{names:?}");
+    assert_eq!(names.len(), 35, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -586,6 +586,34 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
             text(&output.stdout)
         );
     }
+}
+
+/// A body that closes the process's standard output leaves the run no table to print:
+/// it ends with one line saying so and status 2, its results files written. Before:
+/// status 0, and neither the table nor a word.
+#[test]
+fn a_body_that_closes_standard_output_is_said() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(&binary)
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env("LATLAB_FIXTURE_CLOSE_STDOUT", "1")
+        .args(["--bench", "hostile/closes_stdout", "--samples", "12"])
+        .args(["--target-time", "200us", "--json", "r.json"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("could not write standard output: it is closed"),
+        "{stderr}"
+    );
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert!(!results(&written).is_empty());
 }
 
 /// A benchmark that never returns is named while it runs, and the first Ctrl-C ends the

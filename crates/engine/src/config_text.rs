@@ -38,17 +38,23 @@ pub fn duration_in(
     range: &std::ops::RangeInclusive<Duration>,
     example: &str,
 ) -> Result<Duration, String> {
+    let range_words = || {
+        format!(
+            "must be from {} to {}",
+            humantime::format_duration(*range.start()),
+            humantime::format_duration(*range.end())
+        )
+    };
+    if text.trim_start().starts_with('-') {
+        return Err(range_words());
+    }
     let duration = humantime::parse_duration(text).map_err(|e| {
         format!("not a duration ({e}); write a number and a unit, such as {example} or 500us")
     })?;
     if range.contains(&duration) {
         Ok(duration)
     } else {
-        Err(format!(
-            "must be from {} to {}",
-            humantime::format_duration(*range.start()),
-            humantime::format_duration(*range.end())
-        ))
+        Err(range_words())
     }
 }
 

@@ -58,7 +58,9 @@ pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 #[cfg(feature = "files")]
 pub use lifecycle::{Repeated, judge_and_keep, repeat};
 pub use lock::{LOCK_WAIT, take_lock};
-pub use options::{BaselineArgs, OptionHelp, SamplingArgs, help_section, parse_suite, value};
+pub use options::{
+    BaselineArgs, OptionHelp, SamplingArgs, help_section, parse_suite, shown_value, value,
+};
 pub use outputs::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };

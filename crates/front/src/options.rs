@@ -251,8 +251,26 @@ pub fn value<T>(
     let text = raw
         .to_str()
         .ok_or_else(|| format!("invalid UTF-8 was detected in the value of '--{long}'"))?;
-    parse(text)
-        .map_err(|why| format!("invalid value '{text}' for '--{long} <{value_name}>': {why}"))
+    parse(text).map_err(|why| {
+        format!(
+            "invalid value '{}' for '--{long} <{value_name}>': {why}",
+            shown_value(text)
+        )
+    })
+}
+
+/// The longest value a refusal repeats whole.
+const LONGEST_SHOWN_VALUE: usize = 64;
+
+/// A value as a refusal repeats it: whole up to 64 characters, else
+/// its beginning and its length (a name of ten thousand characters is not echoed).
+pub fn shown_value(text: &str) -> std::borrow::Cow<'_, str> {
+    let length = text.chars().count();
+    if length <= LONGEST_SHOWN_VALUE {
+        return text.into();
+    }
+    let beginning: String = text.chars().take(LONGEST_SHOWN_VALUE / 2).collect();
+    format!("{beginning}… ({length} characters)").into()
 }
 
 /// A help screen's section: its heading and each option under it, the help wrapped to

@@ -1,5 +1,9 @@
 //! Several runs as one command (`--runs N`): the program started again for each run, one
-//! process after another, each told by [`RUN_OF_VARIABLE`] which run it is. Runs in one
+//! process after another, each told by [`RUN_OF_VARIABLE`] which run it is. The variable
+//! alone proves nothing (it could be left in any environment, and a run that believed it
+//! would skip the gate and the baselines, which the command keeps for all its runs): on
+//! Unix it names a pipe the command hands down and the secret the command wrote into it,
+//! and a process that finds no such pipe ignores the variable, with a note. Runs in one
 //! process would share its warm caches, its mappings, its place in memory and the CPU it
 //! started on; separate processes move between runs as two invocations do, which is what
 //! a comparison must know.
@@ -33,9 +37,24 @@ pub struct RunOf {
 }
 
 impl RunOf {
-    /// The run this process is, when a command with `--runs` started it.
+    /// The run this process is, when a command with `--runs` started it: the variable is
+    /// believed only where the handshake the command hands down with it is found;
+    /// otherwise it is ignored, and standard error says so once.
     pub fn of_this_process() -> Option<RunOf> {
-        RunOf::parse(&std::env::var(RUN_OF_VARIABLE).ok()?)
+        static OF_THIS_PROCESS: std::sync::OnceLock<Option<RunOf>> = std::sync::OnceLock::new();
+        *OF_THIS_PROCESS.get_or_init(|| {
+            let value = std::env::var_os(RUN_OF_VARIABLE)?;
+            let value = value.to_string_lossy();
+            let believed = Handshake::received(&value);
+            if believed.is_none() {
+                crate::say!(
+                    "note: {RUN_OF_VARIABLE} is set, but no latlab command with --runs \
+                     started this process: ignored (it is latlab's own handshake between a \
+                     --runs command and its runs; unset it)"
+                );
+            }
+            believed
+        })
     }
 
     fn parse(text: &str) -> Option<RunOf> {
@@ -67,6 +86,10 @@ pub fn check_outputs_for_runs(
         .iter()
         .find_map(|(flag, output)| Some((flag, output.as_ref()?)))
     {
+        Some((flag, output)) if runs > 1 && output == "-" => Err(format!(
+            "{flag} - with --runs {runs}: standard output would carry {runs} documents one \
+             after another, which no reader takes as one; {kept}, leave {flag} out"
+        )),
         Some((flag, output)) if runs > 1 => Err(format!(
             "{flag} {output} with --runs {runs}: each run would write over the last; {kept}, \
              leave {flag} out"
@@ -120,10 +143,12 @@ pub fn run_again(
             });
         }
         announce(of);
+        let handshake = Handshake::offer(of)?;
         let mut child = Command::new(&program)
             .args(std::env::args_os().skip(1))
-            .env(RUN_OF_VARIABLE, format!("{run}/{runs}"))
+            .env(RUN_OF_VARIABLE, handshake.value())
             .spawn()?;
+        drop(handshake);
         let status = wait_passing_on_sigterm(&mut child, stop)?;
         match status_of(status) {
             0 => {}
@@ -137,6 +162,132 @@ pub fn run_again(
         }
     }
     Ok(RunsEnded::All { failed })
+}
+
+/// What a `--runs` command hands each run so that the run can tell the command's
+/// [`RUN_OF_VARIABLE`] from one left in the environment: on Unix, the read end of a pipe
+/// (inherited by the run, at the descriptor the variable names) holding a secret the
+/// variable repeats. Nothing but the command that made the pipe can have written the
+/// secret into it, so `RUN/RUNS` alone, or with a guessed descriptor, is ignored.
+struct Handshake {
+    of: RunOf,
+    secret: String,
+    /// The pipe's read end, open in this process until the run has started.
+    #[cfg(unix)]
+    read_end: std::os::fd::OwnedFd,
+}
+
+impl Handshake {
+    /// A pipe holding a fresh secret, its read end left open across `exec`.
+    #[cfg(unix)]
+    fn offer(of: RunOf) -> std::io::Result<Handshake> {
+        use rustix::io::{FdFlags, fcntl_setfd};
+        let secret = fresh_secret();
+        let (read_end, write_end) = rustix::pipe::pipe()?;
+        // The write end stays in this process, and is closed once the secret is in the
+        // pipe (one write, shorter than PIPE_BUF, so read whole by one read).
+        fcntl_setfd(&write_end, FdFlags::CLOEXEC)?;
+        fcntl_setfd(&read_end, FdFlags::empty())?;
+        let written = rustix::io::write(&write_end, secret.as_bytes())?;
+        if written != secret.len() {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        Ok(Handshake {
+            of,
+            secret,
+            read_end,
+        })
+    }
+
+    /// Elsewhere (the harness on Windows) no descriptor is handed down: the variable
+    /// carries the secret alone.
+    #[cfg(not(unix))]
+    fn offer(of: RunOf) -> std::io::Result<Handshake> {
+        Ok(Handshake {
+            of,
+            secret: fresh_secret(),
+        })
+    }
+
+    /// The variable's value: `RUN/RUNS DESCRIPTOR SECRET`.
+    fn value(&self) -> String {
+        #[cfg(unix)]
+        let descriptor = std::os::fd::AsRawFd::as_raw_fd(&self.read_end);
+        #[cfg(not(unix))]
+        let descriptor = -1;
+        format!(
+            "{}/{} {descriptor} {}",
+            self.of.run, self.of.runs, self.secret
+        )
+    }
+
+    /// The run a variable's `value` names, where the handshake is this process's own: the
+    /// descriptor it names is a pipe (not standard input, output or error) that holds the
+    /// secret it repeats. The pipe is read and closed, so the run's own children find none.
+    #[cfg(unix)]
+    fn received(value: &str) -> Option<RunOf> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+        let mut parts = value.split(' ');
+        let (of, descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
+        let of = RunOf::parse(of)?;
+        let descriptor: i32 = descriptor.parse().ok()?;
+        if parts.next().is_some() || descriptor <= 2 || secret.len() != SECRET_LENGTH {
+            return None;
+        }
+        // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
+        if unsafe { libc::fcntl(descriptor, libc::F_GETFD) } < 0 {
+            return None;
+        }
+        // SAFETY: the descriptor is open (checked just above) and only borrowed here, for
+        // the two questions below; a descriptor that is not the handshake's is left as it is.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(descriptor) };
+        let is_pipe = rustix::fs::fstat(borrowed)
+            .is_ok_and(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode).is_fifo());
+        let mut ready = [PollFd::new(&borrowed, PollFlags::IN)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let has_data = poll(&mut ready, Some(&now)).is_ok_and(|n| n == 1);
+        if !is_pipe || !has_data {
+            return None;
+        }
+        // SAFETY: a pipe with data waiting, at the descriptor the handshake names: this
+        // process takes it over, reads it once and closes it.
+        let pipe = unsafe { OwnedFd::from_raw_fd(descriptor) };
+        let mut written = [0u8; 64];
+        let read = rustix::io::read(&pipe, &mut written).ok()?;
+        (&written[..read] == secret.as_bytes()).then_some(of)
+    }
+
+    /// Without a descriptor to check, the variable is believed where it has its shape.
+    #[cfg(not(unix))]
+    fn received(value: &str) -> Option<RunOf> {
+        let mut parts = value.split(' ');
+        let (of, _descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
+        (secret.len() == SECRET_LENGTH)
+            .then(|| RunOf::parse(of))
+            .flatten()
+    }
+}
+
+/// The length of a handshake's secret: 32 hexadecimal digits.
+const SECRET_LENGTH: usize = 32;
+
+/// 128 bits no other process can guess: two hashes of std's randomly keyed hasher.
+fn fresh_secret() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        hasher.finish()
+    };
+    format!("{:016x}{:016x}", half(), half())
 }
 
 /// Waits for `child`, passing a SIGTERM this process receives on to it once.
@@ -253,5 +404,32 @@ mod tests {
         for refused in ["0/3", "4/3", "2", "a/3", "2/", ""] {
             assert_eq!(RunOf::parse(refused), None, "{refused}");
         }
+    }
+
+    /// A run believes the variable only with the pipe its command handed down holding the
+    /// secret the variable repeats: not the variable alone, not another secret, not a
+    /// standard descriptor, and not twice (the pipe is read and closed).
+    #[cfg(unix)]
+    #[test]
+    fn a_run_believes_only_its_own_commands_handshake() {
+        use std::os::fd::IntoRawFd;
+        let of = RunOf { run: 2, runs: 3 };
+        let offered = |of: RunOf| {
+            let handshake = Handshake::offer(of).unwrap();
+            let value = handshake.value();
+            // As in the run, which inherits the descriptor and owns it from then on.
+            let Handshake { read_end, .. } = handshake;
+            (value, read_end.into_raw_fd())
+        };
+        let (value, _) = offered(of);
+        assert_eq!(Handshake::received(&value), Some(of));
+        assert_eq!(Handshake::received(&value), None, "the pipe is read once");
+        let (value, descriptor) = offered(of);
+        let other_secret = format!("2/3 {descriptor} {}", fresh_secret());
+        assert_eq!(Handshake::received(&other_secret), None);
+        for refused in ["2/3", "2/3 0 x", &format!("2/3 1 {}", fresh_secret())] {
+            assert_eq!(Handshake::received(refused), None, "{refused}");
+        }
+        drop(value);
     }
 }

@@ -76,13 +76,32 @@ pub fn data_cache_sizes(caches: &[CacheInfo]) -> Vec<u64> {
 /// The run's notes say when it is set.
 pub const CLAIM_LAST_CACHE_VARIABLE: &str = "LATLAB_CLAIM_LAST_CACHE_BYTES";
 
-/// The size [`CLAIM_LAST_CACHE_VARIABLE`] sets, if it is set to a whole number.
+/// The size [`CLAIM_LAST_CACHE_VARIABLE`] sets, if it is set to a size it takes
+/// ([`claimed_last_cache`]).
 pub fn claimed_last_cache_bytes() -> Option<u64> {
-    std::env::var(CLAIM_LAST_CACHE_VARIABLE)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    claimed_last_cache().ok().flatten()
+}
+
+/// The largest last-level cache the hook takes: a tebibyte.
+const MAX_CLAIMED_BYTES: u64 = 1 << 40;
+
+/// What [`CLAIM_LAST_CACHE_VARIABLE`] says: nothing when it is not set, a size in bytes
+/// (a whole number from 1 to a tebibyte), or why its value is not one (it is then ignored).
+pub fn claimed_last_cache() -> Result<Option<u64>, String> {
+    let Some(value) = std::env::var_os(CLAIM_LAST_CACHE_VARIABLE) else {
+        return Ok(None);
+    };
+    let text = value.to_string_lossy();
+    let shown: String = text.chars().take(40).collect();
+    (text.trim().parse::<u64>().ok())
+        .filter(|bytes| (1..=MAX_CLAIMED_BYTES).contains(bytes))
+        .map(Some)
+        .ok_or_else(|| {
+            format!(
+                "{CLAIM_LAST_CACHE_VARIABLE} is set to {shown:?}, not a whole number of bytes \
+                 from 1 to {MAX_CLAIMED_BYTES}: ignored, the caches are as sysfs says"
+            )
+        })
 }
 
 /// Gives the largest of `caches` the size `bytes`.

@@ -14,7 +14,8 @@ mod privileges;
 mod sysfs;
 
 pub use caches::{
-    CLAIM_LAST_CACHE_VARIABLE, CacheInfo, claimed_last_cache_bytes, data_cache_sizes,
+    CLAIM_LAST_CACHE_VARIABLE, CacheInfo, claimed_last_cache, claimed_last_cache_bytes,
+    data_cache_sizes,
 };
 pub(crate) use cores::core_classes;
 pub use cores::{CoreClass, describe_core_class, describe_core_classes, name_class_of};
