@@ -228,15 +228,27 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
         let missing = unfilled(row.source.template());
         return (None, format!("no {missing} in this run"));
     };
+    let scale = scale(row.source, result.bytes_per_operation);
     let measured = match row.source {
-        Source::Result(_) => figure(result, 1.0, &result.name),
+        Source::Result(_) => figure(result, scale, &result.name),
         Source::LargestScaled { bytes, .. } => {
-            let per_byte = 1.0 / result.bytes_per_operation.unwrap_or(1) as f64;
             let how = format!("{}, scaled to {bytes} bytes", result.name);
-            figure(result, per_byte * bytes as f64, &how)
+            figure(result, scale, &how)
         }
     };
     (Some(measured), row.qualifier.to_string())
+}
+
+/// What a row read from `source` multiplies its result's median by: 1 for a result read as
+/// it is; for a time per operation of `bytes_per_operation` bytes scaled to the row's
+/// bytes, their ratio.
+pub fn scale(source: Source, bytes_per_operation: Option<u64>) -> f64 {
+    match source {
+        Source::Result(_) => 1.0,
+        Source::LargestScaled { bytes, .. } => {
+            bytes as f64 / bytes_per_operation.unwrap_or(1) as f64
+        }
+    }
 }
 
 fn figure(result: &BenchResult, scale: f64, source: &str) -> Measured {

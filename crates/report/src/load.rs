@@ -116,7 +116,18 @@ pub(crate) fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
             metadata.len() >> 20
         ));
     }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    // Asked for, not assumed: where the memory cannot be had (`ulimit -v`, a container's
+    // limit) the file is refused in one line instead of the process aborting.
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(metadata.len() as usize)
+        .map_err(|_| {
+            format!(
+                "{} MiB, more memory than this process can have now; read it alone, or \
+                 raise the process's memory limit",
+                metadata.len() >> 20
+            )
+        })?;
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read it ({e})"))?;
@@ -190,6 +201,13 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
     let version = version
         .as_u64()
         .ok_or("latlab_schema_version is not a whole number: the file is damaged")?;
+    if version == 0 {
+        return Err(
+            "latlab_schema_version is 0, which no latlab writes (the first schema is 1): the \
+             file was edited or damaged; give a results.json as latlab wrote it"
+                .into(),
+        );
+    }
     if version > u64::from(JSON_SCHEMA_VERSION) {
         return Err(format!(
             "written by a newer latlab (schema {version}; this one reads up to \

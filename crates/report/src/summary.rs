@@ -7,11 +7,15 @@
 //!
 //! The document's first key is [`SUMMARY_KEY`], so a reader tells a summary from a full
 //! results file by its first bytes, without reading the rest.
+//!
+//! A summary read back is held to the results file's rules ([`crate::validate`]): every
+//! figure a time, every measured one at least a millionth of a nanosecond, each result named
+//! once, and ([`check_headline`]) each headline row the figure of the result it names.
 
 use crate::formats::FileFormat;
 use crate::headline::headline_rows;
 use crate::load::LoadError;
-use crate::validate::{self, MAX_BYTES};
+use crate::validate::{self, MAX_BYTES, MIN_TIME_NS};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::Environment;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
@@ -24,9 +28,6 @@ use std::hash::Hasher;
 pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 /// The key that makes a document a summary, written first.
 pub const SUMMARY_KEY: &str = "latlab_summary_version";
-/// How far into a document its first key is looked for (a summary written by latlab has it
-/// on its first line).
-const HEAD_BYTES: usize = 256;
 
 /// A run in brief: what a fleet reads of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +82,10 @@ pub struct ResultSummary {
     pub bytes_per_operation: Option<u64>,
     /// A point of a sweep ([`BenchResult::is_sweep_point`]), not a primary figure.
     pub sweep_point: bool,
+    /// Its verdict was suspect (the compiler may have deleted the work): its median need
+    /// not be a time an operation could take. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspect: bool,
 }
 
 impl RunSummary {
@@ -118,6 +123,11 @@ impl RunSummary {
 }
 
 impl ResultSummary {
+    /// Measured, as the results file's rules say: neither derived from others nor suspect.
+    pub fn is_measured(&self) -> bool {
+        self.kind != ResultKind::Derived && !self.suspect
+    }
+
     fn of(result: &BenchResult) -> ResultSummary {
         let between_rounds_cv = (result.round_medians_ns.len() > 1)
             .then(|| Summary::of(&result.round_medians_ns)?.cv)
@@ -131,6 +141,7 @@ impl ResultSummary {
             between_rounds_cv,
             bytes_per_operation: result.bytes_per_operation,
             sweep_point: result.is_sweep_point(),
+            suspect: result.verdict.is_suspect(),
         }
     }
 }
@@ -143,19 +154,33 @@ pub fn method_id(method: &str) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// Whether `bytes` begin as a summary does: its key first.
+/// Whether `bytes` begin as a summary does: an object whose first key is [`SUMMARY_KEY`]
+/// (after a byte-order mark and white space). The key elsewhere (a host of that name, a
+/// nested object) does not make a summary.
 pub fn is_summary(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let skip_space =
+        |b: &[u8]| -> usize { b.iter().take_while(|c| c.is_ascii_whitespace()).count() };
+    let rest = &bytes[skip_space(bytes)..];
+    let Some(rest) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    let rest = &rest[skip_space(rest)..];
     let key = format!("\"{SUMMARY_KEY}\"");
-    head.windows(key.len()).any(|w| w == key.as_bytes())
+    rest.starts_with(key.as_bytes())
 }
 
 /// Reads a summary; the error says what is wrong with it, and its names are made one line
 /// each ([`crate::printable::one_line`]).
 pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary, String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let version = serde_json::from_slice::<Version>(bytes)
-        .map_err(|e| format!("not a latlab summary this latlab reads ({e})"))?;
+    let version = serde_json::from_slice::<Version>(bytes).map_err(|e| {
+        if e.is_eof() {
+            format!("a latlab summary, but damaged: it is truncated ({e}); write it again")
+        } else {
+            format!("not a latlab summary this latlab reads ({e})")
+        }
+    })?;
     if version.latlab_summary_version != SUMMARY_SCHEMA_VERSION {
         return Err(format!(
             "a summary of schema {}, which this latlab (schema {SUMMARY_SCHEMA_VERSION}) does \
@@ -184,10 +209,16 @@ struct Version {
     latlab_summary_version: u32,
 }
 
-/// Every figure a time a run could have written, every size within bounds.
+/// Every figure a time a run could have written (a measured one at least
+/// [`MIN_TIME_NS`]), every size within bounds, each result and headline row named once and
+/// each row read from a result of the summary.
 fn check_figures(summary: &RunSummary) -> Result<(), String> {
+    let mut operations = std::collections::HashSet::new();
     for row in &summary.headline {
         let at = format!("headline ({})", row.operation);
+        if !operations.insert(row.operation.as_str()) {
+            return Err(format!("{at} is a row already in the headline"));
+        }
         for (field, value) in [
             ("median_ns", row.median_ns),
             ("p5_ns", row.p5_ns),
@@ -195,10 +226,34 @@ fn check_figures(summary: &RunSummary) -> Result<(), String> {
         ] {
             validate::time(&format!("{at}.{field}"), value)?;
         }
+        let Some(result) = summary.result(&row.result) else {
+            return Err(format!(
+                "{at}.result names {}, which is not among the summary's results",
+                row.result
+            ));
+        };
+        if result.is_measured() && row.median_ns < MIN_TIME_NS {
+            return Err(format!(
+                "{at}.median_ns is {:e} ns, below {MIN_TIME_NS:e} ns, for a figure read from \
+                 a measured result",
+                row.median_ns
+            ));
+        }
     }
+    let mut names = std::collections::HashSet::new();
     for result in &summary.results {
         let at = format!("results ({})", result.name);
+        if !names.insert(result.name.as_str()) {
+            return Err(format!("{at}.name names a result already in the summary"));
+        }
         validate::time(&format!("{at}.median_ns"), result.median_ns)?;
+        if result.is_measured() && result.median_ns.abs() < MIN_TIME_NS {
+            return Err(format!(
+                "{at}.median_ns is {:e} ns, below {MIN_TIME_NS:e} ns, for a figure said to \
+                 be measured",
+                result.median_ns
+            ));
+        }
         for bound in result.median_ci95_ns {
             validate::time(&format!("{at}.median_ci95_ns"), bound)?;
         }
@@ -214,6 +269,31 @@ fn check_figures(summary: &RunSummary) -> Result<(), String> {
         {
             return Err(format!(
                 "{at}.bytes_per_operation is {bytes}: outside 1 byte to a pebibyte"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each headline row is the figure of the result it names, read as the row `declared` reads
+/// it (scaled, for a row of bytes): a row edited apart from its result is refused. Rows
+/// this latlab does not declare are left as they are.
+pub fn check_headline(summary: &RunSummary, declared: &Presentations) -> Result<(), String> {
+    for row in &summary.headline {
+        let Some(declaration) = (declared.headline.iter()).find(|d| d.operation == row.operation)
+        else {
+            continue;
+        };
+        let Some(result) = summary.result(&row.result) else {
+            continue;
+        };
+        let scale = crate::headline::scale(declaration.source, result.bytes_per_operation);
+        let expected = result.median_ns * scale;
+        if (row.median_ns - expected).abs() > 1e-9 * expected.abs().max(row.median_ns.abs()) {
+            return Err(format!(
+                "headline ({}).median_ns is {} ns, but the result it names ({}) makes it {} \
+                 ns; write the summary again",
+                row.operation, row.median_ns, row.result, expected
             ));
         }
     }
@@ -271,8 +351,72 @@ mod tests {
     use super::*;
     use crate::test_records::{probe, record, result};
 
+    /// Only a document's first key makes it a summary, after a byte-order mark and white
+    /// space: not the key's name anywhere else in its first bytes.
+    #[test]
+    fn a_summary_is_known_by_its_first_key_alone() {
+        assert!(is_summary(b"{\"latlab_summary_version\":1}"));
+        assert!(is_summary(
+            b"\xEF\xBB\xBF \n{ \"latlab_summary_version\": 1}"
+        ));
+        for not_one in [
+            &b"{\"latlab_schema_version\":2,\"host\":\"latlab_summary_version\"}"[..],
+            b"[\"latlab_summary_version\"]",
+            b"\"latlab_summary_version\"",
+            b"",
+        ] {
+            assert!(!is_summary(not_one), "{}", String::from_utf8_lossy(not_one));
+        }
+    }
+
+    /// The results file's rules hold for a summary: measured figures of at least a
+    /// millionth of a nanosecond, each result named once, each headline row from a result
+    /// it holds and equal to that result's figure as its row reads it.
+    #[test]
+    fn a_summary_is_held_to_the_results_files_rules() {
+        let declared = latlab_probes::presentations();
+        let good = RunSummary::of(&run(), &declared);
+        assert_eq!(check_figures(&good), Ok(()));
+        assert_eq!(check_headline(&good, &declared), Ok(()));
+        let refused = |edit: &dyn Fn(&mut RunSummary), why: &str| {
+            let mut bad = good.clone();
+            edit(&mut bad);
+            let found = check_figures(&bad).and_then(|()| check_headline(&bad, &declared));
+            assert!(found.as_ref().unwrap_err().contains(why), "{found:?}");
+        };
+        refused(&|s| s.headline[0].median_ns = -118.0, "below 1e-6 ns");
+        refused(&|s| s.headline[0].median_ns = 1e-300, "below 1e-6 ns");
+        refused(&|s| s.headline[0].median_ns = 5.0, "makes it 4.1 ns");
+        refused(&|s| s.results[0].median_ns = 1e-9, "below 1e-6 ns");
+        // A derived figure (a difference of two) may be small or negative, as in a results
+        // file; the row read from it still equals it.
+        let mut derived = good.clone();
+        derived.results[0].kind = ResultKind::Derived;
+        derived.results[0].median_ns = -2.0;
+        derived.headline[0].median_ns = -2.0;
+        assert_eq!(check_figures(&derived), Ok(()));
+        refused(
+            &|s| s.results.push(s.results[0].clone()),
+            "already in the summary",
+        );
+        refused(
+            &|s| s.headline.push(s.headline[0].clone()),
+            "already in the headline",
+        );
+        refused(
+            &|s| s.headline[0].result = "mem.latency/level/L9".into(),
+            "not among the summary's results",
+        );
+        // A suspect result may read nothing: the compiler deleted its work.
+        let mut suspect = good.clone();
+        suspect.results[1].median_ns = 1e-9;
+        suspect.results[1].suspect = true;
+        assert_eq!(check_figures(&suspect), Ok(()));
+    }
+
     fn run() -> RunRecord {
         let mut l2 = result("mem.latency/level/L2", 4.1, &[]);
+        l2.kind = ResultKind::TimedLoop;
         l2.round_medians_ns = vec![4.0, 4.2, 4.1];
         let mut point = result("mem.latency/sequential/64KiB", 1.1, &[]);
         point.kind = ResultKind::TimedLoop;
@@ -341,6 +485,13 @@ mod tests {
                 .unwrap_err()
                 .contains("more than a day"),
             "{damaged}"
+        );
+        let truncated = &text[..text.len() / 2];
+        assert!(is_summary(truncated.as_bytes()));
+        assert!(
+            parse_summary(truncated.as_bytes())
+                .unwrap_err()
+                .contains("damaged: it is truncated")
         );
         let extra = text.replacen("\"suite\":", "\"extra\":1,\"suite\":", 1);
         assert!(

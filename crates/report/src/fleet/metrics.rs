@@ -19,16 +19,11 @@ impl Exporter<FleetReport> for FleetOpenMetrics {
     }
 }
 
-/// Each host's latest run (by start time, then by file), by host name.
+/// Each host's latest run (by start time, then by file). A host is what the exposition's
+/// labels name: its name and CPU model, so two machines that share a name but not a CPU
+/// model are two hosts with a series each.
 pub fn latest_runs(fleet: &Fleet) -> Vec<RunMetrics> {
-    let mut latest: BTreeMap<&str, &HostRun> = BTreeMap::new();
-    for host in &fleet.hosts {
-        let kept = latest.entry(host.host_name.as_str()).or_insert(host);
-        if (&host.started_at, &host.path) > (&kept.started_at, &kept.path) {
-            *kept = host;
-        }
-    }
-    (latest.into_values())
+    (latest_of_each_host(fleet).into_iter())
         .map(|host| RunMetrics {
             host: host.host_name.clone(),
             cpu_model: host.cpu_model.clone(),
@@ -39,6 +34,29 @@ pub fn latest_runs(fleet: &Fleet) -> Vec<RunMetrics> {
             results: host.results.iter().flatten().cloned().collect(),
         })
         .collect()
+}
+
+/// The runs the OpenMetrics exports leave out, by their labels in the fleet's table: each
+/// an earlier run of a host (name and CPU model) whose latest run is exported.
+pub fn runs_left_out(fleet: &Fleet) -> Vec<&str> {
+    let latest = latest_of_each_host(fleet);
+    (fleet.hosts.iter())
+        .filter(|host| !latest.iter().any(|kept| std::ptr::eq(*kept, *host)))
+        .map(|host| host.label.as_str())
+        .collect()
+}
+
+/// The latest run of each host (name and CPU model): by start time, then by file.
+fn latest_of_each_host(fleet: &Fleet) -> Vec<&HostRun> {
+    let mut latest: BTreeMap<(&str, &str), &HostRun> = BTreeMap::new();
+    for host in &fleet.hosts {
+        let kept =
+            (latest.entry((host.host_name.as_str(), host.cpu_model.as_str()))).or_insert(host);
+        if (&host.started_at, &host.path) > (&kept.started_at, &kept.path) {
+            *kept = host;
+        }
+    }
+    latest.into_values().collect()
 }
 
 /// `latlab fleet --openmetrics FILE`.

@@ -25,7 +25,7 @@ mod text;
 
 #[cfg(feature = "html")]
 pub use html::FleetHtml;
-pub use metrics::{FleetOpenMetrics, latest_runs};
+pub use metrics::{FleetOpenMetrics, latest_runs, runs_left_out};
 pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::FleetText;
 
@@ -128,7 +128,7 @@ impl Fleet {
             )));
         }
         let walk = json_files(dir);
-        let read = read_all(&walk.found, declared);
+        let read = read_all(&walk, declared);
         let mut extracts = Vec::new();
         let mut refused = Vec::new();
         for outcome in read {
@@ -138,18 +138,28 @@ impl Fleet {
             }
         }
         if extracts.is_empty() {
-            // What the walk passed over may be where the runs are: said with the refusal.
+            // Why each file could not be read, and what the walk passed over (which may be
+            // where the runs are), said with the refusal.
+            let why = match refused.is_empty() {
+                true => String::new(),
+                false => format!("; {}", skipped_note(&refused)),
+            };
             let passed_over: String = (walk.notes().iter())
                 .map(|note| format!("; {note}"))
                 .collect();
             return Err(LoadError(format!(
-                "{}: no latlab results file in it ({} JSON files could not be read as \
-                 one{passed_over}); give the directory the runs were written into",
+                "{}: no latlab results file in it{why}{passed_over}; give the directory the \
+                 runs were written into",
                 dir.display(),
-                refused.len()
             )));
         }
         let mut notes = walk.notes();
+        let instead: Vec<String> = (extracts.iter())
+            .filter_map(|e| e.instead_of_summary.clone())
+            .collect();
+        if !instead.is_empty() {
+            notes.push(instead_note(&instead));
+        }
         let (extracts, copies) = distinct_runs(extracts, &mut notes);
         if walk.ignored > 0 {
             notes.push(format!(
@@ -257,16 +267,17 @@ impl Fleet {
     }
 }
 
-/// The distinct runs among `extracts`: a run is its host, its start time and its figures,
-/// so copies and hard links of one results file count once (five copies used to make five
-/// hosts, and outliers of each other). The copies are said in `notes`.
+/// The distinct runs among `extracts`: a run is its host (name and CPU model), its start
+/// time and its figures, so copies and hard links of one results file count once (five
+/// copies used to make five hosts, and outliers of each other). The copies are said in
+/// `notes`.
 fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
     let (distinct, copies) = crate::copies::distinct_runs(extracts, |extract| {
         let figures: Vec<(&String, u64)> = (extract.figures.iter())
             .map(|(row, figure)| (row, figure.median_ns.to_bits()))
             .collect();
         (
-            extract.host_name.clone(),
+            (extract.host_name.clone(), extract.cpu_model.clone()),
             extract.started_at.clone(),
             format!("{figures:?}"),
         )
@@ -286,22 +297,39 @@ fn count(n: usize, one: &str, many: &str) -> String {
 
 /// The note on skipped files: how many, and the first few reasons.
 fn skipped_note(refused: &[String]) -> String {
-    let mut named: Vec<&str> = refused
-        .iter()
-        .take(NAMED_IN_NOTE)
-        .map(String::as_str)
-        .collect();
-    let more = refused.len().saturating_sub(NAMED_IN_NOTE);
-    let more_text = format!("and {more} more");
-    if more > 0 {
-        named.push(&more_text);
-    }
     format!(
         "{} {} not latlab results this latlab reads, and skipped: {}",
         count(refused.len(), "JSON file", "JSON files"),
         if refused.len() == 1 { "is" } else { "are" },
-        named.join("; ")
+        first_few_reasons(refused)
     )
+}
+
+/// The note on summaries passed over for the results file beside them: how many, and the
+/// first few reasons.
+fn instead_note(why: &[String]) -> String {
+    format!(
+        "{} could not stand for the results.json beside {}, which {} read instead: {}",
+        count(why.len(), "summary.json", "summary.json files"),
+        if why.len() == 1 { "it" } else { "them" },
+        if why.len() == 1 { "was" } else { "were" },
+        first_few_reasons(why)
+    )
+}
+
+/// The first [`NAMED_IN_NOTE`] of `reasons`, then how many more.
+fn first_few_reasons(reasons: &[String]) -> String {
+    let mut named: Vec<&str> = reasons
+        .iter()
+        .take(NAMED_IN_NOTE)
+        .map(String::as_str)
+        .collect();
+    let more = reasons.len().saturating_sub(NAMED_IN_NOTE);
+    let more_text = format!("and {more} more");
+    if more > 0 {
+        named.push(&more_text);
+    }
+    named.join("; ")
 }
 
 /// Each host's label: its name, with its start time where names repeat, and a number
@@ -431,6 +459,7 @@ mod tests {
                     )
                 })
                 .collect(),
+            instead_of_summary: None,
         }
     }
 

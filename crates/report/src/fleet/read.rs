@@ -2,17 +2,36 @@
 //! file, read in parallel. A compact summary ([`crate::summary`]) is read where there is
 //! one: a `results.json` with a `summary.json` beside it is passed over for the summary,
 //! and any `*.json` that begins as a summary is read as one. A full results file is read
-//! without its samples ([`crate::load::load_figures`]).
+//! without its samples ([`crate::load::figures_of`]).
+//!
+//! The summary stands for the results file beside it only while it can: where it cannot be
+//! read (damaged, truncated, edited apart from its own results) or describes an earlier run
+//! than a results file written after it, the results file is read instead, and the fleet
+//! says so. The files being read at once hold at most [`BYTES_IN_FLIGHT`] between them,
+//! and a summary larger than [`MAX_SUMMARY_BYTES`] is refused before it is read.
 
 use super::{MAX_DEPTH, count};
 use crate::headline::headline_rows;
 use crate::load::{LoadError, figures_of};
 use crate::openmetrics::ResultFigure;
-use crate::summary::{RunSummary, is_summary, parse_summary};
+use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// The most bytes of files the fleet's readers hold at once: one results file of the largest
+/// size ([`crate::load::MAX_FILE_BYTES`]), or many small ones.
+const BYTES_IN_FLIGHT: u64 = crate::load::MAX_FILE_BYTES;
+/// The largest summary read: a summary is a few percent of its results file (the full
+/// suite's is a few hundred KiB), so one this large is not one latlab wrote.
+const MAX_SUMMARY_BYTES: u64 = 64 << 20;
+/// How much later than its summary a results file must have been written for the summary to
+/// be suspected of describing an earlier run: a copy that does not keep the times writes the
+/// two within a moment of each other.
+const STALE_AFTER: Duration = Duration::from_secs(1);
 
 /// What one readable file gives.
 pub(super) struct Extract {
@@ -25,6 +44,8 @@ pub(super) struct Extract {
     pub(super) schema: Option<u64>,
     /// Each headline row's figure, by operation.
     pub(super) figures: BTreeMap<String, RowFigure>,
+    /// Why the results file was read in place of the summary beside it, where it was.
+    pub(super) instead_of_summary: Option<String>,
 }
 
 /// A headline row's figure on one host, and the result it was read from.
@@ -47,6 +68,8 @@ pub(super) struct Walk {
     pub(super) ignored: usize,
     /// `results.json` files passed over for the `summary.json` beside them.
     pub(super) summarised: usize,
+    /// Each such `summary.json`'s `results.json`: read where the summary cannot stand for it.
+    pub(super) beside: HashMap<PathBuf, PathBuf>,
     /// Links, not followed: a link back up the tree would be walked for ever.
     links: Vec<PathBuf>,
     /// Directories deeper than [`MAX_DEPTH`].
@@ -161,11 +184,10 @@ pub(super) fn json_files(dir: &Path) -> Walk {
     walk
 }
 
-/// Reads every file, on as many threads as there are CPUs.
-pub(super) fn read_all(
-    paths: &[PathBuf],
-    declared: &Presentations,
-) -> Vec<Result<Extract, LoadError>> {
+/// Reads every file, on as many threads as there are CPUs, with at most [`BYTES_IN_FLIGHT`]
+/// bytes of files held at once.
+pub(super) fn read_all(walk: &Walk, declared: &Presentations) -> Vec<Result<Extract, LoadError>> {
+    let paths = &walk.found;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len().max(1));
@@ -173,13 +195,21 @@ pub(super) fn read_all(
     let mut slots: Vec<Option<Result<Extract, LoadError>>> =
         (0..paths.len()).map(|_| None).collect();
     let done = std::sync::Mutex::new(&mut slots);
+    let in_flight = InFlight::default();
     let work = || {
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(path) = paths.get(i) else {
                 break;
             };
-            let outcome = extract(path, declared);
+            let beside = walk.beside.get(path).map(PathBuf::as_path);
+            let size = (std::iter::once(path.as_path()).chain(beside))
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len())
+                .sum();
+            let held = in_flight.hold(size);
+            let outcome = extract(path, beside, declared);
+            in_flight.release(held);
             done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
         }
     };
@@ -200,18 +230,112 @@ pub(super) fn read_all(
     slots.into_iter().flatten().collect()
 }
 
+/// The bytes the readers hold between them, waited on where the next file would pass
+/// [`BYTES_IN_FLIGHT`] (a file larger than that alone is read while nothing else is).
+#[derive(Default)]
+struct InFlight {
+    bytes: Mutex<u64>,
+    released: Condvar,
+}
+
+impl InFlight {
+    /// Waits until `size` more bytes fit, and holds them; returns what it holds.
+    fn hold(&self, size: u64) -> u64 {
+        let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        while *bytes > 0 && *bytes + size > BYTES_IN_FLIGHT {
+            bytes = (self.released.wait(bytes)).unwrap_or_else(|e| e.into_inner());
+        }
+        *bytes += size;
+        size
+    }
+
+    fn release(&self, held: u64) {
+        let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        *bytes -= held;
+        self.released.notify_all();
+    }
+}
+
+/// Reads one run: the file at `path`, or, for a summary with its results file `beside` it,
+/// the summary where it stands for that file and the results file where it does not.
+fn extract(
+    path: &Path,
+    beside: Option<&Path>,
+    declared: &Presentations,
+) -> Result<Extract, LoadError> {
+    let Some(results) = beside else {
+        return extract_file(path, declared);
+    };
+    let summary = match extract_file(path, declared) {
+        Ok(summary) => summary,
+        Err(why) => {
+            let mut read = extract_file(results, declared)
+                .map_err(|e| LoadError(format!("{}; and {}", why.0, e.0)))?;
+            read.instead_of_summary = Some(why.0);
+            return Ok(read);
+        }
+    };
+    if !written_later(results, path) {
+        return Ok(summary);
+    }
+    match extract_file(results, declared) {
+        Ok(mut read) if read.started_at != summary.started_at => {
+            read.instead_of_summary = Some(format!(
+                "{}: of the run started {}, but {} beside it, written later, is of the run \
+                 started {}",
+                path.display(),
+                summary.started_at,
+                RESULTS_NAME,
+                read.started_at
+            ));
+            Ok(read)
+        }
+        _ => Ok(summary),
+    }
+}
+
+/// Whether `file` was modified more than [`STALE_AFTER`] after `than`.
+fn written_later(file: &Path, than: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (modified(file), modified(than)) {
+        (Some(file), Some(than)) => file.duration_since(than).is_ok_and(|d| d > STALE_AFTER),
+        _ => false,
+    }
+}
+
 /// Reads one file and keeps what the fleet needs of it: a summary as it is, a full results
 /// file without its samples.
-fn extract(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
+fn extract_file(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
     let shown = path.display();
-    let bytes =
-        crate::load::read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    let failed = |why: String| LoadError(format!("{shown}: {why}"));
+    if let Ok(metadata) = std::fs::metadata(path)
+        && metadata.len() > MAX_SUMMARY_BYTES
+        && begins_as_summary(path)
+    {
+        return Err(failed(format!(
+            "a summary of {} MiB, more than the {} MiB a summary latlab writes can be; \
+             read the results.json it was made from",
+            metadata.len() >> 20,
+            MAX_SUMMARY_BYTES >> 20
+        )));
+    }
+    let bytes = crate::load::read_results_file(path).map_err(failed)?;
     if is_summary(&bytes) {
-        let summary = parse_summary(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+        let summary = parse_summary(&bytes).map_err(failed)?;
+        check_headline(&summary, declared).map_err(failed)?;
         return Ok(Extract::of_summary(path, summary));
     }
-    let (run, schema) = figures_of(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
+    let (run, schema) = figures_of(&bytes).map_err(failed)?;
     Ok(Extract::of_run(path, &run, schema, declared))
+}
+
+/// Whether the file at `path` begins as a summary, read from its first bytes alone.
+fn begins_as_summary(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(256).read_to_end(&mut head))
+        .is_ok_and(|_| is_summary(&head))
 }
 
 impl Extract {
@@ -239,6 +363,7 @@ impl Extract {
             started_at: run.started_at.clone(),
             schema: Some(schema),
             figures,
+            instead_of_summary: None,
         }
     }
 
@@ -265,6 +390,7 @@ impl Extract {
             started_at: summary.started_at,
             schema: None,
             figures,
+            instead_of_summary: None,
         }
     }
 }
@@ -278,11 +404,16 @@ impl Walk {
             .filter_map(|path| Some(path.parent()?.to_path_buf()))
             .collect();
         let before = self.found.len();
+        let mut beside = HashMap::new();
         self.found.retain(|path| {
             let summarised = path.file_name().is_some_and(|name| name == RESULTS_NAME)
                 && path.parent().is_some_and(|dir| summaries.contains(dir));
+            if summarised {
+                beside.insert(path.with_file_name(SUMMARY_NAME), path.clone());
+            }
             !summarised
         });
         self.summarised = before - self.found.len();
+        self.beside = beside;
     }
 }
