@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// How long the run may take, e.g. 60s, 5m: each probe gets its part by its typical
     /// cost, takes fewer samples or ends its sweep early to fit, and says what it left out;
     /// 'none' lets every probe take all it would [default: 30s quick, 10m full].
-    #[arg(long, value_name = "DURATION", value_parser = parse_budget, help_heading = "Sampling")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_budget, help_heading = "Sampling", allow_hyphen_values = true)]
     pub budget: Option<Budget>,
     /// Run only probes whose id matches this regular expression ('clock|cpu'); with a '/'
     /// it matches result names instead ('cpu.branch/random|level/L1$'), and only the

@@ -97,7 +97,7 @@ fn report_clap_error(error: clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::SUCCESS;
     }
-    let rendered = error.render().to_string();
+    let rendered = shortened_values(&error.render().to_string());
     // A first line that ends in ':' is continued by the indented lines under it (the
     // required arguments not provided).
     let first = rendered.lines().next().unwrap_or_default();
@@ -128,6 +128,18 @@ fn report_clap_error(error: clap::Error) -> ExitCode {
     };
     latlab_front::say!("{}; {help}", parts.join("; "));
     ExitCode::from(2)
+}
+
+/// Clap's message with each value it quotes ('…') cut to what a refusal repeats
+/// ([`latlab_front::shown_value`]).
+fn shortened_values(rendered: &str) -> String {
+    (rendered.split('\'').enumerate())
+        .map(|(i, part)| match i % 2 {
+            1 => latlab_front::shown_value(part),
+            _ => part.into(),
+        })
+        .collect::<Vec<_>>()
+        .join("'")
 }
 
 /// The subcommand among the arguments: the first argument that names one.

@@ -13,13 +13,16 @@
 //!
 //! [`Process::Own`]: latlab_probes::Process::Own
 
+use crate::cli::BUDGET_RANGE;
 use anyhow::{Context, anyhow, bail};
+use latlab_engine::config_text::{SAMPLES_RANGE, TARGET_TIME_RANGE};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Runner, Suite};
 use latlab_front::{ChildEnd, KilledFor, Supervision, say};
 use latlab_probes::{ProbeContext, ProbeSpec};
 use std::io::Read;
+use std::ops::RangeInclusive;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +33,10 @@ pub const COMMAND: &str = "__probe-process";
 
 /// How long a child may take to stop once a stopping signal is passed on to it.
 const GRACE: Duration = Duration::from_secs(10);
+
+/// The longest pause between samples a request may ask for: a run pauses
+/// [`latlab_engine::isolation::RT_PAUSE`] under `--rt`, and never more than this.
+const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// What a probe's process is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,20 +105,39 @@ impl Request {
         else {
             return Err(format!("{} arguments where 9 were expected", args.len()));
         };
-        let number = |what: &str, text: &str| -> Result<u64, String> {
+        // Each number is bounded as the option it comes from is: anything else is no
+        // request a run made.
+        let number = |what: &str, text: &str, range: RangeInclusive<u64>| -> Result<u64, String> {
             text.parse()
-                .map_err(|_| format!("{what} {text:?} is not a whole number"))
+                .ok()
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "{what} {text:?} is not a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    )
+                })
         };
+        let nanoseconds = |range: &RangeInclusive<Duration>| {
+            (range.start().as_nanos() as u64)..=(range.end().as_nanos() as u64)
+        };
+        let samples_range = (*SAMPLES_RANGE.start() as u64)..=(*SAMPLES_RANGE.end() as u64);
+        let up_to_the_budget = 0..=(BUDGET_RANGE.end().as_nanos() as u64);
         Ok(Request {
             probe: probe.clone(),
             suite: suite.clone(),
-            samples: number("samples", samples)? as usize,
-            target_sample_time_ns: number("the sample time", target)?,
-            budget_ns: number("the budget", budget)?,
-            rounds: number("rounds", rounds)? as usize,
+            samples: number("samples", samples, samples_range)? as usize,
+            target_sample_time_ns: number(
+                "the sample time",
+                target,
+                nanoseconds(&TARGET_TIME_RANGE),
+            )?,
+            budget_ns: number("the budget", budget, up_to_the_budget.clone())?,
+            rounds: number("rounds", rounds, 1..=10)? as usize,
             pause_between_samples_ns: match pause.as_str() {
                 "-" => None,
-                ns => Some(number("the pause", ns)?),
+                ns => Some(number("the pause", ns, 0..=MAX_PAUSE.as_nanos() as u64)?),
             },
             share: share
                 .parse()
@@ -120,7 +146,7 @@ impl Request {
                 .ok_or_else(|| format!("the share {share:?} is not a number from 0 to 1"))?,
             time_left_ns: match time_left.as_str() {
                 "-" => None,
-                ns => Some(number("the time left", ns)?),
+                ns => Some(number("the time left", ns, up_to_the_budget)?),
             },
         })
     }
@@ -285,8 +311,19 @@ mod tests {
         args[2] = "many".into();
         assert_eq!(
             Request::from_args(&args),
-            Err("samples \"many\" is not a whole number".into())
+            Err("samples \"many\" is not a whole number from 5 to 100000".into())
         );
+        // Numbers no run asks for: as the public options bound them.
+        for (at, huge) in [
+            (2, "100001"),
+            (3, "10000000001"),
+            (5, "11"),
+            (6, "1000000001"),
+        ] {
+            let mut args = unpaused.to_args();
+            args[at] = huge.into();
+            assert!(Request::from_args(&args).is_err(), "{at}: {huge}");
+        }
         assert!(Request::from_args(&args[..3]).is_err());
         let mut args = unpaused.to_args();
         args[7] = "2".into();

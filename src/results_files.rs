@@ -7,13 +7,24 @@ use latlab_report::fleet::FleetText;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
+/// Writes `text` where `target` says. Standard output closed early (`| head`, `| true`)
+/// ends only the printing there ([`latlab_front::print_out`]): every file named after it is
+/// still written.
+fn write_to(target: &OutputTarget, text: &str) -> anyhow::Result<()> {
+    match target {
+        OutputTarget::Stdout => latlab_front::print_out(text)?,
+        file => write_output(file, text)?,
+    }
+    Ok(())
+}
+
 /// Writes the page and says where, with its size.
 pub fn report(plan: &ReportPlan) -> anyhow::Result<()> {
     let page = HtmlExporter {
         declared: latlab_probes::presentations(),
     }
     .render(&plan.run)?;
-    write_output(&plan.out, &page)?;
+    write_to(&plan.out, &page)?;
     say_written("report", &plan.out, &page)
 }
 
@@ -28,13 +39,26 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
     if plan.uses_stdout() {
         latlab_front::stderr_text(&text);
     } else {
-        write_output(&OutputTarget::Stdout, &text)?;
+        write_to(&OutputTarget::Stdout, &text)?;
     }
     let declared = latlab_probes::presentations();
     for (format, target) in &plan.outputs {
         let rendered = (format.exporter)(&declared).render(&plan.report)?;
-        write_output(target, &rendered)?;
+        write_to(target, &rendered)?;
         say_written(format.name, target, &rendered)?;
+    }
+    let left_out = latlab_report::fleet::runs_left_out(&plan.report.fleet);
+    let exported = plan
+        .outputs
+        .iter()
+        .any(|(f, _)| f.name.starts_with("openmetrics"));
+    if exported && !left_out.is_empty() {
+        latlab_front::say!(
+            "note: OpenMetrics carries one run per host (its name and CPU model): {} earlier \
+             run(s) of a host whose later run it carries left out ({})",
+            left_out.len(),
+            printable(&latlab_report::copies::first_few(&left_out))
+        );
     }
     Ok(())
 }
@@ -44,7 +68,7 @@ pub fn export(plan: &ExportPlan) -> anyhow::Result<()> {
     let declared = latlab_probes::presentations();
     for (format, target) in &plan.outputs {
         let rendered = (format.exporter)(&declared).render(&plan.run)?;
-        write_output(target, &rendered)?;
+        write_to(target, &rendered)?;
         say_written(format.name, target, &rendered)?;
     }
     Ok(())
@@ -67,7 +91,7 @@ fn say_written(what: &str, target: &OutputTarget, page: &str) -> anyhow::Result<
     if *target == OutputTarget::Stdout {
         latlab_front::stderr_text(&line);
     } else {
-        write_output(&OutputTarget::Stdout, &line)?;
+        write_to(&OutputTarget::Stdout, &line)?;
     }
     Ok(())
 }
@@ -95,7 +119,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     let text = plan.terminal.printable(&text);
     let declared = latlab_probes::presentations();
     for (format, target) in &outputs {
-        write_output(target, &(format.exporter)(&declared).render(&compared)?)?;
+        write_to(target, &(format.exporter)(&declared).render(&compared)?)?;
     }
     let mut status = ExitCode::SUCCESS;
     let mut gate = String::new();
@@ -110,7 +134,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     if outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout) {
         latlab_front::stderr_text(&text);
     } else {
-        write_output(&OutputTarget::Stdout, &text)?;
+        write_to(&OutputTarget::Stdout, &text)?;
     }
     Ok(status)
 }

@@ -255,7 +255,9 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             .map(|file| load_run(file))
             .collect::<Result<Vec<_>, _>>()?;
         let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
+        let (runs, kept) = in_start_order(runs, kept);
         notes.extend(mixed_machines(&label, &runs));
+        notes.extend(mixed_versions(&label, &runs));
         notes.extend(interrupted_runs(&label, &runs, &kept));
         sides.push(Side { label, runs });
         kept_paths.push(kept);
@@ -447,6 +449,35 @@ fn mixed_machines(label: &str, runs: &[RunRecord]) -> Option<String> {
         format!(
             "{label} mixes machines ({}): a side's runs should come from one machine; its \
              medians and noise here mix them",
+            each.join(", ")
+        )
+    })
+}
+
+/// The runs of a side in the order they started (then by file): the side's label names
+/// its first and last start, whatever the files are called.
+fn in_start_order(runs: Vec<RunRecord>, files: Vec<PathBuf>) -> (Vec<RunRecord>, Vec<PathBuf>) {
+    let mut pairs: Vec<(RunRecord, PathBuf)> = runs.into_iter().zip(files).collect();
+    pairs.sort_by(|(a, a_file), (b, b_file)| {
+        (a.started_at.as_str(), a_file).cmp(&(b.started_at.as_str(), b_file))
+    });
+    pairs.into_iter().unzip()
+}
+
+/// A note when the runs of side `label` were written by more than one version of latlab:
+/// a method may have changed between them, and the side's noise then mixes the two.
+fn mixed_versions(label: &str, runs: &[RunRecord]) -> Option<String> {
+    let mut versions: std::collections::BTreeMap<&str, usize> = Default::default();
+    for run in runs {
+        *versions.entry(run.latlab_version.as_str()).or_default() += 1;
+    }
+    (versions.len() > 1).then(|| {
+        let each: Vec<String> = (versions.iter())
+            .map(|(version, n)| format!("{n} by latlab {version}"))
+            .collect();
+        format!(
+            "{label} mixes versions of latlab ({}): a method may differ between them, and the \
+             side's medians and noise then mix the two",
             each.join(", ")
         )
     })

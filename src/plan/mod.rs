@@ -142,12 +142,14 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let probes = select_probes(family, &selection)?;
     let mut notes = Vec::new();
-    if let Some(bytes) = latlab_engine::environment::claimed_last_cache_bytes() {
-        notes.push(format!(
+    match latlab_engine::environment::claimed_last_cache() {
+        Ok(Some(bytes)) => notes.push(format!(
             "{} is set: the kernel's last-level cache is taken to be {bytes} bytes, whatever \
              sysfs says (a test hook)",
             latlab_engine::environment::CLAIM_LAST_CACHE_VARIABLE
-        ));
+        )),
+        Ok(None) => {}
+        Err(ignored) => notes.push(ignored),
     }
     let memory = MemoryOptions {
         max_size_bytes: max_size(host.as_ref(), args.max_size, &probes, &mut notes)?,
@@ -277,6 +279,20 @@ fn runs(args: &RunArgs) -> Result<usize, UsageError> {
             others.join(", "),
             dir.display()
         )));
+    }
+    // Each run makes its directory `run-K`: something else of that name would stop the
+    // command at that run, after the runs before it had been measured.
+    for run in 1..=runs {
+        let run_dir = dir.join(latlab_front::RunOf { run, runs }.name());
+        if let Ok(metadata) = std::fs::symlink_metadata(&run_dir)
+            && !metadata.is_dir()
+        {
+            return Err(UsageError(format!(
+                "{}: not a directory, where run {run} of --runs {runs} would write its \
+                 results; move it away, or give --runs a directory of its own with --out",
+                run_dir.display()
+            )));
+        }
     }
     Ok(runs)
 }

@@ -72,7 +72,7 @@ fn unparsable_and_absurd_durations() {
     );
     refused(
         &["run", "--synthetic", "--target-time", "-2ms"],
-        "not a duration",
+        "'-2ms' for '--target-time <DURATION>': must be from 10us to 10s",
     );
     refused(
         &["run", "--synthetic", "--target-time", "1h"],

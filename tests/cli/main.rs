@@ -12,6 +12,8 @@ mod fuzz_results;
 mod google_benchmark;
 mod gpu;
 mod hostile;
+mod hostile_commands;
+mod hostile_summaries;
 mod json_schema;
 mod openmetrics;
 mod prometheus;
