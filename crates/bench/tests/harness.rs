@@ -588,6 +588,31 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
     }
 }
 
+/// LATLAB_RUN_OF set by hand does not make the harness a run of a --runs command: the
+/// baseline it names is still looked for (and a missing one refused), with a note that the
+/// variable was ignored. Before: the run skipped its baseline and passed.
+#[test]
+fn a_hand_set_run_of_variable_leaves_the_harness_gate_armed() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(&binary)
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path())
+        .env("LATLAB_RUN_OF", "1/1")
+        .args(["--bench", "gate/", "--baseline", "never-saved"])
+        .args(["--fail-if-slower", "10"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("LATLAB_RUN_OF is set, but no latlab command"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("never-saved"), "{stderr}");
+}
+
 /// A body that closes the process's standard output leaves the run no table to print:
 /// it ends with one line saying so and status 2, its results files written. Before:
 /// status 0, and neither the table nor a word.
