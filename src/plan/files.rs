@@ -76,7 +76,7 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
         )));
     }
     if let Some(named) = &args.out {
-        super::check_file_target(named).map_err(|e| UsageError(format!("--out {}", e.0)))?;
+        latlab_front::check_output_file(named).map_err(|why| UsageError(format!("--out {why}")))?;
     }
     let out = match &args.out {
         Some(named) => OutputTarget::named(named.clone()),
@@ -105,7 +105,7 @@ impl FleetPlan {
 /// Checks the outputs' paths before reading the fleet, then reads it.
 pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
     let outputs = args.outputs.by_flag();
-    check_outputs::<FleetReport>(&outputs)?;
+    let checked = args.outputs.checked(None).map_err(UsageError)?;
     let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
     let read: Vec<(&str, &PathBuf)> = (fleet.hosts.iter())
         .map(|h| (h.label.as_str(), &h.path))
@@ -130,9 +130,7 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
             fleet,
             dir: args.dir.display().to_string(),
         },
-        outputs: (args.outputs.named())
-            .map(|(format, path)| (format, OutputTarget::parse(path)))
-            .collect(),
+        outputs: checked,
         terminal: Terminal::default(),
     };
     let terminal = text_terminal(args.color, plan.uses_stdout());
@@ -153,7 +151,7 @@ pub fn export(args: &ExportArgs) -> Result<ExportPlan, UsageError> {
             RunRecord::flags_listed()
         )));
     }
-    check_outputs::<RunRecord>(&outputs)?;
+    let checked = args.outputs.checked(None).map_err(UsageError)?;
     for (flag, text) in &outputs {
         if let Some(output) = text.as_deref().filter(|t| *t != "-")
             && is_same_file(Path::new(output), &args.file)
@@ -167,9 +165,7 @@ pub fn export(args: &ExportArgs) -> Result<ExportPlan, UsageError> {
     let run = load_run(&args.file)?;
     Ok(ExportPlan {
         run,
-        outputs: (args.outputs.named())
-            .map(|(format, path)| (format, OutputTarget::parse(path)))
-            .collect(),
+        outputs: checked,
     })
 }
 
@@ -222,7 +218,7 @@ impl ComparePlan {
 
 pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let outputs = args.outputs.by_flag();
-    check_outputs::<Compared>(&outputs)?;
+    let checked = args.outputs.checked(None).map_err(UsageError)?;
     let paths = (args.files.iter())
         .map(|path| side_files(path))
         .collect::<Result<Vec<_>, UsageError>>()?;
@@ -267,9 +263,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let plan = ComparePlan {
         sides,
         paths,
-        outputs: (args.outputs.named())
-            .map(|(format, path)| (format, OutputTarget::parse(path)))
-            .collect(),
+        outputs: checked,
         threshold: args.threshold / 100.0,
         fail_if_slower: args.fail_if_slower,
         terminal: Terminal::default(),
@@ -277,43 +271,6 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     };
     let terminal = text_terminal(args.color, plan.uses_stdout());
     Ok(ComparePlan { terminal, ..plan })
-}
-
-/// Refuses outputs that cannot be written: an empty path, a directory, a file that cannot
-/// be replaced, or one file (or standard output) named by two of them. Every output is
-/// checked before any is written: one that cannot be leaves none.
-fn check_outputs<M: Offered>(outputs: &[(String, Option<String>)]) -> Result<(), UsageError> {
-    for (flag, text) in outputs {
-        if text.as_deref().is_some_and(str::is_empty) {
-            return Err(UsageError(format!(
-                "{flag} '': an empty path; give a file name, or '-' for standard output"
-            )));
-        }
-        if let Some(path) = text.as_deref().filter(|t| *t != "-") {
-            if Path::new(path).is_dir() {
-                return Err(UsageError(format!(
-                    "{flag} {path}: a directory; give a file name"
-                )));
-            }
-            super::check_file_target(Path::new(path))
-                .map_err(|e| UsageError(format!("{flag} {}", e.0)))?;
-        }
-    }
-    let named: Vec<&str> = outputs.iter().filter_map(|(_, t)| t.as_deref()).collect();
-    for (i, name) in named.iter().enumerate() {
-        if named[..i].contains(name) {
-            let what = if *name == "-" {
-                "standard output ('-')".to_string()
-            } else {
-                (*name).to_string()
-            };
-            return Err(UsageError(format!(
-                "{what} is named by two of {}; give each its own",
-                M::flags_listed()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The results files of one side of a comparison: the file named, or, for a directory,

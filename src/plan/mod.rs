@@ -477,63 +477,44 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
     let json = OutputTarget::Replaced(results_dir.join("results.json"));
     let summary = OutputTarget::Replaced(results_dir.join("summary.json"));
-    for (flag, path) in args.tables.by_flag() {
-        if path.as_deref().is_some_and(str::is_empty) {
-            return Err(UsageError(format!(
-                "{flag} '': an empty path; give a file name, or '-' for standard output"
-            )));
-        }
-    }
+    let checked = (args.tables.checked(create_dir.as_deref())).map_err(UsageError)?;
     // --json naming DIR/results.json itself adds nothing, nor --summary DIR/summary.json.
     let written_anyway = |format: &FileFormat<RunRecord>| match format.name {
         "json" => json.path(),
         "summary" => summary.path(),
         _ => None,
     };
-    let named = (args.tables.named())
-        .map(|(format, path)| (format, OutputTarget::parse(path)))
+    let named: Vec<(&'static FileFormat<RunRecord>, OutputTarget)> = (checked.into_iter())
         .filter(|(format, target)| match (target, written_anyway(format)) {
-            (OutputTarget::File(copy), Some(main)) => !same_file(copy, main),
+            (OutputTarget::File(copy), Some(main)) => !latlab_front::same_file(copy, main),
             _ => true,
         })
         .collect();
-    let results_dir = Some(results_dir);
-    let outputs = Outputs {
+    // Any other option naming a file the run writes anyway would write over it.
+    let written: Vec<&Path> = [json.path(), summary.path()]
+        .into_iter()
+        .flatten()
+        .collect();
+    for path in named.iter().filter_map(|(_, target)| target.path()) {
+        if written
+            .iter()
+            .any(|main| latlab_front::same_file(main, path))
+        {
+            return Err(UsageError(format!(
+                "{} is named by two outputs; give each of {} its own file",
+                path.display(),
+                RunRecord::flags_listed()
+            )));
+        }
+    }
+    Ok(Outputs {
         json,
         summary,
         named,
         create_dir,
-        plots_dir: results_dir,
+        plots_dir: Some(results_dir),
         _directory_lock: directory_lock,
-    };
-    let formats = RunRecord::flags_listed();
-    if outputs
-        .all()
-        .filter(|t| **t == OutputTarget::Stdout)
-        .count()
-        > 1
-    {
-        return Err(UsageError(format!(
-            "only one of {formats} can be '-' (standard output)"
-        )));
-    }
-    let files: Vec<&Path> = outputs.all().filter_map(OutputTarget::path).collect();
-    for (i, path) in files.iter().enumerate() {
-        if files[..i].iter().any(|other| same_file(other, path)) {
-            return Err(UsageError(format!(
-                "{} is named by two outputs; give each of {formats} its own file",
-                path.display()
-            )));
-        }
-    }
-    for target in outputs.all() {
-        if let OutputTarget::File(path) = target
-            && outputs.create_dir.as_deref() != path.parent()
-        {
-            check_file_target(path)?;
-        }
-    }
-    Ok(outputs)
+    })
 }
 
 /// The results directory must exist, belong to the user running latlab and be writable, or
@@ -563,27 +544,6 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
         latlab_front::parent_or_current(dir),
     )
     .map_err(UsageError)
-}
-
-/// Whether two output paths name one file: the same file if both exist, else the same
-/// absolute path once `.` and `..` are resolved in their directories.
-fn same_file(a: &Path, b: &Path) -> bool {
-    let resolved = |path: &Path| {
-        std::fs::canonicalize(path).ok().or_else(|| {
-            let directory = std::fs::canonicalize(latlab_front::parent_or_current(path)).ok()?;
-            Some(directory.join(path.file_name()?))
-        })
-    };
-    match (resolved(a), resolved(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => a == b,
-    }
-}
-
-/// A file output the user named must be writable where it lands
-/// ([`latlab_front::check_output_file`]).
-pub(crate) fn check_file_target(path: &Path) -> Result<(), UsageError> {
-    latlab_front::check_output_file(path).map_err(UsageError)
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn onto_a_full_disk(dir: &Path, args: &[&str]) {
 }
 
 /// `latlab ARGS | (closed at once)`: exit 0, nothing on stderr.
-fn into_a_closed_pipe(dir: &Path, args: &[&str]) {
+pub fn into_a_closed_pipe(dir: &Path, args: &[&str]) {
     let mut child = Command::new(binary())
         .current_dir(dir)
         .args(args)

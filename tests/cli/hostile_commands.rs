@@ -4,23 +4,6 @@
 //! range. Each test here failed before its fix.
 
 use crate::{latlab, results_file};
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// `latlab ARGS | (closed at once)` in `dir`: its status and standard error.
-fn into_a_closed_pipe(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("latlab"))
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output.status.code(), stderr)
-}
 
 /// A closed standard output stops the printing only: every file named is still written.
 /// Before: `fleet … | true` wrote neither OpenMetrics file, `export … | true` only the
@@ -58,8 +41,7 @@ fn a_closed_standard_output_loses_no_named_file() {
         ),
         (vec!["report", results, "--out", "p.html"], vec!["p.html"]),
     ] {
-        let (status, stderr) = into_a_closed_pipe(dir.path(), &args);
-        assert_eq!(status, Some(0), "{args:?}: {stderr}");
+        crate::hostile::into_a_closed_pipe(dir.path(), &args);
         for file in files {
             let written = std::fs::metadata(dir.path().join(file));
             assert!(

@@ -114,7 +114,7 @@ fn export_refuses_bad_requests() {
                 "--openmetrics",
                 "x",
             ],
-            "x is named by two of",
+            "x is named by two outputs",
         ),
     ];
     for (args, expected) in cases {

@@ -23,31 +23,26 @@ fn bad(message: impl Into<String>) -> Stop {
 }
 
 /// What the binary refuses before measuring, the harness refuses too: a `--pin` CPU this
-/// process cannot run on; an output path that is empty, a directory, or cannot be written;
-/// two outputs on standard output.
+/// process cannot run on, and outputs the one check of every command refuses
+/// ([`latlab_front::check_named_outputs`]: an empty path, a directory, a file that cannot be
+/// written, two on standard output, one file named twice).
 fn check_before_measuring(options: &Options, host: &dyn Host) -> Result<(), Stop> {
     if let Some(cpu) = options.sampling.pin {
         latlab_front::check_pin(host, cpu).map_err(bad)?;
     }
-    let named = options.outputs_by_flag();
-    for (flag, path) in &named {
-        match path.as_deref() {
-            None | Some("-") => {}
-            Some(path) => latlab_front::check_output_file(std::path::Path::new(path))
-                .map_err(|why| bad(format!("{flag} {why}")))?,
-        }
-    }
-    let on_stdout = named
-        .iter()
-        .filter(|(_, p)| p.as_deref() == Some("-"))
-        .count();
-    if on_stdout > 1 {
-        let flags: Vec<&str> = named.iter().map(|(flag, _)| flag.as_str()).collect();
-        return Err(bad(format!(
-            "only one of {} can be '-' (standard output)",
-            latlab_report::formats::listed(&flags)
-        )));
-    }
+    let by_flag = options.outputs_by_flag();
+    let flags: Vec<&str> = by_flag.iter().map(|(flag, _)| flag.as_str()).collect();
+    let named = (by_flag.iter())
+        .filter_map(|(flag, value)| {
+            Some(latlab_front::NamedOutput {
+                format: (),
+                flag: flag.clone(),
+                value: value.clone()?,
+            })
+        })
+        .collect();
+    latlab_front::check_named_outputs(named, &latlab_report::formats::listed(&flags), None)
+        .map_err(bad)?;
     Ok(())
 }
 

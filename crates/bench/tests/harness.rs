@@ -555,13 +555,17 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
     let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
     let long_name = "b".repeat(300);
-    let cases: [(Vec<&str>, &str); 5] = [
+    let cases: [(Vec<&str>, &str); 6] = [
         (
             vec!["--pin", "999"],
             "--pin 999: this process cannot run on CPU 999",
         ),
         (vec!["--html", "/tmp"], "--html /tmp is a directory"),
-        (vec!["--json="], "--json an empty path"),
+        (vec!["--json="], "--json '': an empty path"),
+        (
+            vec!["--json", "x", "--csv", "x"],
+            "x is named by two outputs",
+        ),
         (vec!["--json", "nowhere/x.json"], "nowhere does not exist"),
         (
             vec!["--save-baseline", &long_name],
@@ -588,22 +592,36 @@ fn bad_outputs_and_cpus_are_refused_before_anything_is_measured() {
     }
 }
 
+/// The fixture's bench binary run in `dir` with `args` and one environment `variable` set.
+fn fixture_in(dir: &Path, variable: (&str, &str), args: &[&str]) -> Output {
+    Command::new(bench_binary())
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir)
+        .env(variable.0, variable.1)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// LATLAB_RUN_OF set by hand does not make the harness a run of a --runs command: the
 /// baseline it names is still looked for (and a missing one refused), with a note that the
 /// variable was ignored. Before: the run skipped its baseline and passed.
 #[test]
 fn a_hand_set_run_of_variable_leaves_the_harness_gate_armed() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
-    let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(&binary)
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", dir.path())
-        .env("LATLAB_RUN_OF", "1/1")
-        .args(["--bench", "gate/", "--baseline", "never-saved"])
-        .args(["--fail-if-slower", "10"])
-        .output()
-        .unwrap();
+    let output = fixture_in(
+        dir.path(),
+        ("LATLAB_RUN_OF", "1/1"),
+        &[
+            "--bench",
+            "gate/",
+            "--baseline",
+            "never-saved",
+            "--fail-if-slower",
+            "10",
+        ],
+    );
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -619,16 +637,21 @@ fn a_hand_set_run_of_variable_leaves_the_harness_gate_armed() {
 #[test]
 fn a_body_that_closes_standard_output_is_said() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
-    let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(&binary)
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", dir.path())
-        .env("LATLAB_FIXTURE_CLOSE_STDOUT", "1")
-        .args(["--bench", "hostile/closes_stdout", "--samples", "12"])
-        .args(["--target-time", "200us", "--json", "r.json"])
-        .output()
-        .unwrap();
+    let output = fixture_in(
+        dir.path(),
+        ("LATLAB_FIXTURE_CLOSE_STDOUT", "1"),
+        &[
+            "--bench",
+            "hostile/closes_stdout",
+            "--samples",
+            "12",
+            "--target-time",
+            "200us",
+            "--json",
+            "r.json",
+        ],
+    );
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -45,6 +45,23 @@ impl<M: Offered> FormatArgs<M> {
             .filter_map(|(format, path)| Some((format, path.as_deref()?)))
     }
 
+    /// The formats named, each with where it goes, checked by the rules every command's
+    /// outputs meet ([`crate::check_named_outputs`]); files in the directory the command
+    /// `creates` are left to the caller.
+    pub fn checked(
+        &self,
+        creates: Option<&std::path::Path>,
+    ) -> Result<Vec<(&'static FileFormat<M>, latlab_report::OutputTarget)>, String> {
+        let named = (self.named())
+            .map(|(format, value)| crate::NamedOutput {
+                format,
+                flag: format.flag(),
+                value: value.to_string(),
+            })
+            .collect();
+        crate::check_named_outputs(named, &M::flags_listed(), creates)
+    }
+
     /// Each option by its flag (`--json`) with what it named, given or not: what the checks
     /// that name an option take.
     pub fn by_flag(&self) -> Vec<(String, Option<String>)> {

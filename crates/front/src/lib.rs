@@ -6,8 +6,8 @@
 //!   baselines ([`BaselineArgs`]);
 //! - the directories both write into on their own account, which must be the user's own
 //!   ([`check_own_directory`]);
-//! - the checks of the outputs the user names, made before measuring
-//!   ([`check_output_file`]);
+//! - the checks of the outputs the user names, made before measuring, in one step for
+//!   every command ([`check_named_outputs`], [`FormatArgs::checked`]);
 //! - the machine-wide run lock, with the note a run keeps when it goes ahead without it
 //!   ([`take_lock`]);
 //! - what a panic said ([`panic_message`]): both survive a probe or a benchmark that panics;
@@ -35,6 +35,7 @@ mod directories;
 mod formats;
 mod lifecycle;
 mod lock;
+mod named_outputs;
 mod options;
 mod outputs;
 mod panics;
@@ -58,6 +59,7 @@ pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 #[cfg(feature = "files")]
 pub use lifecycle::{Repeated, judge_and_keep, repeat};
 pub use lock::{LOCK_WAIT, take_lock};
+pub use named_outputs::{NamedOutput, check_named_outputs, same_file};
 pub use options::{
     BaselineArgs, OptionHelp, SamplingArgs, help_section, parse_suite, shown_value, value,
 };
