@@ -3,7 +3,7 @@
 //! with the statuses a shell expects.
 
 use crate::cli::{Cli, Command};
-use crate::{env_report, list, plan, probe_process, results_files, run, runs, shell_docs};
+use crate::{env_report, list, plan, probe_process, reading, run, runs, shell_docs};
 use latlab_engine::signals::StopSignals;
 use std::process::ExitCode;
 
@@ -43,16 +43,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run(args)) => run_probes(plan::run(&args, None)?),
         Some(Command::Mem(args)) => run_probes(plan::run(&args, Some("mem."))?),
         Some(Command::Report(args)) => {
-            results_files::report(&plan::report(&args)?)?;
+            reading::report(&plan::report(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Compare(args)) => results_files::compare(plan::compare(&args)?),
+        Some(Command::Compare(args)) => reading::compare(plan::compare(&args)?),
         Some(Command::Fleet(args)) => {
-            results_files::fleet(&plan::fleet(&args)?)?;
+            reading::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Export(args)) => {
-            results_files::export(&plan::export(&args)?)?;
+            reading::export(&plan::export(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::List(args)) => {

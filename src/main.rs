@@ -3,8 +3,9 @@
 //! This binary is the command line and glue only: `cli` parses, `plan` validates every
 //! subcommand into a plan (every refusal happens there), and `command` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
-//! the exporters (crates/report), and `runs` makes several runs of it; `results_files` renders `report` and `compare` from
-//! results files; `probe_process` runs a probe in a process of its own (the GPU family);
+//! the exporters (crates/report), and `runs` makes several runs of it; `reading` executes
+//! the subcommands that read results files (`report`, `compare`, `fleet`, `export`);
+//! `probe_process` runs a probe in a process of its own (the GPU family);
 //! `list` and `env_report` print the registry and the environment;
 //! `shell_docs` generates completions and man pages from `cli`.
 
@@ -23,7 +24,7 @@ mod plan;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod probe_process;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod results_files;
+mod reading;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod run;
 #[cfg(any(target_os = "linux", target_os = "android"))]

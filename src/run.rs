@@ -212,17 +212,15 @@ impl Measured for ProbeSet<'_> {
     }
 }
 
-/// Writes the plots and the HTML report into the plan's plots directory, if it has one:
-/// the plot files written and the report's path when it was. Plots that cannot be drawn
+/// Writes the plots and the HTML report into the plan's results directory: the plot files
+/// written and the report's path when it was. Plots that cannot be drawn
 /// are an output not written, like a full disk: the page goes without them.
 fn write_page_and_plots(
     plan: &RunPlan,
     record: &RunRecord,
     unwritten: &mut Unwritten,
 ) -> (Vec<PathBuf>, Option<PathBuf>) {
-    let Some(dir) = &plan.outputs.plots_dir else {
-        return (Vec::new(), None);
-    };
+    let dir = &plan.outputs.results_dir;
     let report = dir.join("report.html");
     let declared = latlab_probes::presentations();
     let plots = unwritten.note(

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 /// Makes the plan's runs, one process after another, and keeps or compares them.
 pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
-    let dir = (plan.outputs.plots_dir.clone()).expect("a run writes into a results directory");
+    let dir = plan.outputs.results_dir.clone();
     if let Some(new) = &plan.outputs.create_dir {
         std::fs::create_dir(new).with_context(|| format!("--out {}", new.display()))?;
     }

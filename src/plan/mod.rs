@@ -2,12 +2,12 @@
 //! each output goes. Everything that can be refused is refused here, before anything is
 //! measured or written, so bad input never leaves a partial file behind.
 
-mod files;
+mod reading;
 mod selection;
 
 pub use selection::Selection;
 
-pub use files::{
+pub use reading::{
     ComparePlan, ExportPlan, FleetPlan, ReportPlan, compare, export, fleet, man, report,
 };
 
@@ -49,8 +49,8 @@ pub struct Outputs {
     pub named: Vec<(&'static FileFormat<RunRecord>, OutputTarget)>,
     /// A directory to create before the first write (the default `--out`).
     pub create_dir: Option<PathBuf>,
-    /// Where plots go: the results directory, when there is one.
-    pub plots_dir: Option<PathBuf>,
+    /// The results directory: results.json, summary.json, the page and the plots.
+    pub results_dir: PathBuf,
     /// Held until the run ends: a second run into the same results directory is refused.
     pub _directory_lock: DirectoryLock,
 }
@@ -512,7 +512,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
         summary,
         named,
         create_dir,
-        plots_dir: Some(results_dir),
+        results_dir,
         _directory_lock: directory_lock,
     })
 }

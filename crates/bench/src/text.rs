@@ -5,7 +5,7 @@ use latlab_engine::model::{Profile, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 use latlab_report::terminal::Terminal;
-use latlab_report::{Align, TextTable, advice, comparison_sentence};
+use latlab_report::{Align, TextTable, advice, group_ratio_sentence};
 
 /// Instructions of the hottest function shown on the terminal; the files keep them all.
 const SHOWN_INSTRUCTIONS: usize = 40;
@@ -15,7 +15,7 @@ const SHOWN_FUNCTIONS: usize = 8;
 /// "push_grow/16 is 1.32× as slow as with_capacity/16 (95% CI 1.28–1.36×)", one per
 /// compared benchmark, wrapped to the terminal's width.
 pub(crate) fn comparison_lines(record: &RunRecord, terminal: &Terminal) -> Vec<String> {
-    (record.results().filter_map(comparison_sentence))
+    (record.results().filter_map(group_ratio_sentence))
         .flat_map(|sentence| wrapped(terminal, &sentence))
         .collect()
 }

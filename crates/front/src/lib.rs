@@ -41,7 +41,7 @@ mod outputs;
 mod panics;
 mod progress;
 mod repeat;
-mod results;
+mod run_files;
 mod stderr;
 mod terminal;
 mod time_spent;
@@ -72,7 +72,7 @@ pub use repeat::{
     ChildEnd, KilledFor, RUN_OF_VARIABLE, RunOf, RunsEnded, Supervision, check_outputs_for_runs,
     numbered_runs, run_again, supervise,
 };
-pub use results::{ResultFiles, print_out};
+pub use run_files::{ResultFiles, print_out};
 pub use stderr::stderr_text;
 pub use terminal::{ColorChoice, Stream, TerminalArgs, help_text_width, terminal};
 pub use time_spent::{TimeSpent, TimeWords};

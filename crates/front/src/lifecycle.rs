@@ -162,7 +162,7 @@ pub fn execute(
     measured: &mut dyn Measured,
     stop: &StopSignals,
 ) -> Result<u8, String> {
-    crate::results::remember_stdout();
+    crate::run_files::remember_stdout();
     let cancel = stop.flag();
     let mut notes = Vec::new();
     let Ok(_lock) = crate::take_lock(request.host.as_ref(), &cancel, &mut notes) else {

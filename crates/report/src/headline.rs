@@ -8,7 +8,7 @@
 //! Jeff Dean and Peter Norvig, as collected in 2012), bundled at build time. The human-scale
 //! column stretches time so that this machine's L1 hit takes one second.
 
-use crate::families::source_result;
+use crate::first_screen::source_result;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{

@@ -12,7 +12,7 @@
 //! into a card per row instead) and figures scale. The page is written with maud templates
 //! (`markup.rs`), which escape all text.
 
-use crate::families::family_lines;
+use crate::first_screen::family_lines;
 use crate::headline::{HeadlineRow, Measured, REFERENCE_L1_NS, headline_rows, measured_l1_ns};
 use crate::html_benchmarks;
 use crate::markup::{Contents, FOLD_ROWS_ABOVE, Section, capitalised, inline_svg, page, sort_key};

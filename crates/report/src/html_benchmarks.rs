@@ -3,7 +3,7 @@
 //! and each profile with its hot functions and annotated disassembly.
 
 use crate::advice;
-use crate::comparison::comparison_sentence;
+use crate::group_ratio::group_ratio_sentence;
 use crate::markup::Section;
 use crate::plots::distribution;
 use crate::units::format_ns;
@@ -13,7 +13,7 @@ use maud::{Markup, PreEscaped, html};
 
 /// "Comparisons": one sentence per benchmark compared with its group's baseline.
 pub(crate) fn comparisons(run: &RunRecord) -> Option<Section> {
-    let sentences: Vec<String> = run.results().filter_map(comparison_sentence).collect();
+    let sentences: Vec<String> = run.results().filter_map(group_ratio_sentence).collect();
     if sentences.is_empty() {
         return None;
     }

@@ -9,14 +9,14 @@
 pub mod advice;
 #[cfg(feature = "files")]
 pub mod compare;
-mod comparison;
 pub mod copies;
 #[cfg(feature = "files")]
 mod csv;
-mod families;
+mod first_screen;
 #[cfg(feature = "files")]
 pub mod fleet;
 pub mod formats;
+mod group_ratio;
 #[cfg(feature = "files")]
 pub mod headline;
 #[cfg(feature = "html")]
@@ -51,8 +51,8 @@ mod write;
 
 #[cfg(feature = "files")]
 pub use crate::csv::CsvExporter;
-pub use comparison::comparison_sentence;
 pub use formats::{FileFormat, Offered};
+pub use group_ratio::group_ratio_sentence;
 #[cfg(feature = "files")]
 pub use headline::HeadlineExporter;
 #[cfg(feature = "html")]

@@ -1,9 +1,9 @@
 //! The terminal view of a run: by default a line per probe with its key figures
-//! (`families.rs`), `--verbose` every result in aligned columns in human units; both fitted
+//! (`first_screen.rs`), `--verbose` every result in aligned columns in human units; both fitted
 //! to the terminal's width, then what went wrong and what to do, said once.
 
 use crate::advice;
-use crate::families::families;
+use crate::first_screen::families;
 use crate::rows::{Rows, Sweeps, headline, rows};
 use crate::terminal::{Detail, Paint, Terminal};
 use crate::text_table::Align;

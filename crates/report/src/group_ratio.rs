@@ -7,7 +7,7 @@ use latlab_engine::names::key;
 use latlab_engine::parameters::Value;
 
 /// The sentence for a result compared with a baseline; `None` for a result that is not.
-pub fn comparison_sentence(result: &BenchResult) -> Option<String> {
+pub fn group_ratio_sentence(result: &BenchResult) -> Option<String> {
     let baseline = result.parameter(key::BASELINE)?.as_str()?;
     let Some(ratio) = result.parameter(key::RATIO).and_then(|r| r.as_f64()) else {
         return Some(format!(
@@ -54,7 +54,7 @@ mod tests {
     #[test]
     fn a_faster_benchmark_reads_its_inverse_ratio_and_interval() {
         assert_eq!(
-            comparison_sentence(&compared("lists/fixed_array", 0.25, [0.2, 0.5])).unwrap(),
+            group_ratio_sentence(&compared("lists/fixed_array", 0.25, [0.2, 0.5])).unwrap(),
             "lists/fixed_array is 4.00× as fast as lists/with_capacity (95% CI 2.00×–5.00×)"
         );
     }
@@ -62,9 +62,9 @@ mod tests {
     #[test]
     fn a_slower_benchmark_reads_its_ratio_and_results_not_compared_have_no_sentence() {
         assert_eq!(
-            comparison_sentence(&compared("lists/push_grow", 1.32, [1.28, 1.36])).unwrap(),
+            group_ratio_sentence(&compared("lists/push_grow", 1.32, [1.28, 1.36])).unwrap(),
             "lists/push_grow is 1.32× as slow as lists/with_capacity (95% CI 1.28×–1.36×)"
         );
-        assert_eq!(comparison_sentence(&result("lists/alone", 1.0, &[])), None);
+        assert_eq!(group_ratio_sentence(&result("lists/alone", 1.0, &[])), None);
     }
 }

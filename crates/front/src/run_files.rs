@@ -1,4 +1,4 @@
-//! The results files a run writes, each in its format, and where the run's text goes beside
+//! The files a run writes (`ResultFiles`), each in its format, and where the run's text goes beside
 //! them: the files are rewritten whole after each probe or benchmark set (so that a crash
 //! or Ctrl-C loses at most the one under way), standard output, devices and FIFOs take one
 //! write at the end, and the text goes to standard output unless a file takes it.

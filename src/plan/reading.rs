@@ -1,6 +1,7 @@
-//! The plans of the subcommands that read results files: `latlab report` and `latlab
-//! compare`. Every file is loaded and every output checked here, so that a bad file or path
-//! is one line and status 2 before anything is written.
+//! The plans of the subcommands that read results files: `latlab report`, `compare`,
+//! `fleet` and `export` (executed by `reading.rs` beside `main.rs`). Every file is loaded
+//! and every output checked here, so that a bad file or path is one line and status 2
+//! before anything is written.
 
 use super::UsageError;
 use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, ReportArgs};

@@ -1,5 +1,7 @@
-//! Executes the plans of the subcommands that read results files: the HTML page of one
-//! run (`latlab report`) and runs side by side (`latlab compare`).
+//! Executes the plans of the subcommands that read results files (planned in
+//! `plan/reading.rs`): the HTML page of one run (`latlab report`), runs side by side
+//! (`latlab compare`), many hosts' runs (`latlab fleet`) and a run in other formats
+//! (`latlab export`).
 
 use crate::plan::{ComparePlan, ExportPlan, FleetPlan, ReportPlan};
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
