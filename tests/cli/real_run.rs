@@ -88,7 +88,25 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     assert!(!run.complete);
     let last = run.probes.last().unwrap();
     assert_eq!(last.status, ProbeStatus::Interrupted);
-    assert!(run.probes.len() < latlab_probes::PROBES.len());
+    // Stopped part-way: fewer probes than were selected, and every one before the
+    // interrupted one kept its results.
+    let selected = (latlab_probes::PROBES.iter())
+        .filter(|p| {
+            ["cpu.call", "cpu.branch", "syscall"]
+                .iter()
+                .any(|s| p.id.contains(s))
+        })
+        .count();
+    assert!(
+        run.probes.len() < selected,
+        "{} of {selected}",
+        run.probes.len()
+    );
+    let before = &run.probes[..run.probes.len() - 1];
+    assert!(!before.is_empty());
+    for probe in before {
+        assert!(!probe.results.is_empty(), "{} kept nothing", probe.id);
+    }
 }
 
 /// Runs latlab with `args` in `dir`, sends it SIGINT as soon as `ready` holds (failing after
