@@ -1,0 +1,77 @@
+//! `--runs N` as the lifecycle serves it: the runs started one after another, read back,
+//! and judged and kept together.
+
+use crate::{Baselines, RunOf, Unwritten};
+use latlab_engine::model::RunRecord;
+use latlab_engine::signals::StopSignals;
+use latlab_report::terminal::Terminal;
+use std::path::{Path, PathBuf};
+
+use super::with_causes;
+
+/// How the runs of a `--runs` command ended.
+pub enum Repeated {
+    /// Every run ended with its results written: their records, in order, and whether one
+    /// of them failed.
+    All {
+        records: Vec<RunRecord>,
+        failed: bool,
+    },
+    /// A run was stopped: the status to end with.
+    Stopped(u8),
+}
+
+/// `--runs N`: the program run N times, each a process of its own started after the last
+/// ended ([`crate::run_again`]), each writing its results into `results_of(run)`; `announce`
+/// says each before it starts. A run stopped by a signal is said, with where the runs before
+/// it are (`kept_in`).
+pub fn repeat(
+    runs: usize,
+    stop: &StopSignals,
+    kept_in: &Path,
+    results_of: impl Fn(RunOf) -> PathBuf,
+    announce: impl Fn(RunOf),
+) -> Result<Repeated, String> {
+    let ended = crate::run_again(runs, stop, announce)
+        .map_err(|e| format!("--runs: cannot start a run: {e}"))?;
+    let failed = match ended {
+        crate::RunsEnded::All { failed } => failed,
+        crate::RunsEnded::Stopped { status, whole } => {
+            crate::say!(
+                "latlab: stopped in run {} of {runs}; the {whole} whole run(s) before it and \
+                 what it measured are in {}",
+                whole + 1,
+                kept_in.display()
+            );
+            return Ok(Repeated::Stopped(status));
+        }
+    };
+    let records = (1..=runs)
+        .map(|run| {
+            let path = results_of(RunOf { run, runs });
+            latlab_report::load::load_run(&path).map_err(|e| format!("{}: {}", path.display(), e.0))
+        })
+        .collect::<Result<Vec<RunRecord>, String>>()?;
+    Ok(Repeated::All { records, failed })
+}
+
+/// The runs of a `--runs` command compared with the baseline together (the comparison
+/// printed, as `terminal` lays it out) and kept as one together: whether the gate found a
+/// result slower or a baseline could not be kept.
+pub fn judge_and_keep(
+    baselines: &Baselines,
+    records: Vec<RunRecord>,
+    terminal: &Terminal,
+    results_called: &str,
+) -> Result<bool, String> {
+    let mut unwritten = Unwritten::default();
+    baselines.keep(&records, &mut unwritten);
+    let these = latlab_report::compare::Side {
+        label: format!("these {} runs", records.len()),
+        runs: records,
+    };
+    let (text, regressed) = baselines.judged(these, terminal, results_called);
+    crate::print_out(&terminal.printable(&text)).map_err(|e| with_causes(&e))?;
+    unwritten.report();
+    Ok(regressed || !unwritten.is_empty())
+}
