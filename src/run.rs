@@ -90,7 +90,7 @@ impl ProbeSet<'_> {
 
 impl Measured for ProbeSet<'_> {
     /// Each probe with its typical duration in the suite, for the estimate of time left.
-    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+    fn units(&self, rounds: usize) -> Vec<ProgressUnit> {
         (self.plan.probes.iter())
             .map(|probe| ProgressUnit {
                 name: probe.id.to_string(),
@@ -118,14 +118,6 @@ impl Measured for ProbeSet<'_> {
             Err(e) => record.notes.push(format!("no stability check: {e}")),
         }
         Ok(())
-    }
-
-    fn units(&self) -> usize {
-        self.plan.probes.len()
-    }
-
-    fn rounds_of(&self, unit: usize, rounds: usize) -> usize {
-        self.plan.probes[unit].rounds.of(rounds)
     }
 
     /// Measures the probe with its samples scaled to its part of the budget, and its

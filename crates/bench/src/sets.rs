@@ -68,7 +68,7 @@ impl BenchSets {
 }
 
 impl Measured for BenchSets {
-    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+    fn units(&self, rounds: usize) -> Vec<ProgressUnit> {
         (self.sets.iter())
             .map(|set| ProgressUnit {
                 name: set_id(set).to_string(),
@@ -98,10 +98,6 @@ impl Measured for BenchSets {
         profile_if_asked(&self.options, &mut session, record);
         self.session = Some(session);
         Ok(())
-    }
-
-    fn units(&self) -> usize {
-        self.sets.len()
     }
 
     fn round_begins(&mut self, round: usize) {

@@ -9,13 +9,15 @@ use latlab_engine::model::{ProbeOutcome, RunRecord};
 use latlab_report::ExportError;
 
 /// What a run measures: a set of probes, or of benchmark sets. The lifecycle calls these in
-/// order: [`progress_units`](Measured::progress_units), [`start`](Measured::start), then
+/// order: [`units`](Measured::units), [`start`](Measured::start), then
 /// for each round and unit [`measure`](Measured::measure) and
 /// [`measured`](Measured::measured), then [`finish`](Measured::finish),
 /// [`text`](Measured::text) and [`write_more`](Measured::write_more).
 pub trait Measured {
-    /// The units as the progress line shows them, for a run of `rounds` rounds.
-    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit>;
+    /// The units, in the order they are measured, for a run of `rounds` rounds: each one's
+    /// name, typical cost and rounds (at most `rounds`), as the lifecycle measures them and
+    /// the progress line and the time budget count them.
+    fn units(&self, rounds: usize) -> Vec<ProgressUnit>;
 
     /// The runner to measure with (on the request's host, with the engine's settings as the
     /// controls left them, naming each measurement on the progress line), and the record as
@@ -28,14 +30,6 @@ pub trait Measured {
         record: &mut RunRecord,
         progress: &Progress,
     ) -> Result<(), Interrupted>;
-
-    /// How many units there are, in the order they are measured.
-    fn units(&self) -> usize;
-
-    /// How many of the run's `rounds` unit `unit` takes.
-    fn rounds_of(&self, _unit: usize, rounds: usize) -> usize {
-        rounds
-    }
 
     /// Round `round` (from 0) begins.
     fn round_begins(&mut self, _round: usize) {}

@@ -44,13 +44,12 @@ pub use status::with_causes;
 use crate::{Progress, TimeSpent, Unwritten};
 use controls::{apply_controls, begin_record};
 use latlab_engine::budget::TimeBudget;
+use latlab_engine::model::RunRecord;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Interrupted, Runner};
 use latlab_report::terminal::Detail;
-use outputs::write_outputs;
 use results_dir::create_results_dir;
 use rounds::Rounds;
-use status::exit_status;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -72,11 +71,10 @@ pub fn execute(
     // The progress line's thread starts before --pin and --rt apply to this thread, so that
     // it neither shares the pinned CPU nor runs in real time.
     let shown = std::io::stderr().is_terminal() && request.terminal.detail != Detail::Quiet;
-    let units = measured.progress_units(request.rounds);
+    let units = measured.units(request.rounds);
     let budget = (request.budget)
         .map(|total| TimeBudget::new(total, units.iter().map(|u| (u.typical_s, u.rounds))));
-    let names: Vec<String> = units.iter().map(|unit| unit.name.clone()).collect();
-    let mut progress = Progress::new(units, request.rounds, shown);
+    let mut progress = Progress::new(units.clone(), request.rounds, shown);
     let mut spent = TimeSpent::begin(request.budget);
     request.config.cancel = cancel;
     let settings = apply_controls(&mut request, &mut notes);
@@ -102,7 +100,7 @@ pub fn execute(
                 unwritten: &mut unwritten,
                 spent: &mut spent,
                 budget,
-                names,
+                units,
             };
             rounds.measure(&mut record)
         }
@@ -118,7 +116,25 @@ pub fn execute(
         .extend(spent.scaled_note(&measured.time_words()));
     record.load_avg_after = request.host.load_average();
     record.complete = !interrupted;
-    let regressed = write_outputs(&request, measured, &record, &mut unwritten, &mut spent)?;
-    let status = exit_status(&request, &record, &unwritten, interrupted, stop);
+    let mut state = RunState {
+        request: &request,
+        record,
+        unwritten,
+        spent,
+        interrupted,
+    };
+    let regressed = state.write_outputs(measured)?;
+    let status = state.exit_status(stop);
     Ok(if status == 0 && regressed { 1 } else { status })
+}
+
+/// Where a run stands once its units are measured: the record, the outputs that could not
+/// be written, where the time went and whether a signal stopped it. The outputs and the
+/// exit status are read from it (`outputs.rs`, `status.rs`).
+struct RunState<'a> {
+    request: &'a RunRequest,
+    record: RunRecord,
+    unwritten: Unwritten,
+    spent: TimeSpent,
+    interrupted: bool,
 }

@@ -2,7 +2,7 @@
 //! every results file rewritten after it.
 
 use super::{Measured, RunRequest};
-use crate::{Progress, TimeSpent, Unwritten};
+use crate::{Progress, ProgressUnit, TimeSpent, Unwritten};
 use latlab_engine::budget::{Allowance, TimeBudget};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::rounds::ProbeRounds;
@@ -17,8 +17,8 @@ pub(super) struct Rounds<'a> {
     pub(super) unwritten: &'a mut Unwritten,
     pub(super) spent: &'a mut TimeSpent,
     pub(super) budget: Option<TimeBudget>,
-    /// Each unit's name, for the time each round took.
-    pub(super) names: Vec<String>,
+    /// The units, as the front end gave them: each one's name and rounds.
+    pub(super) units: Vec<ProgressUnit>,
 }
 
 impl Rounds<'_> {
@@ -27,11 +27,11 @@ impl Rounds<'_> {
     /// stopped it.
     pub(super) fn measure(&mut self, record: &mut RunRecord) -> bool {
         let request = self.request;
-        let mut merged: Vec<ProbeRounds> = Vec::with_capacity(self.measured.units());
+        let mut merged: Vec<ProbeRounds> = Vec::with_capacity(self.units.len());
         for round in 0..request.rounds {
             self.measured.round_begins(round);
-            for unit in 0..self.measured.units() {
-                let rounds = self.measured.rounds_of(unit, request.rounds);
+            for unit in 0..self.units.len() {
+                let rounds = self.units[unit].rounds;
                 let done = merged.get(unit).is_some_and(|m| !m.wants_another_round());
                 if round >= rounds
                     || done
@@ -87,7 +87,9 @@ impl Rounds<'_> {
             return true;
         }
         budget.ended(unit);
-        self.spent.rounds_left_out.push(self.names[unit].clone());
+        self.spent
+            .rounds_left_out
+            .push(self.units[unit].name.clone());
         false
     }
 
@@ -101,7 +103,7 @@ impl Rounds<'_> {
         let outcome = self.measured.measure(unit, round, allowance);
         let took = started.elapsed();
         self.spent.units += took;
-        (self.spent.rounds).push((self.names[unit].clone(), took, allowance));
+        (self.spent.rounds).push((self.units[unit].name.clone(), took, allowance));
         if let Some(budget) = &mut self.budget {
             budget.took(unit, took);
         }

@@ -4,15 +4,15 @@ use super::*;
 use crate::{Baselines, ProgressUnit, ResultFiles};
 use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
+use latlab_engine::names::key;
 use latlab_engine::{Config, Suite, SyntheticHost};
 use latlab_report::ExportError;
 use latlab_report::terminal::Terminal;
-use std::path::PathBuf;
-use std::time::Duration;
-use latlab_engine::names::key;
 use latlab_report::{MarkdownExporter, OutputTarget};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Units that measure nothing and say what was asked of them.
 #[derive(Default)]
@@ -30,12 +30,13 @@ struct Units {
 }
 
 impl Measured for Units {
-    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+    /// The last unit takes one round.
+    fn units(&self, rounds: usize) -> Vec<ProgressUnit> {
         (0..self.count)
             .map(|unit| ProgressUnit {
                 name: format!("unit{unit}"),
                 typical_s: 1.0,
-                rounds: self.rounds_of(unit, rounds),
+                rounds: if unit + 1 == self.count { 1 } else { rounds },
                 alone: false,
             })
             .collect()
@@ -43,15 +44,6 @@ impl Measured for Units {
 
     fn start(&mut self, _: Runner, _: &mut RunRecord, _: &Progress) -> Result<(), Interrupted> {
         Ok(())
-    }
-
-    fn units(&self) -> usize {
-        self.count
-    }
-
-    /// The last unit takes one round.
-    fn rounds_of(&self, unit: usize, rounds: usize) -> usize {
-        if unit + 1 == self.count { 1 } else { rounds }
     }
 
     fn round_begins(&mut self, round: usize) {
@@ -137,7 +129,7 @@ struct OneResult {
 }
 
 impl Measured for OneResult {
-    fn progress_units(&self, rounds: usize) -> Vec<ProgressUnit> {
+    fn units(&self, rounds: usize) -> Vec<ProgressUnit> {
         vec![ProgressUnit {
             name: "pinned".into(),
             typical_s: 1.0,
@@ -154,10 +146,6 @@ impl Measured for OneResult {
     ) -> Result<(), Interrupted> {
         self.runner = Some(runner);
         Ok(())
-    }
-
-    fn units(&self) -> usize {
-        1
     }
 
     fn measure(&mut self, _: usize, _: usize, _: Allowance) -> ProbeOutcome {
