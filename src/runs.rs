@@ -1,12 +1,12 @@
 //! `--runs N`: the run made N times, each a process of its own
-//! ([`latlab_front::repeat`]), into `run-1` ... `run-N` of the results directory; then
+//! ([`latlab_front::RunsCommand`]), into `run-1` ... `run-N` of the results directory; then
 //! the runs kept as one baseline, or compared with one, together, as `latlab compare`
 //! compares two directories of runs.
 
 use crate::plan::RunPlan;
 use anyhow::Context;
 use latlab_engine::signals::StopSignals;
-use latlab_front::Repeated;
+use latlab_front::RunsCommand;
 use std::process::ExitCode;
 
 /// Makes the plan's runs, one process after another, and keeps or compares them.
@@ -16,12 +16,11 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
         std::fs::create_dir(new).with_context(|| format!("--out {}", new.display()))?;
     }
     let runs = plan.runs;
-    let repeated = latlab_front::repeat(
+    let command = RunsCommand {
         runs,
-        &stop,
-        &dir,
-        |of| dir.join(of.name()).join("results.json"),
-        |of| {
+        dir: &dir,
+        results_of: &|of| dir.join(of.name()).join("results.json"),
+        announce: &|of| {
             latlab_front::say!(
                 "latlab: run {} of {}, into {}",
                 of.run,
@@ -29,20 +28,16 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
                 dir.join(of.name()).display()
             );
         },
-    )
-    .map_err(anyhow::Error::msg)?;
-    let (records, failed) = match repeated {
-        Repeated::All { records, failed } => (records, failed),
-        Repeated::Stopped(status) => return Ok(ExitCode::from(status)),
+        baselines: &plan.baselines,
+        terminal: &plan.terminal,
+        results_called: "result",
+        closing: format!(
+            "latlab: {runs} runs in {}/run-1 ... run-{runs}; `latlab compare {} OTHER` \
+             compares them with another directory of runs",
+            dir.display(),
+            dir.display()
+        ),
     };
-    let regressed =
-        latlab_front::judge_and_keep(&plan.baselines, records, &plan.terminal, "result")
-            .map_err(anyhow::Error::msg)?;
-    latlab_front::say!(
-        "latlab: {runs} runs in {}/run-1 ... run-{runs}; `latlab compare {} OTHER` compares \
-         them with another directory of runs",
-        dir.display(),
-        dir.display()
-    );
-    Ok(ExitCode::from(u8::from(failed || regressed)))
+    let status = command.execute(&stop).map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::from(status))
 }

@@ -150,7 +150,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
 }
 
 /// `--runs N`: the run made N times, each a process of its own started after the last
-/// ended ([`latlab_front::repeat`]), each writing its results into `run-K.json` of the
+/// ended ([`latlab_front::RunsCommand`]), each writing its results into `run-K.json` of the
 /// runs directory; then the runs compared with the baseline together (and gated), and kept
 /// as one together. The runs of an earlier command in that directory go first.
 #[cfg(feature = "files")]
@@ -167,25 +167,26 @@ fn repeat(
     for (_, earlier) in latlab_front::numbered_runs(&dir, ".json") {
         std::fs::remove_file(earlier).map_err(cannot)?;
     }
-    let announce = |of: RunOf| {
-        let into = run_file(&dir, of);
-        latlab_front::say!("run {} of {}, into {}", of.run, of.runs, into.display());
-    };
-    let repeated =
-        latlab_front::repeat(runs, stop, &dir, |of| run_file(&dir, of), announce).map_err(bad)?;
-    let (records, failed) = match repeated {
-        latlab_front::Repeated::All { records, failed } => (records, failed),
-        latlab_front::Repeated::Stopped(status) => return Ok(i32::from(status)),
-    };
     let terminal = latlab_front::terminal(&options.terminal, latlab_front::Stream::Stdout);
-    let regressed =
-        latlab_front::judge_and_keep(baselines, records, &terminal, "benchmark").map_err(bad)?;
-    latlab_front::say!(
-        "{runs} runs in {}/run-1.json ... run-{runs}.json; `latlab compare` compares that \
-         directory with another of runs",
-        dir.display()
-    );
-    Ok(i32::from(failed || regressed))
+    let command = latlab_front::RunsCommand {
+        runs,
+        dir: &dir,
+        results_of: &|of| run_file(&dir, of),
+        announce: &|of: RunOf| {
+            let into = run_file(&dir, of);
+            latlab_front::say!("run {} of {}, into {}", of.run, of.runs, into.display());
+        },
+        baselines,
+        terminal: &terminal,
+        results_called: "benchmark",
+        closing: format!(
+            "{runs} runs in {}/run-1.json ... run-{runs}.json; `latlab compare` compares that \
+             directory with another of runs",
+            dir.display()
+        ),
+    };
+    let status = command.execute(stop).map_err(bad)?;
+    Ok(i32::from(status))
 }
 
 /// Refuses, before measuring, an option whose feature this build of the harness was built

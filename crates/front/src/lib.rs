@@ -55,9 +55,9 @@ pub use formats::FormatArgs;
 pub use latlab_engine::Suite;
 #[cfg(not(feature = "files"))]
 pub use lifecycle::Baselines;
-pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 #[cfg(feature = "files")]
-pub use lifecycle::{Repeated, judge_and_keep, repeat};
+pub use lifecycle::RunsCommand;
+pub use lifecycle::{Controls, Measured, RunRequest, execute, with_causes};
 pub use lock::{LOCK_WAIT, take_lock};
 pub use named_outputs::{NamedOutput, check_named_outputs, same_file};
 pub use options::{

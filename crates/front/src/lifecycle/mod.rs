@@ -38,7 +38,7 @@ pub use measured::Measured;
 pub use request::Baselines;
 pub use request::{Controls, RunRequest};
 #[cfg(feature = "files")]
-pub use runs::{Repeated, judge_and_keep, repeat};
+pub use runs::RunsCommand;
 pub use status::with_causes;
 
 use crate::{Progress, TimeSpent, Unwritten};

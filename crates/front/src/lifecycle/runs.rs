@@ -1,5 +1,5 @@
-//! `--runs N` as the lifecycle serves it: the runs started one after another, read back,
-//! and judged and kept together.
+//! `--runs N` as both front ends make it ([`RunsCommand`]): the runs started one after
+//! another, each a process of its own, read back, and judged and kept together.
 
 use crate::{Baselines, RunOf, Unwritten};
 use latlab_engine::model::RunRecord;
@@ -9,8 +9,44 @@ use std::path::{Path, PathBuf};
 
 use super::with_causes;
 
+/// A `--runs` command as a front end asks for it.
+pub struct RunsCommand<'a> {
+    pub runs: usize,
+    /// Where the runs are kept, as the message of a stopped run says.
+    pub dir: &'a Path,
+    /// Where run K writes its results, which are read back from there.
+    pub results_of: &'a dyn Fn(RunOf) -> PathBuf,
+    /// Says each run before it starts.
+    pub announce: &'a dyn Fn(RunOf),
+    pub baselines: &'a Baselines,
+    /// How the comparison with a baseline is laid out.
+    pub terminal: &'a Terminal,
+    /// What a result is called in the gate's text: "result", "benchmark".
+    pub results_called: &'a str,
+    /// The last line: where the runs are, and what compares them.
+    pub closing: String,
+}
+
+impl RunsCommand<'_> {
+    /// Makes the runs, then compares them with the baseline together and keeps them as
+    /// one: the exit status (a stopped run's; 1 when a run failed, the gate found a result
+    /// slower or a baseline could not be kept; else 0). `Err` when a run could not be
+    /// started or read back, or the comparison printed.
+    pub fn execute(&self, stop: &StopSignals) -> Result<u8, String> {
+        let repeated = repeat(self.runs, stop, self.dir, self.results_of, self.announce)?;
+        let (records, failed) = match repeated {
+            Repeated::All { records, failed } => (records, failed),
+            Repeated::Stopped(status) => return Ok(status),
+        };
+        let regressed =
+            judge_and_keep(self.baselines, records, self.terminal, self.results_called)?;
+        crate::say!("{}", self.closing);
+        Ok(u8::from(failed || regressed))
+    }
+}
+
 /// How the runs of a `--runs` command ended.
-pub enum Repeated {
+enum Repeated {
     /// Every run ended with its results written: their records, in order, and whether one
     /// of them failed.
     All {
@@ -25,12 +61,12 @@ pub enum Repeated {
 /// ended ([`crate::run_again`]), each writing its results into `results_of(run)`; `announce`
 /// says each before it starts. A run stopped by a signal is said, with where the runs before
 /// it are (`kept_in`).
-pub fn repeat(
+fn repeat(
     runs: usize,
     stop: &StopSignals,
     kept_in: &Path,
-    results_of: impl Fn(RunOf) -> PathBuf,
-    announce: impl Fn(RunOf),
+    results_of: &dyn Fn(RunOf) -> PathBuf,
+    announce: &dyn Fn(RunOf),
 ) -> Result<Repeated, String> {
     let ended = crate::run_again(runs, stop, announce)
         .map_err(|e| format!("--runs: cannot start a run: {e}"))?;
@@ -58,7 +94,7 @@ pub fn repeat(
 /// The runs of a `--runs` command compared with the baseline together (the comparison
 /// printed, as `terminal` lays it out) and kept as one together: whether the gate found a
 /// result slower or a baseline could not be kept.
-pub fn judge_and_keep(
+fn judge_and_keep(
     baselines: &Baselines,
     records: Vec<RunRecord>,
     terminal: &Terminal,
