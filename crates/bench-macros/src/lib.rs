@@ -201,6 +201,54 @@ fn registration(
 ) -> proc_macro2::TokenStream {
     let ident = &function.sig.ident;
     let private = quote!(::latlab_bench::__private);
+    let call = call_of(&function.sig.ident, arg_param, takes_bencher, ty);
+    let (arg_labels, run) = arguments_and_run(options, &call);
+    let name = LitStr::new(name, Span::call_site());
+    let group = match &options.group {
+        Some(group) => quote!(::core::option::Option::Some(#group)),
+        None => quote!(::core::option::Option::None),
+    };
+    let baseline = options.baseline;
+    let threads = match &options.threads {
+        Some(threads) => quote!(&#threads),
+        None => quote!(&[]),
+    };
+    let registration = format_ident!(
+        "__LATLAB_BENCH_{}_{index}",
+        ident.to_string().to_uppercase()
+    );
+    let keeper = format_ident!("__LATLAB_KEEP_{}_{index}", ident.to_string().to_uppercase());
+    let kept_by_mingw = kept_by_mingw(&keeper, &registration);
+    quote! {
+        #kept_by_mingw
+
+        #[#private::linkme::distributed_slice(#private::BENCHMARKS)]
+        #[linkme(crate = #private::linkme)]
+        #[doc(hidden)]
+        static #registration: #private::Entry = #private::Entry {
+            name: #name,
+            group: #group,
+            module: ::core::module_path!(),
+            file: ::core::file!(),
+            line: ::core::line!(),
+            ordinal: #index,
+            baseline: #baseline,
+            threads: #threads,
+            arg_labels: #arg_labels,
+            run: #run,
+        };
+    }
+}
+
+/// The call of the benchmark function `ident` (at type `ty`, if generic) with its argument
+/// (borrowed, or cloned for a parameter taken by value): handed the bencher, or timed by
+/// it as a closure.
+fn call_of(
+    ident: &syn::Ident,
+    arg_param: Option<&FnArg>,
+    takes_bencher: bool,
+    ty: Option<&Type>,
+) -> proc_macro2::TokenStream {
     let argument = match arg_param {
         Some(param) if is_reference(param) => quote!(__latlab_arg),
         Some(_) => quote!(::core::clone::Clone::clone(__latlab_arg)),
@@ -210,12 +258,20 @@ fn registration(
         Some(ty) => quote!(#ident::<#ty>),
         None => quote!(#ident),
     };
-    let call = if takes_bencher {
+    if takes_bencher {
         quote!(#callee(__latlab_bencher, #argument))
     } else {
         quote!(__latlab_bencher.bench(move || #callee(#argument)))
-    };
-    let (arg_labels, run) = match &options.args {
+    }
+}
+
+/// The registration's `arg_labels` (each argument as text) and `run` (the `call` with the
+/// argument at an index): none and the call alone for a benchmark without `args`.
+fn arguments_and_run(
+    options: &Options,
+    call: &proc_macro2::TokenStream,
+) -> (proc_macro2::TokenStream, proc_macro2::TokenStream) {
+    match &options.args {
         Some(args) => (
             quote!(|| {
                 let __latlab_args = #args;
@@ -235,26 +291,14 @@ fn registration(
             quote!(::std::vec::Vec::new),
             quote!(|__latlab_bencher, _| { #call }),
         ),
-    };
-    let name = LitStr::new(name, Span::call_site());
-    let group = match &options.group {
-        Some(group) => quote!(::core::option::Option::Some(#group)),
-        None => quote!(::core::option::Option::None),
-    };
-    let baseline = options.baseline;
-    let threads = match &options.threads {
-        Some(threads) => quote!(&#threads),
-        None => quote!(&[]),
-    };
-    let registration = format_ident!(
-        "__LATLAB_BENCH_{}_{index}",
-        ident.to_string().to_uppercase()
-    );
-    let keeper = format_ident!("__LATLAB_KEEP_{}_{index}", ident.to_string().to_uppercase());
+    }
+}
+
+/// MinGW's linker (`--gc-sections`) drops a section nothing refers to, and nothing refers
+/// to a registration but its place in the slice: a constructor entry (`.CRT$XCU`, which
+/// that linker always keeps) named `keeper` refers to `registration`, and so keeps it.
+fn kept_by_mingw(keeper: &syn::Ident, registration: &syn::Ident) -> proc_macro2::TokenStream {
     quote! {
-        // MinGW's linker (`--gc-sections`) drops a section nothing refers to, and nothing
-        // refers to a registration but its place in the slice: a constructor entry
-        // (`.CRT$XCU`, which that linker always keeps) refers to it, and so keeps it.
         #[cfg(all(target_os = "windows", target_env = "gnu"))]
         #[used]
         #[unsafe(link_section = ".CRT$XCU")]
@@ -264,22 +308,6 @@ fn registration(
                 ::core::hint::black_box(&#registration);
             }
             keep
-        };
-
-        #[#private::linkme::distributed_slice(#private::BENCHMARKS)]
-        #[linkme(crate = #private::linkme)]
-        #[doc(hidden)]
-        static #registration: #private::Entry = #private::Entry {
-            name: #name,
-            group: #group,
-            module: ::core::module_path!(),
-            file: ::core::file!(),
-            line: ::core::line!(),
-            ordinal: #index,
-            baseline: #baseline,
-            threads: #threads,
-            arg_labels: #arg_labels,
-            run: #run,
         };
     }
 }
