@@ -517,6 +517,17 @@ fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
     })
 }
 
+/// The directory `flag` names must be the user's own ([`latlab_front::check_own_directory`]).
+fn check_own(flag: &str, dir: &Path) -> Result<(), UsageError> {
+    latlab_front::check_own_directory(dir, true).map_err(|why| {
+        UsageError(format!(
+            "{flag} {}: {why}; latlab writes only into its own directories: choose another \
+             {flag}",
+            dir.display()
+        ))
+    })
+}
+
 /// The results directory must exist, belong to the user running latlab and be writable, or
 /// be creatable in an existing parent. A directory of another user's is refused, root's
 /// runs included: its owner could have planted links or FIFOs where latlab writes.
@@ -527,13 +538,7 @@ fn check_out_dir(dir: &Path) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    latlab_front::check_own_directory(dir, true).map_err(|why| {
-        UsageError(format!(
-            "--out {}: {why}; latlab writes only into its own directories: choose another \
-             --out",
-            dir.display()
-        ))
-    })?;
+    check_own("--out", dir)?;
     let context = format!("--out {}", dir.display());
     if dir.is_dir() {
         return latlab_front::check_writable(dir, &context).map_err(UsageError);

@@ -27,13 +27,7 @@ pub fn man(args: &ManArgs) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    latlab_front::check_own_directory(dir, true).map_err(|why| {
-        UsageError(format!(
-            "--dir {}: {why}; latlab writes only into its own directories: choose another \
-             --dir",
-            dir.display()
-        ))
-    })
+    super::check_own("--dir", dir)
 }
 
 /// `latlab report`: the run to render and where the page goes.

@@ -249,17 +249,8 @@ fn values_out_of_range_are_refused_as_they_are() {
 fn the_synthetic_all_cpu_bandwidth_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "mem.bandwidth",
-            "-q",
-            "--out",
-            "r",
-            "--max-size",
-            "8MiB",
-        ])
+        .args(["run", "--synthetic", "--only", "mem.bandwidth", "-q"])
+        .args(["--out", "r", "--max-size", "8MiB"])
         .assert()
         .success();
     let text = std::fs::read(dir.path().join("r/results.json")).unwrap();
