@@ -42,13 +42,7 @@ pub(crate) fn configurations(sms: u32, block: u32) -> [(&'static str, u32, u32);
     [("warp", 1, 32), ("block", 1, block), ("grid", sms, block)]
 }
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {

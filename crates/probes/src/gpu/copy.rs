@@ -160,13 +160,7 @@ fn model_result(name: &str, what: &str, sweep: &[BenchResult]) -> Option<BenchRe
     )
 }
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {

@@ -57,13 +57,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
 /// Launches per batch: the slope's two counts.
 const BATCHES: (u64, u64) = (32, 64);
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {

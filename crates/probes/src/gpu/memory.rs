@@ -193,13 +193,7 @@ pub(crate) fn level_results(
         .collect()
 }
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 /// A ring on the device, ready to chase.
 #[cfg(feature = "gpu")]

@@ -60,6 +60,23 @@ fn ready() -> Result<(), crate::ProbeError> {
     run_without_driver_reason()
 }
 
+/// A GPU probe's entry, `run`: its `measure` on the device opened for it (`on_gpu`), or,
+/// in a build without the `gpu` feature, the family's skip (`run_without_driver`).
+macro_rules! entry {
+    ($measure:ident) => {
+        #[cfg(not(feature = "gpu"))]
+        use super::run_without_driver as run;
+
+        #[cfg(feature = "gpu")]
+        fn run(
+            ctx: &mut $crate::ProbeContext,
+        ) -> Result<Vec<latlab_engine::BenchResult>, $crate::ProbeError> {
+            super::on_gpu(ctx, $measure)
+        }
+    };
+}
+pub(crate) use entry;
+
 /// Why the family is skipped when latlab was built without it.
 #[cfg(not(feature = "gpu"))]
 pub(crate) fn run_without_driver(

@@ -26,13 +26,7 @@ const STRIDE: u32 = 33;
 /// Timed loads per launch.
 const TIMED_LOADS: u32 = 8192;
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {

@@ -81,13 +81,7 @@ fn spread_result(name: &str, method: &str, per_sm: &[(u32, f64)]) -> Option<Benc
     Some(result)
 }
 
-#[cfg(not(feature = "gpu"))]
-use super::run_without_driver as run;
-
-#[cfg(feature = "gpu")]
-fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    super::on_gpu(ctx, measure)
-}
+super::entry!(measure);
 
 #[cfg(feature = "gpu")]
 fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>, ProbeError> {
