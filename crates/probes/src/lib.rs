@@ -492,13 +492,14 @@ impl std::ops::DerefMut for TestRunner {
 
 /// Whether a test that asserts a property of the machine (a mispredicted branch costs
 /// more, a set beyond the caches is read slower, loading a program costs more than a fork)
-/// runs under an emulator, whose costs are its own: it then says so and is skipped.
+/// runs under an emulator, whose costs are its own: it then says so and is counted as
+/// skipped ([`latlab_test_support::skipped`]).
 #[cfg(test)]
 pub(crate) fn skipped_under_emulation() -> bool {
     let Some(why) = latlab_engine::environment::emulation::detect() else {
         return false;
     };
-    eprintln!("skipped: emulated ({why})");
+    latlab_test_support::skipped(module_path!(), line!(), &format!("emulated ({why})"));
     true
 }
 

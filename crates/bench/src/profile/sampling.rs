@@ -111,16 +111,14 @@ mod tests {
         let sampler = ThreadSampler::open();
         if let Some(why) = latlab_engine::environment::emulation::detect() {
             // An emulator (qemu-user) implements no perf_event_open.
-            latlab_front::say!("skipped: emulated ({why}); sampling is the host's");
-            return;
+            latlab_test_support::skip!("emulated ({why}); sampling is the host's");
         }
         if !perf_events_allowed() {
             let why = sampler
                 .err()
                 .expect("refused where perf events are not allowed");
             assert!(why.contains("perf_event_paranoid"), "{why}");
-            latlab_front::say!("skipped: perf events are not allowed here: {why}");
-            return;
+            latlab_test_support::skip!("perf events are not allowed here: {why}");
         }
         let mut sampler = sampler.expect("cpu-clock sampling opens where it is allowed");
         let mut samples = Samples::default();

@@ -450,11 +450,14 @@ mod tests {
     /// Taking a line back from another CPU costs more than incrementing one's own.
     #[test]
     fn a_line_between_cpus_is_slower_than_a_line_at_home() {
+        if crate::skipped_under_emulation() {
+            return;
+        }
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
         let host = runner.host().clone();
         let Some((a, b)) = crate::thread::cpu_pair(host.as_ref(), crate::thread::Pair::TwoCpus)
         else {
-            return; // One CPU: nothing to bounce between.
+            latlab_test_support::skip!("one CPU: nothing to bounce a line between");
         };
         let _affinity = AffinityGuard::save(&host);
         let home = AtomicU64::new(0);

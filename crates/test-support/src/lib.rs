@@ -1,0 +1,78 @@
+//! What latlab's tests share. A test that cannot run on the machine it finds (one CPU, a
+//! tmpfs `/tmp`, an emulator, a GPU driver where the test needs none) does not pass having
+//! asserted nothing in silence: it calls [`skip!`], which says so with the reason and counts
+//! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]).
+
+use std::io::Write;
+
+/// The variable naming a file where each skipped test adds a line (`TEST: WHY`): `.ci/run`
+/// sets it, and reports the tests that skipped and why after each tier.
+pub const SKIPPED_TESTS_VARIABLE: &str = "LATLAB_SKIPPED_TESTS";
+
+/// Says that the calling test could not run here, and why (`format!` arguments), then
+/// returns from the test. The test is named by its thread (libtest names each test's thread
+/// after it), else by the module and line of the call.
+#[macro_export]
+macro_rules! skip {
+    ($($why:tt)*) => {{
+        $crate::skipped(module_path!(), line!(), &format!($($why)*));
+        return;
+    }};
+}
+
+/// Records a skipped test: a line on standard error (shown with `--nocapture`) and one in the
+/// file [`SKIPPED_TESTS_VARIABLE`] names, when it does. `module` and `line` name the test
+/// where its thread has no name.
+pub fn skipped(module: &str, line: u32, why: &str) {
+    let counted_in = std::env::var_os(SKIPPED_TESTS_VARIABLE);
+    record(&test_name(module, line), why, counted_in.as_deref());
+}
+
+/// Says `test` skipped for `why`, and adds it to the file `counted_in`, if any.
+fn record(test: &str, why: &str, counted_in: Option<&std::ffi::OsStr>) {
+    eprintln!("skipped: {test}: {why}");
+    let Some(path) = counted_in else {
+        return;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| writeln!(file, "{test}: {why}"));
+    if let Err(e) = appended {
+        eprintln!(
+            "could not count the skipped test in {}: {e}",
+            std::path::Path::new(path).display()
+        );
+    }
+}
+
+/// The test running on this thread: its thread's name, else where the skip was called.
+fn test_name(module: &str, line: u32) -> String {
+    match std::thread::current().name() {
+        Some(name) if name != "main" => name.to_string(),
+        _ => format!("{module}:{line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A skip is named by its test and counted a line each, beside the others.
+    #[test]
+    fn a_skipped_test_is_named_and_counted() {
+        assert_eq!(
+            test_name("here", 7),
+            "tests::a_skipped_test_is_named_and_counted"
+        );
+        let dir = std::env::temp_dir().join(format!("latlab-skips-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let counted = dir.join("skipped");
+        record("a", "one CPU", Some(counted.as_os_str()));
+        record("b", "tmpfs", Some(counted.as_os_str()));
+        let lines = std::fs::read_to_string(&counted).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(lines, "a: one CPU\nb: tmpfs\n");
+    }
+}
