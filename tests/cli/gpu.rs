@@ -284,17 +284,12 @@ fn ctrl_c_during_the_gpu_family_leaves_nothing_on_the_device() {
         .spawn()
         .unwrap();
     // Interrupt once the probe has allocated (the ledger shows a live allocation).
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&ledger_path).is_ok_and(|l| {
-        l.lines()
-            .any(|x| x.starts_with("device_allocations=") && x != "device_allocations=0")
-    }) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the probe never allocated"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    latlab_test_support::wait_until("the probe allocating", Duration::from_secs(30), || {
+        std::fs::read_to_string(&ledger_path).is_ok_and(|l| {
+            l.lines()
+                .any(|x| x.starts_with("device_allocations=") && x != "device_allocations=0")
+        })
+    });
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) on a child of this process that has not been waited for.
     unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };

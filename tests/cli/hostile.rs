@@ -393,14 +393,7 @@ fn holds_measurement_lock(pid: u32) -> bool {
 
 /// Polls `ready` until it holds, failing after 60 s with `what`.
 fn wait_until(what: &str, ready: impl Fn() -> bool) {
-    let started = std::time::Instant::now();
-    while !ready() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{what}: not within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    latlab_test_support::wait_until(what, Duration::from_secs(60), ready);
 }
 
 /// A process id that no longer exists: a child reaped at once.
@@ -780,10 +773,9 @@ fn two_ctrl_c_in_a_row_stop_at_once_and_the_next_run_clears_what_was_left() {
         .spawn()
         .unwrap();
     // Once the first probe is written, two SIGINTs 2 ms apart.
-    let started = std::time::Instant::now();
-    while !out.join("results.json").exists() && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("the first probe written", || {
+        out.join("results.json").exists()
+    });
     for _ in 0..2 {
         // SAFETY: kill(2) on a child of this process that has not been waited for.
         unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };

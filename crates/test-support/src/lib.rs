@@ -1,7 +1,8 @@
 //! What latlab's tests share. A test that cannot run on the machine it finds (one CPU, a
 //! tmpfs `/tmp`, an emulator, a GPU driver where the test needs none) does not pass having
 //! asserted nothing in silence: it calls [`skip!`], which says so with the reason and counts
-//! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]).
+//! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]). A test that waits for a process to get
+//! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit.
 
 use std::io::Write;
 
@@ -44,6 +45,15 @@ fn record(test: &str, why: &str, counted_in: Option<&std::ffi::OsStr>) {
             "could not count the skipped test in {}: {e}",
             std::path::Path::new(path).display()
         );
+    }
+}
+
+/// Polls `ready` every 10 ms until it holds; fails the test with `what` after `limit`.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut ready: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
