@@ -5,6 +5,7 @@
 use crate::cli::{Cli, Command};
 use crate::{env_report, list, plan, probe_process, reading, run, runs, shell_docs};
 use latlab_engine::signals::StopSignals;
+use latlab_front::RunOf;
 use std::process::ExitCode;
 
 /// The command: `latlab` with what its command line asks.
@@ -36,12 +37,15 @@ fn parse_command_line() -> Result<Cli, clap::Error> {
 }
 
 /// Dispatches: each subcommand is validated into a plan (every refusal happens there), then
-/// executed.
+/// executed. A run learns here, once, whether a `--runs` command started it
+/// ([`RunOf::of_this_process`]), and its plan is made from that.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => run_probes(plan::run(&cli.run, None)?),
-        Some(Command::Run(args)) => run_probes(plan::run(&args, None)?),
-        Some(Command::Mem(args)) => run_probes(plan::run(&args, Some("mem."))?),
+        None => run_probes(plan::run(&cli.run, None, RunOf::of_this_process())?),
+        Some(Command::Run(args)) => run_probes(plan::run(&args, None, RunOf::of_this_process())?),
+        Some(Command::Mem(args)) => {
+            run_probes(plan::run(&args, Some("mem."), RunOf::of_this_process())?)
+        }
         Some(Command::Report(args)) => {
             reading::report(&plan::report(&args)?)?;
             Ok(ExitCode::SUCCESS)

@@ -123,7 +123,11 @@ pub fn host(synthetic: bool) -> SharedHost {
 
 /// The plan of `latlab run` (and `mem`, and the default command): the probes of `family`
 /// (an id prefix) when given.
-pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> {
+pub fn run(
+    args: &RunArgs,
+    family: Option<&str>,
+    run_of: Option<RunOf>,
+) -> Result<RunPlan, UsageError> {
     let host = host(args.synthetic);
     let sampling = &args.sampling;
     let suite = sampling.suite;
@@ -162,9 +166,9 @@ pub fn run(args: &RunArgs, family: Option<&str>) -> Result<RunPlan, UsageError> 
         trace_on_miss: args.trace_on_miss,
     };
     let budget = budget(args, suite, &mut notes);
-    let runs = runs(args)?;
-    let outputs = outputs(args)?;
-    let baselines = baselines(args)?;
+    let runs = runs(args, run_of)?;
+    let outputs = outputs(args, run_of)?;
+    let baselines = baselines(args, run_of)?;
     Ok(RunPlan {
         host,
         suite,
@@ -225,8 +229,8 @@ fn budget(args: &RunArgs, suite: Suite, notes: &mut Vec<String>) -> Option<std::
 /// What the run does with baselines, in the results directory's `baselines/`: compare
 /// with one (and gate on it), keep the run as one, add it to one. A run started by a
 /// `--runs` command does none of these: the command compares and keeps its runs together.
-fn baselines(args: &RunArgs) -> Result<Baselines, UsageError> {
-    if RunOf::of_this_process().is_some() {
+fn baselines(args: &RunArgs, run_of: Option<RunOf>) -> Result<Baselines, UsageError> {
+    if run_of.is_some() {
         return Ok(Baselines::none());
     }
     let results_dir = args
@@ -239,12 +243,12 @@ fn baselines(args: &RunArgs) -> Result<Baselines, UsageError> {
 
 /// The directory a run writes into: `--out` (or `latlab-results`), and in it `run-K` for
 /// run K of a `--runs` command.
-fn results_dir(args: &RunArgs) -> PathBuf {
+fn results_dir(args: &RunArgs, run_of: Option<RunOf>) -> PathBuf {
     let dir = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
-    match RunOf::of_this_process() {
+    match run_of {
         Some(of) => dir.join(of.name()),
         None => dir,
     }
@@ -254,9 +258,9 @@ fn results_dir(args: &RunArgs) -> PathBuf {
 /// with outputs every run would write over (`--json FILE`, `--csv`, `--markdown`), and
 /// where the results directory holds `run-K` beyond `run-N` from an earlier command, which
 /// `latlab compare DIR` would count as runs of this side.
-fn runs(args: &RunArgs) -> Result<usize, UsageError> {
+fn runs(args: &RunArgs, run_of: Option<RunOf>) -> Result<usize, UsageError> {
     let runs = args.sampling.runs;
-    if runs == 1 || RunOf::of_this_process().is_some() {
+    if runs == 1 || run_of.is_some() {
         return Ok(1);
     }
     latlab_front::check_outputs_for_runs(
@@ -266,7 +270,7 @@ fn runs(args: &RunArgs) -> Result<usize, UsageError> {
     )
     .map_err(UsageError)?;
     // Runs of an earlier command of more runs, which `latlab compare DIR` would count.
-    let dir = results_dir(args);
+    let dir = results_dir(args, run_of);
     let others: Vec<String> = (latlab_front::numbered_runs(&dir, "").into_iter())
         .filter(|(k, path)| *k > runs && path.join("results.json").exists())
         .filter_map(|(_, path)| Some(path.file_name()?.to_string_lossy().into_owned()))
@@ -465,8 +469,8 @@ fn check_pairs(host: &dyn Host, pairs: usize) -> Result<usize, UsageError> {
 /// The results directory when neither --out nor --json says otherwise.
 const DEFAULT_RESULTS_DIR: &str = "latlab-results";
 
-fn outputs(args: &RunArgs) -> Result<Outputs, UsageError> {
-    let results_dir = results_dir(args);
+fn outputs(args: &RunArgs, run_of: Option<RunOf>) -> Result<Outputs, UsageError> {
+    let results_dir = results_dir(args, run_of);
     check_out_dir(&results_dir)?;
     let directory_lock = DirectoryLock::take(&results_dir).map_err(|why| {
         UsageError(format!(

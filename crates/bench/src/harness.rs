@@ -126,7 +126,14 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         latlab_front::Stream::beside(files.uses_stdout()),
     );
     let sets = registry::side_by_side(selected);
-    let sets = BenchSets::new(Arc::clone(options), sets, &config, terminal, stop.clone());
+    let sets = BenchSets::new(
+        Arc::clone(options),
+        sets,
+        &config,
+        terminal,
+        stop.clone(),
+        run_of,
+    );
     let request = RunRequest {
         host,
         suite: options.sampling.suite,

@@ -38,6 +38,9 @@ pub(crate) struct BenchSets {
     /// Set by a stop signal (the engine's settings' flag).
     cancel: Arc<AtomicBool>,
     stop: StopSignals,
+    /// Which run of a `--runs` command this is, if one started it (read once, by the
+    /// harness's command): where the watchdog writes.
+    run_of: Option<RunOf>,
 }
 
 impl BenchSets {
@@ -47,6 +50,7 @@ impl BenchSets {
         config: &Config,
         terminal: Terminal,
         stop: StopSignals,
+        run_of: Option<RunOf>,
     ) -> BenchSets {
         let sample_s = config.target_sample_time.as_secs_f64();
         BenchSets {
@@ -59,6 +63,7 @@ impl BenchSets {
             snapshot: None,
             cancel: Arc::default(),
             stop,
+            run_of,
         }
     }
 
@@ -90,7 +95,7 @@ impl Measured for BenchSets {
         let config = runner.config();
         let snapshot = Arc::new(Mutex::new(record.clone()));
         self.cancel = Arc::clone(&config.cancel);
-        watch_for_stuck_sets(&self.options, config, &snapshot, &self.stop);
+        watch_for_stuck_sets(&self.options, self.run_of, config, &snapshot, &self.stop);
         self.snapshot = Some(snapshot);
         let mut session = Session::new(runner, Mode::Measure);
         session.pin_threads_from(record.settings.pinned_cpu);
@@ -161,6 +166,7 @@ fn profile_if_asked(options: &Options, session: &mut Session, record: &mut RunRe
 /// run, and the process ends with the signal's status.
 fn watch_for_stuck_sets(
     options: &Arc<Options>,
+    run_of: Option<RunOf>,
     config: &Config,
     snapshot: &Arc<Mutex<RunRecord>>,
     stop: &StopSignals,
@@ -177,7 +183,7 @@ fn watch_for_stuck_sets(
             crate::watchdog::GRACE.as_secs()
         ));
         // The same outputs as the run's, which were made from the same options.
-        if let Ok(files) = result_files(&options, RunOf::of_this_process()) {
+        if let Ok(files) = result_files(&options, run_of) {
             let stream = latlab_front::Stream::beside(files.uses_stdout());
             let terminal = latlab_front::terminal(&options.terminal, stream);
             if let Ok(text) = run_text(&record, &terminal) {
