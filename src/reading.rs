@@ -50,10 +50,8 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
         say_written(format.name, target, &rendered)?;
     }
     let left_out = latlab_report::fleet::runs_left_out(&plan.report.fleet);
-    let exported = plan
-        .outputs
-        .iter()
-        .any(|(f, _)| f.name.starts_with("openmetrics"));
+    let exported = (plan.outputs.iter())
+        .any(|(format, _)| latlab_report::fleet::carries_latest_runs_only(format));
     if exported && !left_out.is_empty() {
         latlab_front::say!(
             "note: OpenMetrics carries one run per host (its name and CPU model): {} earlier \

@@ -266,9 +266,8 @@ impl Handshake {
     fn received(value: &str) -> Option<RunOf> {
         let mut parts = value.split(' ');
         let (of, _descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
-        (secret.len() == SECRET_LENGTH)
-            .then(|| RunOf::parse(of))
-            .flatten()
+        (secret.len() == SECRET_LENGTH).then_some(())?;
+        RunOf::parse(of)
     }
 }
 
@@ -424,12 +423,11 @@ mod tests {
         let (value, _) = offered(of);
         assert_eq!(Handshake::received(&value), Some(of));
         assert_eq!(Handshake::received(&value), None, "the pipe is read once");
-        let (value, descriptor) = offered(of);
+        let (_, descriptor) = offered(of);
         let other_secret = format!("2/3 {descriptor} {}", fresh_secret());
         assert_eq!(Handshake::received(&other_secret), None);
         for refused in ["2/3", "2/3 0 x", &format!("2/3 1 {}", fresh_secret())] {
             assert_eq!(Handshake::received(refused), None, "{refused}");
         }
-        drop(value);
     }
 }

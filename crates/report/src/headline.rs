@@ -228,14 +228,11 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
         let missing = unfilled(row.source.template());
         return (None, format!("no {missing} in this run"));
     };
-    let scale = scale(row.source, result.bytes_per_operation);
-    let measured = match row.source {
-        Source::Result(_) => figure(result, scale, &result.name),
-        Source::LargestScaled { bytes, .. } => {
-            let how = format!("{}, scaled to {bytes} bytes", result.name);
-            figure(result, scale, &how)
-        }
+    let how = match row.source {
+        Source::Result(_) => result.name.clone(),
+        Source::LargestScaled { bytes, .. } => format!("{}, scaled to {bytes} bytes", result.name),
     };
+    let measured = figure(result, scale(row.source, result.bytes_per_operation), &how);
     (Some(measured), row.qualifier.to_string())
 }
 

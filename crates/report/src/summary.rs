@@ -247,12 +247,8 @@ fn check_figures(summary: &RunSummary) -> Result<(), String> {
             return Err(format!("{at}.name names a result already in the summary"));
         }
         validate::time(&format!("{at}.median_ns"), result.median_ns)?;
-        if result.is_measured() && result.median_ns.abs() < MIN_TIME_NS {
-            return Err(format!(
-                "{at}.median_ns is {:e} ns, below {MIN_TIME_NS:e} ns, for a figure said to \
-                 be measured",
-                result.median_ns
-            ));
+        if result.is_measured() {
+            validate::measured_median(&format!("{at}.median_ns"), result.median_ns)?;
         }
         for bound in result.median_ci95_ns {
             validate::time(&format!("{at}.median_ci95_ns"), bound)?;

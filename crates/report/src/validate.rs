@@ -221,16 +221,23 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     if !is_measured {
         return Ok(());
     }
-    if median.abs() < MIN_TIME_NS {
-        return Err(format!(
-            "{at}.summary.median is {median:e} ns, below {MIN_TIME_NS:e} ns, for a figure \
-             said to be measured: the file is damaged"
-        ));
-    }
+    measured_median(&format!("{at}.summary.median"), median)?;
     if !result.samples_ns.is_empty() && result.samples_ns.iter().all(|&x| x <= 0.0) {
         return Err(format!(
             "{at}.samples_ns are all zero or negative, for a figure said to be measured: \
              the file is damaged"
+        ));
+    }
+    Ok(())
+}
+
+/// The median of a measured figure, at `field`, is at least [`MIN_TIME_NS`] in size: the
+/// rule of a results file and of a summary alike.
+pub(crate) fn measured_median(field: &str, median: f64) -> Result<(), String> {
+    if median.abs() < MIN_TIME_NS {
+        return Err(format!(
+            "{field} is {median:e} ns, below {MIN_TIME_NS:e} ns, for a figure said to be \
+             measured: the file is damaged"
         ));
     }
     Ok(())

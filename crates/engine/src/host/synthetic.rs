@@ -218,16 +218,16 @@ impl Timer for SyntheticTimer {
     ) -> Sampled<EventRun> {
         event(&self.clock, &mut vec![0.0; names.len()]);
         let count = limits.config.samples_per_round(count);
-        let long = operations as f64;
+        let per_event = operations as f64;
         let series_ns: Vec<Vec<f64>> = (names.iter())
             .map(|name| {
                 let events = events(name, &self.noise_factors(name, count));
-                events.into_iter().map(|ns| ns * long).collect()
+                events.into_iter().map(|ns| ns * per_event).collect()
             })
             .collect();
         Ok(EventRun {
             cold_ns: (names.iter())
-                .map(|name| 10.0 * nominal_ns(name) * long)
+                .map(|name| 10.0 * nominal_ns(name) * per_event)
                 .collect(),
             cpu_ns: series_ns[0].clone(),
             series_ns,

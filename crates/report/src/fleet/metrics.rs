@@ -36,6 +36,12 @@ pub fn latest_runs(fleet: &Fleet) -> Vec<RunMetrics> {
         .collect()
 }
 
+/// Whether `format` is one of the OpenMetrics exports, which carry each host's latest run
+/// only ([`runs_left_out`] names the others).
+pub fn carries_latest_runs_only(format: &FileFormat<FleetReport>) -> bool {
+    [FORMAT.name, BACKFILL_FORMAT.name].contains(&format.name)
+}
+
 /// The runs the OpenMetrics exports leave out, by their labels in the fleet's table: each
 /// an earlier run of a host (name and CPU model) whose latest run is exported.
 pub fn runs_left_out(fleet: &Fleet) -> Vec<&str> {

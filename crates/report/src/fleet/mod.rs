@@ -25,7 +25,7 @@ mod text;
 
 #[cfg(feature = "html")]
 pub use html::FleetHtml;
-pub use metrics::{FleetOpenMetrics, latest_runs, runs_left_out};
+pub use metrics::{FleetOpenMetrics, carries_latest_runs_only, latest_runs, runs_left_out};
 pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::FleetText;
 
