@@ -50,11 +50,11 @@ fn fake_driver_dir() -> &'static Path {
     .path()
 }
 
-/// What the stand-in driver still held when the context was destroyed: `name → count`.
+/// What the stand-in driver still held when the context was destroyed, `name → count`, and
+/// the chase kernels it ran (`chases_run`).
 fn ledger(path: &Path) -> Vec<(String, u64)> {
-    std::fs::read_to_string(path)
-        .expect("the driver wrote its ledger")
-        .lines()
+    let text = std::fs::read_to_string(path).expect("the driver wrote its ledger");
+    text.lines()
         .map(|l| {
             let (name, count) = l.split_once('=').unwrap();
             (name.to_string(), count.parse().unwrap())
@@ -62,8 +62,20 @@ fn ledger(path: &Path) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The count `name` in the ledger as it stands now; 0 where the driver has not written it
+/// (yet, or not whole).
+fn counted_now(path: &Path, name: &str) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    (text.lines())
+        .filter_map(|l| l.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+        .next()
+        .unwrap_or(0)
+}
+
 fn assert_nothing_left(path: &Path) {
-    let left: Vec<_> = ledger(path).into_iter().filter(|(_, n)| *n > 0).collect();
+    let left: Vec<_> = (ledger(path).into_iter())
+        .filter(|(name, n)| name != "chases_run" && *n > 0)
+        .collect();
     assert!(left.is_empty(), "left allocated on the device: {left:?}");
 }
 
@@ -283,18 +295,12 @@ fn ctrl_c_during_the_gpu_family_leaves_nothing_on_the_device() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Interrupt once the probe has allocated (the ledger shows a live allocation).
-    latlab_test_support::wait_until("the probe allocating", Duration::from_secs(30), || {
-        std::fs::read_to_string(&ledger_path).is_ok_and(|l| {
-            l.lines()
-                .any(|x| x.starts_with("device_allocations=") && x != "device_allocations=0")
-        })
-    });
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: kill(2) on a child of this process that has not been waited for.
-    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
-    let status = run.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    // Interrupt once the probe is in its measured launches: memory allocated and a chase
+    // run (the ledger counts both).
+    let counted = |name| counted_now(&ledger_path, name);
+    let chasing = || counted("device_allocations") > 0 && counted("chases_run") > 0;
+    latlab_test_support::wait_until("the probe chasing", Duration::from_secs(30), chasing);
+    assert_eq!(latlab_test_support::interrupt(&mut run), Some(130));
     let json = results(dir.path());
     assert_eq!(status_of(&json, "gpu.memory")["status"], "interrupted");
     assert_nothing_left(&ledger_path);

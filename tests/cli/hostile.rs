@@ -336,14 +336,12 @@ fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     let mut first_line = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut first_line).unwrap();
     let interrupted_at = std::time::Instant::now();
-    // SAFETY: kill(2) on a child of this process that has not been waited for.
-    unsafe { libc::kill(waiter.id() as libc::pid_t, libc::SIGINT) };
+    latlab_test_support::send(&waiter, libc::SIGINT);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let status = waiter.wait().unwrap();
     let waited = interrupted_at.elapsed();
-    // SAFETY: as above, for the holder.
-    unsafe { libc::kill(holder.id() as libc::pid_t, libc::SIGKILL) };
+    latlab_test_support::send(&holder, libc::SIGKILL);
     let _ = holder.wait();
     let stderr = first_line + &rest;
     assert_eq!(status.code(), Some(130), "{stderr}");
@@ -777,8 +775,7 @@ fn two_ctrl_c_in_a_row_stop_at_once_and_the_next_run_clears_what_was_left() {
         out.join("results.json").exists()
     });
     for _ in 0..2 {
-        // SAFETY: kill(2) on a child of this process that has not been waited for.
-        unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+        latlab_test_support::send(&run, libc::SIGINT);
         std::thread::sleep(Duration::from_millis(2));
     }
     let status = run.wait_with_output().unwrap().status;
@@ -1600,12 +1597,8 @@ fn a_run_in_another_network_namespace_waits_for_the_host_run() {
     let mut stderr = std::io::BufReader::new(waiter.stderr.take().unwrap());
     let mut first_line = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut first_line).unwrap();
-    // SAFETY: kill(2) on children of this process that have not been waited for.
-    unsafe {
-        libc::kill(waiter.id() as libc::pid_t, libc::SIGINT);
-        libc::kill(holder.id() as libc::pid_t, libc::SIGKILL);
-    }
-    let _ = waiter.wait();
+    let _ = latlab_test_support::interrupt(&mut waiter);
+    latlab_test_support::send(&holder, libc::SIGKILL);
     let _ = holder.wait();
     assert!(
         first_line.contains("another latlab run is measuring on this machine; waiting"),

@@ -139,9 +139,7 @@ fn signal_once(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    // SAFETY: kill(2) on a child of this process that has not been waited for.
-    let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-    assert_eq!(sent, 0);
+    latlab_test_support::send(&child, signal);
     child.wait().unwrap().code()
 }
 

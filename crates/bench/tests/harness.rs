@@ -417,22 +417,15 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         .spawn()
         .unwrap();
     // Interrupted once the first benchmark's results are in the file.
-    let started = std::time::Instant::now();
     let measured_one = || {
         std::fs::read(&json_path)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
             .is_some_and(|json| !results(&json).is_empty())
     };
-    while !measured_one() {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "no benchmark was written within 60 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    // SAFETY: kill(2) on a child of this process, which has not been waited for yet.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let limit = std::time::Duration::from_secs(60);
+    latlab_test_support::wait_until("a benchmark written", limit, measured_one);
+    latlab_test_support::send(&child, libc::SIGINT);
     let stopped = child.wait_with_output().unwrap();
     assert_eq!(
         stopped.status.code(),
@@ -766,8 +759,7 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
         .expect("the watchdog names the benchmark");
     assert!(named.contains("hostile/hangs"), "{named}");
     let interrupted_at = std::time::Instant::now();
-    // SAFETY: kill(2) on a child of this test that has not been waited for.
-    unsafe { libc::kill(hanging.id() as libc::pid_t, libc::SIGINT) };
+    latlab_test_support::send(&hanging, libc::SIGINT);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = hanging.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest:?}");

@@ -171,7 +171,7 @@ impl State {
 
     /// Writes what is alive now and what earlier contexts leaked to the file
     /// `LATLAB_FAKE_CUDA_LEDGER` names, if any: `name=count` per line, the leaks as
-    /// `leaked_name=count`.
+    /// `leaked_name=count`, then the chase kernels run so far as `chases_run=count`.
     pub fn write_ledger(&self) {
         let Some(path) = std::env::var_os("LATLAB_FAKE_CUDA_LEDGER") else {
             return;
@@ -183,6 +183,8 @@ impl State {
         for (kind, count) in &self.leaked {
             text.push_str(&format!("leaked_{kind}={count}\n"));
         }
+        let chases = crate::kernels::CHASES_RUN.load(std::sync::atomic::Ordering::Relaxed);
+        text.push_str(&format!("chases_run={chases}\n"));
         let _ = std::fs::write(path, text);
     }
 }

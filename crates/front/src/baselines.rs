@@ -236,16 +236,8 @@ mod tests {
     use super::*;
 
     fn record() -> RunRecord {
-        let settings = latlab_engine::model::RunSettings {
-            suite: "quick".into(),
-            samples: 30,
-            target_sample_time_ns: 1_000_000,
-            budget_per_benchmark_ns: 1_000_000_000,
-            rounds: 1,
-            pinned_cpu: None,
-            memory_locked: false,
-            realtime: false,
-        };
+        let config = latlab_engine::Config::quick();
+        let settings = latlab_engine::model::RunSettings::uncontrolled("quick", &config, 1);
         RunRecord::begin(
             &latlab_engine::SyntheticHost::default(),
             settings,

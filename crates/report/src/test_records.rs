@@ -29,19 +29,16 @@ pub(crate) fn probe(id: &str, results: Vec<BenchResult>) -> ProbeOutcome {
 }
 
 pub(crate) fn record(probes: Vec<ProbeOutcome>) -> RunRecord {
+    let config = latlab_engine::Config {
+        samples: 5,
+        target_sample_time: std::time::Duration::from_nanos(1),
+        budget: std::time::Duration::from_nanos(1),
+        ..latlab_engine::Config::quick()
+    };
     RunRecord {
         latlab_version: "0".into(),
         started_at: "2000-01-01T00:00:00Z".into(),
-        settings: RunSettings {
-            suite: "quick".into(),
-            samples: 5,
-            target_sample_time_ns: 1,
-            budget_per_benchmark_ns: 1,
-            rounds: 1,
-            pinned_cpu: None,
-            memory_locked: false,
-            realtime: false,
-        },
+        settings: RunSettings::uncontrolled("quick", &config, 1),
         clock: ClockInfo {
             kind: ClockKind::Synthetic,
             method: "test".into(),

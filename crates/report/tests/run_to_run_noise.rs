@@ -57,16 +57,7 @@ fn noisy_run(seed: u64, planted: &[String], factor: f64) -> RunRecord {
             None => measured = Some(ProbeRounds::first(round)),
         }
     }
-    let settings = RunSettings {
-        suite: "quick".into(),
-        samples: 15,
-        target_sample_time_ns: 1,
-        budget_per_benchmark_ns: 1,
-        rounds,
-        pinned_cpu: None,
-        memory_locked: false,
-        realtime: false,
-    };
+    let settings = RunSettings::uncontrolled("quick", runner.config(), rounds);
     let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
     record.probes.push(measured.unwrap().outcome().clone());
     record.complete = true;

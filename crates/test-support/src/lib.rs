@@ -2,7 +2,8 @@
 //! tmpfs `/tmp`, an emulator, a GPU driver where the test needs none) does not pass having
 //! asserted nothing in silence: it calls [`skip!`], which says so with the reason and counts
 //! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]). A test that waits for a process to get
-//! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit.
+//! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit;
+//! one that stops a process with a signal sends it with [`send`] or [`interrupt`].
 
 use std::io::Write;
 
@@ -55,6 +56,33 @@ pub fn wait_until(what: &str, limit: std::time::Duration, mut ready: impl FnMut(
         assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+}
+
+/// Sends `signal` to `child`, a process the test started and has not waited for, failing the
+/// test where it cannot be sent.
+#[cfg(unix)]
+pub fn send(child: &std::process::Child, signal: i32) {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid fits pid_t");
+    // SAFETY: kill(2) on a child of this process that has not been waited for, so its pid
+    // is not yet free to be reused.
+    let sent = unsafe { libc::kill(pid, signal) };
+    assert_eq!(
+        sent,
+        0,
+        "kill({pid}, {signal}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Interrupts `child` as Ctrl-C would (SIGINT), waits for it, and returns its exit status
+/// (`None` where a signal ended it).
+#[cfg(unix)]
+pub fn interrupt(child: &mut std::process::Child) -> Option<i32> {
+    send(child, libc::SIGINT);
+    child
+        .wait()
+        .expect("the interrupted child is waited for")
+        .code()
 }
 
 /// The test running on this thread: its thread's name, else where the skip was called.

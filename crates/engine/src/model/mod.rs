@@ -633,6 +633,23 @@ pub struct RunSettings {
     pub realtime: bool,
 }
 
+impl RunSettings {
+    /// The settings of a run of `suite` that samples by `config` in `rounds` rounds, before
+    /// any control (`--pin`, `--mlock`, `--rt`) has taken effect.
+    pub fn uncontrolled(suite: &str, config: &crate::Config, rounds: usize) -> RunSettings {
+        RunSettings {
+            suite: suite.to_string(),
+            samples: config.samples,
+            target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
+            budget_per_benchmark_ns: config.budget.as_nanos() as u64,
+            rounds,
+            pinned_cpu: None,
+            memory_locked: false,
+            realtime: false,
+        }
+    }
+}
+
 #[cfg(feature = "serde")]
 fn one_round() -> usize {
     1

@@ -9,16 +9,7 @@ use latlab_report::advice;
 /// settings the record keeps.
 pub(super) fn apply_controls(request: &mut RunRequest, notes: &mut Vec<String>) -> RunSettings {
     let config = &mut request.config;
-    let mut settings = RunSettings {
-        suite: request.suite.name().to_string(),
-        samples: config.samples,
-        target_sample_time_ns: config.target_sample_time.as_nanos() as u64,
-        budget_per_benchmark_ns: config.budget.as_nanos() as u64,
-        rounds: request.rounds,
-        pinned_cpu: None,
-        memory_locked: false,
-        realtime: false,
-    };
+    let mut settings = RunSettings::uncontrolled(request.suite.name(), config, request.rounds);
     let (host, controls) = (&request.host, request.controls);
     if let Some(cpu) = controls.pin {
         match host.pin_to_cpu(cpu) {
