@@ -26,7 +26,7 @@ pub fn print(args: &ListArgs) -> Result<(), ExportError> {
                 serde_json::json!({
                     "id": p.id,
                     "method": p.method,
-                    "timing": p.timing,
+                    "timing": p.timing_text(),
                     "results": results,
                 })
             })
@@ -42,7 +42,7 @@ pub fn print(args: &ListArgs) -> Result<(), ExportError> {
         let mut text = String::new();
         for probe in probes {
             text.push_str(&format!("{:width$}  {}\n", probe.id, probe.method));
-            text.push_str(&format!("{:width$}  timing: {}\n", "", probe.timing));
+            text.push_str(&format!("{:width$}  timing: {}\n", "", probe.timing_text()));
             text.push_str(&format!(
                 "{:width$}  results: {}\n",
                 "",

@@ -108,7 +108,8 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         legend.push_str(&format!("note: {note}\n"));
     }
     let outputs = plan.outputs;
-    let compared = Compared::of(plan.sides, plan.threshold);
+    let declared = latlab_probes::presentations();
+    let compared = Compared::of(plan.sides, plan.threshold, &declared);
     let text = format!(
         "{legend}\n{}",
         CompareText {
@@ -117,7 +118,6 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         .render(&compared)?
     );
     let text = plan.terminal.printable(&text);
-    let declared = latlab_probes::presentations();
     for (format, target) in &outputs {
         write_to(target, &(format.exporter)(&declared).render(&compared)?)?;
     }

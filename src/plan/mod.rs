@@ -238,7 +238,7 @@ fn baselines(args: &RunArgs, run_of: Option<RunOf>) -> Result<Baselines, UsageEr
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let store = BaselineStore::at(results_dir.join("baselines"));
-    Baselines::asked(store, &args.baselines).map_err(UsageError)
+    Baselines::asked(store, &args.baselines, latlab_probes::presentations()).map_err(UsageError)
 }
 
 /// The directory a run writes into: `--out` (or `latlab-results`), and in it `run-K` for

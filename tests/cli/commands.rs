@@ -13,7 +13,7 @@ fn list_names_every_probe_with_its_method_timing_and_results() {
         let at = lines.iter().position(|l| l.starts_with(probe.id)).unwrap();
         assert!(lines[at].ends_with(probe.method), "{}", lines[at]);
         let timing = lines[at + 1].trim_start();
-        assert_eq!(timing, format!("timing: {}", probe.timing));
+        assert_eq!(timing, format!("timing: {}", probe.timing_text()));
         let results = lines[at + 2].trim_start();
         assert_eq!(results, format!("results: {}", probe.results.join(", ")));
     }

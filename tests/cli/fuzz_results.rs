@@ -144,7 +144,11 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
         let _ = exporter.render(&run);
     }
     let pair = [("A".to_string(), run.clone()), ("B".to_string(), run)];
-    let compared = Compared::of(sides(&pair), DEFAULT_THRESHOLD);
+    let compared = Compared::of(
+        sides(&pair),
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+    );
     let formats: [&dyn Exporter<Compared>; 4] = [
         &CompareText::default(),
         &CompareMarkdown,

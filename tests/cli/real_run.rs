@@ -408,7 +408,7 @@ fn the_affinity_latlab_starts_with_is_respected_by_every_probe() {
     use latlab_engine::parameters::Value;
     for result in run.results() {
         for key in [CPUS, CPU_A, CPU_B] {
-            let used = match result.parameters.get(key) {
+            let used = match result.parameter(key) {
                 Some(Value::Integer(cpu)) => vec![*cpu],
                 Some(Value::Integers(cpus)) => cpus.clone(),
                 Some(other) => panic!("{}: {key} = {other:?}", result.name),

@@ -13,7 +13,13 @@ pub(crate) fn asked(options: &Options, run_of: Option<RunOf>) -> Result<Baseline
     if run_of.is_some() {
         return Ok(Baselines::none());
     }
-    Baselines::asked(BaselineStore::at(directory()?), &options.baselines)
+    // A user's benchmarks have no stability checks to speak for them.
+    let declared = Default::default();
+    Baselines::asked(
+        BaselineStore::at(directory()?),
+        &options.baselines,
+        declared,
+    )
 }
 
 /// Where the runs of the last `--runs` command are kept, `run-K.json` each:

@@ -51,7 +51,7 @@ pub(crate) fn cycle_lines(record: &RunRecord, terminal: &Terminal) -> Vec<String
     let mut table = TextTable::new(["  benchmark", "cycles"]);
     let mut cycle = None;
     for result in record.results() {
-        let parameter = |name| result.parameters.get(name).and_then(|v| v.as_f64());
+        let parameter = |key| result.parameter(key).and_then(|v| v.as_f64());
         if let (Some(cycles), Some(cycle_ns)) = (
             parameter(key::CYCLES_PER_CALL),
             parameter(key::CORE_CYCLE_NS),

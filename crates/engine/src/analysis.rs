@@ -147,6 +147,7 @@ pub(crate) fn timed_loop_result(
         profile: None,
         allocations: None,
         round_medians_ns: Vec::new(),
+        over_rounds: Default::default(),
     }
 }
 
@@ -187,6 +188,7 @@ pub(crate) fn observations_result(
         profile: None,
         allocations: None,
         round_medians_ns: Vec::new(),
+        over_rounds: Default::default(),
     }
 }
 

@@ -21,7 +21,14 @@
 //! same warning to every figure in cycles built on it.
 
 use crate::model::{BenchResult, Warning};
+use crate::parameters::Key;
 use crate::{Interrupted, Runner};
+
+const CORE_CLOCK_GHZ: Key = Key::new("core_clock_ghz");
+#[cfg(target_arch = "aarch64")]
+const EOR_CYCLES: Key = Key::new("eor_cycles");
+/// The multiply chain's cycles per instruction, beside the cycle (recorded, not judged).
+pub const IMUL_CYCLES: Key = Key::new("imul_cycles");
 
 /// The name of the cycle's result.
 pub const CYCLE_RESULT: &str = "cpu.frequency/cycle";
@@ -135,8 +142,8 @@ pub fn measure(runner: &mut Runner) -> Result<Cycle, Interrupted> {
     )?;
     let ns = result.summary.median;
     let mut result = result
-        .with_parameter("core_clock_ghz", 1.0 / ns)
-        .with_parameter("imul_cycles", multiply.summary.median / ns);
+        .with_parameter(CORE_CLOCK_GHZ, 1.0 / ns)
+        .with_parameter(IMUL_CYCLES, multiply.summary.median / ns);
     #[cfg(target_arch = "aarch64")]
     let check_ns = {
         let eor_ns = chain_slope(
@@ -149,7 +156,7 @@ pub fn measure(runner: &mut Runner) -> Result<Cycle, Interrupted> {
         )?
         .summary
         .median;
-        result = result.with_parameter("eor_cycles", eor_ns / ns);
+        result = result.with_parameter(EOR_CYCLES, eor_ns / ns);
         eor_ns
     };
     #[cfg(not(target_arch = "aarch64"))]
@@ -276,7 +283,7 @@ mod tests {
         };
         let with_cycles = BenchResult::derived("a", "m", vec![1.0], Vec::new(), Vec::new())
             .unwrap()
-            .with_parameter("cycles_per_load", 17.8);
+            .with_parameter(crate::names::key::CYCLES_PER_LOAD, 17.8);
         let without = BenchResult::derived("b", "m", vec![1.0], Vec::new(), Vec::new()).unwrap();
         let mut results = [with_cycles, without];
         cycle.mark(&mut results);

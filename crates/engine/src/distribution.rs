@@ -20,13 +20,13 @@ pub fn with_distribution(result: BenchResult) -> BenchResult {
     let percentile = |q: f64| us(percentile_sorted(&sorted, q));
     let average = sorted.iter().sum::<f64>() / sorted.len() as f64;
     result
-        .with_parameter("avg_us", us(average))
-        .with_parameter("best_us", us(sorted[0]))
+        .with_parameter(crate::names::key::AVG_US, us(average))
+        .with_parameter(crate::names::key::BEST_US, us(sorted[0]))
         .with_parameter(key::P50_US, percentile(0.50))
-        .with_parameter("p90_us", percentile(0.90))
+        .with_parameter(crate::names::key::P90_US, percentile(0.90))
         .with_parameter(key::P99_US, percentile(0.99))
-        .with_parameter("p99.9_us", percentile(0.999))
-        .with_parameter("worst_us", us(sorted[sorted.len() - 1]))
+        .with_parameter(crate::names::key::P99_9_US, percentile(0.999))
+        .with_parameter(crate::names::key::WORST_US, us(sorted[sorted.len() - 1]))
         .with_parameter(key::HISTOGRAM_US, Histogram::of_ns(&sorted))
 }
 

@@ -4,6 +4,69 @@
 
 use std::fmt;
 
+/// A parameter's key: its name in results files, and how a result measured in rounds
+/// combines the rounds' values. Probes and renderers share keys as constants
+/// ([`crate::names::key`], or a probe's own for what only it writes), so that renaming one
+/// changes writer and reader together, and a literal cannot stand for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    name: &'static str,
+    over_rounds: OverRounds,
+}
+
+/// How a result measured in several rounds combines the rounds' values of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OverRounds {
+    /// The first round's value stands (sizes, CPUs, settings).
+    First,
+    /// The rounds' whole numbers are added: counts of events (wake-ups, jobs, misses).
+    Summed,
+    /// The first round's figure is scaled by the merged median over the first round's: a
+    /// figure that is the median in other units (cycles).
+    ScaledWithMedian,
+}
+
+impl Key {
+    /// A key whose first round's value stands.
+    pub const fn new(name: &'static str) -> Key {
+        Key {
+            name,
+            over_rounds: OverRounds::First,
+        }
+    }
+
+    /// A count of events, added over the rounds.
+    pub const fn summed(name: &'static str) -> Key {
+        Key {
+            name,
+            over_rounds: OverRounds::Summed,
+        }
+    }
+
+    /// The median in other units, scaled with the merged median.
+    pub const fn scaled_with_median(name: &'static str) -> Key {
+        Key {
+            name,
+            over_rounds: OverRounds::ScaledWithMedian,
+        }
+    }
+
+    /// Its name in results files.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+
+    pub const fn over_rounds(self) -> OverRounds {
+        self.over_rounds
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 /// One parameter's value.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -9,6 +9,7 @@
 //! Results are found by template ([`crate::result_names`]): `mem.memcpy/{size}` covers every
 //! size the probe measured.
 
+use crate::parameters::Key;
 use crate::result_names::template_matches;
 
 /// A result-name template, `{placeholder}`s standing for values (a plain name is a template
@@ -37,6 +38,8 @@ pub struct Presentation {
     /// Results whose every event is a sample worth seeing as a distribution (latency tails).
     pub distributions: &'static [Template],
     pub grids: &'static [Grid],
+    /// Which of the run's stability checks speak for which of its results.
+    pub checked_by: &'static [CheckedBy],
 }
 
 impl Presentation {
@@ -46,7 +49,41 @@ impl Presentation {
         matrices: &[],
         distributions: &[],
         grids: &[],
+        checked_by: &[],
     };
+}
+
+/// Results whose figures a stability check speaks for: a move of the check's figures during
+/// a run, or a difference between two runs, means the machine under them changed, and
+/// `latlab compare` does not compare them across it.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedBy {
+    pub check: StabilityCheck,
+    /// Templates of the results, as the probe lists them.
+    pub results: &'static [&'static str],
+}
+
+/// The run's stability checks (`latlab_probes::stability`), taken at its start and its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StabilityCheck {
+    /// A main-memory chase and a chase within the last cache level: they speak for the
+    /// memory hierarchy's figures.
+    MemoryChases,
+    /// A core-to-core pair: it speaks for figures that cross between CPUs.
+    CoreToCore,
+}
+
+impl StabilityCheck {
+    /// The names of the check's results in a run's `stability` list.
+    pub fn names(self) -> &'static [&'static str] {
+        use crate::names::result::{
+            STABILITY_CACHE_CHASE, STABILITY_CORE_TO_CORE, STABILITY_MEMORY_CHASE,
+        };
+        match self {
+            StabilityCheck::MemoryChases => &[STABILITY_MEMORY_CHASE, STABILITY_CACHE_CHASE],
+            StabilityCheck::CoreToCore => &[STABILITY_CORE_TO_CORE],
+        }
+    }
 }
 
 /// A figure of panels stacked under each other, sharing a logarithmic x axis.
@@ -58,7 +95,7 @@ pub struct Plot {
     /// What the figure shows and how to read it.
     pub caption: &'static str,
     /// The parameter each point's x is read from, in bytes.
-    pub x_parameter: &'static str,
+    pub x_parameter: Key,
     pub x_label: &'static str,
     pub panels: &'static [Panel],
 }
@@ -116,7 +153,7 @@ pub enum Measure {
     /// Bytes per second at the median.
     Rate,
     /// A parameter of the result.
-    Parameter(&'static str),
+    Parameter(Key),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +190,7 @@ pub enum Source {
     /// byte ([`crate::model::BenchResult::bytes_per_operation`]) scaled to this many bytes.
     LargestScaled {
         results: Template,
-        largest_by: &'static str,
+        largest_by: Key,
         bytes: u64,
     },
 }
@@ -177,8 +214,8 @@ pub struct PairMatrix {
     pub id: &'static str,
     pub results: Template,
     /// The parameters naming the pair's two CPUs.
-    pub cpu_a: &'static str,
-    pub cpu_b: &'static str,
+    pub cpu_a: Key,
+    pub cpu_b: Key,
     /// What a cell is; the range of the figures follows.
     pub caption: &'static str,
 }
@@ -193,9 +230,9 @@ pub struct Grid {
     /// The rows' heading.
     pub rows: &'static str,
     /// A parameter shown after the median as a ratio (`2.1×`).
-    pub ratio: Option<&'static str>,
+    pub ratio: Option<Key>,
     /// A parameter shown under the median, with its name.
-    pub detail: Option<(&'static str, &'static str)>,
+    pub detail: Option<(&'static str, Key)>,
     /// What a cell is.
     pub note: &'static str,
 }
@@ -209,6 +246,7 @@ pub struct Presentations {
     pub matrices: Vec<&'static PairMatrix>,
     pub distributions: Vec<Template>,
     pub grids: Vec<&'static Grid>,
+    pub checked_by: Vec<&'static CheckedBy>,
 }
 
 impl Presentations {
@@ -222,6 +260,7 @@ impl Presentations {
             all.matrices.extend(presentation.matrices);
             all.distributions.extend(presentation.distributions);
             all.grids.extend(presentation.grids);
+            all.checked_by.extend(presentation.checked_by);
         }
         all.headline.sort_by_key(|row| row.order);
         all
@@ -232,6 +271,14 @@ impl Presentations {
         self.distributions.iter().any(|t| t.matches(name))
     }
 
+    /// The names of the stability checks that speak for result `name`, as its probe
+    /// declares ([`CheckedBy`]); none for a result no check speaks for.
+    pub fn checks_for(&self, name: &str) -> &'static [&'static str] {
+        (self.checked_by.iter())
+            .find(|c| c.results.iter().any(|t| template_matches(t, name)))
+            .map_or(&[], |c| c.check.names())
+    }
+
     /// Every template the declarations read, for checking them against the probes'.
     pub fn templates(&self) -> Vec<Template> {
         let lines = (self.plots.iter())
@@ -240,6 +287,7 @@ impl Presentations {
         (lines.chain(self.headline.iter().map(|row| row.source.template())))
             .chain(self.matrices.iter().map(|m| m.results))
             .chain(self.distributions.iter().copied())
+            .chain((self.checked_by.iter()).flat_map(|c| c.results.iter().map(|t| Template(t))))
             .collect()
     }
 }

@@ -295,7 +295,7 @@ impl Runner {
         slope
             .with_parameter(crate::names::key::TIMING, "slope")
             .with_parameter(
-                "operations_per_call",
+                crate::names::key::OPERATIONS_PER_CALL,
                 vec![short_ops as usize, long_ops as usize],
             )
     }

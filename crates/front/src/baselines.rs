@@ -11,6 +11,7 @@
 
 use crate::{BaselineArgs, Unwritten};
 use latlab_engine::model::RunRecord;
+use latlab_engine::presentation::Presentations;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
 use latlab_report::load::load_run;
 use latlab_report::terminal::{Detail, Terminal};
@@ -138,13 +139,20 @@ pub struct Baselines {
     saved_as: Option<String>,
     added_to: Option<String>,
     fail_if_slower: Option<f64>,
+    /// The probes' declarations: which stability checks speak for which results.
+    declared: Presentations,
 }
 
 impl Baselines {
     /// What `args` ask of the baselines in `store`, checked and loaded before measuring:
     /// `Err` (one line) when a baseline to compare with is missing or does not read, or one
-    /// to write is not the user's own directory.
-    pub fn asked(store: BaselineStore, args: &BaselineArgs) -> Result<Baselines, String> {
+    /// to write is not the user's own directory. A comparison takes the stability checks
+    /// that speak for each result from `declared`.
+    pub fn asked(
+        store: BaselineStore,
+        args: &BaselineArgs,
+        declared: Presentations,
+    ) -> Result<Baselines, String> {
         for (flag, name) in [
             ("--save-baseline", &args.save_baseline),
             ("--add-to-baseline", &args.add_to_baseline),
@@ -165,6 +173,7 @@ impl Baselines {
             added_to: args.add_to_baseline.clone(),
             fail_if_slower: args.fail_if_slower,
             store: Some(store),
+            declared,
         })
     }
 
@@ -189,7 +198,7 @@ impl Baselines {
             },
             these,
         ];
-        let compared = Compared::of(sides, DEFAULT_THRESHOLD);
+        let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared);
         let comparison = &compared.comparison;
         let mut text = match terminal.detail {
             Detail::Quiet => comparison.summary_lines().join("\n") + "\n",

@@ -251,9 +251,11 @@ pub(crate) fn keeping_measured(
 pub struct ProbeSpec {
     pub id: &'static str,
     pub method: &'static str,
-    /// How measured time becomes the probe's figures (see [`timing`]), as `latlab list`
-    /// states it.
-    pub timing: &'static str,
+    /// How measured time becomes the probe's figures, as `latlab list` states it
+    /// ([`ProbeSpec::timing_text`]).
+    pub timing: Timing,
+    /// What the method's name leaves unsaid for this probe (unroll counts, what is batched).
+    pub timing_note: Option<&'static str>,
     /// The names of the results it produces, each `{placeholder}` standing for a value
     /// ([`latlab_engine::result_names`] says which): `mem.latency/random/{size}`. `--only` and `--skip`
     /// match them; a test checks every result of a run against them.
@@ -275,6 +277,14 @@ pub struct ProbeSpec {
 }
 
 impl ProbeSpec {
+    /// How measured time becomes the probe's figures, in words: the method, then the note.
+    pub fn timing_text(&self) -> String {
+        match self.timing_note {
+            Some(note) => format!("{}; {note}", self.timing.text()),
+            None => self.timing.text().to_string(),
+        }
+    }
+
     /// What it is expected to cost in `suite`, in seconds: its typical cost, or nothing for a
     /// probe that its process's readiness already skips (the GPU family without a driver),
     /// so that a run's budget and its estimate of the time left do not wait for it.
@@ -351,15 +361,40 @@ impl Typical {
 /// loop's own instructions; subtracting an empty loop's cost is right when they run before
 /// or after the body, and wrong for a dependent chain of a few cycles, beside which they run
 /// in parallel (the subtraction then takes off time the chain never spent).
-pub mod timing {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
     /// The engine's default.
-    pub const LESS_EMPTY_LOOP: &str = "calibrated loops less the empty loop's cost (the body is \
-        long or serialising: the loop's own instructions do not run beside it)";
+    LessEmptyLoop,
     /// For dependent chains of a few cycles.
-    pub const SLOPE: &str = "the slope between two unroll counts: the loop's own cost is the \
-        same in both and cancels, overlapped or not";
+    Slope,
     /// For events too long or too irregular to repeat in a loop.
-    pub const EVENTS: &str = "each event timed on its own";
+    Events,
+    /// For a cost that only shows beside another: two loops that differ in it alone.
+    Difference,
+    /// For GPU kernels: the device's own clocks read around the timed work.
+    OnDevice,
+}
+
+impl Timing {
+    /// The method in words.
+    pub fn text(self) -> &'static str {
+        match self {
+            Timing::LessEmptyLoop => {
+                "calibrated loops less the empty loop's cost (the body is long or serialising: \
+                 the loop's own instructions do not run beside it)"
+            }
+            Timing::Slope => {
+                "the slope between two unroll counts: the loop's own cost is the same in both \
+                 and cancels, overlapped or not"
+            }
+            Timing::Events => "each event timed on its own",
+            Timing::Difference => {
+                "the difference of two calibrated loops that differ only in what is measured: \
+                 the loop's cost cancels"
+            }
+            Timing::OnDevice => "each launch timed on the device",
+        }
+    }
 }
 
 /// Every probe, in the order a run takes them.
@@ -584,6 +619,39 @@ mod tests {
                     .unwrap_or_else(|bad| panic!("{template}: unknown placeholder {bad}"));
                 assert!(seen.insert(*template), "{template} listed twice");
             }
+        }
+    }
+
+    /// The probes declare which stability checks speak for their results: the memory
+    /// chases for the memory hierarchy, the core-to-core pair for figures that cross CPUs
+    /// (the unpinned pipe, the two-CPU hand-off, contended locks and atomics, IPC), none for
+    /// the rest.
+    #[test]
+    fn the_stability_checks_speak_for_the_results_their_probes_name() {
+        use latlab_engine::presentation::StabilityCheck::{CoreToCore, MemoryChases};
+        let declared = presentations();
+        let memory = MemoryChases.names();
+        let across = CoreToCore.names();
+        for (name, checks) in [
+            ("mem.latency/random/1MiB", memory),
+            ("mem.latency/level/DRAM", memory),
+            ("mem.bandwidth/read/all/8MiB", memory),
+            ("mem.memcpy/4KiB", memory),
+            ("thread.core_to_core/one-way/cas/0-1", across),
+            ("ipc.latency/pair0/fifo", across),
+            ("ipc.latency/priority-inheritance", across),
+            ("ipc.throughput/pipe/4KiB", across),
+            ("proc.pipe/unpinned/round-trip", across),
+            ("thread.handoff/two-cpus", across),
+            ("thread.mutex/pthread/contended", across),
+            ("thread.atomic/contended", across),
+            ("proc.pipe/pinned/round-trip", &[]),
+            ("thread.handoff/same-cpu", &[]),
+            ("thread.mutex/std/uncontended", &[]),
+            ("cpu.call/direct", &[]),
+            ("file.read/open-close", &[]),
+        ] {
+            assert_eq!(declared.checks_for(name), checks, "{name}");
         }
     }
 

@@ -178,7 +178,7 @@ mod tests {
         );
         let span = |r: &Reference| {
             r.result
-                .parameter("working_set_bytes")
+                .parameter(latlab_engine::names::key::WORKING_SET_BYTES)
                 .and_then(|v| v.as_u64())
         };
         assert_eq!(span(&references[0]), Some(allowed));

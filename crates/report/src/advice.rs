@@ -483,7 +483,7 @@ mod tests {
         let mut pair = result(
             "thread.core_to_core/one-way/cas/0-1",
             7.63,
-            &[("l2_hit_ns", 4.1.into())],
+            &[(latlab_engine::names::key::L2_HIT_NS, 4.1.into())],
         );
         pair.warnings.push(Warning::BehavedAsSiblings {
             one_way_ns: 7.63,
@@ -512,7 +512,7 @@ mod tests {
         let across = result(
             "thread.core_to_core/one-way/cas/0-1",
             55.0,
-            &[("l2_hit_ns", 4.1.into())],
+            &[(latlab_engine::names::key::L2_HIT_NS, 4.1.into())],
         );
         let mut run = record(vec![probe("thread.core_to_core", vec![across])]);
         run.stability = vec![check(51.0, 69.6)];

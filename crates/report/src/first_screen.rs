@@ -12,6 +12,7 @@ use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_median, format_rate, format_result_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Measure, Presentations, Source, Template};
 
 /// Without a terminal width, the most key figures a line shows.
@@ -233,7 +234,7 @@ pub(crate) fn source_result(run: &RunRecord, source: Source) -> Option<&BenchRes
 }
 
 /// Of the results `template` covers, the one with the largest parameter `key`.
-fn largest<'a>(run: &'a RunRecord, template: Template, key: &str) -> Option<&'a BenchResult> {
+fn largest(run: &RunRecord, template: Template, key: Key) -> Option<&BenchResult> {
     run.results()
         .filter(|r| template.matches(&r.name))
         .max_by_key(|r| r.parameter(key).and_then(|v| v.as_u64()).unwrap_or(0))

@@ -434,7 +434,7 @@ mod tests {
                         latlab_engine::units::format_bytes(size as f64)
                     ),
                     if size == 4096 { 0.01 } else { 0.4 },
-                    &[("working_set_bytes", size.into())],
+                    &[(latlab_engine::names::key::WORKING_SET_BYTES, size.into())],
                 )
                 .with_bytes_per_operation(8)
             })

@@ -29,6 +29,7 @@ use crate::{ExportError, Exporter};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Grid, Presentations};
 use maud::{Markup, PreEscaped, html};
 
@@ -289,7 +290,7 @@ fn latency_distributions(run: &RunRecord, declared: &Presentations) -> Option<Se
     ))
 }
 
-fn param(result: &BenchResult, key: &str) -> String {
+fn param(result: &BenchResult, key: Key) -> String {
     result
         .parameter(key)
         .map_or("?".into(), ToString::to_string)
@@ -510,14 +511,14 @@ mod tests {
             40_000.0,
             &[
                 (
-                    "histogram_us",
+                    latlab_engine::names::key::HISTOGRAM_US,
                     latlab_engine::parameters::Histogram {
                         upper_us: vec![32, 64],
                         counts: vec![3, 40],
                     }
                     .into(),
                 ),
-                ("p50_us", 40.0.into()),
+                (latlab_engine::names::key::P50_US, 40.0.into()),
             ],
         );
         histogram.method = "a <method> & more".into();
@@ -528,7 +529,10 @@ mod tests {
                 vec![result(
                     "thread.core_to_core/one-way/cas/0-1",
                     70.0,
-                    &[("cpu_a", 0u64.into()), ("cpu_b", 1u64.into())],
+                    &[
+                        (latlab_engine::names::key::CPU_A, 0u64.into()),
+                        (latlab_engine::names::key::CPU_B, 1u64.into()),
+                    ],
                 )],
             ),
         ]);

@@ -271,7 +271,7 @@ fn type_text_parameters(run: &mut RunRecord) {
             *value = Value::Integer(n);
         } else if let Ok(x) = text.parse::<f64>() {
             *value = Value::Number(x);
-        } else if key == latlab_engine::names::key::HISTOGRAM_US
+        } else if key == latlab_engine::names::key::HISTOGRAM_US.name()
             && let Some(histogram) = parse_histogram(text)
         {
             *value = Value::Histogram(histogram);

@@ -379,7 +379,7 @@ mod tests {
             ("A".to_string(), run),
             ("B".to_string(), record(vec![probe("p", vec![later])])),
         ];
-        let compared = crate::compare::Comparison::of(&runs, 0.05);
+        let compared = crate::compare::Comparison::of(&runs, 0.05, &latlab_probes::presentations());
         assert_eq!(compared.tallies[0].untested, 1);
     }
 }

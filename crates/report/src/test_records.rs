@@ -8,12 +8,15 @@ use latlab_engine::{BenchResult, ClockInfo, ClockKind};
 pub(crate) fn result(
     name: &str,
     median: f64,
-    parameters: &[(&str, latlab_engine::parameters::Value)],
+    parameters: &[(
+        latlab_engine::parameters::Key,
+        latlab_engine::parameters::Value,
+    )],
 ) -> BenchResult {
     let mut r =
         BenchResult::derived(name, "test", vec![median; 5], Vec::new(), Vec::new()).unwrap();
     for (key, value) in parameters {
-        r = r.with_parameter(key, value.clone());
+        r = r.with_parameter(*key, value.clone());
     }
     r
 }

@@ -72,7 +72,7 @@ fn called_different(pairs: u64, planted: &[String], factor: f64) -> (usize, usiz
             ("A".to_string(), noisy_run(2 * pair, &[], 1.0)),
             ("B".to_string(), noisy_run(2 * pair + 1, planted, factor)),
         ];
-        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
         for result in &comparison.results {
             if !planted.is_empty() && !planted.contains(&result.name) {
                 continue;

@@ -6,7 +6,7 @@
 
 use crate::clock::ClockInfo;
 use crate::environment::Environment;
-use crate::parameters::Value;
+use crate::parameters::{Key, OverRounds, Value};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
@@ -17,6 +17,10 @@ mod profile;
 #[cfg(feature = "serde")]
 pub use figures_only::without_samples;
 pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
+
+const SETUP_MEDIANS_NS: Key = Key::new("setup_medians_ns");
+const SETUP_SPREAD: Key = Key::new("setup_spread");
+const SETUPS: Key = Key::new("setups");
 
 /// How a result's samples were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,12 +265,35 @@ pub struct BenchResult {
         serde(default, skip_serializing_if = "Vec::is_empty")
     )]
     pub round_medians_ns: Vec<f64>,
+    /// How the rounds' values of its parameters combine, as their keys say
+    /// ([`Key::over_rounds`]): in the process that measured it only, never in a file.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub(crate) over_rounds: RoundRules,
+}
+
+/// The keys of a result's parameters whose rounds do not simply keep the first round's
+/// value. What a result is does not depend on them: two results are equal whatever rules
+/// they carry, so that one read back from a file equals the one written.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RoundRules(Vec<Key>);
+
+impl PartialEq for RoundRules {
+    fn eq(&self, _: &RoundRules) -> bool {
+        true
+    }
 }
 
 impl BenchResult {
-    /// Adds a parameter, builder style.
-    pub fn with_parameter(mut self, key: &str, value: impl Into<Value>) -> BenchResult {
-        self.parameters.insert(key.to_string(), value.into());
+    /// Adds a parameter, builder style; how rounds combine it is its key's
+    /// ([`Key::over_rounds`]).
+    pub fn with_parameter(mut self, key: Key, value: impl Into<Value>) -> BenchResult {
+        self.parameters.insert(key.name().to_string(), value.into());
+        let rules = &mut self.over_rounds.0;
+        rules.retain(|known| known.name() != key.name());
+        if key.over_rounds() != OverRounds::First {
+            rules.push(key);
+        }
         self
     }
 
@@ -291,12 +318,12 @@ impl BenchResult {
                 key::STRIDE_BYTES,
             ]
             .iter()
-            .any(|k| self.parameter(k).is_some())
+            .any(|k| self.parameter(*k).is_some())
     }
 
     /// A parameter, when present.
-    pub fn parameter(&self, key: &str) -> Option<&Value> {
-        self.parameters.get(key)
+    pub fn parameter(&self, key: Key) -> Option<&Value> {
+        self.parameters.get(key.name())
     }
 
     /// Declares that each operation moves `bytes` bytes, so that the result is also a rate.
@@ -364,6 +391,7 @@ impl BenchResult {
             profile: None,
             allocations: None,
             round_medians_ns: Vec::new(),
+            over_rounds: RoundRules::default(),
         })
     }
 
@@ -430,9 +458,9 @@ impl BenchResult {
         let spread = (high - low) / pooled.summary.median;
         Some(
             pooled
-                .with_parameter("setups", medians.len())
-                .with_parameter("setup_medians_ns", medians)
-                .with_parameter("setup_spread", spread),
+                .with_parameter(SETUPS, medians.len())
+                .with_parameter(SETUP_MEDIANS_NS, medians)
+                .with_parameter(SETUP_SPREAD, spread),
         )
     }
 
@@ -503,37 +531,45 @@ impl BenchResult {
     }
 
     /// Brings the parameters that follow from the samples up to date with all the rounds
-    /// (the first round's were kept): the distribution is recomputed, a figure in cycles
-    /// scaled with the median, counts of events set to `counted`, their sums over the rounds.
-    fn rederive_parameters(&mut self, first_median: f64, counted: &[(String, i64)]) {
+    /// (the first round's were kept): the distribution is recomputed, figures in other
+    /// units scaled with the median ([`OverRounds::ScaledWithMedian`]), counts of events set
+    /// to `counted`, their sums over the rounds.
+    fn rederive_parameters(&mut self, first_median: f64, counted: &[(Key, i64)]) {
         if self.parameter(crate::names::key::HISTOGRAM_US).is_some() {
             *self = crate::distribution::with_distribution(self.clone());
         }
-        if let Some(Value::Number(cycles)) =
-            self.parameters.get_mut(crate::names::key::CYCLES_PER_LOAD)
-            && first_median > 0.0
-        {
-            *cycles *= self.summary.median / first_median;
+        let scaled = (self.over_rounds.0.iter())
+            .filter(|key| key.over_rounds() == OverRounds::ScaledWithMedian);
+        for key in scaled {
+            if let Some(Value::Number(figure)) = self.parameters.get_mut(key.name())
+                && first_median > 0.0
+            {
+                *figure *= self.summary.median / first_median;
+            }
         }
         for (key, total) in counted {
-            self.parameters.insert(key.clone(), Value::Integer(*total));
+            self.parameters
+                .insert(key.name().to_string(), Value::Integer(*total));
         }
     }
 
-    /// The sums over `rounds` of their integer counts of events
-    /// ([`COUNTED_OVER_ROUNDS`](crate::names::key::COUNTED_OVER_ROUNDS)).
-    fn counted_over(rounds: &[BenchResult]) -> Vec<(String, i64)> {
-        let mut totals: Vec<(String, i64)> = Vec::new();
-        for key in crate::names::key::COUNTED_OVER_ROUNDS {
-            let counts = rounds.iter().map(|r| match r.parameter(key) {
-                Some(Value::Integer(n)) => Some(*n),
-                _ => None,
-            });
-            if let Some(total) = counts.sum::<Option<i64>>() {
-                totals.push((key.to_string(), total));
-            }
-        }
-        totals
+    /// The sums over `rounds` of their counts of events: the integer parameters whose keys
+    /// the first round says are [`OverRounds::Summed`].
+    fn counted_over(rounds: &[BenchResult]) -> Vec<(Key, i64)> {
+        let Some(first) = rounds.first() else {
+            return Vec::new();
+        };
+        let summed =
+            (first.over_rounds.0.iter()).filter(|key| key.over_rounds() == OverRounds::Summed);
+        let total = |key: Key| -> Option<i64> {
+            (rounds.iter())
+                .map(|r| match r.parameter(key) {
+                    Some(Value::Integer(n)) => Some(*n),
+                    _ => None,
+                })
+                .sum()
+        };
+        summed.filter_map(|&key| Some((key, total(key)?))).collect()
     }
 
     /// The samples this result asked for and the fewest it should have had, as its sample
@@ -581,7 +617,7 @@ impl BenchResult {
         self.loop_overhead_ns = self.loop_overhead_ns.map(|o| o / n);
         self.cold_ns = self.cold_ns.map(|c| c / n);
         self.iterations *= operations;
-        self.with_parameter("operations_per_call", operations)
+        self.with_parameter(crate::names::key::OPERATIONS_PER_CALL, operations)
     }
 }
 
@@ -742,6 +778,40 @@ mod tests {
         assert_eq!(result.warnings, [Warning::HighVariance { cv: 0.2 }]);
     }
 
+    /// Rounds combine each parameter as its key says: counts added, a figure in cycles
+    /// scaled with the merged median, anything else the first round's; a key written as a
+    /// plain one after a counted one is plain.
+    #[test]
+    fn rounds_combine_parameters_as_their_keys_say() {
+        const EVENTS: Key = Key::summed("events");
+        const CYCLES: Key = Key::scaled_with_median("cycles");
+        const SIZE: Key = Key::new("size");
+        const RELABELLED: Key = Key::summed("relabelled");
+        let round = |median: f64, events: u64, size: u64| {
+            BenchResult::derived("r", "test", vec![median; 5], Vec::new(), Vec::new())
+                .unwrap()
+                .with_parameter(EVENTS, events)
+                .with_parameter(CYCLES, median * 3.0)
+                .with_parameter(SIZE, size)
+                .with_parameter(RELABELLED, 7u64)
+                .with_parameter(Key::new("relabelled"), 7u64)
+        };
+        let merged =
+            BenchResult::from_rounds(vec![round(10.0, 2, 64), round(20.0, 5, 128)]).unwrap();
+        assert_eq!(merged.parameter(EVENTS), Some(&Value::Integer(7)));
+        assert_eq!(merged.parameter(SIZE), Some(&Value::Integer(64)));
+        assert_eq!(merged.parameter(RELABELLED), Some(&Value::Integer(7)));
+        let cycles = merged.parameter(CYCLES).unwrap().as_f64().unwrap();
+        assert!(
+            (cycles - merged.summary.median * 3.0).abs() < 1e-9,
+            "{cycles}"
+        );
+        // The rules are not part of what a result is.
+        let mut bare = merged.clone();
+        bare.over_rounds = RoundRules::default();
+        assert_eq!(bare, merged);
+    }
+
     /// Rings on fresh mappings pooled: every sample kept, each ring's median and their
     /// spread recorded, a warning of any part kept once.
     #[test]
@@ -757,9 +827,9 @@ mod tests {
         assert_eq!(pooled.samples_ns.len(), 30);
         assert_eq!(pooled.summary.median, 110.0);
         assert_eq!(pooled.warnings, [Warning::DifferenceNotSignificant]);
-        let medians = pooled.parameter("setup_medians_ns").unwrap();
+        let medians = pooled.parameter(SETUP_MEDIANS_NS).unwrap();
         assert_eq!(medians, &Value::Numbers(vec![100.0, 110.0, 120.0]));
-        let spread = pooled.parameter("setup_spread").unwrap().as_f64().unwrap();
+        let spread = pooled.parameter(SETUP_SPREAD).unwrap().as_f64().unwrap();
         assert!((spread - 20.0 / 110.0).abs() < 1e-12, "{spread}");
         assert!(BenchResult::pooled(Vec::new()).is_none());
     }

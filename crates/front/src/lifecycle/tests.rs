@@ -197,7 +197,9 @@ fn pinned_figures_name_the_class_of_core_they_ran_on() {
         one.last.expect("a unit was measured")
     };
     let little = pinned(big_little(), 3);
-    let named = &little.probes[0].results[0].parameters[key::CORE_CLASS];
+    let named = &little.probes[0].results[0]
+        .parameter(key::CORE_CLASS)
+        .unwrap();
     assert_eq!(
         named.as_str(),
         Some("class 2 of 2 (the smallest): CPUs 2-3, capacity 446, max 1.80 GHz")
@@ -211,7 +213,7 @@ fn pinned_figures_name_the_class_of_core_they_ran_on() {
         little.notes
     );
     let big = pinned(big_little(), 0);
-    let named = &big.probes[0].results[0].parameters[key::CORE_CLASS];
+    let named = &big.probes[0].results[0].parameter(key::CORE_CLASS).unwrap();
     assert!(
         named
             .as_str()
@@ -221,9 +223,9 @@ fn pinned_figures_name_the_class_of_core_they_ran_on() {
     );
     let homogeneous = pinned(SyntheticHost::default(), 1);
     assert!(
-        !homogeneous.probes[0].results[0]
-            .parameters
-            .contains_key(key::CORE_CLASS)
+        (homogeneous.probes[0].results[0])
+            .parameter(key::CORE_CLASS)
+            .is_none()
     );
 }
 

@@ -9,11 +9,17 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
+
+const CLOCK: Key = Key::new("clock");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.read",
     method: "latlab's clock read back to back (cost) and its smallest non-zero step (resolution)",
-    timing: "the read's cost: calibrated loops less the empty loop (reads fenced with lfence do not overlap it); the resolution: consecutive reads, each step on its own",
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: Some(
+        "reads fenced with lfence do not overlap the empty loop; the resolution: consecutive reads, each step on its own",
+    ),
     results: &["clock.read/cost", "clock.read/resolution"],
     typical: Typical {
         quick_s: 0.06,
@@ -39,7 +45,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             &format!("one clock read ({how}), back to back in a calibrated loop"),
             || clock.start(),
         )?
-        .with_parameter("clock", &how);
+        .with_parameter(CLOCK, &how);
     let count = ctx.runner.config().samples * OBSERVATIONS_PER_SAMPLE;
     let resolution = ctx
         .runner
@@ -49,6 +55,6 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             count,
             |clock| clock.smallest_step(),
         )?
-        .with_parameter("clock", &how);
+        .with_parameter(CLOCK, &how);
     Ok(vec![cost, resolution])
 }

@@ -7,11 +7,15 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
+
+const CLOCKSOURCE: Key = Key::new("clocksource");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.vdso",
     method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["clock.vdso/monotonic"],
     typical: Typical {
         quick_s: 0.10,
@@ -44,6 +48,6 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 ts.tv_nsec
             },
         )?
-        .with_parameter("clocksource", clocksource);
+        .with_parameter(CLOCKSOURCE, clocksource);
     Ok(vec![result])
 }

@@ -18,11 +18,15 @@ use crate::random::SplitMix64;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
+
+const PATTERN_BYTES: Key = Key::new("pattern_bytes");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.branch",
     method: "a data-dependent conditional jump on a random vs an alternating 0/1 pattern",
-    timing: "the difference of two calibrated loops (unpredictable minus predictable branches): the loop's cost cancels",
+    timing: crate::Timing::Difference,
+    timing_note: Some("unpredictable minus predictable branches"),
     results: &[
         "cpu.branch/random",
         "cpu.branch/predictable",
@@ -96,7 +100,7 @@ fn measure(
             },
         )?
         .with_parameter(key::PATTERN, label)
-        .with_parameter("pattern_bytes", PATTERN_LEN);
+        .with_parameter(PATTERN_BYTES, PATTERN_LEN);
     Ok(result)
 }
 

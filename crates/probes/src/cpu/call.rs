@@ -17,7 +17,8 @@ use std::arch::asm;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.call",
     method: "direct call to an empty non-inlined function and its return",
-    timing: crate::timing::SLOPE,
+    timing: crate::Timing::Slope,
+    timing_note: None,
     results: &["cpu.call/empty"],
     typical: Typical {
         quick_s: 0.32,

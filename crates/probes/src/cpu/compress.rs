@@ -9,12 +9,17 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
 use std::hint::black_box;
+
+const COMPRESSED_BYTES: Key = Key::new("compressed_bytes");
+const INPUT: Key = Key::new("input");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.compress",
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["cpu.compress/snappy-{size}"],
     typical: Typical {
         quick_s: 0.10,
@@ -68,9 +73,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     Ok(vec![
         result
             .with_bytes_per_operation(INPUT_BYTES as u64)
-            .with_parameter("input", "1024 bytes of English prose (data/prose.txt)")
-            .with_parameter("compressed_bytes", compressed)
-            .with_parameter("ratio", INPUT_BYTES as f64 / compressed as f64),
+            .with_parameter(INPUT, "1024 bytes of English prose (data/prose.txt)")
+            .with_parameter(COMPRESSED_BYTES, compressed)
+            .with_parameter(
+                latlab_engine::names::key::RATIO,
+                INPUT_BYTES as f64 / compressed as f64,
+            ),
     ])
 }
 

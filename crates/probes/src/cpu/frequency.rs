@@ -12,7 +12,8 @@ use latlab_engine::{BenchResult, ClockKind, Warning};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.frequency",
     method: "the core clock from a chain of dependent one-cycle register additions",
-    timing: crate::timing::SLOPE,
+    timing: crate::Timing::Slope,
+    timing_note: None,
     results: &["cpu.frequency/cycle"],
     typical: Typical {
         quick_s: 0.17,
@@ -105,7 +106,11 @@ mod tests {
         let mut ratios: Vec<f64> = (0..3)
             .map(|_| {
                 let cycle = cycle::measure(&mut runner).unwrap().result;
-                cycle.parameters["imul_cycles"].as_f64().unwrap()
+                cycle
+                    .parameter(latlab_engine::cycle::IMUL_CYCLES)
+                    .unwrap()
+                    .as_f64()
+                    .unwrap()
             })
             .collect();
         ratios.sort_by(f64::total_cmp);

@@ -24,7 +24,8 @@ use latlab_engine::units::format_bytes;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.cold",
     method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["file.cold/random-{size}", "file.cold/sequential/{size}"],
     typical: Typical {
         quick_s: 0.25,
@@ -121,9 +122,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     Ok(outcome?
         .into_iter()
         .map(|r| {
-            r.with_parameter("file_system", &fs)
-                .with_parameter("directory", workspace.location())
-                .with_parameter("cache", "bypassed (O_DIRECT); a VM host may still cache")
+            r.with_parameter(crate::file::FILE_SYSTEM, &fs)
+                .with_parameter(crate::file::DIRECTORY, workspace.location())
+                .with_parameter(
+                    crate::file::CACHE,
+                    "bypassed (O_DIRECT); a VM host may still cache",
+                )
         })
         .collect())
 }

@@ -11,12 +11,19 @@ pub(crate) mod write;
 
 use crate::ProbeError;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Line, Measure, Panel, Plot, Scale, Stroke, Template, Unit};
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// Whether a file was read from the page cache or the device.
+pub(crate) const CACHE: Key = Key::new("cache");
+/// The directory a file probe worked in.
+pub(crate) const DIRECTORY: Key = Key::new("directory");
+/// The file system of that directory.
+pub(crate) const FILE_SYSTEM: Key = Key::new("file_system");
 /// `file.read`'s and `file.write`'s figure: the time of each operation by file size.
 pub(crate) const BY_SIZE: Plot = Plot {
     stem: "file-sizes",

@@ -23,7 +23,8 @@ use latlab_engine::units::format_bytes;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.read",
     method: "open+read+close of a whole cached file vs pread on an open descriptor, 1 B … 10 MiB",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &[
         "file.read/open-read-close/{size}",
         "file.read/pread/{size}",
@@ -153,9 +154,12 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let results = results
         .into_iter()
         .map(|r| {
-            r.with_parameter("file_system", &fs)
-                .with_parameter("directory", &location)
-                .with_parameter("cache", "page cache (the file was just written and read)")
+            r.with_parameter(crate::file::FILE_SYSTEM, &fs)
+                .with_parameter(crate::file::DIRECTORY, &location)
+                .with_parameter(
+                    crate::file::CACHE,
+                    "page cache (the file was just written and read)",
+                )
         })
         .collect();
     match swept {

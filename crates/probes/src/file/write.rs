@@ -10,15 +10,19 @@
 use super::{Workspace, c_path};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{HeadlineRow, Presentation, Source, Template};
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Clock};
 use std::ffi::CStr;
 
+const FSYNC: Key = Key::new("fsync");
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.write",
     method: "create+write(+fsync)+close then unlink of a new file, 0 B … 10 MiB; fsync of a 4 KiB change",
-    timing: crate::timing::EVENTS,
+    timing: crate::Timing::Events,
+    timing_note: None,
     results: &[
         "file.write/no-fsync/{size}/create-write-close",
         "file.write/no-fsync/{size}/unlink",
@@ -124,8 +128,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let c = c_path(&path);
     let (plain, synced) = events(ctx.suite);
     let with_place = |r: BenchResult| {
-        r.with_parameter("file_system", &fs)
-            .with_parameter("directory", &location)
+        r.with_parameter(crate::file::FILE_SYSTEM, &fs)
+            .with_parameter(crate::file::DIRECTORY, &location)
     };
     // Stopped part-way (a disk filling, Ctrl-C), the sizes measured before are kept.
     keeping_measured(|results| {
@@ -171,7 +175,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 results.extend(measured.into_iter().skip(1).map(|r| {
                     with_place(r)
                         .with_parameter(key::SIZE_BYTES, size)
-                        .with_parameter("fsync", sync)
+                        .with_parameter(FSYNC, sync)
                         .as_sweep_detail(super::is_sweep_detail(size))
                 }));
             }

@@ -9,11 +9,17 @@
 
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
+
+const ATOMICS_PER_S: Key = Key::new("atomics_per_s");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.atomic",
     method: "dependent atomicAdd rounds by a warp, a block and a grid, on one address and on one per thread",
-    timing: "the slope between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
+    timing: crate::Timing::Slope,
+    timing_note: Some(
+        "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
+    ),
     results: &[
         "gpu.atomic/same/warp",
         "gpu.atomic/same/block",
@@ -105,8 +111,8 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
             let per_second = f64::from(total) / result.summary.median * 1e9;
             results.push(
                 result
-                    .with_parameter("threads", total)
-                    .with_parameter("atomics_per_s", per_second),
+                    .with_parameter(latlab_engine::names::key::THREADS, total)
+                    .with_parameter(ATOMICS_PER_S, per_second),
             );
         }
     }

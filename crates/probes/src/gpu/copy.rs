@@ -18,12 +18,21 @@ use crate::mem::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{HeadlineRow, Panel, Plot, Scale, Stroke, Unit};
+
+const BANDWIDTH_GB_PER_S: Key = Key::new("bandwidth_gb_per_s");
+const BANDWIDTH_PER_FIT_GB_PER_S: Key = Key::new("bandwidth_per_fit_gb_per_s");
+const DIRECTION: Key = Key::new("direction");
+const HALF_COST_BYTES: Key = Key::new("half_cost_bytes");
+const HOST_MEMORY: Key = Key::new("host_memory");
+const LATENCY_NS: Key = Key::new("latency_ns");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.copy",
     method: "host→device and device→host copies by size, pinned and pageable, each waited for; a fitted latency + bytes/bandwidth model",
-    timing: "calibrated loops less the empty loop; the model fitted on the medians and per sample index",
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: Some("the model fitted on the medians and per sample index"),
     results: &[
         "gpu.copy/h2d/pinned/{size}",
         "gpu.copy/h2d/pageable/{size}",
@@ -150,11 +159,11 @@ fn model_result(name: &str, what: &str, sweep: &[BenchResult]) -> Option<BenchRe
     )?;
     Some(
         result
-            .with_parameter("latency_ns", overall.latency_ns)
-            .with_parameter("bandwidth_gb_per_s", overall.bytes_per_ns)
-            .with_parameter("half_cost_bytes", overall.half_cost_bytes())
+            .with_parameter(LATENCY_NS, overall.latency_ns)
+            .with_parameter(BANDWIDTH_GB_PER_S, overall.bytes_per_ns)
+            .with_parameter(HALF_COST_BYTES, overall.half_cost_bytes())
             .with_parameter(
-                "bandwidth_per_fit_gb_per_s",
+                BANDWIDTH_PER_FIT_GB_PER_S,
                 fits.iter().map(|m| m.bytes_per_ns).collect::<Vec<f64>>(),
             ),
     )
@@ -305,8 +314,8 @@ impl Copies<'_> {
                 result
                     .with_bytes_per_operation(size)
                     .with_parameter(latlab_engine::names::key::SIZE_BYTES, size)
-                    .with_parameter("direction", arrow)
-                    .with_parameter("host_memory", memory)
+                    .with_parameter(DIRECTION, arrow)
+                    .with_parameter(HOST_MEMORY, memory)
                     .as_sweep_detail(!shown.contains(&size) && size != plan.largest),
             );
         }
@@ -349,7 +358,7 @@ mod tests {
             model.summary.median
         );
         let bandwidth = model
-            .parameter("bandwidth_gb_per_s")
+            .parameter(BANDWIDTH_GB_PER_S)
             .unwrap()
             .as_f64()
             .unwrap();

@@ -6,7 +6,10 @@
 //! the driver API does not report.
 
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
 use std::path::Path;
+
+const GPU: Key = Key::new("gpu");
 
 /// One GPU, as recorded with its results.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -102,7 +105,7 @@ pub(crate) fn pci_address(domain: u32, bus: u32, device: u32) -> String {
 impl GpuInfo {
     /// Adds the description to a result's parameters.
     pub fn describe(&self, mut result: BenchResult) -> BenchResult {
-        result = result.with_parameter("gpu", self.name.as_str());
+        result = result.with_parameter(GPU, self.name.as_str());
         let mut add = |key: &str, value: Option<latlab_engine::parameters::Value>| {
             if let Some(value) = value {
                 result.parameters.insert(key.to_string(), value);

@@ -21,7 +21,10 @@ use latlab_engine::BenchResult;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.launch",
     method: "an empty kernel launched back to back, launched and waited for (stream, event, blocking event), and in CUDA graphs",
-    timing: "calibrated loops less the empty loop; per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: Some(
+        "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
+    ),
     results: &[
         "gpu.launch/enqueue",
         "gpu.launch/sync",

@@ -24,13 +24,18 @@ use crate::mem::levels::{self, Point};
 use crate::mem::sizes::{is_sweep_detail, size_label};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{HeadlineRow, Line, Measure, Stroke, Template};
 use latlab_engine::{BenchResult, Warning};
+
+const DRIVER_REPORTED_BYTES: Key = Key::new("driver_reported_bytes");
+const WARM_LOADS: Key = Key::new("warm_loads");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.memory",
     method: "one GPU thread's dependent loads over a random ring of 128-byte lines, by working-set size, through L1 and bypassing it",
-    timing: "each launch timed on the device: %globaltimer ns and %clock64 cycles around the timed loads",
+    timing: crate::Timing::OnDevice,
+    timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
     results: &[
         "gpu.memory/ca/{size}",
         "gpu.memory/cg/{size}",
@@ -167,14 +172,17 @@ pub(crate) fn level_results(
             let plateau = &curve[level.points.clone()];
             let cycles: Vec<f64> = plateau
                 .iter()
-                .filter_map(|(_, r)| r.parameter("cycles_per_operation")?.as_f64())
+                .filter_map(|(_, r)| r.parameter(crate::gpu::CYCLES_PER_OPERATION)?.as_f64())
                 .collect();
             let mut result =
                 levels::plateau_result(&format!("gpu.memory/level/{name}"), name, "L1", plateau)?;
             if !cycles.is_empty() {
                 let mut sorted = cycles.clone();
                 sorted.sort_by(f64::total_cmp);
-                result = result.with_parameter("cycles_per_load", sorted[sorted.len() / 2]);
+                result = result.with_parameter(
+                    latlab_engine::names::key::CYCLES_PER_LOAD,
+                    sorted[sorted.len() / 2],
+                );
             }
             if let Some(estimate) = level.size_estimate_bytes {
                 result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
@@ -183,7 +191,7 @@ pub(crate) fn level_results(
                         result,
                         name,
                         estimate,
-                        "driver_reported_bytes",
+                        DRIVER_REPORTED_BYTES,
                         reported,
                     );
                 }
@@ -360,8 +368,8 @@ impl Chase<'_, '_> {
             Ok(DeviceTime { cycles, ns })
         })?;
         Ok(result
-            .with_parameter("line_bytes", LINE_BYTES)
-            .with_parameter("warm_loads", warm))
+            .with_parameter(latlab_engine::names::key::LINE_BYTES, LINE_BYTES)
+            .with_parameter(WARM_LOADS, warm))
     }
 }
 
@@ -401,7 +409,7 @@ mod tests {
                     Vec::new(),
                 )
                 .unwrap()
-                .with_parameter("cycles_per_operation", t / cycle_ns)
+                .with_parameter(crate::gpu::CYCLES_PER_OPERATION, t / cycle_ns)
             })
             .collect()
     }
@@ -435,7 +443,7 @@ mod tests {
         );
         for (level, want) in levels.iter().zip([33.0, 260.0, 700.0]) {
             let got = level
-                .parameter("cycles_per_load")
+                .parameter(latlab_engine::names::key::CYCLES_PER_LOAD)
                 .unwrap()
                 .as_f64()
                 .unwrap();
@@ -481,7 +489,7 @@ mod tests {
                 "gpu.memory/level/DRAM"
             ]
         );
-        assert!(levels[1].parameter("driver_reported_bytes").is_none());
-        assert!(levels[2].parameter("driver_reported_bytes").is_some());
+        assert!(levels[1].parameter(DRIVER_REPORTED_BYTES).is_none());
+        assert!(levels[2].parameter(DRIVER_REPORTED_BYTES).is_some());
     }
 }

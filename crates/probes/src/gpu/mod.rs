@@ -19,6 +19,7 @@
 //! Built without the `gpu` feature, the family keeps its registry entries (each probe is
 //! skipped, saying why) and its pure parts (sizes, rings, the copy model, level names) with
 //! their tests, which nothing else then uses.
+
 #![cfg_attr(not(feature = "gpu"), allow(dead_code, unused_imports))]
 
 pub(crate) mod atomic;
@@ -37,6 +38,14 @@ pub(crate) mod spread;
 
 #[cfg(feature = "gpu")]
 pub(crate) use session::{FirstError, Gpu, cuda_failure, device_timed, on_gpu};
+
+use latlab_engine::parameters::Key;
+
+const OPERATIONS_PER_LAUNCH: Key = Key::new("operations_per_launch");
+const SM_CLOCK_MHZ: Key = Key::new("sm_clock_mhz");
+
+/// A kernel's time per operation in SM clock cycles.
+pub(crate) const CYCLES_PER_OPERATION: Key = Key::new("cycles_per_operation");
 
 /// The family runs each probe's round in a process of its own: a kernel that faults leaves
 /// a sticky error that lasts as long as the process (the driver's documentation: "the
@@ -241,12 +250,12 @@ mod session {
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied()
         };
-        let mut result = result.with_parameter("operations_per_launch", operations);
+        let mut result = result.with_parameter(super::OPERATIONS_PER_LAUNCH, operations);
         if let Some(c) = median(cycles[1..].to_vec()) {
-            result = result.with_parameter("cycles_per_operation", c);
+            result = result.with_parameter(crate::gpu::CYCLES_PER_OPERATION, c);
         }
         if let Some(mhz) = median(clock_mhz) {
-            result = result.with_parameter("sm_clock_mhz", mhz);
+            result = result.with_parameter(super::SM_CLOCK_MHZ, mhz);
         }
         Ok(result)
     }

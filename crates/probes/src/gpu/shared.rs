@@ -7,7 +7,8 @@ use latlab_engine::BenchResult;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.shared",
     method: "one GPU thread's dependent loads over a ring in shared memory",
-    timing: "each launch timed on the device: %globaltimer ns and %clock64 cycles around the timed loads",
+    timing: crate::Timing::OnDevice,
+    timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
     results: &["gpu.shared/load"],
     typical: Typical {
         quick_s: 0.3,

@@ -16,11 +16,19 @@ use super::sizes::FALLBACK_L2;
 use crate::mem::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
+
+const FASTEST_SM: Key = Key::new("fastest_sm");
+const PER_SM_NS: Key = Key::new("per_sm_ns");
+const SLOWEST_SM: Key = Key::new("slowest_sm");
+const SMS: Key = Key::new("sms");
+const SPREAD: Key = Key::new("spread");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.spread",
     method: "the device chase at an L2-resident and a device-memory working set, on one SM at a time",
-    timing: "each launch timed on the device: %globaltimer ns around the timed loads; per SM the median",
+    timing: crate::Timing::OnDevice,
+    timing_note: Some("%globaltimer ns around the timed loads; per SM the median"),
     results: &["gpu.spread/l2", "gpu.spread/dram"],
     typical: Typical {
         quick_s: 1.5,
@@ -65,18 +73,18 @@ fn spread_result(name: &str, method: &str, per_sm: &[(u32, f64)]) -> Option<Benc
     let median = result.summary.median;
     let mut result = result
         .with_parameter(
-            "sms",
+            SMS,
             per_sm
                 .iter()
                 .map(|&(sm, _)| sm as usize)
                 .collect::<Vec<_>>(),
         )
-        .with_parameter("per_sm_ns", samples)
-        .with_parameter("spread", (high - low) / median);
+        .with_parameter(PER_SM_NS, samples)
+        .with_parameter(SPREAD, (high - low) / median);
     if let (Some(fast), Some(slow)) = (fastest, slowest) {
         result = result
-            .with_parameter("fastest_sm", fast)
-            .with_parameter("slowest_sm", slow);
+            .with_parameter(FASTEST_SM, fast)
+            .with_parameter(SLOWEST_SM, slow);
     }
     Some(result)
 }
@@ -136,7 +144,7 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
         };
         result = result
             .with_parameter(latlab_engine::names::key::WORKING_SET_BYTES, size)
-            .with_parameter("line_bytes", LINE_BYTES);
+            .with_parameter(latlab_engine::names::key::LINE_BYTES, LINE_BYTES);
         if !missed.is_empty() {
             result.warnings.push(Warning::part_skipped(
                 &format!("{} of {} SMs", missed.len(), sms.len()),
@@ -241,9 +249,9 @@ mod tests {
     fn the_spread_names_its_fastest_and_slowest_sm() {
         let r = spread_result("gpu.spread/l2", "m", &[(0, 100.0), (4, 120.0), (8, 110.0)]).unwrap();
         assert_eq!(r.summary.n, 3);
-        assert_eq!(r.parameter("fastest_sm").unwrap().as_u64(), Some(0));
-        assert_eq!(r.parameter("slowest_sm").unwrap().as_u64(), Some(4));
-        let spread = r.parameter("spread").unwrap().as_f64().unwrap();
+        assert_eq!(r.parameter(FASTEST_SM).unwrap().as_u64(), Some(0));
+        assert_eq!(r.parameter(SLOWEST_SM).unwrap().as_u64(), Some(4));
+        let spread = r.parameter(SPREAD).unwrap().as_f64().unwrap();
         assert!((spread - 20.0 / 110.0).abs() < 1e-9, "{spread}");
         assert!(spread_result("gpu.spread/l2", "m", &[]).is_none());
     }

@@ -15,20 +15,28 @@ use crate::mem::{headline_point, sweep_point};
 use crate::peer::{Child, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::units::format_bytes;
 use latlab_engine::{BenchResult, Runner};
+
+const PAYLOAD_BYTES: Key = Key::new("payload_bytes");
+const TRANSPORT: Key = Key::new("transport");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &[
+    "ipc.throughput/pipe/{size}",
+    "ipc.throughput/unix-stream/{size}",
+    "ipc.throughput/unix-dgram/{size}",
+    "ipc.throughput/eventfd-shm/{size}",
+    "ipc.throughput/tcp/{size}",
+];
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.throughput",
     method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
-    timing: crate::timing::LESS_EMPTY_LOOP,
-    results: &[
-        "ipc.throughput/pipe/{size}",
-        "ipc.throughput/unix-stream/{size}",
-        "ipc.throughput/unix-dgram/{size}",
-        "ipc.throughput/eventfd-shm/{size}",
-        "ipc.throughput/tcp/{size}",
-    ],
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
+    results: RESULTS,
     typical: Typical {
         quick_s: 1.3,
         full_s: 25.0,
@@ -44,6 +52,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             "ipc.throughput/tcp/4B",
             "4 bytes",
         )],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: RESULTS,
+        }],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,
@@ -136,8 +148,8 @@ fn measure(runner: &mut Runner, transport: Transport, n: usize) -> Result<BenchR
     drop(link);
     Ok(outcome?
         .with_bytes_per_operation(2 * n as u64)
-        .with_parameter("payload_bytes", n)
-        .with_parameter("transport", transport.label()))
+        .with_parameter(PAYLOAD_BYTES, n)
+        .with_parameter(TRANSPORT, transport.label()))
 }
 
 #[cfg(test)]

@@ -9,12 +9,16 @@
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use std::hint::black_box;
+
+const ALLOCATOR: Key = Key::new("allocator");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.alloc",
     method: "heap allocation and free of one small block (16 B, 128 B, 1 KiB) through malloc",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["mem.alloc/{size}"],
     typical: Typical {
         quick_s: 0.31,
@@ -41,7 +45,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     move || Vec::<u8>::with_capacity(black_box(size)),
                 )?
                 .with_parameter(key::SIZE_BYTES, size)
-                .with_parameter("allocator", "Rust global allocator (system malloc)");
+                .with_parameter(ALLOCATOR, "Rust global allocator (system malloc)");
             Ok(result)
         })
         .collect()

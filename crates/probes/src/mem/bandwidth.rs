@@ -24,30 +24,44 @@ use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measure
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{
     HeadlineRow, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
 };
 use latlab_engine::{BenchResult, Runner};
 
+const ELEMENT_BYTES: Key = Key::new("element_bytes");
+const PLAUSIBLE_PEAK_BYTES_PER_SECOND: Key = Key::new("plausible_peak_bytes_per_second");
+const PLAUSIBLE_PEAK_FROM: Key = Key::new("plausible_peak_from");
+const PLAUSIBLE_PEAK_UNKNOWN: Key = Key::new("plausible_peak_unknown");
+const SEGMENT_BYTES_KEY: Key = Key::new("segment_bytes");
+const SHARE_OF_PEAK: Key = Key::new("share_of_peak");
+const UNPINNED_THREADS: Key = Key::new("unpinned_threads");
+const VECTOR_ISA: Key = Key::new("vector_isa");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &[
+    "mem.bandwidth/read/all/{size}",
+    "mem.bandwidth/read/every4th/{size}",
+    "mem.bandwidth/write/all/{size}",
+    "mem.bandwidth/write/every4th/{size}",
+    "mem.bandwidth/modify/all/{size}",
+    "mem.bandwidth/modify/every4th/{size}",
+    "mem.bandwidth/read/all/{size}/all-cpus",
+    "mem.bandwidth/read/every4th/{size}/all-cpus",
+    "mem.bandwidth/write/all/{size}/all-cpus",
+    "mem.bandwidth/write/every4th/{size}/all-cpus",
+    "mem.bandwidth/modify/all/{size}/all-cpus",
+    "mem.bandwidth/modify/every4th/{size}/all-cpus",
+];
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.bandwidth",
     method: "read, write and modify passes over 64-bit elements, every element and every 4th, by \
              working-set size; all CPUs at the largest",
-    timing: crate::timing::LESS_EMPTY_LOOP,
-    results: &[
-        "mem.bandwidth/read/all/{size}",
-        "mem.bandwidth/read/every4th/{size}",
-        "mem.bandwidth/write/all/{size}",
-        "mem.bandwidth/write/every4th/{size}",
-        "mem.bandwidth/modify/all/{size}",
-        "mem.bandwidth/modify/every4th/{size}",
-        "mem.bandwidth/read/all/{size}/all-cpus",
-        "mem.bandwidth/read/every4th/{size}/all-cpus",
-        "mem.bandwidth/write/all/{size}/all-cpus",
-        "mem.bandwidth/write/every4th/{size}/all-cpus",
-        "mem.bandwidth/modify/all/{size}/all-cpus",
-        "mem.bandwidth/modify/every4th/{size}/all-cpus",
-    ],
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
+    results: RESULTS,
     typical: Typical {
         quick_s: 2.9,
         full_s: 53.0,
@@ -154,6 +168,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             },
             qualifier: "",
             only_with_family: false,
+        }],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::MemoryChases,
+            results: RESULTS,
         }],
         ..Presentation::NONE
     },
@@ -267,7 +285,7 @@ fn one_thread(
         )?
         .per_operation(elements as u64);
     Ok(described(result, kernel, pattern, size, 1)
-        .with_parameter("segment_bytes", segment_len * size_of::<u64>()))
+        .with_parameter(SEGMENT_BYTES_KEY, segment_len * size_of::<u64>()))
 }
 
 /// The elements one call passes over: the whole buffer up to [`SEGMENT_BYTES`], beyond it the
@@ -306,7 +324,7 @@ fn all_cpus(
     let result = described(parallel.result, kernel, pattern, size, parallel.threads);
     Ok(if parallel.unpinned > 0 {
         result.with_parameter(
-            "unpinned_threads",
+            UNPINNED_THREADS,
             format!(
                 "{} (could not be pinned; ran where the kernel put them)",
                 parallel.unpinned
@@ -329,9 +347,9 @@ fn described(
         .with_parameter(key::WORKING_SET_BYTES, size)
         .with_parameter(key::ACCESS, kernel.access.label())
         .with_parameter(key::PATTERN, pattern)
-        .with_parameter("element_bytes", size_of::<u64>())
+        .with_parameter(ELEMENT_BYTES, size_of::<u64>())
         .with_parameter(key::THREADS, threads)
-        .with_parameter("vector_isa", kernel.vector_isa())
+        .with_parameter(VECTOR_ISA, kernel.vector_isa())
 }
 
 /// The most the memory modules could deliver, or why that is not known.
@@ -364,14 +382,14 @@ impl MemoryPeak {
             Ok((peak, how)) => {
                 let share = result.gigabytes_per_second().map(|rate| rate * 1e9 / peak);
                 let result = result
-                    .with_parameter("plausible_peak_bytes_per_second", *peak)
-                    .with_parameter("plausible_peak_from", how.as_str());
+                    .with_parameter(PLAUSIBLE_PEAK_BYTES_PER_SECOND, *peak)
+                    .with_parameter(PLAUSIBLE_PEAK_FROM, how.as_str());
                 match share {
-                    Some(share) => result.with_parameter("share_of_peak", share),
+                    Some(share) => result.with_parameter(SHARE_OF_PEAK, share),
                     None => result,
                 }
             }
-            Err(why) => result.with_parameter("plausible_peak_unknown", why.as_str()),
+            Err(why) => result.with_parameter(PLAUSIBLE_PEAK_UNKNOWN, why.as_str()),
         }
     }
 }
@@ -451,6 +469,9 @@ mod tests {
         assert_eq!(r.bytes_per_operation, Some(16));
         let rate = r.gigabytes_per_second().unwrap();
         assert!((rate - 16.0 / r.summary.median).abs() < 1e-9);
-        assert_eq!(r.parameters["threads"], 1u64.into());
+        assert_eq!(
+            *r.parameter(latlab_engine::names::key::THREADS).unwrap(),
+            1u64.into()
+        );
     }
 }

@@ -49,22 +49,34 @@ use crate::budget::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{
     HeadlineRow, Line, Measure, Panel, Plot, Presentation, Scale, Source, Stroke, Template, Unit,
 };
 use latlab_engine::{BenchResult, Runner, Warning};
 
+/// A cache level's size as the kernel reports it, beside the size the curve found.
+const KERNEL_REPORTED_BYTES: Key = Key::new("kernel_reported_bytes");
+const PAGES: Key = Key::new("pages");
+const TOUCHED_BYTES: Key = Key::new("touched_bytes");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &[
+    "mem.latency/random/{size}",
+    "mem.latency/pagegroups/{size}",
+    "mem.latency/sequential/{size}",
+    "mem.latency/stride/{size}",
+    "mem.latency/level/{level}",
+];
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
     method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
-    timing: "up to the second-level cache, the slope between 16 and 32 loads per call; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
-    results: &[
-        "mem.latency/random/{size}",
-        "mem.latency/pagegroups/{size}",
-        "mem.latency/sequential/{size}",
-        "mem.latency/stride/{size}",
-        "mem.latency/level/{level}",
-    ],
+    timing: crate::Timing::Slope,
+    timing_note: Some(
+        "between 16 and 32 loads per call up to the second-level cache; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
+    ),
+    results: RESULTS,
     typical: Typical {
         quick_s: 7.3,
         full_s: 118.0,
@@ -110,6 +122,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 "mem.latency/level/DRAM",
             ),
         ],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::MemoryChases,
+            results: RESULTS,
+        }],
         ..Presentation::NONE
     },
     run,
@@ -759,10 +775,10 @@ pub(crate) fn measure(
     let result = result
         .with_parameter(key::WORKING_SET_BYTES, size)
         .with_parameter(key::LAYOUT, label)
-        .with_parameter("line_bytes", line)
+        .with_parameter(latlab_engine::names::key::LINE_BYTES, line)
         .with_parameter(key::STRIDE_BYTES, stride)
-        .with_parameter("touched_bytes", chase_lines * line)
-        .with_parameter("pages", pages);
+        .with_parameter(TOUCHED_BYTES, chase_lines * line)
+        .with_parameter(PAGES, pages);
     Ok(match cycle_ns {
         Some(cycle_ns) => {
             let cycles = result.summary.median / cycle_ns;
@@ -822,7 +838,7 @@ fn level_results(
                         result,
                         name,
                         estimate,
-                        "kernel_reported_bytes",
+                        KERNEL_REPORTED_BYTES,
                         reported,
                     );
                 }
@@ -1085,14 +1101,14 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         ctx.memory.max_size_bytes = Some(64 << 10);
         let results = run(&mut ctx).unwrap();
-        let number = |r: &BenchResult, key: &str| r.parameter(key).unwrap().as_u64().unwrap();
+        let number = |r: &BenchResult, key: Key| r.parameter(key).unwrap().as_u64().unwrap();
         for r in results
             .iter()
             .filter(|r| r.parameter(key::LAYOUT).is_some())
         {
             let stride = number(r, key::STRIDE_BYTES);
             let span = number(r, key::WORKING_SET_BYTES);
-            let touched = number(r, "touched_bytes");
+            let touched = number(r, TOUCHED_BYTES);
             assert_eq!(touched, (span / stride).max(2) * 64, "{}", r.name);
             match r.parameter(key::LAYOUT).unwrap().as_str().unwrap() {
                 "sequential" => assert_eq!(stride, 64, "{}", r.name),

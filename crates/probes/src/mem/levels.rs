@@ -107,7 +107,7 @@ pub(crate) fn with_reported_size(
     mut result: BenchResult,
     level: &str,
     estimate: u64,
-    reported_key: &str,
+    reported_key: latlab_engine::parameters::Key,
     reported: u64,
 ) -> BenchResult {
     result = result.with_parameter(reported_key, reported);

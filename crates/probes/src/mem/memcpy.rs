@@ -19,6 +19,7 @@ use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{
     Line, Measure, Panel, Plot, Presentation, Scale, Stroke, Template, Unit,
 };
@@ -27,12 +28,20 @@ use std::f64::consts::SQRT_2;
 use std::hint::black_box;
 use std::time::Duration;
 
+const BYTES_PER_CYCLE: Key = Key::new("bytes_per_cycle");
+const MIN_NS: Key = Key::new("min_ns");
+const NS_PER_BYTE: Key = Key::new("ns_per_byte");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &["mem.memcpy/{size}"];
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.memcpy",
     method: "one memcpy between page-aligned buffers by size, 1 B to the largest working set; \
              minimum, median and derivative",
-    timing: crate::timing::LESS_EMPTY_LOOP,
-    results: &["mem.memcpy/{size}"],
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
+    results: RESULTS,
     typical: Typical {
         quick_s: 3.9,
         full_s: 44.0,
@@ -87,6 +96,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     host_caches: false,
                 },
             ],
+        }],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::MemoryChases,
+            results: RESULTS,
         }],
         ..Presentation::NONE
     },
@@ -195,9 +208,9 @@ fn copy(
         .with_bytes_per_operation(size)
         .with_parameter(key::COPY_BYTES, size)
         .with_parameter(key::WORKING_SET_BYTES, 2 * size)
-        .with_parameter("min_ns", min)
-        .with_parameter("ns_per_byte", median / size as f64)
-        .with_parameter("bytes_per_cycle", size as f64 / (median / cycle_ns)))
+        .with_parameter(MIN_NS, min)
+        .with_parameter(NS_PER_BYTE, median / size as f64)
+        .with_parameter(BYTES_PER_CYCLE, size as f64 / (median / cycle_ns)))
 }
 
 /// The derivative of the minimum time by size, in nanoseconds per byte: at each size, the
@@ -217,7 +230,7 @@ fn add_derivative(results: &mut [BenchResult], sizes: &[u64]) {
         if let Some(slope) = least_squares_slope(&window) {
             result
                 .parameters
-                .insert(key::DERIVATIVE_NS_PER_BYTE.into(), slope.into());
+                .insert(key::DERIVATIVE_NS_PER_BYTE.name().into(), slope.into());
         }
     }
 }

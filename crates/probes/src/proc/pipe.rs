@@ -25,7 +25,8 @@ use std::os::fd::AsRawFd;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.pipe",
     method: "one byte through a pipe within a process, and back and forth between two: the context switch",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &[
         "proc.pipe/pinned/write-read",
         "proc.pipe/pinned/round-trip",
@@ -58,6 +59,14 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 "one CPU",
             ),
         ],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: &[
+                "proc.pipe/unpinned/write-read",
+                "proc.pipe/unpinned/round-trip",
+                "proc.pipe/unpinned/switch",
+            ],
+        }],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,

@@ -17,14 +17,19 @@
 
 use crate::peer::{Child, Failure, Sentinel, time_limit, wait_exited};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
+use latlab_engine::parameters::Key;
 use latlab_engine::{BenchResult, Clock};
 use std::ffi::CString;
 use std::path::PathBuf;
 
+const PARENT_RSS_BYTES: Key = Key::new("parent_rss_bytes");
+const PROGRAM_KEY: Key = Key::new("program");
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.spawn",
     method: "fork + _exit + wait, fork + exec of `true` + wait, posix_spawn of `true` + wait",
-    timing: crate::timing::EVENTS,
+    timing: crate::Timing::Events,
+    timing_note: None,
     results: &[
         "proc.spawn/fork",
         "proc.spawn/fork-exec",
@@ -213,8 +218,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         drop(sentinel);
         results.push(
             result?
-                .with_parameter("parent_rss_bytes", rss)
-                .with_parameter("program", path.display().to_string()),
+                .with_parameter(PARENT_RSS_BYTES, rss)
+                .with_parameter(PROGRAM_KEY, path.display().to_string()),
         );
     }
     if cfg!(target_os = "android")

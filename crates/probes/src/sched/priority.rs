@@ -24,6 +24,7 @@ use crate::helper::spawn_in;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::Host;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::parameters::Value;
 use latlab_engine::{BenchResult, thread_cpu_ns};
 use std::collections::BTreeMap;
@@ -31,10 +32,17 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+const COMPLETED: Key = Key::summed("completed");
+const CPUS_RUN_ON: Key = Key::new("cpus_run_on");
+const EXTRAPOLATED_AFTER_S: Key = Key::new("extrapolated_after_s");
+const JOBS: Key = Key::summed("jobs");
+const SHARE_OF_TIME_PER_CPU: Key = Key::new("share_of_time_per_cpu");
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.priority",
     method: "a fixed CPU-bound job at nice 0/19, SCHED_IDLE (full suite: also SCHED_BATCH, uclamp): alone, against a hog, all CPUs loaded",
-    timing: crate::timing::EVENTS,
+    timing: crate::Timing::Events,
+    timing_note: None,
     results: &[
         "sched.priority/alone/nice0",
         "sched.priority/alone/nice19",
@@ -363,16 +371,16 @@ fn describe(result: BenchResult, jobs: &[JobRun], cap: Duration) -> BenchResult 
     let finished = jobs.iter().filter(|j| j.finished).count();
     let result = result
         .with_parameter(key::CPU_SHARE, shares[shares.len() / 2])
-        .with_parameter("cpus_run_on", Value::Integers(run_on))
-        .with_parameter("share_of_time_per_cpu", Value::Numbers(shares_of_time))
-        .with_parameter("completed", finished)
-        .with_parameter("jobs", jobs.len());
+        .with_parameter(CPUS_RUN_ON, Value::Integers(run_on))
+        .with_parameter(SHARE_OF_TIME_PER_CPU, Value::Numbers(shares_of_time))
+        .with_parameter(COMPLETED, finished)
+        .with_parameter(JOBS, jobs.len());
     if finished == jobs.len() {
         result
     } else {
         // The others were stopped at the cap; their completion time is extrapolated from the
         // share of the job they did: the figure is an estimate, and says so.
-        let mut result = result.with_parameter("extrapolated_after_s", cap.as_secs_f64());
+        let mut result = result.with_parameter(EXTRAPOLATED_AFTER_S, cap.as_secs_f64());
         result.kind = latlab_engine::model::ResultKind::Extrapolated;
         result
     }
@@ -419,7 +427,7 @@ mod tests {
         assert_ne!(finished.kind, ResultKind::Extrapolated);
         let stopped = describe(result(), &[job(true), job(false)], cap);
         assert_eq!(stopped.kind, ResultKind::Extrapolated);
-        assert_eq!(stopped.parameters["completed"].as_u64(), Some(1));
+        assert_eq!(stopped.parameter(COMPLETED).unwrap().as_u64(), Some(1));
     }
 
     #[test]

@@ -14,13 +14,18 @@ use crate::monotonic::{monotonic_now, sleep_until};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
 use latlab_engine::distribution::with_distribution;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Presentation, Template};
 use std::time::{Duration, Instant};
+
+const WAKE_UPS: Key = Key::summed("wake_ups");
+const WAKE_UPS_WANTED: Key = Key::summed("wake_ups_wanted");
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.wakeup",
     method: "clock_nanosleep to absolute times 1 ms apart, lateness per class, alone and against a hog",
-    timing: crate::timing::EVENTS,
+    timing: crate::Timing::Events,
+    timing_note: None,
     results: &[
         "sched.wakeup/alone/nice0",
         "sched.wakeup/alone/nice19",
@@ -139,8 +144,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 
 fn describe(result: BenchResult, got: usize, wanted: usize) -> BenchResult {
     with_distribution(result)
-        .with_parameter("wake_ups", got)
-        .with_parameter("wake_ups_wanted", wanted)
+        .with_parameter(WAKE_UPS, got)
+        .with_parameter(WAKE_UPS_WANTED, wanted)
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use latlab_engine::BenchResult;
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "syscall.getppid",
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["syscall.getppid/getppid"],
     typical: Typical {
         quick_s: 0.06,

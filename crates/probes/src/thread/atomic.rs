@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.atomic",
     method: "atomic fetch_add on one word, alone and against a second CPU doing the same",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["thread.atomic/uncontended", "thread.atomic/contended"],
     typical: Typical {
         quick_s: 0.29,
@@ -24,7 +25,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
-    presentation: latlab_engine::presentation::Presentation::NONE,
+    presentation: latlab_engine::presentation::Presentation {
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: &["thread.atomic/contended"],
+        }],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 

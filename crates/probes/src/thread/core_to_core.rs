@@ -36,24 +36,33 @@ use latlab_engine::analysis::SHARED_CORE_L2_HITS;
 use latlab_engine::analysis::{moved_between, two_modes};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{PairMatrix, Presentation, Template};
 use latlab_engine::{BenchResult, Runner, Warning};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+const PAIRS: Key = Key::new("pairs");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &[
+    "thread.core_to_core/one-way/cas/{cpu}-{cpu}",
+    "thread.core_to_core/one-way/rw/{cpu}-{cpu}",
+    "thread.core_to_core/one-way/cas/all-pairs",
+    "thread.core_to_core/one-way/rw/all-pairs",
+    "thread.core_to_core/round-trip/cas/all-pairs",
+    "thread.core_to_core/round-trip/rw/all-pairs",
+];
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.core_to_core",
     method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
-    timing: "batches of round trips timed as one, less the empty loop (a round trip is hundreds of cycles), halved for one way",
-    results: &[
-        "thread.core_to_core/one-way/cas/{cpu}-{cpu}",
-        "thread.core_to_core/one-way/rw/{cpu}-{cpu}",
-        "thread.core_to_core/one-way/cas/all-pairs",
-        "thread.core_to_core/one-way/rw/all-pairs",
-        "thread.core_to_core/round-trip/cas/all-pairs",
-        "thread.core_to_core/round-trip/rw/all-pairs",
-    ],
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: Some(
+        "batches of round trips timed as one (a round trip is hundreds of cycles), halved for one way",
+    ),
+    results: RESULTS,
     typical: Typical {
         quick_s: 0.08,
         full_s: 0.50,
@@ -80,6 +89,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                           CPUs (half a round trip)",
             },
         ],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: RESULTS,
+        }],
         ..Presentation::NONE
     },
     run,
@@ -278,7 +291,7 @@ fn summarise(per_pair: &[BenchResult], bounce: Bounce, cpus: &[usize]) -> Vec<Be
             )
         })
         .map(|r| {
-            r.with_parameter("pairs", per_pair.len())
+            r.with_parameter(PAIRS, per_pair.len())
                 .with_parameter(key::CPUS, cpus)
         })
         .collect()
@@ -436,7 +449,10 @@ mod tests {
         flag_placement(&mut per_pair, &[(0, 1), (0, 2)], &host, 5.4);
         assert!(behaved_as_siblings(&per_pair[0]));
         assert!(!behaved_as_siblings(&per_pair[1]));
-        assert_eq!(per_pair[1].parameters[key::L2_HIT_NS].as_f64(), Some(5.4));
+        assert_eq!(
+            per_pair[1].parameter(key::L2_HIT_NS).unwrap().as_f64(),
+            Some(5.4)
+        );
         // Above two L2 hits but far faster than the median pair: the other mark.
         let mut per_pair = vec![pair(20.0), pair(60.0), pair(62.0)];
         flag_placement(&mut per_pair, &[(0, 1), (0, 2), (1, 2)], &host, 5.4);

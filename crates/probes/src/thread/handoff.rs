@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.handoff",
     method: "two threads posting each other's futex semaphore: time per hand-off",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["thread.handoff/same-cpu", "thread.handoff/two-cpus"],
     typical: Typical {
         quick_s: 0.25,
@@ -31,7 +32,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
-    presentation: latlab_engine::presentation::Presentation::NONE,
+    presentation: latlab_engine::presentation::Presentation {
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: &["thread.handoff/two-cpus"],
+        }],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 

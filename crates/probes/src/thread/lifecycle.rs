@@ -31,7 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.lifecycle",
     method: "pthread_create of an empty procedure + pthread_join, timestamped: create, start, exit, join",
-    timing: crate::timing::EVENTS,
+    timing: crate::Timing::Events,
+    timing_note: None,
     results: &[
         "thread.lifecycle/total",
         "thread.lifecycle/create",

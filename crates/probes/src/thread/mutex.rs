@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.mutex",
     method: "lock + increment + unlock of std::sync::Mutex and pthread_mutex_t, alone and against a second CPU",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &[
         "thread.mutex/std/uncontended",
         "thread.mutex/std/contended",
@@ -40,6 +41,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             UNCONTENDED,
             "",
         )],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: &[
+                "thread.mutex/std/contended",
+                "thread.mutex/pthread/contended",
+            ],
+        }],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,

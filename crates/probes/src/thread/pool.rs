@@ -15,15 +15,22 @@ use crate::helper::spawn_named;
 use crate::peer::{Failure, leave_realtime, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::parameters::Key;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+const CPU_COUNT: Key = Key::new("cpu_count");
+const JOB_STEPS_KEY: Key = Key::new("job_steps");
+const JOBS_PER_WORKER: Key = Key::new("jobs_per_worker");
+const WORKERS: Key = Key::new("workers");
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.pool",
     method: "16 jobs a round on 16 workers (and on one worker per CPU) woken by semaphores: time per job",
-    timing: crate::timing::LESS_EMPTY_LOOP,
+    timing: crate::Timing::LessEmptyLoop,
+    timing_note: None,
     results: &["thread.pool/job-alone", "thread.pool/workers-{n}"],
     typical: Typical {
         quick_s: 0.34,
@@ -113,7 +120,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     job(seed)
                 },
             )?
-            .with_parameter("job_steps", JOB_STEPS),
+            .with_parameter(JOB_STEPS_KEY, JOB_STEPS),
     ];
     let jobs = ctx.threads.pool_workers;
     let mut sizes = vec![jobs];
@@ -181,10 +188,10 @@ fn measure_pool(
     }
     Ok(outcome?
         .per_operation((workers * jobs_per_worker) as u64)
-        .with_parameter("workers", workers)
-        .with_parameter("jobs_per_worker", jobs_per_worker)
-        .with_parameter("cpu_count", cpus)
-        .with_parameter("job_steps", JOB_STEPS))
+        .with_parameter(WORKERS, workers)
+        .with_parameter(JOBS_PER_WORKER, jobs_per_worker)
+        .with_parameter(CPU_COUNT, cpus)
+        .with_parameter(JOB_STEPS_KEY, JOB_STEPS))
 }
 
 #[cfg(test)]
@@ -206,8 +213,8 @@ mod tests {
                 pool.name,
                 pool.summary.median
             );
-            let workers = pool.parameters["workers"].as_u64().unwrap() as usize;
-            let jobs = pool.parameters["jobs_per_worker"].as_u64().unwrap() as usize;
+            let workers = pool.parameter(WORKERS).unwrap().as_u64().unwrap() as usize;
+            let jobs = pool.parameter(JOBS_PER_WORKER).unwrap().as_u64().unwrap() as usize;
             assert!(workers * jobs >= DEFAULT_WORKERS, "{}", pool.name);
         }
     }

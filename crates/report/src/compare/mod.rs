@@ -24,6 +24,7 @@
 //! a difference between machines is often the answer.
 
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
+use latlab_engine::presentation::Presentations;
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
@@ -72,9 +73,9 @@ pub struct Compared {
 }
 
 impl Compared {
-    /// `sides` compared at `threshold`.
-    pub fn of(sides: Vec<Side>, threshold: f64) -> Compared {
-        let comparison = Comparison::of_sides(&sides, threshold);
+    /// `sides` compared at `threshold`, with the stability checks the probes `declared`.
+    pub fn of(sides: Vec<Side>, threshold: f64, declared: &Presentations) -> Compared {
+        let comparison = Comparison::of_sides(&sides, threshold, declared);
         Compared { sides, comparison }
     }
 }
@@ -489,8 +490,7 @@ fn family(name: &str) -> &str {
 
 /// The first side's figure for `result`: from its runs whose checks held for it, all of
 /// them where none did.
-fn first_figure<'a>(first: &'a Side, result: &BenchResult) -> Measured<'a> {
-    let checks = checks_for(first.first_run(), result);
+fn first_figure<'a>(first: &'a Side, result: &BenchResult, checks: &[&str]) -> Measured<'a> {
     let steady_runs: Vec<&RunRecord> = (first.runs.iter())
         .filter(|run| steady(run, checks))
         .collect();
@@ -504,11 +504,12 @@ fn against(
     mine: &Measured,
     side: &Side,
     result: &BenchResult,
+    checks: &[&'static str],
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
     let other = Measured::of(&all, &result.name).results.first().copied()?;
     let quantum = quantum_ns(first.first_run(), result).max(quantum_ns(side.first_run(), other));
-    let (theirs, verdict, tests) = match comparable_runs(first, side, result) {
+    let (theirs, verdict, tests) = match comparable_runs(first, side, checks) {
         Err((check, how)) => (
             Measured::of(&all, &result.name),
             Verdict::NotComparable { check, how },
@@ -568,14 +569,20 @@ pub fn sides(runs: &[(String, RunRecord)]) -> Vec<Side> {
 
 impl Comparison {
     /// Compares every later run of `runs` with the first, calling differences below
-    /// `threshold` (a share of the first median) the same.
-    pub fn of(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {
-        Comparison::of_sides(&sides(runs), threshold)
+    /// `threshold` (a share of the first median) the same; the stability checks that speak
+    /// for each result are those its probe `declared`.
+    pub fn of(
+        runs: &[(String, RunRecord)],
+        threshold: f64,
+        declared: &Presentations,
+    ) -> Comparison {
+        Comparison::of_sides(&sides(runs), threshold, declared)
     }
 
     /// Compares every later side of `sides` with the first, calling differences below
-    /// `threshold` (a share of the first figure) the same.
-    pub fn of_sides(sides: &[Side], threshold: f64) -> Comparison {
+    /// `threshold` (a share of the first figure) the same; the stability checks that speak
+    /// for each result are those its probe `declared`.
+    pub fn of_sides(sides: &[Side], threshold: f64, declared: &Presentations) -> Comparison {
         let first_side = &sides[0];
         let first = first_side.first_run();
         let later_sides = &sides[1..];
@@ -585,10 +592,11 @@ impl Comparison {
         let mut results = Vec::new();
         let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
         for result in first.results() {
-            let mine = first_figure(first_side, result);
+            let checks = checks_for(declared, first, result);
+            let mine = first_figure(first_side, result, checks);
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
-                match against(first_side, &mine, side, result) {
+                match against(first_side, &mine, side, result, checks) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);

@@ -169,7 +169,8 @@ fn trial(
     let later = (0..runs)
         .map(|_| run(&subjects, &mut noise, change, rounds))
         .collect();
-    Comparison::of_sides(&[side("A", first), side("B", later)], threshold)
+    let declared = latlab_probes::presentations();
+    Comparison::of_sides(&[side("A", first), side("B", later)], threshold, &declared)
 }
 
 fn verdict_of(comparison: &Comparison, row: usize) -> Verdict {

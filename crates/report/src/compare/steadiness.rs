@@ -5,14 +5,19 @@ use super::{Side, Unsteady};
 use latlab_engine::environment::data_cache_sizes;
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::key;
-use latlab_engine::names::result::{STABILITY_MEMORY_CHASE, checked_by};
+use latlab_engine::names::result::STABILITY_MEMORY_CHASE;
+use latlab_engine::presentation::Presentations;
 
-/// The stability checks that speak for `result`, as measured in `run`: those of its family
-/// (see [`checked_by`]), less the memory chases for a working set within the private caches
-/// (at most the level below the last one the kernel reports), which neither main memory
-/// nor the neighbours who share the last cache can move.
-pub(super) fn checks_for(run: &RunRecord, result: &BenchResult) -> &'static [&'static str] {
-    let checks = checked_by(&result.name);
+/// The stability checks that speak for `result`, as measured in `run`: those its probe
+/// declares ([`Presentations::checks_for`]), less the memory chases for a working set
+/// within the private caches (at most the level below the last one the kernel reports),
+/// which neither main memory nor the neighbours who share the last cache can move.
+pub(super) fn checks_for(
+    declared: &Presentations,
+    run: &RunRecord,
+    result: &BenchResult,
+) -> &'static [&'static str] {
+    let checks = declared.checks_for(&result.name);
     let working_set = (result.parameter(key::WORKING_SET_BYTES))
         .or_else(|| result.parameter(key::SIZE_ESTIMATE_BYTES))
         .and_then(|v| v.as_u64());
@@ -71,16 +76,15 @@ fn differing_check(
 /// The check that said the machine changed, and how.
 type Changed = (&'static str, Unsteady);
 
-/// Which runs of the later side speak for `result`: those where no check that speaks for it
-/// moved; or why none can (every run of a side moved, or the sides' steady runs read a check
+/// Which runs of the later side speak for a result that `checks` speak for: those where none
+/// of them moved; or why none can (every run of a side moved, or the sides' steady runs read a check
 /// apart). With several runs a side, a run whose check moved is left out of the families its
 /// check speaks for, and the others still compare.
 pub(super) fn comparable_runs<'a>(
     first: &'a Side,
     later: &'a Side,
-    result: &BenchResult,
+    checks: &[&'static str],
 ) -> Result<Vec<&'a RunRecord>, Changed> {
-    let checks = checks_for(first.first_run(), result);
     let keep = |side: &'a Side| -> Vec<&'a RunRecord> {
         side.runs.iter().filter(|run| steady(run, checks)).collect()
     };

@@ -6,7 +6,11 @@ use latlab_engine::names::key;
 /// `runs` compared at the default threshold, as `exporter` renders the comparison.
 fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> String {
     exporter
-        .render(&Compared::of(sides(runs), DEFAULT_THRESHOLD))
+        .render(&Compared::of(
+            sides(runs),
+            DEFAULT_THRESHOLD,
+            &latlab_probes::presentations(),
+        ))
         .unwrap()
 }
 
@@ -116,7 +120,7 @@ fn small_and_quantised_differences_are_the_same() {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
     };
-    let default = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let default = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     assert!(matches!(
         verdict(&default, "x/one-percent"),
         Verdict::Same {
@@ -135,7 +139,7 @@ fn small_and_quantised_differences_are_the_same() {
             ..
         }
     ));
-    let strict = Comparison::of(&runs, 0.0);
+    let strict = Comparison::of(&runs, 0.0, &latlab_probes::presentations());
     assert!(matches!(
         verdict(&strict, "x/one-percent"),
         Verdict::Slower { .. }
@@ -184,7 +188,7 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
         with_tick(record(vec![probe("x", points)]))
     };
     let runs = vec![("A".to_string(), side(1.0)), ("B".to_string(), side(1.15))];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -230,7 +234,7 @@ fn a_figure_whose_check_moved_is_not_comparable() {
         ("A".to_string(), side(7.0, 100.0, true)),
         ("B".to_string(), side(56.3, 130.0, false)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -299,7 +303,8 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
         side("A", 150.0, [false, false, false]),
         side("B", 195.0, [false, true, false]),
     ];
-    let comparison = Comparison::of_sides(&sides, DEFAULT_THRESHOLD);
+    let comparison =
+        Comparison::of_sides(&sides, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -321,6 +326,7 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
     let comparison = Comparison::of_sides(
         &[one("A", 150.0, false), one("B", 195.0, true)],
         DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
     );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
@@ -366,7 +372,7 @@ fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
         ("A".to_string(), side(14.0, 26.0, 14.6)),
         ("B".to_string(), side(130.0, 27.0, 133.0)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -402,7 +408,7 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
         .1
         .probes
         .push(probe("y", vec![timed("y/new", vec![1.0, 1.1, 1.2])]));
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     assert_eq!(
         comparison.summary_lines(),
         ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
@@ -460,7 +466,7 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
         ("A".to_string(), one(noise(10.0))),
         ("B".to_string(), one(noise(10.0))),
     ];
-    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD);
+    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
     let against = comparison.results[0].later[0].as_mut().unwrap();
     against.verdict = Verdict::TwoRegimes {
         low_ns: 28.9,

@@ -9,6 +9,7 @@ use super::figure::{Figure, Panel, Scale, Series, Stroke};
 use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis, has_interval};
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{self as declared, Measure, Template, Unit};
 use std::collections::HashMap;
 
@@ -93,7 +94,7 @@ fn axes_of(panel: &declared::Panel) -> Panel {
     }
 }
 
-fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> Option<Panel> {
+fn drawn_panel(run: &RunRecord, x_parameter: Key, panel: &declared::Panel) -> Option<Panel> {
     // Each point's x by result name, for placing the levels over their plateaus.
     let mut xs: HashMap<&str, f64> = HashMap::new();
     let mut series: Vec<Series> = (panel.lines.iter())
@@ -122,7 +123,7 @@ fn drawn_panel(run: &RunRecord, x_parameter: &str, panel: &declared::Panel) -> O
 /// (above zero, for the logarithmic axis) and a y.
 fn drawn_line<'a>(
     run: &'a RunRecord,
-    x_parameter: &str,
+    x_parameter: Key,
     line: &declared::Line,
     xs: &mut HashMap<&'a str, f64>,
 ) -> Option<Series> {
@@ -201,7 +202,7 @@ fn kernel_cache_ends(run: &RunRecord) -> Vec<(f64, String)> {
         .collect()
 }
 
-fn number(result: &BenchResult, key: &str) -> Option<f64> {
+fn number(result: &BenchResult, key: Key) -> Option<f64> {
     result.parameter(key)?.as_f64()
 }
 
@@ -245,7 +246,7 @@ fn filled_label(label: &str, result: &BenchResult) -> String {
             break;
         };
         filled.push_str(before);
-        match result.parameter(key) {
+        match result.parameters.get(key) {
             Some(value) => filled.push_str(&value.to_string()),
             None => filled.push_str(&format!("{{{key}}}")),
         }

@@ -194,7 +194,10 @@ mod tests {
             result(
                 &format!("thread.core_to_core/one-way/cas/{a}-{b}"),
                 ns,
-                &[("cpu_a", a.into()), ("cpu_b", b.into())],
+                &[
+                    (latlab_engine::names::key::CPU_A, a.into()),
+                    (latlab_engine::names::key::CPU_B, b.into()),
+                ],
             )
         };
         let run = record(vec![probe(

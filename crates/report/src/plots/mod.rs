@@ -165,8 +165,8 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("working_set_bytes", s.into()),
-                    ("layout", "pagegroups".into()),
+                    (latlab_engine::names::key::WORKING_SET_BYTES, s.into()),
+                    (latlab_engine::names::key::LAYOUT, "pagegroups".into()),
                 ];
                 result(
                     &format!("mem.latency/pagegroups/{}", label(s)),
@@ -178,7 +178,10 @@ mod tests {
         let mut level = result(
             "mem.latency/level/L1",
             1.2,
-            &[("size_estimate_bytes", 3000u64.into())],
+            &[(
+                latlab_engine::names::key::SIZE_ESTIMATE_BYTES,
+                3000u64.into(),
+            )],
         );
         level.derived_from = vec![
             "mem.latency/pagegroups/1KiB".into(),
@@ -189,10 +192,10 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("working_set_bytes", s.into()),
-                    ("access", "read".into()),
-                    ("pattern", "all".into()),
-                    ("threads", 1u64.into()),
+                    (latlab_engine::names::key::WORKING_SET_BYTES, s.into()),
+                    (latlab_engine::names::key::ACCESS, "read".into()),
+                    (latlab_engine::names::key::PATTERN, "all".into()),
+                    (latlab_engine::names::key::THREADS, 1u64.into()),
                 ];
                 result(
                     &format!("mem.bandwidth/read/all/{}", label(s)),
@@ -206,8 +209,11 @@ mod tests {
             .iter()
             .map(|&s| {
                 let params = [
-                    ("copy_bytes", s.into()),
-                    ("derivative_ns_per_byte", 0.01.into()),
+                    (latlab_engine::names::key::COPY_BYTES, s.into()),
+                    (
+                        latlab_engine::names::key::DERIVATIVE_NS_PER_BYTE,
+                        0.01.into(),
+                    ),
                 ];
                 result(
                     &format!("mem.memcpy/{}", label(s)),
@@ -323,8 +329,8 @@ mod tests {
                         Vec::new(),
                     )
                     .unwrap()
-                    .with_parameter("working_set_bytes", s)
-                    .with_parameter("layout", "pagegroups")
+                    .with_parameter(latlab_engine::names::key::WORKING_SET_BYTES, s)
+                    .with_parameter(latlab_engine::names::key::LAYOUT, "pagegroups")
                 })
                 .collect();
             let run = record(vec![probe("mem.latency", results)]);

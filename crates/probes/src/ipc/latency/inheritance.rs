@@ -8,9 +8,16 @@ use crate::helper::spawn_in;
 use crate::peer::leave_realtime;
 use crate::thread::semaphore::Semaphore;
 use crate::{ProbeContext, ProbeError};
+use latlab_engine::parameters::Key;
 use latlab_engine::parameters::Value;
 use latlab_engine::{BenchResult, Clock, Warning};
 use std::time::Duration;
+
+const BOOSTED: Key = Key::new("boosted");
+const CHECKS: Key = Key::new("checks");
+const HOLDER_PRIORITY_BEFORE: Key = Key::new("holder_priority_before");
+const HOLDER_PRIORITY_WHILE_BLOCKED: Key = Key::new("holder_priority_while_blocked");
+pub(super) const VERDICT: Key = Key::new("verdict");
 
 /// How many times the priority-inheritance check is made.
 const PI_CHECKS: usize = 5;
@@ -158,11 +165,11 @@ pub(super) fn priority_inheritance(ctx: &mut ProbeContext) -> Result<BenchResult
     let pass = boosted == PI_CHECKS;
     let (before, during): (Vec<i64>, Vec<i64>) = priorities.iter().copied().unzip();
     result = result
-        .with_parameter("verdict", if pass { "PASS" } else { "FAIL" })
-        .with_parameter("holder_priority_before", Value::Integers(before))
-        .with_parameter("holder_priority_while_blocked", Value::Integers(during))
-        .with_parameter("boosted", boosted)
-        .with_parameter("checks", PI_CHECKS);
+        .with_parameter(VERDICT, if pass { "PASS" } else { "FAIL" })
+        .with_parameter(HOLDER_PRIORITY_BEFORE, Value::Integers(before))
+        .with_parameter(HOLDER_PRIORITY_WHILE_BLOCKED, Value::Integers(during))
+        .with_parameter(BOOSTED, boosted)
+        .with_parameter(CHECKS, PI_CHECKS);
     if !pass {
         result.warnings.push(Warning::check_failed(
             "priority inheritance",

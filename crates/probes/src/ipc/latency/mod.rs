@@ -40,21 +40,33 @@ use arm::{Arm, Shared, Stop, Trips, call, enter, realtime_permitted, start_serve
 use inheritance::priority_inheritance;
 use latlab_engine::distribution::with_distribution;
 use latlab_engine::names::key;
+use latlab_engine::parameters::Key;
 use latlab_engine::{BenchResult, Warning};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 use tracer::Tracer;
 
+const DEADLINE_US: Key = Key::new("deadline_us");
+const ITERATIONS: Key = Key::new("iterations");
+const MEET_RATE: Key = Key::new("meet_rate");
+const SAME_CPU_ROUND_TRIPS: Key = Key::summed("same_cpu_round_trips");
+const SAME_CPU_SHARE: Key = Key::new("same_cpu_share");
+const TRACE_ON_MISS: Key = Key::new("trace_on_miss");
+
+/// The results it lists ([`ProbeSpec::results`]).
+const RESULTS: &[&str] = &[
+    "ipc.latency/pair{n}/other",
+    "ipc.latency/pair{n}/fifo",
+    "ipc.latency/priority-inheritance",
+];
+
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.latency",
     method: "request/reply round trips per client/server pair, normal and SCHED_FIFO, against a deadline",
-    timing: crate::timing::EVENTS,
-    results: &[
-        "ipc.latency/pair{n}/other",
-        "ipc.latency/pair{n}/fifo",
-        "ipc.latency/priority-inheritance",
-    ],
+    timing: crate::Timing::Events,
+    timing_note: None,
+    results: RESULTS,
     typical: Typical {
         quick_s: 0.07,
         full_s: 0.63,
@@ -67,6 +79,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             latlab_engine::presentation::Template("ipc.latency/pair{n}/other"),
             latlab_engine::presentation::Template("ipc.latency/pair{n}/fifo"),
         ],
+        checked_by: &[latlab_engine::presentation::CheckedBy {
+            check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+            results: RESULTS,
+        }],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,
@@ -138,7 +154,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     match &tracer {
         Some(Ok(_)) => {
             let said = stopped_at.unwrap_or_else(|| "armed; no deadline was missed".into());
-            *first = first.clone().with_parameter("trace_on_miss", said);
+            *first = first.clone().with_parameter(TRACE_ON_MISS, said);
         }
         Some(Err(reason)) => first
             .warnings
@@ -232,12 +248,12 @@ fn describe(
         .filter(|&&ns| ns > deadline_ns)
         .count();
     with_distribution(result)
-        .with_parameter("iterations", iterations)
-        .with_parameter("deadline_us", deadline_ns / 1e3)
+        .with_parameter(ITERATIONS, iterations)
+        .with_parameter(DEADLINE_US, deadline_ns / 1e3)
         .with_parameter(key::MISSES, misses)
-        .with_parameter("meet_rate", 1.0 - misses as f64 / n)
-        .with_parameter("same_cpu_round_trips", same_cpu)
-        .with_parameter("same_cpu_share", same_cpu as f64 / iterations.max(1) as f64)
+        .with_parameter(MEET_RATE, 1.0 - misses as f64 / n)
+        .with_parameter(SAME_CPU_ROUND_TRIPS, same_cpu)
+        .with_parameter(SAME_CPU_SHARE, same_cpu as f64 / iterations.max(1) as f64)
 }
 
 #[cfg(test)]
@@ -249,10 +265,18 @@ mod tests {
         let samples = vec![100.0, 200.0, 5_000.0, 300.0];
         let result = BenchResult::derived("t", "t", samples, Vec::new(), Vec::new()).unwrap();
         let result = describe(result, Duration::from_micros(1), 2, 4);
-        assert_eq!(result.parameters["misses"], 1u64.into());
-        assert_eq!(result.parameters["meet_rate"], 0.75.into());
-        assert_eq!(result.parameters["worst_us"], 5.0.into());
-        assert_eq!(result.parameters["same_cpu_share"], 0.5.into());
+        assert_eq!(
+            *result.parameter(latlab_engine::names::key::MISSES).unwrap(),
+            1u64.into()
+        );
+        assert_eq!(*result.parameter(MEET_RATE).unwrap(), 0.75.into());
+        assert_eq!(
+            *result
+                .parameter(latlab_engine::names::key::WORST_US)
+                .unwrap(),
+            5.0.into()
+        );
+        assert_eq!(*result.parameter(SAME_CPU_SHARE).unwrap(), 0.5.into());
     }
 
     /// Each arm makes its round trips; an impossible deadline is missed; where real time is
@@ -269,15 +293,18 @@ mod tests {
         };
         let results = run(&mut ctx).unwrap();
         let other = crate::named(&results, "ipc.latency/pair0/other");
-        assert_eq!(other.parameters["iterations"], 50u64.into());
-        assert_eq!(other.parameters["misses"], 49u64.into());
+        assert_eq!(*other.parameter(ITERATIONS).unwrap(), 50u64.into());
+        assert_eq!(
+            *other.parameter(latlab_engine::names::key::MISSES).unwrap(),
+            49u64.into()
+        );
         let fifo = results.iter().find(|r| r.name == "ipc.latency/pair0/fifo");
         match realtime_permitted() {
             Ok(()) => {
                 assert!(fifo.is_some());
                 let check = crate::named(&results, "ipc.latency/priority-inheritance");
                 assert_eq!(
-                    check.parameters["verdict"],
+                    *check.parameter(inheritance::VERDICT).unwrap(),
                     "PASS".into(),
                     "{:?}",
                     check.parameters
