@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 
 /// What the options ask of the baselines in `target/latlab-baselines/`, checked and loaded
 /// before measuring. A run started by a `--runs` command asks nothing: the command keeps and
-/// compares its runs together.
+/// compares its runs together. A run that names no baseline needs no target directory, so
+/// a bench binary run from anywhere measures.
 pub(crate) fn asked(options: &Options, run_of: Option<RunOf>) -> Result<Baselines, String> {
-    if run_of.is_some() {
+    let args = &options.baselines;
+    let named = [&args.save_baseline, &args.add_to_baseline, &args.baseline];
+    if run_of.is_some() || named.iter().all(|name| name.is_none()) {
         return Ok(Baselines::none());
     }
     // A user's benchmarks have no stability checks to speak for them.

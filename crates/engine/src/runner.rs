@@ -117,6 +117,26 @@ impl Runner {
 
     /// Measures the cost of one call of `f`: its result goes through a value sink, the empty
     /// loop's cost is subtracted, and the verdict says whether anything was left to measure.
+    ///
+    /// ```
+    /// use latlab_engine::{Config, Runner};
+    /// use std::time::Duration;
+    ///
+    /// // Ten samples of at least 200 µs each: enough for an example, too few for a figure.
+    /// let config = Config {
+    ///     samples: 10,
+    ///     target_sample_time: Duration::from_micros(200),
+    ///     ..Config::quick()
+    /// };
+    /// let mut runner = Runner::new(config);
+    /// let result = runner.bench("sum/1000", "the sum of 1,000 integers", || {
+    ///     (0..1000u64).map(std::hint::black_box).sum::<u64>()
+    /// })?;
+    /// assert_eq!(result.name, "sum/1000");
+    /// assert_eq!(result.summary.n, result.samples_ns.len());
+    /// println!("{:.1} ns a call, {:?}", result.summary.median, result.verdict);
+    /// # Ok::<(), latlab_engine::Interrupted>(())
+    /// ```
     pub fn bench<F: FnMut() -> R, R>(
         &mut self,
         name: &str,
