@@ -7,6 +7,7 @@ mod bad_input;
 mod browser;
 mod commands;
 mod compare;
+mod documentation_links;
 mod fleet;
 mod fuzz_results;
 mod google_benchmark;

@@ -4,7 +4,7 @@
 //! - `promtool tsdb create-blocks-from openmetrics` ingests the fleet's backfill;
 //! - a Prometheus server started on those blocks answers a PromQL query for a host's L2
 //!   latency, at its run's start, with the value exported;
-//! - the README's alerting rule passes `promtool check rules`, and `promtool test rules`
+//! - the alerting rule the book gives (docs/src/fleets.md) passes `promtool check rules`, and `promtool test rules`
 //!   shows it fires for the one slow host of a model and no other.
 //!
 //! It needs Debian's `prometheus` package (which brings `promtool`), so it is in the ignored
@@ -78,10 +78,11 @@ fn url_encoded(text: &str) -> String {
         .collect()
 }
 
-/// The alerting rule as the README gives it, between its markers.
-fn readme_rule() -> String {
+/// The alerting rule as the book's page on fleets gives it, between its markers.
+fn documented_rule() -> String {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/fleets.md"))
+            .unwrap();
     let start = readme
         .find("<!-- alert-rule-start -->")
         .expect("the rule's start");
@@ -201,7 +202,7 @@ fn prometheus_reads_the_exports_and_answers_with_the_exported_value() {
     let query = "latlab_latency_seconds{probe=\"mem.latency\",result=\"level/L2\",host=\"node1\"}";
     assert_eq!(answer_at(dir.path(), query, stamp), value);
 
-    std::fs::write(dir.path().join("rules.yml"), readme_rule()).unwrap();
+    std::fs::write(dir.path().join("rules.yml"), documented_rule()).unwrap();
     promtool(&["check", "rules", "rules.yml"], dir.path());
     std::fs::write(dir.path().join("rules_test.yml"), RULE_TEST).unwrap();
     promtool(&["test", "rules", "rules_test.yml"], dir.path());
