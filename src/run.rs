@@ -3,81 +3,59 @@
 //! run's lifecycle (the lock, the controls, the rounds, the outputs, the baselines and the
 //! exit status) is `latlab_front::execute`'s.
 
-use crate::plan::RunPlan;
+use crate::plan::{ProbePlan, RunPlan};
 use crate::probe_process;
 use latlab_engine::analysis::moved_between;
 use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, StabilityCheck};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Interrupted, Runner};
-use latlab_front::{
-    Controls, Measured, Progress, ProgressUnit, ResultFiles, RunRequest, TimeWords, Unwritten,
-    panic_message,
-};
+use latlab_engine::{SharedHost, Suite};
+use latlab_front::{Measured, Progress, ProgressUnit, TimeWords, Unwritten, panic_message};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
-use latlab_report::summary::SummaryExporter;
-use latlab_report::terminal::Detail;
+use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{
-    ExportError, Exporter, Formats, HeadlineExporter, JsonExporter, OutputTarget, TableExporter,
-    advice, html_page, render_plots, write_output, write_plots,
+    ExportError, Exporter, Formats, HeadlineExporter, OutputTarget, TableExporter, advice,
+    html_page, render_plots, write_output, write_plots,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs the plan through the shared lifecycle: its exit status.
-pub fn execute(mut plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
-    let request = RunRequest {
-        host: Arc::clone(&plan.host),
-        suite: plan.suite,
-        config: plan.config.clone(),
-        rounds: plan.rounds,
-        controls: Controls {
-            pin: plan.pin,
-            mlock: plan.mlock,
-            rt: plan.rt,
-        },
-        notes: std::mem::take(&mut plan.notes),
-        files: result_files(&plan),
-        create_dir: plan.outputs.create_dir.clone(),
-        baselines: std::mem::take(&mut plan.baselines),
-        terminal: plan.terminal,
-        results_called: "result",
-        budget: plan.budget,
-    };
-    let mut probes = ProbeSet {
-        plan: &plan,
+pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
+    let RunPlan {
+        request,
+        probes,
+        outputs,
+        ..
+    } = plan;
+    let mut set = ProbeSet {
+        probes: &probes,
+        results_dir: &outputs.results_dir,
+        host: Arc::clone(&request.host),
+        suite: request.suite,
+        rounds: request.rounds,
+        terminal: request.terminal,
         runner: None,
     };
-    let status = latlab_front::execute(request, &mut probes, &stop).map_err(anyhow::Error::msg)?;
+    let status = latlab_front::execute(request, &mut set, &stop).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::from(status))
-}
-
-/// The results files: `DIR/results.json`, its summary `DIR/summary.json`, and the copies
-/// and other formats asked for.
-fn result_files(plan: &RunPlan) -> ResultFiles {
-    let outputs = &plan.outputs;
-    let mut files = ResultFiles::default();
-    let declared = latlab_probes::presentations();
-    files.add(outputs.json.clone(), JsonExporter);
-    files.add_beside(
-        outputs.summary.clone(),
-        SummaryExporter {
-            declared: declared.clone(),
-        },
-    );
-    for (format, target) in &outputs.named {
-        files.add(target.clone(), (format.exporter)(&declared));
-    }
-    files
 }
 
 /// The plan's probes, measured in the run's rounds, with the stability check before and
 /// after them.
 struct ProbeSet<'a> {
-    plan: &'a RunPlan,
+    probes: &'a ProbePlan,
+    /// Where the page and the plots go.
+    results_dir: &'a Path,
+    host: SharedHost,
+    suite: Suite,
+    /// The rounds each result is measured in, at most.
+    rounds: usize,
+    terminal: Terminal,
     /// Made when the run starts, from the settings the controls left.
     runner: Option<Runner>,
 }
@@ -91,10 +69,10 @@ impl ProbeSet<'_> {
 impl Measured for ProbeSet<'_> {
     /// Each probe with its typical duration in the suite, for the estimate of time left.
     fn units(&self, rounds: usize) -> Vec<ProgressUnit> {
-        (self.plan.probes.iter())
+        (self.probes.specs.iter())
             .map(|probe| ProgressUnit {
                 name: probe.id.to_string(),
-                typical_s: probe.expected_seconds(self.plan.suite),
+                typical_s: probe.expected_seconds(self.suite),
                 rounds: probe.rounds.of(rounds),
                 alone: probe.alone,
             })
@@ -109,8 +87,8 @@ impl Measured for ProbeSet<'_> {
         progress: &Progress,
     ) -> Result<(), Interrupted> {
         progress.say("stability check");
-        let plan = self.plan;
-        match reference_figures(self.runner.insert(runner), plan) {
+        let context = |runner| probe_context(runner, self.probes, self.suite);
+        match stability::reference_figures(&mut context(self.runner.insert(runner))) {
             Ok(references) => {
                 record.stability = references.into_iter().map(started_check).collect();
             }
@@ -123,16 +101,17 @@ impl Measured for ProbeSet<'_> {
     /// Measures the probe with its samples scaled to its part of the budget, and its
     /// deadline.
     fn measure(&mut self, unit: usize, _round: usize, allowance: Allowance) -> ProbeOutcome {
-        let (plan, probe) = (self.plan, self.plan.probes[unit]);
-        let rounds = probe.rounds.of(plan.rounds);
+        let probe = self.probes.specs[unit];
+        let rounds = probe.rounds.of(self.rounds);
         let deadline = allowance.time.map(|time| Instant::now() + time);
+        let (probes, suite, host) = (self.probes, self.suite, Arc::clone(&self.host));
         self.runner().scoped(
             |config| {
                 config.rounds = rounds;
                 config.share = allowance.share;
                 config.deadline = deadline;
             },
-            |runner| run_probe(probe, runner, plan),
+            |runner| run_probe(probe, runner, probes, suite, &host),
         )
     }
 
@@ -145,8 +124,9 @@ impl Measured for ProbeSet<'_> {
     ) -> bool {
         if !interrupted && !record.stability.is_empty() {
             progress.say("stability check, again");
-            let plan = self.plan;
-            match reference_figures(self.runner.as_mut().expect("the run has started"), plan) {
+            let runner = self.runner.as_mut().expect("the run has started");
+            match stability::reference_figures(&mut probe_context(runner, self.probes, self.suite))
+            {
                 Ok(references) => finish_checks(record, references),
                 Err(ProbeError::Interrupted(_)) => interrupted = true,
                 Err(e) => record
@@ -160,13 +140,13 @@ impl Measured for ProbeSet<'_> {
 
     /// The table, and the main job's headline table after it.
     fn text(&self, record: &RunRecord) -> Result<String, ExportError> {
-        let terminal = self.plan.terminal;
+        let terminal = self.terminal;
         let mut table = TableExporter {
             terminal,
             declared: latlab_probes::presentations(),
         }
         .render(record)?;
-        if self.plan.headline {
+        if self.probes.headline {
             let headline = HeadlineExporter {
                 terminal,
                 declared: latlab_probes::presentations(),
@@ -184,7 +164,7 @@ impl Measured for ProbeSet<'_> {
 
     /// The HTML report and the plots, in the results directory.
     fn write_more(&self, record: &RunRecord, unwritten: &mut Unwritten) -> Vec<String> {
-        let (plots, report) = write_page_and_plots(self.plan, record, unwritten);
+        let (plots, report) = write_page_and_plots(self.results_dir, record, unwritten);
         let mut lines = Vec::new();
         if let Some(report) = report {
             lines.push(format!("report: {}", report.display()));
@@ -204,15 +184,14 @@ impl Measured for ProbeSet<'_> {
     }
 }
 
-/// Writes the plots and the HTML report into the plan's results directory: the plot files
+/// Writes the plots and the HTML report into the results directory `dir`: the plot files
 /// written and the report's path when it was. Plots that cannot be drawn
 /// are an output not written, like a full disk: the page goes without them.
 fn write_page_and_plots(
-    plan: &RunPlan,
+    dir: &Path,
     record: &RunRecord,
     unwritten: &mut Unwritten,
 ) -> (Vec<PathBuf>, Option<PathBuf>) {
-    let dir = &plan.outputs.results_dir;
     let report = dir.join("report.html");
     let declared = latlab_probes::presentations();
     let plots = unwritten.note(
@@ -235,22 +214,17 @@ fn write_page_and_plots(
     (plot_files, written.then_some(report))
 }
 
-/// What a probe measures with, under the plan's options.
-fn probe_context<'a>(runner: &'a mut Runner, plan: &RunPlan) -> ProbeContext<'a> {
+/// What a probe measures with, under the plan's options, in `suite`.
+fn probe_context<'a>(runner: &'a mut Runner, probes: &ProbePlan, suite: Suite) -> ProbeContext<'a> {
     ProbeContext {
         runner,
-        suite: plan.suite,
-        memory: plan.memory,
-        threads: plan.threads,
-        ipc: plan.ipc,
-        files: plan.files.clone(),
-        findings: std::sync::Arc::clone(&plan.findings),
+        suite,
+        memory: probes.memory,
+        threads: probes.threads,
+        ipc: probes.ipc,
+        files: probes.files.clone(),
+        findings: std::sync::Arc::clone(&probes.findings),
     }
-}
-
-/// Takes the run's reference figures (see `latlab_probes::stability`).
-fn reference_figures(runner: &mut Runner, plan: &RunPlan) -> Result<Vec<Reference>, ProbeError> {
-    stability::reference_figures(&mut probe_context(runner, plan))
 }
 
 fn started_check(reference: Reference) -> StabilityCheck {
@@ -282,22 +256,28 @@ fn finish_checks(record: &mut RunRecord, references: Vec<Reference>) {
 
 /// Runs one probe, here or in a process of its own as its spec says; the results the
 /// selection keeps.
-fn run_probe(probe: &ProbeSpec, runner: &mut Runner, plan: &RunPlan) -> ProbeOutcome {
+fn run_probe(
+    probe: &ProbeSpec,
+    runner: &mut Runner,
+    probes: &ProbePlan,
+    suite: Suite,
+    host: &SharedHost,
+) -> ProbeOutcome {
     let started = Instant::now();
     let (status, mut results) = match probe.process {
-        Process::Shared => outcome_here(probe, &mut probe_context(runner, plan)),
+        Process::Shared => outcome_here(probe, &mut probe_context(runner, probes, suite)),
         Process::Own { ready } => match ready() {
-            Ok(()) => probe_process::measure(probe, runner.config(), plan.suite),
+            Ok(()) => probe_process::measure(probe, runner.config(), suite),
             Err(error) => status_of(error),
         },
     };
-    plan.selection.retain(probe.id, &mut results);
+    probes.selection.retain(probe.id, &mut results);
     ProbeOutcome {
         id: probe.id.to_string(),
         method: probe.method.to_string(),
         status,
         results,
-        duration_ns: plan.host.elapsed(started).as_nanos() as u64,
+        duration_ns: host.elapsed(started).as_nanos() as u64,
     }
 }
 
@@ -379,7 +359,6 @@ fn describe_files(paths: &[std::path::PathBuf]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     #[test]
     fn plot_files_are_named_in_braces_when_they_come_in_pairs() {

@@ -28,8 +28,8 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
                 dir.join(of.name()).display()
             );
         },
-        baselines: &plan.baselines,
-        terminal: &plan.terminal,
+        baselines: &plan.request.baselines,
+        terminal: &plan.request.terminal,
         results_called: "result",
         closing: format!(
             "latlab: {runs} runs in {}/run-1 ... run-{runs}; `latlab compare {} OTHER` \

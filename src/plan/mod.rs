@@ -14,13 +14,16 @@ pub use reading::{
 use crate::cli::{Budget, RunArgs};
 use latlab_engine::isolation::DirectoryLock;
 use latlab_engine::model::RunRecord;
-use latlab_engine::{Config, Host, RealHost, SharedHost, SyntheticHost};
-use latlab_front::{BaselineStore, Baselines, RunOf, Stream, terminal};
+use latlab_engine::{Host, RealHost, SharedHost, SyntheticHost};
+use latlab_front::{
+    BaselineStore, Baselines, Controls, ResultFiles, RunOf, RunRequest, Stream, terminal,
+};
 use latlab_probes::{
     FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
     default_max_size,
 };
-use latlab_report::terminal::Terminal;
+use latlab_report::JsonExporter;
+use latlab_report::summary::SummaryExporter;
 use latlab_report::{FileFormat, Offered, OutputTarget};
 use std::path::{Path, PathBuf};
 
@@ -68,41 +71,32 @@ impl Outputs {
     }
 }
 
+/// The plan of a run: what the lifecycle is asked to run (the machine, the sampling, the
+/// controls, the results files, the baselines), the probes and their options, where the
+/// outputs go, and how many runs (`--runs`).
 pub struct RunPlan {
-    /// The machine measured: this one, or the synthetic one of `--synthetic`.
-    pub host: SharedHost,
-    pub suite: Suite,
-    pub probes: Vec<&'static ProbeSpec>,
+    pub request: RunRequest,
+    pub probes: ProbePlan,
+    pub outputs: Outputs,
+    /// `--runs`: how many runs, each a process of its own; 1 for one run, and for each run a
+    /// `--runs` command starts.
+    pub runs: usize,
+}
+
+/// The probes a run measures, and what they measure with.
+pub struct ProbePlan {
+    pub specs: Vec<&'static ProbeSpec>,
     /// Which of their results are kept (`--only`/`--skip` by result name).
     pub selection: Selection,
-    pub config: Config,
-    /// Rounds each result is measured in, spread over the run.
-    pub rounds: usize,
-    /// The time the run may take (`--budget`, else the suite's); `None`: no limit.
-    pub budget: Option<std::time::Duration>,
-    pub outputs: Outputs,
     pub memory: MemoryOptions,
     pub threads: ThreadOptions,
     pub ipc: IpcOptions,
     pub files: FileOptions,
     /// What the memory probes find as the run goes, for the probes after them.
     pub findings: std::sync::Arc<latlab_probes::Findings>,
-    /// What the plan changed from the defaults, for the run's notes.
-    pub notes: Vec<String>,
-    pub pin: Option<usize>,
-    pub mlock: bool,
-    pub rt: bool,
     /// End the terminal output with "Latency numbers for this machine" (the main job does,
     /// as `latlab` and as `latlab run`).
     pub headline: bool,
-    /// How much the table says, how wide and in what colours.
-    pub terminal: Terminal,
-    /// `--baseline`, `--save-baseline`, `--add-to-baseline`, `--fail-if-slower`: the
-    /// baseline to compare with, loaded, and those to keep the run (or the runs) as.
-    pub baselines: Baselines,
-    /// `--runs`: how many runs, each a process of its own; 1 for one run, and for each run a
-    /// `--runs` command starts.
-    pub runs: usize,
 }
 
 /// Memory a run needs for a largest working set of `size` bytes: the memcpy sweep's source
@@ -168,19 +162,24 @@ pub fn run(
     let budget = budget(args, suite, &mut notes);
     let runs = runs(args, run_of)?;
     let outputs = outputs(args, run_of)?;
-    let baselines = baselines(args, run_of)?;
-    Ok(RunPlan {
-        host,
+    let request = RunRequest {
         suite,
-        probes,
-        selection,
-        config,
         rounds: sampling.rounds,
-        budget,
+        controls: Controls {
+            pin: sampling.pin,
+            mlock: args.mlock,
+            rt: args.rt,
+        },
+        notes,
+        create_dir: outputs.create_dir.clone(),
+        baselines: baselines(args, run_of)?,
         terminal: terminal(&args.terminal, Stream::beside(outputs.uses_stdout())),
-        baselines,
-        runs,
-        outputs,
+        budget,
+        ..RunRequest::new(host, config, result_files(&outputs))
+    };
+    let probes = ProbePlan {
+        specs: probes,
+        selection,
         memory,
         threads: ThreadOptions {
             pool_workers: args.workers,
@@ -190,14 +189,34 @@ pub fn run(
             dir: args.dir.as_deref().map(check_dir).transpose()?,
         },
         findings: Default::default(),
-        notes,
-        pin: sampling.pin,
-        mlock: args.mlock,
-        rt: args.rt,
         // The main job ends with the headline table, whether started as `latlab` or as
         // `latlab run`; a family's run does not.
         headline: family.is_none(),
+    };
+    Ok(RunPlan {
+        request,
+        probes,
+        outputs,
+        runs,
     })
+}
+
+/// The results files of a run written to `outputs`: `DIR/results.json`, its summary
+/// `DIR/summary.json`, and the copies and other formats asked for.
+fn result_files(outputs: &Outputs) -> ResultFiles {
+    let mut files = ResultFiles::default();
+    let declared = latlab_probes::presentations();
+    files.add(outputs.json.clone(), JsonExporter);
+    files.add_beside(
+        outputs.summary.clone(),
+        SummaryExporter {
+            declared: declared.clone(),
+        },
+    );
+    for (format, target) in &outputs.named {
+        files.add(target.clone(), (format.exporter)(&declared));
+    }
+    files
 }
 
 /// The time the run may take: `--budget`, else the suite's default (none for a synthetic

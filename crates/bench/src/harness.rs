@@ -135,21 +135,17 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         run_of,
     );
     let request = RunRequest {
-        host,
         suite: options.sampling.suite,
         rounds: config.rounds,
-        config,
         controls: Controls {
             pin: options.sampling.pin,
             ..Controls::default()
         },
         notes,
-        files,
-        create_dir: None,
         baselines,
         terminal,
         results_called: "benchmark",
-        budget: None,
+        ..RunRequest::new(host, config, files)
     };
     let mut sets = sets;
     let status = latlab_front::execute(request, &mut sets, &stop).map_err(bad)?;

@@ -45,6 +45,29 @@ pub struct RunRequest {
     pub budget: Option<Duration>,
 }
 
+impl RunRequest {
+    /// A run on `host` that samples by `config` and writes `files`, with the defaults a front
+    /// end changes as it needs: the quick suite in one round, no controls, no notes, no
+    /// directory to create, no baselines, the default terminal, no time limit, and its
+    /// results called "result".
+    pub fn new(host: Arc<dyn Host>, config: Config, files: ResultFiles) -> RunRequest {
+        RunRequest {
+            host,
+            suite: Suite::Quick,
+            config,
+            rounds: 1,
+            controls: Controls::default(),
+            notes: Vec::new(),
+            files,
+            create_dir: None,
+            baselines: Baselines::none(),
+            terminal: Terminal::default(),
+            results_called: "result",
+            budget: None,
+        }
+    }
+}
+
 /// Without the results files (the `files` feature) there are no baselines: nothing to
 /// compare with or keep.
 #[cfg(not(feature = "files"))]

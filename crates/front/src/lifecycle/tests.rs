@@ -1,13 +1,12 @@
 //! The lifecycle end to end, over units that measure nothing and say what was asked of them.
 
 use super::*;
-use crate::{Baselines, ProgressUnit, ResultFiles};
+use crate::{ProgressUnit, ResultFiles};
 use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::names::key;
-use latlab_engine::{Config, Suite, SyntheticHost};
+use latlab_engine::{Config, SyntheticHost};
 use latlab_report::ExportError;
-use latlab_report::terminal::Terminal;
 use latlab_report::{MarkdownExporter, OutputTarget};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -98,19 +97,11 @@ impl latlab_report::Exporter for Counted {
 }
 
 fn request(files: ResultFiles, create_dir: Option<PathBuf>) -> RunRequest {
+    let host = Arc::new(SyntheticHost::default());
     RunRequest {
-        host: Arc::new(SyntheticHost::default()),
-        suite: Suite::Quick,
-        config: Config::quick(),
         rounds: 3,
-        controls: Controls::default(),
-        notes: Vec::new(),
-        files,
         create_dir,
-        baselines: Baselines::none(),
-        terminal: Terminal::default(),
-        results_called: "result",
-        budget: None,
+        ..RunRequest::new(host, Config::quick(), files)
     }
 }
 
