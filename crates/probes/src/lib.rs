@@ -26,7 +26,7 @@ use latlab_engine::presentation::{Presentation, Presentations};
 use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
 pub use findings::Findings;
-pub use mem::latency::{DEFAULT_MAX_CEILING, default_max_size};
+pub use mem::sizes::{DEFAULT_MAX_CEILING, default_max_size};
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
 pub use latlab_engine::Suite;

@@ -12,6 +12,7 @@
 //! crosses halfway (geometrically) from this plateau to the next.
 
 use super::sizes::size_label;
+use latlab_engine::environment::CacheInfo;
 use latlab_engine::{BenchResult, Warning};
 
 /// One point of the curve.
@@ -175,6 +176,87 @@ fn crossing(points: &[Point], from: usize, threshold: f64) -> Option<u64> {
 fn median(points: &[Point]) -> f64 {
     let mut latencies: Vec<f64> = points.iter().map(|p| p.latency_ns).collect();
     latlab_engine::stats::median_in_place(&mut latencies)
+}
+
+/// The levels the `pagegroups` curve shows, each with its name (see [`level_names`]). The
+/// curve reached memory where it spans twice the largest cache the kernel reports, or where
+/// the sweep stopped on a plateau of main memory (`stopped_on_memory`).
+pub(crate) fn named_levels(
+    curve: &[(u64, BenchResult)],
+    per_octave: usize,
+    caches: &[CacheInfo],
+    stopped_on_memory: bool,
+) -> Vec<(Level, String)> {
+    let points = points(curve);
+    let found = detect(&points, per_octave);
+    let largest_cache = caches.iter().map(|c| c.size_bytes).max();
+    let largest_set = points.last().map_or(0, |p| p.size_bytes);
+    let reached_memory =
+        stopped_on_memory || largest_cache.is_some_and(|llc| largest_set >= 2 * llc);
+    let latencies: Vec<f64> = found.iter().map(|l| l.latency_ns).collect();
+    let names = level_names(&latencies, data_cache_levels(caches), reached_memory);
+    found.into_iter().zip(names).collect()
+}
+
+/// How far above the level before it the last level must read to be main memory.
+pub(crate) const MEMORY_STEP: f64 = 2.0;
+
+/// The names of the levels the curve found, from their latencies: `L1`, `L2` … and `DRAM`
+/// for the last when the curve shows it is memory. That is when it reads at least
+/// [`MEMORY_STEP`] times the level before it and either lies beyond the cache levels the
+/// kernel reports (`cache_levels` of them; a VM may report the host's sizes, but not a
+/// level it lacks), or the sweep reached twice the largest cache the kernel reports. So a
+/// fourth level on a machine with three caches is memory, whatever size the kernel gives its
+/// last cache.
+pub(crate) fn level_names(
+    latencies: &[f64],
+    cache_levels: usize,
+    reached_memory: bool,
+) -> Vec<String> {
+    let count = latencies.len();
+    (0..count)
+        .map(|i| {
+            let last = i + 1 == count && i > 0;
+            let steps_up = i > 0 && latencies[i] >= MEMORY_STEP * latencies[i - 1];
+            let beyond_caches = i + 1 > cache_levels;
+            if last && steps_up && (beyond_caches || reached_memory) {
+                "DRAM".to_string()
+            } else {
+                format!("L{}", i + 1)
+            }
+        })
+        .collect()
+}
+
+/// How many levels of data (or unified) cache the kernel reports.
+pub(crate) fn data_cache_levels(caches: &[CacheInfo]) -> usize {
+    let mut levels: Vec<u8> = caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.level)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    levels.len()
+}
+
+/// The kernel's size for a level name such as `L2` (data or unified cache).
+pub(crate) fn reported_size(name: &str, caches: &[CacheInfo]) -> Option<u64> {
+    let level: u8 = name.strip_prefix('L')?.parse().ok()?;
+    caches
+        .iter()
+        .find(|c| c.level == level && c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+}
+
+/// The points of the page-group curve.
+pub(crate) fn points(curve: &[(u64, BenchResult)]) -> Vec<Point> {
+    (curve.iter())
+        .map(|(size_bytes, result)| Point {
+            size_bytes: *size_bytes,
+            latency_ns: result.summary.median,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ pub(crate) mod bandwidth;
 pub(crate) mod buffer;
 pub(crate) mod chase;
 mod kernels;
-pub mod latency;
+pub(crate) mod latency;
 pub(crate) mod levels;
 pub(crate) mod memcpy;
 mod parallel;

@@ -1,5 +1,6 @@
 //! Working-set sizes of the memory sweeps, and their labels.
 
+use latlab_engine::environment::CacheInfo;
 use latlab_engine::units::format_bytes;
 
 /// Working sets from `min` to `max`, `per_octave` per doubling, multiples of the line size,
@@ -41,6 +42,38 @@ pub(crate) fn is_sweep_detail(size: u64, largest: u64) -> bool {
 /// A size in B, KiB, MiB or GiB with up to three significant digits: `1KiB`, `1.41KiB`, `32MiB`.
 pub(crate) fn size_label(bytes: u64) -> String {
     format_bytes(bytes as f64)
+}
+
+/// The second-level cache's size when the kernel does not report it: working sets up to it
+/// are timed by slope.
+pub(crate) const FALLBACK_PRIVATE_CACHE: u64 = 1 << 20;
+/// The largest working set when neither the caller nor the kernel says otherwise.
+const FALLBACK_MAX: u64 = 256 << 20;
+
+/// The default largest working set never spans more than this, however large a cache the
+/// kernel claims: the main job's peak resident memory stays under 400 MB (a ring of 256 MiB,
+/// its visiting order of 32 MiB, and the process with its results), and a kernel that
+/// claims a 480 MiB L3 does not send it to 1 GiB. `--max-size` goes further.
+pub const DEFAULT_MAX_CEILING: u64 = 256 << 20;
+
+/// The default largest working set: four times the last-level cache of `caches`, at most
+/// [`DEFAULT_MAX_CEILING`](crate::DEFAULT_MAX_CEILING).
+pub fn default_max_size(caches: &[CacheInfo]) -> u64 {
+    caches
+        .iter()
+        .map(|c| c.size_bytes)
+        .max()
+        .map_or(FALLBACK_MAX, |llc| 4 * llc)
+        .min(DEFAULT_MAX_CEILING)
+}
+
+/// The first-level data cache's line, as the kernel reports it; 64 bytes where it does not.
+pub(crate) fn line_bytes(caches: &[CacheInfo]) -> usize {
+    caches
+        .iter()
+        .find(|c| c.level == 1 && c.kind != "Instruction")
+        .and_then(|c| c.line_bytes)
+        .map_or(64, |l| l as usize)
 }
 
 #[cfg(test)]

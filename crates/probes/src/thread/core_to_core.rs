@@ -243,9 +243,9 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 /// of [`REFERENCE_GROUP_PAGES`] pages so that the first-level TLB holds every page in use
 /// (a miss there would add its cost to the hit and raise the bar).
 fn l2_hit(ctx: &mut ProbeContext) -> Result<f64, ProbeError> {
-    use crate::mem::latency::{
-        FALLBACK_PRIVATE_CACHE, PREFETCH_PROOF_STRIDE, Ring, line_bytes, measure, reported_size,
-    };
+    use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, measure};
+    use crate::mem::levels::reported_size;
+    use crate::mem::sizes::{FALLBACK_PRIVATE_CACHE, line_bytes};
     let caches = ctx.host().caches();
     let l2 = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let ring = Ring {
