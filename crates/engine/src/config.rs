@@ -214,6 +214,13 @@ mod tests {
 }
 
 /// The run was cancelled (Ctrl-C) before the benchmark finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("interrupted")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}

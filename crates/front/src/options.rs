@@ -245,18 +245,26 @@ pub fn value<T>(
     value_name: &str,
     parse: impl FnOnce(&str) -> Result<T, String>,
 ) -> Result<T, String> {
+    let text = text_value(parser, long, value_name)?;
+    parse(&text).map_err(|why| refused(&text, long, value_name, &why))
+}
+
+/// The text of `--long`'s value; the part of [`value`] that is the same for every type, kept
+/// out of its copies.
+fn text_value(parser: &mut lexopt::Parser, long: &str, value_name: &str) -> Result<String, String> {
     let raw = parser.value().map_err(|_| {
         format!("a value is required for '--{long} <{value_name}>' but none was supplied")
     })?;
-    let text = raw
-        .to_str()
-        .ok_or_else(|| format!("invalid UTF-8 was detected in the value of '--{long}'"))?;
-    parse(text).map_err(|why| {
-        format!(
-            "invalid value '{}' for '--{long} <{value_name}>': {why}",
-            shown_value(text)
-        )
-    })
+    raw.into_string()
+        .map_err(|_| format!("invalid UTF-8 was detected in the value of '--{long}'"))
+}
+
+/// The refusal of `text` as the value of `--long`, for `why`.
+fn refused(text: &str, long: &str, value_name: &str, why: &str) -> String {
+    format!(
+        "invalid value '{}' for '--{long} <{value_name}>': {why}",
+        shown_value(text)
+    )
 }
 
 /// The longest value a refusal repeats whole.

@@ -95,19 +95,37 @@ impl Offered for RunRecord {
 }
 
 /// Why an output could not be produced.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum ExportError {
-    #[error("could not encode the results as {format}: {detail}")]
     Encode {
         format: &'static str,
         detail: String,
     },
     /// The cause is the source, which `{:#}` and error chains print after this.
-    #[error("could not write {path}")]
     Write {
         path: String,
         source: std::io::Error,
     },
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportError::Encode { format, detail } => {
+                write!(f, "could not encode the results as {format}: {detail}")
+            }
+            ExportError::Write { path, .. } => write!(f, "could not write {path}"),
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::Encode { .. } => None,
+            ExportError::Write { source, .. } => Some(source),
+        }
+    }
 }
 
 /// Renders a model in one format: a run (the default), a comparison

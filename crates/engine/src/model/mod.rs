@@ -287,8 +287,13 @@ impl PartialEq for RoundRules {
 impl BenchResult {
     /// Adds a parameter, builder style; how rounds combine it is its key's
     /// ([`Key::over_rounds`]).
-    pub fn with_parameter(mut self, key: Key, value: impl Into<Value>) -> BenchResult {
-        self.parameters.insert(key.name().to_string(), value.into());
+    pub fn with_parameter(self, key: Key, value: impl Into<Value>) -> BenchResult {
+        self.with_value(key, value.into())
+    }
+
+    /// [`BenchResult::with_parameter`] once the value is made: one copy for every type.
+    fn with_value(mut self, key: Key, value: Value) -> BenchResult {
+        self.parameters.insert(key.name().to_string(), value);
         let rules = &mut self.over_rounds.0;
         rules.retain(|known| known.name() != key.name());
         if key.over_rounds() != OverRounds::First {
