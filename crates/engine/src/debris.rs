@@ -178,15 +178,7 @@ fn pid_namespace() -> u64 {
 
 #[cfg(unix)]
 fn process_exists(pid: u32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
-        return false;
-    };
-    // Signal 0: whether the process exists and may be signalled; one of another user's
-    // exists too.
-    matches!(
-        rustix::process::test_kill_process(pid),
-        Ok(()) | Err(rustix::io::Errno::PERM)
-    )
+    crate::sys::process_exists(pid)
 }
 
 /// Without a way to ask here, every process is taken to exist: an unlocked entry is then

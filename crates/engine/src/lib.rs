@@ -45,6 +45,7 @@ pub mod rounds;
 mod runner;
 pub mod signals;
 pub mod stats;
+pub mod sys;
 pub mod tails;
 pub mod units;
 mod usage;

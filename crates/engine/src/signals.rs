@@ -87,10 +87,10 @@ impl StopSignals {
 /// Asks the kernel to kill this process when the one that started it ends.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn end_with_parent() -> std::io::Result<()> {
-    let parent = rustix::process::getppid();
-    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+    let parent = crate::sys::parent_pid();
+    crate::sys::die_with_parent()?;
     // The parent may have ended before the death signal was asked for.
-    if rustix::process::getppid() != parent {
+    if crate::sys::parent_pid() != parent {
         return Err(std::io::Error::other(
             "the process that started this one has ended",
         ));

@@ -94,19 +94,16 @@ pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
 fn create_and_forget(dir: &Path) -> std::io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
-        use rustix::fs::{CWD, Mode, OFlags, openat};
-        use rustix::io::Errno;
-        let unnamed = openat(
-            CWD,
-            dir,
-            OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-            Mode::from_bits_truncate(0o600),
-        );
+        let unnamed = latlab_engine::sys::open(dir, libc::O_TMPFILE | libc::O_WRONLY, 0o600);
         match unnamed {
             Ok(_) => return Ok(()),
             // No O_TMPFILE on this file system: a named file instead.
-            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
-            Err(e) => return Err(e.into()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+                ) => {}
+            Err(e) => return Err(e),
         }
     }
     let name = format!("{}check", latlab_engine::debris::owned_prefix(".latlab-"));

@@ -181,21 +181,22 @@ impl Handshake {
     /// A pipe holding a fresh secret, its read end left open across `exec`.
     #[cfg(unix)]
     fn offer(of: RunOf) -> std::io::Result<Handshake> {
-        use rustix::io::{FdFlags, fcntl_setfd};
+        use latlab_engine::sys::set_inherited;
+        use std::os::fd::AsFd;
         let secret = fresh_secret();
-        let (read_end, write_end) = rustix::pipe::pipe()?;
+        let (read_end, mut write_end) = std::io::pipe()?;
         // The write end stays in this process, and is closed once the secret is in the
         // pipe (one write, shorter than PIPE_BUF, so read whole by one read).
-        fcntl_setfd(&write_end, FdFlags::CLOEXEC)?;
-        fcntl_setfd(&read_end, FdFlags::empty())?;
-        let written = rustix::io::write(&write_end, secret.as_bytes())?;
+        set_inherited(write_end.as_fd(), false)?;
+        set_inherited(read_end.as_fd(), true)?;
+        let written = std::io::Write::write(&mut write_end, secret.as_bytes())?;
         if written != secret.len() {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
         Ok(Handshake {
             of,
             secret,
-            read_end,
+            read_end: read_end.into(),
         })
     }
 
@@ -226,8 +227,8 @@ impl Handshake {
     /// secret it repeats. The pipe is read and closed, so the run's own children find none.
     #[cfg(unix)]
     fn received(value: &str) -> Option<RunOf> {
-        use rustix::event::{PollFd, PollFlags, Timespec, poll};
         use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+        use std::os::unix::fs::FileTypeExt;
         let mut parts = value.split(' ');
         let (of, descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
         let of = RunOf::parse(of)?;
@@ -235,21 +236,18 @@ impl Handshake {
         if parts.next().is_some() || descriptor <= 2 || secret.len() != SECRET_LENGTH {
             return None;
         }
-        // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
-        if unsafe { libc::fcntl(descriptor, libc::F_GETFD) } < 0 {
+        if !latlab_engine::sys::is_open(descriptor) {
             return None;
         }
         // SAFETY: the descriptor is open (checked just above) and only borrowed here, for
         // the two questions below; a descriptor that is not the handshake's is left as it is.
         let borrowed = unsafe { BorrowedFd::borrow_raw(descriptor) };
-        let is_pipe = rustix::fs::fstat(borrowed)
-            .is_ok_and(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode).is_fifo());
-        let mut ready = [PollFd::new(&borrowed, PollFlags::IN)];
-        let now = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let has_data = poll(&mut ready, Some(&now)).is_ok_and(|n| n == 1);
+        let is_pipe = (borrowed.try_clone_to_owned())
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+            .is_ok_and(|metadata| metadata.file_type().is_fifo());
+        let now = std::time::Duration::ZERO;
+        let has_data =
+            latlab_engine::sys::wait_until_ready(borrowed, libc::POLLIN, now).is_ok_and(|r| r);
         if !is_pipe || !has_data {
             return None;
         }
@@ -257,7 +255,7 @@ impl Handshake {
         // process takes it over, reads it once and closes it.
         let pipe = unsafe { OwnedFd::from_raw_fd(descriptor) };
         let mut written = [0u8; 64];
-        let read = rustix::io::read(&pipe, &mut written).ok()?;
+        let read = std::io::Read::read(&mut std::fs::File::from(pipe), &mut written).ok()?;
         (&written[..read] == secret.as_bytes()).then_some(of)
     }
 

@@ -155,13 +155,12 @@ impl Stream {
     /// The terminal's width in columns, when the stream is a terminal that says.
     #[cfg(unix)]
     fn width(self) -> Option<usize> {
-        let size = match self {
-            Stream::Stdout => rustix::termios::tcgetwinsize(std::io::stdout()),
-            Stream::Stderr => rustix::termios::tcgetwinsize(std::io::stderr()),
+        use std::os::fd::AsFd;
+        let columns = match self {
+            Stream::Stdout => latlab_engine::sys::terminal_columns(std::io::stdout().as_fd()),
+            Stream::Stderr => latlab_engine::sys::terminal_columns(std::io::stderr().as_fd()),
         };
-        size.ok()
-            .map(|size| usize::from(size.ws_col))
-            .filter(|&columns| columns > 0)
+        columns.map(usize::from)
     }
 
     /// The console's width is not read on Windows (std has no call for it): `COLUMNS` where

@@ -287,29 +287,22 @@ pub fn write_all_waiting(
 /// Waits until `stream` can take a write, up to [`STALLED_PIPE`].
 #[cfg(unix)]
 fn wait_for_room(stream: Stream) -> std::io::Result<()> {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
     use std::os::fd::AsFd;
-    let limit = Timespec {
-        tv_sec: STALLED_PIPE.as_secs() as _,
-        tv_nsec: 0,
-    };
     let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
     let fd = match stream {
         Stream::Stdout => stdout.as_fd(),
         Stream::Stderr => stderr.as_fd(),
     };
-    let mut watched = [PollFd::new(&fd, PollFlags::OUT)];
-    match poll(&mut watched, Some(&limit)) {
-        Ok(0) => Err(std::io::Error::new(
-            std::io::ErrorKind::WouldBlock,
-            format!(
-                "the pipe's reader took nothing for {} s",
-                STALLED_PIPE.as_secs()
-            ),
-        )),
-        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
-        Err(e) => Err(e.into()),
+    if latlab_engine::sys::wait_until_ready(fd, libc::POLLOUT, STALLED_PIPE)? {
+        return Ok(());
     }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        format!(
+            "the pipe's reader took nothing for {} s",
+            STALLED_PIPE.as_secs()
+        ),
+    ))
 }
 
 /// Windows' standard streams, as std opens them, block: a write that would block there
@@ -379,7 +372,9 @@ pub(crate) fn write_atomically(
     contents: impl AsRef<[u8]>,
     durability: Durability,
 ) -> std::io::Result<()> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
+    use latlab_engine::sys::{open, open_in, remove_in, rename_in};
+    use std::ffi::OsStr;
+    use std::os::fd::AsFd;
     let contents = contents.as_ref();
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -390,24 +385,16 @@ pub(crate) fn write_atomically(
     })?;
     // A temporary file of a run that was killed while writing is removed by the next.
     latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
-    let dir = rustix::fs::open(
-        directory,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let dir = open(directory, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
     let prefix = latlab_engine::debris::owned_prefix(TEMPORARY_KIND);
     let (temporary, fd) = (0u64..)
         .map(|attempt| format!("{prefix}{:016x}", random_word(attempt)))
         .find_map(|temporary| {
             // Readable as any new file would be (0666 less the umask), not only by its owner.
-            let created = rustix::fs::openat(
-                &dir,
-                temporary.as_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_bits_truncate(0o666),
-            );
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+            let created = open_in(dir.as_fd(), OsStr::new(&temporary), flags, 0o666);
             match created {
-                Err(rustix::io::Errno::EXIST) => None,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
                 other => Some(other.map(|fd| (temporary, fd))),
             }
         })
@@ -421,9 +408,9 @@ pub(crate) fn write_atomically(
             Durability::Synced => file.sync_all(),
             Durability::Cached => Ok(()),
         })
-        .and_then(|()| Ok(rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?));
+        .and_then(|()| rename_in(dir.as_fd(), OsStr::new(&temporary), name));
     if written.is_err() {
-        let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
+        let _ = remove_in(dir.as_fd(), OsStr::new(&temporary));
     }
     written
 }

@@ -95,8 +95,7 @@ pub(crate) fn judge(build: &str, machine: &str, cpuinfo: &str) -> Option<String>
 /// Why this process is emulated, read from this machine; `None` when nothing says it is.
 #[cfg(unix)]
 pub fn detect() -> Option<String> {
-    let raw = rustix::system::uname();
-    let machine = raw.machine().to_string_lossy();
+    let machine = crate::sys::system_name().machine;
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     judge(std::env::consts::ARCH, &machine, &cpuinfo).or_else(rosetta)
 }

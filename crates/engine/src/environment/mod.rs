@@ -247,7 +247,7 @@ pub(crate) fn available_memory_bytes() -> Option<u64> {
 /// the limit less what it has mapped now; `None` when there is no limit.
 #[cfg(unix)]
 fn address_space_headroom_bytes() -> Option<u64> {
-    let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
+    let limit = crate::sys::address_space_limit()?.soft?;
     let mapped = kib_field(
         &std::fs::read_to_string("/proc/self/status").ok()?,
         "VmSize",

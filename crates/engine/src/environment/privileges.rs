@@ -43,7 +43,7 @@ impl Privileges {
 /// RLIMIT_RTPRIO's soft limit; `None` when unlimited.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn rtprio_limit() -> Option<u64> {
-    rustix::process::getrlimit(rustix::process::Resource::Rtprio).current
+    crate::sys::realtime_priority_limit().and_then(|limit| limit.soft)
 }
 
 /// No RLIMIT_RTPRIO here: no real-time priority may be had, a limit of 0.
@@ -55,7 +55,7 @@ fn rtprio_limit() -> Option<u64> {
 /// RLIMIT_MEMLOCK's soft limit in bytes; `None` when unlimited.
 #[cfg(unix)]
 fn memlock_limit() -> Option<u64> {
-    rustix::process::getrlimit(rustix::process::Resource::Memlock).current
+    crate::sys::locked_memory_limit().and_then(|limit| limit.soft)
 }
 
 /// Windows has no locked-memory limit that `mlockall` would read: nothing may be locked.

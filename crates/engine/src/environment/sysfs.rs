@@ -70,13 +70,12 @@ pub(crate) struct Uname {
 
 #[cfg(unix)]
 pub(crate) fn uname() -> Uname {
-    let raw = rustix::system::uname();
-    let field = |text: &std::ffi::CStr| text.to_string_lossy().into_owned();
+    let name = crate::sys::system_name();
     Uname {
-        system: field(raw.sysname()),
-        node_name: field(raw.nodename()),
-        release: field(raw.release()),
-        version: field(raw.version()),
+        system: name.system,
+        node_name: name.node_name,
+        release: name.release,
+        version: name.version,
     }
 }
 

@@ -3,16 +3,13 @@
 
 #[cfg(not(target_os = "android"))]
 use super::{RT_CPU_HARD_LIMIT, RT_CPU_SOFT_LIMIT};
-use rustix::mm::{MlockAllFlags, mlockall};
-#[cfg(not(target_os = "android"))]
-use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::io;
 
 /// The most CPUs the affinity calls address (`CPU_SETSIZE`).
 const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
 
-// The affinity calls go through libc rather than rustix: rustix's `thread` module, for these
-// two calls alone, took 3 s of a cold build of the harness on a 2-vCPU guest.
+// The calls go through libc rather than rustix (see `crate::sys`): rustix's `thread` module,
+// for the two affinity calls alone, took 3 s of a cold build of the harness on a 2-vCPU guest.
 
 /// The CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
@@ -59,8 +56,7 @@ pub(crate) fn lock_memory() -> Result<(), String> {
                 .into(),
         );
     }
-    mlockall(MlockAllFlags::CURRENT | MlockAllFlags::FUTURE)
-        .map_err(|e| format!("mlockall failed: {}", io::Error::from(e)))
+    crate::sys::lock_all_memory().map_err(|e| format!("mlockall failed: {e}"))
 }
 
 /// Moves the calling thread to SCHED_FIFO at `priority`, after making sure RLIMIT_RTTIME
@@ -72,8 +68,7 @@ pub fn enter_fifo(priority: i32) -> Result<(), i32> {
     let param = libc::sched_param {
         sched_priority: priority,
     };
-    // SAFETY: a valid sched_param; the call acts on the calling thread only. (rustix has no
-    // sched_setscheduler.)
+    // SAFETY: a valid sched_param; the call acts on the calling thread only.
     if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
         return Err(std::io::Error::last_os_error()
             .raw_os_error()
@@ -85,20 +80,21 @@ pub fn enter_fifo(priority: i32) -> Result<(), i32> {
 /// Tightens RLIMIT_RTTIME to [`RT_CPU_SOFT_LIMIT`] and [`RT_CPU_HARD_LIMIT`].
 #[cfg(not(target_os = "android"))]
 fn bound_realtime_cpu_time() -> Result<(), i32> {
-    let limit = Rlimit {
-        current: Some(RT_CPU_SOFT_LIMIT.as_micros() as u64),
-        maximum: Some(RT_CPU_HARD_LIMIT.as_micros() as u64),
+    use crate::sys::{Limit, realtime_time_limit, set_realtime_time_limit};
+    let limit = Limit {
+        soft: Some(RT_CPU_SOFT_LIMIT.as_micros() as u64),
+        hard: Some(RT_CPU_HARD_LIMIT.as_micros() as u64),
     };
     // Tightened, never loosened: where the hard limit is lower already, the kernel refuses
     // and the lower one stands.
-    let current = getrlimit(Resource::Rttime).current;
-    if current.is_none_or(|now| Some(now) > limit.current) {
-        let _ = setrlimit(Resource::Rttime, limit);
+    let current = realtime_time_limit().and_then(|now| now.soft);
+    if current.is_none_or(|now| Some(now) > limit.soft) {
+        let _ = set_realtime_time_limit(limit);
     }
     Ok(())
 }
 
-/// Android's C library (and so rustix there) has no RLIMIT_RTTIME: without that safety
+/// Android's C library has no RLIMIT_RTTIME: without that safety
 /// net a real-time thread that stopped blocking could hold its CPU for ever, so none is
 /// made (`--rt` says it had no effect, and why).
 #[cfg(target_os = "android")]

@@ -26,7 +26,7 @@ pub(crate) use elsewhere::{allowed_cpus, lock_memory, set_allowed_cpus};
 /// The user this process acts as (its effective user id).
 #[cfg(unix)]
 pub fn effective_uid() -> u32 {
-    rustix::process::geteuid().as_raw()
+    crate::sys::effective_uid()
 }
 
 /// Windows has no user ids: `u32::MAX`, which is `(uid_t)-1`, the id no Unix user has.

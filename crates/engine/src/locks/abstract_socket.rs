@@ -141,53 +141,52 @@ enum FileLock {
 /// another user created), never through a link, never blocking on a FIFO planted there, and
 /// created, readable by all, when it is not there yet.
 fn try_file_lock(path: &std::path::Path) -> FileLock {
-    use rustix::fs::{FlockOperation, Mode, OFlags, flock, open};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let unavailable = |e: rustix::io::Errno| {
-        FileLock::Unavailable(format!("{}: {}", path.display(), io::Error::from(e)))
-    };
-    let readable_by_all = Mode::from_bits_truncate(0o444);
-    let opened = match open(path, flags, Mode::empty()) {
-        Err(rustix::io::Errno::NOENT) => {
-            match open(path, flags | OFlags::CREATE | OFlags::EXCL, readable_by_all) {
+    use std::os::unix::fs::PermissionsExt;
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let unavailable = |e: io::Error| FileLock::Unavailable(format!("{}: {e}", path.display()));
+    let open = |flags, mode| crate::sys::open(path, flags, mode).map(std::fs::File::from);
+    let opened = match open(flags, 0) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match open(flags | libc::O_CREAT | libc::O_EXCL, 0o444) {
                 // Readable by every user whatever this one's umask: their runs lock it too.
-                Ok(fd) => rustix::fs::fchmod(&fd, readable_by_all).map(|()| fd),
-                Err(rustix::io::Errno::EXIST) => open(path, flags, Mode::empty()),
+                Ok(file) => {
+                    (file.set_permissions(std::fs::Permissions::from_mode(0o444))).map(|()| file)
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(flags, 0),
                 Err(e) => Err(e),
             }
         }
         other => other,
     };
-    let fd = match opened {
-        Ok(fd) => fd,
+    let file = match opened {
+        Ok(file) => file,
         Err(e) => return unavailable(e),
     };
-    match rustix::fs::fstat(&fd) {
-        Ok(stat) if rustix::fs::FileType::from_raw_mode(stat.st_mode).is_file() => {}
+    match file.metadata() {
+        Ok(metadata) if metadata.is_file() => {}
         Ok(_) => {
             return FileLock::Unavailable(format!("{} is not a regular file", path.display()));
         }
         Err(e) => return unavailable(e),
     }
-    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => FileLock::Taken(std::fs::File::from(fd)),
-        Err(rustix::io::Errno::WOULDBLOCK) => FileLock::Busy {
-            holder: flock_holder_uid(&fd),
+    match file.try_lock() {
+        Ok(()) => FileLock::Taken(file),
+        Err(std::fs::TryLockError::WouldBlock) => FileLock::Busy {
+            holder: flock_holder_uid(&file),
         },
-        Err(e) => unavailable(e),
+        Err(std::fs::TryLockError::Error(e)) => unavailable(e),
     }
 }
 
-/// The effective user of the process that holds a `flock` on the file open as `fd`, from
-/// `/proc/locks` and the holder's `/proc/PID/status`; `None` where either does not show it
-/// (a holder in another PID namespace shows no PID here).
-fn flock_holder_uid(fd: &std::os::fd::OwnedFd) -> Option<u32> {
-    let stat = rustix::fs::fstat(fd).ok()?;
-    let (major, minor) = (
-        rustix::fs::major(stat.st_dev),
-        rustix::fs::minor(stat.st_dev),
-    );
-    let file = format!("{major:02x}:{minor:02x}:{}", stat.st_ino);
+/// The effective user of the process that holds a `flock` on `file`, from `/proc/locks`
+/// and the holder's `/proc/PID/status`; `None` where either does not show it (a holder in
+/// another PID namespace shows no PID here).
+fn flock_holder_uid(file: &std::fs::File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = file.metadata().ok()?;
+    let device = metadata.dev() as libc::dev_t;
+    let (major, minor) = (libc::major(device), libc::minor(device));
+    let file = format!("{major:02x}:{minor:02x}:{}", metadata.ino());
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     let pid: u32 = locks
         .lines()

@@ -1,0 +1,306 @@
+//! The system calls that the engine, the report and the front end make themselves, as safe
+//! functions over libc, each `unsafe` block with what makes it sound.
+//!
+//! These three crates are the harness's light build, and rustix's `fs`, `process`, `mm`,
+//! `system`, `event`, `pipe` and `termios` modules, for these calls alone, took 3.8 s of the
+//! 27 s of CPU a cold build of it takes on a 2-vCPU guest, ahead of everything else (see
+//! the book's page on the harness's build time); libc is built for the clock and the
+//! affinity calls already. The probes, which the light build never compiles, keep rustix.
+
+#![cfg(unix)]
+
+use std::ffi::{CStr, CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::time::Duration;
+
+/// `ret` as a result: `Err` with errno where it is -1.
+fn checked(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `bytes` as a C string; a name with a NUL byte in it cannot name a file.
+fn c_string(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+/// A resource limit's soft and hard values, each `None` when unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub soft: Option<u64>,
+    pub hard: Option<u64>,
+}
+
+/// `getrlimit(resource)` for a resource constant of libc (`libc::RLIMIT_AS`, …), whose
+/// type differs between C libraries; `None` when the call fails.
+macro_rules! limit_of {
+    ($resource:expr) => {{
+        let mut raw = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one whole rlimit into `raw`, which outlives the call.
+        (unsafe { libc::getrlimit($resource, &mut raw) } == 0).then(|| Limit {
+            soft: finite(raw.rlim_cur),
+            hard: finite(raw.rlim_max),
+        })
+    }};
+}
+
+/// A limit's value, `None` for `RLIM_INFINITY`.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "rlim_t is u64 on some C libraries only"
+)]
+fn finite(value: libc::rlim_t) -> Option<u64> {
+    (value != libc::RLIM_INFINITY).then_some(value as u64)
+}
+
+/// RLIMIT_AS, the address-space limit (`ulimit -v`), in bytes.
+pub fn address_space_limit() -> Option<Limit> {
+    limit_of!(libc::RLIMIT_AS)
+}
+
+/// RLIMIT_MEMLOCK, the locked-memory limit (`ulimit -l`), in bytes.
+pub fn locked_memory_limit() -> Option<Limit> {
+    limit_of!(libc::RLIMIT_MEMLOCK)
+}
+
+/// RLIMIT_RTPRIO, the highest real-time priority this process may take.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn realtime_priority_limit() -> Option<Limit> {
+    limit_of!(libc::RLIMIT_RTPRIO)
+}
+
+/// RLIMIT_RTTIME, the CPU time in microseconds a real-time thread may take without
+/// blocking.
+#[cfg(target_os = "linux")]
+pub fn realtime_time_limit() -> Option<Limit> {
+    limit_of!(libc::RLIMIT_RTTIME)
+}
+
+/// Sets RLIMIT_RTTIME to `limit` (`None`: unlimited).
+#[cfg(target_os = "linux")]
+pub fn set_realtime_time_limit(limit: Limit) -> io::Result<()> {
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "rlim_t is u64 on some C libraries only"
+    )]
+    let raw = |value: Option<u64>| value.map_or(libc::RLIM_INFINITY, |v| v as libc::rlim_t);
+    let limit = libc::rlimit {
+        rlim_cur: raw(limit.soft),
+        rlim_max: raw(limit.hard),
+    };
+    // SAFETY: setrlimit reads one whole rlimit, which outlives the call.
+    checked(unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &limit) }).map(drop)
+}
+
+/// Locks this process's current and future pages into memory (`mlockall`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn lock_all_memory() -> io::Result<()> {
+    // SAFETY: mlockall takes flags only and touches no memory of the caller's.
+    checked(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) }).map(drop)
+}
+
+/// The user this process acts as.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The process that started this one (its parent now).
+pub fn parent_pid() -> i32 {
+    // SAFETY: getppid takes nothing and cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// Asks the kernel to send this process SIGKILL when the thread that started it ends
+/// (`PR_SET_PDEATHSIG`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn die_with_parent() -> io::Result<()> {
+    let signal = libc::c_ulong::try_from(libc::SIGKILL).expect("a small positive signal");
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of the caller's.
+    checked(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal) }).map(drop)
+}
+
+/// Whether process `pid` exists: signal 0 may be sent to it, or it exists but belongs to
+/// another user.
+pub fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; kill only checks that the process may be signalled.
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// What `uname` says of this system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemName {
+    pub system: String,
+    pub node_name: String,
+    pub release: String,
+    pub version: String,
+    pub machine: String,
+}
+
+/// `uname(2)`; empty fields where it fails.
+pub fn system_name() -> SystemName {
+    // SAFETY: a utsname is arrays of C characters; all zero is a set of empty strings.
+    let mut raw: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname writes one whole utsname into `raw`, each field NUL-terminated.
+    let named = unsafe { libc::uname(&mut raw) } == 0;
+    let field = |chars: &[libc::c_char]| -> String {
+        if !named {
+            return String::new();
+        }
+        // SAFETY: the kernel NUL-terminates every field within its array.
+        unsafe { CStr::from_ptr(chars.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    SystemName {
+        system: field(&raw.sysname),
+        node_name: field(&raw.nodename),
+        release: field(&raw.release),
+        version: field(&raw.version),
+        machine: field(&raw.machine),
+    }
+}
+
+/// `open(path, flags, mode)`, close-on-exec.
+pub fn open(path: &std::path::Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+    let path = c_string(path.as_os_str().as_bytes())?;
+    let mode = libc::c_uint::from(mode as libc::mode_t);
+    // SAFETY: a NUL-terminated path that outlives the call; the descriptor returned is new
+    // and owned by no one else.
+    let fd = checked(unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode) })?;
+    // SAFETY: `fd` was just opened by this call and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `openat(dir, name, flags, mode)`, close-on-exec: `name` within the directory open as
+/// `dir`, so that the directory cannot be swapped for another between two calls.
+pub fn open_in(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    let name = c_string(name.as_bytes())?;
+    let mode = libc::c_uint::from(mode as libc::mode_t);
+    let flags = flags | libc::O_CLOEXEC;
+    // SAFETY: an open directory and a NUL-terminated name that outlive the call; the
+    // descriptor returned is new and owned by no one else.
+    let fd = checked(unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) })?;
+    // SAFETY: `fd` was just opened by this call and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `renameat(dir, from, dir, to)`: renames within the directory open as `dir`.
+pub fn rename_in(dir: BorrowedFd<'_>, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    let (from, to) = (c_string(from.as_bytes())?, c_string(to.as_bytes())?);
+    let dir = dir.as_raw_fd();
+    // SAFETY: an open directory and two NUL-terminated names that outlive the call.
+    checked(unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) }).map(drop)
+}
+
+/// `unlinkat(dir, name, 0)`: removes a file within the directory open as `dir`.
+pub fn remove_in(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    let name = c_string(name.as_bytes())?;
+    // SAFETY: an open directory and a NUL-terminated name that outlive the call.
+    checked(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) }).map(drop)
+}
+
+/// Waits up to `limit` for `fd` to be ready for `events` (`libc::POLLIN`, `POLLOUT`):
+/// whether it is. A signal that cuts the wait short counts as ready: the caller tries, and
+/// waits again if need be.
+pub fn wait_until_ready(
+    fd: BorrowedFd<'_>,
+    events: libc::c_short,
+    limit: Duration,
+) -> io::Result<bool> {
+    let mut watched = [libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    }];
+    let millis = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one pollfd, of the length given, that outlives the call.
+    match checked(unsafe { libc::poll(watched.as_mut_ptr(), 1, millis) }) {
+        Ok(ready) => Ok(ready > 0),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sets or clears `fd`'s close-on-exec flag: whether a program this process executes
+/// inherits it.
+pub fn set_inherited(fd: BorrowedFd<'_>, inherited: bool) -> io::Result<()> {
+    let flags = if inherited { 0 } else { libc::FD_CLOEXEC };
+    // SAFETY: F_SETFD on an open descriptor takes the flags only.
+    checked(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, flags) }).map(drop)
+}
+
+/// Whether `fd` is an open descriptor of this process.
+pub fn is_open(fd: libc::c_int) -> bool {
+    // SAFETY: F_GETFD only asks whether the descriptor is open.
+    (unsafe { libc::fcntl(fd, libc::F_GETFD) }) >= 0
+}
+
+/// The columns of the terminal open as `fd`, when it is one that says.
+pub fn terminal_columns(fd: BorrowedFd<'_>) -> Option<u16> {
+    // SAFETY: a winsize is four integers; all zero is a valid one.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes one whole winsize into `size`, which outlives the call.
+    let asked = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut size) };
+    (asked == 0 && size.ws_col > 0).then_some(size.ws_col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    /// The calls answer as the system does: this process exists and so does its parent, a
+    /// pid past the largest does not; uname names the system std says it is; a file made,
+    /// renamed and removed within a directory is there and then gone; a pipe with data is
+    /// ready to read and an empty one is not.
+    #[test]
+    fn the_calls_answer_as_the_system_does() {
+        assert!(process_exists(std::process::id()));
+        assert!(process_exists(parent_pid() as u32));
+        assert!(!process_exists(u32::MAX));
+        assert!(!process_exists(0));
+        let name = system_name();
+        assert_eq!(name.system.to_lowercase(), std::env::consts::OS);
+        assert!(!name.release.is_empty());
+
+        let dir = tempfile::tempdir().unwrap();
+        let opened = open(dir.path(), libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let made = open_in(opened.as_fd(), OsStr::new("a"), flags, 0o600).unwrap();
+        drop(made);
+        let again = open_in(opened.as_fd(), OsStr::new("a"), flags, 0o600).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        rename_in(opened.as_fd(), OsStr::new("a"), OsStr::new("b")).unwrap();
+        assert!(dir.path().join("b").exists() && !dir.path().join("a").exists());
+        remove_in(opened.as_fd(), OsStr::new("b")).unwrap();
+        assert!(!dir.path().join("b").exists());
+
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let now = Duration::ZERO;
+        assert!(!wait_until_ready(reader.as_fd(), libc::POLLIN, now).unwrap());
+        std::io::Write::write_all(&mut writer, b"x").unwrap();
+        assert!(wait_until_ready(reader.as_fd(), libc::POLLIN, now).unwrap());
+        assert!(is_open(reader.as_fd().as_raw_fd()));
+    }
+}
