@@ -217,7 +217,10 @@ fn save_and_compare_with_a_baseline_under_the_results_directory() {
     let (status, _, stderr) = run(&["--save-baseline", "main"]);
     assert_eq!(status, 0, "{stderr}");
     assert!(
-        stderr.contains("baseline main: res/baselines/main/run-1.json\n"),
+        stderr.contains(
+            "baseline main: res/baselines/main/run-1.json (1 run kept, at most 10: \
+             --baseline-history)\n"
+        ),
         "{stderr}"
     );
     let (status, stdout, _) = run(&["--baseline", "main"]);
@@ -244,21 +247,34 @@ fn a_run_is_added_to_a_baseline_and_gated_on_it() {
     let (status, _, stderr) = run(&["--fail-if-slower", "5"]);
     assert_eq!(status, 2);
     assert!(stderr.contains("--baseline"), "{stderr}");
-    for k in 1..=2 {
-        let (status, _, stderr) = run(&["--add-to-baseline", "ci"]);
+    // Three runs added to a baseline that keeps two: the oldest goes.
+    for k in 1..=3 {
+        let (status, _, stderr) = run(&["--add-to-baseline", "ci", "--baseline-history", "2"]);
         assert_eq!(status, 0, "{stderr}");
-        let kept = format!("baseline ci: res/baselines/ci/run-{k}.json\n");
+        let held = k.min(2);
+        let kept = format!(
+            "baseline ci: res/baselines/ci/run-{k}.json ({held} run{} kept, at most 2: \
+             --baseline-history)\n",
+            if held == 1 { "" } else { "s" }
+        );
         assert!(stderr.contains(&kept), "{stderr}");
     }
+    let baseline = dir.path().join("res/baselines/ci");
+    assert!(!baseline.join("run-1.json").exists());
+    assert!(baseline.join("run-2.json").is_file() && baseline.join("run-3.json").is_file());
     let (status, stdout, stderr) = run(&["--baseline", "ci", "--fail-if-slower", "10"]);
     assert_eq!(status, 0, "{stdout}{stderr}");
+    // The gate says what its baseline holds and what it could hear with it.
+    assert!(
+        stdout.contains("the baseline ci holds 2 runs: a slowdown of 10% would be called in"),
+        "{stdout}"
+    );
     assert!(
         stdout.ends_with("no result is more than 10% slower than the baseline ci\n"),
         "{stdout}"
     );
     // The baseline's results renamed: nothing of this run can be judged against it.
-    let baseline = dir.path().join("res/baselines/ci");
-    for k in 1..=2 {
+    for k in 2..=3 {
         let path = baseline.join(format!("run-{k}.json"));
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("cpu.call/", "cpu.renamed/")).unwrap();
@@ -470,7 +486,10 @@ fn several_runs_as_one_command_are_kept_and_compared_together() {
     // The runs replace the single run kept under the name.
     assert!(!dir.path().join("res/baselines/main.json").exists());
     assert!(
-        stderr.contains("baseline main: 3 runs, in res/baselines/main\n"),
+        stderr.contains(
+            "baseline main: 3 runs, in res/baselines/main (3 runs kept, at most 10: \
+             --baseline-history)\n"
+        ),
         "{stderr}"
     );
     assert!(

@@ -214,6 +214,11 @@ fn refuse_what_this_build_lacks(options: &Options) -> Result<(), Stop> {
             files,
         ),
         ("--baseline", options.baselines.baseline.is_some(), files),
+        (
+            "--baseline-history",
+            options.baselines.baseline_history.is_some(),
+            files,
+        ),
         ("--runs", options.sampling.runs > 1, files),
     ];
     match asked

@@ -293,7 +293,7 @@ mod tests {
             let args: &[&str] = match option.value {
                 Some("PCT") => &["--baseline", "main", "--fail-if-slower", "5"],
                 Some("NAME") => &[option.long, "main"],
-                Some("N") => &[option.long, "10"],
+                Some("N" | "K") => &[option.long, "10"],
                 Some("DURATION") => &[option.long, "1ms"],
                 Some("CPU") => &[option.long, "0"],
                 Some("SUITE") => &[option.long, "full"],

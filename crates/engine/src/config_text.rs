@@ -111,6 +111,18 @@ pub fn parse_baseline_name(text: &str) -> Result<String, String> {
     }
 }
 
+/// The runs a baseline keeps unless told otherwise (`--baseline-history`): a CI that adds
+/// each main-branch run to its baseline keeps the last ten, enough to know how far each
+/// figure moves between runs.
+pub const DEFAULT_BASELINE_HISTORY: usize = 10;
+
+/// The most runs a baseline keeps: a thousand runs of the main job are 4 GB of results.
+pub const MAX_BASELINE_HISTORY: usize = 1000;
+
+pub fn parse_baseline_history(text: &str) -> Result<usize, String> {
+    whole_number_in(text, 1..=MAX_BASELINE_HISTORY, "runs")
+}
+
 /// A percentage as given on a command line (`2`, `0.5%`), from 0 to 1000.
 pub fn parse_percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%');

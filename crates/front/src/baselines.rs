@@ -6,10 +6,13 @@
 //! …): `--save-baseline NAME` makes it this run (or the runs of a `--runs` command) alone,
 //! `--add-to-baseline NAME` adds this run to the runs kept, so that a baseline of several
 //! runs shows how far each figure moves between runs of unchanged code, which the gate then
-//! allows for. A baseline saved as `NAME.json` by an earlier version is read as a baseline of
-//! that one run, and joins the directory when a run is added.
+//! allows for. Either keeps the last `--baseline-history` runs (10 unless told otherwise)
+//! and deletes older ones: a CI that adds each main-branch run keeps a recent history. A
+//! baseline saved as `NAME.json` by an earlier version is read as a baseline of that one
+//! run, and joins the directory when a run is added.
 
 use crate::{BaselineArgs, Unwritten};
+use latlab_engine::config_text::DEFAULT_BASELINE_HISTORY;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
@@ -65,12 +68,14 @@ impl BaselineStore {
     }
 
     /// Keeps `records` as the baseline `name`: alone (`add` false: the runs kept before go),
-    /// or added after the runs kept already. Returns the files written.
+    /// or added after the runs kept already; either way only the newest `history` runs stay.
+    /// Returns the files written and kept.
     pub fn keep(
         &self,
         name: &str,
         records: &[RunRecord],
         add: bool,
+        history: usize,
     ) -> Result<Vec<PathBuf>, ExportError> {
         let dir = self.root.join(name);
         let write_error = |path: &Path, source| ExportError::Write {
@@ -88,10 +93,12 @@ impl BaselineStore {
                 let into = dir.join("run-1.json");
                 std::fs::copy(&legacy, &into).map_err(|e| write_error(&into, e))?;
             }
-            first = crate::numbered_runs(&dir, ".json").len() + 1;
+            // After the newest: numbers go on past the runs an earlier history let go.
+            first = (crate::numbered_runs(&dir, ".json").last()).map_or(1, |(n, _)| n + 1);
         }
         let mut written = Vec::new();
-        for (k, record) in records.iter().enumerate() {
+        let newest = &records[records.len().saturating_sub(history.max(1))..];
+        for (k, record) in newest.iter().enumerate() {
             let path = dir.join(format!("run-{}.json", first + k));
             write_output(
                 &OutputTarget::Replaced(path.clone()),
@@ -99,11 +106,15 @@ impl BaselineStore {
             )?;
             written.push(path);
         }
-        if !add {
-            for (_, old) in crate::numbered_runs(&dir, ".json") {
-                if !written.contains(&old) {
-                    std::fs::remove_file(&old).map_err(|e| write_error(&old, e))?;
-                }
+        let kept = crate::numbered_runs(&dir, ".json");
+        let keep_from = if add {
+            kept.len().saturating_sub(history.max(1))
+        } else {
+            kept.len()
+        };
+        for (index, (_, old)) in kept.iter().enumerate() {
+            if index < keep_from && !written.contains(old) {
+                std::fs::remove_file(old).map_err(|e| write_error(old, e))?;
             }
         }
         if legacy.is_file() {
@@ -139,6 +150,8 @@ pub struct Baselines {
     saved_as: Option<String>,
     added_to: Option<String>,
     fail_if_slower: Option<f64>,
+    /// The runs a baseline keeps (`--baseline-history`).
+    history: usize,
     /// The probes' declarations: which stability checks speak for which results.
     declared: Presentations,
 }
@@ -172,6 +185,7 @@ impl Baselines {
             saved_as: args.save_baseline.clone(),
             added_to: args.add_to_baseline.clone(),
             fail_if_slower: args.fail_if_slower,
+            history: (args.baseline_history).unwrap_or(DEFAULT_BASELINE_HISTORY),
             store: Some(store),
             declared,
         })
@@ -225,16 +239,23 @@ impl Baselines {
         let Some(store) = &self.store else { return };
         for (name, add) in [(&self.saved_as, false), (&self.added_to, true)] {
             let Some(name) = name else { continue };
-            let kept = store.keep(name, records, add);
+            let kept = store.keep(name, records, add, self.history);
             if let Some(paths) = unwritten.note(&format!("the baseline {name}"), kept) {
-                match paths.as_slice() {
-                    [path] => crate::say!("baseline {name}: {}", path.display()),
-                    paths => crate::say!(
-                        "baseline {name}: {} runs, in {}",
+                let held = store.run_files(name).len();
+                let written = match paths.as_slice() {
+                    [path] => path.display().to_string(),
+                    paths => format!(
+                        "{} runs, in {}",
                         paths.len(),
                         crate::parent_or_current(&paths[0]).display()
                     ),
-                }
+                };
+                let history = self.history;
+                crate::say!(
+                    "baseline {name}: {written} ({held} run{} kept, at most {history}: \
+                     --baseline-history)",
+                    if held == 1 { "" } else { "s" }
+                );
             }
         }
     }
@@ -254,6 +275,33 @@ mod tests {
         )
     }
 
+    /// A baseline keeps its newest `history` runs: adding past it lets the oldest go and
+    /// numbers the new one after the newest; saving more runs than it keeps the last of
+    /// them.
+    #[test]
+    fn a_baseline_keeps_its_last_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let store = BaselineStore::at(root.path().to_path_buf());
+        let numbers = |name: &str| -> Vec<usize> {
+            (crate::numbered_runs(&root.path().join(name), ".json").into_iter())
+                .map(|(n, _)| n)
+                .collect()
+        };
+        for _ in 0..5 {
+            store.keep("ci", &[record()], true, 3).unwrap();
+        }
+        assert_eq!(numbers("ci"), [3, 4, 5]);
+        let written = store.keep("ci", &[record()], true, 3).unwrap();
+        assert_eq!(written, [root.path().join("ci/run-6.json")]);
+        assert_eq!(numbers("ci"), [4, 5, 6]);
+        assert_eq!(store.load("ci").unwrap().len(), 3);
+        let five = vec![record(); 5];
+        store.keep("ci", &five, false, 3).unwrap();
+        assert_eq!(numbers("ci"), [1, 2, 3]);
+        store.keep("ci", &five, true, 2).unwrap();
+        assert_eq!(numbers("ci"), [4, 5]);
+    }
+
     /// Keeping replaces the runs kept; adding keeps them, numbered in order; an earlier
     /// version's single file is read, joins the directory when a run is added, and goes when
     /// the name is kept anew.
@@ -267,10 +315,10 @@ mod tests {
                 .unwrap_err()
                 .contains("no baseline named main")
         );
-        store.keep("main", &[record()], true).unwrap();
-        store.keep("main", &[record(), record()], true).unwrap();
+        store.keep("main", &[record()], true, 10).unwrap();
+        store.keep("main", &[record(), record()], true, 10).unwrap();
         assert_eq!(store.load("main").unwrap().len(), 3);
-        let kept = store.keep("main", &[record()], false).unwrap();
+        let kept = store.keep("main", &[record()], false, 10).unwrap();
         assert_eq!(kept, [root.path().join("main/run-1.json")]);
         assert_eq!(store.run_files("main"), kept);
 
@@ -280,7 +328,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(store.load("old").unwrap().len(), 1);
-        store.keep("old", &[record()], true).unwrap();
+        store.keep("old", &[record()], true, 10).unwrap();
         assert_eq!(store.load("old").unwrap().len(), 2);
         assert!(!root.path().join("old.json").exists());
     }
@@ -301,7 +349,7 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, root.join("ci")).unwrap();
         let store = BaselineStore::at(root);
         for add in [false, true] {
-            let refused = store.keep("ci", &[record()], add).unwrap_err();
+            let refused = store.keep("ci", &[record()], add, 10).unwrap_err();
             let cause = std::error::Error::source(&refused).unwrap().to_string();
             assert!(cause.contains("is a symbolic link"), "{cause}");
         }
@@ -309,7 +357,7 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, &linked_root).unwrap();
         let linked = BaselineStore::at(linked_root);
         assert!(linked.check("main").is_err());
-        assert!(linked.keep("main", &[record()], false).is_err());
+        assert!(linked.keep("main", &[record()], false, 10).is_err());
         for kept in ["run-1.json", "run-2.json", "run-7.json"] {
             let text = std::fs::read_to_string(elsewhere.join(kept)).unwrap();
             assert_eq!(text, "precious", "{kept}");

@@ -8,8 +8,8 @@
 //! check that the two parsers know the same options.
 
 use latlab_engine::config_text::{
-    DEFAULT_ROUNDS, parse_baseline_name, parse_cpu, parse_percent, parse_rounds, parse_runs,
-    parse_samples, parse_target_time,
+    DEFAULT_ROUNDS, parse_baseline_history, parse_baseline_name, parse_cpu, parse_percent,
+    parse_rounds, parse_runs, parse_samples, parse_target_time,
 };
 use latlab_engine::{Config, Suite};
 use std::time::Duration;
@@ -46,6 +46,10 @@ const SAVE_BASELINE_HELP: &str = "Also keep this run's results as the baseline N
 const ADD_TO_BASELINE_HELP: &str = "Also add this run to the baseline NAME, keeping the runs \
     saved in it before: a baseline of several runs shows how far each figure moves between \
     runs of unchanged code, which --fail-if-slower then allows for";
+const BASELINE_HISTORY_HELP: &str = "The runs a baseline keeps: --save-baseline and \
+    --add-to-baseline keep its last K runs and delete older ones, so that a CI that adds each \
+    main-branch run keeps a recent history of how far each figure moves between runs \
+    [default: 10]";
 const BASELINE_HELP: &str = "Compare this run with the baseline NAME saved earlier, as 'latlab \
     compare' does, after the table";
 const FAIL_IF_SLOWER_HELP: &str = "With --baseline: exit with status 1 when a result is slower \
@@ -117,6 +121,9 @@ pub struct BaselineArgs {
     #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
         value_parser = parse_baseline_name, help = ADD_TO_BASELINE_HELP))]
     pub add_to_baseline: Option<String>,
+    #[cfg_attr(feature = "clap", arg(long, value_name = "K",
+        value_parser = parse_baseline_history, help = BASELINE_HISTORY_HELP))]
+    pub baseline_history: Option<usize>,
     #[cfg_attr(feature = "clap", arg(long, value_name = "NAME",
         value_parser = parse_baseline_name, help = BASELINE_HELP))]
     pub baseline: Option<String>,
@@ -194,6 +201,7 @@ impl BaselineArgs {
     pub const OPTIONS: &[OptionHelp] = &[
         option("save-baseline", Some("NAME"), SAVE_BASELINE_HELP),
         option("add-to-baseline", Some("NAME"), ADD_TO_BASELINE_HELP),
+        option("baseline-history", Some("K"), BASELINE_HISTORY_HELP),
         option("baseline", Some("NAME"), BASELINE_HELP),
         option("fail-if-slower", Some("PCT"), FAIL_IF_SLOWER_HELP),
     ];
@@ -206,6 +214,11 @@ impl BaselineArgs {
             "baseline" => &mut self.baseline,
             "fail-if-slower" => {
                 self.fail_if_slower = Some(value(parser, long, "PCT", parse_percent)?);
+                return Ok(true);
+            }
+            "baseline-history" => {
+                let history = value(parser, long, "K", parse_baseline_history)?;
+                self.baseline_history = Some(history);
                 return Ok(true);
             }
             _ => return Ok(false),

@@ -319,7 +319,7 @@ fn family_inflation(inflation: f64, results: usize, families: &[(String, f64)]) 
 
 /// A share as a percentage to read at a glance: one decimal below 10% (`0.6`, `4.2`),
 /// whole above (`12`).
-fn format_percent_rounded(fraction: f64) -> String {
+pub(super) fn format_percent_rounded(fraction: f64) -> String {
     let percent = fraction * 100.0;
     if percent < 10.0 {
         format!("{percent:.1}")

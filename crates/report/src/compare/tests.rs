@@ -484,6 +484,30 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
     assert!(gate.text("result", "A").contains("nothing was compared"));
 }
 
+/// The gate says how many runs its baseline holds, and of the results tested how many it
+/// would have called slower by its percentage: each one whose smallest callable change is
+/// within it.
+#[test]
+fn the_gate_says_what_it_could_hear() {
+    let one = |name: &str| record(vec![probe("x", vec![timed(name, vec![10.0; 30])])]);
+    let runs = vec![("A".to_string(), one("x/a")), ("B".to_string(), one("x/a"))];
+    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    comparison.results[0].later[0].as_mut().unwrap().detectable = Some(0.04);
+    let gate = Gate::of(&comparison, 5.0);
+    assert_eq!(gate.baseline_runs, 1);
+    assert_eq!((gate.hearing.tested, gate.hearing.within), (1, 1));
+    assert!(
+        gate.text("result", "A").starts_with(
+            "A holds 1 run: a slowdown of 5% would be called in 1 of the 1 results tested \
+             (the smallest change each could be called: median ±4.0%)\n"
+        ),
+        "{}",
+        gate.text("result", "A")
+    );
+    let gate = Gate::of(&comparison, 3.0);
+    assert_eq!((gate.hearing.tested, gate.hearing.within), (1, 0));
+}
+
 /// Every format a comparison is offered in has an option of its own and renders the
 /// comparison, naming a result of it.
 #[test]
