@@ -58,6 +58,11 @@ pub enum Command {
     /// within their CPU model.
     #[command(after_help = FLEET_EXIT_CODES)]
     Fleet(FleetArgs),
+    /// Measure how far each result moves between runs of this machine, from directories of
+    /// several runs ('latlab run --runs 10 --out DIR'), and write the noise table that a
+    /// comparison of one run a side takes as its prior ('latlab compare --noise-table').
+    #[command(after_help = NOISE_EXIT_CODES)]
+    Noise(NoiseArgs),
     /// Write a results file in other formats: OpenMetrics gauges for Prometheus, the compact
     /// summary a fleet reads, CSV, Markdown, JSON.
     #[command(after_help = EXPORT_EXIT_CODES)]
@@ -182,6 +187,22 @@ const REPORT_EXIT_CODES: &str = "Exit status:
   2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 #[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// Directories of runs of one build on this machine, each run a process of its own
+    /// (what 'latlab run --runs N --out DIR' writes); several, taken at different times,
+    /// show how far results move as the machine's load changes over the day.
+    #[arg(value_name = "DIR", num_args = 1.., required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the table; '-' or none for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+const NOISE_EXIT_CODES: &str = "Exit status:
+  0    the table was written
+  2    bad arguments, too few runs, runs of different machines, builds or suites, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
+
+#[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Results files written by latlab (results.json), the first being the baseline; a
     /// directory is one side of several runs of the same code (its *.json and
@@ -197,6 +218,11 @@ pub struct CompareArgs {
     /// this many per cent (significant and beyond the threshold): a regression gate for CI.
     #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]
     pub fail_if_slower: Option<f64>,
+    /// A noise table of this machine ('latlab noise'): with one run a side, each result's
+    /// noise is how far the table saw it move between runs [default: the tables of the
+    /// machines latlab has met].
+    #[arg(long, value_name = "FILE")]
+    pub noise_table: Option<PathBuf>,
     /// Colour slower and faster: auto colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
     pub color: ColorChoice,

@@ -55,6 +55,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reading::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Noise(args)) => {
+            reading::noise(&plan::noise(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Export(args)) => {
             reading::export(&plan::export(&args)?)?;
             Ok(ExitCode::SUCCESS)

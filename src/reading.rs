@@ -1,9 +1,10 @@
 //! Executes the plans of the subcommands that read results files (planned in
 //! `plan/reading.rs`): the HTML page of one run (`latlab report`), runs side by side
-//! (`latlab compare`), many hosts' runs (`latlab fleet`) and a run in other formats
-//! (`latlab export`).
+//! (`latlab compare`), many hosts' runs (`latlab fleet`), a run in other formats
+//! (`latlab export`) and how far results move between runs (`latlab noise`).
 
-use crate::plan::{ComparePlan, ExportPlan, FleetPlan, ReportPlan};
+use crate::plan::{ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan};
+use latlab_engine::run_noise::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
@@ -108,7 +109,11 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         legend.push_str(&format!("note: {note}\n"));
     }
     let outputs = plan.outputs;
-    let declared = latlab_probes::presentations();
+    let mut declared = latlab_probes::presentations();
+    if let Some(table) = plan.noise_table {
+        // Read once, for the life of this command.
+        declared.run_noise = NoiseTables(Box::leak(Box::new([table])));
+    }
     let compared = Compared::of(plan.sides, plan.threshold, &declared);
     let text = format!(
         "{legend}\n{}",
@@ -137,6 +142,20 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         write_to(&OutputTarget::Stdout, &text)?;
     }
     Ok(status)
+}
+
+/// Writes the noise table, saying on standard error what it was measured from.
+pub fn noise(plan: &NoisePlan) -> anyhow::Result<()> {
+    for note in &plan.notes {
+        latlab_front::say!("note: {note}");
+    }
+    write_to(&plan.out, &plan.table.to_text())?;
+    latlab_front::say!(
+        "latlab: the noise of {} results, from {}",
+        plan.table.results.len(),
+        plan.table.provenance()
+    );
+    Ok(())
 }
 
 /// `A = before/results.json (host, started)`, or for several runs `A = 3 runs in before/

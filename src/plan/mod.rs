@@ -8,7 +8,8 @@ mod selection;
 pub use selection::Selection;
 
 pub use reading::{
-    ComparePlan, ExportPlan, FleetPlan, ReportPlan, compare, export, fleet, man, report,
+    ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan, compare, export, fleet, man, noise,
+    report,
 };
 
 use crate::cli::{Budget, RunArgs};

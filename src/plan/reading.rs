@@ -4,8 +4,9 @@
 //! before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, ReportArgs};
+use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, NoiseArgs, ReportArgs};
 use latlab_engine::model::RunRecord;
+use latlab_engine::run_noise::NoiseTable;
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::{Compared, Side};
 use latlab_report::copies;
@@ -202,6 +203,9 @@ pub struct ComparePlan {
     /// What the reader should know about the sides: runs counted once, machines mixed in a
     /// side, runs that were interrupted. Each a sentence.
     pub notes: Vec<String>,
+    /// `--noise-table FILE`, read: the prior of one run a side in place of the tables of the
+    /// machines latlab has met.
+    pub noise_table: Option<NoiseTable>,
 }
 
 impl ComparePlan {
@@ -255,6 +259,11 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     }
     let paths = kept_paths;
     refuse_mixed_emulation(&sides, &paths)?;
+    let noise_table = args
+        .noise_table
+        .as_deref()
+        .map(read_noise_table)
+        .transpose()?;
     let plan = ComparePlan {
         sides,
         paths,
@@ -263,9 +272,68 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         fail_if_slower: args.fail_if_slower,
         terminal: Terminal::default(),
         notes,
+        noise_table,
     };
     let terminal = text_terminal(args.color, plan.uses_stdout());
     Ok(ComparePlan { terminal, ..plan })
+}
+
+/// `--noise-table FILE`, read and parsed; refused in one line naming what is wrong.
+fn read_noise_table(path: &Path) -> Result<NoiseTable, UsageError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError(format!(
+            "--noise-table {}: cannot read it ({e}); give a table written by latlab noise",
+            path.display()
+        ))
+    })?;
+    NoiseTable::parse(&text).map_err(|why| {
+        UsageError(format!(
+            "--noise-table {}: {why}; give a table written by latlab noise",
+            path.display()
+        ))
+    })
+}
+
+/// `latlab noise`: the table measured from the runs of a directory, where it goes, and what
+/// the reader should know of the runs read (copies counted once).
+pub struct NoisePlan {
+    pub table: NoiseTable,
+    pub out: OutputTarget,
+    pub notes: Vec<String>,
+}
+
+pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
+    let out = match &args.out {
+        None => OutputTarget::Stdout,
+        Some(named) => {
+            latlab_front::check_output_file(named)
+                .map_err(|why| UsageError(format!("--out {why}")))?;
+            OutputTarget::named(named.clone())
+        }
+    };
+    let mut files = Vec::new();
+    for dir in &args.dirs {
+        if !dir.is_dir() {
+            return Err(UsageError(format!(
+                "{}: not a directory; give the directory of runs that latlab run --runs 10 \
+                 --out DIR wrote",
+                dir.display()
+            )));
+        }
+        files.extend(side_files(dir)?);
+    }
+    let loaded = (files.iter())
+        .map(|file| load_run(file))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut notes = Vec::new();
+    let named = (args.dirs.iter())
+        .map(|dir| dir.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (runs, _) = distinct_runs(&named, &files, loaded, &mut notes);
+    let table = latlab_report::compare::noise_table(&runs, &latlab_probes::presentations())
+        .map_err(|why| UsageError(format!("{named}: {why}")))?;
+    Ok(NoisePlan { table, out, notes })
 }
 
 /// The results files of one side of a comparison: the file named, or, for a directory,

@@ -141,7 +141,7 @@ fn csv_and_json_carry_every_verdict_for_ci() {
     assert!(
         csv.starts_with(
             "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference,\
-             detectable,tested_within\n"
+             detectable,tested_within,noise_from\n"
         ),
         "{csv}"
     );
@@ -156,7 +156,7 @@ fn csv_and_json_carry_every_verdict_for_ci() {
     );
     assert_eq!(random[7], "slower", "{random:?}");
     assert!(
-        csv.contains("\ncpu.branch/mispredict,A,B,241.2,,,,missing,,\n"),
+        csv.contains("\ncpu.branch/mispredict,A,B,241.2,,,,missing,,,\n"),
         "{csv}"
     );
 
@@ -266,7 +266,10 @@ fn a_run_is_added_to_a_baseline_and_gated_on_it() {
     assert_eq!(status, 0, "{stdout}{stderr}");
     // The gate says what its baseline holds and what it could hear with it.
     assert!(
-        stdout.contains("the baseline ci holds 2 runs: a slowdown of 10% would be called in"),
+        stdout.contains(
+            "the baseline ci holds 2 runs: a result fails this gate once it is slower by 10% \
+             and by its noise: at "
+        ),
         "{stdout}"
     );
     assert!(
@@ -564,4 +567,95 @@ fn an_emulated_run_is_not_compared_with_a_native_one() {
     );
     let (status, text) = compare(dir.path(), &emulated, &[]);
     assert_eq!(status, 0, "{text}");
+}
+
+/// `latlab noise` reads directories of runs into a noise table, which `compare
+/// --noise-table` then takes as each result's prior; too few runs, and a malformed table,
+/// are refused in one line with status 2, writing nothing. The runs are one synthetic run
+/// copied with other start times, `cpu.branch/random` 1% slower in each copy than the last:
+/// the synthetic machine's own figures do not move.
+#[test]
+fn a_noise_table_is_measured_from_runs_and_taken_by_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, _) = run_and_changed_copy(dir.path(), 1.0);
+    let run: Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+    let copies = |into: &str, count: usize| {
+        let runs = dir.path().join(into);
+        std::fs::create_dir(&runs).unwrap();
+        for k in 0..count {
+            let mut copy = run.clone();
+            copy["latlab"]["started_at"] = format!("2000-01-0{}T00:00:00Z", k + 1).into();
+            for probe in copy["latlab"]["probes"].as_array_mut().unwrap() {
+                for result in probe["results"].as_array_mut().unwrap() {
+                    if result["name"] == "cpu.branch/random" {
+                        let factor = 1.0 + 0.01 * k as f64;
+                        scale(&mut result["samples_ns"], factor);
+                        scale(&mut result["round_medians_ns"], factor);
+                        scale(&mut result["summary"]["median"], factor);
+                    }
+                }
+            }
+            let path = runs.join(format!("{k}.json"));
+            std::fs::write(path, serde_json::to_vec(&copy).unwrap()).unwrap();
+        }
+        runs
+    };
+    copies("two", 2);
+    let refused = latlab(dir.path())
+        .args(["noise", "two", "--out", "two.tsv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("2 runs are too few") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!dir.path().join("two.tsv").exists());
+
+    let runs = copies("five", 5);
+    let written = latlab(dir.path())
+        .args(["noise", "five", "--out", "table.tsv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(written.stderr).unwrap();
+    assert!(written.status.success(), "{stderr}");
+    assert!(stderr.contains("from 5 runs of "), "{stderr}");
+    let table = std::fs::read_to_string(dir.path().join("table.tsv")).unwrap();
+    let table = latlab_engine::run_noise::NoiseTable::parse(&table).unwrap();
+    assert_eq!(table.runs, 5);
+    // The standard deviation of ln(1.00), ln(1.01) … ln(1.04): 1.6%.
+    let moved = table.of("cpu.branch/random").unwrap().sd;
+    assert!((0.0150..0.0165).contains(&moved), "{moved}");
+    assert_eq!(table.of("cpu.call/empty").unwrap().sd, 0.0);
+
+    let files = (runs.join("0.json"), runs.join("4.json"));
+    let (status, text) = compare(dir.path(), &files, &["--noise-table", "table.tsv"]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains(&format!(
+            "for the {} results a table has",
+            table.results.len()
+        )),
+        "{text}"
+    );
+    assert!(
+        line(&text, "cpu.branch/random").contains("(noise: prior"),
+        "{text}"
+    );
+
+    std::fs::write(dir.path().join("bad.tsv"), "not a table\n").unwrap();
+    let refused = latlab(dir.path())
+        .arg("compare")
+        .args([&files.0, &files.1])
+        .args(["--noise-table", "bad.tsv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--noise-table bad.tsv: not a latlab run-to-run noise table")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }

@@ -146,6 +146,7 @@ pub(crate) fn timed_loop_result(
         integrity,
         profile: None,
         allocations: None,
+        counted: None,
         round_medians_ns: Vec::new(),
         over_rounds: Default::default(),
     }
@@ -187,6 +188,7 @@ pub(crate) fn observations_result(
         integrity,
         profile: None,
         allocations: None,
+        counted: None,
         round_medians_ns: Vec::new(),
         over_rounds: Default::default(),
     }

@@ -42,6 +42,7 @@ pub mod parameters;
 pub mod presentation;
 pub mod result_names;
 pub mod rounds;
+pub mod run_noise;
 mod runner;
 pub mod signals;
 pub mod stats;

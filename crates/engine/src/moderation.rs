@@ -133,6 +133,13 @@ impl LogDifference {
         quantile(1.0 - alpha / 2.0, self.degrees) * self.standard_error
     }
 
+    /// How far beyond the critical value a difference must lie to be called with
+    /// probability `power` (a change at the critical value is called half the time): the
+    /// `power` quantile of its distribution times the standard error.
+    pub fn margin_for(&self, power: f64) -> f64 {
+        quantile(power, self.degrees) * self.standard_error
+    }
+
     /// The `level` interval of the difference, as its low and high bounds.
     pub fn interval(&self, level: f64) -> (f64, f64) {
         let reach = quantile(0.5 + level / 2.0, self.degrees) * self.standard_error;

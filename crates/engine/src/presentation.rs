@@ -247,6 +247,9 @@ pub struct Presentations {
     pub distributions: Vec<Template>,
     pub grids: Vec<&'static Grid>,
     pub checked_by: Vec<&'static CheckedBy>,
+    /// How far each result moved between runs on the machines the project has met: the
+    /// prior of a comparison of one run a side.
+    pub run_noise: crate::run_noise::NoiseTables,
 }
 
 impl Presentations {

@@ -1,5 +1,5 @@
-//! The two distributions the statistics read, Student's t and the standard normal: their
-//! upper tails and quantiles, from the regularized incomplete beta function and the
+//! The distributions the statistics read, Student's t and the standard normal (their upper
+//! tails and quantiles) and Fisher's F (its upper tail), from the regularized incomplete beta function and the
 //! complementary error function (puruspe 0.2, whose later versions add the Lambert W
 //! function and its dependencies, which are not needed here).
 //!
@@ -31,6 +31,20 @@ pub fn student_quantile(p: f64, degrees: f64) -> f64 {
     (degrees * (1.0 / x - 1.0)).sqrt()
 }
 
+/// P(F > f) for Fisher's F with `numerator` and `denominator` degrees of freedom: how
+/// likely a ratio of two variances this large is where both estimate one variance.
+pub fn fisher_upper_tail(f: f64, numerator: f64, denominator: f64) -> f64 {
+    if f.is_nan() || f <= 0.0 {
+        return 1.0;
+    }
+    if f.is_infinite() {
+        return 0.0;
+    }
+    // P(F > f) = I_{d2/(d2+d1 f)}(d2/2, d1/2).
+    let x = denominator / (denominator + numerator * f);
+    puruspe::betai(denominator / 2.0, numerator / 2.0, x)
+}
+
 /// P(Z > z) for a standard normal Z.
 pub fn normal_upper_tail(z: f64) -> f64 {
     puruspe::erfc(z / SQRT_2) / 2.0
@@ -47,6 +61,25 @@ mod tests {
 
     fn close(a: f64, b: f64, relative: f64) -> bool {
         (a - b).abs() <= relative * b.abs()
+    }
+
+    /// F's upper tail at the 95% quantiles of the published tables (and F(1, d) is t²).
+    #[test]
+    fn fishers_tail_is_five_per_cent_at_the_tables_quantiles() {
+        for (f, numerator, denominator) in
+            [(5.987, 1.0, 6.0), (3.982, 2.0, 11.0), (2.978, 10.0, 10.0)]
+        {
+            let tail = fisher_upper_tail(f, numerator, denominator);
+            assert!(
+                close(tail, 0.05, 1e-3),
+                "F({numerator}, {denominator}) at {f}: {tail}"
+            );
+        }
+        let t = 2.2;
+        let both = 2.0 * student_upper_tail(t, 7.0);
+        assert!(close(fisher_upper_tail(t * t, 1.0, 7.0), both, 1e-9));
+        assert_eq!(fisher_upper_tail(0.0, 2.0, 3.0), 1.0);
+        assert_eq!(fisher_upper_tail(f64::INFINITY, 2.0, 3.0), 0.0);
     }
 
     /// Values from published tables (to their printed digits).

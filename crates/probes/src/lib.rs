@@ -17,6 +17,7 @@ mod monotonic;
 mod peer;
 mod proc;
 mod random;
+mod run_noise;
 mod sched;
 pub mod stability;
 mod syscall;
@@ -471,9 +472,13 @@ pub(crate) const fn rate_line(
     }
 }
 
-/// What every probe's results feed in the report, for the report to render.
+/// What every probe's results feed in the report, for the report to render, and how far
+/// they moved between runs on the machines latlab has met.
 pub fn presentations() -> Presentations {
-    Presentations::of(PROBES.iter().map(|probe| &probe.presentation))
+    Presentations {
+        run_noise: run_noise::tables(),
+        ..Presentations::of(PROBES.iter().map(|probe| &probe.presentation))
+    }
 }
 
 /// Tests that time something share the CPUs (read); tests that load every CPU on purpose

@@ -127,6 +127,10 @@ struct Row<'a> {
     /// `SetItemsProcessed` counter).
     #[serde(skip_serializing_if = "Option::is_none")]
     items_per_second: Option<f64>,
+    /// Instructions per call, where the harness counted them (`--count instructions`): a
+    /// user counter, as Google Benchmark writes its own beside the times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<f64>,
 }
 
 impl Exporter for JsonExporter {
@@ -265,6 +269,7 @@ fn result_rows(result: &BenchResult, family_index: usize, instance: usize) -> Ve
         time_unit: "ns",
         bytes_per_second: rate(result.bytes_per_operation, aggregate.map(|a| a.0), real),
         items_per_second: rate(result.items_per_operation, aggregate.map(|a| a.0), real),
+        instructions: result.counted.as_ref().map(|counted| counted.instructions),
     };
     let mut rows: Vec<Row> = Vec::new();
     if layout == Rows::SamplesAndAggregates {

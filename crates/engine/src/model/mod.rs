@@ -16,7 +16,10 @@ mod profile;
 
 #[cfg(feature = "serde")]
 pub use figures_only::without_samples;
-pub use profile::{Allocations, AnnotatedFunction, Counters, HotFunction, Instruction, Profile};
+pub use profile::{
+    Allocations, AnnotatedFunction, CacheCounts, Counted, Counters, HotFunction, Instruction,
+    Profile,
+};
 
 const SETUP_MEDIANS_NS: Key = Key::new("setup_medians_ns");
 const SETUP_SPREAD: Key = Key::new("setup_spread");
@@ -256,6 +259,13 @@ pub struct BenchResult {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub allocations: Option<Allocations>,
+    /// What a user's benchmark executed per call, counted (`cargo bench -- --count
+    /// instructions`): a comparison of two counted runs judges the counts.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub counted: Option<Counted>,
     /// The median of each round the result was measured in, in run order, when the run
     /// measured in rounds spread over it (`Config::rounds`): how far
     /// the figure moves between measurements, which its samples, taken close together,
@@ -395,6 +405,7 @@ impl BenchResult {
             integrity: Integrity::default(),
             profile: None,
             allocations: None,
+            counted: None,
             round_medians_ns: Vec::new(),
             over_rounds: RoundRules::default(),
         })

@@ -99,3 +99,38 @@ pub struct Allocations {
     /// Calls they were counted over.
     pub calls: u64,
 }
+
+/// What one call of a user's benchmark executed, counted rather than timed (`cargo bench --
+/// --count instructions`): the same on every run of the same code on the same build, where
+/// its time moves with the machine.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Counted {
+    /// What counted: `callgrind` (Valgrind's, every instruction the process executed
+    /// in the timed loops) or `perf` (the CPU's `instructions:u` counter).
+    pub via: String,
+    /// Instructions per call.
+    pub instructions: f64,
+    /// Per call, where Valgrind's cache simulation was asked for (`--count cache`): misses
+    /// of the first-level caches (instructions and data) and of the last level, and the
+    /// cycles they suggest (instructions, 10 per first-level miss and 100 per last-level
+    /// one, as iai-callgrind estimates them).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub cache: Option<CacheCounts>,
+    /// Calls counted: the slope's extra calls (four a turn against one).
+    pub calls: u64,
+}
+
+/// Valgrind's simulated cache misses per call, and the cycles they suggest.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CacheCounts {
+    pub l1_misses: f64,
+    pub last_level_misses: f64,
+    pub estimated_cycles: f64,
+}

@@ -41,6 +41,7 @@ fn csv_text(comparison: &Comparison) -> Result<String, ExportError> {
         "difference",
         "detectable",
         "tested_within",
+        "noise_from",
     ];
     writer
         .write_record(header)
@@ -69,6 +70,7 @@ fn csv_text(comparison: &Comparison) -> Result<String, ExportError> {
                 "new".to_string(),
                 none(),
                 none(),
+                none(),
             ];
             writer
                 .write_record(record)
@@ -86,7 +88,7 @@ fn csv_record(
     against: Option<&Against>,
     first: &str,
     label: &str,
-) -> [String; 10] {
+) -> [String; 11] {
     let first_median = result.first_median_ns.to_string();
     match against {
         Some(a) => [
@@ -103,6 +105,8 @@ fn csv_record(
             a.detectable.map_or_else(String::new, |d| d.to_string()),
             a.tested_within
                 .map_or_else(|| "alone".to_string(), |w| w.to_string()),
+            a.noise_from
+                .map_or_else(String::new, |from| from.word().to_string()),
         ],
         None => [
             crate::csv::text_cell(&result.name),
@@ -113,6 +117,7 @@ fn csv_record(
             String::new(),
             String::new(),
             "missing".to_string(),
+            String::new(),
             String::new(),
             String::new(),
         ],

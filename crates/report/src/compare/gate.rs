@@ -26,34 +26,53 @@ pub struct Gate {
     pub hearing: Hearing,
 }
 
-/// How far the comparison behind a gate could hear: each result's smallest change it would
-/// have called ([`super::Against::detectable`]), against the gate's percentage.
+/// How far the comparison behind a gate could hear: the smallest slowdown at which each
+/// result would fail the gate nine times in ten, from its noise and the gate's percentage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hearing {
-    /// Results (in every later side) whose smallest callable change is known.
+    /// Results (in every later side) whose noise is known.
     pub tested: usize,
-    /// Of those, the ones whose smallest callable change is within the gate's percentage.
-    pub within: usize,
-    /// The median of the smallest callable changes, as a share.
+    /// Of those, the results that would fail the gate at a slowdown of twice its
+    /// percentage.
+    pub within_twice: usize,
+    /// The smallest failing slowdown of the median result, the quietest tenth's (the 10th
+    /// percentile) and the noisiest tenth's (the 90th), as shares.
     pub median: Option<f64>,
+    pub quietest_tenth: Option<f64>,
+    pub noisiest_tenth: Option<f64>,
 }
 
 impl Hearing {
-    /// The hearing of `comparison` at `percent`.
+    /// The hearing of `comparison` at `percent`. A result fails the gate once it is called
+    /// slower ([`super::Against::detectable`]) and the 95% interval of its ratio lies wholly
+    /// past `1 + percent / 100`: nine times in ten at a slowdown of that, times its noise's
+    /// reach ([`super::Against::reach`]) and its margin ([`super::Against::margin`]).
     fn of(comparison: &Comparison, percent: f64) -> Hearing {
-        let mut detectable: Vec<f64> = (comparison.results.iter())
+        let limit = percent / 100.0;
+        let mut failing: Vec<f64> = (comparison.results.iter())
             .flat_map(|result| result.later.iter().flatten())
-            .filter_map(|against| against.detectable)
+            .filter_map(|against| {
+                // Counts do not move: a count past the gate fails it.
+                let reach = against.reach.or(against.counts.map(|_| 0.0))?;
+                let margin = against.margin.unwrap_or(0.0);
+                let past_gate = (limit.ln_1p() + reach.ln_1p() + margin).exp_m1();
+                Some(past_gate.max(against.detectable.unwrap_or(0.0)))
+            })
             .collect();
-        let within = (detectable.iter())
-            .filter(|&&share| share * 100.0 <= percent + 1e-9)
-            .count();
-        let tested = detectable.len();
-        let median = (tested > 0).then(|| latlab_engine::stats::median_in_place(&mut detectable));
+        failing.sort_by(f64::total_cmp);
+        let tested = failing.len();
+        let at = |share: f64| {
+            (tested > 0).then(|| failing[((tested - 1) as f64 * share).round() as usize])
+        };
         Hearing {
             tested,
-            within,
-            median,
+            within_twice: failing
+                .iter()
+                .filter(|&&s| s <= 2.0 * limit + 1e-12)
+                .count(),
+            median: at(0.5),
+            quietest_tenth: at(0.1),
+            noisiest_tenth: at(0.9),
         }
     }
 }
@@ -91,8 +110,9 @@ impl Gate {
         !self.slower.is_empty() || !self.judged_nothing.is_empty()
     }
 
-    /// How many runs the baseline holds, and what the gate could hear with them: how many
-    /// of the things judged would have been called slower by its percentage.
+    /// How many runs the baseline holds, and what the gate could hear with them: the
+    /// slowdown at which the median result, the quietest tenth and the noisiest tenth would
+    /// fail it.
     fn hearing_line(&self, what: &str, against: &str) -> String {
         let runs = self.baseline_runs;
         let held = format!(
@@ -101,17 +121,24 @@ impl Gate {
         );
         let Hearing {
             tested,
-            within,
-            median,
-        } = self.hearing;
-        let Some(median) = median else {
+            within_twice,
+            median: Some(median),
+            quietest_tenth: Some(quietest),
+            noisiest_tenth: Some(noisiest),
+        } = self.hearing
+        else {
             return format!("{held}\n");
         };
+        let percent = |share: f64| super::render::format_percent_rounded(share);
         format!(
-            "{held}: a slowdown of {}% would be called in {within} of the {tested} {what}s \
-             tested (the smallest change each could be called: median ±{}%)\n",
+            "{held}: a {what} fails this gate once it is slower by {}% and by its noise: at \
+             {}% for the median of the {tested} {what}s tested, {}% for the quietest tenth, \
+             {}% for the noisiest tenth; {within_twice} of them at {}% or less\n",
             self.percent,
-            super::render::format_percent_rounded(median)
+            percent(median),
+            percent(quietest),
+            percent(noisiest),
+            self.percent * 2.0,
         )
     }
 

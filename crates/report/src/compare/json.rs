@@ -1,6 +1,6 @@
 //! A comparison as JSON (`latlab_comparison_version` 1).
 
-use super::{Compared, Comparison, RunToRun, SIGNIFICANCE, Verdict};
+use super::{Compared, Comparison, PriorUse, RunToRun, SIGNIFICANCE, Verdict};
 use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use serde_json::{Value, json};
@@ -57,10 +57,13 @@ fn json_results(comparison: &Comparison) -> Vec<Value> {
                         "median_ns": a.median_ns,
                         "spread": a.spread,
                         "ratio": a.ratio,
-                        "p": a.verdict.p(),
+                        "p": if a.counts.is_some() { None } else { a.verdict.p() },
                         "difference": a.verdict.word(),
                         "interval": a.interval.map(|(low, high)| [low, high]),
                         "detectable": a.detectable,
+                        "reach": a.reach,
+                        "noise_from": a.noise_from.map(|from| from.word()),
+                        "instructions": a.counts.map(|(first, later)| [first, later]),
                         "tested_within": a.tested_within
                             .map_or_else(|| "alone".to_string(), |w| w.to_string()),
                         "regimes_ns": match a.verdict {
@@ -113,6 +116,7 @@ fn json_noise(noise: &RunToRun) -> Value {
             inflation,
             results,
             families,
+            prior,
         } => {
             let families: serde_json::Map<String, Value> = (families.iter())
                 .map(|(family, factor)| (family.clone(), json!(factor)))
@@ -122,8 +126,22 @@ fn json_noise(noise: &RunToRun) -> Value {
                 "inflation": inflation,
                 "results": results,
                 "families": families,
+                "prior": prior.as_ref().map(json_prior),
             })
         }
-        RunToRun::Unknown => json!({ "from": "rounds only" }),
+        RunToRun::Unknown { prior } => json!({
+            "from": "rounds only",
+            "prior": prior.as_ref().map(json_prior),
+        }),
     }
+}
+
+/// How a side took the noise tables, in the JSON.
+fn json_prior(prior: &PriorUse) -> Value {
+    json!({
+        "measured": prior.provenance,
+        "same_machine": prior.same_machine,
+        "results_held": prior.held,
+        "results_set": prior.set,
+    })
 }

@@ -29,13 +29,14 @@
 //!   said, and not judged.
 
 use super::{
-    ComparedResult, MIN_RESULTS_FOR_SCATTER, RunToRun, SIGNIFICANCE, SameBecause, TestedWithin,
-    Tests, Verdict, family,
+    ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
+    SameBecause, TestedWithin, Tests, Verdict, family,
 };
 use latlab_engine::moderation::{
     LogDifference, Prior, Variance, median_of_squared_t, pooled_variance,
 };
 use latlab_engine::stats::{benjamini_hochberg, median_in_place};
+use latlab_engine::tails::{fisher_upper_tail, student_quantile};
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
 const REGIME_GAP: f64 = 0.05;
@@ -44,6 +45,19 @@ const REGIME_GAP: f64 = 0.05;
 const REGIME_SEPARATION: f64 = 4.0;
 /// How many times either cluster's own width the gap between two regimes must be.
 const REGIME_TIGHTNESS: f64 = 2.5;
+
+/// Below this p-value of an F test, a result's rounds in a pair of single runs scatter
+/// more than its noise table says it moves between runs, and they speak for it instead
+/// ([`with_priors`]). At 1%, a pair whose rounds of `ipc.throughput/tcp/64KiB` read 67 and
+/// 88 µs against one that read 37 µs kept the table's 4% and failed a gate of unchanged
+/// code at 10%; at 5%, claims of one pair held on the next 90% of the time, against 91% at
+/// 1% (eight runs of a 2-vCPU guest, 2,400 changes planted).
+const WIDER_ROUNDS: f64 = 0.05;
+
+/// How often a change as large as a result's "would have caught" is called: nine times in
+/// ten. A change at the critical value itself is called half the time, and a claim that it
+/// "would have been caught" would be a coin's toss.
+const CAUGHT: f64 = 0.9;
 
 /// The fewest rounds of one side in which two regimes are told.
 const MIN_ROUNDS_FOR_REGIMES: usize = 6;
@@ -105,7 +119,7 @@ pub(super) fn judge_side(
         .collect();
     // Each result's variance within a run, moderated by its set's (or all results').
     let within = moderated(&tested, |t| t.within);
-    let (run_variance, run_to_run) = run_variances(&tested, &within);
+    let (run_variance, noise_from, run_to_run) = run_variances(&tested, &within);
     let differences: Vec<Option<LogDifference>> = (tested.iter())
         .zip(&run_variance)
         .map(|(t, variance)| {
@@ -144,8 +158,16 @@ pub(super) fn judge_side(
                 let (low, high) = d.interval(0.95);
                 (low.exp(), high.exp())
             });
-            let noise = differences[i].map_or(0.0, |d| d.smallest_called(alpha).exp_m1());
-            against.detectable = Some(noise.max(threshold).max(t.tests.resolution));
+            against.noise_from = noise_from[i];
+            against.reach = differences[i].map(|d| d.smallest_called(SIGNIFICANCE).exp_m1());
+            against.margin = differences[i].map(|d| d.margin_for(CAUGHT));
+            // In logarithms: called at its level, and its interval past the threshold, with
+            // the margin that makes it so nine times in ten.
+            let called = differences[i].map_or(0.0, |d| d.smallest_called(alpha));
+            let past_threshold =
+                threshold.ln_1p() + differences[i].map_or(0.0, |d| d.smallest_called(SIGNIFICANCE));
+            let caught = called.max(past_threshold) + against.margin.unwrap_or(0.0);
+            against.detectable = Some(caught.exp_m1().max(t.tests.resolution));
         }
     }
     run_to_run
@@ -270,48 +292,139 @@ enum Movement {
 /// results' is.
 const MIN_RESULTS_FOR_MOVEMENT: usize = MIN_RESULTS_FOR_SCATTER;
 
-/// The variance of one run's figure of each result, with its degrees of freedom, and how
-/// the side's run-to-run noise was known.
+/// The variance of one run's figure of each result, with its degrees of freedom, where it
+/// came from, and how the side's run-to-run noise was known.
 ///
 /// Each result's variance within a run (`within`, its rounds') is scaled by how far its
 /// set's run figures move beyond their rounds ([`Movement`], its set's where the set has
 /// [`MIN_RESULTS_FOR_MOVEMENT`] results, else all results'); with several runs a side,
 /// pooled with its own runs' variance as far as the set's ratios agree. Too few results to
 /// read a movement from: a side's own runs where it has several, else the rounds taken as
-/// repetitions.
+/// repetitions. With one run a side, a result a noise table has ([`with_priors`]) takes the
+/// larger of that and what the table measured.
 fn run_variances(
     tested: &[Tested],
     within: &[Option<Variance>],
-) -> (Vec<Option<Variance>>, RunToRun) {
+) -> (Vec<Option<Variance>>, Vec<Option<NoiseFrom>>, RunToRun) {
     let evidence = movement_evidence(tested, within);
     let movements = Movements::read(tested, &evidence);
+    let mut from: Vec<Option<NoiseFrom>> = vec![None; tested.len()];
     let variances: Vec<Option<Variance>> = (tested.iter())
         .zip(within)
-        .map(|(t, within)| {
+        .zip(&mut from)
+        .map(|((t, within), from)| {
             let floor = 1.0 / t.rounds.max(1.0);
-            match (within, movements.of(t)) {
-                (Some(within), Some(Movement::OneRun { kappa })) => Some(Variance {
-                    value: kappa.max(floor) * within.value,
-                    degrees: within.degrees,
-                }),
+            let (variance, source) = match (within, movements.of(t)) {
+                (Some(within), Some(Movement::OneRun { kappa })) => (
+                    Some(Variance {
+                        value: kappa.max(floor) * within.value,
+                        degrees: within.degrees,
+                    }),
+                    NoiseFrom::Set,
+                ),
                 (Some(within), Some(Movement::Runs { prior })) => {
                     let predicted = Prior {
                         variance: prior.variance.max(floor) * within.value,
                         degrees: prior.degrees,
                     };
-                    Some(predicted.moderate(t.between))
+                    (Some(predicted.moderate(t.between)), NoiseFrom::Runs)
                 }
-                (Some(within), None) => Some(t.between.unwrap_or(Variance {
-                    value: within.value * floor,
-                    degrees: within.degrees,
-                })),
-                (None, _) => t.between,
+                (Some(within), None) => match t.between {
+                    Some(between) => (Some(between), NoiseFrom::Runs),
+                    None => (
+                        Some(Variance {
+                            value: within.value * floor,
+                            degrees: within.degrees,
+                        }),
+                        NoiseFrom::Rounds,
+                    ),
+                },
+                (None, _) => (t.between, NoiseFrom::Runs),
+            };
+            *from = variance.map(|_| source);
+            variance
+        })
+        .collect();
+    let variances = borrowed_where_none(tested, variances, &mut from);
+    let (variances, prior) = with_priors(tested, variances, &mut from);
+    let run_to_run = movements.run_to_run(tested, prior);
+    (variances, from, run_to_run)
+}
+
+/// Each result's variance, and for one run a side where a noise table has the result, the
+/// table's in its place: how far the result moved between runs measured beforehand, worth
+/// one degree fewer than the runs behind it, and at least enough that the widest move the
+/// table saw between two runs lies within the difference's 95% reach. One run a side shows how far its results moved
+/// together beyond their rounds, not how far each one moves: a result steady within each
+/// run can move 30% between runs (`file.write/fsync-alone/4KiB` on a shared guest), and
+/// only runs show that.
+///
+/// Where the result's own rounds in the two runs scatter more than the table saw it move,
+/// and by more than chance lets two estimates of one variance differ (an F test at
+/// [`WIDER_ROUNDS`]), the pair was disturbed under it (a run whose rounds of
+/// `ipc.throughput/tcp/64KiB` read 67 and 88 µs, beside one that read 37 µs), and its rounds
+/// speak instead. A quiet result whose rounds differ by chance keeps the table's noise: a
+/// test at 5% widens one result in twenty by chance, and a claim made on one pair would
+/// not hold on the next. The set's movement, read from the other results of the pair, is
+/// not taken for a result the table has: a sweep's noisy edges would widen its quiet
+/// points. Says how the side took the tables.
+fn with_priors(
+    tested: &[Tested],
+    variances: Vec<Option<Variance>>,
+    from: &mut [Option<NoiseFrom>],
+) -> (Vec<Option<Variance>>, Option<PriorUse>) {
+    let mut used: Option<PriorUse> = None;
+    let variances = (tested.iter().zip(variances).zip(from.iter_mut()))
+        .map(|((t, variance), from)| {
+            let Some(prior) = t.tests.prior.filter(|_| t.one_run_a_side()) else {
+                return variance;
+            };
+            let degrees = (prior.result.runs - 1) as f64;
+            // The widest move the table saw between two unchanged runs lies within the
+            // difference's 95% reach: a figure that flips between regimes moves further than
+            // its deviation says, and a pair of runs that catches it in both must not call it
+            // a change.
+            let scale = t.difference().map_or(2.0, |(_, scale)| scale);
+            let within_range =
+                prior.result.range / (student_quantile(0.975, degrees) * scale.sqrt());
+            let measured = Variance {
+                value: prior.result.sd.max(within_range).powi(2),
+                degrees,
+            };
+            let use_ = used.get_or_insert_with(|| PriorUse {
+                provenance: prior.table.provenance(),
+                same_machine: prior.same_machine,
+                set: 0,
+                held: 0,
+            });
+            use_.held += 1;
+            let rounds = t.within.map(|within| Variance {
+                value: within.value / t.rounds.max(1.0),
+                degrees: within.degrees,
+            });
+            let wider = |rounds: &Variance| {
+                fisher_upper_tail(
+                    rounds.value / measured.value,
+                    rounds.degrees,
+                    measured.degrees,
+                ) < WIDER_ROUNDS
+            };
+            match rounds.filter(wider) {
+                Some(rounds) => {
+                    *from = Some(NoiseFrom::Rounds);
+                    Some(rounds)
+                }
+                None => {
+                    use_.set += 1;
+                    *from = Some(NoiseFrom::Prior {
+                        same_machine: prior.same_machine,
+                    });
+                    Some(measured)
+                }
             }
         })
         .collect();
-    let variances = borrowed_where_none(tested, variances);
-    let run_to_run = movements.run_to_run(tested);
-    (variances, run_to_run)
+    (variances, used)
 }
 
 /// Each result's evidence of how far its runs move beyond its rounds: one run a side, its
@@ -399,8 +512,9 @@ impl Movements {
             .or(self.overall[usize::from(one)])
     }
 
-    /// How the side's run-to-run noise was known, for the summary line.
-    fn run_to_run(&self, tested: &[Tested]) -> RunToRun {
+    /// How the side's run-to-run noise was known, for the summary line: `prior` is how
+    /// its results took the noise tables.
+    fn run_to_run(&self, tested: &[Tested], prior: Option<PriorUse>) -> RunToRun {
         let one_run: Vec<&Tested> = tested.iter().filter(|t| t.one_run_a_side()).collect();
         if one_run.is_empty() && !tested.is_empty() {
             return RunToRun::Measured;
@@ -425,8 +539,9 @@ impl Movements {
                         (format!("{family} {set}"), inflation(movement))
                     })
                     .collect(),
+                prior,
             },
-            None => RunToRun::Unknown,
+            None => RunToRun::Unknown { prior },
         }
     }
 }
@@ -439,6 +554,7 @@ impl Movements {
 fn borrowed_where_none(
     tested: &[Tested],
     variances: Vec<Option<Variance>>,
+    from: &mut [Option<NoiseFrom>],
 ) -> Vec<Option<Variance>> {
     let median_of = |members: Vec<Variance>| -> Option<Variance> {
         if members.is_empty() {
@@ -452,14 +568,16 @@ fn borrowed_where_none(
         })
     };
     let all = median_of(variances.iter().flatten().copied().collect());
-    (tested.iter().zip(&variances))
-        .map(|(t, own)| {
+    (tested.iter().zip(&variances).zip(from))
+        .map(|((t, own), from)| {
             own.or_else(|| {
                 let set = (tested.iter().zip(&variances))
                     .filter(|(other, _)| other.set == t.set)
                     .filter_map(|(_, v)| *v)
                     .collect();
-                median_of(set).or(all)
+                let borrowed = median_of(set).or(all);
+                *from = borrowed.map(|_| NoiseFrom::Set);
+                borrowed
             })
         })
         .collect()

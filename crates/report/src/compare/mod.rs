@@ -25,6 +25,7 @@
 
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::presentation::Presentations;
+use latlab_engine::run_noise::{NoiseMachine, NoisePrior, NoiseTable};
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
 use steadiness::{checks_for, comparable_runs, steady};
 
@@ -152,6 +153,9 @@ pub enum SameBecause {
     /// The medians differ by less than one tick of the clock per operation (or not at all):
     /// quantised figures.
     WithinResolution,
+    /// Both sides counted the instructions of a call, and the counts agree within
+    /// [`COUNT_TOLERANCE`].
+    CountsAgree,
 }
 
 /// One result's figures as the two sides measured them, before the results that a side
@@ -175,13 +179,22 @@ struct Tests {
     within_resolution: bool,
     /// Whether it is a sweep point, tested within its probe's sweep points.
     sweep_point: bool,
+    /// How far it moved between runs of the later side's machine, or of the machines the
+    /// project has met, where a table has it: the prior of one run a side.
+    prior: Option<NoisePrior<'static>>,
 }
 
 impl Tests {
     /// `first` and `later` are one result as each side measured it; `quantum_ns` is one
     /// clock tick per operation, the coarser of the two. `None` when there is nothing to
     /// test: too few samples, or a figure extrapolated rather than measured.
-    fn of(first: &Measured, later: &Measured, quantum_ns: f64, sweep_point: bool) -> Option<Tests> {
+    fn of(
+        first: &Measured,
+        later: &Measured,
+        quantum_ns: f64,
+        sweep_point: bool,
+        prior: Option<NoisePrior<'static>>,
+    ) -> Option<Tests> {
         if first.sample_count() < MIN_SAMPLES
             || later.sample_count() < MIN_SAMPLES
             || first.is_extrapolated()
@@ -217,6 +230,7 @@ impl Tests {
             resolution: if a > 0.0 { quantum_ns / a } else { 0.0 },
             within_resolution: a == b || (b - a).abs() < quantum_ns,
             sweep_point,
+            prior,
         })
     }
 
@@ -257,21 +271,67 @@ pub const MIN_RESULTS_FOR_SCATTER: usize = 20;
 /// How a later side's run-to-run noise was known.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunToRun {
-    /// Both sides had several runs: each result's runs show how far it moves between runs.
+    /// A side had several runs: each result's runs show how far it moves between runs.
     Measured,
-    /// One run on a side: each result's rounds show how far it moves within a run, and
+    /// One run on each side: each result's rounds show how far it moves within a run, and
     /// results moved between the runs `inflation` times as far as their rounds predict (the
     /// median over their `results`, a factor on the standard deviation): each result's
     /// noise is its own, scaled by that factor, its family's own where the family has at
-    /// least [`MIN_RESULTS_FOR_SCATTER`] results (`families`).
+    /// least [`MIN_RESULTS_FOR_SCATTER`] results (`families`); and where a table measured
+    /// how far a result moves between runs (`prior`), the larger of the two.
     Estimated {
         inflation: f64,
         results: usize,
         families: Vec<(String, f64)>,
+        prior: Option<PriorUse>,
     },
-    /// One run a side and too few results to gauge how far they move between runs: only
-    /// the rounds within each run are seen.
-    Unknown,
+    /// One run a side and too few results to gauge how far they move between runs: the
+    /// rounds within each run, and the `prior` where a table has a result.
+    Unknown { prior: Option<PriorUse> },
+}
+
+/// How the results of one later side took their prior from a [`NoisePrior`]'s table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorUse {
+    /// Where the table was measured ([`latlab_engine::run_noise::NoiseTable::provenance`]).
+    pub provenance: String,
+    /// Whether it was measured on the later side's machine.
+    pub same_machine: bool,
+    /// The results whose noise it set (it was the larger).
+    pub set: usize,
+    /// The results it was held against (a table had them).
+    pub held: usize,
+}
+
+/// Where one result's run-to-run noise came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoiseFrom {
+    /// The runs of a side with several: their own scatter.
+    Runs,
+    /// How far it moved between runs measured beforehand, as a table holds it
+    /// ([`latlab_engine::run_noise`]): one run a side, and more than its rounds say.
+    Prior { same_machine: bool },
+    /// Its rounds, widened by how far its set's results moved between the two runs beyond
+    /// their rounds: one run a side.
+    Set,
+    /// Its rounds alone: one run a side, and too few results to gauge their movement, or
+    /// its rounds in the two runs scatter more than a table saw it move between runs.
+    Rounds,
+}
+
+impl NoiseFrom {
+    /// One word or two, as the result's line and the JSON say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            NoiseFrom::Runs => "runs",
+            NoiseFrom::Prior { same_machine: true } => "prior",
+            NoiseFrom::Prior {
+                same_machine: false,
+            } => "prior from another machine",
+            NoiseFrom::Set => "set",
+            NoiseFrom::Rounds => "rounds",
+        }
+    }
 }
 
 /// One side of a comparison: its label and its runs, one or several of the same code on the
@@ -345,6 +405,15 @@ impl<'a> Measured<'a> {
         self.results.iter().any(|r| r.is_extrapolated())
     }
 
+    /// The instructions per call where every run counted them (the median of the runs'),
+    /// `None` where one did not.
+    fn instructions(&self) -> Option<f64> {
+        let mut counts: Vec<f64> = (self.results.iter())
+            .map(|r| r.counted.as_ref().map(|c| c.instructions))
+            .collect::<Option<_>>()?;
+        (!counts.is_empty()).then(|| median_in_place(&mut counts))
+    }
+
     /// The figures of independent repetitions: each run's median where the side has
     /// several runs, else the rounds' medians of its one run, else its median alone.
     fn repetitions(&self) -> Vec<f64> {
@@ -402,9 +471,22 @@ pub struct Against {
     /// it.
     pub interval: Option<(f64, f64)>,
     /// The smallest change, either way and as a share, that this comparison would have
-    /// called for this result: its noise at its test's level, the threshold, or a clock
-    /// tick, whichever is largest.
+    /// called for this result nine times in ten: its noise's reach at its test's level, or
+    /// the threshold beyond its noise's 95% reach (a change is called only when its
+    /// interval lies wholly past the threshold), whichever is larger, and beyond that the
+    /// margin that makes it nine times in ten rather than half the time; or a clock tick.
     pub detectable: Option<f64>,
+    /// How far its noise reaches: the smallest difference its 95% interval lies wholly
+    /// beyond 1 at, as a share; `None` where no noise was known.
+    pub reach: Option<f64>,
+    /// The margin, in logarithms, a difference must lie beyond a critical value to be
+    /// called nine times in ten; `None` where no noise was known.
+    pub margin: Option<f64>,
+    /// Where its run-to-run noise came from, where it was tested against one.
+    pub noise_from: Option<NoiseFrom>,
+    /// Instructions per call, first side and this one, where both counted them (`cargo
+    /// bench -- --count instructions`): the verdict and the ratio are then the counts'.
+    pub counts: Option<(f64, f64)>,
     /// The set of its probe's results it was tested within (Benjamini–Hochberg); `None`
     /// for a result tested on its own (the only one of its set).
     pub tested_within: Option<TestedWithin>,
@@ -505,6 +587,7 @@ fn against(
     side: &Side,
     result: &BenchResult,
     checks: &[&'static str],
+    declared: &Presentations,
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
     let other = Measured::of(&all, &result.name).results.first().copied()?;
@@ -517,7 +600,9 @@ fn against(
         ),
         Ok(steady_runs) => {
             let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name);
-            let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point());
+            let prior =
+                (declared.run_noise).prior(&NoiseMachine::of(side.first_run()), &result.name);
+            let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point(), prior);
             (theirs, Verdict::Untested, tests)
         }
     };
@@ -528,9 +613,47 @@ fn against(
         verdict,
         interval: None,
         detectable: None,
+        reach: None,
+        margin: None,
+        noise_from: None,
         tested_within: None,
+        counts: None,
     };
-    Some((against, tests))
+    match (mine.instructions(), theirs.instructions()) {
+        (Some(first), Some(later)) => Some((Against::counted(against, first, later), None)),
+        _ => Some((against, tests)),
+    }
+}
+
+/// Counts closer than this share are the same: a count moves that little between runs of
+/// one build (a hash table seeded at random, the addresses an allocator hands out), and a
+/// change of the code's work moves it more.
+pub const COUNT_TOLERANCE: f64 = 0.001;
+
+impl Against {
+    /// `against`, judged by its counts instead (`first` and `later` instructions per call):
+    /// a count that differs by more than [`COUNT_TOLERANCE`] is a change, whatever the
+    /// threshold, with no noise model needed.
+    fn counted(against: Against, first: f64, later: f64) -> Against {
+        let ratio = later / first;
+        let verdict = if (ratio - 1.0).abs() <= COUNT_TOLERANCE {
+            Verdict::Same {
+                p: 1.0,
+                why: SameBecause::CountsAgree,
+            }
+        } else if ratio > 1.0 {
+            Verdict::Slower { p: 0.0 }
+        } else {
+            Verdict::Faster { p: 0.0 }
+        };
+        Against {
+            ratio,
+            verdict,
+            detectable: Some(COUNT_TOLERANCE),
+            counts: Some((first, later)),
+            ..against
+        }
+    }
 }
 
 /// The results that `side`'s runs have and `first` has not, each once.
@@ -558,6 +681,16 @@ impl Tally {
             }
         }
     }
+}
+
+/// The noise table of `runs`, several runs of one build on one machine (`latlab noise`):
+/// each result's run figures where the stability checks its probe `declared` held in that
+/// run, as a comparison takes them (a run whose memory chase moved under it is not
+/// comparable, and does not widen the table either).
+pub fn noise_table(runs: &[RunRecord], declared: &Presentations) -> Result<NoiseTable, String> {
+    NoiseTable::measure(runs, |run, result| {
+        steady(run, checks_for(declared, run, result))
+    })
 }
 
 /// Each run a side of its own.
@@ -596,7 +729,7 @@ impl Comparison {
             let mine = first_figure(first_side, result, checks);
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
-                match against(first_side, &mine, side, result, checks) {
+                match against(first_side, &mine, side, result, checks, declared) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);

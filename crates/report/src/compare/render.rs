@@ -4,7 +4,8 @@
 //! [`super::Compared`].
 
 use super::{
-    Against, Comparison, MIN_RESULTS_FOR_SCATTER, RunToRun, SameBecause, Side, Unsteady, Verdict,
+    Against, Comparison, MIN_RESULTS_FOR_SCATTER, PriorUse, RunToRun, SameBecause, Side, Unsteady,
+    Verdict,
 };
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_clock, format_ns, format_ratio};
@@ -27,6 +28,10 @@ impl Verdict {
                     )
                 }
                 SameBecause::WithinResolution => "same (within a clock tick)".into(),
+                SameBecause::CountsAgree => format!(
+                    "same (instructions within {}%)",
+                    format_percent(super::COUNT_TOLERANCE)
+                ),
                 SameBecause::RunToRunNoise { half_width } => format!(
                     "same (within run-to-run noise, ±{}%)",
                     format_percent_rounded(half_width)
@@ -59,10 +64,20 @@ impl Verdict {
 
 impl Against {
     /// The verdict's label, with the set its p-value was adjusted within and, beside a
-    /// "same", the smallest change this comparison would have called:
-    /// `same (p 0.571); adjusted within 108 sweep points of its probe; would have caught
-    /// ±4.2%`.
+    /// "same", the smallest change this comparison would have called and where its noise
+    /// came from: `same (p 0.571); adjusted within 108 sweep points of its probe; would have
+    /// caught ±4.2% (noise: prior)`.
     pub(crate) fn label(&self, threshold: f64) -> String {
+        if let Some((first, later)) = self.counts {
+            let counts = format!("instructions {} → {} a call", count(first), count(later));
+            return match self.verdict {
+                Verdict::Same { .. } => format!(
+                    "same ({counts}, within {}%)",
+                    format_percent(super::COUNT_TOLERANCE)
+                ),
+                verdict => format!("{} ({counts})", verdict.word()),
+            };
+        }
         let mut label = self.verdict.label(threshold);
         let said_its_set = matches!(
             self.verdict,
@@ -83,8 +98,20 @@ impl Against {
                 "; would have caught ±{}%",
                 format_percent_rounded(share)
             );
+            if let Some(from) = self.noise_from {
+                let _ = write!(label, " (noise: {})", from.word());
+            }
         }
         label
+    }
+}
+
+/// A count per call: whole where it is large, to a hundredth where small.
+fn count(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
     }
 }
 
@@ -114,18 +141,21 @@ impl Comparison {
                     inflation,
                     results,
                     families,
+                    prior,
                 } => format!(
                     "{label} against {first}: one run a side; each result's rounds show how \
                      far it moves within a run, and its noise is that, widened by how far \
-                     results moved between the two runs beyond their rounds ({}); several \
+                     results moved between the two runs beyond their rounds ({}){}; several \
                      runs a side measure it instead",
-                    family_inflation(*inflation, *results, families)
+                    family_inflation(*inflation, *results, families),
+                    prior_clause(prior.as_ref()),
                 ),
-                RunToRun::Unknown => format!(
+                RunToRun::Unknown { prior } => format!(
                     "{label} against {first}: one run a side and fewer than \
                      {MIN_RESULTS_FOR_SCATTER} results, so only the rounds within each run \
-                     show the noise, not how far results move between runs: take several runs \
-                     a side (a directory each) before trusting a difference"
+                     show the noise, not how far results move between runs{}: take several \
+                     runs a side (a directory each) before trusting a difference",
+                    prior_clause(prior.as_ref()),
                 ),
             })
             .collect()
@@ -291,9 +321,10 @@ pub(super) fn footnote(threshold: f64) -> String {
          both reject, their larger p is below 0.05 (a sweep point's adjusted within its \
          probe's sweep points, Benjamini–Hochberg), the ratio's 95% interval lies past {}% \
          and the figures are one clock tick per operation apart; p is that p; 'would have \
-         caught' is the smallest change the test would have called; ± is half the range of a \
+         caught' is the smallest change the test would have called nine times in ten; ± is half the range of a \
          side's round or run medians; figures are medians (of the runs' medians, for several \
-         runs)",
+         runs); a benchmark whose instructions both sides counted (--count) is judged by the \
+         counts instead, the same within 0.1%",
         format_percent(threshold)
     )
 }
@@ -315,6 +346,27 @@ fn family_inflation(inflation: f64, results: usize, families: &[(String, f64)]) 
          deviation"
     ));
     parts.join(", ")
+}
+
+/// How a side took the noise tables, as a clause of its noise line: `; for the 640 results
+/// a table has, how far each moved between 12 runs of AMD EPYC, 2 CPUs, kvm on 2026-11-28
+/// (this machine's table), or its rounds where they scatter more (12 of them)`.
+fn prior_clause(prior: Option<&PriorUse>) -> String {
+    let Some(prior) = prior else {
+        return String::new();
+    };
+    let whose = if prior.same_machine {
+        "this machine's table"
+    } else {
+        "another machine's table: this one's is not among those the project has measured"
+    };
+    format!(
+        "; for the {} results a table has, how far each moved between {} ({whose}), or its \
+         rounds where they scatter more ({} of them)",
+        prior.held,
+        prior.provenance,
+        prior.held - prior.set
+    )
 }
 
 /// A share as a percentage to read at a glance: one decimal below 10% (`0.6`, `4.2`),

@@ -2,6 +2,7 @@ use super::*;
 use crate::Exporter;
 use crate::test_records::{probe, record};
 use latlab_engine::names::key;
+use latlab_engine::run_noise::{NoiseMachine, NoiseTable};
 
 /// `runs` compared at the default threshold, as `exporter` renders the comparison.
 fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> String {
@@ -420,7 +421,7 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
     assert!(
         csv.starts_with(
             "benchmark,baseline,run,baseline_median_ns,median_ns,ratio,p,difference,\
-             detectable,tested_within\n"
+             detectable,tested_within,noise_from\n"
         ),
         "{csv}"
     );
@@ -484,28 +485,32 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
     assert!(gate.text("result", "A").contains("nothing was compared"));
 }
 
-/// The gate says how many runs its baseline holds, and of the results tested how many it
-/// would have called slower by its percentage: each one whose smallest callable change is
-/// within it.
+/// The gate says how many runs its baseline holds, and at what slowdown its results would
+/// fail it: its percentage, widened by each result's noise.
 #[test]
 fn the_gate_says_what_it_could_hear() {
     let one = |name: &str| record(vec![probe("x", vec![timed(name, vec![10.0; 30])])]);
     let runs = vec![("A".to_string(), one("x/a")), ("B".to_string(), one("x/a"))];
     let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
-    comparison.results[0].later[0].as_mut().unwrap().detectable = Some(0.04);
+    let against = comparison.results[0].later[0].as_mut().unwrap();
+    (against.detectable, against.reach, against.margin) = (Some(0.04), Some(0.02), None);
     let gate = Gate::of(&comparison, 5.0);
     assert_eq!(gate.baseline_runs, 1);
-    assert_eq!((gate.hearing.tested, gate.hearing.within), (1, 1));
+    // 1.05 times 1.02.
+    assert!((gate.hearing.median.unwrap() - 0.071).abs() < 1e-9);
+    assert_eq!((gate.hearing.tested, gate.hearing.within_twice), (1, 1));
     assert!(
         gate.text("result", "A").starts_with(
-            "A holds 1 run: a slowdown of 5% would be called in 1 of the 1 results tested \
-             (the smallest change each could be called: median ±4.0%)\n"
+            "A holds 1 run: a result fails this gate once it is slower by 5% and by its \
+             noise: at 7.1% for the median of the 1 results tested, 7.1% for the quietest \
+             tenth, 7.1% for the noisiest tenth; 1 of them at 10% or less\n"
         ),
         "{}",
         gate.text("result", "A")
     );
-    let gate = Gate::of(&comparison, 3.0);
-    assert_eq!((gate.hearing.tested, gate.hearing.within), (1, 0));
+    // 1.02 times 1.02 is past 4%.
+    let gate = Gate::of(&comparison, 2.0);
+    assert_eq!((gate.hearing.tested, gate.hearing.within_twice), (1, 0));
 }
 
 /// Every format a comparison is offered in has an option of its own and renders the
@@ -520,4 +525,225 @@ fn every_offered_format_renders_the_comparison() {
         let text = rendered(&*(format.exporter)(&Default::default()), &runs);
         assert!(text.contains("steady"), "--{}: {text}", format.name);
     }
+}
+
+/// A result of 30 samples about `figure` (±0.1%) measured in three rounds that read
+/// `rounds` times it.
+fn in_rounds(name: &str, figure: f64, rounds: [f64; 3]) -> BenchResult {
+    let samples = (0..30)
+        .map(|i| figure * (1.0 + (i % 5) as f64 * 0.0005))
+        .collect();
+    let mut result = timed(name, samples);
+    result.round_medians_ns = rounds.iter().map(|r| figure * r).collect();
+    result
+}
+
+/// The presentations with `results` (name, standard deviation) as the one noise table, of
+/// `machine`, measured from twelve runs.
+fn with_table(machine: NoiseMachine, results: &[(&str, f64)]) -> Presentations {
+    let table = NoiseTable {
+        machine,
+        kernel: "6".into(),
+        latlab_version: "0".into(),
+        suite: "quick".into(),
+        rounds: 3,
+        runs: 12,
+        measured: "2026-11-28T09:43:31Z".into(),
+        results: (results.iter())
+            .map(|(name, sd)| latlab_engine::run_noise::ResultNoise {
+                name: name.to_string(),
+                sd: *sd,
+                range: 3.0 * sd,
+                runs: 12,
+            })
+            .collect(),
+    };
+    Presentations {
+        run_noise: latlab_engine::run_noise::NoiseTables(Box::leak(Box::new([table]))),
+        ..latlab_probes::presentations()
+    }
+}
+
+/// A noise table's rows: each result with its deviation.
+type NoiseTableRows = [(&'static str, f64); 3];
+
+/// Two single runs of three results, quiet in their rounds but `x/disturbed` in the
+/// second, which moves 10% and scatters its rounds; and a table of how far each moves.
+fn noise_table_runs() -> (Vec<(String, RunRecord)>, NoiseTableRows) {
+    let steady = [0.999, 1.0, 1.001];
+    let a = record(vec![probe(
+        "x",
+        vec![
+            in_rounds("x/noisy", 100.0, steady),
+            in_rounds("x/quiet", 100.0, steady),
+            in_rounds("x/disturbed", 100.0, steady),
+        ],
+    )]);
+    let b = record(vec![probe(
+        "x",
+        vec![
+            in_rounds("x/noisy", 115.0, steady),
+            in_rounds("x/quiet", 105.0, steady),
+            in_rounds("x/disturbed", 110.0, [0.7, 1.0, 1.4]),
+        ],
+    )]);
+    let runs = vec![("A".to_string(), a), ("B".to_string(), b)];
+    let table = [("x/noisy", 0.2), ("x/quiet", 0.005), ("x/disturbed", 0.005)];
+    (runs, table)
+}
+
+/// One run a side: a result its noise table has takes the table's noise (one that moves 20%
+/// between runs is `same` at a 15% move, one that moves 0.5% is `slower` at 5%), and its
+/// rounds in place of it where they scatter far more than the table says; the line and the
+/// JSON say which, and the side's noise line names the table.
+#[test]
+fn one_run_a_side_takes_each_results_noise_from_its_table() {
+    let (runs, table) = noise_table_runs();
+    let a = runs[0].1.clone();
+    let declared = with_table(NoiseMachine::of(&a), &table);
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared);
+    let against = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].clone().unwrap()
+    };
+    let prior = Some(NoiseFrom::Prior { same_machine: true });
+    let noisy = against("x/noisy");
+    assert!(matches!(noisy.verdict, Verdict::Same { .. }), "{noisy:?}");
+    assert_eq!(noisy.noise_from, prior);
+    // Its claim: twice the table's 20% reach and then some (t with 11 degrees, one run a side).
+    assert!(noisy.detectable.unwrap() > 0.5, "{noisy:?}");
+    let quiet = against("x/quiet");
+    assert!(matches!(quiet.verdict, Verdict::Slower { .. }), "{quiet:?}");
+    assert_eq!(quiet.noise_from, prior);
+    let disturbed = against("x/disturbed");
+    assert!(
+        matches!(disturbed.verdict, Verdict::Same { .. }),
+        "{disturbed:?}"
+    );
+    assert_eq!(disturbed.noise_from, Some(NoiseFrom::Rounds));
+    let RunToRun::Unknown { prior: Some(used) } = &comparison.run_to_run[0] else {
+        panic!("{:?}", comparison.run_to_run[0]);
+    };
+    assert_eq!((used.held, used.set, used.same_machine), (3, 2, true));
+    let compared = Compared::of(sides(&runs), DEFAULT_THRESHOLD, &declared);
+    let text = CompareText::default().render(&compared).unwrap();
+    assert!(text.contains("(noise: prior)"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&CompareJson.render(&compared).unwrap()).unwrap();
+    let noted = (json["results"].as_array().unwrap().iter())
+        .find(|r| r["name"] == "x/disturbed")
+        .unwrap();
+    assert_eq!(noted["against"][0]["noise_from"], "rounds");
+    assert_eq!(
+        json["runs"][0]["run_to_run"]["prior"]["measured"],
+        format!("12 runs of {} on 2026-11-28", NoiseMachine::of(&a))
+    );
+}
+
+/// A table measured on another machine speaks for a guest's results (a guest's neighbours
+/// move its figures wherever it runs), said as such, and not for a machine that is no
+/// guest.
+#[test]
+fn another_machines_table_speaks_for_a_guest_only() {
+    let (runs, table) = noise_table_runs();
+    let a = runs[0].1.clone();
+    let elsewhere = NoiseMachine {
+        cpu: "another".into(),
+        virtualization: "KVM".into(),
+        ..NoiseMachine::of(&a)
+    };
+    let declared = with_table(elsewhere, &table);
+    let bare = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared);
+    let quiet = bare.results[1].later[0].as_ref().unwrap();
+    assert!(
+        !matches!(quiet.noise_from, Some(NoiseFrom::Prior { .. })),
+        "{quiet:?}"
+    );
+    let as_guests: Vec<(String, RunRecord)> = (runs.iter().cloned())
+        .map(|(label, mut run)| {
+            run.environment.virtualization = Some("KVM".into());
+            (label, run)
+        })
+        .collect();
+    let guest = Comparison::of(&as_guests, DEFAULT_THRESHOLD, &declared);
+    let quiet = guest.results[1].later[0].as_ref().unwrap();
+    assert_eq!(
+        quiet.noise_from,
+        Some(NoiseFrom::Prior {
+            same_machine: false
+        })
+    );
+}
+
+/// Without a table, one run a side keeps the model of the set: no result says a prior.
+#[test]
+fn without_a_table_no_result_takes_a_prior() {
+    let comparison = Comparison::of(&runs(), DEFAULT_THRESHOLD, &Presentations::default());
+    for result in &comparison.results {
+        if let Some(against) = &result.later[0] {
+            assert!(
+                !matches!(against.noise_from, Some(NoiseFrom::Prior { .. })),
+                "{against:?}"
+            );
+        }
+    }
+}
+
+/// Two runs that counted a benchmark's instructions are judged by the counts, whatever
+/// their times: equal within 0.1% is the same, 1% more is slower and fails a gate at 0.5%
+/// (the times, 30% apart with no noise to speak of, would otherwise read the reverse).
+#[test]
+fn counted_runs_are_judged_by_their_counts() {
+    let counted = |instructions: f64, ns: f64| {
+        let mut result = timed("c/sum", vec![ns; 30]);
+        result.counted = Some(latlab_engine::model::Counted {
+            via: "callgrind".into(),
+            instructions,
+            cache: None,
+            calls: 3000,
+        });
+        record(vec![probe("c", vec![result])])
+    };
+    let compared = |later: RunRecord| {
+        let runs = vec![
+            ("A".to_string(), counted(10_000.0, 130.0)),
+            ("B".to_string(), later),
+        ];
+        Comparison::of(&runs, DEFAULT_THRESHOLD, &Presentations::default())
+    };
+    let same = compared(counted(10_004.0, 100.0));
+    let against = same.results[0].later[0].clone().unwrap();
+    assert!(
+        matches!(
+            against.verdict,
+            Verdict::Same {
+                why: SameBecause::CountsAgree,
+                ..
+            }
+        ),
+        "{against:?}"
+    );
+    assert!(!Gate::of(&same, 0.5).failed());
+    let slower = compared(counted(10_100.0, 100.0));
+    let against = slower.results[0].later[0].clone().unwrap();
+    assert!(
+        matches!(against.verdict, Verdict::Slower { .. }),
+        "{against:?}"
+    );
+    assert_eq!(against.counts, Some((10_000.0, 10_100.0)));
+    assert!((against.ratio - 1.01).abs() < 1e-12);
+    assert_eq!(
+        against.label(DEFAULT_THRESHOLD),
+        "slower (instructions 10000 → 10100 a call)"
+    );
+    let gate = Gate::of(&slower, 0.5);
+    assert!(gate.failed(), "{gate:?}");
+    assert!(!Gate::of(&slower, 2.0).failed());
+    // One side uncounted: the times speak, as without counts.
+    let uncounted = record(vec![probe("c", vec![timed("c/sum", vec![100.0; 30])])]);
+    let timed_only = compared(uncounted);
+    assert_eq!(
+        timed_only.results[0].later[0].as_ref().unwrap().counts,
+        None
+    );
 }

@@ -1,0 +1,520 @@
+//! How far each result's figure moves between runs of one machine, measured: the prior a
+//! comparison of one run a side takes, since one run cannot show it.
+//!
+//! A [`NoiseTable`] is read from several runs of the same build on the same machine, each a
+//! process of its own (`latlab run --runs N`, then `latlab noise DIR`): for every result,
+//! the standard deviation of the logarithm of its run figure (the run's median) over the
+//! runs, worth one degree of freedom fewer than the runs that measured it, and the widest
+//! move between two of them. Nothing in it is typed by hand: its header says which machine, how many runs, which build and when.
+//!
+//! The table is text, a line per fact with a tab between its fields (shown here as
+//! spaces), so that it reads without a parser and a change to it reads as a diff:
+//!
+//! ```text
+//! # latlab run-to-run noise ...
+//! cpu             AMD EPYC
+//! runs            40
+//! ...
+//! result          sd        range     runs
+//! clock.read/cost 0.00412   0.01690   40
+//! ```
+
+use crate::model::RunRecord;
+use std::fmt::Write as _;
+
+/// The first line of every table, naming the format.
+const FORMAT_LINE: &str = "# latlab run-to-run noise 1: the standard deviation of the logarithm of each \
+     result's run figure over runs of one machine, each run a process of its own, and the widest \
+     move between two of them";
+/// The line that ends the header and names the columns of the results.
+const COLUMNS_LINE: &str = "result\tsd\trange\truns";
+
+/// The fewest runs a table is measured from: fewer give each result's deviation too few
+/// degrees of freedom to be a prior worth the name.
+pub const MIN_RUNS_FOR_TABLE: usize = 5;
+/// The fewest runs that must have measured a result for it to enter a table.
+const MIN_RUNS_FOR_RESULT: usize = 3;
+
+/// The machine a table was measured on, as a comparison matches it to a run's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoiseMachine {
+    pub cpu: String,
+    pub logical_cpus: usize,
+    /// The hypervisor, or `none`.
+    pub virtualization: String,
+}
+
+impl NoiseMachine {
+    /// The machine of `run`.
+    pub fn of(run: &RunRecord) -> NoiseMachine {
+        let environment = &run.environment;
+        NoiseMachine {
+            cpu: environment.cpu.model.clone(),
+            logical_cpus: environment.cpu.logical_cpus,
+            virtualization: (environment.virtualization.clone()).unwrap_or_else(|| "none".into()),
+        }
+    }
+}
+
+impl std::fmt::Display for NoiseMachine {
+    /// `AMD EPYC, 2 CPUs, kvm`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}, {} CPUs, {}",
+            self.cpu, self.logical_cpus, self.virtualization
+        )
+    }
+}
+
+/// One result's measured movement between runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultNoise {
+    pub name: String,
+    /// The standard deviation of the logarithm of its run figure.
+    pub sd: f64,
+    /// The widest move between two of its runs: the largest logarithm of its run figure
+    /// less the smallest. A figure that flips between two regimes moves this far between
+    /// unchanged runs, further than its standard deviation says.
+    pub range: f64,
+    /// The runs that measured it: its deviation is worth one degree fewer.
+    pub runs: usize,
+}
+
+/// Refuses runs that differ from the first in machine, build, suite or rounds, in one line.
+fn alike(runs: &[RunRecord]) -> Result<(), String> {
+    let Some((first, rest)) = runs.split_first() else {
+        return Ok(());
+    };
+    let machine = NoiseMachine::of(first);
+    for run in rest {
+        let differs = if NoiseMachine::of(run) != machine {
+            Some(format!(
+                "machine ({} against {machine})",
+                NoiseMachine::of(run)
+            ))
+        } else if run.latlab_version != first.latlab_version {
+            Some(format!(
+                "build ({} against {})",
+                run.latlab_version, first.latlab_version
+            ))
+        } else if run.settings.suite != first.settings.suite
+            || run.settings.rounds != first.settings.rounds
+        {
+            Some("suite or rounds".to_string())
+        } else {
+            None
+        };
+        if let Some(what) = differs {
+            return Err(format!(
+                "the runs differ in {what}: a noise table is read from runs of one build on \
+                 one machine in one suite"
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl ResultNoise {
+    /// Result `name` from the logarithms of its run figures, two or more.
+    fn of(name: &str, logs: &[f64]) -> ResultNoise {
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let variance =
+            logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+        let (low, high) = (logs.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+        ResultNoise {
+            name: name.to_string(),
+            sd: variance.sqrt(),
+            range: high - low,
+            runs: logs.len(),
+        }
+    }
+}
+
+/// How far each result moved between runs of one machine, and where that was measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseTable {
+    pub machine: NoiseMachine,
+    /// The kernel the runs ran on.
+    pub kernel: String,
+    /// The build that measured them.
+    pub latlab_version: String,
+    /// The suite and rounds per run, as the runs' settings say.
+    pub suite: String,
+    pub rounds: usize,
+    /// How many runs the table was read from.
+    pub runs: usize,
+    /// When the earliest run started (RFC 3339, as the run records it).
+    pub measured: String,
+    /// In the runs' order of results.
+    pub results: Vec<ResultNoise>,
+}
+
+impl NoiseTable {
+    /// The table of `runs`: several runs of one build on one machine in one suite. A run's
+    /// figure of a result counts where `counts` says (a comparison leaves out the runs whose
+    /// stability checks for the result moved, and so does its table); each result measured
+    /// (not extrapolated) with a positive figure in at least three runs enters it. Refused,
+    /// in one line, with fewer than [`MIN_RUNS_FOR_TABLE`] runs or runs that differ in
+    /// machine, build, suite or rounds.
+    pub fn measure(
+        runs: &[RunRecord],
+        counts: impl Fn(&RunRecord, &crate::model::BenchResult) -> bool,
+    ) -> Result<NoiseTable, String> {
+        let Some(first) = runs.first() else {
+            return Err("no runs to measure the noise of".into());
+        };
+        if runs.len() < MIN_RUNS_FOR_TABLE {
+            return Err(format!(
+                "{} runs are too few to measure how far results move between runs: take at \
+                 least {MIN_RUNS_FOR_TABLE} (latlab run --runs {MIN_RUNS_FOR_TABLE})",
+                runs.len()
+            ));
+        }
+        let machine = NoiseMachine::of(first);
+        alike(runs)?;
+        let mut results: Vec<ResultNoise> = Vec::new();
+        // Every result any run has, in the order the runs first give it: a run may lack a
+        // result the others have (a level its sweep could not tell, a size its budget left
+        // out).
+        let mut names: Vec<&str> = Vec::new();
+        for run in runs {
+            for result in run.results() {
+                if !names.contains(&result.name.as_str()) {
+                    names.push(&result.name);
+                }
+            }
+        }
+        for name in names {
+            let logs: Vec<f64> = (runs.iter())
+                .filter_map(|run| Some((run, run.results().find(|r| r.name == name)?)))
+                .filter(|(run, r)| !r.is_extrapolated() && counts(run, r))
+                .map(|(_, r)| r)
+                .map(|r| r.summary.median)
+                .filter(|median| *median > 0.0 && median.is_finite())
+                .map(f64::ln)
+                .collect();
+            if logs.len() >= MIN_RUNS_FOR_RESULT {
+                results.push(ResultNoise::of(name, &logs));
+            }
+        }
+        Ok(NoiseTable {
+            machine,
+            kernel: first.environment.kernel.clone(),
+            latlab_version: first.latlab_version.clone(),
+            suite: first.settings.suite.clone(),
+            rounds: first.settings.rounds,
+            runs: runs.len(),
+            measured: (runs.iter())
+                .map(|run| run.started_at.clone())
+                .min()
+                .unwrap_or_default(),
+            results,
+        })
+    }
+
+    /// The measured deviation of result `name`, with the runs behind it.
+    pub fn of(&self, name: &str) -> Option<&ResultNoise> {
+        self.results.iter().find(|r| r.name == name)
+    }
+
+    /// Where it was measured, in a few words: `12 runs of AMD EPYC, 2 CPUs, kvm on
+    /// 2026-11-28`.
+    pub fn provenance(&self) -> String {
+        let day = self.measured.get(..10).unwrap_or(&self.measured);
+        format!("{} runs of {} on {day}", self.runs, self.machine)
+    }
+
+    /// The table as text (see the module's example).
+    pub fn to_text(&self) -> String {
+        let mut text = format!("{FORMAT_LINE}\n");
+        let header = [
+            ("cpu", self.machine.cpu.clone()),
+            ("logical_cpus", self.machine.logical_cpus.to_string()),
+            ("virtualization", self.machine.virtualization.clone()),
+            ("kernel", self.kernel.clone()),
+            ("latlab", self.latlab_version.clone()),
+            ("suite", self.suite.clone()),
+            ("rounds", self.rounds.to_string()),
+            ("runs", self.runs.to_string()),
+            ("measured", self.measured.clone()),
+        ];
+        for (key, value) in header {
+            let _ = writeln!(text, "{key}\t{}", one_line(&value));
+        }
+        let _ = writeln!(text, "{COLUMNS_LINE}");
+        for result in &self.results {
+            let _ = writeln!(
+                text,
+                "{}\t{:.5}\t{:.5}\t{}",
+                result.name, result.sd, result.range, result.runs
+            );
+        }
+        text
+    }
+
+    /// Reads a table written by [`NoiseTable::to_text`]; a malformed one is refused in one
+    /// line that names the line at fault.
+    pub fn parse(text: &str) -> Result<NoiseTable, String> {
+        let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
+        match lines.next() {
+            Some((_, line)) if line.starts_with("# latlab run-to-run noise 1:") => {}
+            _ => return Err("not a latlab run-to-run noise table (its first line differs)".into()),
+        }
+        let mut header: Vec<(&str, &str)> = Vec::new();
+        for (number, line) in lines.by_ref() {
+            if line == COLUMNS_LINE {
+                break;
+            }
+            let (key, value) = line
+                .split_once('\t')
+                .ok_or_else(|| format!("line {number}: expected a key, a tab and a value"))?;
+            header.push((key, value));
+        }
+        let field = |key: &str| -> Result<&str, String> {
+            (header.iter())
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| format!("the header lacks '{key}'"))
+        };
+        let number = |key: &str| -> Result<usize, String> {
+            field(key)?
+                .parse()
+                .map_err(|_| format!("the header's '{key}' is not a whole number"))
+        };
+        let mut results = Vec::new();
+        for (number, line) in lines {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let share = |text: &str| {
+                (text.parse::<f64>().ok()).filter(|value| value.is_finite() && *value >= 0.0)
+            };
+            let parsed = match fields[..] {
+                [name, sd, range, runs] if !name.is_empty() => (|| {
+                    Some(ResultNoise {
+                        name: name.to_string(),
+                        sd: share(sd)?,
+                        range: share(range)?,
+                        runs: runs.parse::<usize>().ok().filter(|r| *r >= 2)?,
+                    })
+                })(),
+                _ => None,
+            };
+            results.push(parsed.ok_or_else(|| {
+                format!(
+                    "line {number}: expected a result's name, its deviation and its range (0 \
+                     or more) and its runs (2 or more), a tab apart"
+                )
+            })?);
+        }
+        Ok(NoiseTable {
+            machine: NoiseMachine {
+                cpu: field("cpu")?.to_string(),
+                logical_cpus: number("logical_cpus")?,
+                virtualization: field("virtualization")?.to_string(),
+            },
+            kernel: field("kernel")?.to_string(),
+            latlab_version: field("latlab")?.to_string(),
+            suite: field("suite")?.to_string(),
+            rounds: number("rounds")?,
+            runs: number("runs")?,
+            measured: field("measured")?.to_string(),
+            results,
+        })
+    }
+}
+
+/// `value` with tabs and line breaks made spaces: one field of one line.
+fn one_line(value: &str) -> String {
+    value.replace(['\t', '\n', '\r'], " ")
+}
+
+/// The tables a comparison may take its prior from: those of the machines the project has
+/// met, or a user's own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoiseTables(pub &'static [NoiseTable]);
+
+/// The prior one result takes from the tables, and whether it was measured on the machine
+/// being compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoisePrior<'t> {
+    pub table: &'t NoiseTable,
+    pub result: &'t ResultNoise,
+    pub same_machine: bool,
+}
+
+impl NoiseTables {
+    /// The prior for result `name` on `machine`: the table measured on that machine where
+    /// one has the result; else, for a virtual machine, of the tables measured on virtual
+    /// machines that have it, the one where it moved most (a guest latlab has not met is
+    /// taken to be as noisy as the noisiest guest it has: a guest's neighbours move its
+    /// figures, wherever it runs). A machine that is no guest takes no other machine's
+    /// table: a quiet one would be judged deaf by a shared guest's noise.
+    pub fn prior(&self, machine: &NoiseMachine, name: &str) -> Option<NoisePrior<'static>> {
+        let with = |table: &'static NoiseTable| {
+            table.of(name).map(|result| NoisePrior {
+                table,
+                result,
+                same_machine: &table.machine == machine,
+            })
+        };
+        let own = (self.0.iter())
+            .filter(|table| &table.machine == machine)
+            .find_map(with);
+        let guest = |m: &NoiseMachine| !m.virtualization.eq_ignore_ascii_case("none");
+        own.or_else(|| {
+            (self.0.iter())
+                .filter(|table| guest(machine) && guest(&table.machine))
+                .filter_map(with)
+                .max_by(|a, b| a.result.sd.total_cmp(&b.result.sd))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::SyntheticHost;
+    use crate::model::{BenchResult, ProbeOutcome, ProbeStatus, RunSettings};
+    use crate::{Config, Runner};
+    use std::sync::Arc;
+
+    /// A run of the synthetic host whose two results read `figures`.
+    fn run(figures: [f64; 2]) -> RunRecord {
+        let host: crate::SharedHost = Arc::new(SyntheticHost::default());
+        let config = Config {
+            samples: 5,
+            ..Config::quick()
+        };
+        let mut runner = Runner::on(Arc::clone(&host), config);
+        let results: Vec<BenchResult> = (figures.iter().enumerate())
+            .map(|(i, figure)| {
+                let mut result = runner.bench(&format!("p/{i}"), "nothing", || i).unwrap();
+                result.summary.median = *figure;
+                result
+            })
+            .collect();
+        let settings = RunSettings::uncontrolled("quick", runner.config(), 3);
+        let mut record = RunRecord::begin(host.as_ref(), settings, Vec::new());
+        record.probes.push(ProbeOutcome {
+            id: "p".into(),
+            method: "nothing".into(),
+            status: ProbeStatus::Ok,
+            results,
+            duration_ns: 0,
+        });
+        record
+    }
+
+    #[test]
+    fn a_table_holds_each_results_deviation_between_runs_and_reads_back() {
+        // The first result moves 10% run to run, the second not at all.
+        let runs: Vec<RunRecord> = [1.0, 1.1, 1.0, 1.1, 1.0, 1.1]
+            .iter()
+            .map(|f| run([100.0 * f, 50.0]))
+            .collect();
+        let table = NoiseTable::measure(&runs, |_, _| true).unwrap();
+        let moved = table.of("p/0").unwrap();
+        let expected = {
+            let logs: Vec<f64> = [1.0f64, 1.1, 1.0, 1.1, 1.0, 1.1]
+                .iter()
+                .map(|f| (100.0 * f).ln())
+                .collect();
+            let mean = logs.iter().sum::<f64>() / 6.0;
+            (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 5.0).sqrt()
+        };
+        assert!((moved.sd - expected).abs() < 1e-12 && moved.runs == 6);
+        assert!((moved.range - 1.1f64.ln()).abs() < 1e-12);
+        assert_eq!(table.of("p/1").unwrap().sd, 0.0);
+        let read = NoiseTable::parse(&table.to_text()).unwrap();
+        assert_eq!(read.machine, table.machine);
+        assert_eq!(read.runs, 6);
+        assert!((read.of("p/0").unwrap().sd - expected).abs() < 1e-5);
+        // A run that does not count (its stability checks moved) widens nothing.
+        let mut with_a_moved_run = runs.clone();
+        with_a_moved_run.push(run([1000.0, 50.0]));
+        let table = NoiseTable::measure(&with_a_moved_run, |_, r| r.summary.median < 500.0);
+        let moved = table.unwrap();
+        assert!((moved.of("p/0").unwrap().sd - expected).abs() < 1e-12);
+        assert_eq!((moved.runs, moved.of("p/0").unwrap().runs), (7, 6));
+        // A result the first run lacks is still measured from the runs that have it.
+        let mut lacking = runs.clone();
+        lacking[0].probes[0].results.truncate(1);
+        let table = NoiseTable::measure(&lacking, |_, _| true).unwrap();
+        assert_eq!(table.of("p/1").unwrap().runs, 5);
+    }
+
+    #[test]
+    fn too_few_runs_or_a_malformed_table_are_refused_in_one_line() {
+        let runs: Vec<RunRecord> = (0..3).map(|_| run([1.0, 2.0])).collect();
+        let refused = NoiseTable::measure(&runs, |_, _| true).unwrap_err();
+        assert!(
+            refused.contains("too few") && !refused.contains('\n'),
+            "{refused}"
+        );
+        let good = NoiseTable::measure(&vec![run([1.0, 2.0]); 5], |_, _| true)
+            .unwrap()
+            .to_text();
+        for (bad, says) in [
+            ("a results file\n".to_string(), "not a latlab"),
+            (
+                good.replace("\t0.00000\t0.00000\t5", "\t-1\t0\t5"),
+                "deviation",
+            ),
+            (
+                good.replace("logical_cpus\t", "logical_cpus\tmany"),
+                "logical_cpus",
+            ),
+            (good.replace("runs\t5\n", ""), "lacks 'runs'"),
+        ] {
+            let refused = NoiseTable::parse(&bad).unwrap_err();
+            assert!(
+                refused.contains(says) && !refused.contains('\n'),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_takes_its_own_machines_table_else_the_noisiest_guests_if_a_guest() {
+        let table = |cpu: &str, sd: f64| NoiseTable {
+            machine: NoiseMachine {
+                cpu: cpu.into(),
+                logical_cpus: 2,
+                virtualization: "kvm".into(),
+            },
+            kernel: "6".into(),
+            latlab_version: "0".into(),
+            suite: "quick".into(),
+            rounds: 3,
+            runs: 10,
+            measured: "2026-11-28T00:00:00Z".into(),
+            results: vec![ResultNoise {
+                name: "p/0".into(),
+                sd,
+                range: 3.0 * sd,
+                runs: 10,
+            }],
+        };
+        let tables: &'static [NoiseTable] = Box::leak(
+            vec![table("A", 0.05), table("B", 0.01), table("C", 0.02)].into_boxed_slice(),
+        );
+        let tables = NoiseTables(tables);
+        let machine = |cpu: &str| NoiseMachine {
+            cpu: cpu.into(),
+            logical_cpus: 2,
+            virtualization: "kvm".into(),
+        };
+        let own = tables.prior(&machine("B"), "p/0").unwrap();
+        assert!(own.same_machine && own.result.sd == 0.01);
+        let met_none = tables.prior(&machine("D"), "p/0").unwrap();
+        assert!(!met_none.same_machine && met_none.result.sd == 0.05);
+        assert!(tables.prior(&machine("B"), "p/1").is_none());
+        let bare_metal = NoiseMachine {
+            virtualization: "none".into(),
+            ..machine("D")
+        };
+        assert!(tables.prior(&bare_metal, "p/0").is_none());
+    }
+}
