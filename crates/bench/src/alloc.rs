@@ -100,7 +100,8 @@ pub(crate) fn installed() -> bool {
     INSTALLED.load(Relaxed)
 }
 
-/// Runs a timed region; during a counting pass, counts the allocations made in it.
+/// Runs a timed region; during a counting pass, counts the allocations made in it, and
+/// while its instructions are counted (`--count`), counts them in it alone.
 #[inline(always)]
 pub(crate) fn timed_region<T>(f: impl FnOnce() -> T) -> T {
     let pass = PASS.load(Relaxed);
@@ -108,7 +109,7 @@ pub(crate) fn timed_region<T>(f: impl FnOnce() -> T) -> T {
         COUNTED_HERE.set(true);
         COUNTING.store(true, Relaxed);
     }
-    let value = f();
+    let value = crate::count::counted_region(f);
     if pass {
         COUNTING.store(false, Relaxed);
         COUNTED_HERE.set(false);

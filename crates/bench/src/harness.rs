@@ -7,10 +7,12 @@ use crate::registry::{self, Benchmark};
 use crate::session::{Mode, Session};
 use crate::sets::{BenchSets, result_files};
 use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;
+use latlab_engine::model::Counted;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, RealHost, Runner};
 use latlab_front::{Controls, RunOf, RunRequest, help_width, text_width};
 use regex_lite::Regex;
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::Arc;
 
@@ -90,6 +92,9 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
 fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     refuse_what_this_build_lacks(options)?;
     let selected = select(options)?;
+    if crate::count::child::is_counting_child().map_err(bad)? {
+        return Ok(count_in_this_child(selected));
+    }
     if options.list {
         for benchmark in &selected {
             print(&format!("{}: benchmark\n", benchmark.name));
@@ -107,6 +112,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     let files = result_files(options, run_of).map_err(bad)?;
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
     check_before_measuring(options, host.as_ref())?;
+    check_counting(options)?;
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
     #[cfg(feature = "files")]
     if options.sampling.runs > 1 && run_of.is_none() {
@@ -125,6 +131,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         &options.terminal,
         latlab_front::Stream::beside(files.uses_stdout()),
     );
+    let counted = count_under_valgrind(options, &selected)?;
     let sets = registry::side_by_side(selected);
     let sets = BenchSets::new(
         Arc::clone(options),
@@ -133,7 +140,8 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         terminal,
         stop.clone(),
         run_of,
-    );
+    )
+    .with_counts(counted);
     let request = RunRequest {
         suite: options.sampling.suite,
         rounds: config.rounds,
@@ -260,6 +268,75 @@ fn select(options: &Options) -> Result<Vec<Benchmark>, Stop> {
         )));
     }
     Ok(selected)
+}
+
+/// Refuses `--count` where nothing can count: Valgrind not installed, or the CPU's counter
+/// not readable by this process (`--via perf`), in one line saying what to do.
+fn check_counting(options: &Options) -> Result<(), Stop> {
+    use crate::count::Via;
+    match options.count.map(|count| count.via) {
+        None => Ok(()),
+        Some(Via::Valgrind) => crate::count::callgrind::check_installed().map_err(bad),
+        #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
+        Some(Via::Perf) => crate::count::perf::check_available().map_err(bad),
+        #[cfg(not(all(feature = "profile", any(target_os = "linux", target_os = "android"))))]
+        Some(Via::Perf) => Err(bad(
+            if cfg!(any(target_os = "linux", target_os = "android")) {
+                crate::options::not_built("--via perf", "profile")
+            } else {
+                "--via perf: perf_event_open is Linux's; count under Valgrind (leave out --via \
+             perf)"
+                    .to_string()
+            },
+        )),
+    }
+}
+
+/// `--count` under Valgrind: each selected benchmark counted in a child of this binary
+/// under callgrind, before any is timed (a threaded benchmark is not: callgrind runs its
+/// threads one at a time, and they would never contend). Empty for any other `--via`, and
+/// without `--count`.
+fn count_under_valgrind(
+    options: &Options,
+    selected: &[Benchmark],
+) -> Result<HashMap<String, Counted>, Stop> {
+    let Some(count) = options
+        .count
+        .filter(|c| c.via == crate::count::Via::Valgrind)
+    else {
+        return Ok(HashMap::new());
+    };
+    let names: Vec<String> = (selected.iter())
+        .filter(|b| b.threads.is_none())
+        .map(|b| b.name.clone())
+        .collect();
+    if names.is_empty() {
+        return Ok(HashMap::new());
+    }
+    latlab_front::say!(
+        "latlab-bench: counting {} benchmark{} under Valgrind's callgrind",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" }
+    );
+    crate::count::callgrind::count(count.what, &names).map_err(bad)
+}
+
+/// The counting child's run: each benchmark's bodies counted under callgrind, nothing
+/// timed or written; the exit status 1 where a benchmark failed.
+fn count_in_this_child(selected: Vec<Benchmark>) -> i32 {
+    let host: Arc<dyn Host> = Arc::new(RealHost::default());
+    let mut session = Session::new(Runner::on(host, Config::quick()), Mode::Count);
+    let unthreaded = selected
+        .into_iter()
+        .filter(|b| b.threads.is_none())
+        .collect();
+    for set in registry::side_by_side(unthreaded) {
+        session.run_set(&set);
+    }
+    for failure in &session.failures {
+        latlab_front::say!("bench {} ... FAILED: {}", failure.name, failure.reason);
+    }
+    i32::from(!session.failures.is_empty())
 }
 
 /// Runs each benchmark once, as `cargo test` does with bench targets: it checks that they

@@ -57,7 +57,9 @@
 //!
 //! **More.** `--profile` adds each benchmark's hot functions and the hottest one's annotated
 //! disassembly; a [`CountingAllocator`] installed as the global allocator adds allocations
-//! and bytes per call.
+//! and bytes per call; `--count instructions` adds the instructions of a call, counted under
+//! Valgrind's callgrind (or `--via perf`, the CPU's counter), which a comparison of two
+//! counted runs judges instead of the times.
 //!
 //! **Features**, all on by default: `files` (`--json`, `--csv` and the baselines), `profile`
 //! (`--profile`) and `html` (`--html`). With `default-features = false` the harness measures
@@ -75,6 +77,7 @@ mod alloc;
 mod baselines;
 mod bencher;
 mod bodies;
+mod count;
 mod harness;
 mod options;
 #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]

@@ -4,6 +4,7 @@
 //! harness is in every user's dev-dependencies. The options shared with the `latlab` binary
 //! come from latlab-front, described once for both parsers.
 
+use crate::count::{CountAsked, Counting, Via};
 use latlab_engine::model::RunRecord;
 use latlab_front::{
     BaselineArgs, FormatArgs, OptionHelp, SamplingArgs, TerminalArgs, help_section, value,
@@ -23,6 +24,10 @@ pub(crate) struct Options {
     pub sampling: SamplingArgs,
     /// Profile each benchmark after measuring it.
     pub profile: bool,
+    /// `--count` and `--via`: count what each call executes as well as timing it.
+    pub count: Option<CountAsked>,
+    /// `--via` as given, checked against `--count` once every option is read.
+    via: Option<Via>,
     pub tables: FormatArgs<RunRecord>,
     /// Write the self-contained HTML report here.
     pub html: Option<String>,
@@ -55,6 +60,42 @@ const PROFILE: &[OptionHelp] = &[flag(
     "Profile each benchmark after measuring it: the hot functions, the hottest one's annotated \
      disassembly, and hardware counts per call where the machine has counters",
 )];
+
+const COUNT: &[OptionHelp] = &[
+    OptionHelp {
+        long: "count",
+        value: Some("WHAT"),
+        help: "Also count what each call executes, which does not move between runs as its time \
+               does: before timing, the benchmarks run again under Valgrind's callgrind, counted \
+               only in their timed loops; a comparison of two counted runs judges the counts",
+        values: &[
+            ("instructions", "instructions per call"),
+            (
+                "cache",
+                "instructions, Valgrind's simulated first- and last-level cache misses, and the \
+                 cycles they suggest",
+            ),
+        ],
+        default: None,
+    },
+    OptionHelp {
+        long: "via",
+        value: Some("COUNTER"),
+        help: "What counts for --count",
+        values: &[
+            (
+                "valgrind",
+                "Valgrind's callgrind, on any machine it runs on",
+            ),
+            (
+                "perf",
+                "the CPU's instructions:u counter, in this process, where perf_event_open \
+                 can read it (Linux, the `profile` feature)",
+            ),
+        ],
+        default: Some("valgrind"),
+    },
+];
 
 const HTML: &[OptionHelp] = &[OptionHelp {
     value: Some("FILE"),
@@ -111,6 +152,7 @@ impl Command {
             }
         }
         options.baselines.check()?;
+        options.check_count()?;
         Ok(Command::Run(Box::new(options)))
     }
 }
@@ -144,6 +186,26 @@ impl Options {
         named
     }
 
+    /// `--via` given its `--count`: refused without one, and with the cache simulation,
+    /// which is Valgrind's.
+    fn check_count(&mut self) -> Result<(), String> {
+        match (&mut self.count, self.via) {
+            (None, Some(_)) => Err("--via: says what counts for --count, which is not given; \
+                 add --count instructions"
+                .into()),
+            (Some(count), Some(Via::Perf)) if count.what == Counting::Cache => Err(
+                "--count cache --via perf: the cache simulation is Valgrind's; count cache \
+                 with --via valgrind, or instructions with --via perf"
+                    .into(),
+            ),
+            (Some(count), Some(via)) => {
+                count.via = via;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Takes `--long` and its value when it is a bench binary's option.
     fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
         let flag = match long {
@@ -153,6 +215,26 @@ impl Options {
             "profile" => &mut self.profile,
             "html" => {
                 self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
+                return Ok(true);
+            }
+            "count" => {
+                let what = value(parser, long, "WHAT", |text| match text {
+                    "instructions" => Ok(Counting::Instructions),
+                    "cache" => Ok(Counting::Cache),
+                    _ => Err(format!("'{text}': counts 'instructions' or 'cache'")),
+                })?;
+                self.count = Some(CountAsked {
+                    what,
+                    via: Via::default(),
+                });
+                return Ok(true);
+            }
+            "via" => {
+                self.via = Some(value(parser, long, "COUNTER", |text| match text {
+                    "valgrind" => Ok(Via::Valgrind),
+                    "perf" => Ok(Via::Perf),
+                    _ => Err(format!("'{text}': counts with 'valgrind' or 'perf'")),
+                })?);
                 return Ok(true);
             }
             _ => {
@@ -184,7 +266,7 @@ pub(crate) fn help(program: &str, width: usize) -> String {
     text.push_str(&help_section("Options", GENERAL, width));
     text.push_str(&help_section(
         "Sampling",
-        &[SamplingArgs::OPTIONS, PROFILE].concat(),
+        &[SamplingArgs::OPTIONS, PROFILE, COUNT].concat(),
         width,
     ));
     text.push_str(&help_section(
@@ -250,6 +332,37 @@ mod tests {
     }
 
     #[test]
+    fn counts_are_asked_with_what_counts_them() {
+        let count = |args: &[&str]| parse(args).map(|o| o.count);
+        assert_eq!(count(&[]), Ok(None));
+        let asked = |what, via| Ok(Some(CountAsked { what, via }));
+        assert_eq!(
+            count(&["--count", "instructions"]),
+            asked(Counting::Instructions, Via::Valgrind)
+        );
+        assert_eq!(
+            count(&["--via", "perf", "--count", "instructions"]),
+            asked(Counting::Instructions, Via::Perf)
+        );
+        assert_eq!(
+            count(&["--count", "cache"]),
+            asked(Counting::Cache, Via::Valgrind)
+        );
+        for (args, says) in [
+            (&["--count", "cycles"][..], "'instructions' or 'cache'"),
+            (&["--via", "perf"][..], "--count, which is not given"),
+            (&["--count", "cache", "--via", "perf"][..], "Valgrind's"),
+            (
+                &["--count", "instructions", "--via", "pmu"][..],
+                "'valgrind' or 'perf'",
+            ),
+        ] {
+            let refused = count(args).unwrap_err();
+            assert!(refused.contains(says), "{args:?}: {refused}");
+        }
+    }
+
+    #[test]
     fn unknown_options_and_values_on_flags_are_refused() {
         assert_eq!(
             parse(&["--treshold"]).unwrap_err(),
@@ -272,7 +385,7 @@ mod tests {
             "{text}"
         );
         let formats = FormatArgs::<RunRecord>::options();
-        for option in [GENERAL, PROFILE, HTML]
+        for option in [GENERAL, PROFILE, COUNT, HTML]
             .into_iter()
             .chain([
                 SamplingArgs::OPTIONS,
@@ -298,6 +411,8 @@ mod tests {
                 Some("CPU") => &[option.long, "0"],
                 Some("SUITE") => &[option.long, "full"],
                 Some("WHEN") => &[option.long, "never"],
+                Some("WHAT") => &[option.long, "instructions"],
+                Some("COUNTER") => &["--count", "instructions", "--via", "perf"],
                 Some(_) => &[option.long, "out.json"],
                 None => &[option.long],
             };

@@ -33,6 +33,9 @@ pub(crate) const METHOD: &str = "latlab-bench: the slope between 1 and 4 calls p
 pub(crate) enum Mode {
     Measure,
     Once,
+    /// Each benchmark's bodies counted under Valgrind, in the counting child
+    /// ([`crate::count`]), nothing timed.
+    Count,
 }
 
 /// How a benchmark was measured, which its profile repeats.
@@ -94,6 +97,9 @@ pub(crate) struct Session {
     /// The CPU the run was pinned to, from which a threaded benchmark's threads are pinned
     /// one CPU each.
     pinned_cpu: Option<usize>,
+    /// Whether each benchmark's instructions are counted with the CPU's counter after it
+    /// is measured (`--count instructions --via perf`).
+    count_with_perf: bool,
 }
 
 impl Session {
@@ -111,7 +117,13 @@ impl Session {
             failures: Vec::new(),
             interrupted: false,
             pinned_cpu: None,
+            count_with_perf: false,
         }
+    }
+
+    /// Counts each benchmark's instructions with the CPU's counter after measuring it.
+    pub fn count_with_perf(&mut self) {
+        self.count_with_perf = true;
     }
 
     /// Pins a threaded benchmark's threads one CPU each, from `cpu` on.
@@ -197,6 +209,13 @@ impl Session {
             }
             return;
         }
+        if self.mode == Mode::Count {
+            let clock = self.runner.clock().clone();
+            for body in &mut pending {
+                crate::count::child::count_under_valgrind(body, &clock);
+            }
+            return;
+        }
         let measured = self
             .measure_cycle()
             .and_then(|()| self.measure_side_by_side(&mut pending));
@@ -249,7 +268,8 @@ impl Session {
     }
 
     /// What else was asked of a measured benchmark: its allocations per call where a
-    /// counting allocator is installed, its profile under `--profile`.
+    /// counting allocator is installed, its instructions under `--count instructions --via
+    /// perf`, its profile under `--profile`.
     fn examine(
         &mut self,
         body: &mut Pending<'_>,
@@ -271,6 +291,10 @@ impl Session {
                 bytes: bytes as f64 / calls as f64,
                 calls,
             });
+        }
+        #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
+        if self.count_with_perf {
+            result.counted = crate::count::perf::count(body, &clock);
         }
         #[cfg(feature = "profile")]
         if let Some(profiler) = &mut self.profiler {

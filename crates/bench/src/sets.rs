@@ -8,14 +8,15 @@ use crate::options::Options;
 use crate::profile::Profiler;
 use crate::registry::Benchmark;
 use crate::session::{Failure, Mode, Session};
-use crate::text::{allocation_lines, comparison_lines, cycle_lines, profile_text};
+use crate::text::{allocation_lines, comparison_lines, count_lines, cycle_lines, profile_text};
 use latlab_engine::budget::Allowance;
-use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
+use latlab_engine::model::{Counted, ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
 use latlab_front::{Measured, Progress, ProgressUnit, ResultFiles, RunOf, Unwritten};
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, TableExporter};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -41,6 +42,8 @@ pub(crate) struct BenchSets {
     /// Which run of a `--runs` command this is, if one started it (read once, by the
     /// harness's command): where the watchdog writes.
     run_of: Option<RunOf>,
+    /// Each benchmark's counts, where `--count` counted it under Valgrind before the run.
+    counted: HashMap<String, Counted>,
 }
 
 impl BenchSets {
@@ -64,7 +67,13 @@ impl BenchSets {
             cancel: Arc::default(),
             stop,
             run_of,
+            counted: HashMap::new(),
         }
+    }
+
+    /// The counts each benchmark is given once its rounds are merged, by name.
+    pub(crate) fn with_counts(self, counted: HashMap<String, Counted>) -> BenchSets {
+        BenchSets { counted, ..self }
     }
 
     fn session(&mut self) -> &mut Session {
@@ -99,6 +108,9 @@ impl Measured for BenchSets {
         self.snapshot = Some(snapshot);
         let mut session = Session::new(runner, Mode::Measure);
         session.pin_threads_from(record.settings.pinned_cpu);
+        if (self.options.count).is_some_and(|count| count.via == crate::count::Via::Perf) {
+            session.count_with_perf();
+        }
         #[cfg(feature = "profile")]
         profile_if_asked(&self.options, &mut session, record);
         self.session = Some(session);
@@ -125,10 +137,15 @@ impl Measured for BenchSets {
     }
 
     /// The set's rounds with what is known of the whole run: the comparisons within the
-    /// set, and the figures in cycles.
+    /// set, the figures in cycles, and the counts made under Valgrind.
     fn merged(&self, mut outcome: ProbeOutcome) -> ProbeOutcome {
         let session = self.session.as_ref().expect("the run has started");
         outcome.results = session.finished(outcome.results);
+        for result in &mut outcome.results {
+            if let Some(counted) = self.counted.get(&result.name) {
+                result.counted = Some(counted.clone());
+            }
+        }
         outcome
     }
 
@@ -227,6 +244,7 @@ pub(crate) fn run_text(record: &RunRecord, terminal: &Terminal) -> Result<String
         comparison_lines(record, terminal),
         cycle_lines(record, terminal),
         allocation_lines(record),
+        count_lines(record),
     ] {
         if !lines.is_empty() {
             text.push('\n');

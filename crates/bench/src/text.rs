@@ -45,6 +45,42 @@ pub(crate) fn allocation_lines(record: &RunRecord) -> Vec<String> {
     lines_of(&table)
 }
 
+/// A table of what each counted benchmark executed per call (`--count`), headed by what
+/// counted; empty when nothing was counted.
+pub(crate) fn count_lines(record: &RunRecord) -> Vec<String> {
+    let counted: Vec<(&str, &latlab_engine::model::Counted)> = (record.results())
+        .filter_map(|r| Some((r.name.as_str(), r.counted.as_ref()?)))
+        .collect();
+    let Some((_, first)) = counted.first() else {
+        return Vec::new();
+    };
+    let by = match first.via.as_str() {
+        "callgrind" => "Valgrind's callgrind, in the timed loops only",
+        _ => "the CPU's instructions:u counter, in the timed loops only",
+    };
+    let cache = counted.iter().any(|(_, c)| c.cache.is_some());
+    let mut headers = vec![format!("counted per call, by {by}"), "instructions".into()];
+    if cache {
+        headers.extend(["L1 misses", "LL misses", "est. cycles"].map(String::from));
+    }
+    let mut table = TextTable {
+        headers,
+        rows: Vec::new(),
+    };
+    for (name, c) in counted {
+        let mut row = vec![format!("  {name}"), trimmed(c.instructions)];
+        if let Some(misses) = &c.cache {
+            row.extend([
+                trimmed(misses.l1_misses),
+                trimmed(misses.last_level_misses),
+                trimmed(misses.estimated_cycles),
+            ]);
+        }
+        table.rows.push(row);
+    }
+    lines_of(&table)
+}
+
 /// Each benchmark's time per call in core cycles, headed by the cycle they are counted in
 /// (wrapped to the terminal's width); empty when no cycle was measured.
 pub(crate) fn cycle_lines(record: &RunRecord, terminal: &Terminal) -> Vec<String> {

@@ -110,7 +110,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         );
     }
     assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
-    assert_eq!(names.len(), 35, "{names:?}");
+    assert_eq!(names.len(), 36, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [
@@ -903,4 +903,187 @@ fn the_progress_line_shows_on_a_terminal_unless_quiet() {
     assert!(shown.contains("round 2/2: lists"), "{shown}");
     let quiet = on_a_terminal("-q");
     assert!(!quiet.contains(" so far, "), "{quiet}");
+}
+
+/// `--count instructions` where Valgrind cannot be run: one line saying how to install it,
+/// status 2, nothing measured or written. `--via perf` counts where this process may read
+/// the CPU's counter, and is refused in one line where it may not (a VM without counters).
+#[test]
+fn counting_without_a_counter_is_refused_before_anything_is_measured() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], path: &Path| {
+        Command::new(&binary)
+            .current_dir(dir.path())
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env("PATH", path)
+            .args(["--bench", "--exact", "counted/sum", "--json", "out.json"])
+            .args(["--samples", "6", "--target-time", "200us"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let nowhere = dir.path().join("no-programs-here");
+    let refused = run(&["--count", "instructions"], &nowhere);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --count: valgrind cannot be run")
+            && stderr.contains("apt-get install valgrind")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(refused.stdout.is_empty() && !dir.path().join("out.json").exists());
+
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let perf = run(
+        &["--count", "instructions", "--via", "perf"],
+        Path::new(&path),
+    );
+    let stderr = text(&perf.stderr);
+    if perf.status.success() {
+        let json: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        let counted = &result(&json, "counted/sum")["counted"];
+        assert_eq!(counted["via"], "perf", "{counted}");
+        // Some four instructions an element, of 4,096.
+        let instructions = counted["instructions"].as_f64().unwrap();
+        assert!((8_000.0..40_000.0).contains(&instructions), "{counted}");
+    } else {
+        assert_eq!(perf.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with("error: --count instructions --via perf: this machine does not")
+                && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+        assert!(!dir.path().join("out.json").exists());
+    }
+}
+
+/// Callgrind's total over a dump file `path`: its `Ir` (the first event).
+fn callgrind_instructions(path: &Path) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let totals = (text.lines())
+        .find_map(|l| {
+            l.strip_prefix("totals:")
+                .or_else(|| l.strip_prefix("summary:"))
+        })
+        .unwrap_or_else(|| panic!("no totals in {text}"));
+    totals.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Instructions per call of the fixture's shared body as callgrind counts them by hand:
+/// `benches/by_hand.rs` calls it 100 times, counted inside the body alone
+/// (`--toggle-collect` on its symbol).
+fn counted_by_hand(dir: &Path) -> f64 {
+    let built = cargo(&["--bench", "by_hand", "--no-run"]);
+    let stderr = text(&built.stderr);
+    let line = (stderr.lines())
+        .find(|l| l.trim_start().starts_with("Executable") && l.contains("by_hand"))
+        .unwrap_or_else(|| panic!("no executable in: {stderr}"));
+    let by_hand = PathBuf::from(line.rsplit_once('(').unwrap().1.trim_end_matches(')'));
+    let out = dir.join("by-hand.out");
+    let status = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--toggle-collect=latlab_fixture_sum",
+            "--quiet",
+        ])
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(&by_hand)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    callgrind_instructions(&out) as f64 / 100.0
+}
+
+/// The harness's count of a body agrees with callgrind's count of the same body run by hand
+/// (`valgrind --tool=callgrind --toggle-collect=latlab_fixture_sum` over a plain program that
+/// calls it a known number of times) within 0.1%; unchanged code counts the same in three
+/// runs and passes a gate of 0.5% against them, and the body doing 1% more work reads
+/// 1.003-1.02 times the instructions and fails it.
+#[test]
+#[ignore = "needs valgrind"]
+fn the_harness_counts_what_callgrind_counts_by_hand() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], more_work: bool| {
+        let mut command = Command::new(&binary);
+        command
+            .current_dir(dir.path())
+            .env("CARGO_TARGET_DIR", dir.path())
+            .env_remove("LATLAB_FIXTURE_MORE_WORK")
+            .args([
+                "--bench",
+                "--exact",
+                "counted/sum",
+                "--count",
+                "instructions",
+            ])
+            .args(["--samples", "6", "--target-time", "200us"])
+            .args(args);
+        if more_work {
+            command.env("LATLAB_FIXTURE_MORE_WORK", "1");
+        }
+        let output = command.output().unwrap();
+        (
+            output.status.code(),
+            text(&output.stdout),
+            text(&output.stderr),
+        )
+    };
+    let counted = |k: usize| -> f64 {
+        let path = dir.path().join(format!("run-{k}.json"));
+        let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let counted = &result(&json, "counted/sum")["counted"];
+        assert_eq!(counted["via"], "callgrind", "{counted}");
+        counted["instructions"].as_f64().unwrap()
+    };
+    let mut counts = Vec::new();
+    for k in 1..=3 {
+        let json = format!("run-{k}.json");
+        let baseline = if k == 1 {
+            "--save-baseline"
+        } else {
+            "--add-to-baseline"
+        };
+        let (status, stdout, stderr) = run(&["--json", &json, baseline, "counted"], false);
+        assert_eq!(status, Some(0), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("counted per call, by Valgrind's callgrind"),
+            "{stdout}"
+        );
+        counts.push(counted(k));
+    }
+    for count in &counts {
+        assert!((count / counts[0] - 1.0).abs() < 0.001, "{counts:?}");
+    }
+
+    let per_call = counted_by_hand(dir.path());
+    let ratio = counts[0] / per_call;
+    assert!(
+        (ratio - 1.0).abs() < 0.001,
+        "the harness counted {} a call, callgrind by hand {per_call}",
+        counts[0]
+    );
+
+    // The gate at 0.5%: unchanged code passes, 1% more work fails, judged by the counts.
+    let gate = ["--baseline", "counted", "--fail-if-slower", "0.5"];
+    let (status, stdout, stderr) = run(&gate, false);
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let (status, stdout, stderr) = run(&gate, true);
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    let line = (stdout.lines())
+        .find(|l| l.starts_with("  counted/sum in this run: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let ratio: f64 = line
+        .rsplit_once(": ")
+        .unwrap()
+        .1
+        .trim_end_matches('×')
+        .parse()
+        .unwrap();
+    assert!((1.003..=1.02).contains(&ratio), "{line}");
 }
