@@ -1087,3 +1087,64 @@ fn the_harness_counts_what_callgrind_counts_by_hand() {
         .unwrap();
     assert!((1.003..=1.02).contains(&ratio), "{line}");
 }
+
+/// Two threads of `threads = [2]` held to one CPU never run at the same time: the harness
+/// gives no contended figure of them, and says why; the one-thread figure is measured as
+/// ever. Before, the two threads' sequential parts were averaged and printed as the
+/// contended cost.
+#[test]
+fn threads_that_never_ran_together_give_no_contended_figure() {
+    use std::os::unix::process::CommandExt;
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new(&binary);
+    command
+        .current_dir(dir.path())
+        .env("CARGO_TARGET_DIR", dir.path())
+        .args([
+            "--bench",
+            "contended/",
+            "--samples",
+            "10",
+            "--target-time",
+            "400us",
+        ])
+        .args(["--json", "out.json"]);
+    // SAFETY: between fork and exec the child only sets its own CPU affinity, with a set
+    // on its stack.
+    unsafe {
+        command.pre_exec(|| {
+            let mut one_cpu: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut one_cpu);
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_setaffinity(0, size, &raw const one_cpu) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let output = command.output().unwrap();
+    let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("contended/fetch_add/threads:2")
+            && said.contains("the 2 threads never ran at the same time"),
+        "{said}"
+    );
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+    let names: Vec<&str> = results(&json)
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"contended/fetch_add/threads:1"),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"contended/fetch_add/threads:2"),
+        "{names:?}"
+    );
+}
