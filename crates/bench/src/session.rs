@@ -7,7 +7,7 @@ use crate::bencher::{Bencher, Cost, Pair, Pending, SetRunner, Throughput};
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
 use crate::registry::Benchmark;
-use crate::threads;
+use crate::threads::{self, Threaded};
 use latlab_engine::analysis::paired_ratio;
 use latlab_engine::cycle::{self, Cycle};
 use latlab_engine::host::LoopBody;
@@ -65,7 +65,7 @@ impl Measured {
     }
 }
 
-/// A benchmark that could not be measured, and why.
+/// A benchmark that could not be measured (failed, or skipped), and why.
 pub(crate) struct Failure {
     pub name: String,
     pub reason: String,
@@ -92,6 +92,9 @@ pub(crate) struct Session {
     /// The benchmarks run once, in `Once` mode.
     pub checked: Vec<String>,
     pub failures: Vec<Failure>,
+    /// The benchmarks this machine could not measure, and why: threads that could not run
+    /// together. Not failures: the run's status is not theirs.
+    pub skipped: Vec<Failure>,
     /// Whether a set stopped because the run was cancelled (Ctrl-C).
     pub interrupted: bool,
     /// The CPU the run was pinned to, from which a threaded benchmark's threads are pinned
@@ -115,6 +118,7 @@ impl Session {
             results: Vec::new(),
             checked: Vec::new(),
             failures: Vec::new(),
+            skipped: Vec::new(),
             interrupted: false,
             pinned_cpu: None,
             count_with_perf: false,
@@ -172,8 +176,12 @@ impl Session {
     /// Measures a benchmark of `threads = [..]` on `threads` threads at once.
     fn run_threaded(&mut self, benchmark: &Benchmark, threads: usize) {
         match threads::measure(&mut self.runner, benchmark, threads, self.pinned_cpu) {
-            Ok(Ok(result)) => self.results.push(result),
-            Ok(Err(Interrupted)) => self.interrupted = true,
+            Ok(Threaded::Measured(result)) => self.results.push(*result),
+            Ok(Threaded::Interrupted) => self.interrupted = true,
+            Ok(Threaded::NotTogether(reason)) => self.skipped.push(Failure {
+                name: benchmark.name.clone(),
+                reason,
+            }),
             Err(reason) => self.fail(&benchmark.name, reason),
         }
     }

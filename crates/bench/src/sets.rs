@@ -128,8 +128,15 @@ impl Measured for BenchSets {
         self.whole[unit] = session.measured_whole;
         let results = std::mem::take(&mut session.results);
         let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        let skipped: Vec<Failure> = std::mem::take(&mut session.skipped);
         let interrupted = session.interrupted || self.cancel.load(Ordering::Relaxed);
-        outcome(&self.sets[unit], results, failures, started, interrupted)
+        outcome(
+            &self.sets[unit],
+            results,
+            (failures, skipped),
+            started,
+            interrupted,
+        )
     }
 
     fn takes_another_round(&self, unit: usize) -> bool {
@@ -270,23 +277,29 @@ fn set_id(set: &[Benchmark]) -> &str {
 fn outcome(
     set: &[Benchmark],
     results: Vec<BenchResult>,
-    failures: Vec<Failure>,
+    (failures, skipped): (Vec<Failure>, Vec<Failure>),
     started: Instant,
     interrupted: bool,
 ) -> ProbeOutcome {
     let id = set_id(set).to_string();
+    let reasons = |of: &[Failure]| -> String {
+        (of.iter())
+            .map(|f| format!("{}: {}", f.name, f.reason))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
     let status = if interrupted {
         ProbeStatus::Interrupted
-    } else if failures.is_empty() {
-        ProbeStatus::Ok
-    } else {
-        let reasons: Vec<String> = failures
-            .iter()
-            .map(|f| format!("{}: {}", f.name, f.reason))
-            .collect();
+    } else if !failures.is_empty() {
         ProbeStatus::Failed {
-            reason: reasons.join("; "),
+            reason: reasons(&failures),
         }
+    } else if !skipped.is_empty() {
+        ProbeStatus::Skipped {
+            reason: reasons(&skipped),
+        }
+    } else {
+        ProbeStatus::Ok
     };
     ProbeOutcome {
         id,

@@ -260,15 +260,34 @@ impl SetRunner for Worker<'_> {
     }
 }
 
+/// What measuring a threaded benchmark gave, where no thread failed.
+pub(crate) enum Threaded {
+    Measured(Box<BenchResult>),
+    Interrupted,
+    /// No figure of the threads running together: too few samples met, or more threads
+    /// than CPUs this process may run on. Why, in a sentence.
+    NotTogether(String),
+}
+
 /// Measures `benchmark` on `threads` threads at once; each thread pinned to a CPU of its
 /// own from `first_cpu` on when the run was pinned. `Err` with why when a thread failed.
+/// More threads than the CPUs this process may run on are not measured: they could never
+/// run at the same time.
 pub(crate) fn measure(
     runner: &mut Runner,
     benchmark: &Benchmark,
     threads: usize,
     first_cpu: Option<usize>,
-) -> Result<Result<BenchResult, Interrupted>, String> {
+) -> Result<Threaded, String> {
     let threads = threads.max(1);
+    let usable = runner.host().every_cpu().len();
+    if usable > 0 && threads > usable {
+        return Ok(Threaded::NotTogether(format!(
+            "{threads} threads, and this process may run on {usable} CPU{}: they could never \
+             run at the same time",
+            if usable == 1 { "" } else { "s" }
+        )));
+    }
     let shared = Shared {
         gate: Gate::new(threads + 1),
         together: SpinGate {
@@ -330,22 +349,19 @@ pub(crate) fn measure(
 }
 
 /// The result of a threaded benchmark's samples, or why there is none.
-fn outcome(
-    measured: Result<Sampled, Interrupted>,
-    threads: usize,
-) -> Result<Result<BenchResult, Interrupted>, String> {
+fn outcome(measured: Result<Sampled, Interrupted>, threads: usize) -> Result<Threaded, String> {
     match measured {
-        Err(Interrupted) => Ok(Err(Interrupted)),
+        Err(Interrupted) => Ok(Threaded::Interrupted),
         Ok(Sampled::Failed) => Err("a thread stopped before it was measured".into()),
-        Ok(Sampled::NeverMet { met: 0, samples }) => Err(format!(
+        Ok(Sampled::NeverMet { met: 0, samples }) => Ok(Threaded::NotTogether(format!(
             "the {threads} threads never ran at the same time in {samples} samples (one CPU \
              available?): no figure of them running together; --pin CPU places them one a CPU"
-        )),
-        Ok(Sampled::NeverMet { met, samples }) => Err(format!(
+        ))),
+        Ok(Sampled::NeverMet { met, samples }) => Ok(Threaded::NotTogether(format!(
             "the {threads} threads ran at the same time in only {met} of {samples} samples, \
              too few for a figure of them running together (one CPU available, or the host's \
              other guests on it?); --pin CPU places them one a CPU"
-        )),
+        ))),
         Ok(Sampled::Met {
             result,
             turns,
@@ -365,7 +381,7 @@ fn outcome(
                     ),
                 ));
             }
-            Ok(Ok(result))
+            Ok(Threaded::Measured(Box::new(result)))
         }
     }
 }

@@ -1088,10 +1088,11 @@ fn the_harness_counts_what_callgrind_counts_by_hand() {
     assert!((1.003..=1.02).contains(&ratio), "{line}");
 }
 
-/// Two threads of `threads = [2]` held to one CPU never run at the same time: the harness
-/// gives no contended figure of them, and says why; the one-thread figure is measured as
-/// ever. Before, the two threads' sequential parts were averaged and printed as the
-/// contended cost.
+/// Two threads of `threads = [2]` held to one CPU could never run at the same time: the
+/// harness gives no contended figure of them, and says why, without failing the run (the
+/// machine, not the code, lacks the CPUs); the one-thread figure is measured as ever.
+/// Before, the two threads' turns on the CPU were averaged and printed as the contended
+/// cost.
 #[test]
 fn threads_that_never_ran_together_give_no_contended_figure() {
     use std::os::unix::process::CommandExt;
@@ -1127,10 +1128,10 @@ fn threads_that_never_ran_together_give_no_contended_figure() {
     }
     let output = command.output().unwrap();
     let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
-    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert_eq!(output.status.code(), Some(0), "{said}");
     assert!(
         said.contains("contended/fetch_add/threads:2")
-            && said.contains("the 2 threads never ran at the same time"),
+            && said.contains("2 threads, and this process may run on 1 CPU: they could never"),
         "{said}"
     );
     let json: Value =
