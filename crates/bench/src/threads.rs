@@ -474,6 +474,46 @@ fn sample_all(
 mod tests {
     use super::*;
 
+    /// Two threads' last sample set by hand: each part's spans (clock ticks) and on-CPU
+    /// shares of them.
+    fn sampled(spans: [[u64; 4]; 2], on_cpu: f64, clock: &Clock) -> Shared {
+        let cpu = |from: u64, to: u64| (clock.ticks_to_ns(to - from) * on_cpu) as u64;
+        Shared {
+            gate: Gate::new(3),
+            together: SpinGate {
+                parties: 2,
+                arrived: AtomicU64::new(0),
+            },
+            broken: AtomicBool::new(false),
+            turns: AtomicU64::new(1),
+            stop: AtomicBool::new(false),
+            ticks: (0..2).map(|_| Default::default()).collect(),
+            spans: (spans.iter()).map(|s| s.map(AtomicU64::new)).collect(),
+            on_cpu: (spans.iter())
+                .map(|s| {
+                    [
+                        AtomicU64::new(cpu(s[0], s[1])),
+                        AtomicU64::new(cpu(s[2], s[3])),
+                    ]
+                })
+                .collect(),
+            failure: Mutex::new(None),
+        }
+    }
+
+    /// Threads whose parts overlap and who stayed on their CPUs met; threads whose parts
+    /// followed one another, or who overlapped while taking turns on one CPU, did not.
+    #[test]
+    fn threads_meet_only_when_their_parts_overlap_on_cpus_of_their_own() {
+        let clock = Clock::detect();
+        let together = [[0, 1000, 2000, 4000], [50, 1040, 2100, 4050]];
+        assert!(sampled(together, 0.95, &clock).met(&clock));
+        let one_after_the_other = [[0, 1000, 2000, 4000], [1000, 2000, 4000, 6000]];
+        assert!(!sampled(one_after_the_other, 0.95, &clock).met(&clock));
+        // Spans stretched over each other by taking turns: each on its CPU half the time.
+        assert!(!sampled(together, 0.45, &clock).met(&clock));
+    }
+
     /// A broken gate releases whoever waits at it, and every later wait.
     #[test]
     fn a_broken_gate_releases_its_waiters() {
