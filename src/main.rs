@@ -20,6 +20,8 @@ mod env_report;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod list;
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod placement;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod plan;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod probe_process;

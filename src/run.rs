@@ -3,6 +3,7 @@
 //! run's lifecycle (the lock, the controls, the rounds, the outputs, the baselines and the
 //! exit status) is `latlab_front::execute`'s.
 
+use crate::placement::PlacementWatch;
 use crate::plan::{ProbePlan, RunPlan};
 use crate::probe_process;
 use latlab_engine::analysis::moved_between;
@@ -40,6 +41,7 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
         rounds: request.rounds,
         terminal: request.terminal,
         runner: None,
+        placement: PlacementWatch::default(),
     };
     let status = latlab_front::execute(request, &mut set, &stop).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::from(status))
@@ -58,12 +60,8 @@ struct ProbeSet<'a> {
     terminal: Terminal,
     /// Made when the run starts, from the settings the controls left.
     runner: Option<Runner>,
-}
-
-impl ProbeSet<'_> {
-    fn runner(&mut self) -> &mut Runner {
-        self.runner.as_mut().expect("the run has started")
-    }
+    /// The placement reference beside the probes that depend on it.
+    placement: PlacementWatch,
 }
 
 impl Measured for ProbeSet<'_> {
@@ -90,6 +88,7 @@ impl Measured for ProbeSet<'_> {
         let context = |runner| probe_context(runner, self.probes, self.suite);
         match stability::reference_figures(&mut context(self.runner.insert(runner))) {
             Ok(references) => {
+                self.placement = PlacementWatch::from_start(&references);
                 record.stability = references.into_iter().map(started_check).collect();
             }
             Err(ProbeError::Interrupted(_)) => return Err(Interrupted),
@@ -99,20 +98,35 @@ impl Measured for ProbeSet<'_> {
     }
 
     /// Measures the probe with its samples scaled to its part of the budget, and its
-    /// deadline.
+    /// deadline; for a probe whose figures depend on the CPUs' placement, with the
+    /// placement reference just before and just after it.
     fn measure(&mut self, unit: usize, _round: usize, allowance: Allowance) -> ProbeOutcome {
         let probe = self.probes.specs[unit];
         let rounds = probe.rounds.of(self.rounds);
         let deadline = allowance.time.map(|time| Instant::now() + time);
         let (probes, suite, host) = (self.probes, self.suite, Arc::clone(&self.host));
-        self.runner().scoped(
+        let runner = self.runner.as_mut().expect("the run has started");
+        let watched = self.placement.watches(probe);
+        let before = match watched {
+            true => (self.placement).before(&mut probe_context(runner, probes, suite)),
+            false => {
+                self.placement.passed();
+                None
+            }
+        };
+        let mut outcome = runner.scoped(
             |config| {
                 config.rounds = rounds;
                 config.share = allowance.share;
                 config.deadline = deadline;
             },
             |runner| run_probe(probe, runner, probes, suite, &host),
-        )
+        );
+        if watched && outcome.status != ProbeStatus::Interrupted {
+            let ctx = &mut probe_context(runner, probes, suite);
+            (self.placement).after(ctx, probe, before, &mut outcome.results);
+        }
+        outcome
     }
 
     /// Takes the stability check again, and says what it found.

@@ -402,6 +402,46 @@ pub fn moved_between(first: &Summary, last: &Summary, floor: f64) -> Option<Warn
     })
 }
 
+/// Two readings of one core-to-core figure agree within this share of the lower while the
+/// CPUs' placement holds. On a 2-vCPU AMD EPYC guest, 46 runs' core-to-core figures (the
+/// stability check's and `thread.core_to_core`'s, each round apart) read 24-32 ns in one
+/// placement, a third apart at most, while a change of placement moved them 2.7 times (the
+/// host's SMT siblings, 9.8 ns) or 3.9 times and more (another core complex, 105-110 ns).
+pub const PLACEMENT_AGREEMENT: f64 = 0.5;
+
+/// Whether the CPUs' placement changed around one round of a probe whose figures depend on
+/// it. `start` is the run's placement reference at its start, `beside` the same reference
+/// taken just before and just after the round; `figure` the round's figure of a result
+/// that measures what the reference measures (`None` for any other result). Changed when
+/// the readings lie apart beyond [`PLACEMENT_AGREEMENT`] (their medians' 95% intervals
+/// disjoint too), or when `figure` lies that far from every one of them. `None` when
+/// nothing was taken beside the round.
+pub fn placement_changed(
+    start: &Summary,
+    beside: &[Summary],
+    figure: Option<&Summary>,
+) -> Option<Warning> {
+    let apart = |a: &Summary, b: &Summary| {
+        let (low, high) = if a.median <= b.median { (a, b) } else { (b, a) };
+        low.median > 0.0
+            && high.median_ci95[0] > low.median_ci95[1]
+            && high.median > low.median * (1.0 + PLACEMENT_AGREEMENT)
+    };
+    let by_median = |a: &&Summary, b: &&Summary| a.median.total_cmp(&b.median);
+    let beside_low = beside.iter().min_by(by_median)?;
+    let beside_high = beside.iter().max_by(by_median)?;
+    let readings = [start, beside_low, beside_high];
+    let lowest = readings.iter().copied().min_by(by_median)?;
+    let highest = readings.iter().copied().max_by(by_median)?;
+    let readings_apart = apart(lowest, highest);
+    let figure_apart = figure.is_some_and(|f| readings.iter().all(|r| apart(f, r)));
+    (readings_apart || figure_apart).then(|| Warning::PlacementChanged {
+        read_ns: figure.map(|f| f.median),
+        start_ns: start.median,
+        beside_ns: [beside_low.median, beside_high.median],
+    })
+}
+
 /// Warnings every kind of result can carry. `raw` are the samples before any subtraction;
 /// `resolution_ns` is the clock's resolution in the samples' unit (per operation).
 fn common_warnings(
@@ -679,6 +719,47 @@ mod tests {
             None,
             "a median inside a wide interval"
         );
+    }
+
+    /// The case: a pair read 123 ns while the reference read 25-28 ns around it;
+    /// the reference moving from 25 ns at the start to 105 ns beside a probe flags every
+    /// figure of it; a third apart, as one placement wanders, flags nothing.
+    #[test]
+    fn a_placement_change_is_flagged_and_a_wander_within_one_is_not() {
+        let summary = |base: f64| Summary::of(&wobble(base, 15)).unwrap();
+        let beside = [summary(26.0), summary(28.0)];
+        let Some(Warning::PlacementChanged {
+            read_ns: Some(read),
+            start_ns,
+            beside_ns,
+        }) = placement_changed(&summary(25.0), &beside, Some(&summary(123.0)))
+        else {
+            panic!("123 ns against 25-28 ns not flagged");
+        };
+        assert_eq!(read, summary(123.0).median);
+        assert_eq!(start_ns, summary(25.0).median);
+        assert_eq!(beside_ns, [summary(26.0).median, summary(28.0).median]);
+        // The same pair at 30 ns: within one placement.
+        assert_eq!(
+            placement_changed(&summary(25.0), &beside, Some(&summary(30.0))),
+            None
+        );
+        // Readings a third apart (24 and 32 ns), no figure of their kind: one placement.
+        assert_eq!(
+            placement_changed(&summary(24.0), &[summary(32.0)], None),
+            None
+        );
+        // The reference at 105 ns beside the probe, 25 ns at the run's start: every figure
+        // is flagged, one of the reference's kind that agrees with the beside readings too.
+        let moved = [summary(105.0), summary(110.0)];
+        for figure in [None, Some(summary(107.0))] {
+            assert!(matches!(
+                placement_changed(&summary(25.0), &moved, figure.as_ref()),
+                Some(Warning::PlacementChanged { .. })
+            ));
+        }
+        // Nothing taken beside the round: nothing to say.
+        assert_eq!(placement_changed(&summary(25.0), &[], None), None);
     }
 
     #[test]

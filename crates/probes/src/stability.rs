@@ -21,6 +21,10 @@
 //!   CPUs the run may use (CAS), as `thread.core_to_core` measures it.
 //!
 //! Each takes 15 samples of at least 1 ms whatever the suite, well under a second together.
+//!
+//! The core-to-core pair is also the run's placement reference
+//! ([`placement_reference`]): taken again beside every probe whose figures depend on where
+//! the CPUs run, it tells a figure taken in another placement from one taken in the run's.
 
 use crate::mem::buffer::page_size;
 use crate::mem::chase::Layout;
@@ -65,6 +69,10 @@ const CACHE_MOVED_SHARE: f64 = 0.25;
 pub struct Reference {
     pub result: BenchResult,
     pub moved_share: f64,
+    /// The probe result this reference measures again, by the same method and on the same
+    /// CPUs (`thread.core_to_core/one-way/cas/0-1` for the core-to-core pair of CPUs 0 and
+    /// 1): a figure of that result and the reference beside it should agree.
+    pub reproduces: Option<String>,
 }
 
 /// A chase of `size` bytes over `pagegroups`, one line per 256 bytes, named `name`.
@@ -138,19 +146,43 @@ pub fn reference_figures(ctx: &mut ProbeContext) -> Result<Vec<Reference>, Probe
             references.push(Reference {
                 result: measure(runner, ring, None)?,
                 moved_share,
+                reproduces: None,
             });
         }
-        if let [a, b, ..] = cpus[..] {
-            let _affinity = AffinityGuard::save(&host);
-            let mut pair = measure_pair(runner, Bounce::Cas, a, b)?;
-            pair.name = STABILITY_CORE_TO_CORE.to_string();
-            references.push(Reference {
-                result: pair,
-                moved_share: core_to_core::MOVED_SHARE,
-            });
-        }
+        references.extend(core_to_core_pair(runner, &host, &cpus)?);
         Ok(references)
     })
+}
+
+/// Measures the placement reference alone: the core-to-core pair, as the run's stability
+/// check measures it, taken just before and just after each round of a probe whose
+/// figures depend on where the CPUs run (`thread.core_to_core`, the pipe, the hand-off,
+/// IPC). `None` where the run may use one CPU.
+pub fn placement_reference(ctx: &mut ProbeContext) -> Result<Option<Reference>, ProbeError> {
+    let host = std::sync::Arc::clone(ctx.host());
+    let cpus = host.allowed_cpus();
+    ctx.runner
+        .scoped(fixed_size, |runner| core_to_core_pair(runner, &host, &cpus))
+}
+
+/// The one-way CAS latency between the first two of `cpus`, named
+/// [`STABILITY_CORE_TO_CORE`]; `None` with fewer than two.
+fn core_to_core_pair(
+    runner: &mut latlab_engine::Runner,
+    host: &latlab_engine::SharedHost,
+    cpus: &[usize],
+) -> Result<Option<Reference>, ProbeError> {
+    let [a, b, ..] = cpus[..] else {
+        return Ok(None);
+    };
+    let _affinity = AffinityGuard::save(host);
+    let mut pair = measure_pair(runner, Bounce::Cas, a, b)?;
+    let reproduces = std::mem::replace(&mut pair.name, STABILITY_CORE_TO_CORE.to_string());
+    Ok(Some(Reference {
+        result: pair,
+        moved_share: core_to_core::MOVED_SHARE,
+        reproduces: Some(reproduces),
+    }))
 }
 
 #[cfg(test)]

@@ -74,6 +74,11 @@ pub fn warning(warning: &Warning) -> String {
              core, and may move them"
         ),
         Warning::MovedDuringRun { first_ns, last_ns } => moved_during_run(*first_ns, *last_ns),
+        Warning::PlacementChanged {
+            read_ns,
+            start_ns,
+            beside_ns,
+        } => placement_changed(*read_ns, *start_ns, *beside_ns),
         Warning::PartSkipped { part, reason } => format!("{part} skipped: {reason}"),
         Warning::CheckFailed { check, failure } => format!("{check} FAILED: {failure}"),
         Warning::ImplausibleCycle {
@@ -153,6 +158,108 @@ fn moved_during_run(first_ns: f64, last_ns: f64) -> String {
     )
 }
 
+/// The range the placement reference read around a flagged round: at the run's start and
+/// beside the round, lowest and highest.
+fn placement_range(start_ns: f64, beside_ns: [f64; 2]) -> (f64, f64) {
+    (start_ns.min(beside_ns[0]), start_ns.max(beside_ns[1]))
+}
+
+/// Whether a flagged result's own figure (`read_ns`) lay apart from every reading of the
+/// placement reference around it, rather than the readings from each other.
+fn read_apart(read_ns: Option<f64>, start_ns: f64, beside_ns: [f64; 2]) -> Option<f64> {
+    let (low, high) = placement_range(start_ns, beside_ns);
+    let agreement = 1.0 + latlab_engine::analysis::PLACEMENT_AGREEMENT;
+    read_ns.filter(|&read| read > high * agreement || read * agreement < low)
+}
+
+/// How far apart the figures of a [`Warning::PlacementChanged`] lie, as a ratio of the
+/// highest to the lowest (the result's own figure among them when it lay apart); `None`
+/// for any other warning.
+pub fn placement_spread(warning: &Warning) -> Option<f64> {
+    let Warning::PlacementChanged {
+        read_ns,
+        start_ns,
+        beside_ns,
+    } = *warning
+    else {
+        return None;
+    };
+    let (low, high) = placement_range(start_ns, beside_ns);
+    let (low, high) = match read_apart(read_ns, start_ns, beside_ns) {
+        Some(read) => (low.min(read), high.max(read)),
+        None => (low, high),
+    };
+    Some(high / low)
+}
+
+fn placement_changed(read_ns: Option<f64>, start_ns: f64, beside_ns: [f64; 2]) -> String {
+    let (low, high) = placement_range(start_ns, beside_ns);
+    match read_apart(read_ns, start_ns, beside_ns) {
+        Some(read) => format!(
+            "read {} while the run's reference read {} around it: the CPUs' placement \
+             changed during this probe; the figure is not this run's, and compare does not \
+             compare it",
+            format_ns(read),
+            span_ns(low, high)
+        ),
+        None => format!(
+            "the run's core-to-core reference read {} at its start and {} beside this \
+             probe: the CPUs' placement changed during the run, and this figure belongs to \
+             the placement it met; compare does not compare it",
+            format_ns(start_ns),
+            span_ns(beside_ns[0], beside_ns[1])
+        ),
+    }
+}
+
+/// `low–high` in one unit where they round apart, else the one figure.
+fn span_ns(low: f64, high: f64) -> String {
+    let (low_text, high_text) = (format_ns(low), format_ns(high));
+    if low_text == high_text {
+        return low_text;
+    }
+    match (low_text.rsplit_once(' '), high_text.rsplit_once(' ')) {
+        (Some((low, unit)), Some((high, same))) if unit == same => format!("{low}–{high} {unit}"),
+        _ => format!("{low_text}–{high_text}"),
+    }
+}
+
+/// One line per probe whose figures a placement change flagged
+/// ([`Warning::PlacementChanged`]), to be shown beside the stability check: a result
+/// whose own figure lay apart from the reference around it is named with its figure, the
+/// probe's other flagged results counted.
+pub fn placement_changes(run: &RunRecord) -> Vec<String> {
+    let mut lines = Vec::new();
+    for probe in &run.probes {
+        let flagged: Vec<(&BenchResult, &Warning)> = (probe.results.iter())
+            .filter_map(|r| {
+                let w = r.warnings.iter().find(|w| placement_spread(w).is_some())?;
+                Some((r, w))
+            })
+            .collect();
+        let apart = |w: &Warning| match *w {
+            Warning::PlacementChanged {
+                read_ns,
+                start_ns,
+                beside_ns,
+            } => read_apart(read_ns, start_ns, beside_ns).is_some(),
+            _ => false,
+        };
+        let (own, others): (Vec<_>, Vec<_>) = flagged.into_iter().partition(|(_, w)| apart(w));
+        for (result, w) in &own {
+            lines.push(format!("placement change: {} {}", result.name, warning(w)));
+        }
+        if let Some((_, w)) = others.first() {
+            let count = match others.len() {
+                1 => others[0].0.name.clone(),
+                n => format!("{} ({n} results)", probe.id),
+            };
+            lines.push(format!("placement change: {count}: {}", warning(w)));
+        }
+    }
+    lines
+}
+
 /// A verdict as the table and the report state it.
 pub fn verdict(verdict: Verdict) -> &'static str {
     match verdict {
@@ -226,6 +333,7 @@ pub fn stability(run: &RunRecord) -> Vec<String> {
                 Warning::TwoModes { .. }
                     | Warning::FasterThanOtherPairs { .. }
                     | Warning::MovedDuringRun { .. }
+                    | Warning::PlacementChanged { .. }
             )
         });
     if check_moved || probe_saw || !regime_changes(run).is_empty() {

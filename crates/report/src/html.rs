@@ -149,10 +149,17 @@ fn environment(run: &RunRecord) -> Section {
         let change = line.trim_start_matches("regime change: ").to_string();
         ("regime change".to_string(), change)
     });
+    let placements = crate::advice::placement_changes(run)
+        .into_iter()
+        .map(|line| {
+            let change = line.trim_start_matches("placement change: ").to_string();
+            ("placement change".to_string(), change)
+        });
     let rows: Vec<(String, String)> = (rows.into_iter())
         .map(|(key, value)| (key.to_string(), value))
         .chain(checks)
         .chain(changes)
+        .chain(placements)
         .collect();
     Section::new(
         "machine",

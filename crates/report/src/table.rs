@@ -111,7 +111,10 @@ impl Exporter for TableExporter {
                 let line = format!("{}: {}", check.name, advice::stability_check(check));
                 out.push_str(&terminal.prose("  ", &line));
             }
-            for line in advice::regime_changes(run) {
+            for line in advice::regime_changes(run)
+                .into_iter()
+                .chain(advice::placement_changes(run))
+            {
                 out.push_str(&terminal.prose("  ", &line));
             }
         }

@@ -21,6 +21,7 @@ enum Kind {
     TwoModes,
     FasterPair,
     Moved,
+    Placement,
     CycleUncertain,
     SharedCore,
 }
@@ -42,6 +43,9 @@ impl Kind {
             } => (Kind::TwoModes, high_ns / low_ns),
             Warning::FasterThanOtherPairs { ratio } => (Kind::FasterPair, ratio),
             Warning::MovedDuringRun { first_ns, last_ns } => (Kind::Moved, last_ns / first_ns),
+            Warning::PlacementChanged { .. } => {
+                (Kind::Placement, crate::advice::placement_spread(warning)?)
+            }
             Warning::CycleUncertain {
                 add_ns, check_ns, ..
             } => (Kind::CycleUncertain, check_ns / add_ns),
@@ -82,6 +86,10 @@ impl Kind {
             Kind::TwoModes => format!("in two modes (the upper {}× the lower)", range(1)),
             Kind::FasterPair => format!("faster than the median pair ({}×)", range(1)),
             Kind::Moved => format!("moved during the run ({}× the first figure)", range(2)),
+            Kind::Placement => format!(
+                "taken in another placement of the CPUs (readings {}× apart)",
+                range(1)
+            ),
             Kind::SharedCore => {
                 format!("behaved as SMT siblings (one way in {} L2 hits)", range(2))
             }
@@ -96,7 +104,7 @@ impl Kind {
     /// of the run's control group, in CPUs, when one applied; `pin` whether `--pin` can
     /// still help here.
     fn advice(self, quota: Option<f64>, pin: Pin) -> String {
-        let text = match self {
+        match self {
             Kind::Unstable => {
                 if let Some(cpus) = quota {
                     return format!(
@@ -112,10 +120,6 @@ impl Kind {
                     pin.suggestion(", try --pin, or").unwrap_or(" or")
                 );
             }
-            Kind::NotSteady => {
-                "not at steady state: the first samples differed from the rest (frequency \
-                 ramp, cold caches or page faults): raise --samples or --target-time"
-            }
             Kind::Preempted => {
                 if let Some(cpus) = quota {
                     return format!(
@@ -128,6 +132,20 @@ impl Kind {
                     "preempted: another task wanted the CPU while sampling: try {}--rt",
                     pin.suggestion("--pin to an idle CPU, or ").unwrap_or("")
                 );
+            }
+            _ => {}
+        }
+        self.fixed_advice().to_string()
+    }
+
+    /// What to do about a kind whose advice does not depend on the run's quota or pinning
+    /// ([`Kind::advice`] says the other two).
+    fn fixed_advice(self) -> &'static str {
+        match self {
+            Kind::Unstable | Kind::Preempted => unreachable!("said with the run's quota"),
+            Kind::NotSteady => {
+                "not at steady state: the first samples differed from the rest (frequency \
+                 ramp, cold caches or page faults): raise --samples or --target-time"
             }
             Kind::PageFaults => {
                 "major page faults: the benchmark waited for storage while sampling: try --mlock"
@@ -158,6 +176,13 @@ impl Kind {
                  noise: the machine under the run changed; figures in between depend on when \
                  they ran"
             }
+            Kind::Placement => {
+                "another placement: the run's core-to-core reference, taken again just before \
+                 and after the probe, lay apart from its reading at the run's start, or from the \
+                 probe's own figure of the same pair: the host moved the vCPUs while the probe \
+                 ran, and its figures belong to the placement they met (the stability check \
+                 names them): run again, or pin the VM's vCPUs on the host"
+            }
             Kind::SharedCore => {
                 "behaved as SMT siblings: a line passed between the pair in under two L2 hits, \
                  which no path between cores allows: the host ran the two vCPUs on one core \
@@ -168,8 +193,7 @@ impl Kind {
                  x86-64, exclusive ors on aarch64) disagree on the length of a cycle (a core that folds additions, or a clock that changed \
                  between them): the nanoseconds hold, the figures in cycles do not"
             }
-        };
-        text.to_string()
+        }
     }
 }
 

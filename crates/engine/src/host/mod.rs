@@ -24,7 +24,7 @@ mod synthetic_noise;
 
 pub use real::RealHost;
 pub use synthetic::SyntheticHost;
-pub use synthetic_noise::Noise;
+pub use synthetic_noise::{Moved, Noise};
 
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};

@@ -22,6 +22,19 @@ pub struct Noise {
     pub sample_sd: f64,
     /// Results whose every figure is multiplied by a factor: `(name, factor)`.
     pub planted: Vec<(String, f64)>,
+    /// Changes of the machine that last a while: figures multiplied in some measurements
+    /// only.
+    pub moved: Vec<Moved>,
+}
+
+/// A change of the machine under a run that lasts a while (the host running the vCPUs
+/// elsewhere for a few seconds): the figures of measurements `measurements` of `name`,
+/// counted from 0 in the order they are taken, multiplied by `factor`.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub name: String,
+    pub measurements: std::ops::Range<u64>,
+    pub factor: f64,
 }
 
 /// A noise and the measurements drawn so far (each measurement draws its own drift).
@@ -29,6 +42,8 @@ pub struct Noise {
 pub(super) struct NoiseState {
     noise: Noise,
     measurements: AtomicU64,
+    /// Measurements taken so far of each name that a [`Moved`] covers.
+    of_moved: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl NoiseState {
@@ -36,7 +51,23 @@ impl NoiseState {
         NoiseState {
             noise,
             measurements: AtomicU64::new(0),
+            of_moved: Default::default(),
         }
+    }
+
+    /// The factor of the changes of the machine on this measurement of `name`.
+    fn moved(&self, name: &str) -> f64 {
+        let mut moves = (self.noise.moved.iter())
+            .filter(|m| m.name == name)
+            .peekable();
+        if moves.peek().is_none() {
+            return 1.0;
+        }
+        let mut counts = self.of_moved.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(name.to_string()).or_default();
+        let this = *count;
+        *count += 1;
+        (moves.filter(|m| m.measurements.contains(&this))).fold(1.0, |f, m| f * m.factor)
     }
 
     /// The factors of one new measurement of `name`: one per sample, `count` samples.
@@ -45,7 +76,8 @@ impl NoiseState {
         let measurement = self.measurements.fetch_add(1, Ordering::Relaxed);
         let planted = (noise.planted.iter())
             .find(|(planted, _)| planted == name)
-            .map_or(1.0, |(_, factor)| *factor);
+            .map_or(1.0, |(_, factor)| *factor)
+            * self.moved(name);
         let run = noise.run_sd * normal(&[noise.seed, hash(name), 0, 0]);
         let drift = noise.round_sd * normal(&[noise.seed, hash(name), 1, measurement]);
         (0..count as u64)
@@ -128,5 +160,21 @@ mod tests {
             factors.iter().all(|f| (5.0..20.0).contains(f)),
             "{factors:?}"
         );
+    }
+
+    /// A move covers the measurements of its name it counts, and no other.
+    #[test]
+    fn a_move_covers_its_measurements_only() {
+        let moved = NoiseState::new(Noise {
+            moved: vec![Moved {
+                name: "x".into(),
+                measurements: 1..3,
+                factor: 4.0,
+            }],
+            ..Noise::default()
+        });
+        let first: Vec<f64> = (0..5).map(|_| moved.factors("x", 1)[0]).collect();
+        assert_eq!(first, [1.0, 4.0, 4.0, 1.0, 1.0]);
+        assert_eq!(moved.factors("y", 2), [1.0, 1.0]);
     }
 }

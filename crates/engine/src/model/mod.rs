@@ -121,6 +121,19 @@ pub enum Warning {
     /// beyond both measurements' noise: the machine under the run changed (the host moved
     /// the vCPUs or the memory, or a neighbour started or stopped).
     MovedDuringRun { first_ns: f64, last_ns: f64 },
+    /// The CPUs' placement changed around a probe whose figures depend on it: the run's
+    /// placement reference (a core-to-core pair) read `start_ns` at the run's start and
+    /// `beside_ns` (lowest, highest) just before and just after the round flagged, beyond
+    /// the agreement of two readings of one placement; or this result, a figure of the
+    /// reference's own kind, read `read_ns` in that round, beyond that agreement from
+    /// every reading around it. The figure belongs to a placement the run's other figures
+    /// may not share.
+    PlacementChanged {
+        /// The round's figure, for a result that measures what the reference measures.
+        read_ns: Option<f64>,
+        start_ns: f64,
+        beside_ns: [f64; 2],
+    },
     /// The core's cycle, read from a chain of dependent additions as `add_ns`, disagrees by
     /// more than 10% with a chain of an instruction of known latency: a dependent `check`
     /// (`imul` on x86-64, `eor` on aarch64) took `check_ns`, where it takes

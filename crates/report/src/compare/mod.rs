@@ -134,6 +134,10 @@ pub enum Unsteady {
     /// on a machine that differs there (a last-level cache taken by neighbours, vCPUs placed
     /// on one core or two). `first_ns` and `later_ns` are the nearest figures of each side.
     BetweenRuns { first_ns: f64, later_ns: f64 },
+    /// The checks held, but the result itself was taken in another placement of the CPUs
+    /// than its run's, in every run of a side ([`latlab_engine::Warning::PlacementChanged`]):
+    /// the check's reference beside its probe said so.
+    Placement,
 }
 
 /// Why a difference was called the same.
@@ -574,7 +578,7 @@ fn family(name: &str) -> &str {
 /// them where none did.
 fn first_figure<'a>(first: &'a Side, result: &BenchResult, checks: &[&str]) -> Measured<'a> {
     let steady_runs: Vec<&RunRecord> = (first.runs.iter())
-        .filter(|run| steady(run, checks))
+        .filter(|run| steady(run, checks, &result.name))
         .collect();
     Measured::steady_or_all(&steady_runs, &first.runs, &result.name)
 }
@@ -592,7 +596,7 @@ fn against(
     let all: Vec<&RunRecord> = side.runs.iter().collect();
     let other = Measured::of(&all, &result.name).results.first().copied()?;
     let quantum = quantum_ns(first.first_run(), result).max(quantum_ns(side.first_run(), other));
-    let (theirs, verdict, tests) = match comparable_runs(first, side, checks) {
+    let (theirs, verdict, tests) = match comparable_runs(first, side, checks, &result.name) {
         Err((check, how)) => (
             Measured::of(&all, &result.name),
             Verdict::NotComparable { check, how },
@@ -689,7 +693,7 @@ impl Tally {
 /// comparable, and does not widen the table either).
 pub fn noise_table(runs: &[RunRecord], declared: &Presentations) -> Result<NoiseTable, String> {
     NoiseTable::measure(runs, |run, result| {
-        steady(run, checks_for(declared, run, result))
+        steady(run, checks_for(declared, run, result), &result.name)
     })
 }
 

@@ -52,6 +52,10 @@ impl Verdict {
             } => format!("not comparable (the machine moved: {check})"),
             Verdict::NotComparable {
                 check,
+                how: Unsteady::Placement,
+            } => format!("not comparable (taken in another placement of the CPUs: {check})"),
+            Verdict::NotComparable {
+                check,
                 how: Unsteady::BetweenRuns { first_ns, later_ns },
             } => format!(
                 "not comparable (the machine differs: {check} {} against {})",

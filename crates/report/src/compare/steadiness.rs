@@ -3,9 +3,9 @@
 
 use super::{Side, Unsteady};
 use latlab_engine::environment::data_cache_sizes;
-use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::model::{BenchResult, RunRecord, Warning};
 use latlab_engine::names::key;
-use latlab_engine::names::result::STABILITY_MEMORY_CHASE;
+use latlab_engine::names::result::{STABILITY_CORE_TO_CORE, STABILITY_MEMORY_CHASE};
 use latlab_engine::presentation::Presentations;
 
 /// The stability checks that speak for `result`, as measured in `run`: those its probe
@@ -38,8 +38,21 @@ fn private_cache_bytes(run: &RunRecord) -> Option<u64> {
 }
 
 /// Whether none of `checks` moved during `run`.
-pub(super) fn steady(run: &RunRecord, checks: &[&str]) -> bool {
+fn checks_held(run: &RunRecord, checks: &[&str]) -> bool {
     !(run.stability.iter()).any(|c| checks.contains(&c.name.as_str()) && c.moved.is_some())
+}
+
+/// Whether `run` speaks for result `name`: none of `checks` moved during it, and the
+/// result was not taken in another placement of the CPUs than the run's
+/// ([`Warning::PlacementChanged`]).
+pub(super) fn steady(run: &RunRecord, checks: &[&str], name: &str) -> bool {
+    checks_held(run, checks) && !placement_changed(run, name)
+}
+
+/// Whether `run`'s result `name` carries a placement change.
+fn placement_changed(run: &RunRecord, name: &str) -> bool {
+    (run.results().find(|r| r.name == name))
+        .is_some_and(|r| (r.warnings.iter()).any(|w| matches!(w, Warning::PlacementChanged { .. })))
 }
 
 /// The check of `checks` that says the machine under the steady runs of two sides differs:
@@ -84,17 +97,24 @@ pub(super) fn comparable_runs<'a>(
     first: &'a Side,
     later: &'a Side,
     checks: &[&'static str],
+    name: &str,
 ) -> Result<Vec<&'a RunRecord>, Changed> {
     let keep = |side: &'a Side| -> Vec<&'a RunRecord> {
-        side.runs.iter().filter(|run| steady(run, checks)).collect()
+        (side.runs.iter())
+            .filter(|run| steady(run, checks, name))
+            .collect()
     };
     let (a, b) = (keep(first), keep(later));
     if a.is_empty() || b.is_empty() {
-        // A side left with no run: some run's check moved; name it.
-        let check = (checks.iter().copied())
-            .find(|check| (first.runs.iter().chain(&later.runs)).any(|run| !steady(run, &[check])))
-            .unwrap_or_default();
-        return Err((check, Unsteady::DuringRun));
+        // A side left with no run: some run's check moved, or the result was taken in
+        // another placement; name the check.
+        let runs = || first.runs.iter().chain(&later.runs);
+        let moved =
+            (checks.iter().copied()).find(|check| runs().any(|run| !checks_held(run, &[check])));
+        return Err(match moved {
+            Some(check) => (check, Unsteady::DuringRun),
+            None => (STABILITY_CORE_TO_CORE, Unsteady::Placement),
+        });
     }
     match differing_check(&a, &b, checks) {
         Some(changed) => Err(changed),

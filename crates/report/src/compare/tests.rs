@@ -268,6 +268,69 @@ fn a_figure_whose_check_moved_is_not_comparable() {
     );
 }
 
+/// The case: the pair read 123 ns in B while the reference beside it read 25-28
+/// ns, and the checks at B's start and end held. The pair is not comparable (another
+/// placement), not 4.5 times slower, and no gate fails on it; the pipe of the same run,
+/// not flagged, still compares.
+#[test]
+fn a_figure_taken_in_another_placement_is_not_comparable() {
+    let noise = |base: f64| -> Vec<f64> { (0..30).map(|i| base + (i % 7) as f64 * 0.01).collect() };
+    let side = |pair: f64, flagged: bool| {
+        let mut result = timed("thread.core_to_core/one-way/cas/0-1", noise(pair));
+        if flagged {
+            result
+                .warnings
+                .push(latlab_engine::Warning::PlacementChanged {
+                    read_ns: Some(pair),
+                    start_ns: 25.0,
+                    beside_ns: [26.0, 28.0],
+                });
+        }
+        let mut run = record(vec![probe(
+            "x",
+            vec![result, timed("ipc.throughput/pipe/4B", noise(30_000.0))],
+        )]);
+        run.stability = vec![stability_check(
+            "stability/core-to-core",
+            (25.0, 27.6),
+            0.25,
+            false,
+        )];
+        run
+    };
+    let runs = vec![
+        ("A".to_string(), side(26.5, false)),
+        ("B".to_string(), side(123.0, true)),
+    ];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let verdict = |name: &str| {
+        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+        result.later[0].as_ref().unwrap().verdict
+    };
+    assert_eq!(
+        verdict("thread.core_to_core/one-way/cas/0-1"),
+        Verdict::NotComparable {
+            check: "stability/core-to-core",
+            how: Unsteady::Placement,
+        }
+    );
+    assert!(matches!(
+        verdict("ipc.throughput/pipe/4B"),
+        Verdict::Same { .. }
+    ));
+    assert!(comparison.slower_than(10.0).is_empty());
+    assert!(compare_text(&runs).contains(
+        "not comparable (taken in another placement of the CPUs: stability/core-to-core)"
+    ));
+    // Unflagged, the same figures are a slowdown.
+    let runs = vec![
+        ("A".to_string(), side(26.5, false)),
+        ("B".to_string(), side(123.0, false)),
+    ];
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    assert_eq!(comparison.slower_than(10.0).len(), 1);
+}
+
 /// A moved memory chase does not speak for a working set within the private caches,
 /// and with several runs a side the run whose check moved is left out of its family
 /// while the others still compare: a planted 30% slowdown is found, not hidden behind
