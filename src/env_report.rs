@@ -10,7 +10,8 @@ use serde_json::json;
 
 pub fn print(args: &EnvArgs) -> anyhow::Result<()> {
     let host = host(args.synthetic);
-    let (environment, clock) = (host.environment(), host.timer().info().clone());
+    let (mut environment, clock) = (host.environment(), host.timer().info().clone());
+    environment.perf_counters = Some(host.perf_counters());
     let shown = if args.json {
         let document = json!({ "environment": environment, "clock": clock });
         format!("{}\n", serde_json::to_string_pretty(&document)?)
@@ -102,7 +103,20 @@ fn system_lines(env: &Environment, clock: &ClockInfo) -> Vec<(&'static str, Stri
     let unknown = || "unknown".to_string();
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let limit = |l: Option<u64>| l.map_or_else(|| "unlimited".to_string(), |v| v.to_string());
-    let perf = &env.perf_counters;
+    let perf = env.perf_counters.as_ref().map_or_else(
+        || "not probed".to_string(),
+        |perf| {
+            format!(
+                "hardware {}, software {}, perf_event_paranoid {}{}",
+                yes_no(perf.hardware),
+                yes_no(perf.software),
+                perf.paranoid.map_or_else(unknown, |p| p.to_string()),
+                perf.hardware_error
+                    .as_ref()
+                    .map_or_else(String::new, |e| format!(" (hardware: {e})"))
+            )
+        },
+    );
     vec![
         (
             "virtualisation",
@@ -144,18 +158,7 @@ fn system_lines(env: &Environment, clock: &ClockInfo) -> Vec<(&'static str, Stri
                 yes_no(env.privileges.cap_ipc_lock)
             ),
         ),
-        (
-            "perf counters",
-            format!(
-                "hardware {}, software {}, perf_event_paranoid {}{}",
-                yes_no(perf.hardware),
-                yes_no(perf.software),
-                perf.paranoid.map_or_else(unknown, |p| p.to_string()),
-                perf.hardware_error
-                    .as_ref()
-                    .map_or_else(String::new, |e| format!(" (hardware: {e})"))
-            ),
-        ),
+        ("perf counters", perf),
         (
             "load average",
             env.load_avg

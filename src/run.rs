@@ -72,7 +72,6 @@ impl Measured for ProbeSet<'_> {
                 name: probe.id.to_string(),
                 typical_s: probe.expected_seconds(self.suite),
                 rounds: probe.rounds.of(rounds),
-                alone: probe.alone,
             })
             .collect()
     }

@@ -432,3 +432,54 @@ fn the_affinity_latlab_starts_with_is_respected_by_every_probe() {
         pairs.status
     );
 }
+
+/// No thread of latlab's own lives beside a measurement: looked at every millisecond, a real
+/// run's process never has a second thread but a probe's own named helper (the peer of the
+/// core-to-core pair the stability check and the placement reference measure). While a
+/// second thread lives, even asleep, every system call on a descriptor and every switch
+/// into the process costs more: the run lock's waiters are answered between units, and the
+/// progress line has no thread.
+#[test]
+fn a_run_keeps_no_thread_of_its_own_beside_its_measurements() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = std::process::Command::new(assert_cmd::cargo::cargo_bin("latlab"))
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--only",
+            "syscall.getppid|proc.pipe/pinned/write-read",
+        ])
+        .args(["--samples", "10", "--quiet", "--out", "out"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tasks = std::path::PathBuf::from(format!("/proc/{}/task", run.id()));
+    let mut looks = 0;
+    let mut crowded = Vec::new();
+    while run.try_wait().unwrap().is_none() {
+        let names: Vec<String> = std::fs::read_dir(&tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+            .map(|name| name.trim().to_string())
+            .collect();
+        let own = names
+            .iter()
+            .filter(|n| !n.starts_with("latlab-core-to"))
+            .count();
+        looks += usize::from(!names.is_empty());
+        if own > 1 {
+            crowded.push(names);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(run.wait().unwrap().success());
+    assert!(looks >= 20, "the run was looked at {looks} times only");
+    assert!(
+        crowded.is_empty(),
+        "{} of {looks} looks found threads beside the measuring one, such as {:?}",
+        crowded.len(),
+        crowded.first()
+    );
+}

@@ -88,7 +88,6 @@ impl Measured for BenchSets {
                 name: set_id(set).to_string(),
                 typical_s: set.len() as f64 * self.typical_per_benchmark_s,
                 rounds,
-                alone: false,
             })
             .collect()
     }

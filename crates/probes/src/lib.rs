@@ -263,11 +263,6 @@ pub struct ProbeSpec {
     pub results: &'static [&'static str],
     /// How long it typically takes, for the progress display's estimate of the time left.
     pub typical: Typical,
-    /// It times switches into latlab's own process, which cost more while that process has
-    /// other live threads (a pipe round trip read 2-3% slower with one sleeping thread
-    /// beside the measuring one, on Linux 6.18): the run stops its own helper threads (the
-    /// progress line's redrawing) while it measures.
-    pub alone: bool,
     /// The process it runs in: latlab's own, or one of its own (the GPU family).
     pub process: Process,
     /// Whether it is measured in each of the run's rounds or once.

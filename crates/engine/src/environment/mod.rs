@@ -55,7 +55,17 @@ pub struct Environment {
     /// Transparent huge pages mode: `always`, `madvise` or `never`.
     pub transparent_hugepages: Option<String>,
     pub privileges: Privileges,
-    pub perf_counters: PerfCounters,
+    /// Whether perf counters can be opened, found by opening them ([`crate::Host`]'s
+    /// `perf_counters`);
+    /// absent until a run has measured, since opening a counter of a task switches on the
+    /// kernel's context-switch hooks for every task of the machine for the next second (a
+    /// pipe round trip between two processes on one CPU read 5.2-5.4 µs in that second,
+    /// 4.87 µs after it, on Linux 6.18, Zen 5): a run probes them after its units.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub perf_counters: Option<PerfCounters>,
     /// Load average over 1, 5 and 15 minutes when the run started.
     pub load_avg: Option<[f64; 3]>,
     /// The CPU time the control groups allow this process, in CPUs' worth (`cpu.max` 10000
@@ -73,7 +83,8 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// Reads the environment of this machine now.
+    /// Reads the environment of this machine now, all but the perf counters (see
+    /// [`Environment::perf_counters`]).
     pub fn collect() -> Environment {
         let uname = sysfs::uname();
         Environment {
@@ -92,7 +103,7 @@ impl Environment {
             )
             .and_then(|modes| sysfs::bracketed_choice(&modes)),
             privileges: Privileges::collect(),
-            perf_counters: PerfCounters::probe(),
+            perf_counters: None,
             load_avg: load_average(),
             cpu_quota: cgroup::cpu_quota(),
             build_profile: build_profile().to_string(),
@@ -133,7 +144,7 @@ impl Environment {
             clocksource: Some("tsc".into()),
             transparent_hugepages: Some("madvise".into()),
             privileges: Privileges::synthetic(),
-            perf_counters: PerfCounters::synthetic(),
+            perf_counters: None,
             load_avg: Some([0.0, 0.0, 0.0]),
             cpu_quota: None,
             build_profile: "release".into(),

@@ -90,6 +90,9 @@ pub struct PerfCounters {
 }
 
 impl PerfCounters {
+    /// Opens a hardware and a software counter of this process, and closes them: the
+    /// context-switch hooks stay on for every task for the next second, so never just
+    /// before a measurement.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub(crate) fn probe() -> PerfCounters {
         use perf_event_open_sys::bindings::{

@@ -29,7 +29,7 @@ pub use synthetic_noise::{Moved, Noise};
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};
 use crate::config::{Config, Interrupted};
-use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
+use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
 use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
 use std::sync::Arc;
@@ -117,6 +117,10 @@ pub trait Inventory {
 
     /// The load average over 1, 5 and 15 minutes.
     fn load_average(&self) -> Option<[f64; 3]>;
+
+    /// Whether perf counters can be opened, found by opening them: never just before a
+    /// measurement (see [`Environment::perf_counters`]).
+    fn perf_counters(&self) -> PerfCounters;
 }
 
 /// What a run does to the machine to measure undisturbed.

@@ -7,7 +7,7 @@ use super::{
 use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
-use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule};
+use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
 use crate::isolation::{self, LockRefused, RunLock};
 use crate::usage::{THREAD_CPU_TIME, ThreadUsage, thread_cpu_ns};
 use std::sync::atomic::AtomicBool;
@@ -97,6 +97,10 @@ impl Cpus for RealHost {
 impl Inventory for RealHost {
     fn environment(&self) -> Environment {
         Environment::collect()
+    }
+
+    fn perf_counters(&self) -> PerfCounters {
+        PerfCounters::probe()
     }
 
     fn caches(&self) -> Vec<CacheInfo> {

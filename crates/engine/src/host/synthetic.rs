@@ -19,7 +19,7 @@ use super::{
 };
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
-use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule};
+use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
 use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
 use std::sync::atomic::AtomicBool;
@@ -148,6 +148,10 @@ impl Inventory for SyntheticHost {
 
     fn load_average(&self) -> Option<[f64; 3]> {
         self.environment.load_avg
+    }
+
+    fn perf_counters(&self) -> PerfCounters {
+        PerfCounters::synthetic()
     }
 }
 

@@ -35,6 +35,10 @@ impl RunLock {
         RunLock { _file: None }
     }
 
+    /// Nothing to answer: a waiter learns of a file lock from the file, never from this
+    /// process.
+    pub fn answer_waiters(&self) {}
+
     /// Runs this lock cannot see: none that share its file.
     pub fn unseen_namespaces(&self) -> Option<&str> {
         None

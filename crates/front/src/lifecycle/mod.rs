@@ -64,7 +64,7 @@ pub fn execute(
     crate::run_files::remember_stdout();
     let cancel = stop.flag();
     let mut notes = Vec::new();
-    let Ok(_lock) = crate::take_lock(request.host.as_ref(), &cancel, &mut notes) else {
+    let Ok(lock) = crate::take_lock(request.host.as_ref(), &cancel, &mut notes) else {
         crate::say!("latlab: interrupted while waiting for the other run; nothing was measured");
         return Ok(stop.exit_status());
     };
@@ -95,6 +95,7 @@ pub fn execute(
         Ok(()) => {
             let mut rounds = Rounds {
                 request: &request,
+                lock: lock.as_ref(),
                 measured: &mut *measured,
                 progress: &mut progress,
                 unwritten: &mut unwritten,
@@ -111,6 +112,9 @@ pub fn execute(
         || measured.finish(&mut record, &progress, interrupted),
     );
     progress.finish();
+    // Last, once nothing is measured any more: opening a counter slows every context
+    // switch of the machine for a second.
+    record.environment.perf_counters = Some(request.host.perf_counters());
     record
         .notes
         .extend(spent.scaled_note(&measured.time_words()));

@@ -4,6 +4,7 @@
 use super::{Measured, RunRequest};
 use crate::{Progress, ProgressUnit, TimeSpent, Unwritten};
 use latlab_engine::budget::{Allowance, TimeBudget};
+use latlab_engine::isolation::RunLock;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_report::Durability;
@@ -12,6 +13,9 @@ use std::time::Instant;
 /// The units measured in the request's rounds, and what they are measured with.
 pub(super) struct Rounds<'a> {
     pub(super) request: &'a RunRequest,
+    /// The machine-wide lock, when the run holds it: its waiters are answered between
+    /// units, never while one measures.
+    pub(super) lock: Option<&'a RunLock>,
     pub(super) measured: &'a mut dyn Measured,
     pub(super) progress: &'a mut Progress,
     pub(super) unwritten: &'a mut Unwritten,
@@ -68,6 +72,9 @@ impl Rounds<'_> {
                     budget.ended(unit);
                 }
                 self.progress.unit_finished(skipped, again);
+                if let Some(lock) = self.lock {
+                    lock.answer_waiters();
+                }
                 self.measured.measured(record, again);
                 if interrupted {
                     return true;

@@ -36,7 +36,6 @@ impl Measured for Units {
                 name: format!("unit{unit}"),
                 typical_s: 1.0,
                 rounds: if unit + 1 == self.count { 1 } else { rounds },
-                alone: false,
             })
             .collect()
     }
@@ -125,7 +124,6 @@ impl Measured for OneResult {
             name: "pinned".into(),
             typical_s: 1.0,
             rounds,
-            alone: false,
         }]
     }
 

@@ -24,8 +24,6 @@ pub struct ProgressUnit {
     pub typical_s: f64,
     /// The rounds it is measured in.
     pub rounds: usize,
-    /// Whether it must measure alone: the line is not redrawn while it runs.
-    pub alone: bool,
 }
 
 /// Without the `progress` feature, a line that is never drawn.

@@ -37,7 +37,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.23,
         full_s: 2.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

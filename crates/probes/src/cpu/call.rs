@@ -24,7 +24,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.32,
         full_s: 1.4,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

@@ -25,7 +25,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.10,
         full_s: 1.1,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

@@ -19,7 +19,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.17,
         full_s: 1.6,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

@@ -31,7 +31,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.25,
         full_s: 0.70,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

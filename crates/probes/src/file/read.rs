@@ -35,7 +35,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.00,
         full_s: 6.3,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

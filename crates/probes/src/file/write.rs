@@ -34,7 +34,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.53,
         full_s: 0.82,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

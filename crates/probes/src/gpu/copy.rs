@@ -47,7 +47,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 7.0,
         full_s: 40.0,
     },
-    alone: false,
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

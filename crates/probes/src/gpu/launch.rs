@@ -38,7 +38,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.0,
         full_s: 6.0,
     },
-    alone: false,
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

@@ -45,7 +45,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 5.0,
         full_s: 30.0,
     },
-    alone: false,
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

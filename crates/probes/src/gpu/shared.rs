@@ -14,7 +14,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.3,
         full_s: 0.5,
     },
-    alone: false,
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

@@ -34,7 +34,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.5,
         full_s: 6.0,
     },
-    alone: false,
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

@@ -41,7 +41,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.3,
         full_s: 25.0,
     },
-    alone: true,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

@@ -24,7 +24,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.31,
         full_s: 2.5,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

@@ -66,7 +66,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.9,
         full_s: 53.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

@@ -46,7 +46,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 3.9,
         full_s: 44.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

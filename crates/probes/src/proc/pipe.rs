@@ -39,7 +39,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.69,
         full_s: 4.2,
     },
-    alone: true,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

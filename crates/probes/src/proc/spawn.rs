@@ -39,7 +39,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.18,
         full_s: 0.43,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

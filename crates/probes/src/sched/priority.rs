@@ -64,7 +64,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 3.6,
         full_s: 15.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Once {
         why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \

@@ -42,7 +42,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.1,
         full_s: 25.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

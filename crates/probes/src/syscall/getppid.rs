@@ -18,7 +18,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.06,
         full_s: 0.74,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

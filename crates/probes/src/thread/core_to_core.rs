@@ -67,7 +67,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.08,
         full_s: 0.50,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: Presentation {

@@ -29,7 +29,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.25,
         full_s: 2.1,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

@@ -46,7 +46,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.05,
         full_s: 0.05,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

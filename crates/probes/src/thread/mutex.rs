@@ -30,7 +30,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.36,
         full_s: 3.9,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

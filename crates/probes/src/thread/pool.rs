@@ -36,7 +36,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.34,
         full_s: 2.6,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation::NONE,

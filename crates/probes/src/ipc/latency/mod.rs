@@ -71,7 +71,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.07,
         full_s: 0.63,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
     presentation: latlab_engine::presentation::Presentation {

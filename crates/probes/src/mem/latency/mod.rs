@@ -92,7 +92,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 7.3,
         full_s: 118.0,
     },
-    alone: false,
     process: crate::Process::Shared,
     rounds: crate::Rounds::Once {
         why: "the levels and the stride sweep's spans are read from the whole curve, which a \
