@@ -278,14 +278,22 @@ fn mem_runs_the_memory_family_only() {
     let ids: Vec<&str> = probes.iter().map(|p| p["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
-        ["mem.alloc", "mem.latency", "mem.bandwidth", "mem.memcpy"]
+        [
+            "mem.alloc",
+            "mem.latency",
+            "mem.bandwidth",
+            "mem.memcpy",
+            "mem.loaded"
+        ]
     );
-    // The largest working set, or copy (whose working set is twice as big), is --max-size.
-    for (sweep, key) in
-        probes[1..]
-            .iter()
-            .zip(["working_set_bytes", "working_set_bytes", "copy_bytes"])
-    {
+    // The largest working set, or copy (whose working set is twice as big), or chase under
+    // load, is --max-size.
+    for (sweep, key) in probes[1..].iter().zip([
+        "working_set_bytes",
+        "working_set_bytes",
+        "copy_bytes",
+        "working_set_bytes",
+    ]) {
         let largest = sweep["results"]
             .as_array()
             .unwrap()

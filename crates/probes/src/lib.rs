@@ -406,6 +406,7 @@ pub static PROBES: &[ProbeSpec] = &[
     mem::latency::SPEC,
     mem::bandwidth::SPEC,
     mem::memcpy::SPEC,
+    mem::loaded::SPEC,
     thread::lifecycle::SPEC,
     thread::handoff::SPEC,
     thread::pool::SPEC,

@@ -7,6 +7,7 @@ pub(crate) mod chase;
 mod kernels;
 pub(crate) mod latency;
 pub(crate) mod levels;
+pub(crate) mod loaded;
 pub(crate) mod memcpy;
 mod parallel;
 pub(crate) mod sizes;

@@ -180,7 +180,7 @@ pub(super) const MIN_WORKING_SET: u64 = 1024;
 /// any current core (32 KiB or more), with four fewer rings per layout.
 pub(super) const QUICK_MIN_WORKING_SET: u64 = 4096;
 /// Dependent loads per call of the measured closure.
-pub(super) const LOADS_PER_CALL: usize = 16;
+pub(crate) const LOADS_PER_CALL: usize = 16;
 /// Pages per group of the `pagegroups` layout.
 pub(crate) const TLB_GROUP_PAGES: usize = 64;
 /// The distance between the lines that the random rings use: cores fetch lines in aligned
