@@ -396,42 +396,51 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     };
     let suite = ctx.suite;
     keeping_measured(|results| {
+        let others = Crew {
+            host: &host,
+            cpus: others,
+            bytes: loader_bytes as usize,
+        };
         for &mix in mixes {
-            curve(
-                ctx.runner,
-                &host,
-                others,
-                &chase,
-                mix,
-                loader_bytes,
-                suite,
-                results,
-            )?;
+            curve(ctx.runner, &others, &chase, mix, delays(suite), results)?;
         }
         drop(chase);
-        let loader_bytes = sizes(ctx, cpus.len()).1;
+        let everyone = Crew {
+            host: &host,
+            cpus: &cpus,
+            bytes: sizes(ctx, cpus.len()).1 as usize,
+        };
         for &mix in peaks {
-            results.push(peak(ctx.runner, &host, &cpus, mix, loader_bytes)?);
+            results.push(peak(ctx.runner, &everyone, mix)?);
         }
         Ok(())
     })
 }
 
-/// The points of the curve of `mix`: the chase timed while loaders on `cpus` run at each
-/// delay, then alone.
-#[allow(clippy::too_many_arguments)]
+/// Where loaders run: one on each of `cpus`, each over `bytes` of its own.
+struct Crew<'a> {
+    host: &'a SharedHost,
+    cpus: &'a [usize],
+    bytes: usize,
+}
+
+impl Crew<'_> {
+    fn start(&self, mix: Mix, delay: u32) -> Result<Loaders, ProbeError> {
+        Loaders::start(self.host, self.cpus, mix, self.bytes, delay)
+    }
+}
+
+/// The points of the curve of `mix`: the chase timed while `crew`'s loaders run at each of
+/// `delays`, then alone.
 fn curve(
     runner: &mut Runner,
-    host: &SharedHost,
-    cpus: &[usize],
+    crew: &Crew,
     chase: &Chase,
     mix: Mix,
-    loader_bytes: u64,
-    suite: Suite,
+    delays: &[u32],
     results: &mut Vec<BenchResult>,
 ) -> Result<(), ProbeError> {
-    let delays = delays(suite);
-    let loaders = Loaders::start(host, cpus, mix, loader_bytes as usize, delays[0])?;
+    let loaders = crew.start(mix, delays[0])?;
     for (point, &delay) in delays.iter().enumerate() {
         loaders.set_delay(delay);
         std::thread::sleep(SETTLE);
@@ -447,7 +456,7 @@ fn curve(
             timed
                 .with_parameter(LOAD_BYTES_PER_SECOND, bandwidth)
                 .with_parameter(DELAY_TURNS, delay)
-                .with_parameter(LOADERS, cpus.len())
+                .with_parameter(LOADERS, crew.cpus.len())
                 .with_parameter(UNPINNED_THREADS, loaders.unpinned()),
         );
     }
@@ -496,15 +505,9 @@ fn time_chase(
         .with_parameter(key::LAYOUT, "pagegroups"))
 }
 
-/// The peak of `mix` on every one of `cpus` at once: windows of at least [`WINDOW`],
+/// The peak of `mix` on every CPU of `crew` at once: windows of at least [`WINDOW`],
 /// each the time per 64-byte line moved.
-fn peak(
-    runner: &mut Runner,
-    host: &SharedHost,
-    cpus: &[usize],
-    mix: Mix,
-    loader_bytes: u64,
-) -> Result<BenchResult, ProbeError> {
+fn peak(runner: &mut Runner, crew: &Crew, mix: Mix) -> Result<BenchResult, ProbeError> {
     let name = format!("mem.loaded/peak/{}", mix.label());
     let method = format!(
         "every CPU at once passing over memory of its own with {}, no delay: the time per \
@@ -512,7 +515,7 @@ fn peak(
         mix.describe(),
         WINDOW.as_millis()
     );
-    let loaders = Loaders::start(host, cpus, mix, loader_bytes as usize, 0)?;
+    let loaders = crew.start(mix, 0)?;
     std::thread::sleep(SETTLE);
     let mut samples = Vec::with_capacity(PEAK_WINDOWS + 1);
     // The first window is the cold one, reported apart.
@@ -531,7 +534,7 @@ fn peak(
         .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
     Ok(result
         .with_bytes_per_operation(64)
-        .with_parameter(LOADERS, cpus.len())
+        .with_parameter(LOADERS, crew.cpus.len())
         .with_parameter(UNPINNED_THREADS, unpinned))
 }
 
