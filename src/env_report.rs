@@ -94,6 +94,10 @@ fn machine_lines(env: &Environment) -> Vec<(&'static str, String)> {
             "core classes",
             latlab_engine::environment::describe_core_classes(&env.core_classes),
         ),
+        (
+            "memory nodes",
+            latlab_engine::environment::describe_memory_nodes(&env.memory_nodes),
+        ),
     ]
 }
 

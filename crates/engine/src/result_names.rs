@@ -10,6 +10,8 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
     ("size", r"[0-9]+(?:\.[0-9]+)?(?:B|KiB|MiB|GiB|TiB)"),
     // A logical CPU number.
     ("cpu", "[0-9]+"),
+    // A memory (NUMA) node's number.
+    ("node", "[0-9]+"),
     // A count (workers, a pair's index).
     ("n", "[0-9]+"),
     // A level found on the latency curve.
@@ -75,7 +77,7 @@ fn value_length(kind: &str, text: &str) -> Option<usize> {
     let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
     let nonzero = |n: usize| (n > 0).then_some(n);
     match kind {
-        "cpu" | "n" => nonzero(digits(text)),
+        "cpu" | "n" | "node" => nonzero(digits(text)),
         "size" => {
             let mut length = nonzero(digits(text))?;
             if let Some(fraction) = text[length..].strip_prefix('.') {

@@ -10,6 +10,7 @@ mod cores;
 mod cpu;
 pub mod emulation;
 mod memory_modules;
+mod nodes;
 mod privileges;
 mod sysfs;
 
@@ -22,6 +23,8 @@ pub use cores::{CoreClass, describe_core_class, describe_core_classes, name_clas
 pub use cpu::CpuInfo;
 pub(crate) use memory_modules::memory_modules;
 pub use memory_modules::{MemoryModule, parse_memory_devices, peak_bandwidth_bytes_per_s};
+pub(crate) use nodes::memory_nodes;
+pub use nodes::{MemoryNode, describe_memory_nodes};
 pub use privileges::{PerfCounters, Privileges};
 pub use sysfs::{kib_field, parse_cpu_list};
 
@@ -41,6 +44,13 @@ pub struct Environment {
     /// maximum frequency); one class on a homogeneous machine.
     #[cfg_attr(feature = "serde", serde(default))]
     pub core_classes: Vec<CoreClass>,
+    /// The memory nodes (NUMA nodes), each with its CPUs and memory; one on most
+    /// single-socket machines, none where the kernel does not say.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
+    pub memory_nodes: Vec<MemoryNode>,
     /// The hypervisor, when the CPU says it runs under one.
     pub virtualization: Option<String>,
     /// Why the run is emulated (a build for another architecture, translated by qemu-user
@@ -95,6 +105,7 @@ impl Environment {
             cpu: CpuInfo::collect(),
             caches: cache_hierarchy(),
             core_classes: core_classes(),
+            memory_nodes: memory_nodes(),
             virtualization: cpu::hypervisor(),
             emulated: emulation::detect(),
             clocksource: clocksource(),
@@ -138,6 +149,11 @@ impl Environment {
                 core_type: None,
                 capacity: None,
                 max_frequency_khz: Some(3_000_000),
+            }],
+            memory_nodes: vec![MemoryNode {
+                node: 0,
+                cpus: vec![0, 1, 2, 3],
+                memory_bytes: Some(16 << 30),
             }],
             virtualization: None,
             emulated: None,

@@ -109,6 +109,10 @@ pub trait Inventory {
     /// The kernel's clock source (`tsc`, `kvm-clock` …).
     fn clocksource(&self) -> Option<String>;
 
+    /// The memory nodes (NUMA nodes), each with its CPUs and memory; empty when the kernel
+    /// does not say.
+    fn memory_nodes(&self) -> Vec<crate::environment::MemoryNode>;
+
     /// The memory modules the firmware describes (SMBIOS type 17), or why there are none.
     fn memory_modules(&self) -> Result<Vec<MemoryModule>, String>;
 
@@ -132,6 +136,11 @@ pub trait Controls {
 
     /// Locks current and future memory into RAM.
     fn lock_memory(&self) -> Result<(), String>;
+
+    /// Binds the pages the calling thread touches first from now on to memory node `node`,
+    /// or with `None` returns it to the default policy (pages beside the CPU that touches
+    /// them).
+    fn bind_memory(&self, node: Option<usize>) -> Result<(), String>;
 
     /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
     fn enter_realtime(&self) -> Result<(), String>;

@@ -7,7 +7,9 @@ use super::{
 use crate::analysis::LoopSamples;
 use crate::clock::Clock;
 use crate::config::Interrupted;
-use crate::environment::{self, CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
+use crate::environment::{
+    self, CacheInfo, CoreClass, Environment, MemoryModule, MemoryNode, PerfCounters,
+};
 use crate::isolation::{self, LockRefused, RunLock};
 use crate::usage::{THREAD_CPU_TIME, ThreadUsage, thread_cpu_ns};
 use std::sync::atomic::AtomicBool;
@@ -107,6 +109,10 @@ impl Inventory for RealHost {
         environment::cache_hierarchy()
     }
 
+    fn memory_nodes(&self) -> Vec<MemoryNode> {
+        environment::memory_nodes()
+    }
+
     fn clocksource(&self) -> Option<String> {
         environment::clocksource()
     }
@@ -131,6 +137,10 @@ impl Controls for RealHost {
 
     fn lock_memory(&self) -> Result<(), String> {
         isolation::lock_memory()
+    }
+
+    fn bind_memory(&self, node: Option<usize>) -> Result<(), String> {
+        isolation::bind_memory(node)
     }
 
     fn enter_realtime(&self) -> Result<(), String> {

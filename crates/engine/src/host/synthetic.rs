@@ -1,6 +1,7 @@
 //! An imaginary machine for testing whatever renders results: the same figures everywhere.
 //!
-//! Four CPUs of one class, three cache levels (32 KiB, 1 MiB, 32 MiB), 16 GiB free. Each
+//! Four CPUs of one class, three cache levels (32 KiB, 1 MiB, 32 MiB), 16 GiB free on one
+//! memory node (or split between two or four: [`SyntheticHost::with_memory_nodes`]). Each
 //! benchmark still runs once, so that every probe's code is exercised, but its figures are
 //! made up: a nominal cost derived from its name, its samples wobbling around it in a fixed
 //! pattern. The synthetic samples go through the same analysis as real ones, so a synthetic
@@ -19,7 +20,9 @@ use super::{
 };
 use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo, ClockKind};
-use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
+use crate::environment::{
+    CacheInfo, CoreClass, Environment, MemoryModule, MemoryNode, PerfCounters,
+};
 use crate::isolation::{LockRefused, RunLock};
 use crate::model::Integrity;
 use std::sync::atomic::AtomicBool;
@@ -54,6 +57,25 @@ impl SyntheticHost {
             .map_or(1, |&c| c + 1);
         host.environment.cpu.logical_cpus = cpus;
         host.environment.core_classes = classes;
+        host
+    }
+
+    /// The imaginary machine with its four CPUs and 16 GiB split evenly between `nodes`
+    /// memory nodes (1, 2 or 4): node 0 holds the first CPUs.
+    pub fn with_memory_nodes(nodes: usize) -> SyntheticHost {
+        assert!(
+            matches!(nodes, 1 | 2 | 4),
+            "four CPUs split into {nodes} nodes"
+        );
+        let mut host = SyntheticHost::default();
+        let cpus_each = host.environment.cpu.logical_cpus / nodes;
+        host.environment.memory_nodes = (0..nodes)
+            .map(|node| crate::environment::MemoryNode {
+                node,
+                cpus: (node * cpus_each..(node + 1) * cpus_each).collect(),
+                memory_bytes: Some(AVAILABLE_MEMORY / nodes as u64),
+            })
+            .collect();
         host
     }
 
@@ -138,6 +160,10 @@ impl Inventory for SyntheticHost {
         self.environment.clocksource.clone()
     }
 
+    fn memory_nodes(&self) -> Vec<MemoryNode> {
+        self.environment.memory_nodes.clone()
+    }
+
     fn memory_modules(&self) -> Result<Vec<MemoryModule>, String> {
         Err("the synthetic machine has no firmware memory table".into())
     }
@@ -163,6 +189,16 @@ impl Controls for SyntheticHost {
 
     fn lock_memory(&self) -> Result<(), String> {
         Err(NO_CONTROLS.into())
+    }
+
+    /// Binding to one of its nodes succeeds and changes nothing, as pinning does.
+    fn bind_memory(&self, node: Option<usize>) -> Result<(), String> {
+        match node {
+            Some(node) if !self.environment.memory_nodes.iter().any(|n| n.node == node) => {
+                Err(format!("the synthetic machine has no memory node {node}"))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn enter_realtime(&self) -> Result<(), String> {

@@ -14,6 +14,14 @@ pub(crate) fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
     Err(format!("pinning to CPUs {cpus:?} is {NOT_AVAILABLE}"))
 }
 
+/// Binding memory to a node is refused, and says why; the default policy is what there is.
+pub(crate) fn bind_memory(node: Option<usize>) -> Result<(), String> {
+    match node {
+        Some(node) => Err(format!("binding memory to node {node} is {NOT_AVAILABLE}")),
+        None => Ok(()),
+    }
+}
+
 /// Locking all memory (`mlockall`) is refused, and says why.
 pub(crate) fn lock_memory() -> Result<(), String> {
     Err(format!("locking memory (mlockall) is {NOT_AVAILABLE}"))

@@ -46,6 +46,46 @@ pub(crate) fn set_allowed_cpus(cpus: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
+/// Binds the pages the calling thread touches first from now on to memory node `node`
+/// (`set_mempolicy` with `MPOL_BIND`), or, with `None`, lets them fall where the kernel's
+/// default policy puts them (the node of the CPU that touches them). Pages already touched
+/// stay where they are.
+pub(crate) fn bind_memory(node: Option<usize>) -> Result<(), String> {
+    const MPOL_DEFAULT: libc::c_long = 0;
+    const MPOL_BIND: libc::c_long = 2;
+    const MASK_BITS: usize = 1024;
+    let mut mask = [0 as libc::c_ulong; MASK_BITS / libc::c_ulong::BITS as usize];
+    let word_bits = libc::c_ulong::BITS as usize;
+    let mode = match node {
+        Some(node) if node >= MASK_BITS => {
+            return Err(format!(
+                "memory node {node} is beyond what latlab can bind to"
+            ));
+        }
+        Some(node) => {
+            mask[node / word_bits] |= 1 << (node % word_bits);
+            MPOL_BIND
+        }
+        None => MPOL_DEFAULT,
+    };
+    let (mask_pointer, bits) = match node {
+        Some(_) => (mask.as_ptr(), MASK_BITS as libc::c_ulong + 1),
+        None => (std::ptr::null(), 0),
+    };
+    // SAFETY: `mask` holds MASK_BITS bits and outlives the call; the kernel reads at most
+    // `bits - 1` of them (the count passed is one more than the bits, as set_mempolicy(2)
+    // asks); a null mask with the default mode is what the call documents.
+    let ret = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, mask_pointer, bits) };
+    if ret != 0 {
+        let error = io::Error::last_os_error();
+        return Err(match node {
+            Some(node) => format!("could not bind memory to node {node}: {error}"),
+            None => format!("could not restore the default memory policy: {error}"),
+        });
+    }
+    Ok(())
+}
+
 /// Locks current and future memory into RAM, so no page fault or swap-in lands inside a
 /// sample. Refused up front when the locked-memory limit would make later allocations fail.
 pub(crate) fn lock_memory() -> Result<(), String> {
