@@ -283,15 +283,17 @@ fn mem_runs_the_memory_family_only() {
             "mem.latency",
             "mem.bandwidth",
             "mem.memcpy",
-            "mem.loaded"
+            "mem.loaded",
+            "mem.numa"
         ]
     );
     // The largest working set, or copy (whose working set is twice as big), or chase under
-    // load, is --max-size.
+    // load or across nodes, is --max-size.
     for (sweep, key) in probes[1..].iter().zip([
         "working_set_bytes",
         "working_set_bytes",
         "copy_bytes",
+        "working_set_bytes",
         "working_set_bytes",
     ]) {
         let largest = sweep["results"]
@@ -337,7 +339,7 @@ fn plots_go_into_the_results_directory() {
         .args(["mem", "--synthetic", "--max-size", "64KiB", "--out", "res"])
         .assert()
         .success();
-    let mut expected: Vec<String> = ["latency", "bandwidth", "memcpy"]
+    let mut expected: Vec<String> = ["latency", "bandwidth", "memcpy", "loaded"]
         .iter()
         .flat_map(|p| ["png", "svg"].map(|ext| format!("res/mem-{p}.{ext}")))
         .collect();
@@ -351,7 +353,7 @@ fn plots_go_into_the_results_directory() {
     assert_eq!(files_in(dir.path()), expected);
     let stderr = String::from_utf8_lossy(&output.get_output().stderr);
     assert!(
-        stderr.contains("plots: res/{mem-latency,mem-bandwidth,mem-memcpy}.{svg,png}\n"),
+        stderr.contains("plots: res/{mem-latency,mem-bandwidth,mem-memcpy,mem-loaded}.{svg,png}\n"),
         "{stderr}"
     );
     let svg = std::fs::read_to_string(dir.path().join("res/mem-memcpy.svg")).unwrap();

@@ -40,6 +40,8 @@ pub struct Presentation {
     pub grids: &'static [Grid],
     /// Which of the run's stability checks speak for which of its results.
     pub checked_by: &'static [CheckedBy],
+    /// Curves the first screen tells by their two ends rather than point by point.
+    pub curve_ends: &'static [CurveEnds],
 }
 
 impl Presentation {
@@ -50,7 +52,20 @@ impl Presentation {
         distributions: &[],
         grids: &[],
         checked_by: &[],
+        curve_ends: &[],
     };
+}
+
+/// A curve of latency against load, told on the first screen by its two ends:
+/// `read: 147 ns idle → 212 ns at 38 GB/s`, the idle end the point without load, the
+/// other the point under the most.
+#[derive(Debug, Clone, Copy)]
+pub struct CurveEnds {
+    /// The curve's name on the line.
+    pub label: &'static str,
+    pub results: Template,
+    /// The parameter each point's load is read from, in bytes per second.
+    pub load: Key,
 }
 
 /// Results whose figures a stability check speaks for: a move of the check's figures during
@@ -94,10 +109,20 @@ pub struct Plot {
     pub title: &'static str,
     /// What the figure shows and how to read it.
     pub caption: &'static str,
-    /// The parameter each point's x is read from, in bytes.
+    /// The parameter each point's x is read from, in the axis's unit.
     pub x_parameter: Key,
     pub x_label: &'static str,
+    pub x_axis: XAxis,
     pub panels: &'static [Panel],
+}
+
+/// A plot's x axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// Sizes in bytes on a logarithmic axis of powers of two (working sets, copy sizes).
+    SizeLog,
+    /// A rate in bytes per second on a linear axis from zero (a load's bandwidth).
+    RateLinear,
 }
 
 /// One plot area of a figure.
@@ -114,6 +139,17 @@ pub struct Panel {
     /// Marks where the kernel says this machine's data caches end, beside the ends the
     /// levels found (a guest's kernel may claim far more than the guest gets).
     pub host_caches: bool,
+    /// A result of the run drawn as a dashed horizontal line at its median across the
+    /// panel, to read the lines against (the idle main-memory latency under a loaded curve).
+    pub reference: Option<ReferenceLine>,
+}
+
+/// A horizontal line at a result's median.
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceLine {
+    pub result: Template,
+    /// The legend's text, the figure after it.
+    pub label: &'static str,
 }
 
 /// The unit of a panel's y axis.
@@ -213,9 +249,20 @@ pub struct PairMatrix {
     /// The figure's anchor.
     pub id: &'static str,
     pub results: Template,
-    /// The parameters naming the pair's two CPUs.
-    pub cpu_a: Key,
-    pub cpu_b: Key,
+    /// The parameters naming a cell's row and column: a pair's two CPUs, or the node a
+    /// reader runs on and the node its memory is on.
+    pub row: Key,
+    pub column: Key,
+    /// What the rows and columns are, as their tooltips name them (`CPU`, `node`).
+    pub axis: &'static str,
+    /// The matrix in a word, for the first screen's line of a directed one (`latency`).
+    pub label: &'static str,
+    /// Whether a cell's figure is its row's to its column's only (a node's CPUs reading
+    /// another's memory); otherwise a pair's one figure is drawn both ways round.
+    pub directed: bool,
+    /// What a cell shows: the median time (darker for slower), or the bytes per second
+    /// at the median (darker for fewer).
+    pub unit: Unit,
     /// What a cell is; the range of the figures follows.
     pub caption: &'static str,
 }
@@ -247,6 +294,7 @@ pub struct Presentations {
     pub distributions: Vec<Template>,
     pub grids: Vec<&'static Grid>,
     pub checked_by: Vec<&'static CheckedBy>,
+    pub curve_ends: Vec<&'static CurveEnds>,
     /// How far each result moved between runs on the machines the project has met: the
     /// prior of a comparison of one run a side.
     pub run_noise: crate::run_noise::NoiseTables,
@@ -264,6 +312,7 @@ impl Presentations {
             all.distributions.extend(presentation.distributions);
             all.grids.extend(presentation.grids);
             all.checked_by.extend(presentation.checked_by);
+            all.curve_ends.extend(presentation.curve_ends);
         }
         all.headline.sort_by_key(|row| row.order);
         all
@@ -275,11 +324,13 @@ impl Presentations {
     }
 
     /// The names of the stability checks that speak for result `name`, as its probe
-    /// declares ([`CheckedBy`]); none for a result no check speaks for.
-    pub fn checks_for(&self, name: &str) -> &'static [&'static str] {
+    /// declares ([`CheckedBy`]), every check's that does (a figure under load is the memory
+    /// path's and the CPUs' placement's); none for a result no check speaks for.
+    pub fn checks_for(&self, name: &str) -> Vec<&'static str> {
         (self.checked_by.iter())
-            .find(|c| c.results.iter().any(|t| template_matches(t, name)))
-            .map_or(&[], |c| c.check.names())
+            .filter(|c| c.results.iter().any(|t| template_matches(t, name)))
+            .flat_map(|c| c.check.names().iter().copied())
+            .collect()
     }
 
     /// Every template the declarations read, for checking them against the probes'.

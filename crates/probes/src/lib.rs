@@ -407,6 +407,7 @@ pub static PROBES: &[ProbeSpec] = &[
     mem::bandwidth::SPEC,
     mem::memcpy::SPEC,
     mem::loaded::SPEC,
+    mem::numa::SPEC,
     thread::lifecycle::SPEC,
     thread::handoff::SPEC,
     thread::pool::SPEC,
@@ -625,8 +626,8 @@ mod tests {
 
     /// The probes declare which stability checks speak for their results: the memory
     /// chases for the memory hierarchy, the core-to-core pair for figures that cross CPUs
-    /// (the unpinned pipe, the two-CPU hand-off, contended locks and atomics, IPC), none for
-    /// the rest.
+    /// (the unpinned pipe, the two-CPU hand-off, contended locks and atomics, IPC), both for
+    /// memory under load, none for the rest.
     #[test]
     fn the_stability_checks_speak_for_the_results_their_probes_name() {
         use latlab_engine::presentation::StabilityCheck::{CoreToCore, MemoryChases};
@@ -654,6 +655,12 @@ mod tests {
         ] {
             assert_eq!(declared.checks_for(name), checks, "{name}");
         }
+        // A figure under load: both the memory path and the CPUs' placement speak for it.
+        let both: Vec<&str> = memory.iter().chain(across).copied().collect();
+        for name in ["mem.loaded/read/0", "mem.loaded/peak/read"] {
+            assert_eq!(declared.checks_for(name), both, "{name}");
+        }
+        assert_eq!(declared.checks_for("mem.numa/latency/0-1"), memory);
     }
 
     /// Every template a declaration reads is one a probe lists (or a name one covers), so

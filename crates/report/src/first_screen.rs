@@ -13,7 +13,7 @@ use crate::text_table::{Align, TextTable};
 use crate::units::{format_median, format_rate, format_result_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
 use latlab_engine::parameters::Key;
-use latlab_engine::presentation::{Measure, Presentations, Source, Template};
+use latlab_engine::presentation::{Measure, Presentations, Source, Template, Unit};
 
 /// Without a terminal width, the most key figures a line shows.
 const FIGURES_WITHOUT_WIDTH: usize = 6;
@@ -111,17 +111,17 @@ fn plot_of(probe: &ProbeOutcome, declared: &Presentations) -> String {
 fn key_figures(probe: &ProbeOutcome, key: &KeyResults, budget: Option<usize>) -> String {
     let ranked = key.ranked(probe);
     let prefix = format!("{}/", probe.id);
-    let figures: Vec<String> = (ranked.iter())
-        .map(|r| {
-            // A level is named by itself (L1), not by its place among the results.
-            let name = if key.is_level(r) {
-                r.name.rsplit('/').next().unwrap_or(&r.name)
-            } else {
-                r.name.strip_prefix(&prefix).unwrap_or(&r.name)
-            };
-            format!("{name} {}", key.figure(r))
-        })
-        .collect();
+    let mut figures = key.curve_ends(probe);
+    figures.extend(key.matrices(probe));
+    figures.extend((ranked.iter()).filter(|r| !key.on_a_curve(r)).map(|r| {
+        // A level is named by itself (L1), not by its place among the results.
+        let name = if key.is_level(r) {
+            r.name.rsplit('/').next().unwrap_or(&r.name)
+        } else {
+            r.name.strip_prefix(&prefix).unwrap_or(&r.name)
+        };
+        format!("{name} {}", key.figure(r))
+    }));
     let mut shown = String::new();
     let mut count = 0;
     for (i, figure) in figures.iter().enumerate() {
@@ -168,6 +168,107 @@ impl<'a> KeyResults<'a> {
                 .collect(),
             declared,
         }
+    }
+
+    /// Whether a declared curve tells `result` by its ends ([`KeyResults::curve_ends`]), or
+    /// a directed matrix by its diagonal and the rest ([`KeyResults::matrices`]).
+    fn on_a_curve(&self, result: &BenchResult) -> bool {
+        (self.declared.curve_ends.iter()).any(|curve| curve.results.matches(&result.name))
+            || (self.declared.matrices.iter())
+                .any(|m| m.directed && m.results.matches(&result.name))
+    }
+
+    /// The probe's directed matrices (a node's CPUs reading a node's memory), each told by
+    /// its diagonal and the cells off it, `latency local 143 ns · remote 231-245 ns`; one of
+    /// a single cell says there is nothing to cross.
+    fn matrices(&self, probe: &ProbeOutcome) -> Vec<String> {
+        (self.declared.matrices.iter())
+            .filter(|m| m.directed)
+            .filter_map(|matrix| {
+                let cell = |r: &BenchResult| {
+                    let end = |key| r.parameter(key).and_then(|v| v.as_u64());
+                    let figure = match matrix.unit {
+                        Unit::Nanoseconds => Some(r.summary.median),
+                        Unit::BytesPerSecond => r.gigabytes_per_second(),
+                    };
+                    Some((end(matrix.row)? == end(matrix.column)?, figure?))
+                };
+                let cells: Vec<(bool, f64)> = (probe.results.iter())
+                    .filter(|r| matrix.results.matches(&r.name))
+                    .filter_map(cell)
+                    .collect();
+                let format = |figures: Vec<f64>| {
+                    let low = figures.iter().copied().fold(f64::INFINITY, f64::min);
+                    let high = figures.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let one = |f: f64| match matrix.unit {
+                        Unit::Nanoseconds => crate::units::format_ns(f),
+                        Unit::BytesPerSecond => format_rate(f),
+                    };
+                    if one(low) == one(high) {
+                        one(low)
+                    } else {
+                        format!("{}–{}", one(low), one(high))
+                    }
+                };
+                let on_diagonal = |diagonal: bool| -> Vec<f64> {
+                    (cells.iter())
+                        .filter(|c| c.0 == diagonal)
+                        .map(|c| c.1)
+                        .collect()
+                };
+                let (local, remote) = (on_diagonal(true), on_diagonal(false));
+                match (local.is_empty(), remote.is_empty()) {
+                    (true, true) => None,
+                    (false, true) if local.len() == 1 => Some(format!(
+                        "{} {} (one {}: nothing to cross)",
+                        matrix.label,
+                        format(local),
+                        matrix.axis
+                    )),
+                    (false, true) => Some(format!("{} local {}", matrix.label, format(local))),
+                    (true, false) => Some(format!("{} remote {}", matrix.label, format(remote))),
+                    (false, false) => Some(format!(
+                        "{} local {} · remote {}",
+                        matrix.label,
+                        format(local),
+                        format(remote)
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    /// The probe's declared curves told by their two ends, `read: 147 ns idle → 212 ns at
+    /// 38 GB/s`: the point under the least load and the one under the most.
+    fn curve_ends(&self, probe: &ProbeOutcome) -> Vec<String> {
+        let load = |r: &BenchResult, key: Key| r.parameter(key).and_then(|v| v.as_f64());
+        let at = |r: &BenchResult, key: Key| match load(r, key) {
+            Some(bytes) if bytes > 0.0 => {
+                format!("{} at {}", format_median(r), format_rate(bytes / 1e9))
+            }
+            _ => format!("{} idle", format_median(r)),
+        };
+        (self.declared.curve_ends.iter())
+            .filter_map(|curve| {
+                let points = (probe.results.iter())
+                    .filter(|r| curve.results.matches(&r.name))
+                    .filter_map(|r| Some((load(r, curve.load)?, r)));
+                let by_load =
+                    |a: &(f64, &BenchResult), b: &(f64, &BenchResult)| a.0.total_cmp(&b.0);
+                let (_, lightest) = points.clone().min_by(by_load)?;
+                let (_, heaviest) = points.max_by(by_load)?;
+                Some(if std::ptr::eq(lightest, heaviest) {
+                    format!("{}: {}", curve.label, at(heaviest, curve.load))
+                } else {
+                    format!(
+                        "{}: {} → {}",
+                        curve.label,
+                        at(lightest, curve.load),
+                        at(heaviest, curve.load)
+                    )
+                })
+            })
+            .collect()
     }
 
     fn is_level(&self, result: &BenchResult) -> bool {

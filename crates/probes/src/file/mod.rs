@@ -33,6 +33,7 @@ pub(crate) const BY_SIZE: Plot = Plot {
               that follows); both axes logarithmic, a 0-byte file left off.",
     x_parameter: key::SIZE_BYTES,
     x_label: "file size",
+    x_axis: latlab_engine::presentation::XAxis::SizeLog,
     panels: &[
         Panel {
             y_label: "time per read (median)",
@@ -54,6 +55,7 @@ pub(crate) const BY_SIZE: Plot = Plot {
             ],
             levels: None,
             host_caches: false,
+            reference: None,
         },
         Panel {
             y_label: "time per file (median)",
@@ -87,6 +89,7 @@ pub(crate) const BY_SIZE: Plot = Plot {
             ],
             levels: None,
             host_caches: false,
+            reference: None,
         },
     ],
 };

@@ -60,6 +60,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                       give both.",
             x_parameter: key::SIZE_BYTES,
             x_label: "copy size",
+            x_axis: latlab_engine::presentation::XAxis::SizeLog,
             panels: &[Panel {
                 y_label: "rate (median)",
                 y_unit: Unit::BytesPerSecond,
@@ -92,6 +93,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 ],
                 levels: None,
                 host_caches: false,
+                reference: None,
             }],
         }],
         headline: &[

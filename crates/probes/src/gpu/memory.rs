@@ -58,6 +58,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                       grey lines where each ends.",
             x_parameter: key::WORKING_SET_BYTES,
             x_label: "working set",
+            x_axis: latlab_engine::presentation::XAxis::SizeLog,
             panels: &[latlab_engine::presentation::Panel {
                 y_label: "time per load (median)",
                 y_unit: latlab_engine::presentation::Unit::Nanoseconds,
@@ -68,6 +69,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 ],
                 levels: Some(Template("gpu.memory/level/{level}")),
                 host_caches: false,
+                reference: None,
             }],
         }],
         headline: &[

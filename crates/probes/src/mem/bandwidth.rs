@@ -79,6 +79,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                       a cache level running out.",
             x_parameter: key::WORKING_SET_BYTES,
             x_label: "working set",
+            x_axis: latlab_engine::presentation::XAxis::SizeLog,
             panels: &[Panel {
                 y_label: "rate (median)",
                 y_unit: Unit::BytesPerSecond,
@@ -154,6 +155,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 ],
                 levels: None,
                 host_caches: false,
+                reference: None,
             }],
         }],
         headline: &[HeadlineRow {

@@ -29,18 +29,18 @@
 
 use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
+use super::loaders::{Crew, Mix, SETTLE, WINDOW, line_times};
 use super::sizes::size_label;
 use super::{headline_point, sweep_point};
-use crate::helper::spawn_pinned;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
-use latlab_engine::{BenchResult, Runner, SharedHost};
-use std::hint::black_box;
+use latlab_engine::presentation::{
+    CurveEnds, Line, Measure, Panel, Plot, ReferenceLine, Scale, Stroke, Template, Unit, XAxis,
+};
+use latlab_engine::{BenchResult, Runner};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 const LOAD_BYTES_PER_SECOND: Key = Key::new("load_bytes_per_second");
 const DELAY_TURNS: Key = Key::new("delay_turns");
@@ -59,6 +59,26 @@ const RESULTS: &[&str] = &[
     "mem.loaded/peak/copy",
     "mem.loaded/peak/write",
 ];
+
+/// A mix's line of the plot: each point's median against its load.
+const fn curve_line(results: &'static str, label: &'static str, color: u8) -> Line {
+    Line {
+        results: Template(results),
+        label,
+        y: Measure::Median,
+        stroke: Stroke::Line,
+        color,
+    }
+}
+
+/// A mix's curve on the first screen: its idle end and its heaviest.
+const fn curve_ends(label: &'static str, results: &'static str) -> CurveEnds {
+    CurveEnds {
+        label,
+        results: Template(results),
+        load: LOAD_BYTES_PER_SECOND,
+    }
+}
 
 pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.loaded",
@@ -85,237 +105,59 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             "mem.loaded/read/0",
             "every other CPU reading",
         )],
-        checked_by: &[latlab_engine::presentation::CheckedBy {
-            check: latlab_engine::presentation::StabilityCheck::MemoryChases,
-            results: RESULTS,
+        plots: &[Plot {
+            stem: "mem-loaded",
+            title: "Main-memory latency under load",
+            caption: "A load that misses to main memory, timed on one CPU while every other \
+                      CPU streams through memory of its own in one mix of reads and writes, \
+                      its injection delay swept from none (the rightmost point of a line) to \
+                      idle (zero): latency against the bandwidth the loaders moved. Dashed: \
+                      the main-memory level the idle latency curve found in the same run.",
+            x_parameter: LOAD_BYTES_PER_SECOND,
+            x_label: "the other CPUs' load on memory",
+            x_axis: XAxis::RateLinear,
+            panels: &[Panel {
+                y_label: "latency of a load",
+                y_unit: Unit::Nanoseconds,
+                y_scale: Scale::Linear,
+                lines: &[
+                    curve_line("mem.loaded/read/{n}", "reads", 0),
+                    curve_line("mem.loaded/copy/{n}", "copy (1:1)", 1),
+                    curve_line("mem.loaded/triad/{n}", "triad (2:1)", 2),
+                    curve_line("mem.loaded/write/{n}", "writes", 3),
+                ],
+                levels: None,
+                host_caches: false,
+                reference: Some(ReferenceLine {
+                    result: Template("mem.latency/level/DRAM"),
+                    label: "idle main memory (mem.latency)",
+                }),
+            }],
         }],
+        curve_ends: &[
+            curve_ends("read", "mem.loaded/read/{n}"),
+            curve_ends("copy", "mem.loaded/copy/{n}"),
+            curve_ends("triad", "mem.loaded/triad/{n}"),
+            curve_ends("write", "mem.loaded/write/{n}"),
+        ],
+        // A figure under load is its placement's as much as its memory's: on this guest's
+        // two vCPUs, the chase under the heaviest read load read 139-144 ns with them on
+        // two core complexes (the core-to-core check at 101-111 ns) and 184-194 ns on one
+        // (9.7-28 ns), the read peak 47-54 against 33 GB/s.
+        checked_by: &[
+            latlab_engine::presentation::CheckedBy {
+                check: latlab_engine::presentation::StabilityCheck::MemoryChases,
+                results: RESULTS,
+            },
+            latlab_engine::presentation::CheckedBy {
+                check: latlab_engine::presentation::StabilityCheck::CoreToCore,
+                results: RESULTS,
+            },
+        ],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,
 };
-
-/// What a loader does to each element it visits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mix {
-    /// Sum `a`.
-    Read,
-    /// `a[i] = b[i] + c[i] + d[i]`: three reads to a write.
-    ThreeToOne,
-    /// `a[i] = b[i] + 3·c[i]`: two reads to a write.
-    Triad,
-    /// `b[i] = a[i]`: a read to a write.
-    Copy,
-    /// Store a value in `a`.
-    Write,
-}
-
-impl Mix {
-    /// The mixes of the loaded-latency curve.
-    const CURVE: [Mix; 4] = [Mix::Read, Mix::Copy, Mix::Triad, Mix::Write];
-    /// The mixes of the peaks, from reads only to writes only.
-    const PEAK: [Mix; 5] = [
-        Mix::Read,
-        Mix::ThreeToOne,
-        Mix::Triad,
-        Mix::Copy,
-        Mix::Write,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            Mix::Read => "read",
-            Mix::ThreeToOne => "3to1",
-            Mix::Triad => "triad",
-            Mix::Copy => "copy",
-            Mix::Write => "write",
-        }
-    }
-
-    /// The mix in words, for a result's method.
-    fn describe(self) -> &'static str {
-        match self {
-            Mix::Read => "reads only (a sum)",
-            Mix::ThreeToOne => "3:1 reads to writes (a[i] = b[i] + c[i] + d[i])",
-            Mix::Triad => "2:1 reads to writes (triad, a[i] = b[i] + 3·c[i])",
-            Mix::Copy => "1:1 reads to writes (copy, b[i] = a[i])",
-            Mix::Write => "writes only (a value stored)",
-        }
-    }
-
-    /// The arrays it passes over together.
-    fn arrays(self) -> usize {
-        match self {
-            Mix::Read | Mix::Write => 1,
-            Mix::Copy => 2,
-            Mix::Triad => 3,
-            Mix::ThreeToOne => 4,
-        }
-    }
-
-    /// Bytes read plus bytes written per element index, as STREAM counts them.
-    fn bytes_per_index(self) -> u64 {
-        8 * self.arrays() as u64
-    }
-}
-
-/// Elements of each array between two delays: two 64-byte lines.
-const BLOCK: usize = 16;
-/// Elements of each array between two looks at the loader's controls (8 KiB of an array):
-/// the loaders' byte count grows by this much at a time.
-const CHUNK: usize = 1024;
-/// What the write mix stores: not a repeated byte, so that it cannot become a memset.
-const WRITE_VALUE: u64 = 0x0123_4567_89AB_CDEF;
-
-/// One chunk of `mix` from element `start` of each of the `arrays` (each `n` elements long,
-/// one after another in `words`), `delay` turns of an empty loop after each block.
-#[inline(never)]
-fn chunk(mix: Mix, words: &mut [u64], n: usize, start: usize, delay: u32) {
-    let spin = |delay: u32| {
-        for turn in 0..delay {
-            black_box(turn);
-        }
-    };
-    let (first, rest) = words.split_at_mut(n);
-    let blocks = (start..start + CHUNK).step_by(BLOCK);
-    match mix {
-        Mix::Read => {
-            let mut sum = 0u64;
-            for i in blocks {
-                sum = first[i..i + BLOCK]
-                    .iter()
-                    .fold(sum, |s, &x| s.wrapping_add(x));
-                spin(delay);
-            }
-            black_box(sum);
-        }
-        Mix::Write => {
-            for i in blocks {
-                first[i..i + BLOCK].fill(WRITE_VALUE);
-                spin(delay);
-            }
-        }
-        Mix::Copy => {
-            let b = &mut rest[..n];
-            for i in blocks {
-                b[i..i + BLOCK].copy_from_slice(&first[i..i + BLOCK]);
-                spin(delay);
-            }
-        }
-        Mix::Triad => {
-            let (b, c) = rest.split_at(n);
-            for i in blocks {
-                for j in i..i + BLOCK {
-                    first[j] = b[j].wrapping_add(c[j].wrapping_mul(3));
-                }
-                spin(delay);
-            }
-        }
-        Mix::ThreeToOne => {
-            let (b, rest) = rest.split_at(n);
-            let (c, d) = rest.split_at(n);
-            for i in blocks {
-                for j in i..i + BLOCK {
-                    first[j] = b[j].wrapping_add(c[j]).wrapping_add(d[j]);
-                }
-                spin(delay);
-            }
-        }
-    }
-}
-
-/// What the loaders are told, and what they report.
-#[derive(Debug, Default)]
-struct Controls {
-    stop: AtomicBool,
-    delay: AtomicU32,
-    /// Bytes moved by every loader so far.
-    moved: AtomicU64,
-    /// Loaders that could not be pinned to their CPU.
-    unpinned: AtomicU64,
-}
-
-/// Passes of `mix` over `words` until told to stop, adding what it moves to `controls`.
-fn load(mix: Mix, words: &mut [u64], controls: &Controls) {
-    let n = words.len() / mix.arrays() / CHUNK * CHUNK;
-    let chunk_bytes = CHUNK as u64 * mix.bytes_per_index();
-    loop {
-        for start in (0..n).step_by(CHUNK) {
-            if controls.stop.load(Ordering::Relaxed) {
-                return;
-            }
-            chunk(mix, words, n, start, controls.delay.load(Ordering::Relaxed));
-            controls.moved.fetch_add(chunk_bytes, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Loaders running one mix, one pinned thread per CPU, each on a buffer of its own.
-struct Loaders {
-    controls: Arc<Controls>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Loaders {
-    /// Starts a loader of `mix` with `delay` on each of `cpus`, each on `bytes` of its own
-    /// (touched before it counts), and waits until every one has moved something.
-    fn start(
-        host: &SharedHost,
-        cpus: &[usize],
-        mix: Mix,
-        bytes: usize,
-        delay: u32,
-    ) -> Result<Loaders, ProbeError> {
-        let controls = Arc::new(Controls::default());
-        controls.delay.store(delay, Ordering::Relaxed);
-        let mut loaders = Loaders {
-            controls: Arc::clone(&controls),
-            threads: Vec::with_capacity(cpus.len()),
-        };
-        for &cpu in cpus {
-            let controls = Arc::clone(&controls);
-            let thread = spawn_pinned(host, "latlab-loader", cpu, move |pinned| {
-                if pinned.is_err() {
-                    controls.unpinned.fetch_add(1, Ordering::Relaxed);
-                }
-                let mut words = vec![1u64; bytes / 8];
-                load(mix, &mut words, &controls);
-            })?;
-            loaders.threads.push(thread);
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while controls.moved.load(Ordering::Relaxed) == 0 {
-            if Instant::now() > deadline {
-                return Err(ProbeError::Failed(
-                    "the loaders moved nothing within 10 s".into(),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(loaders)
-    }
-
-    fn set_delay(&self, delay: u32) {
-        self.controls.delay.store(delay, Ordering::Relaxed);
-    }
-
-    /// Bytes moved so far, and when this was read.
-    fn moved(&self) -> (u64, Instant) {
-        (self.controls.moved.load(Ordering::Relaxed), Instant::now())
-    }
-
-    fn unpinned(&self) -> u64 {
-        self.controls.unpinned.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Loaders {
-    fn drop(&mut self) {
-        self.controls.stop.store(true, Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
-    }
-}
 
 /// The delays of the curve, in turns of the empty loop between two lines of each array,
 /// heaviest load first; the idle point follows the last.
@@ -326,35 +168,35 @@ fn delays(suite: Suite) -> &'static [u32] {
     }
 }
 
-/// How long the loaders run at a new delay before the chase is timed.
-const SETTLE: Duration = Duration::from_millis(5);
 /// The most the loaders' buffers take together, and the most the chase spans.
 const LOADERS_CEILING: u64 = 256 << 20;
 const CHASE_CEILING: u64 = 128 << 20;
 /// A loader's buffer is at least this large, so that it passes over memory, not a cache.
 const LOADER_FLOOR: u64 = 8 << 20;
-/// A window of the loaders' byte count lasts at least this long.
-const WINDOW: Duration = Duration::from_millis(10);
 /// Windows per peak.
 const PEAK_WINDOWS: usize = 12;
 
-/// The sizes of the chase and of each of `loaders` buffers: see the module documentation.
-fn sizes(ctx: &ProbeContext, loaders: usize) -> (u64, u64) {
+/// The bytes of a chase in main memory: see the module documentation.
+pub(crate) fn main_memory_chase_bytes(ctx: &ProbeContext) -> u64 {
     let kernel_last = ctx.host().caches().iter().map(|c| c.size_bytes).max();
-    let found = ctx.findings.last_cache_bytes();
-    let allowed = ctx.max_working_set();
-    let chase = match (found, kernel_last) {
+    let chase = match (ctx.findings.last_cache_bytes(), kernel_last) {
         (Some(found), _) => 8 * found,
         (None, Some(last)) => 2 * last,
         (None, None) => 64 << 20,
     };
-    let chase = chase.min(CHASE_CEILING).min(allowed);
-    let largest_cache = found.max(kernel_last).unwrap_or(32 << 20);
+    chase.min(CHASE_CEILING).min(ctx.max_working_set())
+}
+
+/// The bytes of each of `loaders` loaders' buffers: see the module documentation.
+pub(crate) fn loader_bytes(ctx: &ProbeContext, loaders: usize) -> u64 {
+    let kernel_last = ctx.host().caches().iter().map(|c| c.size_bytes).max();
+    let largest_cache = (ctx.findings.last_cache_bytes())
+        .max(kernel_last)
+        .unwrap_or(32 << 20);
     let together = (4 * largest_cache).min(LOADERS_CEILING);
-    let each = (together / loaders.max(1) as u64)
+    (together / loaders.max(1) as u64)
         .max(LOADER_FLOOR)
-        .min(allowed);
-    (chase, each)
+        .min(ctx.max_working_set())
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
@@ -368,7 +210,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             "this run may use one CPU: there is no other CPU to load the memory from".into(),
         ));
     }
-    let (chase_bytes, loader_bytes) = sizes(ctx, others.len());
+    let chase_bytes = main_memory_chase_bytes(ctx);
     let _affinity = AffinityGuard::save(&host);
     host.pin_to_cpu(*chaser).map_err(ProbeError::Failed)?;
     let chase = Chase::build(
@@ -399,7 +241,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         let others = Crew {
             host: &host,
             cpus: others,
-            bytes: loader_bytes as usize,
+            bytes: loader_bytes(ctx, others.len()) as usize,
+            memory_node: None,
         };
         for &mix in mixes {
             curve(ctx.runner, &others, &chase, mix, delays(suite), results)?;
@@ -408,26 +251,14 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         let everyone = Crew {
             host: &host,
             cpus: &cpus,
-            bytes: sizes(ctx, cpus.len()).1 as usize,
+            bytes: loader_bytes(ctx, cpus.len()) as usize,
+            memory_node: None,
         };
         for &mix in peaks {
             results.push(peak(ctx.runner, &everyone, mix)?);
         }
         Ok(())
     })
-}
-
-/// Where loaders run: one on each of `cpus`, each over `bytes` of its own.
-struct Crew<'a> {
-    host: &'a SharedHost,
-    cpus: &'a [usize],
-    bytes: usize,
-}
-
-impl Crew<'_> {
-    fn start(&self, mix: Mix, delay: u32) -> Result<Loaders, ProbeError> {
-        Loaders::start(self.host, self.cpus, mix, self.bytes, delay)
-    }
 }
 
 /// The points of the curve of `mix`: the chase timed while `crew`'s loaders run at each of
@@ -515,20 +346,7 @@ fn peak(runner: &mut Runner, crew: &Crew, mix: Mix) -> Result<BenchResult, Probe
         mix.describe(),
         WINDOW.as_millis()
     );
-    let loaders = crew.start(mix, 0)?;
-    std::thread::sleep(SETTLE);
-    let mut samples = Vec::with_capacity(PEAK_WINDOWS + 1);
-    // The first window is the cold one, reported apart.
-    for _ in 0..=PEAK_WINDOWS {
-        crate::sched::check_cancel(&runner.config().cancel)?;
-        let before = loaders.moved();
-        std::thread::sleep(WINDOW);
-        let after = loaders.moved();
-        let lines = (after.0 - before.0) as f64 / 64.0;
-        samples.push(after.1.duration_since(before.1).as_nanos() as f64 / lines);
-    }
-    let unpinned = loaders.unpinned();
-    drop(loaders);
+    let (samples, unpinned) = line_times(crew, mix, PEAK_WINDOWS, &runner.config().cancel)?;
     let result = runner
         .record_observations(&name, &method, samples)
         .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
@@ -541,42 +359,6 @@ fn peak(runner: &mut Runner, crew: &Crew, mix: Mix) -> Result<BenchResult, Probe
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Four arrays of `n` elements: `a` 1, 2, 3 …, `b` ten times that, `c` a hundred times,
-    /// `d` a thousand times.
-    fn arrays(n: usize) -> Vec<u64> {
-        (0..4)
-            .flat_map(|k| (1..=n as u64).map(move |i| i * 10u64.pow(k)))
-            .collect()
-    }
-
-    /// Each mix does to every element of a chunk what its name says, and nothing past it.
-    #[test]
-    fn each_mix_does_what_it_says_to_a_chunk() {
-        let n = 2 * CHUNK;
-        let done = |mix: Mix| {
-            let mut words = arrays(n);
-            chunk(mix, &mut words, n, 0, 3);
-            words
-        };
-        let original = arrays(n);
-        assert_eq!(done(Mix::Read), original);
-        let written = done(Mix::Write);
-        assert!(written[..CHUNK].iter().all(|&x| x == WRITE_VALUE));
-        assert_eq!(written[CHUNK..], original[CHUNK..]);
-        let copied = done(Mix::Copy);
-        assert_eq!(copied[n..n + CHUNK], original[..CHUNK]);
-        assert_eq!(copied[n + CHUNK..], original[n + CHUNK..]);
-        let triad = done(Mix::Triad);
-        let three = done(Mix::ThreeToOne);
-        for i in 0..CHUNK {
-            let (b, c, d) = (original[n + i], original[2 * n + i], original[3 * n + i]);
-            assert_eq!(triad[i], b + 3 * c);
-            assert_eq!(three[i], b + c + d);
-        }
-        assert_eq!(triad[CHUNK], original[CHUNK]);
-        assert_eq!(Mix::Triad.bytes_per_index(), 24);
-    }
 
     /// On the synthetic machine (its figures made up, its loaders real): the read curve's
     /// points from the heaviest load to idle, the loaders' bandwidth falling as their delay

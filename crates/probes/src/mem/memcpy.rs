@@ -59,6 +59,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                       Rubini's way of finding cache sizes from copies.",
             x_parameter: key::COPY_BYTES,
             x_label: "bytes copied",
+            x_axis: latlab_engine::presentation::XAxis::SizeLog,
             panels: &[
                 Panel {
                     y_label: "time per copy",
@@ -70,6 +71,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     ],
                     levels: None,
                     host_caches: false,
+                    reference: None,
                 },
                 Panel {
                     y_label: "time per byte",
@@ -81,6 +83,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     ],
                     levels: None,
                     host_caches: false,
+                    reference: None,
                 },
                 Panel {
                     y_label: "time per added byte",
@@ -93,6 +96,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     )],
                     levels: None,
                     host_caches: false,
+                    reference: None,
                 },
             ],
         }],

@@ -8,7 +8,9 @@ mod kernels;
 pub(crate) mod latency;
 pub(crate) mod levels;
 pub(crate) mod loaded;
+mod loaders;
 pub(crate) mod memcpy;
+pub(crate) mod numa;
 mod parallel;
 pub(crate) mod sizes;
 

@@ -74,16 +74,24 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             PairMatrix {
                 id: "core-to-core-cas",
                 results: Template("thread.core_to_core/one-way/cas/{cpu}-{cpu}"),
-                cpu_a: key::CPU_A,
-                cpu_b: key::CPU_B,
+                row: key::CPU_A,
+                column: key::CPU_B,
+                axis: "CPU",
+                label: "cas",
+                directed: false,
+                unit: latlab_engine::presentation::Unit::Nanoseconds,
                 caption: "thread.core_to_core (cas): one-way latency of a cache line between two \
                           CPUs (half a round trip)",
             },
             PairMatrix {
                 id: "core-to-core-rw",
                 results: Template("thread.core_to_core/one-way/rw/{cpu}-{cpu}"),
-                cpu_a: key::CPU_A,
-                cpu_b: key::CPU_B,
+                row: key::CPU_A,
+                column: key::CPU_B,
+                axis: "CPU",
+                label: "rw",
+                directed: false,
+                unit: latlab_engine::presentation::Unit::Nanoseconds,
                 caption: "thread.core_to_core (rw): one-way latency of a cache line between two \
                           CPUs (half a round trip)",
             },

@@ -693,7 +693,7 @@ impl Tally {
 /// comparable, and does not widen the table either).
 pub fn noise_table(runs: &[RunRecord], declared: &Presentations) -> Result<NoiseTable, String> {
     NoiseTable::measure(runs, |run, result| {
-        steady(run, checks_for(declared, run, result), &result.name)
+        steady(run, &checks_for(declared, run, result), &result.name)
     })
 }
 
@@ -730,10 +730,10 @@ impl Comparison {
         let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
         for result in first.results() {
             let checks = checks_for(declared, first, result);
-            let mine = first_figure(first_side, result, checks);
+            let mine = first_figure(first_side, result, &checks);
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
-                match against(first_side, &mine, side, result, checks, declared) {
+                match against(first_side, &mine, side, result, &checks, declared) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);

@@ -16,7 +16,7 @@ pub(super) fn checks_for(
     declared: &Presentations,
     run: &RunRecord,
     result: &BenchResult,
-) -> &'static [&'static str] {
+) -> Vec<&'static str> {
     let checks = declared.checks_for(&result.name);
     let working_set = (result.parameter(key::WORKING_SET_BYTES))
         .or_else(|| result.parameter(key::SIZE_ESTIMATE_BYTES))
@@ -24,7 +24,7 @@ pub(super) fn checks_for(
     let private = private_cache_bytes(run);
     let memory = checks.contains(&STABILITY_MEMORY_CHASE);
     match (working_set, private) {
-        (Some(set), Some(private)) if memory && set <= private => &[],
+        (Some(set), Some(private)) if memory && set <= private => Vec::new(),
         _ => checks,
     }
 }

@@ -10,13 +10,13 @@ use crate::units::{format_bytes, format_ns, format_ns_axis, format_rate_axis, ha
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
-use latlab_engine::presentation::{self as declared, Measure, Template, Unit};
+use latlab_engine::presentation::{self as declared, Measure, Template, Unit, XAxis};
 use std::collections::HashMap;
 
 /// The figure of `plot` for `run`, `None` when the run has no point of it.
 pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
     let panels: Vec<Panel> = (plot.panels.iter())
-        .filter_map(|panel| drawn_panel(run, plot.x_parameter, panel))
+        .filter_map(|panel| drawn_panel(run, plot, panel))
         .collect();
     let shaded =
         (panels.iter().flat_map(|p| &p.series)).any(|s| s.intervals.iter().any(Option::is_some));
@@ -31,9 +31,24 @@ pub(crate) fn figure(run: &RunRecord, plot: &declared::Plot) -> Option<Figure> {
             plot.caption.into()
         },
         x_label: plot.x_label.into(),
-        x_format: format_bytes,
+        x_scale: x_scale(plot.x_axis),
+        x_format: x_format(plot.x_axis),
         panels,
     })
+}
+
+fn x_scale(axis: XAxis) -> Scale {
+    match axis {
+        XAxis::SizeLog => Scale::Log,
+        XAxis::RateLinear => Scale::Linear,
+    }
+}
+
+fn x_format(axis: XAxis) -> fn(f64) -> String {
+    match axis {
+        XAxis::SizeLog => format_bytes,
+        XAxis::RateLinear => |bytes_per_second| format_rate_axis(bytes_per_second / 1e9),
+    }
 }
 
 /// The figure of `plot` with two runs overlaid: `baseline`'s lines pale behind `later`'s,
@@ -52,7 +67,7 @@ pub(crate) fn overlaid(
             for (run, faded) in [(baseline, true), (later, false)] {
                 series.extend(
                     (panel.lines.iter())
-                        .filter_map(|line| drawn_line(run, plot.x_parameter, line, &mut xs))
+                        .filter_map(|line| drawn_line(run, plot, line, &mut xs))
                         .map(|line| Series { faded, ..line }),
                 );
             }
@@ -71,7 +86,8 @@ pub(crate) fn overlaid(
             plot.caption, labels.0, labels.1
         ),
         x_label: plot.x_label.into(),
-        x_format: format_bytes,
+        x_scale: x_scale(plot.x_axis),
+        x_format: x_format(plot.x_axis),
         panels,
     })
 }
@@ -94,14 +110,17 @@ fn axes_of(panel: &declared::Panel) -> Panel {
     }
 }
 
-fn drawn_panel(run: &RunRecord, x_parameter: Key, panel: &declared::Panel) -> Option<Panel> {
+fn drawn_panel(run: &RunRecord, plot: &declared::Plot, panel: &declared::Panel) -> Option<Panel> {
     // Each point's x by result name, for placing the levels over their plateaus.
     let mut xs: HashMap<&str, f64> = HashMap::new();
     let mut series: Vec<Series> = (panel.lines.iter())
-        .filter_map(|line| drawn_line(run, x_parameter, line, &mut xs))
+        .filter_map(|line| drawn_line(run, plot, line, &mut xs))
         .collect();
     if series.is_empty() {
         return None;
+    }
+    if let Some(reference) = panel.reference {
+        series.extend(reference_line(run, reference, &xs));
     }
     let mut marks = Vec::new();
     if let Some(levels) = panel.levels {
@@ -120,17 +139,21 @@ fn drawn_panel(run: &RunRecord, x_parameter: Key, panel: &declared::Panel) -> Op
 }
 
 /// The line's points, in the run's order: every result the template covers with an x
-/// (above zero, for the logarithmic axis) and a y.
+/// (above zero on a logarithmic axis, from zero on a linear one) and a y.
 fn drawn_line<'a>(
     run: &'a RunRecord,
-    x_parameter: Key,
+    plot: &declared::Plot,
     line: &declared::Line,
     xs: &mut HashMap<&'a str, f64>,
 ) -> Option<Series> {
     let mut label = None;
     let (mut points, mut intervals) = (Vec::new(), Vec::new());
+    let placed = |x: &f64| match plot.x_axis {
+        XAxis::SizeLog => *x > 0.0,
+        XAxis::RateLinear => *x >= 0.0,
+    };
     for result in run.results().filter(|r| line.results.matches(&r.name)) {
-        let Some(x) = number(result, x_parameter).filter(|&x| x > 0.0) else {
+        let Some(x) = number(result, plot.x_parameter).filter(placed) else {
             continue;
         };
         xs.insert(&result.name, x);
@@ -151,6 +174,27 @@ fn drawn_line<'a>(
             declared::Stroke::Dots => Stroke::Dots,
         },
         color: line.color.into(),
+        faded: false,
+    })
+}
+
+/// A dashed line at the median of the first result `reference` names, across the x range of
+/// the panel's points (`xs`); none where the run lacks it or the panel has no range.
+fn reference_line(
+    run: &RunRecord,
+    reference: declared::ReferenceLine,
+    xs: &HashMap<&str, f64>,
+) -> Option<Series> {
+    let result = run.results().find(|r| reference.result.matches(&r.name))?;
+    let low = xs.values().copied().fold(f64::INFINITY, f64::min);
+    let high = xs.values().copied().fold(f64::NEG_INFINITY, f64::max);
+    let median = result.summary.median;
+    (low < high).then(|| Series {
+        label: format!("{}: {}", reference.label, format_ns(median)),
+        points: vec![(low, median), (high, median)],
+        intervals: Vec::new(),
+        style: Stroke::Dashed,
+        color: 7,
         faded: false,
     })
 }

@@ -6,12 +6,14 @@
 
 use super::svg::{Svg, px};
 
-/// What to draw: a title, an x axis (always logarithmic, base 2) and panels under each other.
+/// What to draw: a title, an x axis (logarithmic with powers of two, or linear from zero)
+/// and panels under each other.
 pub(crate) struct Figure {
     pub title: String,
     /// What the figure shows and how to read it, for the page's caption.
     pub caption: String,
     pub x_label: String,
+    pub x_scale: Scale,
     pub x_format: fn(f64) -> String,
     pub panels: Vec<Panel>,
 }
@@ -136,7 +138,7 @@ impl Figure {
         let (x_min, x_max) = self.x_range();
         let mut top = f64::from(TITLE_HEIGHT);
         for panel in &self.panels {
-            let plot = Plot::of(panel, top, (x_min, x_max));
+            let plot = Plot::of(panel, top, (self.x_scale, x_min, x_max));
             plot.draw(&mut svg, self, panel);
             draw_legend(&mut svg, panel, top + f64::from(PLOT_HEIGHT));
             top += f64::from(panel.height());
@@ -144,14 +146,24 @@ impl Figure {
         svg.finish()
     }
 
-    /// The x range of every panel's points, widened a little on a log scale.
+    /// The x range of every panel's points, widened a little: on a log scale by a factor,
+    /// on a linear one from zero to a twentieth past the largest.
     fn x_range(&self) -> (f64, f64) {
         let xs = self
             .panels
             .iter()
             .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-        let (low, high) = bounds(xs.filter(|x| on_log_scale(*x))).unwrap_or((1.0, 2.0));
-        (low / 1.15, high * 1.15)
+        match self.x_scale {
+            Scale::Log => {
+                let (low, high) = bounds(xs.filter(|x| on_log_scale(*x))).unwrap_or((1.0, 2.0));
+                (low / 1.15, high * 1.15)
+            }
+            Scale::Linear => {
+                let (low, high) = bounds(xs).unwrap_or((0.0, 1.0));
+                let high = high.max(low.abs()).max(f64::MIN_POSITIVE);
+                (low.min(0.0), high * 1.05)
+            }
+        }
     }
 }
 
@@ -313,7 +325,7 @@ struct Plot {
 }
 
 impl Plot {
-    fn of(panel: &Panel, top: f64, (x_min, x_max): (f64, f64)) -> Plot {
+    fn of(panel: &Panel, top: f64, (x_scale, x_min, x_max): (Scale, f64, f64)) -> Plot {
         let left = MARGIN + Y_LABEL_AREA;
         let right = f64::from(WIDTH) - MARGIN_RIGHT;
         let (top, bottom) = (
@@ -325,7 +337,7 @@ impl Plot {
             x: Axis {
                 low: x_min,
                 high: x_max,
-                scale: Scale::Log,
+                scale: x_scale,
                 from: left,
                 to: right,
             },

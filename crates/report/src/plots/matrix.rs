@@ -1,19 +1,21 @@
-//! A declared matrix of CPU pairs ([`latlab_engine::presentation::PairMatrix`]) drawn as
-//! plain SVG: one cell per pair, both ways round, darker for slower, each cell's figure in
-//! its tooltip. A pair that behaved as one core's SMT siblings is drawn grey, named so, and
-//! left out of the shading: it is not a figure between two cores.
+//! A declared matrix ([`latlab_engine::presentation::PairMatrix`]) drawn as plain SVG: one
+//! cell per pair (a pair of CPUs both ways round; a node's CPUs and a node's memory one way),
+//! darker for slower, each cell's figure in its tooltip. A pair that behaved as one core's
+//! SMT siblings is drawn grey, named so, and left out of the shading: it is not a figure
+//! between two cores.
 
 use super::svg::{Svg, px};
-use crate::units::{format_ns, format_ns_axis};
+use crate::units::{format_ns, format_ns_axis, format_rate, format_rate_axis};
 use latlab_engine::Warning;
-use latlab_engine::model::RunRecord;
-use latlab_engine::presentation::PairMatrix;
+use latlab_engine::model::{BenchResult, RunRecord};
+use latlab_engine::presentation::{PairMatrix, Unit};
 
 /// One pair's cell.
 struct Cell {
-    a: usize,
-    b: usize,
-    median: f64,
+    row: usize,
+    column: usize,
+    /// The figure shown: nanoseconds, or gigabytes per second.
+    figure: f64,
     siblings: bool,
 }
 
@@ -38,15 +40,63 @@ fn fill(shade: f64) -> (String, bool) {
     (format!("hsl(210, 60%, {lightness:.0}%)"), lightness < 60.0)
 }
 
+/// What a matrix's cells show, in its unit.
+#[derive(Clone, Copy)]
+struct Figures(Unit);
+
+impl Figures {
+    fn of(self, result: &BenchResult) -> Option<f64> {
+        match self.0 {
+            Unit::Nanoseconds => Some(result.summary.median),
+            Unit::BytesPerSecond => result.gigabytes_per_second(),
+        }
+    }
+
+    /// Where `figure` lies from the fastest (0) to the slowest (1) of `(low, high)`.
+    fn shade(self, figure: f64, (low, high): (f64, f64)) -> f64 {
+        if high <= low {
+            return 0.5;
+        }
+        let share = (figure - low) / (high - low);
+        match self.0 {
+            Unit::Nanoseconds => share,
+            Unit::BytesPerSecond => 1.0 - share,
+        }
+    }
+
+    fn format(self, figure: f64) -> String {
+        match self.0 {
+            Unit::Nanoseconds => format_ns(figure),
+            Unit::BytesPerSecond => format_rate(figure),
+        }
+    }
+
+    fn format_axis(self, figure: f64) -> String {
+        match self.0 {
+            Unit::Nanoseconds => format_ns_axis(figure),
+            Unit::BytesPerSecond => format_rate_axis(figure),
+        }
+    }
+
+    /// The figures at the light end and the dark end of the shading.
+    fn light_to_dark(self, (low, high): (f64, f64)) -> (f64, f64) {
+        match self.0 {
+            Unit::Nanoseconds => (low, high),
+            Unit::BytesPerSecond => (high, low),
+        }
+    }
+}
+
 /// `matrix` drawn from `run`'s pairs, `None` when the run has none.
 pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> {
+    let figures = Figures(matrix.unit);
     let cells: Vec<Cell> = (run.results())
         .filter(|r| matrix.results.matches(&r.name))
         .filter_map(|r| {
             Some(Cell {
-                a: r.parameter(matrix.cpu_a)?.as_u64()? as usize,
-                b: r.parameter(matrix.cpu_b)?.as_u64()? as usize,
-                median: r.summary.median,
+                row: r.parameter(matrix.row)?.as_u64()? as usize,
+                column: r.parameter(matrix.column)?.as_u64()? as usize,
+                figure: figures.of(r)?,
                 siblings: (r.warnings.iter())
                     .any(|w| matches!(w, Warning::BehavedAsSiblings { .. })),
             })
@@ -55,57 +105,58 @@ pub fn pair_matrix(run: &RunRecord, matrix: &PairMatrix) -> Option<DrawnMatrix> 
     if cells.is_empty() {
         return None;
     }
-    let mut cpus: Vec<usize> = cells.iter().flat_map(|c| [c.a, c.b]).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
+    let mut ends: Vec<usize> = cells.iter().flat_map(|c| [c.row, c.column]).collect();
+    ends.sort_unstable();
+    ends.dedup();
     let (low, high) = (cells.iter())
         .filter(|c| !c.siblings)
         .fold((f64::MAX, f64::MIN), |(lo, hi), c| {
-            (lo.min(c.median), hi.max(c.median))
+            (lo.min(c.figure), hi.max(c.figure))
         });
-    let side = MARGIN + cpus.len() as f64 * CELL;
+    let side = MARGIN + ends.len() as f64 * CELL;
     let width = side + COLOUR_BAR;
     let mut svg = Svg::sized(width, side, &[("role", &"img")]);
-    axis_labels(&mut svg, &cpus);
+    axis_labels(&mut svg, &ends);
     for cell in &cells {
-        draw_cell(&mut svg, cell, &cpus, (low, high));
+        draw_cell(&mut svg, cell, matrix, &ends, (low, high));
     }
     if low < high {
-        colour_bar(&mut svg, side, (low, high));
+        colour_bar(&mut svg, side, figures, (low, high));
     }
     Some(DrawnMatrix {
         id: matrix.id,
         svg: svg.finish(),
-        caption: range_caption(matrix.caption, low, high),
+        caption: range_caption(matrix.caption, figures, low, high),
     })
 }
 
 /// The declared caption with the range the shading spans; where there is no range to shade
 /// (one pair, pairs that all read alike, or every pair one core's siblings), says so
 /// instead of a light-to-dark scale between one figure and itself.
-fn range_caption(caption: &str, low: f64, high: f64) -> String {
+fn range_caption(caption: &str, figures: Figures, low: f64, high: f64) -> String {
     if low > high {
         format!(
             "{caption}: every pair behaved as one core's SMT siblings (grey), which is not a \
              core-to-core figure"
         )
-    } else if format_ns(low) == format_ns(high) {
+    } else if figures.format(low) == figures.format(high) {
         format!(
             "{caption}, every pair {}: one figure, nothing to shade",
-            format_ns(low)
+            figures.format(low)
         )
     } else {
+        let (light, dark) = figures.light_to_dark((low, high));
         format!(
             "{caption}, {} (light) to {} (dark)",
-            format_ns(low),
-            format_ns(high)
+            figures.format(light),
+            figures.format(dark)
         )
     }
 }
 
 /// A vertical bar of the shading from the fastest pair (top) to the slowest, with both
 /// figures, right of the matrix that starts at `left`.
-fn colour_bar(svg: &mut Svg, left: f64, (low, high): (f64, f64)) {
+fn colour_bar(svg: &mut Svg, left: f64, figures: Figures, range: (f64, f64)) {
     const STEPS: usize = 10;
     let (x, top, height) = (left + 12.0, MARGIN, 120.0);
     for step in 0..STEPS {
@@ -117,66 +168,78 @@ fn colour_bar(svg: &mut Svg, left: f64, (low, high): (f64, f64)) {
             .attr("fill", colour)
             .add();
     }
-    for (y, figure) in [(top + 8.0, low), (top + height, high)] {
+    let (light, dark) = figures.light_to_dark(range);
+    for (y, figure) in [(top + 8.0, light), (top + height, dark)] {
         (svg.element("text").attr("x", px(x + 18.0)))
             .attr("y", px(y))
             .attr("font-size", 11)
-            .text(format_ns_axis(figure))
+            .text(figures.format_axis(figure))
             .add();
     }
 }
 
-/// The CPU numbers along the top and down the left.
-fn axis_labels(svg: &mut Svg, cpus: &[usize]) {
-    for (i, cpu) in cpus.iter().enumerate() {
+/// The CPU or node numbers along the top and down the left.
+fn axis_labels(svg: &mut Svg, ends: &[usize]) {
+    for (i, end) in ends.iter().enumerate() {
         let at = MARGIN + i as f64 * CELL + CELL / 2.0;
         for (x, y, anchor) in [(at, 28.0, "middle"), (28.0, at + 4.0, "end")] {
             (svg.element("text").attr("x", x))
                 .attr("y", y)
                 .attr("font-size", 11)
                 .attr("text-anchor", anchor)
-                .text(cpu)
+                .text(end)
                 .add();
         }
     }
 }
 
-/// A pair's two cells (a, b) and (b, a), shaded within `(low, high)`.
-fn draw_cell(svg: &mut Svg, cell: &Cell, cpus: &[usize], (low, high): (f64, f64)) {
-    let index = |cpu: usize| cpus.iter().position(|&c| c == cpu).unwrap_or(0) as f64;
-    let shade = if high > low {
-        (cell.median - low) / (high - low)
-    } else {
-        0.5
-    };
+/// A pair's cell (row, column), and its mirror (column, row) unless the matrix is
+/// directed, shaded within `range`.
+fn draw_cell(svg: &mut Svg, cell: &Cell, matrix: &PairMatrix, ends: &[usize], range: (f64, f64)) {
+    let figures = Figures(matrix.unit);
+    let index = |end: usize| ends.iter().position(|&e| e == end).unwrap_or(0) as f64;
     let ((fill, light_text), what) = if cell.siblings {
         (
             ("hsl(0, 0%, 80%)".to_string(), false),
             format!(
                 "{}, behaved as SMT siblings (not core to core)",
-                format_ns(cell.median)
+                figures.format(cell.figure)
             ),
         )
     } else {
-        (fill(shade), format_ns(cell.median))
+        (
+            fill(figures.shade(cell.figure, range)),
+            figures.format(cell.figure),
+        )
     };
     let ink = if light_text { "#fff" } else { "#222" };
-    let (a, b) = (cell.a, cell.b);
-    for (row, column) in [(a, b), (b, a)] {
+    let (a, b, axis) = (cell.row, cell.column, matrix.axis);
+    let (title, places) = if matrix.directed {
+        (
+            format!("{axis} {a}'s CPUs → {axis} {b}'s memory: {what}"),
+            vec![(a, b)],
+        )
+    } else {
+        (
+            format!("{axis} {a} ↔ {axis} {b}: {what}"),
+            vec![(a, b), (b, a)],
+        )
+    };
+    for (row, column) in places {
         let (x, y) = (MARGIN + index(column) * CELL, MARGIN + index(row) * CELL);
         (svg.element("rect").attr("x", x))
             .attr("y", y)
             .attr("width", CELL - 2.0)
             .attr("height", CELL - 2.0)
             .attr("fill", &fill)
-            .title(format_args!("CPU {a} ↔ CPU {b}: {what}"))
+            .title(&title)
             .add();
         (svg.element("text").attr("x", px(x + (CELL - 2.0) / 2.0)))
             .attr("y", px(y + (CELL - 2.0) / 2.0 + 3.5))
             .attr("font-size", 10)
             .attr("text-anchor", "middle")
             .attr("fill", ink)
-            .text(format_ns_axis(cell.median))
+            .text(figures.format_axis(cell.figure))
             .add();
     }
 }
@@ -184,6 +247,7 @@ fn draw_cell(svg: &mut Svg, cell: &Cell, cpus: &[usize], (low, high): (f64, f64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latlab_engine::parameters::Key;
 
     /// Every cell carries its figure, and a matrix with a range to shade has a colour bar
     /// from the fastest pair to the slowest, both named.
@@ -204,8 +268,7 @@ mod tests {
             "thread.core_to_core",
             vec![pair(0, 1, 20.0), pair(0, 2, 80.0), pair(1, 2, 50.0)],
         )]);
-        let declared = latlab_probes::presentations();
-        let drawn = pair_matrix(&run, declared.matrices[0]).unwrap();
+        let drawn = pair_matrix(&run, declared("core-to-core-cas")).unwrap();
         for figure in ["20 ns", "80 ns", "50 ns"] {
             assert!(drawn.svg.contains(&format!(">{figure}</text>")), "{figure}");
         }
@@ -214,17 +277,70 @@ mod tests {
         assert!(drawn.caption.contains("20.0 ns (light) to 80.0 ns (dark)"));
     }
 
+    fn declared(id: &str) -> &'static PairMatrix {
+        let declared = latlab_probes::presentations();
+        (declared.matrices.iter().copied())
+            .find(|m| m.id == id)
+            .unwrap()
+    }
+
+    /// A node's CPUs reading a node's memory: one cell per pair, not mirrored, in bytes per
+    /// second, the slowest (fewest bytes) darkest.
+    #[test]
+    fn a_directed_matrix_of_bandwidths_is_drawn_one_way() {
+        use crate::test_records::{probe, record, result};
+        let pair = |i: u64, j: u64, ns_per_line: f64| {
+            result(
+                &format!("mem.numa/bandwidth/{i}-{j}"),
+                ns_per_line,
+                &[
+                    (Key::new("cpu_node"), i.into()),
+                    (Key::new("memory_node"), j.into()),
+                ],
+            )
+            .with_bytes_per_operation(64)
+        };
+        // 64 bytes in 1 ns is 64 GB/s; in 4 ns, 16 GB/s.
+        let run = record(vec![probe(
+            "mem.numa",
+            vec![
+                pair(0, 0, 1.0),
+                pair(0, 1, 4.0),
+                pair(1, 0, 2.0),
+                pair(1, 1, 1.0),
+            ],
+        )]);
+        let drawn = pair_matrix(&run, declared("numa-bandwidth")).unwrap();
+        assert_eq!(drawn.svg.matches("<rect").count(), 4 + 10);
+        assert!(
+            drawn
+                .svg
+                .contains("node 0's CPUs → node 1's memory: 16.0 GB/s")
+        );
+        assert!(drawn.svg.contains(">32 GB/s</text>"), "{}", drawn.svg);
+        assert!(
+            drawn
+                .caption
+                .contains("64.0 GB/s (light) to 16.0 GB/s (dark)"),
+            "{}",
+            drawn.caption
+        );
+    }
+
     /// A matrix of one figure says so rather than shading "7.63 ns (light) to 7.63 ns
     /// (dark)"; one of siblings only says that; a range reads light to dark.
     #[test]
     fn a_matrix_without_a_range_says_so() {
-        let one = range_caption("pairs", 7.63, 7.63);
+        let ns = Figures(Unit::Nanoseconds);
+        let one = range_caption("pairs", ns, 7.63, 7.63);
         assert!(
             one.contains("every pair 7.63 ns") && !one.contains("(dark)"),
             "{one}"
         );
-        let siblings = range_caption("pairs", f64::MAX, f64::MIN);
+        let siblings = range_caption("pairs", ns, f64::MAX, f64::MIN);
         assert!(siblings.contains("SMT siblings"), "{siblings}");
-        assert!(range_caption("pairs", 20.0, 80.0).contains("20.0 ns (light) to 80.0 ns (dark)"));
+        assert!(
+            range_caption("pairs", ns, 20.0, 80.0).contains("20.0 ns (light) to 80.0 ns (dark)")
+        );
     }
 }

@@ -108,6 +108,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                       their plateau, and the grey lines where each level ends.",
             x_parameter: key::WORKING_SET_BYTES,
             x_label: "working set",
+            x_axis: latlab_engine::presentation::XAxis::SizeLog,
             panels: &[Panel {
                 y_label: "time per load (median)",
                 y_unit: Unit::Nanoseconds,
@@ -119,6 +120,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                 ],
                 levels: Some(Template("mem.latency/level/{level}")),
                 host_caches: true,
+                reference: None,
             }],
         }],
         headline: &[
