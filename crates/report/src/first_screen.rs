@@ -179,7 +179,7 @@ impl<'a> KeyResults<'a> {
     }
 
     /// The probe's directed matrices (a node's CPUs reading a node's memory), each told by
-    /// its diagonal and the cells off it, `latency local 143 ns · remote 231-245 ns`; one of
+    /// its diagonal and the cells off it, `latency local 143 ns · remote 231 ns–245 ns`; one of
     /// a single cell says there is nothing to cross.
     fn matrices(&self, probe: &ProbeOutcome) -> Vec<String> {
         (self.declared.matrices.iter())
@@ -239,7 +239,8 @@ impl<'a> KeyResults<'a> {
     }
 
     /// The probe's declared curves told by their two ends, `read: 147 ns idle → 212 ns at
-    /// 38 GB/s`: the point under the least load and the one under the most.
+    /// 38 GB/s`: the curve's last point (idle) and its first (no injection delay, the
+    /// point the headline table reads; near the peak a lighter delay can move more bytes).
     fn curve_ends(&self, probe: &ProbeOutcome) -> Vec<String> {
         let load = |r: &BenchResult, key: Key| r.parameter(key).and_then(|v| v.as_f64());
         let at = |r: &BenchResult, key: Key| match load(r, key) {
@@ -250,13 +251,10 @@ impl<'a> KeyResults<'a> {
         };
         (self.declared.curve_ends.iter())
             .filter_map(|curve| {
-                let points = (probe.results.iter())
-                    .filter(|r| curve.results.matches(&r.name))
-                    .filter_map(|r| Some((load(r, curve.load)?, r)));
-                let by_load =
-                    |a: &(f64, &BenchResult), b: &(f64, &BenchResult)| a.0.total_cmp(&b.0);
-                let (_, lightest) = points.clone().min_by(by_load)?;
-                let (_, heaviest) = points.max_by(by_load)?;
+                let mut points = (probe.results.iter())
+                    .filter(|r| curve.results.matches(&r.name) && load(r, curve.load).is_some());
+                let heaviest = points.next()?;
+                let lightest = points.next_back().unwrap_or(heaviest);
                 Some(if std::ptr::eq(lightest, heaviest) {
                     format!("{}: {}", curve.label, at(heaviest, curve.load))
                 } else {
@@ -339,4 +337,73 @@ fn largest(run: &RunRecord, template: Template, key: Key) -> Option<&BenchResult
     run.results()
         .filter(|r| template.matches(&r.name))
         .max_by_key(|r| r.parameter(key).and_then(|v| v.as_u64()).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::{probe, record, result};
+    use latlab_engine::parameters::Key;
+
+    fn line(probe_outcome: ProbeOutcome) -> String {
+        let run = record(vec![probe_outcome]);
+        let declared = latlab_probes::presentations();
+        key_figures(&run.probes[0], &KeyResults::of(&run, &declared), None)
+    }
+
+    /// A loaded curve is told by its first point (no delay, the headline's) and its last
+    /// (idle), whichever point moved the most bytes; the peak follows.
+    #[test]
+    fn a_curve_is_told_by_its_heaviest_point_and_idle() {
+        let point = |n: u32, ns: f64, gigabytes: f64| {
+            result(
+                &format!("mem.loaded/read/{n}"),
+                ns,
+                &[(Key::new("load_bytes_per_second"), (gigabytes * 1e9).into())],
+            )
+        };
+        let peak = result("mem.loaded/peak/read", 1.28, &[]).with_bytes_per_operation(64);
+        let shown = line(probe(
+            "mem.loaded",
+            vec![
+                point(0, 192.0, 24.5),
+                point(1, 174.0, 26.8),
+                point(2, 150.0, 0.0),
+                peak,
+            ],
+        ));
+        assert!(
+            shown.starts_with("read: 150 ns idle → 192 ns at 24.5 GB/s · peak/read"),
+            "{shown}"
+        );
+        assert!(!shown.contains("read/1"), "{shown}");
+    }
+
+    /// A node matrix is told by its diagonal and the cells off it; one cell says there is
+    /// nothing to cross.
+    #[test]
+    fn a_node_matrix_is_told_local_and_remote() {
+        let cell = |i: u64, j: u64, ns: f64| {
+            result(
+                &format!("mem.numa/latency/{i}-{j}"),
+                ns,
+                &[
+                    (Key::new("cpu_node"), i.into()),
+                    (Key::new("memory_node"), j.into()),
+                ],
+            )
+        };
+        let two = line(probe(
+            "mem.numa",
+            vec![
+                cell(0, 0, 110.0),
+                cell(0, 1, 190.0),
+                cell(1, 0, 200.0),
+                cell(1, 1, 112.0),
+            ],
+        ));
+        assert_eq!(two, "latency local 110 ns–112 ns · remote 190 ns–200 ns");
+        let one = line(probe("mem.numa", vec![cell(0, 0, 142.0)]));
+        assert_eq!(one, "latency 142 ns (one node: nothing to cross)");
+    }
 }
