@@ -11,13 +11,20 @@
 //! * [`Layout::Sequential`]: lines in address order, which the prefetchers follow: the
 //!   difference from the random layouts is what prefetching hides.
 //!
-//! The ring uses one line per *stride* of the working set (the line at the start of each
-//! stride). A stride of one line visits every line; cores fetch lines in aligned 128-byte
-//! pairs and their spatial prefetchers fetch neighbours, so a miss on one line also brings in
-//! lines the ring visits soon after, and some "memory" loads are cache hits. A stride of 256
-//! bytes or more leaves every fetched neighbour unused, as the established memory-latency
-//! tools do by default. The working set is always the bytes spanned; the bytes touched are
-//! one line per stride.
+//! The ring uses one line per *stride* of the working set. A stride of one line visits every
+//! line; cores fetch lines in aligned 128-byte pairs and their spatial prefetchers fetch
+//! neighbours, so a miss on one line also brings in lines the ring visits soon after, and
+//! some "memory" loads are cache hits. A stride of 256 bytes or more leaves every fetched
+//! neighbour unused, as the established memory-latency tools do by default. Which line of
+//! its stride a slot uses varies from stride to stride, as multichase's "mixer" varies it:
+//! the line at the start of every stride would give every slot the same low address bits,
+//! which select the cache set and, in main memory, the channel and bank, so the ring would
+//! use a fraction of each. On a 2-vCPU AMD EPYC guest, `mem.latency`'s DRAM level read
+//! 138.7-145.5 ns with the first line of every stride and 134.6-141.7 ns with the line
+//! varied, multichase's idle chase beside them 134.1-139.1 ns (six interleaved rounds); a C
+//! chase of the same ring read 139-142 ns idle and 171-184 ns beside a reading loader on the
+//! same core complex with the first line, 128-135 ns and 158-171 ns with the line varied.
+//! The working set is always the bytes spanned; the bytes touched are one line per stride.
 //!
 //! Every layout is a single cycle through every used line of the working set, so between two
 //! visits of a line every other line is visited: no part of the set stays cached by being
@@ -42,8 +49,8 @@ pub(crate) struct Chase {
 }
 
 impl Chase {
-    /// A ring over `working_set` bytes using the line at the start of every `stride_bytes`
-    /// (a multiple of 8, normally of the cache line).
+    /// A ring over `working_set` bytes using one line of every `stride_bytes` (a multiple of
+    /// 8, normally of the cache line), which one varying ([`slot_offset`]).
     pub(crate) fn build(
         working_set: usize,
         stride_bytes: usize,
@@ -59,8 +66,10 @@ impl Chase {
             // SAFETY: both lines are inside the mapping (`order` holds indices below `lines`)
             // and their starts are aligned for a pointer (the stride is a multiple of 8).
             unsafe {
-                let slot = base.add(line * stride_bytes).cast::<*const u8>();
-                slot.write(base.add(next * stride_bytes));
+                let slot = base
+                    .add(slot_offset(line, stride_bytes))
+                    .cast::<*const u8>();
+                slot.write(base.add(slot_offset(next, stride_bytes)));
             }
         }
         Ok(Chase { buffer, lines })
@@ -109,6 +118,18 @@ pub(crate) unsafe fn walk<const LOADS: usize>(mut p: *const u8) -> *const u8 {
     p
 }
 
+/// Bytes a cache line takes, for placing a slot within its stride.
+const LINE_BYTES: usize = 64;
+
+/// Where slot `line` of a ring of `stride_bytes` strides lies from the ring's start: in its
+/// stride, at a line chosen by a hash of `line` (the first line for slot 0, so that the walk
+/// starts at the mapping's start), at the start where the stride holds one line.
+fn slot_offset(line: usize, stride_bytes: usize) -> usize {
+    let lines_per_stride = (stride_bytes / LINE_BYTES).max(1);
+    let hashed = ((line as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize;
+    line * stride_bytes + hashed % lines_per_stride * LINE_BYTES
+}
+
 /// The order in which the ring visits the lines, one per `stride_bytes`: a permutation of
 /// `0..lines`.
 pub(crate) fn visiting_order(lines: usize, stride_bytes: usize, layout: Layout) -> Vec<usize> {
@@ -145,7 +166,7 @@ mod tests {
         }
     }
 
-    /// Every used line is visited once a lap, and only lines at the start of a stride are.
+    /// Every used line is visited once a lap, each at its slot's place in its stride.
     fn assert_single_cycle_of(layout: Layout, working_set: usize, stride: usize) {
         let chase = Chase::build(working_set, stride, layout, false).unwrap();
         assert_eq!(chase.lines(), (working_set / stride).max(2));
@@ -153,12 +174,12 @@ mod tests {
         let mut p = chase.start();
         for step in 0..chase.lines() {
             let offset = p as usize - chase.start() as usize;
+            let line = offset / stride;
             assert_eq!(
-                offset % stride,
-                0,
+                offset,
+                slot_offset(line, stride),
                 "{layout:?}: offset {offset}, stride {stride}"
             );
-            let line = offset / stride;
             assert!(
                 !seen[line],
                 "{layout:?}: line {line} revisited at step {step}"
@@ -190,6 +211,21 @@ mod tests {
                 size,
             );
         }
+    }
+
+    /// Slots of 256-byte strides use each of their four lines, a quarter of the slots each
+    /// within a few per cent; slots of one-line strides are the strides.
+    #[test]
+    fn slots_vary_their_line_within_the_stride() {
+        let mut uses = [0usize; 4];
+        for line in 0..4096 {
+            let offset = slot_offset(line, 256);
+            assert_eq!(offset / 256, line);
+            uses[offset % 256 / 64] += 1;
+        }
+        assert!(uses.iter().all(|&n| (900..1150).contains(&n)), "{uses:?}");
+        assert_eq!(slot_offset(0, 256), 0);
+        assert_eq!(slot_offset(7, 64), 7 * 64);
     }
 
     #[test]
