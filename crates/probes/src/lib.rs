@@ -115,6 +115,12 @@ impl ProbeContext<'_> {
         self.runner.host()
     }
 
+    /// The largest cache the kernel reports (the last level, as it claims it: a guest's
+    /// kernel may claim the host's).
+    pub fn kernel_last_cache(&self) -> Option<u64> {
+        self.host().caches().iter().map(|c| c.size_bytes).max()
+    }
+
     /// The largest working set of the memory probes: as asked, else four times the host's
     /// last-level cache (at most [`DEFAULT_MAX_CEILING`]).
     pub fn max_working_set(&self) -> u64 {
@@ -146,8 +152,7 @@ impl ProbeContext<'_> {
         ) else {
             return default;
         };
-        let claim = self.host().caches().iter().map(|c| c.size_bytes).max();
-        sized_from_curve(found, claim, all_cpus).min(default)
+        sized_from_curve(found, self.kernel_last_cache(), all_cpus).min(default)
     }
 }
 

@@ -10,10 +10,10 @@
 
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_median, format_rate, format_result_rate};
+use crate::units::{figure_in, format_in, format_median, format_rate, format_result_rate};
 use latlab_engine::model::{BenchResult, ProbeOutcome, RunRecord};
 use latlab_engine::parameters::Key;
-use latlab_engine::presentation::{Measure, Presentations, Source, Template, Unit};
+use latlab_engine::presentation::{Measure, PairMatrix, Presentations, Source, Template};
 
 /// Without a terminal width, the most key figures a line shows.
 const FIGURES_WITHOUT_WIDTH: usize = 6;
@@ -179,61 +179,21 @@ impl<'a> KeyResults<'a> {
     }
 
     /// The probe's directed matrices (a node's CPUs reading a node's memory), each told by
-    /// its diagonal and the cells off it, `latency local 143 ns · remote 231 ns–245 ns`; one of
-    /// a single cell says there is nothing to cross.
+    /// its diagonal and the cells off it ([`matrix_line`]).
     fn matrices(&self, probe: &ProbeOutcome) -> Vec<String> {
         (self.declared.matrices.iter())
             .filter(|m| m.directed)
             .filter_map(|matrix| {
                 let cell = |r: &BenchResult| {
                     let end = |key| r.parameter(key).and_then(|v| v.as_u64());
-                    let figure = match matrix.unit {
-                        Unit::Nanoseconds => Some(r.summary.median),
-                        Unit::BytesPerSecond => r.gigabytes_per_second(),
-                    };
-                    Some((end(matrix.row)? == end(matrix.column)?, figure?))
+                    let figure = figure_in(matrix.unit, r)?;
+                    Some((end(matrix.row)? == end(matrix.column)?, figure))
                 };
                 let cells: Vec<(bool, f64)> = (probe.results.iter())
                     .filter(|r| matrix.results.matches(&r.name))
                     .filter_map(cell)
                     .collect();
-                let format = |figures: Vec<f64>| {
-                    let low = figures.iter().copied().fold(f64::INFINITY, f64::min);
-                    let high = figures.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let one = |f: f64| match matrix.unit {
-                        Unit::Nanoseconds => crate::units::format_ns(f),
-                        Unit::BytesPerSecond => format_rate(f),
-                    };
-                    if one(low) == one(high) {
-                        one(low)
-                    } else {
-                        format!("{}–{}", one(low), one(high))
-                    }
-                };
-                let on_diagonal = |diagonal: bool| -> Vec<f64> {
-                    (cells.iter())
-                        .filter(|c| c.0 == diagonal)
-                        .map(|c| c.1)
-                        .collect()
-                };
-                let (local, remote) = (on_diagonal(true), on_diagonal(false));
-                match (local.is_empty(), remote.is_empty()) {
-                    (true, true) => None,
-                    (false, true) if local.len() == 1 => Some(format!(
-                        "{} {} (one {}: nothing to cross)",
-                        matrix.label,
-                        format(local),
-                        matrix.axis
-                    )),
-                    (false, true) => Some(format!("{} local {}", matrix.label, format(local))),
-                    (true, false) => Some(format!("{} remote {}", matrix.label, format(remote))),
-                    (false, false) => Some(format!(
-                        "{} local {} · remote {}",
-                        matrix.label,
-                        format(local),
-                        format(remote)
-                    )),
-                }
+                matrix_line(matrix, &cells)
             })
             .collect()
     }
@@ -317,6 +277,37 @@ impl<'a> KeyResults<'a> {
             _ => format_median(result),
         }
     }
+}
+
+/// A directed matrix's line from its cells, each `(on the diagonal, figure)`: `latency local
+/// 143 ns · remote 231 ns–245 ns`; a single cell on the diagonal says there is nothing to
+/// cross; `None` without a cell.
+fn matrix_line(matrix: &PairMatrix, cells: &[(bool, f64)]) -> Option<String> {
+    let range = |diagonal: bool| {
+        let figures = cells.iter().filter(|c| c.0 == diagonal).map(|c| c.1);
+        let (count, low, high) = figures.fold((0, f64::INFINITY, f64::NEG_INFINITY), |acc, f| {
+            (acc.0 + 1, acc.1.min(f), acc.2.max(f))
+        });
+        let (low, high) = (format_in(matrix.unit, low), format_in(matrix.unit, high));
+        let text = if low == high {
+            low
+        } else {
+            format!("{low}–{high}")
+        };
+        (count > 0).then_some((count, text))
+    };
+    let label = matrix.label;
+    Some(match (range(true), range(false)) {
+        (None, None) => return None,
+        (Some((1, local)), None) => {
+            format!("{label} {local} (one {}: nothing to cross)", matrix.axis)
+        }
+        (Some((_, local)), None) => format!("{label} local {local}"),
+        (None, Some((_, remote))) => format!("{label} remote {remote}"),
+        (Some((_, local)), Some((_, remote))) => {
+            format!("{label} local {local} · remote {remote}")
+        }
+    })
 }
 
 /// The result a headline row reads in `run`: the one its template names, or of a sweep

@@ -1,6 +1,7 @@
 //! Human units for the terminal and Markdown; machine formats keep full precision in
 //! nanoseconds.
 
+use latlab_engine::presentation::Unit;
 pub use latlab_engine::units::format_bytes;
 use latlab_engine::units::{three_digit_decimals, three_digits_trimmed};
 
@@ -164,6 +165,23 @@ pub fn percentiles_footnote() -> String {
          sweep takes its share of --samples; the full suite takes more)",
         latlab_engine::stats::MIN_SAMPLES_FOR_PERCENTILES
     )
+}
+
+/// What a declared figure in `unit` shows of `result`: its median time, or its bytes per
+/// second at the median in GB/s (`None` for a result without a byte count).
+pub(crate) fn figure_in(unit: Unit, result: &latlab_engine::BenchResult) -> Option<f64> {
+    match unit {
+        Unit::Nanoseconds => Some(result.summary.median),
+        Unit::BytesPerSecond => result.gigabytes_per_second(),
+    }
+}
+
+/// A figure of [`figure_in`] in its unit, as [`format_ns`] or [`format_rate`] write it.
+pub(crate) fn format_in(unit: Unit, figure: f64) -> String {
+    match unit {
+        Unit::Nanoseconds => format_ns(figure),
+        Unit::BytesPerSecond => format_rate(figure),
+    }
 }
 
 #[cfg(test)]

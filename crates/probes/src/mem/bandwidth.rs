@@ -19,7 +19,7 @@ use super::buffer::MappedBuffer;
 use super::kernels::{Access, Kernel};
 use super::parallel::measure_all_cpus;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
-use super::{headline_point, sweep_point};
+use super::{UNPINNED_THREADS, headline_point, sweep_point};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::Host;
 use latlab_engine::environment::peak_bandwidth_bytes_per_s;
@@ -36,7 +36,6 @@ const PLAUSIBLE_PEAK_FROM: Key = Key::new("plausible_peak_from");
 const PLAUSIBLE_PEAK_UNKNOWN: Key = Key::new("plausible_peak_unknown");
 const SEGMENT_BYTES_KEY: Key = Key::new("segment_bytes");
 const SHARE_OF_PEAK: Key = Key::new("share_of_peak");
-const UNPINNED_THREADS: Key = Key::new("unpinned_threads");
 const VECTOR_ISA: Key = Key::new("vector_isa");
 
 /// The results it lists ([`ProbeSpec::results`]).

@@ -27,9 +27,10 @@
 //! The quick suite takes the read mix at three delays and idle, and the peak of reads; the
 //! full suite every mix at ten delays and idle, and every peak.
 
+use super::UNPINNED_THREADS;
 use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
-use super::loaders::{Crew, Mix, SETTLE, WINDOW, line_times};
+use super::loaders::{Crew, LOADERS, Mix, SETTLE, WINDOW, line_times};
 use super::sizes::size_label;
 use super::{headline_point, sweep_point};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
@@ -44,8 +45,6 @@ use std::sync::Arc;
 
 const LOAD_BYTES_PER_SECOND: Key = Key::new("load_bytes_per_second");
 const DELAY_TURNS: Key = Key::new("delay_turns");
-const LOADERS: Key = Key::new("loaders");
-const UNPINNED_THREADS: Key = Key::new("unpinned_threads");
 
 /// The results it lists ([`ProbeSpec::results`]).
 const RESULTS: &[&str] = &[
@@ -178,8 +177,7 @@ const PEAK_WINDOWS: usize = 12;
 
 /// The bytes of a chase in main memory: see the module documentation.
 pub(crate) fn main_memory_chase_bytes(ctx: &ProbeContext) -> u64 {
-    let kernel_last = ctx.host().caches().iter().map(|c| c.size_bytes).max();
-    let chase = match (ctx.findings.last_cache_bytes(), kernel_last) {
+    let chase = match (ctx.findings.last_cache_bytes(), ctx.kernel_last_cache()) {
         (Some(found), _) => 8 * found,
         (None, Some(last)) => 2 * last,
         (None, None) => 64 << 20,
@@ -189,9 +187,8 @@ pub(crate) fn main_memory_chase_bytes(ctx: &ProbeContext) -> u64 {
 
 /// The bytes of each of `loaders` loaders' buffers: see the module documentation.
 pub(crate) fn loader_bytes(ctx: &ProbeContext, loaders: usize) -> u64 {
-    let kernel_last = ctx.host().caches().iter().map(|c| c.size_bytes).max();
     let largest_cache = (ctx.findings.last_cache_bytes())
-        .max(kernel_last)
+        .max(ctx.kernel_last_cache())
         .unwrap_or(32 << 20);
     let together = (4 * largest_cache).min(LOADERS_CEILING);
     (together / loaders.max(1) as u64)

@@ -262,6 +262,10 @@ impl Crew<'_> {
     }
 }
 
+/// How many loaders ran beside a result.
+pub(crate) const LOADERS: latlab_engine::parameters::Key =
+    latlab_engine::parameters::Key::new("loaders");
+
 /// How long the loaders run at a new delay before anything is counted.
 pub(crate) const SETTLE: Duration = Duration::from_millis(5);
 /// A window of the loaders' byte count lasts at least this long.

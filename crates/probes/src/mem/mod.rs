@@ -14,6 +14,10 @@ pub(crate) mod numa;
 mod parallel;
 pub(crate) mod sizes;
 
+/// Helper threads of a result (loaders, workers) that could not be pinned to their CPU.
+pub(crate) const UNPINNED_THREADS: latlab_engine::parameters::Key =
+    latlab_engine::parameters::Key::new("unpinned_threads");
+
 /// The configuration of a sweep point, by whether the headline table reads it
 /// (`file.cold/random-4KiB`, the largest `mem.bandwidth` read …): such a point takes at
 /// least as many samples as a p5 … p95 needs, so that its row always has a spread; any

@@ -16,10 +16,11 @@
 //! each kind, with nothing bound (the kernel may have no NUMA support at all), and its
 //! results say so.
 
+use super::UNPINNED_THREADS;
 use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
-use super::loaders::{Crew, Mix, line_times};
+use super::loaders::{Crew, LOADERS, Mix, line_times};
 use super::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;
@@ -33,8 +34,6 @@ const CHASER_CPU: Key = Key::new("cpu");
 const CPU_NODE: Key = Key::new("cpu_node");
 const MEMORY_NODE: Key = Key::new("memory_node");
 const MEMORY_NODES: Key = Key::new("memory_nodes");
-const LOADERS: Key = Key::new("loaders");
-const UNPINNED_THREADS: Key = Key::new("unpinned_threads");
 
 /// The results it lists ([`ProbeSpec::results`]).
 const RESULTS: &[&str] = &[

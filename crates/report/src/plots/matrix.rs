@@ -5,7 +5,7 @@
 //! between two cores.
 
 use super::svg::{Svg, px};
-use crate::units::{format_ns, format_ns_axis, format_rate, format_rate_axis};
+use crate::units::{figure_in, format_in, format_ns_axis, format_rate_axis};
 use latlab_engine::Warning;
 use latlab_engine::model::{BenchResult, RunRecord};
 use latlab_engine::presentation::{PairMatrix, Unit};
@@ -46,10 +46,7 @@ struct Figures(Unit);
 
 impl Figures {
     fn of(self, result: &BenchResult) -> Option<f64> {
-        match self.0 {
-            Unit::Nanoseconds => Some(result.summary.median),
-            Unit::BytesPerSecond => result.gigabytes_per_second(),
-        }
+        figure_in(self.0, result)
     }
 
     /// Where `figure` lies from the fastest (0) to the slowest (1) of `(low, high)`.
@@ -65,10 +62,7 @@ impl Figures {
     }
 
     fn format(self, figure: f64) -> String {
-        match self.0 {
-            Unit::Nanoseconds => format_ns(figure),
-            Unit::BytesPerSecond => format_rate(figure),
-        }
+        format_in(self.0, figure)
     }
 
     fn format_axis(self, figure: f64) -> String {
