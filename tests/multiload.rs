@@ -1,0 +1,243 @@
+//! latlab's loaded-latency curve against an independent program: multichase's `multiload`
+//! (Apache-2.0, its sources in `tests/peers/multichase`), built here with the C compiler.
+//!
+//! Rounds interleave the two, so that a machine whose load or placement drifts moves both:
+//! latlab's `mem.loaded` (read mix), then `multiload -c chaseload -l stream-sum` on as many
+//! threads (one chases, the others read), then `multiload`'s plain chase alone, both over a
+//! ring of latlab's chase's size. Over the rounds' medians, the idle point must agree with
+//! `multiload`'s plain chase within 5% and the heaviest point's load bandwidth with its
+//! stream-sum within 15%.
+//!
+//! The heaviest point's latency is held to one side only: at least 90% of `multiload`'s
+//! loaded chase (loaders that did not load would read near idle, below it). It is not held
+//! within 10% above: beside `multiload`'s own load thread a chase reads less than beside
+//! another loader moving as many bytes with the very loop `multiload` runs (compiled apart,
+//! in its own process), and `multiload`'s own chase reads the same as latlab's beside that
+//! loader; see "Memory under load" in the methods chapter of the book.
+//!
+//! It is a test binary of its own so that `cargo test -- --ignored` runs nothing beside it:
+//! another test's load on a CPU would move both programs' figures, each its own way. Needs a C
+//! compiler (`cc`), so it is in the ignored tier.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Interleaved rounds; the comparison is of their medians.
+const ROUNDS: usize = 5;
+
+/// `multiload`'s samples per figure (each 2 s, after its own warm-up).
+const MULTILOAD_SAMPLES: &str = "2";
+
+/// latlab's read-mix curve, as one run's results file records it.
+struct LatlabCurve {
+    heaviest_ns: f64,
+    heaviest_bytes_per_second: f64,
+    idle_ns: f64,
+    chase_bytes: u64,
+    threads: u64,
+}
+
+/// One `multiload` figure: the chase's mean latency and the load threads' mean bandwidth.
+struct MultiloadFigure {
+    chase_ns: f64,
+    load_bytes_per_second: f64,
+}
+
+/// One round's figures, in the order they were taken.
+struct Round {
+    latlab: LatlabCurve,
+    loaded: MultiloadFigure,
+    idle: MultiloadFigure,
+}
+
+#[test]
+#[ignore = "needs a C compiler (cc), to build multichase's multiload"]
+fn the_loaded_curve_agrees_with_multiload() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        latlab_test_support::skip!("one CPU: there is no other CPU to load the memory from");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let multiload = build_multiload(dir.path());
+    let rounds: Vec<Round> = (0..ROUNDS)
+        .map(|round| {
+            let latlab = latlab_curve(dir.path(), round);
+            let megabytes = format!("{}m", latlab.chase_bytes >> 20);
+            let threads = latlab.threads.to_string();
+            let loaded = run_multiload(
+                &multiload,
+                &[
+                    "-c",
+                    "chaseload",
+                    "-l",
+                    "stream-sum",
+                    "-t",
+                    &threads,
+                    "-m",
+                    &megabytes,
+                ],
+            );
+            let idle = run_multiload(&multiload, &["-m", &megabytes]);
+            Round {
+                latlab,
+                loaded,
+                idle,
+            }
+        })
+        .collect();
+    let table = table(&rounds);
+    println!("{table}");
+
+    let heaviest = median(rounds.iter().map(|r| r.latlab.heaviest_ns))
+        / median(rounds.iter().map(|r| r.loaded.chase_ns));
+    let bandwidth = median(rounds.iter().map(|r| r.latlab.heaviest_bytes_per_second))
+        / median(rounds.iter().map(|r| r.loaded.load_bytes_per_second));
+    let idle = median(rounds.iter().map(|r| r.latlab.idle_ns))
+        / median(rounds.iter().map(|r| r.idle.chase_ns));
+    assert!(
+        heaviest >= 0.90,
+        "the heaviest point's latency is {heaviest:.3} of multiload's loaded chase (at least \
+         0.90):\n{table}"
+    );
+    assert!(
+        (bandwidth - 1.0).abs() <= 0.15,
+        "the heaviest point's load is {bandwidth:.3} of multiload's stream-sum (limit 15%):\n\
+         {table}"
+    );
+    assert!(
+        (idle - 1.0).abs() <= 0.05,
+        "the idle point is {idle:.3} of multiload's plain chase (limit 5%):\n{table}"
+    );
+}
+
+/// Builds `multiload` into `dir` with its Makefile's optimisation flags.
+fn build_multiload(dir: &Path) -> PathBuf {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/multichase");
+    let program = dir.join("multiload");
+    let output = std::process::Command::new("cc")
+        .current_dir(&sources)
+        .args([
+            "-std=gnu99",
+            "-O3",
+            "-fomit-frame-pointer",
+            "-fno-unroll-loops",
+        ])
+        .args(["-pthread", "-o"])
+        .arg(&program)
+        .args([
+            "multiload.c",
+            "permutation.c",
+            "arena.c",
+            "util.c",
+            "-lrt",
+            "-lm",
+        ])
+        .output()
+        .expect("this test needs a C compiler: cc did not start");
+    assert!(
+        output.status.success(),
+        "cc could not build multiload: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    program
+}
+
+/// Runs `latlab run --only mem.loaded` and reads its read-mix curve.
+fn latlab_curve(dir: &Path, round: usize) -> LatlabCurve {
+    let path = dir.join(format!("latlab-{round}.json"));
+    Command::cargo_bin("latlab")
+        .expect("the latlab binary is built")
+        .current_dir(dir)
+        .args(["run", "--only", "mem.loaded", "--quiet", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let run: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut points: Vec<(usize, &Value)> = run["latlab"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|probe| probe["results"].as_array().unwrap())
+        .filter_map(|result| {
+            let index = result["name"].as_str()?.strip_prefix("mem.loaded/read/")?;
+            Some((index.parse().ok()?, result))
+        })
+        .collect();
+    points.sort_by_key(|&(index, _)| index);
+    let (Some(&(0, heaviest)), Some(&(_, idle))) = (points.first(), points.last()) else {
+        panic!("the run has no read-mix curve ({} points)", points.len());
+    };
+    let parameter = |result: &Value, key: &str| {
+        result["parameters"][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{} has no {key}", result["name"]))
+    };
+    assert_eq!(
+        parameter(idle, "load_bytes_per_second"),
+        0.0,
+        "the last point is idle"
+    );
+    LatlabCurve {
+        heaviest_ns: heaviest["summary"]["median"].as_f64().unwrap(),
+        heaviest_bytes_per_second: parameter(heaviest, "load_bytes_per_second"),
+        idle_ns: idle["summary"]["median"].as_f64().unwrap(),
+        chase_bytes: parameter(heaviest, "working_set_bytes") as u64,
+        threads: parameter(heaviest, "loaders") as u64 + 1,
+    }
+}
+
+/// Runs `multiload` with `args` (averaged samples) and reads its one line of figures.
+fn run_multiload(program: &Path, args: &[&str]) -> MultiloadFigure {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .args(["-a", "-n", MULTILOAD_SAMPLES])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "multiload {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut lines = stdout.lines().filter(|line| line.contains(','));
+    let split = |line: &str| line.split(',').map(str::trim).map(String::from).collect();
+    let (Some(header), Some(figures)) = (lines.next(), lines.next()) else {
+        panic!("multiload {args:?} printed no figures: {stdout}");
+    };
+    let (header, figures): (Vec<String>, Vec<String>) = (split(header), split(figures));
+    let column = |name: &str| -> f64 {
+        let at = header.iter().position(|h| h == name);
+        at.and_then(|at| figures.get(at)?.parse().ok())
+            .unwrap_or_else(|| panic!("multiload {args:?} printed no {name}: {stdout}"))
+    };
+    MultiloadFigure {
+        chase_ns: column("ChaseNS"),
+        // Mebibytes per second.
+        load_bytes_per_second: column("LdAvgMibs") * 1_048_576.0,
+    }
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The rounds as a table, for the failure message and `--nocapture`.
+fn table(rounds: &[Round]) -> String {
+    let mut text = String::from(
+        "round | latlab heaviest | multiload chaseload | latlab idle | multiload chase\n",
+    );
+    for (i, round) in rounds.iter().enumerate() {
+        text += &format!(
+            "{i} | {:.1} ns at {:.1} GB/s | {:.1} ns at {:.1} GB/s | {:.1} ns | {:.1} ns\n",
+            round.latlab.heaviest_ns,
+            round.latlab.heaviest_bytes_per_second / 1e9,
+            round.loaded.chase_ns,
+            round.loaded.load_bytes_per_second / 1e9,
+            round.latlab.idle_ns,
+            round.idle.chase_ns,
+        );
+    }
+    text
+}
