@@ -142,6 +142,11 @@ pub trait Controls {
     /// them).
     fn bind_memory(&self, node: Option<usize>) -> Result<(), String>;
 
+    /// The memory node of the page holding each of `addresses`, as the kernel reports it
+    /// (`move_pages` asked where, moving nothing): `None` for a page it has not placed (not
+    /// yet touched, or not mapped).
+    fn nodes_of_pages(&self, addresses: &[*const u8]) -> Result<Vec<Option<usize>>, String>;
+
     /// Moves the calling thread to SCHED_FIFO, with RLIMIT_RTTIME as a safety net.
     fn enter_realtime(&self) -> Result<(), String>;
 }

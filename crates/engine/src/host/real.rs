@@ -143,6 +143,10 @@ impl Controls for RealHost {
         isolation::bind_memory(node)
     }
 
+    fn nodes_of_pages(&self, addresses: &[*const u8]) -> Result<Vec<Option<usize>>, String> {
+        isolation::nodes_of_pages(addresses)
+    }
+
     fn enter_realtime(&self) -> Result<(), String> {
         isolation::enter_realtime(isolation::RUN_PRIORITY)
     }

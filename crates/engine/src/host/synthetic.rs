@@ -39,6 +39,11 @@ const AVAILABLE_MEMORY: u64 = 16 << 30;
 /// The time every synthetic run starts at: 2000-01-01T00:00:00Z.
 const START_SECONDS: u64 = 946_684_800;
 
+thread_local! {
+    /// The memory node the calling thread bound its pages to on the synthetic machine.
+    static BOUND_NODE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
 /// The imaginary machine.
 pub struct SyntheticHost {
     timer: SyntheticTimer,
@@ -191,14 +196,30 @@ impl Controls for SyntheticHost {
         Err(NO_CONTROLS.into())
     }
 
-    /// Binding to one of its nodes succeeds and changes nothing, as pinning does.
+    /// Binding to one of its nodes succeeds and is remembered for the calling thread, as
+    /// the kernel's policy is.
     fn bind_memory(&self, node: Option<usize>) -> Result<(), String> {
         match node {
             Some(node) if !self.environment.memory_nodes.iter().any(|n| n.node == node) => {
                 Err(format!("the synthetic machine has no memory node {node}"))
             }
-            _ => Ok(()),
+            _ => {
+                BOUND_NODE.set(node);
+                Ok(())
+            }
         }
+    }
+
+    /// Every page lies where the calling thread's binding puts the pages it touches: on the
+    /// bound node, else on the first node (the machine's CPUs are all on node 0's side
+    /// first). A probe that asks while still bound, as it must to know where its pages
+    /// went, is told the node it bound or, had it not bound, node 0.
+    fn nodes_of_pages(&self, addresses: &[*const u8]) -> Result<Vec<Option<usize>>, String> {
+        let first = self.environment.memory_nodes.first().map_or(0, |n| n.node);
+        Ok(vec![
+            Some(BOUND_NODE.get().unwrap_or(first));
+            addresses.len()
+        ])
     }
 
     fn enter_realtime(&self) -> Result<(), String> {

@@ -22,6 +22,13 @@ pub(crate) fn bind_memory(node: Option<usize>) -> Result<(), String> {
     }
 }
 
+/// Asking where pages lie is refused, and says why.
+pub(crate) fn nodes_of_pages(_addresses: &[*const u8]) -> Result<Vec<Option<usize>>, String> {
+    Err(format!(
+        "asking which memory node holds a page is {NOT_AVAILABLE}"
+    ))
+}
+
 /// Locking all memory (`mlockall`) is refused, and says why.
 pub(crate) fn lock_memory() -> Result<(), String> {
     Err(format!("locking memory (mlockall) is {NOT_AVAILABLE}"))

@@ -86,6 +86,39 @@ pub(crate) fn bind_memory(node: Option<usize>) -> Result<(), String> {
     Ok(())
 }
 
+/// The memory node of the page holding each of `addresses`: `move_pages` with no target
+/// nodes, which moves nothing and reports where each page is; `None` for a page the kernel
+/// has not placed (not touched yet, or not mapped).
+pub(crate) fn nodes_of_pages(addresses: &[*const u8]) -> Result<Vec<Option<usize>>, String> {
+    let mut pages: Vec<*mut libc::c_void> =
+        addresses.iter().map(|&a| a.cast_mut().cast()).collect();
+    let mut status: Vec<libc::c_int> = vec![0; pages.len()];
+    // SAFETY: `pages` and `status` hold as many entries as the count passed and outlive the
+    // call; with a null `nodes` the kernel only reads `pages` and writes `status`; pid 0 is
+    // this process.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_move_pages,
+            0,
+            pages.len() as libc::c_ulong,
+            pages.as_mut_ptr(),
+            std::ptr::null::<libc::c_int>(),
+            status.as_mut_ptr(),
+            0,
+        )
+    };
+    if ret < 0 {
+        let error = io::Error::last_os_error();
+        return Err(format!(
+            "could not ask which memory node holds a page: {error}"
+        ));
+    }
+    Ok(status
+        .into_iter()
+        .map(|s| usize::try_from(s).ok())
+        .collect())
+}
+
 /// Locks current and future memory into RAM, so no page fault or swap-in lands inside a
 /// sample. Refused up front when the locked-memory limit would make later allocations fail.
 pub(crate) fn lock_memory() -> Result<(), String> {

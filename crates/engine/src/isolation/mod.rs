@@ -12,7 +12,7 @@ pub use crate::locks::{DirectoryLock, LockRefused, RunLock, close_run_lock_after
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::{allowed_cpus, bind_memory, lock_memory, set_allowed_cpus};
+pub(crate) use linux::{allowed_cpus, bind_memory, lock_memory, nodes_of_pages, set_allowed_cpus};
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use linux::{enter_fifo, leave_realtime};
 
@@ -21,7 +21,9 @@ mod elsewhere;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub use elsewhere::leave_realtime;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) use elsewhere::{allowed_cpus, bind_memory, lock_memory, set_allowed_cpus};
+pub(crate) use elsewhere::{
+    allowed_cpus, bind_memory, lock_memory, nodes_of_pages, set_allowed_cpus,
+};
 
 /// The user this process acts as (its effective user id).
 #[cfg(unix)]

@@ -3,12 +3,15 @@
 //! the bytes they move. `mem.loaded` times a chase beside them and takes their peaks;
 //! `mem.numa` binds their buffers to one node and takes the bandwidth of a node's CPUs.
 
+use super::buffer::MappedBuffer;
+use super::placement::check_on_node;
+use super::sizes::size_label;
 use crate::ProbeError;
 use crate::helper::spawn_pinned;
 use latlab_engine::SharedHost;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a loader does to each element it visits.
@@ -149,9 +152,11 @@ struct Controls {
     moved: AtomicU64,
     /// Loaders that could not be pinned to their CPU.
     unpinned: AtomicU64,
-    /// Why a loader could not bind its buffer to the crew's memory node: it then loads
-    /// nothing, and the crew does not start.
-    unbound: std::sync::Mutex<Option<String>>,
+    /// Loaders that have their buffer.
+    ready: AtomicUsize,
+    /// Why a loader could not have its buffer (mapped, and on the crew's memory node where
+    /// it names one): it then loads nothing, and the crew does not start.
+    failed: std::sync::Mutex<Option<String>>,
 }
 
 /// Passes of `mix` over `words` until told to stop, adding what it moves to `controls`.
@@ -167,6 +172,38 @@ fn load(mix: Mix, words: &mut [u64], controls: &Controls) {
             controls.moved.fetch_add(chunk_bytes, Ordering::Relaxed);
         }
     }
+}
+
+/// A loader's buffer of `bytes`, each word 1: pages mapped afresh and touched by the
+/// calling thread (a block from the heap could be pages another thread touched, on another
+/// node), bound to `node` where it names one and checked to be there.
+fn loader_buffer(
+    host: &SharedHost,
+    bytes: usize,
+    node: Option<usize>,
+) -> Result<MappedBuffer, String> {
+    if node.is_some() {
+        host.bind_memory(node)?;
+    }
+    let mapped = MappedBuffer::new(bytes, false);
+    let placed = match (&mapped, node) {
+        (Ok(buffer), Some(node)) => {
+            check_on_node(host, buffer.as_mut_ptr().cast_const(), buffer.len(), node)
+        }
+        _ => Ok(()),
+    };
+    if node.is_some() {
+        host.bind_memory(None)?;
+    }
+    let mut buffer = mapped.map_err(|e| {
+        format!(
+            "could not map a loader's {} buffer: {e}",
+            size_label(bytes as u64)
+        )
+    })?;
+    placed.map_err(|why| format!("a loader's buffer: {why}"))?;
+    buffer.as_words_mut().fill(1);
+    Ok(buffer)
 }
 
 /// Loaders running one mix, one pinned thread per CPU, each on a buffer of its own.
@@ -194,28 +231,32 @@ impl Loaders {
                 if pinned.is_err() {
                     controls.unpinned.fetch_add(1, Ordering::Relaxed);
                 }
-                if node.is_some() {
-                    let bound = host.bind_memory(node);
-                    if let Err(why) = bound {
-                        *controls.unbound.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                        return;
+                match loader_buffer(&host, bytes, node) {
+                    Ok(mut buffer) => {
+                        controls.ready.fetch_add(1, Ordering::Relaxed);
+                        load(mix, buffer.as_words_mut(), &controls);
+                    }
+                    Err(why) => {
+                        *controls.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
                     }
                 }
-                let mut words = vec![1u64; bytes / 8];
-                load(mix, &mut words, &controls);
             })?;
             loaders.threads.push(thread);
         }
         let deadline = Instant::now() + Duration::from_secs(10);
-        while controls.moved.load(Ordering::Relaxed) == 0 {
-            let unbound = controls.unbound.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(why) = unbound.clone() {
+        loop {
+            let failed = controls.failed.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(why) = failed.clone() {
                 return Err(ProbeError::Failed(why));
             }
-            drop(unbound);
+            drop(failed);
+            let ready = controls.ready.load(Ordering::Relaxed) == crew.cpus.len();
+            if ready && controls.moved.load(Ordering::Relaxed) > 0 {
+                break;
+            }
             if Instant::now() > deadline {
                 return Err(ProbeError::Failed(
-                    "the loaders moved nothing within 10 s".into(),
+                    "the loaders were not all loading within 10 s".into(),
                 ));
             }
             std::thread::sleep(Duration::from_millis(1));

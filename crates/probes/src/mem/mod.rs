@@ -12,6 +12,7 @@ mod loaders;
 pub(crate) mod memcpy;
 pub(crate) mod numa;
 mod parallel;
+mod placement;
 pub(crate) mod sizes;
 
 /// Helper threads of a result (loaders, workers) that could not be pinned to their CPU.

@@ -21,6 +21,7 @@ use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
 use super::loaders::{Crew, LOADERS, Mix, line_times};
+use super::placement::check_on_node;
 use super::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;
@@ -200,6 +201,14 @@ fn latency_row(
         },
         false,
     );
+    // Asked while still bound: a synthetic machine places pages by the binding in force.
+    let placed = match (&built, binding) {
+        (Ok(chase), Some(node)) => {
+            let len = chase.lines() * PREFETCH_PROOF_STRIDE;
+            check_on_node(host, chase.start(), len, node)
+        }
+        _ => Ok(()),
+    };
     // The ring's pages are placed as it is written: the policy is needed no longer.
     let restored = host.bind_memory(None);
     let chase = built.map_err(|e| {
@@ -209,6 +218,7 @@ fn latency_row(
         ))
     })?;
     restored.map_err(ProbeError::Failed)?;
+    placed.map_err(|why| ProbeError::Failed(format!("the chase's ring: {why}")))?;
     for (reader, cpus) in &nodes.readers {
         host.pin_to_cpu(cpus[0]).map_err(ProbeError::Failed)?;
         chase.warm();
