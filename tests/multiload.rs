@@ -10,11 +10,11 @@
 //!
 //! The heaviest point's latency is held to one side only: at least 90% of `multiload`'s
 //! loaded chase (loaders that did not load would read near idle, below it). It is not held
-//! within 10% above: where the chasing and loading CPUs share a last-level cache, a chase
-//! under load reads 5-25 ns apart depending on which program loads (the very loop
-//! `multiload` runs, compiled apart, disturbs more in some hours than `multiload` itself)
-//! and on which program chases, for reasons not yet found; see "Memory under load" in the
-//! methods chapter of the book.
+//! within 10% above: where the chasing and loading CPUs share a last-level cache, in some
+//! hours a chase under load reads 5-25 ns apart depending on which program loads (the very
+//! loop `multiload` runs, compiled apart, disturbs more than `multiload` itself) and on
+//! which program chases, and in other hours the two agree, for reasons not yet found; see
+//! "Memory under load" in the methods chapter of the book.
 //!
 //! It is a test binary of its own so that `cargo test -- --ignored` runs nothing beside it:
 //! another test's load on a CPU would move both programs' figures, each its own way. Needs a C
