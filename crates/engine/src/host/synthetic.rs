@@ -48,6 +48,8 @@ thread_local! {
 pub struct SyntheticHost {
     timer: SyntheticTimer,
     environment: Environment,
+    /// Whether its kernel binds memory to nodes (one built without NUMA support does not).
+    binds_memory: bool,
 }
 
 impl SyntheticHost {
@@ -84,6 +86,13 @@ impl SyntheticHost {
         host
     }
 
+    /// The same machine with a kernel that binds no memory to nodes, as one built without
+    /// NUMA support (or an emulator without the call) refuses `set_mempolicy`.
+    pub fn without_memory_policy(mut self) -> SyntheticHost {
+        self.binds_memory = false;
+        self
+    }
+
     /// The imaginary machine with seeded noise on its figures.
     pub fn noisy(noise: Noise) -> SyntheticHost {
         let mut host = SyntheticHost::default();
@@ -107,6 +116,7 @@ impl Default for SyntheticHost {
                 noise: None,
             },
             environment: Environment::synthetic(),
+            binds_memory: true,
         }
     }
 }
@@ -199,6 +209,9 @@ impl Controls for SyntheticHost {
     /// Binding to one of its nodes succeeds and is remembered for the calling thread, as
     /// the kernel's policy is.
     fn bind_memory(&self, node: Option<usize>) -> Result<(), String> {
+        if !self.binds_memory {
+            return Err("this kernel binds no memory: Function not implemented".into());
+        }
         match node {
             Some(node) if !self.environment.memory_nodes.iter().any(|n| n.node == node) => {
                 Err(format!("the synthetic machine has no memory node {node}"))

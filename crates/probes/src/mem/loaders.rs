@@ -4,7 +4,7 @@
 //! `mem.numa` binds their buffers to one node and takes the bandwidth of a node's CPUs.
 
 use super::buffer::MappedBuffer;
-use super::placement::check_on_node;
+use super::placement::made_on_node;
 use super::sizes::size_label;
 use crate::ProbeError;
 use crate::helper::spawn_pinned;
@@ -182,26 +182,17 @@ fn loader_buffer(
     bytes: usize,
     node: Option<usize>,
 ) -> Result<MappedBuffer, String> {
-    if node.is_some() {
-        host.bind_memory(node)?;
-    }
-    let mapped = MappedBuffer::new(bytes, false);
-    let placed = match (&mapped, node) {
-        (Ok(buffer), Some(node)) => {
-            check_on_node(host, buffer.as_mut_ptr().cast_const(), buffer.len(), node)
-        }
-        _ => Ok(()),
+    let map = || {
+        MappedBuffer::new(bytes, false).map_err(|e| {
+            format!(
+                "could not map a loader's {} buffer: {e}",
+                size_label(bytes as u64)
+            )
+        })
     };
-    if node.is_some() {
-        host.bind_memory(None)?;
-    }
-    let mut buffer = mapped.map_err(|e| {
-        format!(
-            "could not map a loader's {} buffer: {e}",
-            size_label(bytes as u64)
-        )
-    })?;
-    placed.map_err(|why| format!("a loader's buffer: {why}"))?;
+    let span = |buffer: &MappedBuffer| (buffer.as_mut_ptr().cast_const(), buffer.len());
+    let mut buffer =
+        made_on_node(host, node, map, span).map_err(|why| format!("a loader's buffer: {why}"))?;
     buffer.as_words_mut().fill(1);
     Ok(buffer)
 }

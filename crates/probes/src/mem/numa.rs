@@ -21,7 +21,7 @@ use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
 use super::loaders::{Crew, LOADERS, Mix, line_times};
-use super::placement::check_on_node;
+use super::placement::made_on_node;
 use super::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;
@@ -191,34 +191,26 @@ fn latency_row(
         return Ok(());
     };
     host.pin_to_cpu(first_cpus[0]).map_err(ProbeError::Failed)?;
-    let binding = nodes.binding(memory);
-    host.bind_memory(binding).map_err(ProbeError::Failed)?;
-    let built = Chase::build(
-        bytes as usize,
-        PREFETCH_PROOF_STRIDE,
-        Layout::PageGroups {
-            group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
-        },
-        false,
-    );
-    // Asked while still bound: a synthetic machine places pages by the binding in force.
-    let placed = match (&built, binding) {
-        (Ok(chase), Some(node)) => {
-            let len = chase.lines() * PREFETCH_PROOF_STRIDE;
-            check_on_node(host, chase.start(), len, node)
-        }
-        _ => Ok(()),
+    let build = || {
+        Chase::build(
+            bytes as usize,
+            PREFETCH_PROOF_STRIDE,
+            Layout::PageGroups {
+                group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
+            },
+            false,
+        )
+        .map_err(|e| {
+            format!(
+                "could not map a {} chase on node {memory}: {e}",
+                size_label(bytes)
+            )
+        })
     };
-    // The ring's pages are placed as it is written: the policy is needed no longer.
-    let restored = host.bind_memory(None);
-    let chase = built.map_err(|e| {
-        ProbeError::Failed(format!(
-            "could not map a {} chase on node {memory}: {e}",
-            size_label(bytes)
-        ))
-    })?;
-    restored.map_err(ProbeError::Failed)?;
-    placed.map_err(|why| ProbeError::Failed(format!("the chase's ring: {why}")))?;
+    let span = |chase: &Chase| (chase.start(), chase.lines() * PREFETCH_PROOF_STRIDE);
+    // The ring's pages are placed as it is written: the binding is needed for that only.
+    let chase = made_on_node(host, nodes.binding(memory), build, span)
+        .map_err(|why| ProbeError::Failed(format!("the chase's ring: {why}")))?;
     for (reader, cpus) in &nodes.readers {
         host.pin_to_cpu(cpus[0]).map_err(ProbeError::Failed)?;
         chase.warm();
@@ -305,6 +297,20 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         ctx.memory.max_size_bytes = Some(8 << 20);
         run(&mut ctx).unwrap()
+    }
+
+    /// One node needs no binding, so a kernel that binds nothing (built without NUMA
+    /// support, or an emulator without the call) still gets its one point of each kind.
+    #[test]
+    fn one_node_needs_no_memory_policy() {
+        let host = latlab_engine::SyntheticHost::with_memory_nodes(1).without_memory_policy();
+        let mut runner =
+            latlab_engine::Runner::on(std::sync::Arc::new(host), latlab_engine::Config::quick());
+        let mut ctx = ProbeContext::for_test(&mut runner);
+        ctx.memory.max_size_bytes = Some(8 << 20);
+        let results = run(&mut ctx).unwrap();
+        let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["mem.numa/latency/0-0", "mem.numa/bandwidth/0-0"]);
     }
 
     fn node_of(result: &BenchResult, key: Key) -> u64 {

@@ -8,10 +8,39 @@ use latlab_engine::SharedHost;
 /// Pages of a buffer asked about, spread evenly over it.
 const SAMPLED_PAGES: usize = 64;
 
+/// What `make` makes with its pages bound to `node` where it names one: the binding is set
+/// for the call (on the calling thread, whose first touches place the pages), the pages are
+/// checked while it is still in force (a synthetic machine places them by the binding of
+/// the moment), and the default policy is back before it returns. With no node, no policy
+/// is touched at all: a kernel without NUMA support refuses even the default one.
+pub(crate) fn made_on_node<T>(
+    host: &SharedHost,
+    node: Option<usize>,
+    make: impl FnOnce() -> Result<T, String>,
+    span: impl FnOnce(&T) -> (*const u8, usize),
+) -> Result<T, String> {
+    let Some(node) = node else {
+        return make();
+    };
+    host.bind_memory(Some(node))?;
+    let made = make();
+    let placed = match &made {
+        Ok(made) => {
+            let (start, len) = span(made);
+            check_on_node(host, start, len, node)
+        }
+        Err(_) => Ok(()),
+    };
+    host.bind_memory(None)?;
+    let made = made?;
+    placed?;
+    Ok(made)
+}
+
 /// Checks that the `len` bytes at `start` lie on memory node `node`, asking the kernel
 /// where [`SAMPLED_PAGES`] of their pages (all, for a smaller buffer) are; says how many are
 /// elsewhere, and where, when any is.
-pub(crate) fn check_on_node(
+fn check_on_node(
     host: &SharedHost,
     start: *const u8,
     len: usize,
