@@ -8,13 +8,16 @@
 //! `multiload`'s plain chase within 5% and the heaviest point's load bandwidth with its
 //! stream-sum within 15%.
 //!
-//! The heaviest point's latency is held to one side only: at least 90% of `multiload`'s
-//! loaded chase (loaders that did not load would read near idle, below it). It is not held
-//! within 10% above: where the chasing and loading CPUs share a last-level cache, in some
-//! hours a chase under load reads 5-25 ns apart depending on which program loads (the very
-//! loop `multiload` runs, compiled apart, disturbs more than `multiload` itself) and on
-//! which program chases, and in other hours the two agree, for reasons not yet found; see
-//! "Memory under load" in the methods chapter of the book.
+//! The heaviest point's latency is held within 10% below `multiload`'s loaded chase
+//! (loaders that did not load would read near idle, below it) but only to half as much
+//! again above it, a bound for faults (a chase sharing its CPU with a loader, or loading
+//! more CPUs than `multiload` does, reads many times over). Within 10% above held on an
+//! Intel Xeon guest and on an AMD EPYC guest whose two CPUs were on two core complexes, but
+//! on that guest with both on one complex, in some hours, a chase under load read 5-25%
+//! apart depending on which program loads (the very loop `multiload` runs, compiled apart,
+//! disturbs more than `multiload` itself) and on which program chases, for reasons not yet
+//! found; see "Memory under load" in the methods chapter of the book. A test holds what
+//! holds on Intel and AMD alike.
 //!
 //! It is a test binary of its own so that `cargo test -- --ignored` runs nothing beside it:
 //! another test's load on a CPU would move both programs' figures, each its own way. Needs a C
@@ -95,10 +98,14 @@ fn the_loaded_curve_agrees_with_multiload() {
         / median(rounds.iter().map(|r| r.loaded.load_bytes_per_second));
     let idle = median(rounds.iter().map(|r| r.latlab.idle_ns))
         / median(rounds.iter().map(|r| r.idle.chase_ns));
+    println!(
+        "medians, latlab / multiload: heaviest latency {heaviest:.3}, its load {bandwidth:.3}, \
+         idle {idle:.3}"
+    );
     assert!(
-        heaviest >= 0.90,
-        "the heaviest point's latency is {heaviest:.3} of multiload's loaded chase (at least \
-         0.90):\n{table}"
+        (0.90..=1.50).contains(&heaviest),
+        "the heaviest point's latency is {heaviest:.3} of multiload's loaded chase (0.90 to \
+         1.50):\n{table}"
     );
     assert!(
         (bandwidth - 1.0).abs() <= 0.15,
