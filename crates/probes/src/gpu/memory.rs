@@ -146,6 +146,10 @@ pub(crate) fn level_names(count: usize, reached_memory: bool) -> Vec<String> {
         .collect()
 }
 
+/// Plateaus closer than this ratio are one level: less than a CPU's twice, since the far half
+/// of a partitioned L2 (A100, H100) reads less than twice the near half.
+const SAME_LEVEL_RATIO: f64 = 1.2;
+
 /// One result per level found on the `(size, result)` curve, as `mem.latency` reports the
 /// CPU's; the L2 levels checked against the driver's L2 size.
 pub(crate) fn level_results(
@@ -160,7 +164,7 @@ pub(crate) fn level_results(
             latency_ns: r.summary.median,
         })
         .collect();
-    let found = levels::detect(&points, per_octave);
+    let found = levels::detect(&points, per_octave, SAME_LEVEL_RATIO);
     let largest = points.last().map_or(0, |p| p.size_bytes);
     let reached_memory = largest >= 2 * l2_bytes.unwrap_or(FALLBACK_L2);
     let names = level_names(found.len(), found.len() > 1 && reached_memory);

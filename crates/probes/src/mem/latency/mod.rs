@@ -260,7 +260,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         })
     });
     let named = (sweep.named.take()).unwrap_or_else(|| sweep.named_levels());
-    let levels = level_results(&sweep.curve, &named, &sweep.caches, sweep.cycle_ns);
+    let levels = level_results(
+        &sweep.curve,
+        &named,
+        &sweep.caches,
+        sweep.cycle_ns,
+        sweep.per_octave,
+    );
     let (stopped, mut results) = match swept {
         Ok(results) => (None, results),
         Err(stopped) => {
@@ -415,6 +421,98 @@ mod tests {
         // Its last octave alone lies within 15% (110-130 ns): where the budget has no room
         // for a second octave, the sweep stops there, on the ramp's last points.
         assert!(memory_plateau(&curve(&ramp), 2, 1).is_some());
+    }
+
+    /// A quick curve of an Emerald Rapids guest (the kernel claims a 300 MiB L3; 2 points an
+    /// octave). Its L3, which the neighbours share, is flat for half an octave (41.6 and
+    /// 43.8 ns at 11.3 and 16 MiB) between a 6 ns L2 and 130 ns of memory: it is the L3, and
+    /// the L2's 1.3-1.6× step where the first-level TLB runs out is not. Two points of the ramp
+    /// into memory (85 and 97 ns) are not a level. Where the curve climbs through the L3 with
+    /// no plateau, the memory level says that there is no L3 and what the curve read there.
+    #[test]
+    fn levels_of_a_quick_curve_through_a_shared_l3() {
+        let measured = [
+            2.1, 2.2, 2.1, 2.0, 2.1, 2.1, 2.1, 2.6, 4.5, 5.0, 5.0, 5.6, 5.7, 6.3, 6.3, 6.3, 6.5,
+            6.4, 6.3, 6.5, 6.8, 20.4, 32.6, 41.6, 43.8, 70.2, 118.2, 131.1, 128.8, 133.6,
+        ];
+        let curve = |latencies: &[f64]| -> Vec<(u64, BenchResult)> {
+            (latencies.iter().enumerate())
+                .map(|(k, &ns)| {
+                    let size = (4096.0 * 2f64.powf(k as f64 / 2.0)) as u64;
+                    let point =
+                        BenchResult::derived(&format!("p{k}"), "m", vec![ns; 10], vec![], vec![]);
+                    (size, point.unwrap())
+                })
+                .collect()
+        };
+        let cache =
+            |level: u8, kind: &str, size_bytes: u64| latlab_engine::environment::CacheInfo {
+                level,
+                kind: kind.to_string(),
+                size_bytes,
+                line_bytes: Some(64),
+                shared_by_cpus: 1,
+            };
+        let caches = [
+            cache(1, "Data", 48 << 10),
+            cache(1, "Instruction", 32 << 10),
+            cache(2, "Unified", 2 << 20),
+            cache(3, "Unified", 300 << 20),
+        ];
+        let levels = |latencies: &[f64]| -> (Vec<(String, f64)>, Vec<String>) {
+            let curve = curve(latencies);
+            let named = named_levels(&curve, 2, &caches, true);
+            let results = level_results(&curve, &named, &caches, 0.5, 2);
+            let levels = (named.iter())
+                .map(|(level, name)| (name.clone(), level.latency_ns))
+                .collect();
+            let skipped = (results.iter())
+                .flat_map(|r| &r.warnings)
+                .filter_map(|w| match w {
+                    Warning::PartSkipped { part, reason } => Some(format!("{part}: {reason}")),
+                    _ => None,
+                })
+                .collect();
+            (levels, skipped)
+        };
+        let names = |levels: &[(String, f64)]| -> Vec<String> {
+            levels.iter().map(|(name, _)| name.clone()).collect()
+        };
+
+        let (found, skipped) = levels(&measured);
+        assert_eq!(names(&found), ["L1", "L2", "L3", "DRAM"], "{found:?}");
+        assert!((5.0..=7.0).contains(&found[1].1), "{found:?}");
+        assert!((41.6..=43.8).contains(&found[2].1), "{found:?}");
+        assert_eq!(skipped, Vec::<String>::new());
+
+        // Another run: the L2 steps 1.6× (4.0 to 6.4 ns) a sixth of the way along, and the L3
+        // is 5.7-8 MiB at 40-46 ns, with a half-octave of the ramp at 71-75 ns after it.
+        let another = [
+            2.0, 1.9, 1.9, 1.9, 1.9, 1.9, 1.9, 1.9, 4.0, 4.0, 4.5, 5.0, 5.5, 6.1, 7.0, 7.0, 6.3,
+            6.4, 6.4, 6.7, 8.6, 40.4, 46.0, 70.7, 74.6, 98.7, 134.6, 155.9, 147.6, 148.9,
+        ];
+        let (found, skipped) = levels(&another);
+        assert_eq!(names(&found), ["L1", "L2", "L3", "DRAM"], "{found:?}");
+        assert!((5.0..=7.0).contains(&found[1].1), "{found:?}");
+        assert!((40.4..=46.0).contains(&found[2].1), "{found:?}");
+        assert_eq!(skipped, Vec::<String>::new());
+
+        let mut ramp = measured;
+        ramp[25..27].copy_from_slice(&[85.0, 97.4]);
+        let (found, _) = levels(&ramp);
+        assert_eq!(names(&found), ["L1", "L2", "L3", "DRAM"], "{found:?}");
+
+        let mut climbing = measured;
+        climbing[21..27].copy_from_slice(&[17.0, 26.0, 38.0, 55.0, 80.0, 118.0]);
+        let (found, skipped) = levels(&climbing);
+        assert_eq!(names(&found), ["L1", "L2", "DRAM"], "{found:?}");
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(
+            skipped[0].starts_with("mem.latency/level/L3: ")
+                && skipped[0].contains("climbs from 17.0 to 80.0 ns")
+                && skipped[0].contains("(300MiB L3)"),
+            "{skipped:?}"
+        );
     }
 
     /// Small sizes only: a working set well outside L1 is slower than one inside it, and a

@@ -372,8 +372,9 @@ pub(super) fn level_results(
     named: &[(Level, String)],
     caches: &[CacheInfo],
     cycle_ns: f64,
+    per_octave: usize,
 ) -> Vec<BenchResult> {
-    named
+    let mut results: Vec<BenchResult> = named
         .iter()
         .filter_map(|(level, name)| {
             let plateau: Vec<(u64, &BenchResult)> = curve[level.points.clone()]
@@ -402,7 +403,72 @@ pub(super) fn level_results(
             }
             Some(result)
         })
-        .collect()
+        .collect();
+    if let (Some(memory), Some(missing)) = (
+        results.last_mut().filter(|r| r.name.ends_with("/DRAM")),
+        missing_levels(curve, named, caches, per_octave),
+    ) {
+        memory.warnings.push(missing);
+    }
+    results
+}
+
+/// Where the curve reached main memory with fewer cache levels than the kernel reports, why
+/// the missing ones have no result: a level is a plateau an octave long, and a cache the
+/// curve climbs through as a slope has none at this sampling (on an Emerald Rapids guest,
+/// whose L3 the neighbours share, the quick curve climbed 17, 31, 44, 56 and 89 ns from 5.7
+/// to 32 MiB). Says what the curve read between the last cache's plateau and memory's.
+fn missing_levels(
+    curve: &[(u64, BenchResult)],
+    named: &[(Level, String)],
+    caches: &[CacheInfo],
+    per_octave: usize,
+) -> Option<Warning> {
+    let [.., (cache, cache_name), (memory, memory_name)] = named else {
+        return None;
+    };
+    let found = named.len() - 1;
+    let reported = levels::data_cache_levels(caches);
+    if memory_name != "DRAM" || found >= reported {
+        return None;
+    }
+    let missing: Vec<String> = (found + 1..=reported).map(|n| format!("L{n}")).collect();
+    let between = &curve[cache.points.end..memory.points.start];
+    let climb = match (between.first(), between.last()) {
+        (Some((from, first)), Some((to, last))) => format!(
+            "from {} to {} it climbs from {:.1} to {:.1} ns",
+            size_label(*from),
+            size_label(*to),
+            first.summary.median,
+            last.summary.median
+        ),
+        _ => "it steps straight from one to the other".to_string(),
+    };
+    let kernel: Vec<String> = (missing.iter())
+        .filter_map(|name| {
+            Some(format!(
+                "{} {name}",
+                size_label(reported_size(name, caches)?)
+            ))
+        })
+        .collect();
+    let finer = if per_octave < points_per_octave(Suite::Full) {
+        "; --suite full samples the curve more finely"
+    } else {
+        ""
+    };
+    Some(Warning::PartSkipped {
+        part: format!("{LEVEL_PREFIX}{}", missing.join(" and ")),
+        reason: format!(
+            "between the {cache_name} plateau (to {}) and main memory's (from {}) the curve has \
+             no plateau an octave long ({} sizes at this sampling): {climb}; the kernel reports \
+             {reported} levels of cache ({}){finer}",
+            size_label(curve[cache.points.end - 1].0),
+            size_label(curve[memory.points.start].0),
+            per_octave + 1,
+            kernel.join(", "),
+        ),
+    })
 }
 
 /// Marks a stride sweep in which a longer stride read faster than a shorter one beyond both
