@@ -1,12 +1,14 @@
 //! latlab's loaded-latency curve against an independent program: multichase's `multiload`
 //! (Apache-2.0, its sources in `tests/peers/multichase`), built here with the C compiler.
 //!
-//! Rounds interleave the two, so that a machine whose load or placement drifts moves both:
-//! latlab's `mem.loaded` (read mix), then `multiload -c chaseload -l stream-sum` on as many
-//! threads (one chases, the others read), then `multiload`'s plain chase alone, both over a
-//! ring of latlab's chase's size. Over the rounds' medians, the idle point must agree with
-//! `multiload`'s plain chase within 5% and the heaviest point's load bandwidth with its
-//! stream-sum within 15%.
+//! Rounds interleave the two, each figure beside the one it is compared with, so that a
+//! machine whose memory, load or placement drifts moves both (on an Emerald Rapids guest an
+//! idle chase moved 8% in seconds): `multiload -c chaseload -l stream-sum` on as many threads
+//! as latlab uses (one chases, the others read), then latlab's `mem.loaded` (read mix), whose
+//! heaviest point comes first and idle point last, then `multiload`'s plain chase alone,
+//! both over a ring of latlab's chase's size. Over the rounds' medians of the two programs'
+//! ratios, the idle point must agree with `multiload`'s plain chase within 5% and the
+//! heaviest point's load bandwidth with its stream-sum within 15%.
 //!
 //! The heaviest point's latency is held within 10% below `multiload`'s loaded chase
 //! (loaders that did not load would read near idle, below it) but only to half as much
@@ -63,11 +65,12 @@ fn the_loaded_curve_agrees_with_multiload() {
     }
     let dir = tempfile::tempdir().unwrap();
     let multiload = build_multiload(dir.path());
+    // A first run says the ring's size and the threads multiload is given.
+    let sizing = latlab_curve(dir.path(), ROUNDS);
+    let megabytes = format!("{}m", sizing.chase_bytes >> 20);
+    let threads = sizing.threads.to_string();
     let rounds: Vec<Round> = (0..ROUNDS)
         .map(|round| {
-            let latlab = latlab_curve(dir.path(), round);
-            let megabytes = format!("{}m", latlab.chase_bytes >> 20);
-            let threads = latlab.threads.to_string();
             let loaded = run_multiload(
                 &multiload,
                 &[
@@ -81,7 +84,13 @@ fn the_loaded_curve_agrees_with_multiload() {
                     &megabytes,
                 ],
             );
+            let latlab = latlab_curve(dir.path(), round);
             let idle = run_multiload(&multiload, &["-m", &megabytes]);
+            assert_eq!(
+                (latlab.chase_bytes, latlab.threads),
+                (sizing.chase_bytes, sizing.threads),
+                "latlab's ring or threads changed between runs"
+            );
             Round {
                 latlab,
                 loaded,
@@ -92,14 +101,18 @@ fn the_loaded_curve_agrees_with_multiload() {
     let table = table(&rounds);
     println!("{table}");
 
-    let heaviest = median(rounds.iter().map(|r| r.latlab.heaviest_ns))
-        / median(rounds.iter().map(|r| r.loaded.chase_ns));
-    let bandwidth = median(rounds.iter().map(|r| r.latlab.heaviest_bytes_per_second))
-        / median(rounds.iter().map(|r| r.loaded.load_bytes_per_second));
-    let idle = median(rounds.iter().map(|r| r.latlab.idle_ns))
-        / median(rounds.iter().map(|r| r.idle.chase_ns));
+    let heaviest = median(
+        rounds
+            .iter()
+            .map(|r| r.latlab.heaviest_ns / r.loaded.chase_ns),
+    );
+    let bandwidth = median(
+        (rounds.iter())
+            .map(|r| r.latlab.heaviest_bytes_per_second / r.loaded.load_bytes_per_second),
+    );
+    let idle = median(rounds.iter().map(|r| r.latlab.idle_ns / r.idle.chase_ns));
     println!(
-        "medians, latlab / multiload: heaviest latency {heaviest:.3}, its load {bandwidth:.3}, \
+        "medians of the rounds' latlab / multiload: heaviest latency {heaviest:.3}, its load {bandwidth:.3}, \
          idle {idle:.3}"
     );
     assert!(

@@ -5,7 +5,7 @@
 //! The nodes are the kernel's (`/sys/devices/system/node`): a node's CPUs are those of its
 //! `cpulist` the run may use, and a node without memory is read from but never read. For
 //! each node J with memory, one `pagegroups` ring in main memory is built as `mem.loaded`
-//! builds its chase (eight times the last cache found, at most 128 MiB), its pages bound to
+//! builds its chase (eight times the last cache found, at most 96 MiB), its pages bound to
 //! J (`set_mempolicy(MPOL_BIND)` while the ring is first written); then a thread pinned to
 //! the first CPU of each node I chases it: `mem.numa/latency/I-J`, dependent loads less the
 //! empty loop. For the bandwidth, every CPU of node I runs a read loader over a buffer of
