@@ -557,6 +557,23 @@ pub(crate) fn test_runner(samples: usize, target: std::time::Duration) -> TestRu
     }
 }
 
+/// A cache of `level`, `kind` (`Data`, `Instruction`, `Unified`) and `size_bytes`, with
+/// 64-byte lines, private to one CPU: a test's stand-in for what the kernel reports.
+#[cfg(test)]
+pub(crate) fn cache(
+    level: u8,
+    kind: &str,
+    size_bytes: u64,
+) -> latlab_engine::environment::CacheInfo {
+    latlab_engine::environment::CacheInfo {
+        level,
+        kind: kind.into(),
+        size_bytes,
+        line_bytes: Some(64),
+        shared_by_cpus: 1,
+    }
+}
+
 /// The result named `name` among a test's results.
 #[cfg(test)]
 pub(crate) fn named<'a>(results: &'a [BenchResult], name: &str) -> &'a BenchResult {

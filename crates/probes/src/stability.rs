@@ -188,6 +188,7 @@ fn core_to_core_pair(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache;
 
     /// Every reference is measured on a two-CPU machine with two cache levels past L1, with
     /// their floors, and the chases stay within the working set allowed.
@@ -216,16 +217,6 @@ mod tests {
         assert_eq!(span(&references[0]), Some(allowed));
         assert!(span(&references[1]).unwrap() < allowed);
         assert!(references[2].moved_share > references[0].moved_share);
-    }
-
-    fn cache(level: u8, kind: &str, size_bytes: u64) -> CacheInfo {
-        CacheInfo {
-            level,
-            kind: kind.into(),
-            size_bytes,
-            line_bytes: Some(64),
-            shared_by_cpus: 1,
-        }
     }
 
     /// The cache chase sits well inside the last level and well past the one below it,

@@ -71,24 +71,20 @@ pub(crate) fn detect(points: &[Point], points_per_octave: usize, same_level: f64
     let mut levels: Vec<Level> = Vec::new();
     for (i, plateau) in plateaus.iter().enumerate() {
         let latency = median(&points[plateau.clone()]);
-        if plateau.len() < long {
+        let is_long = plateau.len() >= long;
+        if !is_long {
             let next_long = (plateaus[i + 1..].iter())
                 .find(|next| next.len() >= long)
                 .map(|next| median(&points[next.clone()]));
             let stands_alone = (levels.last())
                 .is_some_and(|previous| latency >= SHORT_LEVEL_STEP * previous.latency_ns)
                 && next_long.is_some_and(|next| next >= SHORT_LEVEL_STEP * latency);
-            if stands_alone {
-                levels.push(Level {
-                    points: plateau.clone(),
-                    latency_ns: latency,
-                    size_estimate_bytes: None,
-                });
+            if !stands_alone {
+                continue;
             }
-            continue;
         }
         match levels.last_mut() {
-            Some(previous) if latency / previous.latency_ns < same_level => {
+            Some(previous) if is_long && latency / previous.latency_ns < same_level => {
                 previous.points = previous.points.start..plateau.end;
                 previous.latency_ns = median(&points[previous.points.clone()]);
             }

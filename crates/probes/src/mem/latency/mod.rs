@@ -445,14 +445,7 @@ mod tests {
                 })
                 .collect()
         };
-        let cache =
-            |level: u8, kind: &str, size_bytes: u64| latlab_engine::environment::CacheInfo {
-                level,
-                kind: kind.to_string(),
-                size_bytes,
-                line_bytes: Some(64),
-                shared_by_cpus: 1,
-            };
+        use crate::cache;
         let caches = [
             cache(1, "Data", 48 << 10),
             cache(1, "Instruction", 32 << 10),

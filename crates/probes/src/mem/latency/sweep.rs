@@ -414,8 +414,9 @@ pub(super) fn level_results(
 }
 
 /// Where the curve reached main memory with fewer cache levels than the kernel reports, why
-/// the missing ones have no result: a level is a plateau an octave long, and a cache the
-/// curve climbs through as a slope has none at this sampling (on an Emerald Rapids guest,
+/// the missing ones have no result: a level is a plateau an octave long, or half an octave
+/// standing twice from its neighbours ([`levels::detect`]), and a cache the curve climbs
+/// through as a slope has neither at this sampling (on an Emerald Rapids guest,
 /// whose L3 the neighbours share, the quick curve climbed 17, 31, 44, 56 and 89 ns from 5.7
 /// to 32 MiB). Says what the curve read between the last cache's plateau and memory's.
 fn missing_levels(
