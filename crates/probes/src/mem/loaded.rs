@@ -282,10 +282,9 @@ fn curve(
         let seconds = after.1.duration_since(before.1).as_secs_f64();
         let bandwidth = (after.0 - before.0) as f64 / seconds;
         results.push(
-            timed
+            crew.describe(timed)
                 .with_parameter(LOAD_BYTES_PER_SECOND, bandwidth)
                 .with_parameter(DELAY_TURNS, delay)
-                .with_parameter(LOADERS, crew.cpus.len())
                 .with_parameter(UNPINNED_THREADS, loaders.unpinned()),
         );
     }
@@ -348,15 +347,16 @@ fn peak(runner: &mut Runner, crew: &Crew, mix: Mix) -> Result<BenchResult, Probe
     let result = runner
         .record_observations(&name, &method, samples)
         .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
-    Ok(result
+    Ok(crew
+        .describe(result)
         .with_bytes_per_operation(64)
-        .with_parameter(LOADERS, crew.cpus.len())
         .with_parameter(UNPINNED_THREADS, unpinned))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mem::loaders::LOADER_BUFFER_BYTES;
 
     /// On the synthetic machine (its figures made up, its loaders real): the read curve's
     /// points from the heaviest load to idle, the loaders' bandwidth falling as their delay
@@ -383,5 +383,12 @@ mod tests {
         assert!(loads[0] > 2.0 * loads[2] && loads[2] > 0.0, "{loads:?}");
         assert_eq!(loads[3], 0.0);
         assert_eq!(results[4].bytes_per_operation, Some(64));
+        // Each loader passed over a buffer of its own as large as the run allows; the idle
+        // point had none.
+        let buffer = |r: &BenchResult| r.parameter(LOADER_BUFFER_BYTES).and_then(|v| v.as_f64());
+        for loaded in [&results[0], &results[2], &results[4]] {
+            assert_eq!(buffer(loaded), Some((8 << 20) as f64), "{}", loaded.name);
+        }
+        assert_eq!(buffer(&results[3]), None);
     }
 }

@@ -8,7 +8,7 @@ use super::placement::made_on_node;
 use super::sizes::size_label;
 use crate::ProbeError;
 use crate::helper::spawn_pinned;
-use latlab_engine::SharedHost;
+use latlab_engine::{BenchResult, SharedHost};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -292,11 +292,23 @@ impl Crew<'_> {
     pub(crate) fn start(&self, mix: Mix, delay: u32) -> Result<Loaders, ProbeError> {
         Loaders::start(self, mix, delay)
     }
+
+    /// `result` with the loaders that ran beside it and the buffer each passed over: what
+    /// another program's loaders must match for their figures to compare (a buffer the
+    /// size of a chase can sit partly in a host's larger cache).
+    pub(crate) fn describe(&self, result: BenchResult) -> BenchResult {
+        result
+            .with_parameter(LOADERS, self.cpus.len())
+            .with_parameter(LOADER_BUFFER_BYTES, self.bytes)
+    }
 }
 
 /// How many loaders ran beside a result.
 pub(crate) const LOADERS: latlab_engine::parameters::Key =
     latlab_engine::parameters::Key::new("loaders");
+/// The bytes of each loader's buffer.
+pub(crate) const LOADER_BUFFER_BYTES: latlab_engine::parameters::Key =
+    latlab_engine::parameters::Key::new("loader_buffer_bytes");
 
 /// How long the loaders run at a new delay before anything is counted.
 pub(crate) const SETTLE: Duration = Duration::from_millis(5);

@@ -20,7 +20,7 @@ use super::UNPINNED_THREADS;
 use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
-use super::loaders::{Crew, LOADERS, Mix, line_times};
+use super::loaders::{Crew, Mix, line_times};
 use super::placement::made_on_node;
 use super::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
@@ -267,12 +267,12 @@ fn bandwidth(
     let result = runner
         .record_observations(&name, &method, samples)
         .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
-    Ok(result
+    Ok(crew
+        .describe(result)
         .with_bytes_per_operation(64)
         .with_parameter(CPU_NODE, reader)
         .with_parameter(MEMORY_NODE, memory)
         .with_parameter(MEMORY_NODES, nodes.read.len())
-        .with_parameter(LOADERS, crew.cpus.len())
         .with_parameter(UNPINNED_THREADS, unpinned))
 }
 
@@ -288,6 +288,7 @@ fn one_node_note(nodes: &Nodes) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mem::loaders::LOADERS;
 
     fn run_on(nodes: usize) -> Vec<BenchResult> {
         let mut runner = latlab_engine::Runner::on(
