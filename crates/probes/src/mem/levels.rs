@@ -52,6 +52,13 @@ const SEGMENT_PENALTY: f64 = 0.02;
 /// not from both.
 const SHORT_LEVEL_STEP: f64 = 2.0;
 
+/// How closely the points of a plateau shorter than an octave that ends the curve must
+/// agree (largest over smallest) for it to be a level: nothing after it shows that the curve
+/// does not climb on, but a ramp between two levels climbs more than this in half an octave
+/// (on a Zen 4 guest 12-41% a half-octave step into main memory, on an Emerald Rapids guest
+/// 19-50%), and two points of memory at 64 and 90.5 MiB there agreed within 2%.
+const LAST_PLATEAU_SPREAD: f64 = 1.05;
+
 /// Finds the levels of a curve sampled at `points_per_octave`, points in increasing size;
 /// plateaus closer than `same_level` times each other are one level.
 ///
@@ -59,7 +66,10 @@ const SHORT_LEVEL_STEP: f64 = 2.0;
 /// (two points at two an octave) is one too where it stands [`SHORT_LEVEL_STEP`] from the
 /// level before it and from the next long plateau: a cache the curve leaves soon after
 /// filling it (on an Emerald Rapids guest the L3 the neighbours share, flat at 40-46 ns from
-/// 11.3 to 16 MiB between a 6 ns L2 and 130 ns of memory in the quick suite's sampling).
+/// 11.3 to 16 MiB between a 6 ns L2 and 130 ns of memory in the quick suite's sampling). So is
+/// one that ends the curve, [`SHORT_LEVEL_STEP`] above the level before it and flat within
+/// [`LAST_PLATEAU_SPREAD`]: main memory where the run's budget ended the sweep half an octave
+/// into it.
 pub(crate) fn detect(points: &[Point], points_per_octave: usize, same_level: f64) -> Vec<Level> {
     let logs: Vec<f64> = points.iter().map(|p| p.latency_ns.max(1e-3).ln()).collect();
     let long = points_per_octave + 1;
@@ -76,10 +86,16 @@ pub(crate) fn detect(points: &[Point], points_per_octave: usize, same_level: f64
             let next_long = (plateaus[i + 1..].iter())
                 .find(|next| next.len() >= long)
                 .map(|next| median(&points[next.clone()]));
-            let stands_alone = (levels.last())
-                .is_some_and(|previous| latency >= SHORT_LEVEL_STEP * previous.latency_ns)
-                && next_long.is_some_and(|next| next >= SHORT_LEVEL_STEP * latency);
-            if !stands_alone {
+            let above_previous = (levels.last())
+                .is_some_and(|previous| latency >= SHORT_LEVEL_STEP * previous.latency_ns);
+            let below_next = match next_long {
+                Some(next) => next >= SHORT_LEVEL_STEP * latency,
+                None => {
+                    plateau.end == points.len()
+                        && spread(&points[plateau.clone()]) <= LAST_PLATEAU_SPREAD
+                }
+            };
+            if !(above_previous && below_next) {
                 continue;
             }
         }
@@ -204,6 +220,12 @@ fn crossing(points: &[Point], from: usize, threshold: f64) -> Option<u64> {
             None
         }
     })
+}
+
+/// The largest latency of `points` over the smallest.
+fn spread(points: &[Point]) -> f64 {
+    let latencies = points.iter().map(|p| p.latency_ns);
+    latencies.clone().fold(0.0, f64::max) / latencies.fold(f64::INFINITY, f64::min)
 }
 
 fn median(points: &[Point]) -> f64 {
@@ -385,6 +407,35 @@ mod tests {
         assert_eq!(levels.len(), 4, "{levels:?}");
         assert!((4.5..=7.0).contains(&latencies[1]), "{latencies:?}");
         assert!(latencies[2] > 30.0, "{latencies:?}");
+    }
+
+    /// A quick sweep the budget ended half an octave into main memory, as an Emerald Rapids
+    /// guest measured it (sizes √2 apart from 4 KiB, ns): its two points of memory are a
+    /// level, which a curve ending on the ramp up to memory does not have.
+    #[test]
+    fn memory_half_an_octave_long_ends_the_curve_as_a_level() {
+        let measured = [
+            2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 3.1, 4.3, 4.9, 5.2, 5.4, 5.6, 6.2, 6.6, 6.4, 6.5,
+            6.4, 6.5, 6.5, 6.6, 18.3, 32.2, 43.0, 44.9, 50.7, 74.0, 111.3, 132.7, 135.3,
+        ];
+        let points: Vec<Point> = (measured.iter().enumerate())
+            .map(|(k, &latency_ns)| Point {
+                size_bytes: (4096.0 * 2f64.powf(k as f64 / 2.0)).round() as u64,
+                latency_ns,
+            })
+            .collect();
+        let latencies = |points: &[Point]| -> Vec<f64> {
+            let levels = detect(points, 2, SAME_LEVEL_RATIO);
+            levels.iter().map(|l| l.latency_ns).collect()
+        };
+        let whole = latencies(&points);
+        assert_eq!(whole.len(), 4, "{whole:?}");
+        assert!((130.0..=136.0).contains(&whole[3]), "{whole:?}");
+        assert_eq!(level_names(&whole, 3, false)[3], "DRAM");
+        // One point fewer: the curve ends climbing, 111 then 133 ns, and names no memory.
+        let on_the_ramp = latencies(&points[..points.len() - 1]);
+        assert_eq!(on_the_ramp.len(), 3, "{on_the_ramp:?}");
+        assert!(on_the_ramp[2] < 60.0, "{on_the_ramp:?}");
     }
 
     #[test]
