@@ -5,11 +5,11 @@
 //! machine whose memory, load or placement drifts moves both (on an Emerald Rapids guest an
 //! idle chase moved 10% within seconds, and `multiload` read 0.93-1.14 of itself run again
 //! 12 s later): `multiload -c chaseload -l stream-sum` on as many threads as latlab uses (one
-//! chases, the others read), then latlab's `mem.loaded` (read mix), whose heaviest point
-//! comes first and idle point last, then `multiload`'s plain chase alone. Each figure
-//! averages a like window: latlab's points a second or more (the quick suite's 10 ms glimpse
-//! of an idle point is a sample of the moment, not of the machine), `multiload`'s two
-//! seconds. `multiload`'s `-m` sizes its chase's ring and its loaders' buffers alike: its
+//! chases, the others read), then latlab's `mem.loaded` (every mix, with the budget lifted;
+//! the read mix is compared), whose heaviest point comes first and idle point last, then
+//! `multiload`'s plain chase alone. Each figure averages a like window: latlab's points a
+//! second or more (the quick suite's 10 ms glimpse of an idle point is a sample of the
+//! moment, not of the machine), `multiload`'s two seconds. `multiload`'s `-m` sizes its chase's ring and its loaders' buffers alike: its
 //! loaded chase passes over buffers of latlab's loaders' size, its plain chase over latlab's
 //! ring (a loader's buffer the size of a 96 MiB ring sits partly in a host's 300 MiB cache,
 //! and moved 10.1-13.1 GiB/s where one of 256 MiB, latlab's, moved 8.8-9.2; a chase read the

@@ -24,8 +24,11 @@
 //! (`a[i] = b[i] + c[i] + d[i]`), as the time per 64-byte line moved (and so bytes per
 //! second).
 //!
-//! The quick suite takes the read mix at three delays and idle, and the peak of reads; the
-//! full suite every mix at ten delays and idle, and every peak.
+//! The quick suite takes each mix at three delays and idle, the full suite at ten delays and
+//! idle, and both every peak, reads first; each mix and peak after the first only where the
+//! probe's part of the run's budget has time for another as long as the last. So the quick
+//! main job, where its part is a second or so, takes the read mix and the peak of reads and
+//! says what it left out, and `latlab run --only mem.loaded` all of them.
 
 use super::UNPINNED_THREADS;
 use super::chase::{Chase, Layout, walk};
@@ -226,14 +229,6 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ))
     })?;
     chase.warm();
-    let mixes: &[Mix] = match ctx.suite {
-        Suite::Quick => &[Mix::Read],
-        Suite::Full => &Mix::CURVE,
-    };
-    let peaks: &[Mix] = match ctx.suite {
-        Suite::Quick => &[Mix::Read],
-        Suite::Full => &Mix::PEAK,
-    };
     let suite = ctx.suite;
     keeping_measured(|results| {
         let others = Crew {
@@ -242,8 +237,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             bytes: loader_bytes(ctx, others.len()) as usize,
             memory_node: None,
         };
-        for &mix in mixes {
-            curve(ctx.runner, &others, &chase, mix, delays(suite), results)?;
+        let mut curves = WhileTimeLasts::default();
+        for mix in Mix::CURVE {
+            curves.measure(ctx.runner, mix, |runner| {
+                curve(runner, &others, &chase, mix, delays(suite), results)
+            })?;
         }
         drop(chase);
         let everyone = Crew {
@@ -252,11 +250,43 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             bytes: loader_bytes(ctx, cpus.len()) as usize,
             memory_node: None,
         };
-        for &mix in peaks {
-            results.push(peak(ctx.runner, &everyone, mix)?);
+        let mut peaks = WhileTimeLasts::default();
+        for mix in Mix::PEAK {
+            peaks.measure(ctx.runner, mix, |runner| {
+                results.push(peak(runner, &everyone, mix)?);
+                Ok(())
+            })?;
         }
+        crate::budget::note_left_out(results, "mem.loaded curves of", &curves.left_out);
+        crate::budget::note_left_out(results, "mem.loaded peaks of", &peaks.left_out);
         Ok(())
     })
+}
+
+/// Measures the first of a list of mixes, then each of the others while the budget has
+/// time for one as long as the last, and keeps the labels of those it leaves out.
+#[derive(Default)]
+struct WhileTimeLasts {
+    last: Option<std::time::Duration>,
+    left_out: Vec<String>,
+}
+
+impl WhileTimeLasts {
+    fn measure(
+        &mut self,
+        runner: &mut Runner,
+        mix: Mix,
+        body: impl FnOnce(&mut Runner) -> Result<(), ProbeError>,
+    ) -> Result<(), ProbeError> {
+        if (self.last).is_some_and(|last| !runner.config().has_time_for(last)) {
+            self.left_out.push(mix.label().to_string());
+            return Ok(());
+        }
+        let began = std::time::Instant::now();
+        body(runner)?;
+        self.last = Some(began.elapsed());
+        Ok(())
+    }
 }
 
 /// The points of the curve of `mix`: the chase timed while `crew`'s loaders run at each of
@@ -369,6 +399,50 @@ mod tests {
         let results = run(&mut ctx).unwrap();
         let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(
+            names[..4],
+            [
+                "mem.loaded/read/0",
+                "mem.loaded/read/1",
+                "mem.loaded/read/2",
+                "mem.loaded/read/3",
+            ]
+        );
+        // Without a budget, every mix and every peak.
+        assert_eq!(names.len(), 4 * 4 + 5, "{names:?}");
+        assert_eq!(
+            names[16..18],
+            ["mem.loaded/peak/read", "mem.loaded/peak/3to1"]
+        );
+        assert!(results.iter().all(|r| r.warnings.is_empty()), "{names:?}");
+        let load = |r: &BenchResult| r.parameter(LOAD_BYTES_PER_SECOND).unwrap().as_f64();
+        let loads: Vec<f64> = results[..4].iter().map(|r| load(r).unwrap()).collect();
+        assert!(loads[0] > 2.0 * loads[2] && loads[2] > 0.0, "{loads:?}");
+        assert_eq!(loads[3], 0.0);
+        assert_eq!(results[16].bytes_per_operation, Some(64));
+        // Each loader passed over a buffer of its own as large as the run allows; the idle
+        // point had none.
+        let buffer = |r: &BenchResult| r.parameter(LOADER_BUFFER_BYTES).and_then(|v| v.as_f64());
+        for loaded in [&results[0], &results[2], &results[16]] {
+            assert_eq!(buffer(loaded), Some((8 << 20) as f64), "{}", loaded.name);
+        }
+        assert_eq!(buffer(&results[3]), None);
+    }
+
+    /// Where the budget has no time left, the first mix and the first peak still run, and
+    /// the rest are named as left out.
+    #[test]
+    fn a_spent_budget_keeps_the_read_mix_and_says_what_it_left_out() {
+        let mut runner = crate::synthetic_runner();
+        let results = runner.scoped(
+            |config| config.deadline = Some(std::time::Instant::now()),
+            |runner| {
+                let mut ctx = ProbeContext::for_test(runner);
+                ctx.memory.max_size_bytes = Some(8 << 20);
+                run(&mut ctx).unwrap()
+            },
+        );
+        let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
             names,
             [
                 "mem.loaded/read/0",
@@ -378,17 +452,20 @@ mod tests {
                 "mem.loaded/peak/read"
             ]
         );
-        let load = |r: &BenchResult| r.parameter(LOAD_BYTES_PER_SECOND).unwrap().as_f64();
-        let loads: Vec<f64> = results[..4].iter().map(|r| load(r).unwrap()).collect();
-        assert!(loads[0] > 2.0 * loads[2] && loads[2] > 0.0, "{loads:?}");
-        assert_eq!(loads[3], 0.0);
-        assert_eq!(results[4].bytes_per_operation, Some(64));
-        // Each loader passed over a buffer of its own as large as the run allows; the idle
-        // point had none.
-        let buffer = |r: &BenchResult| r.parameter(LOADER_BUFFER_BYTES).and_then(|v| v.as_f64());
-        for loaded in [&results[0], &results[2], &results[4]] {
-            assert_eq!(buffer(loaded), Some((8 << 20) as f64), "{}", loaded.name);
-        }
-        assert_eq!(buffer(&results[3]), None);
+        let notes: Vec<&str> = (results[4].warnings.iter())
+            .filter_map(|warning| match warning {
+                latlab_engine::Warning::PartSkipped { part, .. } => Some(part.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].contains("curves of copy, triad, write"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].contains("peaks of 3to1, triad, copy, write"),
+            "{notes:?}"
+        );
     }
 }
