@@ -131,4 +131,29 @@ mod tests {
             "{parts:?}"
         );
     }
+
+    /// Out of time, `mem.loaded` keeps its first mix and its first peak, reads, and names
+    /// the mixes and peaks it left out.
+    #[test]
+    fn the_loaded_curve_out_of_time_keeps_its_read_mix_and_says_what_it_left_out() {
+        let loaded = out_of_time("mem.loaded");
+        let names: Vec<&str> = loaded.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mem.loaded/read/0",
+                "mem.loaded/read/1",
+                "mem.loaded/read/2",
+                "mem.loaded/read/3",
+                "mem.loaded/peak/read"
+            ]
+        );
+        assert_eq!(
+            left_out_parts(&loaded),
+            [
+                "mem.loaded curves of copy, triad, write",
+                "mem.loaded peaks of 3to1, triad, copy, write"
+            ]
+        );
+    }
 }

