@@ -9,11 +9,11 @@
 //! the read mix is compared), whose heaviest point comes first and idle point last, then
 //! `multiload`'s plain chase alone. Each figure averages a like window: latlab's points a
 //! second or more (the quick suite's 10 ms glimpse of an idle point is a sample of the
-//! moment, not of the machine), `multiload`'s two seconds. `multiload`'s `-m` sizes its chase's ring and its loaders' buffers alike: its
-//! loaded chase passes over buffers of latlab's loaders' size, its plain chase over latlab's
-//! ring (a loader's buffer the size of a 96 MiB ring sits partly in a host's 300 MiB cache,
-//! and moved 10.1-13.1 GiB/s where one of 256 MiB, latlab's, moved 8.8-9.2; a chase read the
-//! same over either). Over the medians of the rounds' ratios, the idle point must agree with
+//! moment, not of the machine), `multiload`'s two seconds. `multiload`'s `-m` sizes its
+//! chase's ring and its loaders' buffers alike: its loaded chase passes over buffers of
+//! latlab's loaders' size, its plain chase over latlab's ring (a loader's buffer the size of
+//! a 96 MiB ring sits partly in a host's 300 MiB cache, and moved 10.1-13.1 GiB/s where one
+//! of 256 MiB, latlab's, moved 8.8-9.2; a chase read the same over either). Over the medians of the rounds' ratios, the idle point must agree with
 //! `multiload`'s plain chase within 5% and the heaviest point's load bandwidth with its
 //! stream-sum within 15%.
 //!
