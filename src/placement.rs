@@ -154,7 +154,7 @@ mod tests {
             ..Noise::default()
         }));
         crate::run::execute(plan, StopSignals::unset()).unwrap();
-        latlab_report::load::load_run(&json).unwrap()
+        latlab_report::load::load_run(&json, latlab_doors::Reached::Named).unwrap()
     }
 
     /// Each result of `run` flagged with a placement change, and the warning.

@@ -15,15 +15,15 @@
 
 use crate::cli::BUDGET_RANGE;
 use anyhow::{Context, anyhow, bail};
+use latlab_doors::child::{End, Output, Supervision};
 use latlab_engine::config_text::{SAMPLES_RANGE, TARGET_TIME_RANGE};
 use latlab_engine::model::{ProbeOutcome, ProbeStatus};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Runner, Suite};
-use latlab_front::{ChildEnd, KilledFor, Supervision, say};
+use latlab_front::say;
 use latlab_probes::{ProbeContext, ProbeSpec};
-use std::io::Read;
 use std::ops::RangeInclusive;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -33,6 +33,10 @@ pub const COMMAND: &str = "__probe-process";
 
 /// How long a child may take to stop once a stopping signal is passed on to it.
 const GRACE: Duration = Duration::from_secs(10);
+
+/// The most a probe's process may write as its outcome: a probe's results with all their
+/// samples are a few megabytes.
+const MAX_ANSWER_BYTES: usize = 256 << 20;
 
 /// The longest pause between samples a request may ask for: a run pauses
 /// [`latlab_engine::isolation::RT_PAUSE`] under `--rt`, and never more than this.
@@ -190,39 +194,42 @@ fn measure_in_child(
 ) -> anyhow::Result<(ProbeStatus, Vec<BenchResult>)> {
     let request = Request::of(probe, config, suite);
     let program = std::env::current_exe().context("could not find latlab's own program")?;
-    let mut child = Command::new(program)
-        .arg(COMMAND)
-        .args(request.to_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("could not start it")?;
-    let mut stdout = child.stdout.take().expect("its standard output is piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).map(|_| text)
-    });
+    let mut command = Command::new(program);
+    command.arg(COMMAND).args(request.to_args());
     let cancel = &config.cancel;
     let limit = Duration::from_secs_f64(60.0 + 10.0 * probe.typical.seconds(suite));
-    let supervision = Supervision {
-        pass_on: &|| cancel.load(Ordering::Relaxed),
-        limit: Some(limit),
-        grace: Some(GRACE),
-    };
-    let end = latlab_front::supervise(&mut child, &supervision).context("waiting for it")?;
-    let text = (reader.join())
-        .map_err(|_| anyhow!("reading its answer panicked"))?
-        .context("could not read its answer")?;
-    match end {
-        ChildEnd::Exited(status) if status.success() => {
+    let what = format!("{}'s process", probe.id);
+    // The run's stopping signal, whichever it was, is passed on as SIGTERM.
+    let stop = || cancel.load(Ordering::Relaxed).then_some(libc::SIGTERM);
+    let ended = latlab_doors::child::run(
+        &mut command,
+        &Supervision {
+            what: &what,
+            limit,
+            notice_after: Some(limit / 4),
+            grace: GRACE,
+            stop: &stop,
+            say: &|line| say!("{line}"),
+            stdout: Output::Captured(MAX_ANSWER_BYTES),
+            stderr: Output::Inherited,
+        },
+    )
+    .context("could not start it")?;
+    match ended.end {
+        End::Exited | End::Stopped(_) if ended.overflowed => bail!(
+            "it answered with more than {} MiB, more than any probe's outcome",
+            MAX_ANSWER_BYTES >> 20
+        ),
+        // Stopped by a signal passed on, it writes what it measured, as a run does.
+        End::Exited | End::Stopped(_) if ended.status.success() => {
             let answer: ProbeOutcome =
-                serde_json::from_str(&text).context("its answer could not be read")?;
+                serde_json::from_slice(&ended.stdout).context("its answer could not be read")?;
             Ok((answer.status, answer.results))
         }
-        ChildEnd::Exited(status) => bail!("it ended without its results ({status})"),
-        ChildEnd::Killed(_, KilledFor::DidNotStop(_)) => Ok((ProbeStatus::Interrupted, Vec::new())),
-        ChildEnd::Killed(_, KilledFor::OutlivedLimit(limit)) => bail!(
+        End::Exited => bail!("it ended without its results ({})", ended.status),
+        End::Stopped(_) | End::DidNotStop(..) => Ok((ProbeStatus::Interrupted, Vec::new())),
+
+        End::OutlivedLimit(limit) => bail!(
             "it was still running after {} s, far beyond what the probe takes, and was killed",
             limit.as_secs()
         ),

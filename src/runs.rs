@@ -13,7 +13,8 @@ use std::process::ExitCode;
 pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
     let dir = plan.outputs.results_dir.clone();
     if let Some(new) = &plan.outputs.create_dir {
-        std::fs::create_dir(new).with_context(|| format!("--out {}", new.display()))?;
+        latlab_doors::OwnDir::named(new, latlab_doors::Missing::Made)
+            .with_context(|| format!("--out {}", new.display()))?;
     }
     let runs = plan.runs;
     let command = RunsCommand {
@@ -28,6 +29,7 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
                 dir.join(of.name()).display()
             );
         },
+        handed: None,
         baselines: &plan.request.baselines,
         terminal: &plan.request.terminal,
         results_called: "result",

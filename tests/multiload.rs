@@ -32,6 +32,8 @@
 //! another test's load on a CPU would move both programs' figures, each its own way. Needs a C
 //! compiler (`cc`), so it is in the ignored tier.
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -250,6 +250,7 @@ fn budget(args: &RunArgs, suite: Suite, notes: &mut Vec<String>) -> Option<std::
 /// with one (and gate on it), keep the run as one, add it to one. A run started by a
 /// `--runs` command does none of these: the command compares and keeps its runs together.
 fn baselines(args: &RunArgs, run_of: Option<RunOf>) -> Result<Baselines, UsageError> {
+    args.baselines.check().map_err(UsageError)?;
     if run_of.is_some() {
         return Ok(Baselines::none());
     }
@@ -291,8 +292,9 @@ fn runs(args: &RunArgs, run_of: Option<RunOf>) -> Result<usize, UsageError> {
     .map_err(UsageError)?;
     // Runs of an earlier command of more runs, which `latlab compare DIR` would count.
     let dir = results_dir(args, run_of);
-    let others: Vec<String> = (latlab_front::numbered_runs(&dir, "").into_iter())
-        .filter(|(k, path)| *k > runs && path.join("results.json").exists())
+    let numbered = latlab_front::numbered_runs(&dir, "").map_err(UsageError)?;
+    let others: Vec<String> = (numbered.into_iter())
+        .filter(|(k, path)| *k > runs as u64 && path.join("results.json").exists())
         .filter_map(|(_, path)| Some(path.file_name()?.to_string_lossy().into_owned()))
         .collect();
     if !others.is_empty() {

@@ -5,6 +5,7 @@
 
 use super::UsageError;
 use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, NoiseArgs, ReportArgs};
+use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_engine::run_noise::NoiseTable;
 use latlab_front::{Stream, TerminalArgs};
@@ -48,7 +49,7 @@ pub fn report(args: &ReportArgs) -> Result<ReportPlan, UsageError> {
             "--out '': an empty path; give the page's file name, such as report.html".into(),
         ));
     }
-    let run = load_run(&args.file)?;
+    let run = load_run(&args.file, Reached::Named)?;
     let out = args.out.clone().unwrap_or_else(|| {
         args.file
             .parent()
@@ -158,7 +159,7 @@ pub fn export(args: &ExportArgs) -> Result<ExportPlan, UsageError> {
             )));
         }
     }
-    let run = load_run(&args.file)?;
+    let run = load_run(&args.file, Reached::Named)?;
     Ok(ExportPlan {
         run,
         outputs: checked,
@@ -246,8 +247,13 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let mut kept_paths = Vec::new();
     for (i, files) in paths.iter().enumerate() {
         let label = run_label(i);
+        // A file named is read as named; the runs of a directory named are found in it.
+        let reached = |file: &PathBuf| match *file == args.files[i] {
+            true => Reached::Named,
+            false => Reached::Found,
+        };
         let loaded = (files.iter())
-            .map(|file| load_run(file))
+            .map(|file| load_run(file, reached(file)))
             .collect::<Result<Vec<_>, _>>()?;
         let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
         let (runs, kept) = in_start_order(runs, kept);
@@ -278,14 +284,20 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     Ok(ComparePlan { terminal, ..plan })
 }
 
+/// The largest noise table read: a table of a run of 100,000 results is some 6 MiB.
+const MAX_NOISE_TABLE_BYTES: u64 = 64 << 20;
+
 /// `--noise-table FILE`, read and parsed; refused in one line naming what is wrong.
 fn read_noise_table(path: &Path) -> Result<NoiseTable, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let refused = |why: String| {
         UsageError(format!(
-            "--noise-table {}: cannot read it ({e}); give a table written by latlab noise",
+            "--noise-table {}: {why}; give a table written by latlab noise",
             path.display()
         ))
-    })?;
+    };
+    let bytes =
+        latlab_doors::input::read(path, Reached::Named, MAX_NOISE_TABLE_BYTES).map_err(refused)?;
+    let text = String::from_utf8(bytes).map_err(|_| refused("not text".into()))?;
     NoiseTable::parse(&text).map_err(|why| {
         UsageError(format!(
             "--noise-table {}: {why}; give a table written by latlab noise",
@@ -323,7 +335,7 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
         files.extend(side_files(dir)?);
     }
     let loaded = (files.iter())
-        .map(|file| load_run(file))
+        .map(|file| load_run(file, Reached::Found))
         .collect::<Result<Vec<_>, _>>()?;
     let mut notes = Vec::new();
     let named = (args.dirs.iter())
@@ -401,7 +413,7 @@ fn is_numbered_run(file: &Path) -> bool {
         .parent()
         .and_then(Path::file_name)
         .and_then(|name| name.to_str()))
-    .is_some_and(|name| latlab_front::RunOf::number_of(name).is_some())
+    .is_some_and(|name| latlab_front::RunOf::number_in(name, "").is_some_and(|n| n.is_ok()))
         && file.ends_with("results.json")
 }
 

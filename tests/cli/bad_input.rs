@@ -100,7 +100,7 @@ fn outputs_in_missing_or_unwritable_directories() {
     );
     refused(
         &["run", "--synthetic", "--json", "/proc/r.json"],
-        "not writable",
+        "under /proc, which holds the kernel's files, not outputs",
     );
     refused(&["run", "--synthetic", "--markdown", "."], "is a directory");
     refused(

@@ -432,7 +432,7 @@ fn what_killed_runs_left_is_removed_by_the_next() {
     std::fs::write(&live, "mine").unwrap();
     age(&live);
     let held = std::fs::File::open(&live).unwrap();
-    latlab_engine::debris::hold(&held);
+    latlab_doors::debris::hold(&held);
     latlab(dir.path())
         .args(QUICK_FILE_READ)
         .arg("--dir")

@@ -2,6 +2,9 @@
 //! synthetic host (`--synthetic`): an imaginary machine whose figures are the same
 //! everywhere, so output can be asserted exactly.
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
+
 mod bad_argument_matrix;
 mod bad_input;
 mod browser;

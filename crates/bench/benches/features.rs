@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p latlab-bench --bench features`
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 use latlab_bench::{Bencher, black_box};
 use std::sync::atomic::{AtomicU64, Ordering};
 

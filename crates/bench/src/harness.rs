@@ -2,17 +2,16 @@
 //! through the shared lifecycle (`latlab_front::execute`) as [`BenchSets`], or several
 //! times with `--runs`, or once each under `cargo test`.
 
+use crate::count::callgrind::{CountEnd, ValgrindCounts};
 use crate::options::{Command, Options, help};
 use crate::registry::{self, Benchmark};
 use crate::session::{Mode, Session};
 use crate::sets::{BenchSets, result_files};
 use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;
-use latlab_engine::model::Counted;
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{Config, Host, RealHost, Runner};
 use latlab_front::{Controls, RunOf, RunRequest, help_width, text_width};
 use regex_lite::Regex;
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::Arc;
 
@@ -131,7 +130,11 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         &options.terminal,
         latlab_front::Stream::beside(files.uses_stdout()),
     );
-    let counted = count_under_valgrind(options, &selected)?;
+    let counts = match count_under_valgrind(options, &selected, &stop)? {
+        CountEnd::Counted(counts) => counts,
+        CountEnd::Stopped(status) => return Ok(i32::from(status)),
+    };
+    notes.extend(counts.note());
     let sets = registry::side_by_side(selected);
     let sets = BenchSets::new(
         Arc::clone(options),
@@ -141,7 +144,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         stop.clone(),
         run_of,
     )
-    .with_counts(counted);
+    .with_counts(counts);
     let request = RunRequest {
         suite: options.sampling.suite,
         rounds: config.rounds,
@@ -162,8 +165,8 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
 
 /// `--runs N`: the run made N times, each a process of its own started after the last
 /// ended ([`latlab_front::RunsCommand`]), each writing its results into `run-K.json` of the
-/// runs directory; then the runs compared with the baseline together (and gated), and kept
-/// as one together. The runs of an earlier command in that directory go first.
+/// command's own runs directory ([`crate::baselines::runs_directory`]); then the runs
+/// compared with the baseline together (and gated), and kept as one together.
 #[cfg(feature = "files")]
 fn repeat(
     options: &Options,
@@ -172,21 +175,18 @@ fn repeat(
 ) -> Result<i32, Stop> {
     use crate::baselines::run_file;
     let runs = options.sampling.runs;
-    let dir = crate::baselines::runs_directory().map_err(|why| bad(format!("--runs: {why}")))?;
-    let cannot = |e: std::io::Error| bad(format!("--runs: {}: {e}", dir.display()));
-    std::fs::create_dir_all(&dir).map_err(cannot)?;
-    for (_, earlier) in latlab_front::numbered_runs(&dir, ".json") {
-        std::fs::remove_file(earlier).map_err(cannot)?;
-    }
+    let own = crate::baselines::runs_directory().map_err(|why| bad(format!("--runs: {why}")))?;
+    let dir = own.dir.path();
     let terminal = latlab_front::terminal(&options.terminal, latlab_front::Stream::Stdout);
     let command = latlab_front::RunsCommand {
         runs,
-        dir: &dir,
-        results_of: &|of| run_file(&dir, of),
+        dir,
+        results_of: &|of| run_file(dir, of),
         announce: &|of: RunOf| {
-            let into = run_file(&dir, of);
+            let into = run_file(dir, of);
             latlab_front::say!("run {} of {}, into {}", of.run, of.runs, into.display());
         },
+        handed: Some(dir),
         baselines,
         terminal: &terminal,
         results_called: "benchmark",
@@ -299,26 +299,28 @@ fn check_counting(options: &Options) -> Result<(), Stop> {
 fn count_under_valgrind(
     options: &Options,
     selected: &[Benchmark],
-) -> Result<HashMap<String, Counted>, Stop> {
+    stop: &StopSignals,
+) -> Result<CountEnd, Stop> {
+    let nothing = || Ok(CountEnd::Counted(ValgrindCounts::default()));
     let Some(count) = options
         .count
         .filter(|c| c.via == crate::count::Via::Valgrind)
     else {
-        return Ok(HashMap::new());
+        return nothing();
     };
     let names: Vec<String> = (selected.iter())
         .filter(|b| b.threads.is_none())
         .map(|b| b.name.clone())
         .collect();
     if names.is_empty() {
-        return Ok(HashMap::new());
+        return nothing();
     }
     latlab_front::say!(
         "latlab-bench: counting {} benchmark{} under Valgrind's callgrind",
         names.len(),
         if names.len() == 1 { "" } else { "s" }
     );
-    crate::count::callgrind::count(count.what, &names).map_err(bad)
+    crate::count::callgrind::count(count.what, &names, stop).map_err(bad)
 }
 
 /// The counting child's run: each benchmark's bodies counted under callgrind, nothing

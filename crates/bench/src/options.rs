@@ -405,8 +405,9 @@ mod tests {
             }
             let args: &[&str] = match option.value {
                 Some("PCT") => &["--baseline", "main", "--fail-if-slower", "5"],
+                Some("K") => &["--save-baseline", "main", "--baseline-history", "10"],
                 Some("NAME") => &[option.long, "main"],
-                Some("N" | "K") => &[option.long, "10"],
+                Some("N") => &[option.long, "10"],
                 Some("DURATION") => &[option.long, "1ms"],
                 Some("CPU") => &[option.long, "0"],
                 Some("SUITE") => &[option.long, "full"],

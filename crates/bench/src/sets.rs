@@ -3,6 +3,7 @@
 //! measured by the [`Session`], with the watchdog watching for a set that never comes back,
 //! and the text the harness prints after the table.
 
+use crate::count::callgrind::ValgrindCounts;
 use crate::options::Options;
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
@@ -10,13 +11,12 @@ use crate::registry::Benchmark;
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, count_lines, cycle_lines, profile_text};
 use latlab_engine::budget::Allowance;
-use latlab_engine::model::{Counted, ProbeOutcome, ProbeStatus, RunRecord};
+use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
 use latlab_front::{Measured, Progress, ProgressUnit, ResultFiles, RunOf, Unwritten};
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, TableExporter};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -42,8 +42,9 @@ pub(crate) struct BenchSets {
     /// Which run of a `--runs` command this is, if one started it (read once, by the
     /// harness's command): where the watchdog writes.
     run_of: Option<RunOf>,
-    /// Each benchmark's counts, where `--count` counted it under Valgrind before the run.
-    counted: HashMap<String, Counted>,
+    /// Each benchmark's counts, where `--count` counted it under Valgrind before the run,
+    /// and those that failed there.
+    counts: ValgrindCounts,
 }
 
 impl BenchSets {
@@ -67,13 +68,13 @@ impl BenchSets {
             cancel: Arc::default(),
             stop,
             run_of,
-            counted: HashMap::new(),
+            counts: ValgrindCounts::default(),
         }
     }
 
     /// The counts each benchmark is given once its rounds are merged, by name.
-    pub(crate) fn with_counts(self, counted: HashMap<String, Counted>) -> BenchSets {
-        BenchSets { counted, ..self }
+    pub(crate) fn with_counts(self, counts: ValgrindCounts) -> BenchSets {
+        BenchSets { counts, ..self }
     }
 
     fn session(&mut self) -> &mut Session {
@@ -126,7 +127,19 @@ impl Measured for BenchSets {
         session.run_set(&self.sets[unit]);
         self.whole[unit] = session.measured_whole;
         let results = std::mem::take(&mut session.results);
-        let failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        let mut failures: Vec<Failure> = std::mem::take(&mut session.failures);
+        // A benchmark that failed under the counting run fails the run too, even where its
+        // timed calls came back: it was not counted as asked.
+        for benchmark in &self.sets[unit] {
+            if let Some(reason) = self.counts.failed.get(&benchmark.name)
+                && !failures.iter().any(|f| f.name == benchmark.name)
+            {
+                failures.push(Failure {
+                    name: benchmark.name.clone(),
+                    reason: format!("under --count: {reason}"),
+                });
+            }
+        }
         let skipped: Vec<Failure> = std::mem::take(&mut session.skipped);
         let interrupted = session.interrupted || self.cancel.load(Ordering::Relaxed);
         outcome(
@@ -148,7 +161,7 @@ impl Measured for BenchSets {
         let session = self.session.as_ref().expect("the run has started");
         outcome.results = session.finished(outcome.results);
         for result in &mut outcome.results {
-            if let Some(counted) = self.counted.get(&result.name) {
+            if let Some(counted) = self.counts.counted.get(&result.name) {
                 result.counted = Some(counted.clone());
             }
         }
@@ -321,14 +334,15 @@ pub(crate) fn result_files(
         latlab_front::check_outputs_for_runs(
             options.sampling.runs,
             &options.outputs_by_flag(),
-            "each run's results are kept as run-K.json in the target directory's latlab-runs/",
+            "each run's results are kept as run-K.json in the target directory's latlab-runs/N/",
         )?;
     }
     #[cfg(feature = "files")]
     if let Some(of) = run_of {
-        let dir = crate::baselines::runs_directory()?;
+        let dir = RunOf::handed_directory()
+            .ok_or("this run of a --runs command was handed no directory for its results")?;
         files.add(
-            latlab_report::OutputTarget::Replaced(crate::baselines::run_file(&dir, of)),
+            latlab_report::OutputTarget::Replaced(crate::baselines::run_file(dir, of)),
             latlab_report::JsonExporter,
         );
     }

@@ -4,6 +4,8 @@
 //! workspace's (`CARGO_TARGET_TMPDIR`), never into the checkout. The build takes a minute the
 //! first time, so one test covers the whole path.
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -494,13 +496,14 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
     );
     assert!(stdout.contains("  gate/work in this run: "), "{stdout}");
 
-    // `--runs N`: N runs, each a process of its own, into latlab-runs/run-K.json; kept as
-    // one baseline together, and judged against one together.
+    // `--runs N`: N runs, each a process of its own, into the command's own directory
+    // latlab-runs/N/run-K.json; kept as one baseline together, and judged against one
+    // together.
     let (status, _, stderr) = run(&["--runs", "3", "--save-baseline", "three"], false);
     assert_eq!(status, Some(0), "{stderr}");
     for k in 1..=3 {
         assert!(stderr.contains(&format!("run {k} of 3, into ")), "{stderr}");
-        let runs = target.path().join("latlab-runs");
+        let runs = target.path().join("latlab-runs/1");
         assert!(runs.join(format!("run-{k}.json")).is_file(), "{stderr}");
         let kept = target.path().join("latlab-baselines/three");
         assert!(kept.join(format!("run-{k}.json")).is_file(), "{stderr}");
@@ -523,9 +526,11 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
         stdout.contains("no benchmark is more than 50% slower than the baseline three"),
         "{stdout}"
     );
-    // The runs of the last command replace those of the one before.
+    // Each command has a directory of its own: the last one's runs are beside, not over,
+    // those of the one before.
     let runs = target.path().join("latlab-runs");
-    assert!(!runs.join("run-3.json").exists());
+    assert!(runs.join("1/run-3.json").is_file() && runs.join("2/run-2.json").is_file());
+    assert!(!runs.join("2/run-3.json").exists());
     let (status, stdout, stderr) = run(&gate, true);
     assert_eq!(status, Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("  gate/work in these 2 runs: "), "{stdout}");

@@ -3,6 +3,8 @@
 //! deletes; the harness's own examples (`lists`, `features`) are what a new user runs first.
 //! Built into the test target directory, run in temporary ones.
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -9,10 +9,9 @@
 
 #![cfg(unix)]
 
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 /// `ret` as a result: `Err` with errno where it is -1.
@@ -22,11 +21,6 @@ fn checked(ret: libc::c_int) -> io::Result<libc::c_int> {
     } else {
         Ok(ret)
     }
-}
-
-/// `bytes` as a C string; a name with a NUL byte in it cannot name a file.
-fn c_string(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
 }
 
 /// A resource limit's soft and hard values, each `None` when unlimited.
@@ -107,12 +101,6 @@ pub fn lock_all_memory() -> io::Result<()> {
     checked(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) }).map(drop)
 }
 
-/// The user this process acts as.
-pub fn effective_uid() -> u32 {
-    // SAFETY: geteuid takes nothing and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// The process that started this one (its parent now).
 pub fn parent_pid() -> i32 {
     // SAFETY: getppid takes nothing and cannot fail.
@@ -126,20 +114,6 @@ pub fn die_with_parent() -> io::Result<()> {
     let signal = libc::c_ulong::try_from(libc::SIGKILL).expect("a small positive signal");
     // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of the caller's.
     checked(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal) }).map(drop)
-}
-
-/// Whether process `pid` exists: signal 0 may be sent to it, or it exists but belongs to
-/// another user.
-pub fn process_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: signal 0 sends nothing; kill only checks that the process may be signalled.
-    let sent = unsafe { libc::kill(pid, 0) };
-    sent == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// What `uname` says of this system.
@@ -174,50 +148,6 @@ pub fn system_name() -> SystemName {
         version: field(&raw.version),
         machine: field(&raw.machine),
     }
-}
-
-/// `open(path, flags, mode)`, close-on-exec.
-pub fn open(path: &std::path::Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
-    let path = c_string(path.as_os_str().as_bytes())?;
-    let mode = libc::c_uint::from(mode as libc::mode_t);
-    // SAFETY: a NUL-terminated path that outlives the call; the descriptor returned is new
-    // and owned by no one else.
-    let fd = checked(unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode) })?;
-    // SAFETY: `fd` was just opened by this call and is owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// `openat(dir, name, flags, mode)`, close-on-exec: `name` within the directory open as
-/// `dir`, so that the directory cannot be swapped for another between two calls.
-pub fn open_in(
-    dir: BorrowedFd<'_>,
-    name: &OsStr,
-    flags: libc::c_int,
-    mode: u32,
-) -> io::Result<OwnedFd> {
-    let name = c_string(name.as_bytes())?;
-    let mode = libc::c_uint::from(mode as libc::mode_t);
-    let flags = flags | libc::O_CLOEXEC;
-    // SAFETY: an open directory and a NUL-terminated name that outlive the call; the
-    // descriptor returned is new and owned by no one else.
-    let fd = checked(unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) })?;
-    // SAFETY: `fd` was just opened by this call and is owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// `renameat(dir, from, dir, to)`: renames within the directory open as `dir`.
-pub fn rename_in(dir: BorrowedFd<'_>, from: &OsStr, to: &OsStr) -> io::Result<()> {
-    let (from, to) = (c_string(from.as_bytes())?, c_string(to.as_bytes())?);
-    let dir = dir.as_raw_fd();
-    // SAFETY: an open directory and two NUL-terminated names that outlive the call.
-    checked(unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) }).map(drop)
-}
-
-/// `unlinkat(dir, name, 0)`: removes a file within the directory open as `dir`.
-pub fn remove_in(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    let name = c_string(name.as_bytes())?;
-    // SAFETY: an open directory and a NUL-terminated name that outlive the call.
-    checked(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) }).map(drop)
 }
 
 /// Waits up to `limit` for `fd` to be ready for `events` (`libc::POLLIN`, `POLLOUT`):
@@ -270,31 +200,14 @@ mod tests {
     use super::*;
     use std::os::fd::AsFd;
 
-    /// The calls answer as the system does: this process exists and so does its parent, a
-    /// pid past the largest does not; uname names the system std says it is; a file made,
-    /// renamed and removed within a directory is there and then gone; a pipe with data is
-    /// ready to read and an empty one is not.
+    /// The calls answer as the system does: this process's parent exists; uname names the system std says it is; a pipe with
+    /// data is ready to read and an empty one is not.
     #[test]
     fn the_calls_answer_as_the_system_does() {
-        assert!(process_exists(std::process::id()));
-        assert!(process_exists(parent_pid() as u32));
-        assert!(!process_exists(u32::MAX));
-        assert!(!process_exists(0));
+        assert!(latlab_doors::sys::process_exists(parent_pid() as u32));
         let name = system_name();
         assert_eq!(name.system.to_lowercase(), std::env::consts::OS);
         assert!(!name.release.is_empty());
-
-        let dir = tempfile::tempdir().unwrap();
-        let opened = open(dir.path(), libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        let made = open_in(opened.as_fd(), OsStr::new("a"), flags, 0o600).unwrap();
-        drop(made);
-        let again = open_in(opened.as_fd(), OsStr::new("a"), flags, 0o600).unwrap_err();
-        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
-        rename_in(opened.as_fd(), OsStr::new("a"), OsStr::new("b")).unwrap();
-        assert!(dir.path().join("b").exists() && !dir.path().join("a").exists());
-        remove_in(opened.as_fd(), OsStr::new("b")).unwrap();
-        assert!(!dir.path().join("b").exists());
 
         let (reader, mut writer) = std::io::pipe().unwrap();
         let now = Duration::ZERO;

@@ -12,20 +12,27 @@
 //! run, and joins the directory when a run is added.
 
 use crate::{BaselineArgs, Unwritten};
+use latlab_doors::Kind;
+use latlab_doors::rules::next_run_number;
+use latlab_doors::{Durability, Missing, OwnDir, Reached};
 use latlab_engine::config_text::DEFAULT_BASELINE_HISTORY;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
-use latlab_report::load::load_run;
+use latlab_report::load::{MAX_FILE_BYTES, load_run};
 use latlab_report::terminal::{Detail, Terminal};
-use latlab_report::{ExportError, Exporter, JsonExporter, OutputTarget, write_output};
+use latlab_report::{ExportError, Exporter, JsonExporter};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Where baselines are kept: a directory of one per name.
 #[derive(Debug, Clone)]
 pub struct BaselineStore {
     root: PathBuf,
 }
+
+/// How long keeping runs waits for another command keeping runs in the same baseline.
+const STORE_PATIENCE: Duration = Duration::from_secs(60);
 
 impl BaselineStore {
     pub fn at(root: PathBuf) -> BaselineStore {
@@ -38,7 +45,8 @@ impl BaselineStore {
 
     /// Baselines are written only into directories of this user's that are not links: a
     /// directory another user planted (`baselines/NAME -> /elsewhere`) would have a run
-    /// written, and older runs deleted, wherever it points.
+    /// written, and older runs deleted, wherever it points. (Checked again on the
+    /// directories' descriptors when the runs are written.)
     pub fn check(&self, name: &str) -> Result<(), String> {
         for dir in [self.root.clone(), self.root.join(name)] {
             crate::check_own_directory(&dir, false).map_err(|why| {
@@ -55,7 +63,9 @@ impl BaselineStore {
     /// The runs kept as the baseline `name`, oldest first; `Err` when there is none of that
     /// name or one does not read.
     pub fn load(&self, name: &str) -> Result<Vec<RunRecord>, String> {
-        let files = self.run_files(name);
+        let files = self
+            .run_files(name)
+            .map_err(|why| format!("baseline {name}: {why}"))?;
         if files.is_empty() {
             return Err(format!(
                 "no baseline named {name} in {}; save one with --save-baseline {name}",
@@ -63,13 +73,17 @@ impl BaselineStore {
             ));
         }
         (files.iter())
-            .map(|path| load_run(path).map_err(|e| format!("baseline {name}: {}", e.0)))
+            .map(|path| {
+                load_run(path, Reached::Found).map_err(|e| format!("baseline {name}: {}", e.0))
+            })
             .collect()
     }
 
     /// Keeps `records` as the baseline `name`: alone (`add` false: the runs kept before go),
     /// or added after the runs kept already; either way only the newest `history` runs stay.
-    /// Returns the files written and kept.
+    /// The baseline's directory is held (locked) while its runs are numbered, written and
+    /// trimmed, so that two commands keeping runs in one baseline each keep their own.
+    /// Returns the files written.
     pub fn keep(
         &self,
         name: &str,
@@ -77,66 +91,110 @@ impl BaselineStore {
         add: bool,
         history: usize,
     ) -> Result<Vec<PathBuf>, ExportError> {
-        let dir = self.root.join(name);
-        let write_error = |path: &Path, source| ExportError::Write {
+        let failed = |path: &Path, why: String| ExportError::Write {
             path: path.display().to_string(),
-            source,
+            source: std::io::Error::other(why),
         };
-        self.check(name)
-            .map_err(|why| write_error(&dir, std::io::Error::other(why)))?;
-        std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
-        let legacy = self.root.join(format!("{name}.json"));
-        let mut first = 1;
-        if add {
+        let io_failed =
+            |path: &Path, e: std::io::Error| failed(path, format!("{}: {e}", path.display()));
+        let root = OwnDir::kept(&self.root, Missing::Made).map_err(|e| io_failed(&self.root, e))?;
+        let dir = root
+            .sub(name, Missing::Made)
+            .map_err(|e| io_failed(&root.join(name), e))?;
+        let _held = dir
+            .lock(STORE_PATIENCE, || {
+                crate::say!("baseline {name}: waiting for another latlab keeping runs in it");
+            })
+            .map_err(|e| io_failed(dir.path(), e))?;
+        let mut kept = numbered_in(&dir).map_err(|why| failed(dir.path(), why))?;
+        let legacy = format!("{name}.json");
+        let has_legacy = root.kind_of(&legacy) == Some(Kind::Regular);
+        if add && kept.is_empty() && has_legacy {
             // A run saved as NAME.json by an earlier version joins the directory first.
-            if self.run_files(name) == [legacy.clone()] {
-                let into = dir.join("run-1.json");
-                std::fs::copy(&legacy, &into).map_err(|e| write_error(&into, e))?;
+            let bytes = root
+                .read(&legacy, MAX_FILE_BYTES)
+                .map_err(|why| failed(&root.join(&legacy), why))?;
+            dir.replace("run-1.json", &bytes, Durability::Synced)
+                .map_err(|e| io_failed(&dir.join("run-1.json"), e))?;
+            kept.push((1, "run-1.json".into()));
+        }
+        // After the newest: numbers go on past the runs an earlier history let go.
+        let first = match (add, kept.last()) {
+            (true, Some((last, _))) => {
+                next_run_number(*last).map_err(|why| failed(dir.path(), why))?
             }
-            // After the newest: numbers go on past the runs an earlier history let go.
-            first = (crate::numbered_runs(&dir, ".json").last()).map_or(1, |(n, _)| n + 1);
-        }
-        let mut written = Vec::new();
-        let newest = &records[records.len().saturating_sub(history.max(1))..];
-        for (k, record) in newest.iter().enumerate() {
-            let path = dir.join(format!("run-{}.json", first + k));
-            write_output(
-                &OutputTarget::Replaced(path.clone()),
-                &JsonExporter.render(record)?,
-            )?;
-            written.push(path);
-        }
-        let kept = crate::numbered_runs(&dir, ".json");
-        let keep_from = if add {
-            kept.len().saturating_sub(history.max(1))
-        } else {
-            kept.len()
+            _ => 1,
         };
-        for (index, (_, old)) in kept.iter().enumerate() {
-            if index < keep_from && !written.contains(old) {
-                std::fs::remove_file(old).map_err(|e| write_error(old, e))?;
-            }
+        let newest = &records[records.len().saturating_sub(history.max(1))..];
+        let mut written = Vec::new();
+        for (k, record) in (first..).zip(newest) {
+            let file = format!("run-{k}.json");
+            let text = JsonExporter.render(record)?;
+            dir.replace(&file, text.as_bytes(), Durability::Synced)
+                .map_err(|e| io_failed(&dir.join(&file), e))?;
+            written.push(file);
         }
-        if legacy.is_file() {
-            std::fs::remove_file(&legacy).map_err(|e| write_error(&legacy, e))?;
+        let older: Vec<&String> = (kept.iter())
+            .map(|(_, file)| file)
+            .filter(|file| !written.contains(file))
+            .collect();
+        let let_go = if add {
+            (older.len() + written.len()).saturating_sub(history.max(1))
+        } else {
+            older.len()
+        };
+        for file in &older[..let_go.min(older.len())] {
+            dir.remove(file)
+                .map_err(|e| io_failed(&dir.join(file), e))?;
         }
-        Ok(written)
+        if has_legacy {
+            root.remove(&legacy)
+                .map_err(|e| io_failed(&root.join(&legacy), e))?;
+        }
+        Ok(written.iter().map(|file| dir.join(file)).collect())
     }
 
     /// The files of the baseline `name`: `NAME/run-K.json` in order of K, or an earlier
-    /// version's `NAME.json`.
-    fn run_files(&self, name: &str) -> Vec<PathBuf> {
-        let numbered = crate::numbered_runs(&self.root.join(name), ".json");
+    /// version's `NAME.json`; `Err` names an entry no latlab writes there.
+    fn run_files(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        let dir = self.root.join(name);
+        let numbered = crate::numbered_runs(&dir, ".json")?;
         if numbered.is_empty() {
             let legacy = self.root.join(format!("{name}.json"));
-            return if legacy.is_file() {
+            return Ok(if legacy.is_file() {
                 vec![legacy]
             } else {
                 Vec::new()
-            };
+            });
         }
-        numbered.into_iter().map(|(_, path)| path).collect()
+        Ok(numbered.into_iter().map(|(_, path)| path).collect())
     }
+}
+
+/// The runs in the baseline directory `dir`, `(K, "run-K.json")` in order of K; `Err`
+/// names an entry named as a run that is not a regular file, or numbered past where a run
+/// may be, before anything is written.
+fn numbered_in(dir: &OwnDir) -> Result<Vec<(u64, String)>, String> {
+    let names = dir
+        .names()
+        .map_err(|e| format!("{}: {e}", dir.path().display()))?;
+    let mut runs = Vec::new();
+    for name in names.iter().filter_map(|n| n.to_str()) {
+        let Some(number) = crate::RunOf::number_in(name, ".json") else {
+            continue;
+        };
+        let number =
+            number.map_err(|why| format!("{}: {why}; remove it", dir.join(name).display()))?;
+        if dir.kind_of(name) != Some(Kind::Regular) {
+            return Err(format!(
+                "{} is not a file, so not a run latlab kept; remove it",
+                dir.join(name).display()
+            ));
+        }
+        runs.push((number, name.to_string()));
+    }
+    runs.sort();
+    Ok(runs)
 }
 
 /// What a run was asked to do with baselines: compare with one (and gate on it), keep its
@@ -166,6 +224,7 @@ impl Baselines {
         args: &BaselineArgs,
         declared: Presentations,
     ) -> Result<Baselines, String> {
+        args.check()?;
         for (flag, name) in [
             ("--save-baseline", &args.save_baseline),
             ("--add-to-baseline", &args.add_to_baseline),
@@ -241,7 +300,7 @@ impl Baselines {
             let Some(name) = name else { continue };
             let kept = store.keep(name, records, add, self.history);
             if let Some(paths) = unwritten.note(&format!("the baseline {name}"), kept) {
-                let held = store.run_files(name).len();
+                let held = store.run_files(name).map_or(0, |files| files.len());
                 let written = match paths.as_slice() {
                     [path] => path.display().to_string(),
                     paths => format!(
@@ -282,10 +341,12 @@ mod tests {
     fn a_baseline_keeps_its_last_runs() {
         let root = tempfile::tempdir().unwrap();
         let store = BaselineStore::at(root.path().to_path_buf());
-        let numbers = |name: &str| -> Vec<usize> {
-            (crate::numbered_runs(&root.path().join(name), ".json").into_iter())
-                .map(|(n, _)| n)
-                .collect()
+        let numbers = |name: &str| -> Vec<u64> {
+            (crate::numbered_runs(&root.path().join(name), ".json")
+                .unwrap()
+                .into_iter())
+            .map(|(n, _)| n)
+            .collect()
         };
         for _ in 0..5 {
             store.keep("ci", &[record()], true, 3).unwrap();
@@ -320,7 +381,7 @@ mod tests {
         assert_eq!(store.load("main").unwrap().len(), 3);
         let kept = store.keep("main", &[record()], false, 10).unwrap();
         assert_eq!(kept, [root.path().join("main/run-1.json")]);
-        assert_eq!(store.run_files("main"), kept);
+        assert_eq!(store.run_files("main").unwrap(), kept);
 
         std::fs::write(
             root.path().join("old.json"),
@@ -363,5 +424,107 @@ mod tests {
             assert_eq!(text, "precious", "{kept}");
         }
         assert!(!elsewhere.join("main").exists());
+    }
+
+    /// A run numbered where the next would wrap, or past where a run may be, is refused by
+    /// name, and so is an entry named as a run that is no file; either way before anything
+    /// is written or deleted.
+    #[test]
+    fn a_baseline_no_latlab_wrote_is_refused_before_it_is_touched() {
+        let root = tempfile::tempdir().unwrap();
+        let store = BaselineStore::at(root.path().to_path_buf());
+        store.keep("h", &[record(), record()], false, 10).unwrap();
+        let dir = root.path().join("h");
+        let run_1 = std::fs::read(dir.join("run-1.json")).unwrap();
+        let huge = dir.join("run-18446744073709551615.json");
+        std::fs::write(&huge, &run_1).unwrap();
+        for add in [true, false] {
+            let refused = store.keep("h", &[record()], add, 10).unwrap_err();
+            let cause = std::error::Error::source(&refused).unwrap().to_string();
+            assert!(cause.contains("run-18446744073709551615.json"), "{cause}");
+            assert!(cause.contains("from 1 to 1000000000"), "{cause}");
+        }
+        assert!(
+            store
+                .load("h")
+                .unwrap_err()
+                .contains("run-18446744073709551615")
+        );
+        std::fs::remove_file(&huge).unwrap();
+        std::fs::remove_file(dir.join("run-2.json")).unwrap();
+        std::fs::create_dir(dir.join("run-2.json")).unwrap();
+        let refused = store.keep("h", &[record()], false, 10).unwrap_err();
+        let cause = std::error::Error::source(&refused).unwrap().to_string();
+        assert!(cause.contains("h/run-2.json is not a file"), "{cause}");
+        assert_eq!(std::fs::read(dir.join("run-1.json")).unwrap(), run_1);
+        std::fs::remove_dir(dir.join("run-2.json")).unwrap();
+        let last = dir.join(format!("run-{}.json", latlab_doors::rules::MAX_RUN_NUMBER));
+        std::fs::write(&last, &run_1).unwrap();
+        let refused = store.keep("h", &[record()], true, 10).unwrap_err();
+        let cause = std::error::Error::source(&refused).unwrap().to_string();
+        assert!(cause.contains("is the last a run may have"), "{cause}");
+    }
+
+    /// Two commands adding to one baseline at once each keep their own runs: the store is
+    /// held while it numbers and writes them.
+    #[test]
+    fn commands_adding_to_one_baseline_at_once_each_keep_their_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let adders: Vec<_> = (0..2)
+            .map(|_| {
+                let store = BaselineStore::at(root.path().to_path_buf());
+                std::thread::spawn(move || {
+                    for _ in 0..8 {
+                        store.keep("ci", &[record()], true, 100).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for adder in adders {
+            adder.join().unwrap();
+        }
+        let numbers: Vec<u64> = (crate::numbered_runs(&root.path().join("ci"), ".json"))
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(numbers, (1..=16).collect::<Vec<u64>>());
+    }
+
+    /// One baseline saved and added to at once, and a history with nothing kept, are
+    /// refused before anything is measured.
+    #[test]
+    fn baseline_options_that_cannot_mean_anything_together_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let asked = |args: BaselineArgs| {
+            Baselines::asked(
+                BaselineStore::at(root.path().to_path_buf()),
+                &args,
+                Presentations::default(),
+            )
+            .err()
+        };
+        let twice = asked(BaselineArgs {
+            save_baseline: Some("x".into()),
+            add_to_baseline: Some("x".into()),
+            ..BaselineArgs::default()
+        });
+        assert!(twice.unwrap().contains("name one baseline"));
+        let alone = asked(BaselineArgs {
+            baseline_history: Some(3),
+            ..BaselineArgs::default()
+        });
+        assert!(
+            alone
+                .unwrap()
+                .contains("--baseline-history 3: it says how many")
+        );
+        let both = asked(BaselineArgs {
+            save_baseline: Some("x".into()),
+            add_to_baseline: Some("y".into()),
+            baseline_history: Some(3),
+            ..BaselineArgs::default()
+        });
+        assert_eq!(both, None);
     }
 }

@@ -18,8 +18,8 @@
 //!   terminal options (`-q`, `-v`, `--color`) that make a report
 //!   [`Terminal`](latlab_report::terminal::Terminal)
 //!   ([`terminal`]), on the stream the text goes to ([`Stream`]);
-//! - several runs as one command, each a process of its own ([`run_again`]), and the
-//!   supervision of such a child ([`supervise`]).
+//! - several runs as one command, each a process of its own ([`run_again`], started and
+//!   supervised through latlab-doors' door for a child).
 //!
 //! - the run itself, from the lock to the exit status ([`execute`]), over what a front end
 //!   measures ([`Measured`]: the binary's probes, the harness's benchmark sets), with the
@@ -28,6 +28,8 @@
 //!
 //! One definition each, so that the two front ends cannot drift apart.
 
+// Tests read and write files as they please: the doors are for what latlab itself does.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 #[cfg(feature = "files")]
 mod baselines;
 mod core_class;
@@ -69,8 +71,7 @@ pub use outputs::{
 pub use panics::panic_message;
 pub use progress::{Progress, ProgressUnit};
 pub use repeat::{
-    ChildEnd, KilledFor, RUN_OF_VARIABLE, RunOf, RunsEnded, Supervision, check_outputs_for_runs,
-    numbered_runs, run_again, supervise,
+    RUN_OF_VARIABLE, RunOf, RunsEnded, check_outputs_for_runs, numbered_runs, run_again,
 };
 pub use run_files::{ResultFiles, print_out};
 pub use stderr::stderr_text;

@@ -227,14 +227,33 @@ impl BaselineArgs {
         Ok(true)
     }
 
-    /// `--fail-if-slower` judges against `--baseline`: refused without it, in the words clap
-    /// uses for a missing requirement.
+    /// Refuses what the baseline options cannot mean together, in one line:
+    /// `--fail-if-slower` without `--baseline` to judge against (in the words clap uses for a
+    /// missing requirement), one baseline both saved and added to (the run would be kept
+    /// twice), and a history with no baseline to keep.
     pub fn check(&self) -> Result<(), String> {
         if self.fail_if_slower.is_some() && self.baseline.is_none() {
             return Err(
                 "the argument '--fail-if-slower <PCT>' needs '--baseline <NAME>' to judge against"
                     .into(),
             );
+        }
+        if let (Some(saved), Some(added)) = (&self.save_baseline, &self.add_to_baseline)
+            && saved == added
+        {
+            return Err(format!(
+                "--save-baseline {saved} and --add-to-baseline {added} name one baseline, \
+                 which would keep the run twice; give one of them"
+            ));
+        }
+        if let Some(history) = self.baseline_history
+            && self.save_baseline.is_none()
+            && self.add_to_baseline.is_none()
+        {
+            return Err(format!(
+                "--baseline-history {history}: it says how many runs a baseline being kept \
+                 holds; give it with --save-baseline or --add-to-baseline"
+            ));
         }
         Ok(())
     }

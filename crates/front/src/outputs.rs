@@ -26,19 +26,7 @@ pub fn check_output_file(path: &Path) -> Result<(), String> {
         // writable. It is opened without blocking: a FIFO whose reader has not come yet
         // (ENXIO) is writable, and is opened for the write itself only at the end.
         Destination::InPlace(device) | Destination::Appended(device) => {
-            let mut options = std::fs::OpenOptions::new();
-            options.append(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.custom_flags(libc::O_NONBLOCK);
-            }
-            match options.open(&device) {
-                Ok(_) => Ok(()),
-                #[cfg(unix)]
-                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-                Err(e) => Err(format!("{context}: {e}")),
-            }
+            latlab_doors::output::can_write_in_place(&device).map_err(|e| format!("{context}: {e}"))
         }
         Destination::Replaced(file) => {
             existing_writable(&context, "the directory", parent_or_current(&file))
@@ -79,44 +67,12 @@ pub fn check_writable(dir: &Path, context: &str) -> Result<(), String> {
              change to a directory that exists and run again"
         ));
     }
-    create_and_forget(dir).map_err(|e| {
+    latlab_doors::output::can_create_in(dir).map_err(|e| {
         format!(
             "{context}: the directory {} is not writable ({e}); choose one you can write to",
             dir.display()
         )
     })
-}
-
-/// Makes a file in `dir` and leaves none: what `tempfile::tempfile_in` does, without adding
-/// tempfile and its dependencies to the harness's light build. The named file, where one is
-/// needed, is named as latlab's temporary files are (`.latlab-PID-SPACE-`), so that the
-/// next write there removes it if this process was killed before it could.
-fn create_and_forget(dir: &Path) -> std::io::Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        let unnamed = latlab_engine::sys::open(dir, libc::O_TMPFILE | libc::O_WRONLY, 0o600);
-        match unnamed {
-            Ok(_) => return Ok(()),
-            // No O_TMPFILE on this file system: a named file instead.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
-                ) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let name = format!("{}check", latlab_engine::debris::owned_prefix(".latlab-"));
-    let named = dir.join(&name);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    drop(options.open(&named)?);
-    std::fs::remove_file(&named)
 }
 
 /// `--pin CPU` must name a CPU this process may run on: refused before measuring, where it
@@ -168,9 +124,12 @@ mod tests {
         assert!(refused.contains("nowhere does not exist"), "{refused}");
         assert_eq!(check_output_file(&dir.path().join("x.json")), Ok(()));
         assert_eq!(check_output_file(Path::new("/dev/null")), Ok(()));
-        // Root passes every permission bit, yet cannot create a file in /proc.
-        let refused = check_output_file(Path::new("/proc/r.json")).unwrap_err();
+        // Root passes every permission bit, yet cannot create a file in /sys; /proc is the
+        // kernel's, whatever its bits say.
+        let refused = check_output_file(Path::new("/sys/r.json")).unwrap_err();
         assert!(refused.contains("is not writable"), "{refused}");
+        let refused = check_output_file(Path::new("/proc/r.json")).unwrap_err();
+        assert!(refused.contains("under /proc"), "{refused}");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,

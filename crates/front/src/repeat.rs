@@ -8,25 +8,26 @@
 //! started on; separate processes move between runs as two invocations do, which is what
 //! a comparison must know.
 //!
-//! Ctrl-C and a closed terminal reach the whole process group, the run in progress
-//! included, which stops, writes what it measured and ends; no run follows. A SIGTERM sent
-//! to this process alone is passed on to the run in progress once (a second signal would
-//! end that run at once, its results unwritten).
-//!
-//! [`supervise`] waits for such a child: the runs here, and the binary's probes that run in
-//! a process of their own (which pass a stopping signal on whichever it was, and kill a
-//! child that outlives its limit or does not stop).
+//! Each run is a child of the command's, started and waited for through the door for a
+//! child ([`latlab_doors::child`]): a process group of its own, Ctrl-C, SIGTERM and SIGHUP
+//! passed on to it at once (it stops, writes what it measured and ends; no run follows),
+//! and killed if it has not stopped within [`RUN_GRACE`] or runs past [`RUN_LIMIT`].
 
+use latlab_doors::child::{End, Output, Supervision};
 use latlab_engine::signals::StopSignals;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The variable that tells a run started by `--runs` which run of how many it is: `2/3`.
 pub const RUN_OF_VARIABLE: &str = "LATLAB_RUN_OF";
 
-/// How often the runs are looked at for an end or a stopping signal.
-const POLL: Duration = Duration::from_millis(50);
+/// How long a run may take to stop and write what it measured once a stopping signal is
+/// passed on to it.
+pub const RUN_GRACE: Duration = Duration::from_secs(30);
+/// The longest a run may take before it is killed: a day.
+pub const RUN_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 /// Which run of how many a process is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,20 +42,13 @@ impl RunOf {
     /// believed only where the handshake the command hands down with it is found;
     /// otherwise it is ignored, and standard error says so once.
     pub fn of_this_process() -> Option<RunOf> {
-        static OF_THIS_PROCESS: std::sync::OnceLock<Option<RunOf>> = std::sync::OnceLock::new();
-        *OF_THIS_PROCESS.get_or_init(|| {
-            let value = std::env::var_os(RUN_OF_VARIABLE)?;
-            let value = value.to_string_lossy();
-            let believed = Handshake::received(&value);
-            if believed.is_none() {
-                crate::say!(
-                    "note: {RUN_OF_VARIABLE} is set, but no latlab command with --runs \
-                     started this process: ignored (it is latlab's own handshake between a \
-                     --runs command and its runs; unset it)"
-                );
-            }
-            believed
-        })
+        received().map(|(of, _)| *of)
+    }
+
+    /// The directory the command that started this run handed it, where it handed one
+    /// (the harness's runs of one command go into a directory of that command's).
+    pub fn handed_directory() -> Option<&'static Path> {
+        received()?.1.as_deref()
     }
 
     fn parse(text: &str) -> Option<RunOf> {
@@ -68,10 +62,33 @@ impl RunOf {
         format!("run-{}", self.run)
     }
 
-    /// The run number in a name [`RunOf::name`] made: 2 for `run-2`.
-    pub fn number_of(name: &str) -> Option<usize> {
-        name.strip_prefix("run-")?.parse().ok()
+    /// The run number in a name [`RunOf::name`] made followed by `suffix`: 2 for `run-2`
+    /// and `run-2.json` (with `.json`); `None` for another name, `Some(Err)` for a number
+    /// no run has ([`latlab_doors::rules::run_number`]).
+    pub fn number_in(name: &str, suffix: &str) -> Option<Result<u64, String>> {
+        latlab_doors::rules::run_number(name.strip_suffix(suffix)?.strip_prefix("run-")?)
     }
+}
+
+/// The handshake this process received, read once: the run it is, and the directory it was
+/// handed.
+fn received() -> Option<&'static (RunOf, Option<PathBuf>)> {
+    static RECEIVED: OnceLock<Option<(RunOf, Option<PathBuf>)>> = OnceLock::new();
+    RECEIVED
+        .get_or_init(|| {
+            let value = std::env::var_os(RUN_OF_VARIABLE)?;
+            let value = value.to_string_lossy();
+            let believed = Handshake::received(&value);
+            if believed.is_none() {
+                crate::say!(
+                    "note: {RUN_OF_VARIABLE} is set, but no latlab command with --runs \
+                     started this process: ignored (it is latlab's own handshake between a \
+                     --runs command and its runs; unset it)"
+                );
+            }
+            believed
+        })
+        .as_ref()
 }
 
 /// Refuses, for a command of several `runs`, an output named for each run (`named`: each
@@ -100,17 +117,21 @@ pub fn check_outputs_for_runs(
 
 /// The entries of `dir` named as runs are (`run-K`, then `suffix`: `.json` for runs kept as
 /// files, nothing for run directories), with their K, in the order of K; none where `dir`
-/// cannot be read.
-pub fn numbered_runs(dir: &Path, suffix: &str) -> Vec<(usize, PathBuf)> {
-    let mut runs: Vec<(usize, PathBuf)> = (std::fs::read_dir(dir).into_iter().flatten())
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let name = path.file_name()?.to_str()?;
-            Some((RunOf::number_of(name.strip_suffix(suffix)?)?, path))
-        })
-        .collect();
+/// cannot be read. `Err` names an entry numbered past where a run may be.
+pub fn numbered_runs(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>, String> {
+    let mut runs = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Some(number) = RunOf::number_in(name, suffix) {
+            let number = number.map_err(|why| format!("{}: {why}; remove it", path.display()))?;
+            runs.push((number, path));
+        }
+    }
     runs.sort();
-    runs
+    Ok(runs)
 }
 
 /// How several runs ended.
@@ -124,13 +145,15 @@ pub enum RunsEnded {
     Stopped { status: u8, whole: usize },
 }
 
-/// Runs this program again `runs` times, with its own arguments, one process after another;
-/// `announce` is told of each run before it starts. Stops after a run that ends other than
-/// with status 0 or 1, and before a run when `stop` has a signal.
+/// Runs this program again `runs` times, with its own arguments, one process after another,
+/// each handed `directory` where one is given; `announce` is told of each run before it
+/// starts. Stops after a run that ends other than with status 0 or 1, and before a run when
+/// `stop` has a signal.
 pub fn run_again(
     runs: usize,
     stop: &StopSignals,
     announce: impl Fn(RunOf),
+    directory: Option<&Path>,
 ) -> std::io::Result<RunsEnded> {
     let program = std::env::current_exe()?;
     let mut failed = false;
@@ -143,14 +166,30 @@ pub fn run_again(
             });
         }
         announce(of);
-        let handshake = Handshake::offer(of)?;
-        let mut child = Command::new(&program)
+        let handshake = Handshake::offer(of, directory)?;
+        let mut command = Command::new(&program);
+        command
             .args(std::env::args_os().skip(1))
-            .env(RUN_OF_VARIABLE, handshake.value())
-            .spawn()?;
+            .env(RUN_OF_VARIABLE, handshake.value());
+        let what = format!("run {run} of {runs}");
+        let ended = latlab_doors::child::run(
+            &mut command,
+            &Supervision {
+                what: &what,
+                limit: RUN_LIMIT,
+                notice_after: None,
+                grace: RUN_GRACE,
+                stop: &|| stop.received(),
+                say: &|line| crate::say!("{line}"),
+                stdout: Output::Inherited,
+                stderr: Output::Inherited,
+            },
+        )?;
         drop(handshake);
-        let status = wait_passing_on_sigterm(&mut child, stop)?;
-        match status_of(status) {
+        if let End::OutlivedLimit(_) | End::DidNotStop(..) = ended.end {
+            crate::say!("latlab: {what} was killed ({:?})", ended.end);
+        }
+        match latlab_doors::child::shell_status(ended.status) {
             0 => {}
             1 => failed = true,
             status => {
@@ -167,32 +206,43 @@ pub fn run_again(
 /// What a `--runs` command hands each run so that the run can tell the command's
 /// [`RUN_OF_VARIABLE`] from one left in the environment: on Unix, the read end of a pipe
 /// (inherited by the run, at the descriptor the variable names) holding a secret the
-/// variable repeats. Nothing but the command that made the pipe can have written the
-/// secret into it, so `RUN/RUNS` alone, or with a guessed descriptor, is ignored.
+/// variable repeats, and after it the directory the command hands the run, if any.
+/// Nothing but the command that made the pipe can have written the secret into it, so
+/// `RUN/RUNS` alone, or with a guessed descriptor, is ignored.
 struct Handshake {
     of: RunOf,
     secret: String,
     /// The pipe's read end, open in this process until the run has started.
     #[cfg(unix)]
     read_end: std::os::fd::OwnedFd,
+    /// Where there is no pipe, the variable carries the directory.
+    #[cfg(not(unix))]
+    directory: Option<PathBuf>,
 }
 
+/// The most a handshake's pipe holds: the secret, a line break and a directory's path.
+#[cfg(unix)]
+const MAX_HANDSHAKE_BYTES: u64 = 64 * 1024;
+
 impl Handshake {
-    /// A pipe holding a fresh secret, its read end left open across `exec`.
+    /// A pipe holding a fresh secret and `directory`, its read end left open across `exec`.
     #[cfg(unix)]
-    fn offer(of: RunOf) -> std::io::Result<Handshake> {
+    fn offer(of: RunOf, directory: Option<&Path>) -> std::io::Result<Handshake> {
         use latlab_engine::sys::set_inherited;
         use std::os::fd::AsFd;
+        use std::os::unix::ffi::OsStrExt;
         let secret = fresh_secret();
         let (read_end, mut write_end) = std::io::pipe()?;
-        // The write end stays in this process, and is closed once the secret is in the
-        // pipe (one write, shorter than PIPE_BUF, so read whole by one read).
+        // The write end stays in this process, and is closed once all is in the pipe (less
+        // than a pipe holds, so the write does not wait for the run).
         set_inherited(write_end.as_fd(), false)?;
         set_inherited(read_end.as_fd(), true)?;
-        let written = std::io::Write::write(&mut write_end, secret.as_bytes())?;
-        if written != secret.len() {
-            return Err(std::io::ErrorKind::WriteZero.into());
+        let mut message = secret.as_bytes().to_vec();
+        if let Some(directory) = directory {
+            message.push(b'\n');
+            message.extend_from_slice(directory.as_os_str().as_bytes());
         }
+        std::io::Write::write_all(&mut write_end, &message)?;
         Ok(Handshake {
             of,
             secret,
@@ -201,33 +251,42 @@ impl Handshake {
     }
 
     /// Elsewhere (the harness on Windows) no descriptor is handed down: the variable
-    /// carries the secret alone.
+    /// carries the secret and the directory alone.
     #[cfg(not(unix))]
-    fn offer(of: RunOf) -> std::io::Result<Handshake> {
+    fn offer(of: RunOf, directory: Option<&Path>) -> std::io::Result<Handshake> {
         Ok(Handshake {
             of,
             secret: fresh_secret(),
+            directory: directory.map(Path::to_path_buf),
         })
     }
 
-    /// The variable's value: `RUN/RUNS DESCRIPTOR SECRET`.
+    /// The variable's value: `RUN/RUNS DESCRIPTOR SECRET` (and, where there is no pipe,
+    /// ` DIRECTORY`).
     fn value(&self) -> String {
         #[cfg(unix)]
-        let descriptor = std::os::fd::AsRawFd::as_raw_fd(&self.read_end);
+        let (descriptor, directory) = (std::os::fd::AsRawFd::as_raw_fd(&self.read_end), "");
         #[cfg(not(unix))]
-        let descriptor = -1;
+        let (descriptor, directory) = (
+            -1,
+            &(self.directory.as_ref())
+                .map(|d| format!(" {}", d.display()))
+                .unwrap_or_default(),
+        );
         format!(
-            "{}/{} {descriptor} {}",
+            "{}/{} {descriptor} {}{directory}",
             self.of.run, self.of.runs, self.secret
         )
     }
 
-    /// The run a variable's `value` names, where the handshake is this process's own: the
-    /// descriptor it names is a pipe (not standard input, output or error) that holds the
-    /// secret it repeats. The pipe is read and closed, so the run's own children find none.
+    /// The run a variable's `value` names, and the directory handed with it, where the
+    /// handshake is this process's own: the descriptor it names is a pipe (not standard
+    /// input, output or error) that holds the secret it repeats. The pipe is read and
+    /// closed, so the run's own children find none.
     #[cfg(unix)]
-    fn received(value: &str) -> Option<RunOf> {
+    fn received(value: &str) -> Option<(RunOf, Option<PathBuf>)> {
         use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+        use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::FileTypeExt;
         let mut parts = value.split(' ');
         let (of, descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
@@ -252,20 +311,29 @@ impl Handshake {
             return None;
         }
         // SAFETY: a pipe with data waiting, at the descriptor the handshake names: this
-        // process takes it over, reads it once and closes it.
+        // process takes it over, reads it to its end (the command closed its write end) and
+        // closes it.
         let pipe = unsafe { OwnedFd::from_raw_fd(descriptor) };
-        let mut written = [0u8; 64];
-        let read = std::io::Read::read(&mut std::fs::File::from(pipe), &mut written).ok()?;
-        (&written[..read] == secret.as_bytes()).then_some(of)
+        let mut written = Vec::new();
+        let pipe = std::io::Read::take(std::fs::File::from(pipe), MAX_HANDSHAKE_BYTES);
+        std::io::Read::read_to_end(&mut { pipe }, &mut written).ok()?;
+        let mut lines = written.splitn(2, |&b| b == b'\n');
+        if lines.next()? != secret.as_bytes() {
+            return None;
+        }
+        let directory = lines
+            .next()
+            .map(|d| PathBuf::from(std::ffi::OsStr::from_bytes(d)));
+        Some((of, directory))
     }
 
     /// Without a descriptor to check, the variable is believed where it has its shape.
     #[cfg(not(unix))]
-    fn received(value: &str) -> Option<RunOf> {
-        let mut parts = value.split(' ');
+    fn received(value: &str) -> Option<(RunOf, Option<PathBuf>)> {
+        let mut parts = value.splitn(4, ' ');
         let (of, _descriptor, secret) = (parts.next()?, parts.next()?, parts.next()?);
         (secret.len() == SECRET_LENGTH).then_some(())?;
-        RunOf::parse(of)
+        Some((RunOf::parse(of)?, parts.next().map(PathBuf::from)))
     }
 }
 
@@ -287,107 +355,6 @@ fn fresh_secret() -> String {
     format!("{:016x}{:016x}", half(), half())
 }
 
-/// Waits for `child`, passing a SIGTERM this process receives on to it once.
-fn wait_passing_on_sigterm(
-    child: &mut std::process::Child,
-    stop: &StopSignals,
-) -> std::io::Result<ExitStatus> {
-    let supervision = Supervision {
-        pass_on: &|| stop.received() == Some(libc::SIGTERM),
-        limit: None,
-        grace: None,
-    };
-    match supervise(child, &supervision)? {
-        ChildEnd::Exited(status) | ChildEnd::Killed(status, _) => Ok(status),
-    }
-}
-
-/// How a child process is watched while it runs.
-pub struct Supervision<'a> {
-    /// Whether a stopping signal should now be passed on to it (SIGTERM, once).
-    pub pass_on: &'a dyn Fn() -> bool,
-    /// How long it may run before it is killed.
-    pub limit: Option<Duration>,
-    /// How long it may take to stop once the signal is passed on before it is killed.
-    pub grace: Option<Duration>,
-}
-
-/// How a supervised child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChildEnd {
-    /// On its own (or by a signal it was passed on and obeyed).
-    Exited(ExitStatus),
-    /// Killed: it outlived its limit, or did not stop within its grace.
-    Killed(ExitStatus, KilledFor),
-}
-
-/// Why a supervised child was killed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KilledFor {
-    OutlivedLimit(Duration),
-    DidNotStop(Duration),
-}
-
-/// Waits for `child` as `supervision` says: a SIGTERM passed on once when it asks, and the
-/// child killed (SIGKILL) past its limit or its grace.
-pub fn supervise(
-    child: &mut std::process::Child,
-    supervision: &Supervision,
-) -> std::io::Result<ChildEnd> {
-    let started = std::time::Instant::now();
-    let mut passed_on: Option<std::time::Instant> = None;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(ChildEnd::Exited(status));
-        }
-        if passed_on.is_none() && (supervision.pass_on)() {
-            ask_to_stop(child);
-            passed_on = Some(std::time::Instant::now());
-        }
-        let killed_for = match (supervision.limit, supervision.grace, passed_on) {
-            (Some(limit), _, _) if started.elapsed() > limit => {
-                Some(KilledFor::OutlivedLimit(limit))
-            }
-            (_, Some(grace), Some(at)) if at.elapsed() > grace => {
-                Some(KilledFor::DidNotStop(grace))
-            }
-            _ => None,
-        };
-        if let Some(why) = killed_for {
-            child.kill()?;
-            return Ok(ChildEnd::Killed(child.wait()?, why));
-        }
-        std::thread::sleep(POLL);
-    }
-}
-
-/// Passes SIGTERM on to `child`.
-#[cfg(unix)]
-fn ask_to_stop(child: &std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) on the pid of a child not yet waited for.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-    }
-}
-
-/// Windows has no signal to pass on: Ctrl-C reaches every process of the console, the
-/// child too, and one that does not stop within its grace is killed.
-#[cfg(not(unix))]
-fn ask_to_stop(_child: &std::process::Child) {}
-
-/// A run's exit status as a shell reports it: 128 plus the signal that ended it.
-fn status_of(status: ExitStatus) -> u8 {
-    #[cfg(unix)]
-    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
-    match (status.code(), signal) {
-        (Some(code), _) => u8::try_from(code).unwrap_or(2),
-        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(2),
-        (None, None) => 2,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,8 +363,14 @@ mod tests {
     fn a_run_is_named_by_its_number_of_how_many() {
         assert_eq!(RunOf::parse("2/3"), Some(RunOf { run: 2, runs: 3 }));
         assert_eq!(RunOf::parse("2/3").unwrap().name(), "run-2");
-        assert_eq!(RunOf::number_of("run-2"), Some(2));
-        assert_eq!(RunOf::number_of("run-2.json"), None);
+        assert_eq!(RunOf::number_in("run-2", ""), Some(Ok(2)));
+        assert_eq!(RunOf::number_in("run-2.json", ".json"), Some(Ok(2)));
+        assert_eq!(RunOf::number_in("run-2.json", ""), None);
+        assert!(
+            RunOf::number_in("run-18446744073709551615.json", ".json")
+                .unwrap()
+                .is_err()
+        );
         for refused in ["0/3", "4/3", "2", "a/3", "2/", ""] {
             assert_eq!(RunOf::parse(refused), None, "{refused}");
         }
@@ -412,14 +385,15 @@ mod tests {
         use std::os::fd::IntoRawFd;
         let of = RunOf { run: 2, runs: 3 };
         let offered = |of: RunOf| {
-            let handshake = Handshake::offer(of).unwrap();
+            let handshake = Handshake::offer(of, Some(Path::new("/runs/of a command"))).unwrap();
             let value = handshake.value();
             // As in the run, which inherits the descriptor and owns it from then on.
             let Handshake { read_end, .. } = handshake;
             (value, read_end.into_raw_fd())
         };
         let (value, _) = offered(of);
-        assert_eq!(Handshake::received(&value), Some(of));
+        let handed = Some(PathBuf::from("/runs/of a command"));
+        assert_eq!(Handshake::received(&value), Some((of, handed)));
         assert_eq!(Handshake::received(&value), None, "the pipe is read once");
         let (_, descriptor) = offered(of);
         let other_secret = format!("2/3 {descriptor} {}", fresh_secret());

@@ -118,7 +118,7 @@ impl ResultFiles {
             if file.beside && !before_written {
                 // Neither it, nor an older one that would describe another run.
                 if let Some(path) = target.path() {
-                    let _ = std::fs::remove_file(path);
+                    let _ = latlab_doors::output::remove_own(path);
                 }
                 continue;
             }

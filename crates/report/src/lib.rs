@@ -4,6 +4,8 @@
 //! pure functions of the record, so they are tested on synthetic records and the command
 //! line can rewrite every output after each probe (a crash then loses nothing).
 
+// Tests read and write files as they please: the doors are for what latlab itself does.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 #![forbid(unsafe_code)]
 
 pub mod advice;
@@ -61,6 +63,7 @@ pub use html::{HtmlExporter, benchmarks_html_page, html_page};
 pub use json::json_schema;
 #[cfg(feature = "files")]
 pub use json::{JSON_SCHEMA_VERSION, JsonExporter};
+pub use latlab_doors::{Destination, Durability};
 pub use markdown::MarkdownExporter;
 #[cfg(feature = "html")]
 pub use plots::{Formats, RenderedPlot, render_plots, write_plots};
@@ -68,8 +71,8 @@ pub use printable::{one_line, printable};
 pub use table::TableExporter;
 pub use text_table::{Align, TextTable};
 pub use write::{
-    Destination, Durability, OutputTarget, STALLED_PIPE, Stream, is_same_file, write_all_waiting,
-    write_output, write_output_as,
+    OutputTarget, STALLED_PIPE, Stream, is_same_file, write_all_waiting, write_output,
+    write_output_as,
 };
 
 use latlab_engine::model::RunRecord;

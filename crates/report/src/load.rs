@@ -7,6 +7,7 @@
 //! their numbers and histograms converted to the typed values of schema 2.
 
 use crate::json::JSON_SCHEMA_VERSION;
+use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_engine::parameters::{Histogram, Value};
 use std::path::Path;
@@ -19,35 +20,41 @@ pub struct LoadError(pub String);
 /// The largest results file read: a full run writes a few megabytes.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// Reads the run recorded in the latlab JSON file at `path`, and checks that its figures
-/// are ones a run could have written ([`crate::validate`]).
-pub fn load_run(path: &Path) -> Result<RunRecord, LoadError> {
-    load_versioned_run(path).map(|(run, _)| run)
+/// Reads the run recorded in the latlab JSON file at `path` (which the user named, or latlab
+/// found: [`Reached`]), and checks that its figures are ones a run could have written
+/// ([`crate::validate`]).
+pub fn load_run(path: &Path, reached: Reached) -> Result<RunRecord, LoadError> {
+    load_versioned_run(path, reached).map(|(run, _)| run)
 }
 
 /// As [`load_run`], with the schema version the file was written in (older ones are
 /// converted as they are read).
-pub fn load_versioned_run(path: &Path) -> Result<(RunRecord, u64), LoadError> {
-    let shown = path.display();
-    let bytes = read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
-    let (run, version) =
-        parse_versioned_run(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))?;
-    crate::validate::validate(&run).map_err(|why| {
-        LoadError(format!(
-            "{shown}: {why}; give a results.json written by latlab"
-        ))
-    })?;
+pub fn load_versioned_run(path: &Path, reached: Reached) -> Result<(RunRecord, u64), LoadError> {
+    let bytes = read_results_file(path, reached).map_err(|why| in_file(path, why))?;
+    run_of(&bytes).map_err(|why| in_file(path, why))
+}
+
+/// The run the bytes of a results file hold, parsed and checked as [`load_run`] does; the
+/// error is why, without the file's name.
+pub fn run_of(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
+    let (run, version) = parse_versioned_run(bytes)?;
+    crate::validate::validate(&run)
+        .map_err(|why| format!("{why}; give a results.json written by latlab"))?;
     Ok((one_line_fields(run), version))
+}
+
+/// `why` a file was refused, naming it.
+fn in_file(path: &Path, why: String) -> LoadError {
+    LoadError(format!("{}: {why}", path.display()))
 }
 
 /// As [`load_versioned_run`], with the results' samples left out (every `samples_ns` and
 /// `cpu_samples_ns` empty): what a fleet of thousands of runs reads. The samples are
 /// scanned, not parsed, and the rest is checked as [`crate::validate::validate_figures`]
 /// says.
-pub fn load_figures(path: &Path) -> Result<(RunRecord, u64), LoadError> {
-    let shown = path.display();
-    let bytes = read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
-    figures_of(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
+pub fn load_figures(path: &Path, reached: Reached) -> Result<(RunRecord, u64), LoadError> {
+    let bytes = read_results_file(path, reached).map_err(|why| in_file(path, why))?;
+    figures_of(&bytes).map_err(|why| in_file(path, why))
 }
 
 /// As [`load_figures`], from the file's bytes; the error is why, without the file's name.
@@ -84,57 +91,18 @@ fn one_line_fields(mut run: RunRecord) -> RunRecord {
     run
 }
 
-/// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. It is opened without
-/// blocking, so that a FIFO with no writer is refused instead of waited on, and a device
-/// such as /dev/zero is refused instead of read for ever.
-pub(crate) fn read_results_file(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options
-        .open(path)
-        .map_err(|e| format!("cannot read it ({e})"))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| format!("cannot read it ({e})"))?;
-    if !metadata.is_file() {
-        let what = if metadata.is_dir() {
-            "a directory"
+/// The bytes of a results file of at most [`MAX_FILE_BYTES`], through the door in
+/// ([`latlab_doors::input`]): a regular file only, refused with what to give instead.
+pub(crate) fn read_results_file(path: &Path, reached: Reached) -> Result<Vec<u8>, String> {
+    latlab_doors::input::read(path, reached, MAX_FILE_BYTES).map_err(|why| {
+        if why.starts_with("cannot read it") || why.contains("memory") {
+            why
+        } else if why.contains("more than the") || why.contains("grew past") {
+            format!("{why}; is it a results file?")
         } else {
-            "not a regular file (a pipe, a socket or a device)"
-        };
-        return Err(format!("{what}; give a results.json written by latlab"));
-    }
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "{} MiB, more than the 1 GiB a results file can be; is it a results file?",
-            metadata.len() >> 20
-        ));
-    }
-    // Asked for, not assumed: where the memory cannot be had (`ulimit -v`, a container's
-    // limit) the file is refused in one line instead of the process aborting.
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(metadata.len() as usize)
-        .map_err(|_| {
-            format!(
-                "{} MiB, more memory than this process can have now; read it alone, or \
-                 raise the process's memory limit",
-                metadata.len() >> 20
-            )
-        })?;
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it ({e})"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err("it grew past 1 GiB while being read; is it a results file?".into());
-    }
-    Ok(bytes)
+            format!("{why}; give a results.json written by latlab")
+        }
+    })
 }
 
 /// Parses a latlab JSON document; the error says what is wrong with it.
@@ -392,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_named() {
-        let error = load_run(Path::new("/nonexistent/results.json")).unwrap_err();
+        let error = load_run(Path::new("/nonexistent/results.json"), Reached::Named).unwrap_err();
         assert!(
             error
                 .0

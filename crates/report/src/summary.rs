@@ -14,7 +14,6 @@
 
 use crate::formats::FileFormat;
 use crate::headline::headline_rows;
-use crate::load::LoadError;
 use crate::validate::{self, MAX_BYTES, MIN_TIME_NS};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::Environment;
@@ -193,14 +192,6 @@ pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary, String> {
     check_figures(&summary).map_err(|why| format!("{why}; write the summary again"))?;
     one_line_fields(&mut summary);
     Ok(summary)
-}
-
-/// Reads the summary at `path` (refused as [`crate::load`] refuses a results file).
-pub fn load_summary(path: &std::path::Path) -> Result<RunSummary, LoadError> {
-    let shown = path.display();
-    let bytes =
-        crate::load::read_results_file(path).map_err(|why| LoadError(format!("{shown}: {why}")))?;
-    parse_summary(&bytes).map_err(|why| LoadError(format!("{shown}: {why}")))
 }
 
 /// The version alone, read first so a newer schema is refused by name.

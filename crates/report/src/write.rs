@@ -1,30 +1,15 @@
-//! Writing an output: standard output for `-`, otherwise atomically (a temporary file in
-//! the same directory, created exclusively, then renamed over the target), so a reader never
-//! sees half a file and a failure leaves the previous version, or nothing, in place.
-//!
-//! A path the user named (`--json FILE`, `--out FILE`) is where the user wants the output,
-//! whatever it is ([`Destination`]):
-//! - a regular file, or none yet, is replaced whole;
-//! - a symbolic link is written through, never replaced: the file at the end of its chain
-//!   (`latest.json -> runs/2026-11-26.json`) is replaced whole, or created when the link
-//!   dangles, and the link stays;
-//! - a device or FIFO (`/dev/null`, a pipe) is written in place, never truncated: renaming
-//!   over it would replace the device or pipe itself. A FIFO is opened without blocking, so
-//!   that one nobody reads is an error rather than a hang;
-//! - a file reached through a process's descriptor link (`/dev/stdout`, `/proc/self/fd/1`,
-//!   which the shell opened for `> file`) is appended to, as a write to the descriptor would
-//!   be: replacing it would leave the shell's descriptor on a file nobody can see.
-//!
-//! The files latlab names itself in a results directory (`results.json`, the page, the
-//! plots, baselines) are always replaced whole: a link or a device planted there by
-//! someone else is replaced, never written through.
+//! Writing an output: standard output for `-`, otherwise through the door out
+//! ([`latlab_doors::output`]): whole or not at all, a temporary file renamed into place
+//! inside a directory held open, so a reader never sees half a file and a failure leaves
+//! the previous version, or nothing, in place. A path the user named is written where it
+//! leads (a link of theirs followed, a device or FIFO written in place, a descriptor link
+//! appended to, an input of the command refused); a file latlab names itself in a results
+//! directory is always replaced whole, in a directory of the user's own.
 
 use crate::ExportError;
+use latlab_doors::output::{self, Destination, Durability};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// What a temporary file's name starts with, before its owner's process id and PID space.
-const TEMPORARY_KIND: &str = ".latlab-";
 
 /// Where an output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,85 +118,8 @@ pub fn is_same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The most links a chain may have before it counts as a loop (Linux's own limit).
-const MAX_LINKS: usize = 40;
-
-/// Where a write to a path the user named lands, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Destination {
-    /// A regular file, or none yet, replaced whole: the path itself, or the end of the
-    /// chain of links it starts.
-    Replaced(PathBuf),
-    /// A device or FIFO, written in place from its start, never truncated.
-    InPlace(PathBuf),
-    /// A regular file reached through a process's descriptor link, appended to.
-    Appended(PathBuf),
-}
-
-impl Destination {
-    /// Follows `path`'s links, if it is one, to where a write lands. `Err` for a loop of
-    /// links, or a link that cannot be read.
-    pub fn of(path: &Path) -> std::io::Result<Destination> {
-        let (end, through_proc) = end_of_links(path)?;
-        Ok(match std::fs::metadata(&end) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Destination::Replaced(end),
-            Err(e) => return Err(e),
-            // A descriptor link's text ("/tmp/f (deleted)", "pipe:[7]") names no path to
-            // replace: the descriptor is written through the link itself.
-            Ok(metadata) if through_proc && metadata.is_file() => {
-                Destination::Appended(path.to_path_buf())
-            }
-            Ok(_) if through_proc => Destination::InPlace(path.to_path_buf()),
-            Ok(metadata) if !metadata.is_file() => Destination::InPlace(end),
-            Ok(_) => Destination::Replaced(end),
-        })
-    }
-}
-
-/// The path at the end of `path`'s chain of symbolic links (`path` itself when it is not a
-/// link), and whether the chain reached `/proc` (a descriptor link such as
-/// `/proc/self/fd/1`, whose text is no path to follow by hand: the chain stops there).
-fn end_of_links(path: &Path) -> std::io::Result<(PathBuf, bool)> {
-    let mut current = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        match std::fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {}
-            _ => return Ok((current, false)),
-        }
-        if absolute_in(&current).starts_with("/proc") {
-            return Ok((current, true));
-        }
-        let text = std::fs::read_link(&current)?;
-        current = match current.parent() {
-            Some(parent) => parent.join(text),
-            None => text,
-        };
-    }
-    Err(std::io::Error::other(format!(
-        "more than {MAX_LINKS} symbolic links in a row (a loop of links?)"
-    )))
-}
-
-/// `path` made absolute against the working directory (for telling where it lies; links
-/// are not resolved).
-fn absolute_in(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
 pub fn write_output(target: &OutputTarget, contents: &str) -> Result<(), ExportError> {
     write_output_as(target, contents, Durability::Synced)
-}
-
-/// Whether a file that replaces another is synced to disk before it takes the name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// Synced: it survives a power cut as written. Every output's last write.
-    Synced,
-    /// Left to the kernel: it survives the process (a crash, Ctrl-C, a kill) whole, as the
-    /// rename is atomic, but a power cut may lose it. For the rewrites of a results file
-    /// during a run, each replaced by the next, whose syncing took about a second of a main
-    /// job.
-    Cached,
 }
 
 /// As [`write_output`], synced as `durability` says.
@@ -231,9 +139,10 @@ pub fn write_output_as(
             source,
         }),
         OutputTarget::File(path) | OutputTarget::Replaced(path) => {
+            let bytes = contents.as_bytes();
             let written = match target {
-                OutputTarget::File(_) => write_named(path, contents.as_bytes(), durability),
-                _ => write_atomically(path, contents, durability),
+                OutputTarget::File(_) => output::write_named(path, bytes, durability),
+                _ => output::write_own(path, bytes, durability),
             };
             written.map_err(|source| ExportError::Write {
                 path: path.display().to_string(),
@@ -313,157 +222,6 @@ fn wait_for_room(_stream: Stream) -> std::io::Result<()> {
         std::io::ErrorKind::WouldBlock,
         "a non-blocking standard stream cannot be waited on here",
     ))
-}
-
-/// Writes where the path the user named leads ([`Destination`]).
-fn write_named(path: &Path, contents: &[u8], durability: Durability) -> std::io::Result<()> {
-    match Destination::of(path)? {
-        Destination::Replaced(file) => write_atomically(&file, contents, durability),
-        Destination::InPlace(device) => write_in_place(&device, contents),
-        Destination::Appended(file) => std::fs::OpenOptions::new()
-            .append(true)
-            .open(file)?
-            .write_all(contents),
-    }
-}
-
-/// Writes into the device or FIFO at `path`. A FIFO that no process has open for reading
-/// is an error (ENXIO, "No such device or address"), not a wait for ever.
-#[cfg(unix)]
-fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Opened first without blocking: for a FIFO, this fails at once when nobody reads it.
-    let _probe = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ENXIO) => {
-                std::io::Error::other("a FIFO that no process is reading; start its reader first")
-            }
-            _ => e,
-        })?;
-    // A reader is there, so this open does not wait; its writes block as usual, so a slow
-    // reader is waited for.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)?
-        .write_all(contents)
-}
-
-/// Writes into the device at `path` (`NUL`, a console): Windows has no FIFOs to probe.
-#[cfg(not(unix))]
-fn write_in_place(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)?
-        .write_all(contents)
-}
-
-/// Replaces `path` whole: a temporary file beside it, created exclusively (never through a
-/// link), written and (as `durability` says) synced, then renamed over whatever `path` is
-/// (a renamed-over link is replaced, not followed).
-///
-/// Every call names files relative to the directory, opened once: a working directory
-/// deeper than `PATH_MAX` (4096 bytes) still takes `latlab-results/results.json`.
-#[cfg(unix)]
-pub(crate) fn write_atomically(
-    path: &Path,
-    contents: impl AsRef<[u8]>,
-    durability: Durability,
-) -> std::io::Result<()> {
-    use latlab_engine::sys::{open, open_in, remove_in, rename_in};
-    use std::ffi::OsStr;
-    use std::os::fd::AsFd;
-    let contents = contents.as_ref();
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
-    })?;
-    // A temporary file of a run that was killed while writing is removed by the next.
-    latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
-    let dir = open(directory, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    let prefix = latlab_engine::debris::owned_prefix(TEMPORARY_KIND);
-    let (temporary, fd) = (0u64..)
-        .map(|attempt| format!("{prefix}{:016x}", random_word(attempt)))
-        .find_map(|temporary| {
-            // Readable as any new file would be (0666 less the umask), not only by its owner.
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-            let created = open_in(dir.as_fd(), OsStr::new(&temporary), flags, 0o666);
-            match created {
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                other => Some(other.map(|fd| (temporary, fd))),
-            }
-        })
-        .expect("an endless sequence of names")?;
-    let mut file = std::fs::File::from(fd);
-    // Locked while it is written, so that no other run takes it for a killed run's file.
-    latlab_engine::debris::hold(&file);
-    let written = file
-        .write_all(contents)
-        .and_then(|()| match durability {
-            Durability::Synced => file.sync_all(),
-            Durability::Cached => Ok(()),
-        })
-        .and_then(|()| rename_in(dir.as_fd(), OsStr::new(&temporary), name));
-    if written.is_err() {
-        let _ = remove_in(dir.as_fd(), OsStr::new(&temporary));
-    }
-    written
-}
-
-/// Replaces `path` whole, as on Unix: a temporary file beside it, created exclusively,
-/// written and (as `durability` says) synced, then renamed over `path` (`MoveFileExW`,
-/// which replaces an existing file).
-#[cfg(not(unix))]
-pub(crate) fn write_atomically(
-    path: &Path,
-    contents: impl AsRef<[u8]>,
-    durability: Durability,
-) -> std::io::Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    latlab_engine::debris::remove_stale(directory, TEMPORARY_KIND);
-    let prefix = latlab_engine::debris::owned_prefix(TEMPORARY_KIND);
-    let (temporary, mut file) = (0u64..)
-        .map(|attempt| directory.join(format!("{prefix}{:016x}", random_word(attempt))))
-        .find_map(|temporary| {
-            let created = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&temporary);
-            match created {
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                other => Some(other.map(|file| (temporary, file))),
-            }
-        })
-        .expect("an endless sequence of names")?;
-    latlab_engine::debris::hold(&file);
-    let written = file
-        .write_all(contents.as_ref())
-        .and_then(|()| match durability {
-            Durability::Synced => file.sync_all(),
-            Durability::Cached => Ok(()),
-        });
-    // Windows renames no file that is open: closed (and so unlocked) first.
-    drop(file);
-    let written = written.and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
-}
-
-/// A random 64-bit word for a temporary name: std's per-process random hash keys, over a
-/// counter, so that names differ between attempts and between processes.
-fn random_word(attempt: u64) -> u64 {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(attempt)
 }
 
 #[cfg(test)]

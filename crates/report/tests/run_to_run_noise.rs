@@ -1,6 +1,9 @@
 //! The comparison's noise model on a noisy synthetic machine: runs that differ by a run
 //! effect on each result (where its buffers and code landed), besides drift and jitter, as
 //! real runs do, measured in rounds as `latlab run` measures them.
+
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 #![cfg(feature = "files")]
 
 use latlab_engine::host::{Noise, SyntheticHost};

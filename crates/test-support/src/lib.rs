@@ -5,6 +5,8 @@
 //! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit;
 //! one that stops a process with a signal sends it with [`send`] or [`interrupt`].
 
+// A test reads and writes files as it pleases: the doors are for what latlab itself does.
+#![allow(clippy::disallowed_methods)]
 use std::io::Write;
 
 /// The variable naming a file where each skipped test adds a line (`TEST: WHY`): `.ci/run`

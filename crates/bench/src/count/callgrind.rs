@@ -1,28 +1,64 @@
 //! Valgrind's callgrind run over this bench binary to count its benchmarks, and the dumps
-//! it writes read back.
+//! it writes read back. Valgrind is started, waited for and stopped through the door for a
+//! child ([`latlab_doors::child`]), its dumps read through the door in from a scratch
+//! directory of this process's own.
 
 use super::child::parse_label;
 use super::{BodyCounts, CHILD_VARIABLE, Counting};
+use latlab_doors::Scratch;
+use latlab_doors::child::{End, Output, Supervision};
 use latlab_engine::model::Counted;
+use latlab_engine::signals::StopSignals;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::time::Duration;
 
 /// What to say when Valgrind is not there.
 const INSTALL: &str = "install Valgrind (Debian and Ubuntu: apt-get install valgrind; Fedora: \
      dnf install valgrind), or count with the CPU's counter where it can be read (--via perf)";
 
+/// How long `valgrind --version` may take to answer.
+const VERSION_LIMIT: Duration = Duration::from_secs(10);
+/// How long the counting run may take: Valgrind runs code some fifty times slower, and a
+/// benchmark's setup runs there too.
+const COUNT_LIMIT: Duration = Duration::from_secs(3600);
+/// After how long the counting run is named as running long (then at each doubling).
+const COUNT_NOTICE: Duration = Duration::from_secs(60);
+/// How long the counting run may take to stop once a stopping signal is passed on.
+const COUNT_GRACE: Duration = Duration::from_secs(5);
+/// The last bytes of the counting run's standard error kept, for what it said of a failure.
+const KEPT_STDERR: usize = 64 * 1024;
+/// The largest dump read: a dump of one counted pass, without costs by line, is a few
+/// kilobytes.
+const MAX_DUMP_BYTES: u64 = 64 << 20;
+/// What the scratch directories of counting runs are named after.
+const SCRATCH_KIND: &str = "latlab-bench-count-";
+
 /// Whether `valgrind` runs; `Err` is one line saying how to get it.
 pub(crate) fn check_installed() -> Result<(), String> {
-    match Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-    {
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!(
-            "--count: `valgrind --version` failed ({status}); {INSTALL}"
+    let ended = latlab_doors::child::run(
+        Command::new("valgrind").arg("--version"),
+        &Supervision {
+            what: "valgrind --version",
+            limit: VERSION_LIMIT,
+            notice_after: None,
+            grace: Duration::ZERO,
+            stop: &|| None,
+            say: &|_| {},
+            stdout: Output::Discarded,
+            stderr: Output::Discarded,
+        },
+    );
+    match ended {
+        Ok(ended) if ended.end == End::OutlivedLimit(VERSION_LIMIT) => Err(format!(
+            "--count: `valgrind --version` did not answer within {} s, and was stopped; the \
+             valgrind on PATH does not work: {INSTALL}",
+            VERSION_LIMIT.as_secs()
+        )),
+        Ok(ended) if ended.status.success() => Ok(()),
+        Ok(ended) => Err(format!(
+            "--count: `valgrind --version` failed ({}); {INSTALL}",
+            ended.status
         )),
         Err(e) => Err(format!(
             "--count: valgrind cannot be run ({e}): it is not installed, or not on PATH; \
@@ -31,34 +67,51 @@ pub(crate) fn check_installed() -> Result<(), String> {
     }
 }
 
-/// A directory of this process's own, removed when dropped.
-struct ScratchDir(PathBuf);
+/// What the counting run gave: each benchmark's counts per call, the benchmarks that
+/// failed under it (with why), and those it never counted.
+#[derive(Debug, Default)]
+pub(crate) struct ValgrindCounts {
+    pub counted: HashMap<String, Counted>,
+    pub failed: HashMap<String, String>,
+    pub uncounted: Vec<String>,
+}
 
-impl ScratchDir {
-    fn new() -> Result<ScratchDir, String> {
-        let path = std::env::temp_dir().join(format!(
-            "latlab-bench-count-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        ));
-        std::fs::create_dir(&path)
-            .map_err(|e| format!("--count: cannot make {}: {e}", path.display()))?;
-        Ok(ScratchDir(path))
+impl ValgrindCounts {
+    /// The note a run keeps of the benchmarks the counting run never counted: they are
+    /// judged by their times, and a comparison must know.
+    pub(crate) fn note(&self) -> Option<String> {
+        (!self.uncounted.is_empty()).then(|| {
+            format!(
+                "--count: the counting run under Valgrind wrote no counts for {}, so {} judged \
+                 by time alone",
+                self.uncounted.join(", "),
+                if self.uncounted.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
+            )
+        })
     }
 }
 
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// How the counting run ended.
+pub(crate) enum CountEnd {
+    Counted(ValgrindCounts),
+    /// A stopping signal stopped it: the status the harness ends with.
+    Stopped(u8),
 }
 
-/// Counts `names` (benchmarks of this binary) in a child of this binary under callgrind;
-/// each benchmark's counts per call. `Err` is one line: the child failed, or counted none.
-pub(crate) fn count(what: Counting, names: &[String]) -> Result<HashMap<String, Counted>, String> {
-    let scratch = ScratchDir::new()?;
+/// ValgrindCounts `names` (benchmarks of this binary) in a child of this binary under callgrind.
+/// `Err` is one line: Valgrind could not be started, ran past its limit, or left a dump no
+/// callgrind writes.
+pub(crate) fn count(
+    what: Counting,
+    names: &[String],
+    stop: &StopSignals,
+) -> Result<CountEnd, String> {
+    let scratch = Scratch::new(SCRATCH_KIND)
+        .map_err(|e| format!("--count: cannot make a scratch directory: {e}"))?;
     let exe = std::env::current_exe()
         .map_err(|e| format!("--count: cannot find this bench binary ({e})"))?;
     let mut command = Command::new("valgrind");
@@ -73,7 +126,7 @@ pub(crate) fn count(what: Counting, names: &[String]) -> Result<HashMap<String, 
         ])
         .arg(format!(
             "--callgrind-out-file={}",
-            scratch.0.join("callgrind.out").display()
+            scratch.dir().join("callgrind.out").display()
         ));
     if what == Counting::Cache {
         command.arg("--cache-sim=yes");
@@ -82,43 +135,154 @@ pub(crate) fn count(what: Counting, names: &[String]) -> Result<HashMap<String, 
         .arg(&exe)
         .args(["--bench", "--exact"])
         .args(names)
-        .env(CHILD_VARIABLE, "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    let output = command
-        .output()
-        .map_err(|e| format!("--count: cannot start valgrind ({e}); {INSTALL}"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-        return Err(format!(
-            "--count: the counting run under Valgrind failed ({}): {}",
-            output.status,
-            last.unwrap_or("it said nothing")
-        ));
+        .env(CHILD_VARIABLE, "1");
+    let ended = latlab_doors::child::run(
+        &mut command,
+        &Supervision {
+            what: "the counting run under Valgrind",
+            limit: COUNT_LIMIT,
+            notice_after: Some(COUNT_NOTICE),
+            grace: COUNT_GRACE,
+            stop: &|| stop.received(),
+            say: &|line| latlab_front::say!("{line}"),
+            stdout: Output::Discarded,
+            stderr: Output::Tail(KEPT_STDERR),
+        },
+    )
+    .map_err(|e| format!("--count: cannot start valgrind ({e}); {INSTALL}"))?;
+    match ended.end {
+        End::Stopped(_) | End::DidNotStop(..) => {
+            latlab_front::say!("latlab-bench: interrupted while counting; nothing was measured");
+            return Ok(CountEnd::Stopped(stop.exit_status()));
+        }
+        End::OutlivedLimit(limit) => {
+            return Err(format!(
+                "--count: the counting run under Valgrind was still running after {} s, and \
+                 was stopped{}",
+                limit.as_secs(),
+                running_when_it_ended(names, &scratch)
+            ));
+        }
+        End::Exited => {}
     }
-    let dumps = read_dumps(&scratch.0)?;
-    Ok(dumps
-        .into_iter()
-        .filter_map(|(name, counts)| Some((name, counts.per_call("callgrind")?)))
-        .collect())
+    let bodies = read_dumps(&scratch)?;
+    let said = ChildSaid::from(&ended.stderr_tail);
+    Ok(CountEnd::Counted(counts_of(
+        names,
+        bodies,
+        &said,
+        ended.status,
+    )))
 }
 
-/// Every dump in `dir` labelled by the counting child, gathered by benchmark.
-fn read_dumps(dir: &Path) -> Result<HashMap<String, BodyCounts>, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("--count: cannot read {}: {e}", dir.display()))?;
+/// `: NAME was running` for the first of `names` the dumps do not count, if any.
+fn running_when_it_ended(names: &[String], scratch: &Scratch) -> String {
+    let bodies = read_dumps(scratch).unwrap_or_default();
+    (names.iter())
+        .find(|name| !bodies.contains_key(*name))
+        .map(|name| format!(" while {} was counted", latlab_report::one_line(name)))
+        .unwrap_or_default()
+}
+
+/// Each benchmark's counts, failure, or neither, from the dumps and what the child said.
+fn counts_of(
+    names: &[String],
+    mut bodies: HashMap<String, BodyCounts>,
+    said: &ChildSaid,
+    status: std::process::ExitStatus,
+) -> ValgrindCounts {
+    let mut counts = ValgrindCounts::default();
+    let mut ended_early = !status.success();
+    for name in names {
+        if let Some(reason) = said.failed.get(name) {
+            counts.failed.insert(name.clone(), reason.clone());
+            continue;
+        }
+        match bodies.remove(name).and_then(|b| b.per_call("callgrind")) {
+            Some(counted) => {
+                counts.counted.insert(name.clone(), counted);
+            }
+            // The first benchmark without counts, when the run ended badly, was the one
+            // running: its end is the run's.
+            None if ended_early => {
+                let how = said.last_line.as_deref().unwrap_or("it said nothing");
+                counts.failed.insert(
+                    name.clone(),
+                    format!("the counting run under Valgrind ended while it ran ({status}): {how}"),
+                );
+                ended_early = false;
+            }
+            None => counts.uncounted.push(name.clone()),
+        }
+    }
+    counts
+}
+
+/// What the counting child (not Valgrind) said on standard error: the benchmarks it names
+/// as failed, and its last line.
+#[derive(Debug, Default)]
+struct ChildSaid {
+    failed: HashMap<String, String>,
+    last_line: Option<String>,
+}
+
+impl ChildSaid {
+    fn from(stderr: &[u8]) -> ChildSaid {
+        let text = String::from_utf8_lossy(stderr);
+        let mut said = ChildSaid::default();
+        // Valgrind's own lines begin `==PID==`.
+        let own = text
+            .lines()
+            .filter(|line| !is_valgrinds(line) && !line.trim().is_empty());
+        for line in own {
+            let line = latlab_report::one_line(line).into_owned();
+            if let Some((name, reason)) =
+                (line.strip_prefix("bench ")).and_then(|rest| rest.split_once(" ... FAILED: "))
+            {
+                said.failed.insert(name.to_string(), reason.to_string());
+            } else if let Some(name) = (line
+                .strip_prefix("latlab-bench: the process was ended while "))
+            .or_else(|| line.strip_prefix("latlab-bench: the process was aborted while "))
+            .and_then(|rest| rest.split_once(" was running").map(|(name, _)| name))
+            {
+                said.failed
+                    .entry(name.to_string())
+                    .or_insert_with(|| format!("under Valgrind: {line}"));
+            }
+            said.last_line = Some(line);
+        }
+        said
+    }
+}
+
+/// Whether `line` is Valgrind's own (`==4242== ...`).
+fn is_valgrinds(line: &str) -> bool {
+    line.strip_prefix("==")
+        .and_then(|rest| rest.split_once("=="))
+        .is_some_and(|(pid, _)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Every dump in the scratch directory labelled by the counting child, gathered by
+/// benchmark; `Err` names a file that is no dump callgrind writes.
+fn read_dumps(scratch: &Scratch) -> Result<HashMap<String, BodyCounts>, String> {
+    let dir = scratch.dir();
+    let names =
+        (dir.names()).map_err(|e| format!("--count: cannot read {}: {e}", dir.path().display()))?;
     let mut bodies: HashMap<String, BodyCounts> = HashMap::new();
-    for entry in entries.flatten() {
-        let text = std::fs::read_to_string(entry.path())
-            .map_err(|e| format!("--count: cannot read {}: {e}", entry.path().display()))?;
-        let Some(dump) = Dump::parse(&text) else {
+    for name in names.iter().filter_map(|n| n.to_str()) {
+        if !name.starts_with("callgrind.out") {
+            continue;
+        }
+        let refused = |why: String| format!("--count: {}: {why}", dir.join(name).display());
+        let bytes = dir.read(name, MAX_DUMP_BYTES).map_err(refused)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let Some(dump) = Dump::parse(&text).map_err(refused)? else {
             continue;
         };
-        let Some((name, body, turns)) = parse_label(&dump.label) else {
+        let Some((benchmark, body, turns)) = parse_label(&dump.label) else {
             continue;
         };
-        let counts = bodies.entry(name).or_insert_with(|| BodyCounts {
+        let counts = bodies.entry(benchmark).or_insert_with(|| BodyCounts {
             turns,
             events: dump.events.clone(),
             short: Vec::new(),
@@ -143,9 +307,10 @@ struct Dump {
 }
 
 impl Dump {
-    /// Reads the header and totals of a callgrind output file; `None` for one that is not a
-    /// dump a client request triggered.
-    fn parse(text: &str) -> Option<Dump> {
+    /// Reads the header and totals of a callgrind output file: `Ok(None)` for one that is
+    /// not a dump a client request triggered, `Err` for one whose events or totals no
+    /// callgrind writes.
+    fn parse(text: &str) -> Result<Option<Dump>, String> {
         let mut label = None;
         let mut events = None;
         let mut totals = None;
@@ -160,25 +325,40 @@ impl Dump {
                         .collect::<Vec<_>>(),
                 );
             } else if let Some(rest) = line.strip_prefix("totals:") {
-                totals = numbers(rest);
+                totals = Some(counts(rest)?);
             } else if let Some(rest) = line.strip_prefix("summary:") {
-                summary = numbers(rest);
+                summary = Some(counts(rest)?);
             }
         }
-        let events = events?;
-        let mut totals = totals.or(summary)?;
+        let (Some(label), Some(events), Some(mut totals)) = (label, events, totals.or(summary))
+        else {
+            return Ok(None);
+        };
+        if totals.len() > events.len() {
+            return Err(format!(
+                "{} totals for {} events, which no callgrind writes",
+                totals.len(),
+                events.len()
+            ));
+        }
         // Events counted zero times may be left off the end of the line.
         totals.resize(events.len(), 0);
-        Some(Dump {
-            label: label?,
+        Ok(Some(Dump {
+            label,
             events,
             totals,
-        })
+        }))
     }
 }
 
-fn numbers(text: &str) -> Option<Vec<u64>> {
-    text.split_whitespace().map(|n| n.parse().ok()).collect()
+/// A line of event counts, each a whole number below 2^64.
+fn counts(text: &str) -> Result<Vec<u64>, String> {
+    (text.split_whitespace())
+        .map(|n| {
+            n.parse()
+                .map_err(|_| format!("{n:?} in a line of counts is no count a counter writes"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -210,7 +390,7 @@ totals: 12627979 4198400 8 4 66 1 4 0 0
 
     #[test]
     fn a_dump_gives_its_label_events_and_totals() {
-        let dump = Dump::parse(DUMP).unwrap();
+        let dump = Dump::parse(DUMP).unwrap().unwrap();
         assert_eq!(dump.label, "latlab-bench 4096 long 73756d2f31303234");
         assert_eq!(dump.events.len(), 9);
         assert_eq!(dump.totals[0], 12_627_979);
@@ -221,11 +401,20 @@ totals: 12627979 4198400 8 4 66 1 4 0 0
         // Trailing zero events left off, and a dump of another trigger.
         let short = DUMP.replace("totals: 12627979 4198400 8 4 66 1 4 0 0", "totals: 5 6");
         assert_eq!(
-            Dump::parse(&short).unwrap().totals,
+            Dump::parse(&short).unwrap().unwrap().totals,
             [5, 6, 0, 0, 0, 0, 0, 0, 0]
         );
         let at_exit = DUMP.replace("Client Request: latlab-bench", "Program termination");
-        assert!(Dump::parse(&at_exit).is_none());
-        assert!(Dump::parse("not a dump").is_none());
+        assert_eq!(Dump::parse(&at_exit), Ok(None));
+        assert_eq!(Dump::parse("not a dump"), Ok(None));
+        // A total past 2^64, a negative one, and more totals than events are refused.
+        for bad in [
+            "totals: 18446744073709551616",
+            "totals: -5 6",
+            "totals: 1 2 3 4 5 6 7 8 9 10",
+        ] {
+            let damaged = DUMP.replace("totals: 12627979 4198400 8 4 66 1 4 0 0", bad);
+            assert!(Dump::parse(&damaged).is_err(), "{bad}");
+        }
     }
 }

@@ -27,7 +27,8 @@ pub(crate) fn label(name: &str, body: &str, turns: u64) -> String {
 /// The benchmark and body a dump's label names, with its turns; `None` for another label.
 pub(crate) fn parse_label(label: &str) -> Option<(String, String, u64)> {
     let mut fields = label.strip_prefix("latlab-bench ")?.split(' ');
-    let turns = fields.next()?.parse().ok()?;
+    // The turns a pass takes: from one to [`MAX_TURNS`], as [`turns_for`] chooses them.
+    let turns = (fields.next()?.parse().ok()).filter(|t| (1..=MAX_TURNS).contains(t))?;
     let body = fields.next()?.to_string();
     let hex = fields.next()?;
     if hex.len() % 2 != 0 || fields.next().is_some() {
@@ -103,6 +104,12 @@ mod tests {
             );
         }
         assert_eq!(parse_label("latlab-bench 1 long 6"), None);
+        // Turns no pass takes: none, and past where the slope's calls would wrap.
+        assert_eq!(parse_label("latlab-bench 0 long 61"), None);
+        assert_eq!(
+            parse_label("latlab-bench 18446744073709551615 long 61"),
+            None
+        );
         assert_eq!(parse_label("Client Request: other"), None);
     }
 }

@@ -115,7 +115,12 @@ impl BodyCounts {
             let (short, long) = (*self.short.get(i)?, *self.long.get(i)?);
             Some((long as f64 - short as f64) / calls as f64)
         };
-        let instructions = event("Ir").filter(|ir| *ir > 0.0)?;
+        // Each figure is a count spread over the calls, or nothing counted.
+        let counted = |name: &str| {
+            let rule = latlab_doors::rules::Rule::PerCall { calls };
+            event(name).and_then(|x| latlab_doors::rules::check(name, x, rule).ok())
+        };
+        let instructions = counted("Ir")?;
         let cache = (|| {
             let misses = |names: [&str; 3]| -> Option<f64> {
                 names.iter().map(|name| event(name)).sum::<Option<f64>>()

@@ -93,13 +93,18 @@ impl Process {
     }
 }
 
+/// The largest binary or library read for its symbols.
+const MAX_OBJECT_BYTES: u64 = 4 << 30;
+
 impl LoadedObject {
     fn read(path: PathBuf, bias: u64, ranges: Vec<(u64, u64)>) -> LoadedObject {
         let library = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let bytes = std::fs::read(&path).ok();
+        // The binary and libraries the kernel says are mapped, read through the door in.
+        let bytes =
+            latlab_doors::input::read(&path, latlab_doors::Reached::Named, MAX_OBJECT_BYTES).ok();
         let functions = bytes.as_deref().map(functions_of).unwrap_or_default();
         LoadedObject {
             library,

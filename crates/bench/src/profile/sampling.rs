@@ -66,9 +66,8 @@ impl ThreadSampler {
 
 /// The kernel's refusal in words a user can act on.
 fn refusal(error: &std::io::Error) -> String {
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .map(|p| p.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into());
+    let paranoid = latlab_doors::input::system_text("/proc/sys/kernel/perf_event_paranoid")
+        .map_or_else(|| "unknown".into(), |p| p.trim().to_string());
     match error.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
             "perf_event_open was refused ({error}); kernel.perf_event_paranoid is {paranoid}: \

@@ -14,10 +14,10 @@ const UNLIMITED: u64 = 1 << 60;
 /// `memory.current`) and v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`). `None`
 /// where no limit applies or the files cannot be read.
 pub(crate) fn memory_headroom_bytes() -> Option<u64> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mountinfo = latlab_doors::input::system_text("/proc/self/mountinfo")?;
+    let membership = latlab_doors::input::system_text("/proc/self/cgroup")?;
     headroom(&mountinfo, &membership, &|path: &Path| {
-        std::fs::read_to_string(path).ok()
+        latlab_doors::input::system_text(path)
     })
 }
 
@@ -38,10 +38,10 @@ fn headroom(
 /// and v1 (`cpu.cfs_quota_us` over `cpu.cfs_period_us`). `None` where no quota applies or
 /// the files cannot be read.
 pub(crate) fn cpu_quota() -> Option<f64> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mountinfo = latlab_doors::input::system_text("/proc/self/mountinfo")?;
+    let membership = latlab_doors::input::system_text("/proc/self/cgroup")?;
     quota(&mountinfo, &membership, &|path: &Path| {
-        std::fs::read_to_string(path).ok()
+        latlab_doors::input::system_text(path)
     })
 }
 

@@ -24,7 +24,7 @@ pub struct CpuInfo {
 
 impl CpuInfo {
     pub(crate) fn collect() -> CpuInfo {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpuinfo = latlab_doors::input::system_text("/proc/cpuinfo").unwrap_or_default();
         let online = super::online_cpus();
         let logical_cpus = if online.is_empty() {
             std::thread::available_parallelism().map_or(1, |n| n.get())

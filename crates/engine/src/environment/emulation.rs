@@ -96,7 +96,7 @@ pub(crate) fn judge(build: &str, machine: &str, cpuinfo: &str) -> Option<String>
 #[cfg(unix)]
 pub fn detect() -> Option<String> {
     let machine = crate::sys::system_name().machine;
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = latlab_doors::input::system_text("/proc/cpuinfo").unwrap_or_default();
     judge(std::env::consts::ARCH, &machine, &cpuinfo).or_else(rosetta)
 }
 

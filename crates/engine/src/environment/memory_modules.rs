@@ -24,7 +24,8 @@ pub struct MemoryModule {
 /// The installed memory modules, or why they are not known.
 pub fn memory_modules() -> Result<Vec<MemoryModule>, String> {
     let path = Path::new(DMI_TABLE);
-    let table = std::fs::read(path).map_err(|e| format!("cannot read {DMI_TABLE}: {e}"))?;
+    let table = latlab_doors::input::system_file(path)
+        .map_err(|e| format!("cannot read {DMI_TABLE}: {e}"))?;
     parse_memory_devices(&table)
 }
 

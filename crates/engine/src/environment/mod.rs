@@ -257,7 +257,7 @@ pub(crate) fn thread_siblings(cpu: usize) -> Vec<usize> {
 /// allow, or what its address-space limit still allows it to map, whichever is least.
 pub(crate) fn available_memory_bytes() -> Option<u64> {
     let machine = kib_field(
-        &std::fs::read_to_string("/proc/meminfo").ok()?,
+        &latlab_doors::input::system_text("/proc/meminfo")?,
         "MemAvailable",
     );
     [
@@ -276,7 +276,7 @@ pub(crate) fn available_memory_bytes() -> Option<u64> {
 fn address_space_headroom_bytes() -> Option<u64> {
     let limit = crate::sys::address_space_limit()?.soft?;
     let mapped = kib_field(
-        &std::fs::read_to_string("/proc/self/status").ok()?,
+        &latlab_doors::input::system_text("/proc/self/status")?,
         "VmSize",
     )?;
     Some(limit.saturating_sub(mapped))
@@ -291,7 +291,7 @@ fn address_space_headroom_bytes() -> Option<u64> {
 /// The load average over 1, 5 and 15 minutes, as the kernel writes it in /proc/loadavg
 /// (and `uptime` prints it).
 pub(crate) fn load_average() -> Option<[f64; 3]> {
-    parse_load_average(&std::fs::read_to_string("/proc/loadavg").ok()?)
+    parse_load_average(&latlab_doors::input::system_text("/proc/loadavg")?)
 }
 
 /// The three loads of /proc/loadavg's text (`0.52 0.58 0.59 1/467 12345`).

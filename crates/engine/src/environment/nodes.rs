@@ -34,8 +34,7 @@ pub(crate) fn memory_nodes_under(root: &Path) -> Vec<MemoryNode> {
                 cpus: read_trimmed(dir.join("cpulist"))
                     .and_then(|list| parse_cpu_list(&list))
                     .unwrap_or_default(),
-                memory_bytes: std::fs::read_to_string(dir.join("meminfo"))
-                    .ok()
+                memory_bytes: latlab_doors::input::system_text(dir.join("meminfo"))
                     .and_then(|text| node_mem_total(&text)),
             })
         })

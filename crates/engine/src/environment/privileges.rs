@@ -65,8 +65,7 @@ fn memlock_limit() -> Option<u64> {
 }
 
 fn effective_capabilities() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
+    latlab_doors::input::system_text("/proc/self/status")
         .and_then(|status| {
             let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
             u64::from_str_radix(hex.trim(), 16).ok()

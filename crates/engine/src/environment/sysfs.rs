@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// A file's contents without surrounding whitespace; `None` when unreadable or empty.
 pub(crate) fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = latlab_doors::input::system_text(path)?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }

@@ -28,7 +28,7 @@ pub(crate) use elsewhere::{
 /// The user this process acts as (its effective user id).
 #[cfg(unix)]
 pub fn effective_uid() -> u32 {
-    crate::sys::effective_uid()
+    latlab_doors::sys::effective_uid()
 }
 
 /// Windows has no user ids: `u32::MAX`, which is `(uid_t)-1`, the id no Unix user has.

@@ -85,7 +85,7 @@ fn try_file_lock(path: &std::path::Path) -> FileLock {
     use std::os::unix::fs::PermissionsExt;
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let unavailable = |e: io::Error| FileLock::Unavailable(format!("{}: {e}", path.display()));
-    let open = |flags, mode| crate::sys::open(path, flags, mode).map(std::fs::File::from);
+    let open = |flags, mode| latlab_doors::sys::open(path, flags, mode).map(std::fs::File::from);
     let opened = match open(flags, 0) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             match open(flags | libc::O_CREAT | libc::O_EXCL, 0o444) {
@@ -128,14 +128,14 @@ fn flock_holder_uid(file: &std::fs::File) -> Option<u32> {
     let device = metadata.dev() as libc::dev_t;
     let (major, minor) = (libc::major(device), libc::minor(device));
     let file = format!("{major:02x}:{minor:02x}:{}", metadata.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let locks = latlab_doors::input::system_text("/proc/locks")?;
     let pid: u32 = locks
         .lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
         .find(|fields| fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&file.as_str()))
         .and_then(|fields| fields.get(4)?.parse().ok())
         .filter(|&pid| pid > 0)?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let status = latlab_doors::input::system_text(format!("/proc/{pid}/status"))?;
     status
         .lines()
         .find_map(|line| line.strip_prefix("Uid:"))

@@ -78,6 +78,11 @@ fn run_lock_path() -> PathBuf {
 /// Opens (creating it when it is not there) the lock file at `path`: read-only, so that any
 /// user's run can lock a file another user made, readable by all, never through a link and
 /// never blocking on a FIFO planted there.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the machine-wide lock's file: opened without following a link or blocking, never \
+              written, and checked to be a regular file"
+)]
 fn open_lock_file(path: &Path) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);

@@ -1,32 +1,17 @@
 //! The results directory a run makes for its outputs once the lock is held.
 
+use latlab_doors::{Missing, OwnDir};
 use std::path::Path;
 
 /// Creates the results directory, or takes the one another run of this user made since the
 /// request was checked (two runs started into one new `--out`: the second waited for the
-/// lock).
+/// lock). It is made through its parent's descriptor and must be the user's own and no
+/// link: whatever another user planted there meanwhile is refused.
 pub(super) fn create_results_dir(dir: &Path) -> Result<(), String> {
-    let cannot = |e: std::io::Error| {
+    OwnDir::kept(dir, Missing::Made).map(drop).map_err(|e| {
         format!(
-            "could not create the results directory {}: {e}",
+            "could not create the results directory {}: {e}; choose another --out",
             dir.display()
         )
-    };
-    match std::fs::create_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let mine = std::fs::symlink_metadata(dir).is_ok_and(|m| {
-                m.is_dir() && crate::directories::check_own_directory(dir, false).is_ok()
-            });
-            if mine {
-                Ok(())
-            } else {
-                Err(format!(
-                    "could not create the results directory {}: something else was made \
-                     there while this run waited; choose another --out",
-                    dir.display()
-                ))
-            }
-        }
-        created => created.map_err(cannot),
-    }
+    })
 }

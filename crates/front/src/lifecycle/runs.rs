@@ -18,6 +18,8 @@ pub struct RunsCommand<'a> {
     pub results_of: &'a dyn Fn(RunOf) -> PathBuf,
     /// Says each run before it starts.
     pub announce: &'a dyn Fn(RunOf),
+    /// The directory handed to each run ([`RunOf::handed_directory`]), if any.
+    pub handed: Option<&'a Path>,
     pub baselines: &'a Baselines,
     /// How the comparison with a baseline is laid out.
     pub terminal: &'a Terminal,
@@ -33,7 +35,7 @@ impl RunsCommand<'_> {
     /// slower or a baseline could not be kept; else 0). `Err` when a run could not be
     /// started or read back, or the comparison printed.
     pub fn execute(&self, stop: &StopSignals) -> Result<u8, String> {
-        let repeated = repeat(self.runs, stop, self.dir, self.results_of, self.announce)?;
+        let repeated = repeat(self, stop)?;
         let (records, failed) = match repeated {
             Repeated::All { records, failed } => (records, failed),
             Repeated::Stopped(status) => return Ok(status),
@@ -61,14 +63,16 @@ enum Repeated {
 /// ended ([`crate::run_again`]), each writing its results into `results_of(run)`; `announce`
 /// says each before it starts. A run stopped by a signal is said, with where the runs before
 /// it are (`kept_in`).
-fn repeat(
-    runs: usize,
-    stop: &StopSignals,
-    kept_in: &Path,
-    results_of: &dyn Fn(RunOf) -> PathBuf,
-    announce: &dyn Fn(RunOf),
-) -> Result<Repeated, String> {
-    let ended = crate::run_again(runs, stop, announce)
+fn repeat(command: &RunsCommand, stop: &StopSignals) -> Result<Repeated, String> {
+    let &RunsCommand {
+        runs,
+        dir: kept_in,
+        results_of,
+        announce,
+        handed,
+        ..
+    } = command;
+    let ended = crate::run_again(runs, stop, announce, handed)
         .map_err(|e| format!("--runs: cannot start a run: {e}"))?;
     let failed = match ended {
         crate::RunsEnded::All { failed } => failed,
@@ -85,7 +89,8 @@ fn repeat(
     let records = (1..=runs)
         .map(|run| {
             let path = results_of(RunOf { run, runs });
-            latlab_report::load::load_run(&path).map_err(|e| format!("{}: {}", path.display(), e.0))
+            latlab_report::load::load_run(&path, latlab_doors::Reached::Found)
+                .map_err(|e| format!("{}: {}", path.display(), e.0))
         })
         .collect::<Result<Vec<RunRecord>, String>>()?;
     Ok(Repeated::All { records, failed })

@@ -136,13 +136,13 @@ impl Workspace {
     pub(crate) fn create(parent: Option<&Path>) -> Result<Workspace, ProbeError> {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
         use std::os::unix::fs::PermissionsExt;
-        latlab_engine::debris::remove_stale(&parent, WORKSPACE_KIND);
+        latlab_doors::debris::remove_stale(&parent, WORKSPACE_KIND);
         let dir = tempfile::Builder::new()
-            .prefix(&latlab_engine::debris::owned_prefix(WORKSPACE_KIND))
+            .prefix(&latlab_doors::debris::owned_prefix(WORKSPACE_KIND))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| io_error(&format!("creating a directory in {}", parent.display()), &e))?;
-        let held = latlab_engine::debris::hold_directory(dir.path())
+        let held = latlab_doors::debris::hold_directory(dir.path())
             .map_err(|e| io_error(&format!("creating a lock in {}", dir.path().display()), &e))?;
         let fs_type = filesystem_type(dir.path());
         Ok(Workspace {
@@ -176,6 +176,10 @@ impl Workspace {
         let chunk: Vec<u8> = (0..(1 << 20))
             .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1)
             .collect();
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the probe's workload, in its own workspace, not an output"
+        )]
         let mut file = std::fs::File::create(&path)
             .map_err(|e| io_error(&format!("creating {}", path.display()), &e))?;
         let mut left = size;

@@ -188,6 +188,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 fn fsync_alone(ctx: &mut ProbeContext, workspace: &Workspace) -> Result<BenchResult, ProbeError> {
     const SMALL: usize = 4096;
     let path = workspace.fill("fsynced", SMALL as u64)?;
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the probe's workload, in its own workspace, not an output"
+    )]
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(&path)

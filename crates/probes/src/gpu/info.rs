@@ -61,7 +61,7 @@ impl PcieLink {
 
     /// Reads the link of the PCI device at `dir` (`/sys/bus/pci/devices/0000:17:00.0`).
     pub fn read(dir: &Path) -> Option<PcieLink> {
-        let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+        let read = |name: &str| latlab_doors::input::system_text(dir.join(name));
         let link = PcieLink {
             generation: read("current_link_speed").and_then(|s| pcie_generation(&s)),
             width: read("current_link_width").and_then(|s| s.trim().parse().ok()),
@@ -176,8 +176,7 @@ impl GpuInfo {
             l2_bytes: attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
                 .filter(|&v| v > 0)
                 .map(|v| v as u64),
-            driver_version: std::fs::read_to_string("/proc/driver/nvidia/version")
-                .ok()
+            driver_version: latlab_doors::input::system_text("/proc/driver/nvidia/version")
                 .and_then(|text| driver_version(&text)),
             cuda_version: device.driver_cuda_version().ok().map(cuda_version),
             pcie_link: pci_address

@@ -79,7 +79,7 @@ impl MappedBuffer {
     /// The kernel may merge the mapping with a neighbour of the same kind, so the area
     /// reported is the one that contains it.
     pub(crate) fn huge_page_bytes(&self) -> Option<u64> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let smaps = latlab_doors::input::system_text("/proc/self/smaps")?;
         let base = self.base.as_ptr() as usize;
         let contains_base = |line: &str| {
             let range = line.split_whitespace().next()?;

@@ -58,7 +58,7 @@ fn find_program(name: &str) -> Option<PathBuf> {
 
 /// The resident set of this process, from /proc/self/statm.
 fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let statm = latlab_doors::input::system_text("/proc/self/statm")?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * rustix::param::page_size() as u64)
 }

@@ -15,6 +15,7 @@ use crate::headline::headline_rows;
 use crate::load::{LoadError, figures_of};
 use crate::openmetrics::ResultFigure;
 use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
+use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use std::collections::{BTreeMap, HashMap};
@@ -319,7 +320,7 @@ fn extract_file(path: &Path, declared: &Presentations) -> Result<Extract, LoadEr
             MAX_SUMMARY_BYTES >> 20
         )));
     }
-    let bytes = crate::load::read_results_file(path).map_err(failed)?;
+    let bytes = crate::load::read_results_file(path, Reached::Found).map_err(failed)?;
     if is_summary(&bytes) {
         let summary = parse_summary(&bytes).map_err(failed)?;
         check_headline(&summary, declared).map_err(failed)?;
@@ -331,11 +332,7 @@ fn extract_file(path: &Path, declared: &Presentations) -> Result<Extract, LoadEr
 
 /// Whether the file at `path` begins as a summary, read from its first bytes alone.
 fn begins_as_summary(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(256).read_to_end(&mut head))
-        .is_ok_and(|_| is_summary(&head))
+    latlab_doors::input::head(path, Reached::Found, 256).is_ok_and(|head| is_summary(&head))
 }
 
 impl Extract {

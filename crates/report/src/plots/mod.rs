@@ -16,7 +16,6 @@ pub(crate) mod strip;
 mod svg;
 
 use crate::ExportError;
-use crate::write::write_atomically;
 use figure::{FONT_FILE, Figure};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
@@ -101,12 +100,12 @@ pub fn write_plots(plots: &[RenderedPlot], dir: &Path) -> Result<Vec<PathBuf>, E
             .chain(plot.png.as_deref().map(|png| ("png", png)));
         for (extension, bytes) in files {
             let path = dir.join(format!("{}.{extension}", plot.stem));
-            write_atomically(&path, bytes, crate::Durability::Synced).map_err(|source| {
-                ExportError::Write {
+            latlab_doors::output::write_own(&path, bytes, crate::Durability::Synced).map_err(
+                |source| ExportError::Write {
                     path: path.display().to_string(),
                     source,
-                }
-            })?;
+                },
+            )?;
             written.push(path);
         }
     }

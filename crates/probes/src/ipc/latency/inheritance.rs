@@ -74,7 +74,7 @@ impl Drop for PiMutex {
 /// The calling thread's kernel priority (field 18 of /proc/thread-self/stat): 20 for a
 /// normal thread at nice 0, negative for a real-time one.
 fn own_priority() -> Option<i64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let stat = latlab_doors::input::system_text("/proc/thread-self/stat")?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(15)?.parse().ok()
 }

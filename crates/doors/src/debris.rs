@@ -10,6 +10,8 @@
 //! of this PID space and names no process, or it has not changed for a minute (which covers
 //! the instant between creating an entry and locking it, and a reused process id).
 
+#[cfg(unix)]
+use std::ffi::OsStr;
 use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -38,6 +40,7 @@ pub fn hold(file: &File) {
 /// Creates the [`LOCK_FILE`] in `directory` and holds it: the directory is in use while the
 /// returned file is open.
 pub fn hold_directory(directory: &Path) -> std::io::Result<File> {
+    #[allow(clippy::disallowed_methods, reason = "the door's own debris")]
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -51,6 +54,90 @@ pub fn hold_directory(directory: &Path) -> std::io::Result<File> {
 /// module's comment): files, and directories with what they hold. Entries in use (another
 /// run in any PID namespace, this one) and anything it cannot read or remove are left
 /// alone. Returns how many it removed.
+#[cfg(unix)]
+pub fn remove_stale(directory: &Path, kind: &str) -> usize {
+    match crate::sys::open(directory, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(dir) => remove_stale_in(std::os::fd::AsFd::as_fd(&dir), kind),
+        Err(_) => 0,
+    }
+}
+
+/// As [`remove_stale`], in the directory open as `dir`: every entry named, looked at,
+/// locked and removed within it, links never followed.
+#[cfg(unix)]
+pub fn remove_stale_in(dir: std::os::fd::BorrowedFd<'_>, kind: &str) -> usize {
+    use crate::sys::{Kind, open_in, remove_in, status_in};
+    use std::os::fd::AsFd;
+    let Ok(names) = crate::sys::names_in(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for name in names {
+        let Some((pid, space)) = name.to_str().and_then(|n| owner(n, kind)) else {
+            continue;
+        };
+        let Ok(status) = status_in(dir, &name) else {
+            continue;
+        };
+        let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let lock_file = match status.kind {
+            Kind::Directory => open_in(
+                dir,
+                &name,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                0,
+            )
+            .and_then(|inside| open_in(inside.as_fd(), OsStr::new(LOCK_FILE), flags, 0)),
+            Kind::Regular => open_in(dir, &name, flags, 0),
+            _ => continue,
+        };
+        // Held while the entry is removed, so that no run can take it up meanwhile.
+        let (taken, unlocked) = match try_lock(lock_file.map(File::from)) {
+            Lock::Held => continue,
+            Lock::Taken(file) => (Some(file), true),
+            Lock::Missing => (None, true),
+            Lock::Unsupported => (None, false),
+        };
+        let _taken = taken;
+        let untouched = status.age() >= GRACE;
+        let ours_and_dead = space == pid_space() && !crate::sys::process_exists(pid);
+        // Without a lock to test, only a process id of this PID space can be trusted.
+        if !(ours_and_dead || (unlocked && untouched)) {
+            continue;
+        }
+        let gone = match status.kind {
+            Kind::Directory => remove_tree_in(dir, &name),
+            _ => remove_in(dir, &name),
+        };
+        removed += usize::from(gone.is_ok());
+    }
+    removed
+}
+
+/// Removes the directory `name` in the directory open as `dir`, and everything in it:
+/// every entry named within its directory's descriptor, links removed and never followed.
+/// A directory already gone is no error.
+#[cfg(unix)]
+pub fn remove_tree_in(dir: std::os::fd::BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
+    use crate::sys::{Kind, open_in, remove_dir_in, remove_in, status_in};
+    use std::os::fd::AsFd;
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    let inside = match open_in(dir, name, flags, 0) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        opened => opened?,
+    };
+    for entry in crate::sys::names_in(inside.as_fd())? {
+        match status_in(inside.as_fd(), &entry)?.kind {
+            Kind::Directory => remove_tree_in(inside.as_fd(), &entry)?,
+            _ => remove_in(inside.as_fd(), &entry)?,
+        }
+    }
+    remove_dir_in(dir, name)
+}
+
+/// Elsewhere (Windows), the same by path.
+#[cfg(not(unix))]
+#[allow(clippy::disallowed_methods, reason = "the door's own debris")]
 pub fn remove_stale(directory: &Path, kind: &str) -> usize {
     let Ok(entries) = std::fs::read_dir(directory) else {
         return 0;
@@ -58,7 +145,7 @@ pub fn remove_stale(directory: &Path, kind: &str) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some((pid, space)) = name.to_str().and_then(|n| owner(n, kind)) else {
+        let Some((_pid, _space)) = name.to_str().and_then(|n| owner(n, kind)) else {
             continue;
         };
         let Ok(file_type) = entry.file_type() else {
@@ -67,28 +154,26 @@ pub fn remove_stale(directory: &Path, kind: &str) -> usize {
         let path = entry.path();
         let lock_path = if file_type.is_dir() {
             path.join(LOCK_FILE)
-        } else if file_type.is_file() {
-            path.clone()
         } else {
-            continue;
+            path.clone()
         };
-        // Held while the entry is removed, so that no run can take it up meanwhile.
-        let (_taken, unlocked) = match try_lock(&lock_path) {
+        #[allow(clippy::disallowed_methods, reason = "the door's own debris")]
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock_path);
+        let (taken, unlocked) = match try_lock(opened) {
             Lock::Held => continue,
             Lock::Taken(file) => (Some(file), true),
             Lock::Missing => (None, true),
             Lock::Unsupported => (None, false),
         };
-        let ours_and_dead = space == pid_space() && !process_exists(pid);
-        let untouched = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
+        let untouched = (taken.as_ref())
+            .and_then(|file| file.metadata().ok())
+            .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age >= GRACE);
-        // Without a lock to test, only a process id of this PID space can be trusted.
-        let stale = ours_and_dead || (unlocked && untouched);
-        if !stale {
+        if !(unlocked && untouched) {
             continue;
         }
         let gone = if file_type.is_dir() {
@@ -126,15 +211,8 @@ enum Lock {
     Unsupported,
 }
 
-fn try_lock(path: &Path) -> Lock {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = match options.open(path) {
+fn try_lock(opened: std::io::Result<File>) -> Lock {
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lock::Missing,
         Err(_) => return Lock::Unsupported,
@@ -151,7 +229,8 @@ fn try_lock(path: &Path) -> Lock {
 fn pid_space() -> &'static str {
     static SPACE: OnceLock<String> = OnceLock::new();
     SPACE.get_or_init(|| {
-        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        let boot = crate::input::system_text(Path::new("/proc/sys/kernel/random/boot_id"))
+            .unwrap_or_default();
         let namespace = pid_namespace();
         // FNV-1a: the same in every process and every build, unlike std's hashers.
         let hash = boot
@@ -174,18 +253,6 @@ fn pid_namespace() -> u64 {
     }
     #[cfg(not(unix))]
     0
-}
-
-#[cfg(unix)]
-fn process_exists(pid: u32) -> bool {
-    crate::sys::process_exists(pid)
-}
-
-/// Without a way to ask here, every process is taken to exist: an unlocked entry is then
-/// debris only once it has not changed for the grace period.
-#[cfg(not(unix))]
-fn process_exists(_pid: u32) -> bool {
-    true
 }
 
 #[cfg(test)]
