@@ -112,7 +112,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     let mut declared = latlab_probes::presentations();
     if let Some(table) = plan.noise_table {
         // Read once, for the life of this command.
-        declared.run_noise = NoiseTables(Box::leak(Box::new([table])));
+        declared.run_noise = NoiseTables::given(Box::leak(Box::new(table)));
     }
     let compared = Compared::of(plan.sides, plan.threshold, &declared);
     let text = format!(

@@ -7,7 +7,7 @@ use super::UsageError;
 use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, NoiseArgs, ReportArgs};
 use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
-use latlab_engine::run_noise::NoiseTable;
+use latlab_engine::run_noise::{NoiseMachine, NoiseTable};
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::{Compared, Side};
 use latlab_report::copies;
@@ -257,8 +257,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             .collect::<Result<Vec<_>, _>>()?;
         let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
         let (runs, kept) = in_start_order(runs, kept);
-        notes.extend(mixed_machines(&label, &runs));
-        notes.extend(mixed_versions(&label, &runs));
+        notes.extend(latlab_report::compare::mixes(&label, &runs));
         notes.extend(interrupted_runs(&label, &runs, &kept));
         sides.push(Side { label, runs });
         kept_paths.push(kept);
@@ -270,6 +269,9 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         .as_deref()
         .map(read_noise_table)
         .transpose()?;
+    if let (Some(path), Some(table)) = (&args.noise_table, &noise_table) {
+        notes.extend(given_table_notes(path, table, &sides)?);
+    }
     let plan = ComparePlan {
         sides,
         paths,
@@ -304,6 +306,53 @@ fn read_noise_table(path: &Path) -> Result<NoiseTable, UsageError> {
             path.display()
         ))
     })
+}
+
+/// What the reader should know of the noise table given, or its refusal: a table none of
+/// whose results is compared is refused (it would change nothing, in silence); one that a
+/// comparison of several runs a side does not take, or one measured on another machine
+/// than the runs compared, is said.
+fn given_table_notes(
+    path: &Path,
+    table: &NoiseTable,
+    sides: &[Side],
+) -> Result<Vec<String>, UsageError> {
+    let shown = path.display();
+    let later = || sides.iter().skip(1).flat_map(|side| side.runs.iter());
+    let compared: std::collections::HashSet<&str> = later()
+        .flat_map(|run| run.results().map(|r| r.name.as_str()))
+        .collect();
+    if !table
+        .results
+        .iter()
+        .any(|r| compared.contains(r.name.as_str()))
+    {
+        return Err(UsageError(format!(
+            "--noise-table {shown}: none of its {} results is among those compared; give a \
+             table latlab noise measured from runs of the probes compared",
+            table.results.len()
+        )));
+    }
+    let mut notes = Vec::new();
+    if sides.iter().any(|side| side.runs.len() > 1) {
+        notes.push(format!(
+            "--noise-table {shown} is taken only where each side has one run: a side of \
+             several shows its own run-to-run noise"
+        ));
+    }
+    let machines: std::collections::BTreeSet<String> = later()
+        .map(|run| NoiseMachine::of(run).to_string())
+        .filter(|machine| *machine != table.machine.to_string())
+        .collect();
+    if !machines.is_empty() {
+        notes.push(format!(
+            "--noise-table {shown} was measured on {}, not on the machine compared ({}): its \
+             deviations are taken as given",
+            table.machine,
+            machines.into_iter().collect::<Vec<_>>().join("; ")
+        ));
+    }
+    Ok(notes)
 }
 
 /// `latlab noise`: the table measured from the runs of a directory, where it goes, and what
@@ -345,6 +394,14 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
     let (runs, _) = distinct_runs(&named, &files, loaded, &mut notes);
     let table = latlab_report::compare::noise_table(&runs, &latlab_probes::presentations())
         .map_err(|why| UsageError(format!("{named}: {why}")))?;
+    if !table.unsteady.is_empty() {
+        notes.push(format!(
+            "left out of the table, having moved more than tenfold (one standard deviation) or \
+             ten-thousandfold (between two runs) from run to run, which is no noise a \
+             comparison can take as a prior: {}",
+            table.unsteady.join(", ")
+        ));
+    }
     Ok(NoisePlan { table, out, notes })
 }
 
@@ -460,32 +517,6 @@ fn samples_fingerprint(run: &RunRecord) -> u64 {
     hasher.finish()
 }
 
-/// A note when the runs of side `label` come from more than one machine (host and CPU
-/// model): the side's noise and medians then mix machines.
-fn mixed_machines(label: &str, runs: &[RunRecord]) -> Option<String> {
-    let mut machines: Vec<(String, usize)> = Vec::new();
-    for run in runs {
-        let machine = format!(
-            "{}/{}",
-            run.environment.host_name, run.environment.cpu.model
-        );
-        match machines.iter_mut().find(|(m, _)| *m == machine) {
-            Some((_, n)) => *n += 1,
-            None => machines.push((machine, 1)),
-        }
-    }
-    (machines.len() > 1).then(|| {
-        let each: Vec<String> = (machines.iter())
-            .map(|(machine, n)| format!("{n} on {machine}"))
-            .collect();
-        format!(
-            "{label} mixes machines ({}): a side's runs should come from one machine; its \
-             medians and noise here mix them",
-            each.join(", ")
-        )
-    })
-}
-
 /// The runs of a side in the order they started (then by file): the side's label names
 /// its first and last start, whatever the files are called.
 fn in_start_order(runs: Vec<RunRecord>, files: Vec<PathBuf>) -> (Vec<RunRecord>, Vec<PathBuf>) {
@@ -494,25 +525,6 @@ fn in_start_order(runs: Vec<RunRecord>, files: Vec<PathBuf>) -> (Vec<RunRecord>,
         (a.started_at.as_str(), a_file).cmp(&(b.started_at.as_str(), b_file))
     });
     pairs.into_iter().unzip()
-}
-
-/// A note when the runs of side `label` were written by more than one version of latlab:
-/// a method may have changed between them, and the side's noise then mixes the two.
-fn mixed_versions(label: &str, runs: &[RunRecord]) -> Option<String> {
-    let mut versions: std::collections::BTreeMap<&str, usize> = Default::default();
-    for run in runs {
-        *versions.entry(run.latlab_version.as_str()).or_default() += 1;
-    }
-    (versions.len() > 1).then(|| {
-        let each: Vec<String> = (versions.iter())
-            .map(|(version, n)| format!("{n} by latlab {version}"))
-            .collect();
-        format!(
-            "{label} mixes versions of latlab ({}): a method may differ between them, and the \
-             side's medians and noise then mix the two",
-            each.join(", ")
-        )
-    })
 }
 
 /// Refuses an emulated run beside a native one, naming one of each: an emulator's

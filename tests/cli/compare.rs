@@ -107,12 +107,15 @@ fn a_slower_result_past_the_threshold_is_called_slower_and_fails_the_gate() {
 fn a_difference_within_the_threshold_is_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let files = run_and_changed_copy(dir.path(), 1.018);
-    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "0.5"]);
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "5"]);
     assert_eq!(status, 0, "{text}");
     assert!(
         line(&text, "cpu.branch/random").contains(", within 2%)"),
         "{text}"
     );
+    // The gate judges by its own percentage, tighter than the threshold's.
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "0.5"]);
+    assert_eq!(status, 1, "{text}");
     let (_, text) = compare(dir.path(), &files, &["--threshold", "0.5"]);
     assert!(
         line(&text, "cpu.branch/random").contains("slower (p"),
@@ -417,7 +420,7 @@ fn copies_count_once_and_mixed_or_interrupted_sides_are_said() {
     assert_eq!(status, 0, "{text}");
     assert!(
         text.contains(
-            "note: A mixes machines (1 on test-host/Synthetic CPU, 1 on otherhost/Synthetic CPU)"
+            "note: A mixes machines (1 on otherhost/Synthetic CPU, 1 on test-host/Synthetic CPU)"
         ),
         "{text}"
     );
@@ -574,32 +577,33 @@ fn an_emulated_run_is_not_compared_with_a_native_one() {
 /// are refused in one line with status 2, writing nothing. The runs are one synthetic run
 /// copied with other start times, `cpu.branch/random` 1% slower in each copy than the last:
 /// the synthetic machine's own figures do not move.
+fn copies_of(one: &Path, runs: &Path, count: usize) -> PathBuf {
+    let run: Value = serde_json::from_slice(&std::fs::read(one).unwrap()).unwrap();
+    std::fs::create_dir(runs).unwrap();
+    for k in 0..count {
+        let mut copy = run.clone();
+        copy["latlab"]["started_at"] = format!("2000-01-0{}T00:00:00Z", k + 1).into();
+        for probe in copy["latlab"]["probes"].as_array_mut().unwrap() {
+            for result in probe["results"].as_array_mut().unwrap() {
+                if result["name"] == "cpu.branch/random" {
+                    let factor = 1.0 + 0.01 * k as f64;
+                    scale(&mut result["samples_ns"], factor);
+                    scale(&mut result["round_medians_ns"], factor);
+                    scale(&mut result["summary"]["median"], factor);
+                }
+            }
+        }
+        let path = runs.join(format!("{k}.json"));
+        std::fs::write(path, serde_json::to_vec(&copy).unwrap()).unwrap();
+    }
+    runs.to_path_buf()
+}
+
 #[test]
 fn a_noise_table_is_measured_from_runs_and_taken_by_compare() {
     let dir = tempfile::tempdir().unwrap();
     let (one, _) = run_and_changed_copy(dir.path(), 1.0);
-    let run: Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
-    let copies = |into: &str, count: usize| {
-        let runs = dir.path().join(into);
-        std::fs::create_dir(&runs).unwrap();
-        for k in 0..count {
-            let mut copy = run.clone();
-            copy["latlab"]["started_at"] = format!("2000-01-0{}T00:00:00Z", k + 1).into();
-            for probe in copy["latlab"]["probes"].as_array_mut().unwrap() {
-                for result in probe["results"].as_array_mut().unwrap() {
-                    if result["name"] == "cpu.branch/random" {
-                        let factor = 1.0 + 0.01 * k as f64;
-                        scale(&mut result["samples_ns"], factor);
-                        scale(&mut result["round_medians_ns"], factor);
-                        scale(&mut result["summary"]["median"], factor);
-                    }
-                }
-            }
-            let path = runs.join(format!("{k}.json"));
-            std::fs::write(path, serde_json::to_vec(&copy).unwrap()).unwrap();
-        }
-        runs
-    };
+    let copies = |into: &str, count: usize| copies_of(&one, &dir.path().join(into), count);
     copies("two", 2);
     let refused = latlab(dir.path())
         .args(["noise", "two", "--out", "two.tsv"])
@@ -658,4 +662,159 @@ fn a_noise_table_is_measured_from_runs_and_taken_by_compare() {
             && stderr.lines().count() == 1,
         "{stderr}"
     );
+}
+
+/// `latlab compare` of `files` with `table` as its noise table, refused: its one line.
+fn refused_table(dir: &Path, files: &(PathBuf, PathBuf), table: &str) -> String {
+    std::fs::write(dir.join("given.tsv"), table).unwrap();
+    let refused = latlab(dir)
+        .arg("compare")
+        .args([&files.0, &files.1])
+        .args(["--noise-table", "given.tsv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    stderr
+}
+
+/// A noise table no `latlab noise` writes is refused; one that would change nothing is
+/// refused; one of another machine, or beside sides of several runs, is said to be taken as
+/// given, or not taken.
+#[test]
+fn a_noise_table_that_is_impossible_or_does_not_apply_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, _) = run_and_changed_copy(dir.path(), 1.0);
+    let runs = copies_of(&one, &dir.path().join("five"), 5);
+    let written = latlab(dir.path())
+        .args(["noise", "five", "--out", "table.tsv"])
+        .output()
+        .unwrap();
+    assert!(written.status.success());
+    let files = (runs.join("0.json"), runs.join("4.json"));
+    // A table no `latlab noise` writes is refused: a deviation of fifty, a result measured
+    // by more runs than the table has, a header that never ends.
+    let text = std::fs::read_to_string(dir.path().join("table.tsv")).unwrap();
+    let random = |sd: &str, runs: &str| {
+        let row = format!("cpu.branch/random\t{sd}\t{sd}\t{runs}");
+        (text.lines())
+            .map(|l| {
+                if l.starts_with("cpu.branch/random\t") {
+                    row.clone()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (bad, says) in [
+        (random("50", "5"), "a deviation latlab noise writes"),
+        (random("1e300", "5"), "a deviation latlab noise writes"),
+        (random("0.01", "1000000"), "to the header's 5"),
+        (text.replace("result\tsd\trange\truns\n", ""), "never ends"),
+    ] {
+        std::fs::write(dir.path().join("bad.tsv"), bad).unwrap();
+        let refused = latlab(dir.path())
+            .arg("compare")
+            .args([&files.0, &files.1])
+            .args(["--noise-table", "bad.tsv"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(refused.stderr).unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(says) && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+    }
+
+    // A table that would change nothing is refused; one of another machine, or beside
+    // sides of several runs, is said to be taken as given, or not taken.
+    let none_compared = text
+        .lines()
+        .map(|l| l.replace("cpu.", "gone."))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let stderr = refused_table(dir.path(), &files, &none_compared);
+    assert!(stderr.contains("none of its"), "{stderr}");
+    let bare_metal = text.replace("cpu	Synthetic CPU", "cpu	Another CPU");
+    std::fs::write(dir.path().join("metal.tsv"), bare_metal).unwrap();
+    let (status, text) = compare(dir.path(), &files, &["--noise-table", "metal.tsv"]);
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("note: --noise-table metal.tsv was measured on Another CPU"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the table given, of another machine, taken as given"),
+        "{text}"
+    );
+    let (status, text) = compare(
+        dir.path(),
+        &(runs.clone(), runs.clone()),
+        &["--noise-table", "table.tsv"],
+    );
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("is taken only where each side has one run"),
+        "{text}"
+    );
+}
+
+/// `latlab noise` never writes over a run it reads, by any name.
+#[test]
+fn noise_never_writes_over_its_own_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, _) = run_and_changed_copy(dir.path(), 1.0);
+    let runs = dir.path().join("runs");
+    let run: Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+    for k in 1..=5 {
+        let run_dir = runs.join(format!("run-{k}"));
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let mut copy = run.clone();
+        copy["latlab"]["started_at"] = format!("2000-01-0{k}T00:00:00Z").into();
+        std::fs::write(
+            run_dir.join("results.json"),
+            serde_json::to_vec(&copy).unwrap(),
+        )
+        .unwrap();
+    }
+    let input = runs.join("run-1/results.json");
+    std::os::unix::fs::symlink(&input, dir.path().join("link.json")).unwrap();
+    std::fs::hard_link(&input, dir.path().join("hard.json")).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    for out in ["runs/run-1/results.json", "link.json", "hard.json"] {
+        let refused = latlab(dir.path())
+            .args(["noise", "runs", "--out", out])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(refused.stderr).unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{out}: {stderr}");
+        assert!(
+            stderr.contains("which this command reads"),
+            "{out}: {stderr}"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{out}");
+    }
+}
+
+/// A threshold wider than the gate does not disarm it: the gate judges by its own
+/// percentage.
+#[test]
+fn a_threshold_wider_than_the_gate_does_not_disarm_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_and_changed_copy(dir.path(), 2.0);
+    let (status, text) = compare(
+        dir.path(),
+        &files,
+        &["--threshold", "1000", "--fail-if-slower", "10"],
+    );
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        line(&text, "cpu.branch/random").contains("within 1000%"),
+        "{text}"
+    );
+    assert!(text.contains("cpu.branch/random in B: 2.00×"), "{text}");
 }

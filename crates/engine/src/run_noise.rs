@@ -20,6 +20,7 @@
 //! ```
 
 use crate::model::RunRecord;
+use latlab_doors::rules::{MAX_DEVIATION, MAX_LOG_RANGE, MAX_RUN_NUMBER};
 use std::fmt::Write as _;
 
 /// The first line of every table, naming the format.
@@ -33,7 +34,7 @@ const COLUMNS_LINE: &str = "result\tsd\trange\truns";
 /// degrees of freedom to be a prior worth the name.
 pub const MIN_RUNS_FOR_TABLE: usize = 5;
 /// The fewest runs that must have measured a result for it to enter a table.
-const MIN_RUNS_FOR_RESULT: usize = 3;
+pub const MIN_RUNS_FOR_RESULT: usize = 3;
 
 /// The machine a table was measured on, as a comparison matches it to a run's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,6 +151,9 @@ pub struct NoiseTable {
     pub measured: String,
     /// In the runs' order of results.
     pub results: Vec<ResultNoise>,
+    /// The results measured that moved further between runs than a table may hold
+    /// ([`MAX_DEVIATION`], [`MAX_LOG_RANGE`]), left out of it; not written.
+    pub unsteady: Vec<String>,
 }
 
 impl NoiseTable {
@@ -176,6 +180,7 @@ impl NoiseTable {
         let machine = NoiseMachine::of(first);
         alike(runs)?;
         let mut results: Vec<ResultNoise> = Vec::new();
+        let mut unsteady = Vec::new();
         // Every result any run has, in the order the runs first give it: a run may lack a
         // result the others have (a level its sweep could not tell, a size its budget left
         // out).
@@ -197,7 +202,14 @@ impl NoiseTable {
                 .map(f64::ln)
                 .collect();
             if logs.len() >= MIN_RUNS_FOR_RESULT {
-                results.push(ResultNoise::of(name, &logs));
+                let noise = ResultNoise::of(name, &logs);
+                // What moves further than a table may hold is no noise a comparison can
+                // take as a prior: said, and left out.
+                if noise.sd <= MAX_DEVIATION && noise.range <= MAX_LOG_RANGE {
+                    results.push(noise);
+                } else {
+                    unsteady.push(name.to_string());
+                }
             }
         }
         Ok(NoiseTable {
@@ -212,6 +224,7 @@ impl NoiseTable {
                 .min()
                 .unwrap_or_default(),
             results,
+            unsteady,
         })
     }
 
@@ -255,74 +268,119 @@ impl NoiseTable {
         text
     }
 
-    /// Reads a table written by [`NoiseTable::to_text`]; a malformed one is refused in one
-    /// line that names the line at fault.
+    /// Reads a table written by [`NoiseTable::to_text`]; a malformed one, or one whose
+    /// figures `latlab noise` could not have written ([`crate::run_noise`]'s bounds, and
+    /// [`latlab_doors::rules`]), is refused in one line that names the line at fault.
     pub fn parse(text: &str) -> Result<NoiseTable, String> {
         let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
         match lines.next() {
             Some((_, line)) if line.starts_with("# latlab run-to-run noise 1:") => {}
             _ => return Err("not a latlab run-to-run noise table (its first line differs)".into()),
         }
-        let mut header: Vec<(&str, &str)> = Vec::new();
-        for (number, line) in lines.by_ref() {
-            if line == COLUMNS_LINE {
-                break;
-            }
-            let (key, value) = line
-                .split_once('\t')
-                .ok_or_else(|| format!("line {number}: expected a key, a tab and a value"))?;
-            header.push((key, value));
-        }
+        let header = header_of(&mut lines)?;
         let field = |key: &str| -> Result<&str, String> {
             (header.iter())
                 .find(|(k, _)| *k == key)
                 .map(|(_, v)| *v)
                 .ok_or_else(|| format!("the header lacks '{key}'"))
         };
-        let number = |key: &str| -> Result<usize, String> {
-            field(key)?
-                .parse()
-                .map_err(|_| format!("the header's '{key}' is not a whole number"))
+        let number = |key: &str, least: usize, most: usize| -> Result<usize, String> {
+            (field(key)?.parse().ok())
+                .filter(|n| (least..=most).contains(n))
+                .ok_or_else(|| {
+                    format!("the header's '{key}' is not a whole number from {least} to {most}")
+                })
         };
-        let mut results = Vec::new();
-        for (number, line) in lines {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let share = |text: &str| {
-                (text.parse::<f64>().ok()).filter(|value| value.is_finite() && *value >= 0.0)
-            };
-            let parsed = match fields[..] {
-                [name, sd, range, runs] if !name.is_empty() => (|| {
-                    Some(ResultNoise {
-                        name: name.to_string(),
-                        sd: share(sd)?,
-                        range: share(range)?,
-                        runs: runs.parse::<usize>().ok().filter(|r| *r >= 2)?,
-                    })
-                })(),
-                _ => None,
-            };
-            results.push(parsed.ok_or_else(|| {
-                format!(
-                    "line {number}: expected a result's name, its deviation and its range (0 \
-                     or more) and its runs (2 or more), a tab apart"
-                )
-            })?);
-        }
+        let runs = number("runs", MIN_RUNS_FOR_TABLE, MAX_RUN_NUMBER as usize)?;
+        let results = (lines.map(|(number, line)| result_line(number, line, runs)))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(NoiseTable {
             machine: NoiseMachine {
                 cpu: field("cpu")?.to_string(),
-                logical_cpus: number("logical_cpus")?,
+                logical_cpus: number("logical_cpus", 1, 1 << 20)?,
                 virtualization: field("virtualization")?.to_string(),
             },
             kernel: field("kernel")?.to_string(),
             latlab_version: field("latlab")?.to_string(),
             suite: field("suite")?.to_string(),
-            rounds: number("rounds")?,
-            runs: number("runs")?,
+            rounds: number("rounds", 1, 1000)?,
+            runs,
             measured: field("measured")?.to_string(),
             results,
+            unsteady: Vec::new(),
         })
     }
+}
+
+/// The header's keys and values, up to the line that names the columns; a table without
+/// that line is refused (its results would be read as header).
+fn header_of<'a>(
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+) -> Result<Vec<(&'a str, &'a str)>, String> {
+    let mut header = Vec::new();
+    for (number, line) in lines.by_ref() {
+        if line == COLUMNS_LINE {
+            return Ok(header);
+        }
+        let (key, value) = line
+            .split_once('\t')
+            .ok_or_else(|| format!("line {number}: expected a key, a tab and a value"))?;
+        header.push((key, value));
+    }
+    Err(format!(
+        "its header never ends: the line naming the columns ('{}') is missing",
+        COLUMNS_LINE.replace('\t', " ")
+    ))
+}
+
+/// One result's line, under a header of `runs` runs: its name, a deviation and a range
+/// `latlab noise` could have written (the deviation no more than half the range, widened
+/// for the runs, as a sample's can be), and the runs that measured it, from
+/// [`MIN_RUNS_FOR_RESULT`] to the header's.
+fn result_line(number: usize, line: &str, runs: usize) -> Result<ResultNoise, String> {
+    use latlab_doors::rules::{Rule, check};
+    let at = |why: String| format!("line {number}: {why}");
+    let [name, sd, range, result_runs] = line.split('\t').collect::<Vec<_>>()[..] else {
+        return Err(at(
+            "expected a result's name, its deviation, its range and its runs, \
+                       a tab apart"
+                .into(),
+        ));
+    };
+    if name.is_empty() {
+        return Err(at("a result without a name".into()));
+    }
+    let figure = |text: &str, what: &str, rule: Rule| -> Result<f64, String> {
+        let value: f64 = text
+            .parse()
+            .map_err(|_| at(format!("the {what} {text:?} is no number")))?;
+        check(&format!("{name}'s {what}"), value, rule).map_err(at)
+    };
+    let sd = figure(sd, "deviation", Rule::Deviation)?;
+    let range = figure(range, "range", Rule::LogRange)?;
+    let result_runs: usize = (result_runs.parse().ok())
+        .filter(|r| (MIN_RUNS_FOR_RESULT..=runs).contains(r))
+        .ok_or_else(|| {
+            at(format!(
+                "{name}'s runs {result_runs:?} are not a whole number from \
+                 {MIN_RUNS_FOR_RESULT} to the header's {runs}"
+            ))
+        })?;
+    // A sample's deviation is at most half its range times sqrt(n / (n - 1)); the table's
+    // figures are rounded to five decimals.
+    let widest = range / 2.0 * (result_runs as f64 / (result_runs - 1) as f64).sqrt() + 1e-5;
+    if sd > widest {
+        return Err(at(format!(
+            "{name}'s deviation {sd} is more than its range {range} allows over \
+             {result_runs} runs"
+        )));
+    }
+    Ok(ResultNoise {
+        name: name.to_string(),
+        sd,
+        range,
+        runs: result_runs,
+    })
 }
 
 /// `value` with tabs and line breaks made spaces: one field of one line.
@@ -331,9 +389,12 @@ fn one_line(value: &str) -> String {
 }
 
 /// The tables a comparison may take its prior from: those of the machines the project has
-/// met, or a user's own.
+/// met, or the one the user gave (`--noise-table`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoiseTables(pub &'static [NoiseTable]);
+pub struct NoiseTables {
+    tables: &'static [NoiseTable],
+    given: bool,
+}
 
 /// The prior one result takes from the tables, and whether it was measured on the machine
 /// being compared.
@@ -342,29 +403,64 @@ pub struct NoisePrior<'t> {
     pub table: &'t NoiseTable,
     pub result: &'t ResultNoise,
     pub same_machine: bool,
+    /// Whether the user gave the table, rather than the project shipping it.
+    pub given: bool,
 }
 
 impl NoiseTables {
-    /// The prior for result `name` on `machine`: the table measured on that machine where
+    /// The tables of the machines the project has met.
+    pub fn shipped(tables: &'static [NoiseTable]) -> NoiseTables {
+        NoiseTables {
+            tables,
+            given: false,
+        }
+    }
+
+    /// The table the user gave: taken whatever machine it was measured on, as the user
+    /// asked, and said to be theirs.
+    pub fn given(table: &'static NoiseTable) -> NoiseTables {
+        NoiseTables {
+            tables: std::slice::from_ref(table),
+            given: true,
+        }
+    }
+
+    /// Every table.
+    pub fn tables(&self) -> &'static [NoiseTable] {
+        self.tables
+    }
+
+    /// The table the user gave, if it is one.
+    pub fn given_table(&self) -> Option<&'static NoiseTable> {
+        self.tables.first().filter(|_| self.given)
+    }
+
+    /// The prior for result `name` on `machine`: from the table the user gave, where they
+    /// gave one (whatever its machine); the table measured on that machine where
     /// one has the result; else, for a virtual machine, of the tables measured on virtual
     /// machines that have it, the one where it moved most (a guest latlab has not met is
     /// taken to be as noisy as the noisiest guest it has: a guest's neighbours move its
     /// figures, wherever it runs). A machine that is no guest takes no other machine's
     /// table: a quiet one would be judged deaf by a shared guest's noise.
     pub fn prior(&self, machine: &NoiseMachine, name: &str) -> Option<NoisePrior<'static>> {
+        let given = self.given;
         let with = |table: &'static NoiseTable| {
             table.of(name).map(|result| NoisePrior {
                 table,
                 result,
                 same_machine: &table.machine == machine,
+                given,
             })
         };
-        let own = (self.0.iter())
+        if let Some(table) = self.given_table() {
+            return with(table);
+        }
+        let own = (self.tables.iter())
             .filter(|table| &table.machine == machine)
             .find_map(with);
         let guest = |m: &NoiseMachine| !m.virtualization.eq_ignore_ascii_case("none");
         own.or_else(|| {
-            (self.0.iter())
+            (self.tables.iter())
                 .filter(|table| guest(machine) && guest(&table.machine))
                 .filter_map(with)
                 .max_by(|a, b| a.result.sd.total_cmp(&b.result.sd))
@@ -467,6 +563,26 @@ mod tests {
                 "logical_cpus",
             ),
             (good.replace("runs\t5\n", ""), "lacks 'runs'"),
+            // Deviations and runs no `latlab noise` writes: a deviation past tenfold, one
+            // wider than its range allows, more runs for a result than the table has, and
+            // a header that never ends.
+            (
+                good.replace("\t0.00000\t0.00000\t5", "\t1e300\t0\t5"),
+                "from 0 to 2.303",
+            ),
+            (
+                good.replace("\t0.00000\t0.00000\t5", "\t5\t7\t5"),
+                "from 0 to 2.303",
+            ),
+            (
+                good.replace("\t0.00000\t0.00000\t5", "\t0.9\t1\t5"),
+                "more than its range 1 allows",
+            ),
+            (
+                good.replace("\t0.00000\t0.00000\t5", "\t0\t0\t1000000"),
+                "not a whole number from 3 to the header's 5",
+            ),
+            (good.replace("result\tsd\trange\truns\n", ""), "never ends"),
         ] {
             let refused = NoiseTable::parse(&bad).unwrap_err();
             assert!(
@@ -496,11 +612,12 @@ mod tests {
                 range: 3.0 * sd,
                 runs: 10,
             }],
+            unsteady: Vec::new(),
         };
         let tables: &'static [NoiseTable] = Box::leak(
             vec![table("A", 0.05), table("B", 0.01), table("C", 0.02)].into_boxed_slice(),
         );
-        let tables = NoiseTables(tables);
+        let tables = NoiseTables::shipped(tables);
         let machine = |cpu: &str| NoiseMachine {
             cpu: cpu.into(),
             logical_cpus: 2,
@@ -516,5 +633,9 @@ mod tests {
             ..machine("D")
         };
         assert!(tables.prior(&bare_metal, "p/0").is_none());
+        // A table the user gave is taken for any machine, and said to be theirs.
+        let given = NoiseTables::given(&tables.tables[1]);
+        let theirs = given.prior(&bare_metal, "p/0").unwrap();
+        assert!(theirs.given && !theirs.same_machine && theirs.result.sd == 0.01);
     }
 }

@@ -264,6 +264,13 @@ impl Baselines {
         let Some((name, runs)) = &self.compared else {
             return (String::new(), false);
         };
+        // What either side's runs mix (machines, versions, suites, CPUs) is said first.
+        let mixed: Vec<String> =
+            latlab_report::compare::mixes(&format!("the baseline {name}"), runs)
+                .into_iter()
+                .chain(latlab_report::compare::mixes(&these.label, &these.runs))
+                .map(|note| format!("note: {note}\n"))
+                .collect();
         let sides = vec![
             Side {
                 label: name.to_string(),
@@ -274,13 +281,16 @@ impl Baselines {
         let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared);
         let comparison = &compared.comparison;
         let mut text = match terminal.detail {
-            Detail::Quiet => comparison.summary_lines().join("\n") + "\n",
+            Detail::Quiet => mixed.concat() + &comparison.summary_lines().join("\n") + "\n",
             _ => {
                 let exporter = CompareText {
                     terminal: *terminal,
                 };
                 let rendered = exporter.render(&compared).unwrap_or_else(|e| e.to_string());
-                format!("\nagainst the baseline {name}:\n{rendered}")
+                format!(
+                    "\nagainst the baseline {name}:\n{}{rendered}",
+                    mixed.concat()
+                )
             }
         };
         let Some(percent) = self.fail_if_slower else {

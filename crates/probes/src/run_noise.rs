@@ -24,7 +24,7 @@ static PARSED: LazyLock<Vec<NoiseTable>> = LazyLock::new(|| {
 
 /// The noise tables of the machines latlab has met.
 pub(crate) fn tables() -> NoiseTables {
-    NoiseTables(PARSED.as_slice())
+    NoiseTables::shipped(PARSED.as_slice())
 }
 
 #[cfg(test)]
@@ -43,8 +43,8 @@ mod tests {
             .copied()
             .collect();
         let tables = tables();
-        assert_eq!(tables.0.len(), TABLES.len());
-        for table in tables.0 {
+        assert_eq!(tables.tables().len(), TABLES.len());
+        for table in tables.tables() {
             assert!(table.runs >= MIN_RUNS_FOR_TABLE, "{}", table.provenance());
             assert!(table.results.len() > 100, "{}", table.provenance());
             for result in &table.results {

@@ -228,6 +228,11 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
         let missing = unfilled(row.source.template());
         return (None, format!("no {missing} in this run"));
     };
+    // A headline figure is the time an operation takes: a result that read none (its
+    // median at or below zero, an optimised-away loop's) gives no row.
+    if result.summary.median < latlab_doors::rules::MIN_TIME_NS {
+        return (None, format!("{} read no positive time", result.name));
+    }
     let how = match row.source {
         Source::Result(_) => result.name.clone(),
         Source::LargestScaled { bytes, .. } => format!("{}, scaled to {bytes} bytes", result.name),

@@ -14,7 +14,7 @@
 
 use crate::formats::FileFormat;
 use crate::headline::headline_rows;
-use crate::validate::{self, MAX_BYTES, MIN_TIME_NS};
+use crate::validate::{self, MAX_BYTES};
 use crate::{ExportError, Exporter};
 use latlab_engine::environment::Environment;
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
@@ -201,7 +201,7 @@ struct Version {
 }
 
 /// Every figure a time a run could have written (a measured one at least
-/// [`MIN_TIME_NS`]), every size within bounds, each result and headline row named once and
+/// [`validate::MIN_TIME_NS`], a headline figure positive), every size within bounds, each result and headline row named once and
 /// each row read from a result of the summary.
 fn check_figures(summary: &RunSummary) -> Result<(), String> {
     let mut operations = std::collections::HashSet::new();
@@ -217,19 +217,19 @@ fn check_figures(summary: &RunSummary) -> Result<(), String> {
         ] {
             validate::time(&format!("{at}.{field}"), value)?;
         }
-        let Some(result) = summary.result(&row.result) else {
+        if summary.result(&row.result).is_none() {
             return Err(format!(
                 "{at}.result names {}, which is not among the summary's results",
                 row.result
             ));
-        };
-        if result.is_measured() && row.median_ns < MIN_TIME_NS {
-            return Err(format!(
-                "{at}.median_ns is {:e} ns, below {MIN_TIME_NS:e} ns, for a figure read from \
-                 a measured result",
-                row.median_ns
-            ));
         }
+        // A headline figure is a time an operation took, whatever its result was flagged:
+        // a run writes none that is not positive.
+        latlab_doors::rules::check(
+            &format!("{at}.median_ns"),
+            row.median_ns,
+            latlab_doors::rules::Rule::PositiveTime,
+        )?;
     }
     let mut names = std::collections::HashSet::new();
     for result in &summary.results {
@@ -376,12 +376,20 @@ mod tests {
         refused(&|s| s.headline[0].median_ns = 5.0, "makes it 4.1 ns");
         refused(&|s| s.results[0].median_ns = 1e-9, "below 1e-6 ns");
         // A derived figure (a difference of two) may be small or negative, as in a results
-        // file; the row read from it still equals it.
+        // file; no headline row reads a time that is not positive from it (a run writes
+        // none), whatever its result is flagged.
         let mut derived = good.clone();
         derived.results[0].kind = ResultKind::Derived;
         derived.results[0].median_ns = -2.0;
-        derived.headline[0].median_ns = -2.0;
+        derived.headline.clear();
         assert_eq!(check_figures(&derived), Ok(()));
+        refused(
+            &|s| {
+                s.results[0].suspect = true;
+                s.headline[0].median_ns = -5.0;
+            },
+            "a run only writes positive",
+        );
         refused(
             &|s| s.results.push(s.results[0].clone()),
             "already in the summary",

@@ -8,10 +8,8 @@ use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::stats::Summary;
 
-/// The smallest time per operation a measured figure can have: a millionth of a nanosecond.
-pub const MIN_TIME_NS: f64 = 1e-6;
-/// The largest: a day per operation.
-pub const MAX_TIME_NS: f64 = 86_400e9;
+pub use latlab_doors::rules::{MAX_TIME_NS, MIN_TIME_NS};
+use latlab_doors::rules::{Rule, check};
 /// The largest size a parameter or an operation can name: a pebibyte.
 pub const MAX_BYTES: f64 = 1_125_899_906_842_624.0;
 
@@ -104,10 +102,54 @@ fn one_result(at: &str, result: &BenchResult, samples: Samples) -> Result<(), St
             within(&format!("{at}.parameters.{size_key}"), size, 0.0, MAX_BYTES)?;
         }
     }
+    if let Some(counted) = &result.counted {
+        counts(&format!("{at}.counted"), counted)?;
+    }
     if result.iterations == 0 {
         return Err(format!(
             "{at}.iterations is 0: every sample times at least one"
         ));
+    }
+    Ok(())
+}
+
+/// A result's counts: by a counter latlab counts with, over a whole number of calls, each
+/// figure a count spread over them ([`Rule::PerCall`]): never zero, negative, subnormal or
+/// more than a 64-bit counter holds.
+fn counts(at: &str, counted: &latlab_engine::model::Counted) -> Result<(), String> {
+    if !matches!(counted.via.as_str(), "callgrind" | "perf") {
+        return Err(format!(
+            "{at}.via is {:?}: latlab counts with callgrind or perf",
+            counted.via
+        ));
+    }
+    let calls = counted.calls;
+    check(&format!("{at}.calls"), calls as f64, Rule::Count)?;
+    check(
+        &format!("{at}.instructions"),
+        counted.instructions,
+        Rule::PerCall { calls },
+    )?;
+    if let Some(cache) = &counted.cache {
+        for (field, misses) in [
+            ("l1_misses", cache.l1_misses),
+            ("last_level_misses", cache.last_level_misses),
+        ] {
+            // None missed is a count too.
+            if misses != 0.0 {
+                check(
+                    &format!("{at}.cache.{field}"),
+                    misses,
+                    Rule::PerCall { calls },
+                )?;
+            }
+        }
+        let cycles = cache.estimated_cycles;
+        check(
+            &format!("{at}.cache.estimated_cycles"),
+            cycles,
+            Rule::PerCall { calls },
+        )?;
     }
     Ok(())
 }
@@ -172,25 +214,11 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
     Ok(())
 }
 
-/// A time: finite, not subnormal, and at most [`MAX_TIME_NS`] in size. Zero and negative
-/// times are allowed: a difference of two figures, noise under a subtracted empty loop, or
-/// an empty loop the compiler removed can read so.
+/// A time ([`Rule::Time`]): finite, not subnormal, and at most [`MAX_TIME_NS`] in size.
+/// Zero and negative times are allowed: a difference of two figures, noise under a
+/// subtracted empty loop, or an empty loop the compiler removed can read so.
 pub(crate) fn time(at: &str, ns: f64) -> Result<(), String> {
-    if !ns.is_finite() {
-        return Err(format!("{at} is {ns}: a time must be a finite number"));
-    }
-    if ns.is_subnormal() {
-        return Err(format!(
-            "{at} is {ns:e} ns, a subnormal number no measurement produces: the file is \
-             damaged"
-        ));
-    }
-    if ns.abs() > MAX_TIME_NS {
-        return Err(format!(
-            "{at} is {ns:e} ns, more than a day per operation: the file is damaged"
-        ));
-    }
-    Ok(())
+    check(at, ns, Rule::Time).map(drop)
 }
 
 /// The summary's median lies among the samples it summarises (within a part in a million,
@@ -344,6 +372,44 @@ mod tests {
         assert!(
             error.contains("parameters.working_set_bytes is -4.096e3"),
             "{error}"
+        );
+    }
+
+    /// Hand-edited counts are refused: none, negative, subnormal or past what a 64-bit
+    /// counter holds over the calls counted, over no calls, or by a counter latlab does not
+    /// count with.
+    #[test]
+    fn counts_no_counter_writes_are_refused() {
+        let counted = |instructions: f64, calls: u64, via: &str| {
+            let mut run = with_median(2.0);
+            run.probes[0].results[0].counted = Some(latlab_engine::model::Counted {
+                via: via.into(),
+                instructions,
+                cache: None,
+                calls,
+            });
+            validate(&run)
+        };
+        assert_eq!(counted(200.25, 300, "callgrind"), Ok(()));
+        assert_eq!(counted(3.0, 12, "perf"), Ok(()));
+        for (instructions, calls) in [
+            (-100.0, 300),
+            (0.0, 300),
+            (1e-310, 300),
+            (1e300, 300),
+            (f64::NAN, 300),
+            (200.0, 0),
+        ] {
+            let refused = counted(instructions, calls, "callgrind").unwrap_err();
+            assert!(
+                refused.contains(".counted."),
+                "{instructions} {calls}: {refused}"
+            );
+        }
+        assert!(
+            counted(200.0, 300, "stopwatch")
+                .unwrap_err()
+                .contains("callgrind or perf")
         );
     }
 }

@@ -134,7 +134,7 @@ pub fn describe_core_classes(classes: &[CoreClass]) -> String {
 }
 
 /// `0-3,8,10-11` from a sorted list.
-pub(crate) fn cpu_ranges(cpus: &[usize]) -> String {
+pub fn cpu_ranges(cpus: &[usize]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < cpus.len() {

@@ -19,7 +19,7 @@ pub use caches::{
     data_cache_sizes,
 };
 pub(crate) use cores::core_classes;
-pub use cores::{CoreClass, describe_core_class, describe_core_classes, name_class_of};
+pub use cores::{CoreClass, cpu_ranges, describe_core_class, describe_core_classes, name_class_of};
 pub use cpu::CpuInfo;
 pub(crate) use memory_modules::memory_modules;
 pub use memory_modules::{MemoryModule, parse_memory_devices, peak_bandwidth_bytes_per_s};
@@ -85,6 +85,14 @@ pub struct Environment {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub cpu_quota: Option<f64>,
+    /// The CPUs the process was allowed when the run began (`taskset`, a cgroup's
+    /// cpuset), before `--pin`: an unpinned figure measured on one CPU is not one measured
+    /// across two. Absent in runs of versions that did not record it.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub allowed_cpus: Option<Vec<usize>>,
     /// `release` when the measuring code was optimised, else `debug`.
     pub build_profile: String,
     /// The optimisation level the measuring code was compiled at.
@@ -117,6 +125,7 @@ impl Environment {
             perf_counters: None,
             load_avg: load_average(),
             cpu_quota: cgroup::cpu_quota(),
+            allowed_cpus: Some(crate::isolation::allowed_cpus()),
             build_profile: build_profile().to_string(),
             opt_level: env!("LATLAB_OPT_LEVEL").to_string(),
             latlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -163,6 +172,7 @@ impl Environment {
             perf_counters: None,
             load_avg: Some([0.0, 0.0, 0.0]),
             cpu_quota: None,
+            allowed_cpus: None,
             build_profile: "release".into(),
             opt_level: "3".into(),
             latlab_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -77,8 +77,11 @@ pub fn execute(
     let mut progress = Progress::new(units.clone(), request.rounds, shown);
     let mut spent = TimeSpent::begin(request.budget);
     request.config.cancel = cancel;
+    // The CPUs the run was given, before --pin narrows them to one.
+    let allowed_cpus = request.host.allowed_cpus();
     let settings = apply_controls(&mut request, &mut notes);
     let mut record = begin_record(&request, settings, notes);
+    record.environment.allowed_cpus = Some(allowed_cpus);
     if let Some(dir) = &request.create_dir {
         create_results_dir(dir)?;
     }

@@ -141,6 +141,7 @@ fn json_prior(prior: &PriorUse) -> Value {
     json!({
         "measured": prior.provenance,
         "same_machine": prior.same_machine,
+        "given": prior.given,
         "results_held": prior.held,
         "results_set": prior.set,
     })

@@ -168,6 +168,18 @@ pub(super) fn judge_side(
                 threshold.ln_1p() + differences[i].map_or(0.0, |d| d.smallest_called(SIGNIFICANCE));
             let caught = called.max(past_threshold) + against.margin.unwrap_or(0.0);
             against.detectable = Some(caught.exp_m1().max(t.tests.resolution));
+            // What it would have caught never stands beside a larger difference it called
+            // the same: the test that called it so (its samples' too) could not tell that
+            // much, whatever the runs' spread alone says.
+            let observed = t
+                .difference()
+                .map(|(difference, _)| difference.abs().exp_m1());
+            if let (Verdict::Same { .. }, Some(observed), Some(detectable)) =
+                (verdict, observed, against.detectable)
+                && observed >= detectable
+            {
+                against.detectable = None;
+            }
         }
     }
     run_to_run
@@ -394,6 +406,7 @@ fn with_priors(
             let use_ = used.get_or_insert_with(|| PriorUse {
                 provenance: prior.table.provenance(),
                 same_machine: prior.same_machine,
+                given: prior.given,
                 set: 0,
                 held: 0,
             });

@@ -36,6 +36,7 @@ mod html;
 mod json;
 mod judge;
 mod markdown;
+mod mixes;
 #[cfg(test)]
 mod power;
 mod render;
@@ -50,6 +51,7 @@ pub use gate::Gate;
 pub use html::CompareHtml;
 pub use json::CompareJson;
 pub use markdown::CompareMarkdown;
+pub use mixes::mixes;
 pub use text::CompareText;
 
 /// A comparison, as `latlab compare` also writes it.
@@ -301,6 +303,8 @@ pub struct PriorUse {
     pub provenance: String,
     /// Whether it was measured on the later side's machine.
     pub same_machine: bool,
+    /// Whether the user gave it (`--noise-table`).
+    pub given: bool,
     /// The results whose noise it set (it was the larger).
     pub set: usize,
     /// The results it was held against (a table had them).
@@ -783,9 +787,18 @@ impl Comparison {
         for (side, label) in self.labels[1..].iter().enumerate() {
             let slower: Vec<&ComparedResult> = (self.results.iter())
                 .filter(|result| {
+                    // The gate judges by its own percentage: a result called the same only
+                    // because a threshold wider than the gate held it (its tests rejected)
+                    // is judged as one called slower.
                     result.later[side].as_ref().is_some_and(|a| {
-                        matches!(a.verdict, Verdict::Slower { .. })
-                            && a.ratio > limit
+                        matches!(
+                            a.verdict,
+                            Verdict::Slower { .. }
+                                | Verdict::Same {
+                                    why: SameBecause::WithinThreshold,
+                                    ..
+                                }
+                        ) && a.ratio > limit
                             && a.interval.is_none_or(|(low, _)| low > limit)
                     })
                 })

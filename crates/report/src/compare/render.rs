@@ -359,10 +359,13 @@ fn prior_clause(prior: Option<&PriorUse>) -> String {
     let Some(prior) = prior else {
         return String::new();
     };
-    let whose = if prior.same_machine {
-        "this machine's table"
-    } else {
-        "another machine's table: this one's is not among those the project has measured"
+    let whose = match (prior.given, prior.same_machine) {
+        (true, true) => "the table given, of this machine",
+        (true, false) => "the table given, of another machine, taken as given",
+        (false, true) => "this machine's table",
+        (false, false) => {
+            "another machine's table: this one's is not among those the project has measured"
+        }
     };
     format!(
         "; for the {} results a table has, how far each moved between {} ({whose}), or its \

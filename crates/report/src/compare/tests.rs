@@ -620,9 +620,10 @@ fn with_table(machine: NoiseMachine, results: &[(&str, f64)]) -> Presentations {
                 runs: 12,
             })
             .collect(),
+        unsteady: Vec::new(),
     };
     Presentations {
-        run_noise: latlab_engine::run_noise::NoiseTables(Box::leak(Box::new([table]))),
+        run_noise: latlab_engine::run_noise::NoiseTables::shipped(Box::leak(Box::new([table]))),
         ..latlab_probes::presentations()
     }
 }
@@ -809,4 +810,53 @@ fn counted_runs_are_judged_by_their_counts() {
         timed_only.results[0].later[0].as_ref().unwrap().counts,
         None
     );
+}
+
+/// "Would have caught ±d" never stands beside a larger difference called the same, and the
+/// gate judges by its own percentage: a result called the same within a threshold wider
+/// than the gate, its tests having rejected, fails it. Checked over samples from tight to scattered, one round each, and changes
+/// from none to 1.7 times.
+#[test]
+fn no_claim_of_what_was_caught_stands_beside_a_larger_difference_called_same() {
+    for spread in [0.001, 0.05, 0.3, 1.0, 3.0] {
+        for factor in [1.0, 1.03, 1.2, 1.7] {
+            let samples = |scale: f64| -> Vec<f64> {
+                (0..6)
+                    .map(|i| scale * 100.0 * (1.0 + spread * ((i * 7 % 6) as f64 / 5.0 - 0.5)))
+                    .collect()
+            };
+            let one = |scale: f64| record(vec![probe("x", vec![timed("x/a", samples(scale))])]);
+            let runs = vec![("A".to_string(), one(1.0)), ("B".to_string(), one(factor))];
+            for threshold in [DEFAULT_THRESHOLD, 10.0] {
+                let compared =
+                    Compared::of(sides(&runs), threshold, &latlab_probes::presentations());
+                let against = compared.comparison.results[0].later[0].clone().unwrap();
+                let observed = (against.ratio - 1.0).abs();
+                if let (Verdict::Same { .. }, Some(detectable)) =
+                    (against.verdict, against.detectable)
+                {
+                    assert!(
+                        observed < detectable,
+                        "{spread} {factor} {threshold}: {against:?}"
+                    );
+                }
+                // Past the gate, whatever the threshold called it: its tests rejected.
+                let gate = Gate::of(&compared.comparison, 10.0);
+                let rejected = matches!(
+                    against.verdict,
+                    Verdict::Slower { .. }
+                        | Verdict::Same {
+                            why: SameBecause::WithinThreshold,
+                            ..
+                        }
+                );
+                if against.ratio > 1.1 && rejected {
+                    assert!(gate.failed(), "{spread} {factor} {threshold}: {against:?}");
+                }
+                if factor == 1.0 {
+                    assert!(!gate.failed(), "{spread} {threshold}: {against:?}");
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,67 @@
+//! What a side's runs mix: machines, versions of latlab, suites or the CPUs a run was
+//! allowed. A side whose runs differ so sets unlike figures beside each other, and its
+//! medians and spread mix them: each mix is a note, said wherever runs are judged together
+//! (`latlab compare`, a run or a harness against its baseline).
+
+use latlab_engine::model::RunRecord;
+use std::collections::BTreeMap;
+
+/// A note for each way the runs of the side called `label` mix.
+pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
+    let counted = |key: &dyn Fn(&RunRecord) -> String, each: &dyn Fn(&str, usize) -> String| {
+        let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+        for run in runs {
+            *kinds.entry(key(run)).or_default() += 1;
+        }
+        (kinds.len() > 1).then(|| {
+            (kinds.iter())
+                .map(|(kind, n)| each(kind, *n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
+    let machine = |run: &RunRecord| {
+        format!(
+            "{}/{}",
+            run.environment.host_name, run.environment.cpu.model
+        )
+    };
+    let version = |run: &RunRecord| run.latlab_version.clone();
+    let suite = |run: &RunRecord| format!("{}, {} rounds", run.settings.suite, run.settings.rounds);
+    let cpus = |run: &RunRecord| cpus_allowed(run);
+    let mut notes = Vec::new();
+    if let Some(each) = counted(&machine, &|m, n| format!("{n} on {m}")) {
+        notes.push(format!(
+            "{label} mixes machines ({each}): a side's runs should come from one machine; its \
+             medians and noise here mix them"
+        ));
+    }
+    if let Some(each) = counted(&version, &|v, n| format!("{n} by latlab {v}")) {
+        notes.push(format!(
+            "{label} mixes versions of latlab ({each}): a method may differ between them, and \
+             the side's medians and noise then mix the two"
+        ));
+    }
+    if let Some(each) = counted(&suite, &|s, n| format!("{n} of {s}")) {
+        notes.push(format!(
+            "{label} mixes suites ({each}): each samples differently, and the side's medians \
+             and noise then mix them"
+        ));
+    }
+    if let Some(each) = counted(&cpus, &|c, n| format!("{n} on {c}")) {
+        notes.push(format!(
+            "{label} mixes the CPUs its runs were allowed ({each}): a figure measured on \
+             one CPU is not one measured across two"
+        ));
+    }
+    notes
+}
+
+/// The CPUs a run was allowed, as its environment records them (`CPUs 0-1`), or `CPUs
+/// unrecorded` for a run of a version that did not record them.
+fn cpus_allowed(run: &RunRecord) -> String {
+    match &run.environment.allowed_cpus {
+        Some(cpus) => format!("CPUs {}", latlab_engine::environment::cpu_ranges(cpus)),
+        None => "CPUs unrecorded".into(),
+    }
+}
