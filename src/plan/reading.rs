@@ -252,9 +252,10 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
             true => Reached::Named,
             false => Reached::Found,
         };
-        let loaded = (files.iter())
-            .map(|file| load_run(file, reached(file)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let named: Vec<(&Path, Reached)> = (files.iter())
+            .map(|file| (file.as_path(), reached(file)))
+            .collect();
+        let loaded = latlab_report::load::load_runs(&named)?;
         let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
         let (runs, kept) = in_start_order(runs, kept);
         notes.extend(latlab_report::compare::mixes(&label, &runs));
@@ -383,9 +384,10 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
         }
         files.extend(side_files(dir)?);
     }
-    let loaded = (files.iter())
-        .map(|file| load_run(file, Reached::Found))
-        .collect::<Result<Vec<_>, _>>()?;
+    let found: Vec<(&Path, Reached)> = (files.iter())
+        .map(|file| (file.as_path(), Reached::Found))
+        .collect();
+    let loaded = latlab_report::load::load_runs(&found)?;
     let mut notes = Vec::new();
     let named = (args.dirs.iter())
         .map(|dir| dir.display().to_string())

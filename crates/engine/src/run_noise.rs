@@ -185,16 +185,22 @@ impl NoiseTable {
         // result the others have (a level its sweep could not tell, a size its budget left
         // out).
         let mut names: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        // Each run's results by name: a lookup per result and run, in constant time.
+        let by_name: Vec<std::collections::HashMap<&str, &crate::model::BenchResult>> = (runs
+            .iter())
+        .map(|run| run.results().map(|r| (r.name.as_str(), r)).collect())
+        .collect();
         for run in runs {
             for result in run.results() {
-                if !names.contains(&result.name.as_str()) {
+                if seen.insert(result.name.as_str()) {
                     names.push(&result.name);
                 }
             }
         }
         for name in names {
-            let logs: Vec<f64> = (runs.iter())
-                .filter_map(|run| Some((run, run.results().find(|r| r.name == name)?)))
+            let logs: Vec<f64> = (runs.iter().zip(&by_name))
+                .filter_map(|(run, results)| Some((run, *results.get(name)?)))
                 .filter(|(run, r)| !r.is_extrapolated() && counts(run, r))
                 .map(|(_, r)| r)
                 .map(|r| r.summary.median)

@@ -156,12 +156,8 @@ fn counts(at: &str, counted: &latlab_engine::model::Counted) -> Result<(), Strin
 
 /// The samples are times, there are some, and the summary counts and summarises them.
 fn the_samples(at: &str, result: &BenchResult) -> Result<(), String> {
-    for (i, &sample) in result.samples_ns.iter().enumerate() {
-        time(&format!("{at}.samples_ns[{i}]"), sample)?;
-    }
-    for (i, &sample) in result.cpu_samples_ns.iter().enumerate() {
-        time(&format!("{at}.cpu_samples_ns[{i}]"), sample)?;
-    }
+    times(at, "samples_ns", &result.samples_ns)?;
+    times(at, "cpu_samples_ns", &result.cpu_samples_ns)?;
     if result.samples_ns.is_empty() {
         return Err(format!(
             "{at}.samples_ns is empty, but its summary counts {}: every result keeps the \
@@ -197,7 +193,7 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
         ("median_ci95[0]", s.median_ci95[0]),
         ("median_ci95[1]", s.median_ci95[1]),
     ] {
-        time(&format!("{at}.{field}"), value)?;
+        time_at(at, field, value)?;
     }
     for (field, value) in [("stddev", s.stddev), ("mad", s.mad)] {
         if !(0.0..=MAX_TIME_NS).contains(&value) {
@@ -212,6 +208,20 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
         return Err(format!("{at}.cv is {cv}: it is finite and not negative"));
     }
     Ok(())
+}
+
+/// Every time of `values`, at `at.field[i]` ([`Rule::Time`]); the field named only for
+/// the first that breaks the rule (a results file holds millions of samples).
+fn times(at: &str, field: &str, values: &[f64]) -> Result<(), String> {
+    match (values.iter()).position(|&x| check("", x, Rule::Time).is_err()) {
+        Some(i) => time(&format!("{at}.{field}[{i}]"), values[i]),
+        None => Ok(()),
+    }
+}
+
+/// A time at `at.field`, the field named only when it breaks the rule.
+fn time_at(at: &str, field: &str, ns: f64) -> Result<(), String> {
+    check("", ns, Rule::Time).map_or_else(|_| time(&format!("{at}.{field}"), ns), |_| Ok(()))
 }
 
 /// A time ([`Rule::Time`]): finite, not subnormal, and at most [`MAX_TIME_NS`] in size.

@@ -129,8 +129,14 @@ fn json_noise(noise: &RunToRun) -> Value {
                 "prior": prior.as_ref().map(json_prior),
             })
         }
-        RunToRun::Unknown { prior } => json!({
+        RunToRun::Unknown {
+            prior,
+            results,
+            scattered,
+        } => json!({
             "from": "rounds only",
+            "results": results,
+            "scattered": scattered,
             "prior": prior.as_ref().map(json_prior),
         }),
     }

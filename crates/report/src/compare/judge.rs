@@ -37,6 +37,7 @@ use latlab_engine::moderation::{
 };
 use latlab_engine::stats::{benjamini_hochberg, median_in_place};
 use latlab_engine::tails::{fisher_upper_tail, student_quantile};
+use std::collections::HashMap;
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
 const REGIME_GAP: f64 = 0.05;
@@ -221,18 +222,21 @@ fn adjusted_within_sweeps(
 /// few ([`Prior::fit`]).
 fn moderated(tested: &[Tested], of: impl Fn(&Tested) -> Option<Variance>) -> Vec<Option<Variance>> {
     let all = Prior::fit(&tested.iter().filter_map(&of).collect::<Vec<_>>());
+    // Each set's variances gathered, and its prior fitted, once.
+    let mut sets: HashMap<&(String, bool), Vec<Variance>> = HashMap::new();
+    for t in tested {
+        if let Some(variance) = of(t) {
+            sets.entry(&t.set).or_default().push(variance);
+        }
+    }
+    let priors: HashMap<&(String, bool), Option<Prior>> = (sets.iter())
+        .map(|(set, variances)| (*set, Prior::fit(variances)))
+        .collect();
     (tested.iter())
         .map(|t| {
             let own = of(t)?;
-            let set: Vec<Variance> = (tested.iter())
-                .filter(|other| other.set == t.set)
-                .filter_map(&of)
-                .collect();
-            Some(
-                Prior::fit(&set)
-                    .or(all)
-                    .map_or(own, |prior| prior.moderate(Some(own))),
-            )
+            let prior = priors.get(&t.set).copied().flatten().or(all);
+            Some(prior.map_or(own, |prior| prior.moderate(Some(own))))
         })
         .collect()
 }
@@ -473,7 +477,12 @@ fn movement_evidence(tested: &[Tested], within: &[Option<Variance>]) -> Vec<Opti
 /// enough results of its own; one run a side and several apart.
 struct Movements {
     overall: [Option<Movement>; 2],
+    /// Each set's (and whether of one run a side), in the order the results first give it.
     by_set: Vec<((String, bool), bool, Movement)>,
+    /// Where each set's is in `by_set`.
+    index: HashMap<((String, bool), bool), usize>,
+    /// How many results of one run a side gave evidence (their rounds scatter).
+    one_run_evidence: usize,
 }
 
 impl Movements {
@@ -496,32 +505,46 @@ impl Movements {
                 Prior::fit(&ratios).map(|prior| Movement::Runs { prior })
             }
         };
-        let members = |one_run: bool, set: Option<&(String, bool)>| -> Vec<usize> {
-            (0..tested.len())
-                .filter(|&i| tested[i].one_run_a_side() == one_run)
-                .filter(|&i| set.is_none_or(|s| &tested[i].set == s))
-                .collect()
-        };
-        let overall = [false, true].map(|one| movement_of(&members(one, None), one));
-        let mut by_set: Vec<((String, bool), bool, Movement)> = Vec::new();
-        for t in tested {
+        // The results of one run a side and of several apart, overall and by set, each
+        // gathered in one pass.
+        let mut overall_members: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        let mut order: Vec<((String, bool), bool)> = Vec::new();
+        let mut set_members: HashMap<((String, bool), bool), Vec<usize>> = HashMap::new();
+        for (i, t) in tested.iter().enumerate() {
             let one = t.one_run_a_side();
-            if by_set.iter().any(|(set, o, _)| set == &t.set && *o == one) {
-                continue;
-            }
-            if let Some(movement) = movement_of(&members(one, Some(&t.set)), one) {
-                by_set.push((t.set.clone(), one, movement));
-            }
+            overall_members[usize::from(one)].push(i);
+            let members = set_members.entry((t.set.clone(), one)).or_insert_with(|| {
+                order.push((t.set.clone(), one));
+                Vec::new()
+            });
+            members.push(i);
         }
-        Movements { overall, by_set }
+        let overall = [false, true].map(|one| movement_of(&overall_members[usize::from(one)], one));
+        let by_set: Vec<((String, bool), bool, Movement)> = (order.into_iter())
+            .filter_map(|(set, one)| {
+                let movement = movement_of(&set_members[&(set.clone(), one)], one)?;
+                Some((set, one, movement))
+            })
+            .collect();
+        let index = (by_set.iter().enumerate())
+            .map(|(i, (set, one, _))| ((set.clone(), *one), i))
+            .collect();
+        let one_run_evidence = (overall_members[1].iter())
+            .filter(|&&i| evidence[i].is_some())
+            .count();
+        Movements {
+            overall,
+            by_set,
+            index,
+            one_run_evidence,
+        }
     }
 
     /// The movement that speaks for `t`: its set's, else all results'.
     fn of(&self, t: &Tested) -> Option<Movement> {
         let one = t.one_run_a_side();
-        (self.by_set.iter())
-            .find(|(set, o, _)| set == &t.set && *o == one)
-            .map(|(_, _, movement)| *movement)
+        (self.index.get(&(t.set.clone(), one)))
+            .map(|&i| self.by_set[i].2)
             .or(self.overall[usize::from(one)])
     }
 
@@ -554,7 +577,11 @@ impl Movements {
                     .collect(),
                 prior,
             },
-            None => RunToRun::Unknown { prior },
+            None => RunToRun::Unknown {
+                prior,
+                results: one_run.len(),
+                scattered: self.one_run_evidence,
+            },
         }
     }
 }

@@ -27,6 +27,7 @@ use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::presentation::Presentations;
 use latlab_engine::run_noise::{NoiseMachine, NoisePrior, NoiseTable};
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
+use std::collections::HashMap;
 use steadiness::{checks_for, comparable_runs, steady};
 
 mod csv;
@@ -291,9 +292,14 @@ pub enum RunToRun {
         families: Vec<(String, f64)>,
         prior: Option<PriorUse>,
     },
-    /// One run a side and too few results to gauge how far they move between runs: the
-    /// rounds within each run, and the `prior` where a table has a result.
-    Unknown { prior: Option<PriorUse> },
+    /// One run a side and too few results whose rounds scatter to gauge how far they move
+    /// between runs: the rounds within each run, and the `prior` where a table has a
+    /// result. Of the side's `results`, `scattered` had rounds that scatter.
+    Unknown {
+        prior: Option<PriorUse>,
+        results: usize,
+        scattered: usize,
+    },
 }
 
 /// How the results of one later side took their prior from a [`NoisePrior`]'s table.
@@ -364,6 +370,41 @@ impl Side {
     }
 }
 
+/// Every run's results by name, for the runs of one comparison: a result of a run is
+/// found in constant time, where a walk of the run for each of 20,000 results took
+/// minutes. A run is known by its address, which the borrow keeps.
+pub(crate) struct Lookup<'a>(HashMap<(usize, &'a str), &'a BenchResult>);
+
+impl<'a> Lookup<'a> {
+    /// The results of every run of `sides`.
+    pub(crate) fn of(sides: &'a [Side]) -> Lookup<'a> {
+        Lookup::of_runs(sides.iter().flat_map(|side| &side.runs))
+    }
+
+    /// The results of every run of `runs`.
+    pub(crate) fn of_runs(runs: impl Iterator<Item = &'a RunRecord>) -> Lookup<'a> {
+        let mut by_name = HashMap::new();
+        for run in runs {
+            for result in run.results() {
+                by_name
+                    .entry((address(run), result.name.as_str()))
+                    .or_insert(result);
+            }
+        }
+        Lookup(by_name)
+    }
+
+    /// The result of `run` named `name`, if it has one.
+    pub(crate) fn result(&self, run: &RunRecord, name: &str) -> Option<&'a BenchResult> {
+        self.0.get(&(address(run), name)).copied()
+    }
+}
+
+/// A run's address, which names it within one [`Lookup`].
+fn address(run: &RunRecord) -> usize {
+    std::ptr::from_ref(run) as usize
+}
+
 /// One result as one side measured it: once per run of the side.
 pub struct Measured<'a> {
     results: Vec<&'a BenchResult>,
@@ -371,20 +412,25 @@ pub struct Measured<'a> {
 
 impl<'a> Measured<'a> {
     /// The result named `name` in each of `runs` that has it.
-    fn of(runs: &[&'a RunRecord], name: &str) -> Measured<'a> {
+    fn of(runs: &[&'a RunRecord], name: &str, lookup: &Lookup<'a>) -> Measured<'a> {
         Measured {
             results: (runs.iter())
-                .filter_map(|run| run.results().find(|r| r.name == name))
+                .filter_map(|run| lookup.result(run, name))
                 .collect(),
         }
     }
 
     /// The result named `name` in each of the `steady` runs, or in every run of `all` where
     /// no steady run has it.
-    fn steady_or_all(steady: &[&'a RunRecord], all: &'a [RunRecord], name: &str) -> Measured<'a> {
-        let measured = Measured::of(steady, name);
+    fn steady_or_all(
+        steady: &[&'a RunRecord],
+        all: &'a [RunRecord],
+        name: &str,
+        lookup: &Lookup<'a>,
+    ) -> Measured<'a> {
+        let measured = Measured::of(steady, name, lookup);
         if measured.results.is_empty() {
-            Measured::of(&all.iter().collect::<Vec<_>>(), name)
+            Measured::of(&all.iter().collect::<Vec<_>>(), name, lookup)
         } else {
             measured
         }
@@ -440,8 +486,8 @@ impl<'a> Measured<'a> {
 }
 /// One clock tick per operation of `result`, in its run: the tick over the operations one
 /// of its samples timed, never the raw tick for a figure built from many operations.
-fn quantum_ns(run: &RunRecord, result: &BenchResult) -> f64 {
-    run.clock.resolution_ns / operations_per_sample(run, result, 0) as f64
+fn quantum_ns(run: &RunRecord, result: &BenchResult, lookup: &Lookup) -> f64 {
+    run.clock.resolution_ns / operations_per_sample(run, result, 0, lookup) as f64
 }
 
 /// How deep [`operations_per_sample`] follows `derived_from`: deeper than any figure
@@ -451,13 +497,18 @@ const MAX_DERIVATION_DEPTH: usize = 4;
 /// The operations one sample of `result` timed. A derived figure (a level's pooled
 /// plateau, a difference of two results) has `iterations` 1 of its own, but each of its
 /// samples comes from samples of its sources: it is as fine as the coarsest of them.
-fn operations_per_sample(run: &RunRecord, result: &BenchResult, depth: usize) -> u64 {
+fn operations_per_sample(
+    run: &RunRecord,
+    result: &BenchResult,
+    depth: usize,
+    lookup: &Lookup,
+) -> u64 {
     if result.kind == ResultKind::Derived && depth < MAX_DERIVATION_DEPTH {
         let sources = result
             .derived_from
             .iter()
-            .filter_map(|name| run.results().find(|r| &r.name == name))
-            .map(|source| operations_per_sample(run, source, depth + 1))
+            .filter_map(|name| lookup.result(run, name))
+            .map(|source| operations_per_sample(run, source, depth + 1, lookup))
             .min();
         if let Some(operations) = sources {
             return operations.max(result.iterations).max(1);
@@ -580,34 +631,47 @@ fn family(name: &str) -> &str {
 
 /// The first side's figure for `result`: from its runs whose checks held for it, all of
 /// them where none did.
-fn first_figure<'a>(first: &'a Side, result: &BenchResult, checks: &[&str]) -> Measured<'a> {
+fn first_figure<'a>(
+    first: &'a Side,
+    result: &BenchResult,
+    checks: &[&str],
+    lookup: &Lookup<'a>,
+) -> Measured<'a> {
     let steady_runs: Vec<&RunRecord> = (first.runs.iter())
-        .filter(|run| steady(run, checks, &result.name))
+        .filter(|run| steady(run, checks, lookup.result(run, &result.name)))
         .collect();
-    Measured::steady_or_all(&steady_runs, &first.runs, &result.name)
+    Measured::steady_or_all(&steady_runs, &first.runs, &result.name, lookup)
 }
 
 /// `result` as later side `side` measured it, against the first side's figure `mine`,
 /// with its tests where it can be tested; `None` when no run of the side has it.
-fn against(
-    first: &Side,
+fn against<'a>(
+    (first, side): (&'a Side, &'a Side),
     mine: &Measured,
-    side: &Side,
     result: &BenchResult,
     checks: &[&'static str],
     declared: &Presentations,
+    lookup: &Lookup<'a>,
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
-    let other = Measured::of(&all, &result.name).results.first().copied()?;
-    let quantum = quantum_ns(first.first_run(), result).max(quantum_ns(side.first_run(), other));
-    let (theirs, verdict, tests) = match comparable_runs(first, side, checks, &result.name) {
+    let other = Measured::of(&all, &result.name, lookup)
+        .results
+        .first()
+        .copied()?;
+    let quantum = quantum_ns(first.first_run(), result, lookup).max(quantum_ns(
+        side.first_run(),
+        other,
+        lookup,
+    ));
+    let comparable = comparable_runs((first, side), checks, &result.name, lookup);
+    let (theirs, verdict, tests) = match comparable {
         Err((check, how)) => (
-            Measured::of(&all, &result.name),
+            Measured::of(&all, &result.name, lookup),
             Verdict::NotComparable { check, how },
             None,
         ),
         Ok(steady_runs) => {
-            let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name);
+            let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name, lookup);
             let prior =
                 (declared.run_noise).prior(&NoiseMachine::of(side.first_run()), &result.name);
             let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point(), prior);
@@ -664,15 +728,15 @@ impl Against {
     }
 }
 
-/// The results that `side`'s runs have and `first` has not, each once.
-fn only_in(side: &Side, first: &RunRecord) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for result in side.runs.iter().flat_map(|run| run.results()) {
-        if !first.results().any(|f| f.name == result.name) && !names.contains(&result.name) {
-            names.push(result.name.clone());
-        }
-    }
-    names
+/// The results that `side`'s runs have and `first` has not, each once, in the order met.
+fn only_in(side: &Side, first: &RunRecord, lookup: &Lookup) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    (side.runs.iter())
+        .flat_map(|run| run.results())
+        .filter(|result| lookup.result(first, &result.name).is_none())
+        .filter(|result| seen.insert(result.name.as_str()))
+        .map(|result| result.name.clone())
+        .collect()
 }
 
 impl Tally {
@@ -697,7 +761,7 @@ impl Tally {
 /// comparable, and does not widen the table either).
 pub fn noise_table(runs: &[RunRecord], declared: &Presentations) -> Result<NoiseTable, String> {
     NoiseTable::measure(runs, |run, result| {
-        steady(run, &checks_for(declared, run, result), &result.name)
+        steady(run, &checks_for(declared, run, result), Some(result))
     })
 }
 
@@ -727,6 +791,7 @@ impl Comparison {
         let first_side = &sides[0];
         let first = first_side.first_run();
         let later_sides = &sides[1..];
+        let lookup = Lookup::of(sides);
         let mut tallies = vec![Tally::default(); later_sides.len()];
         // Each result against each later side, its tests kept until every result of that
         // side is tested and the p-values can be adjusted for their number.
@@ -734,10 +799,11 @@ impl Comparison {
         let mut tests: Vec<Vec<Option<Tests>>> = Vec::new();
         for result in first.results() {
             let checks = checks_for(declared, first, result);
-            let mine = first_figure(first_side, result, &checks);
+            let mine = first_figure(first_side, result, &checks, &lookup);
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
-                match against(first_side, &mine, side, result, &checks, declared) {
+                let sides = (first_side, side);
+                match against(sides, &mine, result, &checks, declared, &lookup) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);
@@ -763,7 +829,7 @@ impl Comparison {
         for (index, (side, tally)) in later_sides.iter().zip(&mut tallies).enumerate() {
             run_to_run.push(judge::judge_side(&mut results, &tests, index, threshold));
             tally.count(results.iter().filter_map(|r| r.later[index].as_ref()));
-            tally.new = only_in(side, first);
+            tally.new = only_in(side, first, &lookup);
         }
         Comparison {
             labels: sides.iter().map(|side| side.label.clone()).collect(),
@@ -803,17 +869,24 @@ impl Comparison {
                     })
                 })
                 .collect();
+            // How many slower results each sweep has: a point alone in its sweep is left
+            // out.
+            let mut per_sweep: HashMap<Option<&str>, usize> = HashMap::new();
             for result in &slower {
-                let alone = result.sweep_point
-                    && !(slower.iter())
-                        .any(|other| other.name != result.name && sweep(other) == sweep(result));
+                *per_sweep.entry(sweep(result)).or_default() += 1;
+            }
+            for result in &slower {
+                let alone = result.sweep_point && per_sweep[&sweep(result)] == 1;
                 if !alone && let Some(a) = &result.later[side] {
                     found.push((result.name.clone(), label.clone(), a.ratio));
                 }
             }
         }
+        let rows: HashMap<&str, usize> = (self.results.iter().enumerate())
+            .map(|(row, r)| (r.name.as_str(), row))
+            .collect();
         found.sort_by_key(|(name, label, _)| {
-            let row = self.results.iter().position(|r| &r.name == name);
+            let row = rows.get(name.as_str()).copied();
             (row, self.labels.iter().position(|l| l == label))
         });
         found

@@ -154,13 +154,27 @@ impl Comparison {
                     family_inflation(*inflation, *results, families),
                     prior_clause(prior.as_ref()),
                 ),
-                RunToRun::Unknown { prior } => format!(
-                    "{label} against {first}: one run a side and fewer than \
-                     {MIN_RESULTS_FOR_SCATTER} results, so only the rounds within each run \
-                     show the noise, not how far results move between runs{}: take several \
-                     runs a side (a directory each) before trusting a difference",
-                    prior_clause(prior.as_ref()),
-                ),
+                RunToRun::Unknown {
+                    prior,
+                    results,
+                    scattered,
+                } => {
+                    let few = if *results < MIN_RESULTS_FOR_SCATTER {
+                        format!("fewer than {MIN_RESULTS_FOR_SCATTER} results")
+                    } else {
+                        format!(
+                            "only {scattered} of its {results} results with rounds that \
+                             scatter ({MIN_RESULTS_FOR_SCATTER} are needed)"
+                        )
+                    };
+                    format!(
+                        "{label} against {first}: one run a side and {few}, so only the rounds \
+                         within each run show the noise, not how far results move between \
+                         runs{}: take several runs a side (a directory each) before trusting \
+                         a difference",
+                        prior_clause(prior.as_ref()),
+                    )
+                }
             })
             .collect()
     }

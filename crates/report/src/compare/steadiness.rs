@@ -1,7 +1,7 @@
 //! Which runs speak for a result: the stability checks of its family, whether they moved
 //! during a run, and whether the two sides read them apart.
 
-use super::{Side, Unsteady};
+use super::{Lookup, Side, Unsteady};
 use latlab_engine::environment::data_cache_sizes;
 use latlab_engine::model::{BenchResult, RunRecord, Warning};
 use latlab_engine::names::key;
@@ -42,17 +42,16 @@ fn checks_held(run: &RunRecord, checks: &[&str]) -> bool {
     !(run.stability.iter()).any(|c| checks.contains(&c.name.as_str()) && c.moved.is_some())
 }
 
-/// Whether `run` speaks for result `name`: none of `checks` moved during it, and the
-/// result was not taken in another placement of the CPUs than the run's
+/// Whether `run` speaks for its `result` (where it has one): none of `checks` moved during
+/// it, and the result was not taken in another placement of the CPUs than the run's
 /// ([`Warning::PlacementChanged`]).
-pub(super) fn steady(run: &RunRecord, checks: &[&str], name: &str) -> bool {
-    checks_held(run, checks) && !placement_changed(run, name)
+pub(super) fn steady(run: &RunRecord, checks: &[&str], result: Option<&BenchResult>) -> bool {
+    checks_held(run, checks) && !result.is_some_and(placement_changed)
 }
 
-/// Whether `run`'s result `name` carries a placement change.
-fn placement_changed(run: &RunRecord, name: &str) -> bool {
-    (run.results().find(|r| r.name == name))
-        .is_some_and(|r| (r.warnings.iter()).any(|w| matches!(w, Warning::PlacementChanged { .. })))
+/// Whether a result carries a placement change.
+fn placement_changed(result: &BenchResult) -> bool {
+    (result.warnings.iter()).any(|w| matches!(w, Warning::PlacementChanged { .. }))
 }
 
 /// The check of `checks` that says the machine under the steady runs of two sides differs:
@@ -94,14 +93,14 @@ type Changed = (&'static str, Unsteady);
 /// apart). With several runs a side, a run whose check moved is left out of the families its
 /// check speaks for, and the others still compare.
 pub(super) fn comparable_runs<'a>(
-    first: &'a Side,
-    later: &'a Side,
+    (first, later): (&'a Side, &'a Side),
     checks: &[&'static str],
     name: &str,
+    lookup: &Lookup,
 ) -> Result<Vec<&'a RunRecord>, Changed> {
     let keep = |side: &'a Side| -> Vec<&'a RunRecord> {
         (side.runs.iter())
-            .filter(|run| steady(run, checks, name))
+            .filter(|run| steady(run, checks, lookup.result(run, name)))
             .collect()
     };
     let (a, b) = (keep(first), keep(later));

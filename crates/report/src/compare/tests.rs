@@ -685,7 +685,10 @@ fn one_run_a_side_takes_each_results_noise_from_its_table() {
         "{disturbed:?}"
     );
     assert_eq!(disturbed.noise_from, Some(NoiseFrom::Rounds));
-    let RunToRun::Unknown { prior: Some(used) } = &comparison.run_to_run[0] else {
+    let RunToRun::Unknown {
+        prior: Some(used), ..
+    } = &comparison.run_to_run[0]
+    else {
         panic!("{:?}", comparison.run_to_run[0]);
     };
     assert_eq!((used.held, used.set, used.same_machine), (3, 2, true));
@@ -859,4 +862,23 @@ fn no_claim_of_what_was_caught_stands_beside_a_larger_difference_called_same() {
             }
         }
     }
+}
+
+/// One run a side of many results whose rounds never scatter is not "fewer than 20
+/// results": the line says how many scattered.
+#[test]
+fn many_results_that_never_scatter_are_said_as_such() {
+    let flat = |name: String| {
+        let mut result = timed(&name, vec![10.0; 6]);
+        result.round_medians_ns = vec![10.0; 3];
+        result
+    };
+    let run = record(vec![probe("x", (0..30).map(|i| flat(format!("x/{i}"))).collect())]);
+    let runs = vec![("A".to_string(), run.clone()), ("B".to_string(), run)];
+    let text = compare_text(&runs);
+    assert!(
+        text.contains("one run a side and only 0 of its 30 results with rounds that scatter"),
+        "{text}"
+    );
+    assert!(!text.contains("fewer than 20 results"), "{text}");
 }
