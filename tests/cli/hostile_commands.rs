@@ -266,3 +266,36 @@ fn the_synthetic_all_cpu_bandwidth_reads_back() {
         .assert()
         .success();
 }
+
+/// A standard output the shell closed (`>&-`) is said, with status 2, by every command that
+/// writes to it: the standard library reopens a closed descriptor 1 on `/dev/null` before
+/// `main`, and every write went there in silence with status 0.
+#[test]
+fn a_standard_output_closed_by_the_shell_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = results_file(dir.path(), "r.json");
+    let results = results.to_str().unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("latlab");
+    for args in [
+        format!("export {results} --csv -"),
+        format!("compare {results} {results}"),
+        "run --synthetic --only cpu.call -q --out out".to_string(),
+        "list".to_string(),
+    ] {
+        let output = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .args(["-c", &format!("exec {} {args} >&-", binary.display())])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args}: {stderr}");
+        assert!(
+            stderr.contains("could not write standard output: it is closed"),
+            "{args}: {stderr}"
+        );
+    }
+    assert!(
+        dir.path().join("out/results.json").is_file(),
+        "the results are written"
+    );
+}

@@ -133,6 +133,46 @@ fn is_descriptor_link(path: &Path) -> bool {
     }
 }
 
+/// Whether standard output was closed when the process started (`>&-`). The standard
+/// library opens `/dev/null` on a closed descriptor 0, 1 or 2 before `main`, so that every
+/// write would vanish in silence: a constructor that runs before it looks first.
+pub fn stdout_closed_at_start() -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+    {
+        // Read through the constructor's own static, so that the linker keeps it.
+        let _ = std::hint::black_box(&closed_stdout::LOOK_BEFORE_MAIN);
+        closed_stdout::CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
+    false
+}
+
+/// The look at descriptor 1 before `main`, from the platform's list of constructors.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+mod closed_stdout {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub(super) static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    /// Run by the loader before the standard library's start-up. The section is the
+    /// platform's list of constructors, which the loader calls in turn with no arguments:
+    /// a function pointer is all it holds.
+    #[used]
+    #[cfg_attr(
+        any(target_os = "linux", target_os = "android"),
+        unsafe(link_section = ".init_array")
+    )]
+    #[cfg_attr(target_os = "macos", unsafe(link_section = "__DATA,__mod_init_func"))]
+    pub(super) static LOOK_BEFORE_MAIN: extern "C" fn() = look;
+
+    extern "C" fn look() {
+        // SAFETY: F_GETFD only asks whether descriptor 1 is open; nothing else runs yet.
+        if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+            CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Writes `bytes` where the path the user named leads ([`Destination`]).
 pub fn write_named(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<()> {
     match Destination::of(path)? {

@@ -129,15 +129,24 @@ pub fn write_output_as(
     durability: Durability,
 ) -> Result<(), ExportError> {
     match target {
-        OutputTarget::Stdout => write_all_waiting(
-            &mut std::io::stdout().lock(),
-            Stream::Stdout,
-            contents.as_bytes(),
-        )
-        .map_err(|source| ExportError::Write {
-            path: "standard output".into(),
-            source,
-        }),
+        OutputTarget::Stdout => {
+            let written = if output::stdout_closed_at_start() {
+                Err(std::io::Error::other(
+                    "it is closed (was it closed by the code measured, or by the shell with \
+                     >&-?)",
+                ))
+            } else {
+                write_all_waiting(
+                    &mut std::io::stdout().lock(),
+                    Stream::Stdout,
+                    contents.as_bytes(),
+                )
+            };
+            written.map_err(|source| ExportError::Write {
+                path: "standard output".into(),
+                source,
+            })
+        }
         OutputTarget::File(path) | OutputTarget::Replaced(path) => {
             let bytes = contents.as_bytes();
             let written = match target {

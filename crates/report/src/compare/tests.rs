@@ -873,7 +873,10 @@ fn many_results_that_never_scatter_are_said_as_such() {
         result.round_medians_ns = vec![10.0; 3];
         result
     };
-    let run = record(vec![probe("x", (0..30).map(|i| flat(format!("x/{i}"))).collect())]);
+    let run = record(vec![probe(
+        "x",
+        (0..30).map(|i| flat(format!("x/{i}"))).collect(),
+    )]);
     let runs = vec![("A".to_string(), run.clone()), ("B".to_string(), run)];
     let text = compare_text(&runs);
     assert!(
