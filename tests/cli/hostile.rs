@@ -346,6 +346,9 @@ fn ctrl_c_ends_the_wait_for_another_runs_lock() {
     let stderr = first_line + &rest;
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("waiting up to 60 s"), "{stderr}");
+    // The run waited for is named: its process and user, as the kernel says them.
+    let named = format!("another latlab run (pid {} of uid ", holder.id());
+    assert!(stderr.contains(&named), "{stderr}");
     assert!(stderr.contains("interrupted while waiting"), "{stderr}");
     assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
     assert!(!dir.path().join("waiter.json").exists());
@@ -1601,7 +1604,7 @@ fn a_run_in_another_network_namespace_waits_for_the_host_run() {
     latlab_test_support::send(&holder, libc::SIGKILL);
     let _ = holder.wait();
     assert!(
-        first_line.contains("another latlab run is measuring on this machine; waiting"),
+        first_line.contains("is measuring on this machine; waiting"),
         "{first_line}"
     );
 }

@@ -64,6 +64,7 @@ const PROFILE: &[OptionHelp] = &[flag(
 const COUNT: &[OptionHelp] = &[
     OptionHelp {
         long: "count",
+        short: None,
         value: Some("WHAT"),
         help: "Also count what each call executes, which does not move between runs as its time \
                does: before timing, the benchmarks run again under Valgrind's callgrind, counted \
@@ -80,6 +81,7 @@ const COUNT: &[OptionHelp] = &[
     },
     OptionHelp {
         long: "via",
+        short: None,
         value: Some("COUNTER"),
         help: "What counts for --count",
         values: &[
@@ -116,6 +118,7 @@ const EXIT_STATUS: &str = "Exit status:
 const fn flag(long: &'static str, help: &'static str) -> OptionHelp {
     OptionHelp {
         long,
+        short: None,
         value: None,
         help,
         values: &[],
@@ -384,6 +387,10 @@ mod tests {
             text.lines().all(|line| line.chars().count() <= 80),
             "{text}"
         );
+        // The one-letter options too, as parsed.
+        for short in ["-q, --quiet", "-v, --verbose"] {
+            assert!(text.contains(short), "{short}: {text}");
+        }
         let formats = FormatArgs::<RunRecord>::options();
         for option in [GENERAL, PROFILE, COUNT, HTML]
             .into_iter()

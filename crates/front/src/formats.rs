@@ -20,6 +20,7 @@ impl<M: Offered> FormatArgs<M> {
         (M::formats().iter())
             .map(|format| OptionHelp {
                 long: format.name,
+                short: None,
                 value: Some("FILE"),
                 help: format.help,
                 values: &[],

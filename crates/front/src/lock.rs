@@ -20,10 +20,11 @@ pub fn take_lock(
 ) -> Result<Option<RunLock>, Interrupted> {
     let first_try = match host.lock_runs(Duration::ZERO, cancel) {
         Ok(lock) => return Ok(Some(with_its_note(lock, notes))),
-        Err(LockRefused::Busy { .. }) => {
+        Err(LockRefused::Busy { holder, .. }) => {
             crate::say!(
-                "latlab: another latlab run is measuring on this machine; waiting up to {} s \
+                "latlab: another latlab run{} is measuring on this machine; waiting up to {} s \
                  for it to finish (Ctrl-C stops)",
+                which(holder),
                 LOCK_WAIT.as_secs()
             );
             host.lock_runs(LOCK_WAIT, cancel)
@@ -33,24 +34,32 @@ pub fn take_lock(
     let message = match first_try {
         Ok(lock) => return Ok(Some(with_its_note(lock, notes))),
         Err(LockRefused::Cancelled) => return Err(Interrupted),
-        Err(LockRefused::Busy { waited }) => format!(
-            "another latlab run was still measuring after {} s; this run went ahead and the \
+        Err(LockRefused::Busy { waited, holder }) => format!(
+            "another latlab run{} was still measuring after {} s; this run went ahead and the \
              two disturbed each other: run them one at a time",
+            which(holder),
             waited.as_secs()
         ),
         Err(LockRefused::Unavailable(why)) => format!(
             "the measurement lock could not be taken ({why}); this run went ahead unlocked: \
              another latlab run measuring at the same time would not have been seen"
         ),
-        Err(LockRefused::OtherUser { uid }) => format!(
-            "another user's latlab run (uid {uid}) holds this machine's measurement lock; this \
-             run did not wait for it and went ahead: if both measure at once, they disturb \
-             each other"
+        Err(LockRefused::OtherUser { holder }) => format!(
+            "another user's latlab run ({}) holds this machine's measurement lock; this run \
+             did not wait for it and went ahead: if both measure at once, they disturb each \
+             other",
+            holder.describe()
         ),
     };
     crate::say!("latlab: {message}");
     notes.push(message);
     Ok(None)
+}
+
+/// ` (pid 4242 of uid 1000: latlab run …)`: the run that holds the lock, where the kernel
+/// says which.
+fn which(holder: Option<latlab_engine::isolation::Holder>) -> String {
+    holder.map_or_else(String::new, |holder| format!(" ({})", holder.describe()))
 }
 
 /// `lock`, its limit kept in `notes` when it could not see runs in other network

@@ -19,6 +19,8 @@ use std::time::Duration;
 pub struct OptionHelp {
     /// The long name, without its dashes.
     pub long: &'static str,
+    /// The one-letter name, where it has one (`-q`).
+    pub short: Option<char>,
     /// The value's name (`N`, `FILE`); `None` for a flag.
     pub value: Option<&'static str>,
     pub help: &'static str,
@@ -262,6 +264,7 @@ impl BaselineArgs {
 const fn option(long: &'static str, value: Option<&'static str>, help: &'static str) -> OptionHelp {
     OptionHelp {
         long,
+        short: None,
         value,
         help,
         values: &[],
@@ -320,9 +323,12 @@ pub fn help_section(heading: &str, options: &[OptionHelp], width: usize) -> Stri
     let width = width.max(30);
     let mut text = format!("{heading}:\n");
     for option in options {
+        let short = option
+            .short
+            .map_or("    ".to_string(), |c| format!("-{c}, "));
         match option.value {
-            Some(value) => text.push_str(&format!("      --{} <{value}>\n", option.long)),
-            None => text.push_str(&format!("      --{}\n", option.long)),
+            Some(value) => text.push_str(&format!("  {short}--{} <{value}>\n", option.long)),
+            None => text.push_str(&format!("  {short}--{}\n", option.long)),
         }
         text.push_str(&wrapped(option.help, width, INDENT, INDENT));
         if !option.values.is_empty() {

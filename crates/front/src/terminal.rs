@@ -42,6 +42,7 @@ impl TerminalArgs {
     pub const OPTIONS: &[OptionHelp] = &[
         OptionHelp {
             long: "quiet",
+            short: Some('q'),
             value: None,
             help: QUIET_HELP,
             values: &[],
@@ -49,6 +50,7 @@ impl TerminalArgs {
         },
         OptionHelp {
             long: "verbose",
+            short: Some('v'),
             value: None,
             help: VERBOSE_HELP,
             values: &[],
@@ -56,6 +58,7 @@ impl TerminalArgs {
         },
         OptionHelp {
             long: "color",
+            short: None,
             value: Some("WHEN"),
             help: COLOR_HELP,
             values: &[

@@ -101,7 +101,7 @@ pub fn figures_of(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
 /// line break or a bidirectional control in a name could forge a line of what is printed
 /// from it ("B against A: 0 slower …").
 fn one_line_fields(mut run: RunRecord) -> RunRecord {
-    use crate::printable::make_one_line as fix;
+    use crate::printable::{make_one_line as fix, make_short_line};
     let environment = &mut run.environment;
     for field in [
         &mut environment.host_name,
@@ -111,7 +111,7 @@ fn one_line_fields(mut run: RunRecord) -> RunRecord {
         &mut environment.cpu.model,
         &mut environment.latlab_version,
     ] {
-        fix(field);
+        make_short_line(field);
     }
     for probe in &mut run.probes {
         fix(&mut probe.id);

@@ -91,9 +91,41 @@ pub(crate) fn make_one_line(field: &mut String) {
     }
 }
 
+/// The most characters a field describing a machine (its host name, CPU model, kernel)
+/// keeps when read from a file: far more than any system writes (a host name is at most 64
+/// bytes, a CPU's brand string 48), and little enough to print.
+#[cfg(feature = "files")]
+pub(crate) const MAX_MACHINE_FIELD_CHARS: usize = 256;
+
+/// Makes `field` one line ([`make_one_line`]) of at most [`MAX_MACHINE_FIELD_CHARS`]
+/// characters, the rest replaced by `…`: a field describing a machine, read from a file
+/// anyone can write.
+#[cfg(feature = "files")]
+pub(crate) fn make_short_line(field: &mut String) {
+    make_one_line(field);
+    if let Some((cut, _)) = field.char_indices().nth(MAX_MACHINE_FIELD_CHARS) {
+        field.truncate(cut);
+        field.push('…');
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A machine's field read from a file is cut to a printable length, whole characters
+    /// kept; a shorter one is left as it is.
+    #[cfg(feature = "files")]
+    #[test]
+    fn a_machine_field_of_any_length_prints_short() {
+        let mut host = "é".repeat(100_000);
+        make_short_line(&mut host);
+        assert_eq!(host.chars().count(), MAX_MACHINE_FIELD_CHARS + 1);
+        assert!(host.ends_with('…'));
+        let mut short = "test-host".to_string();
+        make_short_line(&mut short);
+        assert_eq!(short, "test-host");
+    }
 
     #[test]
     fn escape_sequences_are_shown_not_sent() {

@@ -289,9 +289,9 @@ pub fn check_headline(summary: &RunSummary, declared: &Presentations) -> Result<
 
 /// The names printed from a summary, each made one line.
 fn one_line_fields(summary: &mut RunSummary) {
-    use crate::printable::make_one_line as fix;
-    fix(&mut summary.environment.host_name);
-    fix(&mut summary.environment.cpu.model);
+    use crate::printable::{make_one_line as fix, make_short_line};
+    make_short_line(&mut summary.environment.host_name);
+    make_short_line(&mut summary.environment.cpu.model);
     fix(&mut summary.started_at);
     fix(&mut summary.suite);
     for row in &mut summary.headline {

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-pub use crate::locks::{DirectoryLock, LockRefused, RunLock, close_run_lock_after_fork};
+pub use crate::locks::{DirectoryLock, Holder, LockRefused, RunLock, close_run_lock_after_fork};
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;

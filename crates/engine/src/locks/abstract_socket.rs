@@ -1,7 +1,7 @@
 //! The locks on Linux and Android: abstract Unix socket names, which the kernel frees with
 //! their holder, and a `flock` on a file in `/dev/shm` for runs in other network namespaces.
 
-use super::{LockRefused, fnv1a};
+use super::{Holder, LockRefused, fnv1a};
 use crate::isolation::effective_uid;
 use std::io;
 #[cfg(target_os = "android")]
@@ -70,9 +70,9 @@ static FILE_LOCK_FD: AtomicI32 = AtomicI32::new(-1);
 /// What an attempt at the file lock found.
 enum FileLock {
     Taken(std::fs::File),
-    /// Another process holds it; its effective user, where `/proc/locks` shows the holder.
+    /// Another process holds it; which, where `/proc/locks` shows the holder.
     Busy {
-        holder: Option<u32>,
+        holder: Option<Holder>,
     },
     /// It cannot be taken at all, and why.
     Unavailable(String),
@@ -113,16 +113,16 @@ fn try_file_lock(path: &std::path::Path) -> FileLock {
     match file.try_lock() {
         Ok(()) => FileLock::Taken(file),
         Err(std::fs::TryLockError::WouldBlock) => FileLock::Busy {
-            holder: flock_holder_uid(&file),
+            holder: flock_holder(&file),
         },
         Err(std::fs::TryLockError::Error(e)) => unavailable(e),
     }
 }
 
-/// The effective user of the process that holds a `flock` on `file`, from `/proc/locks`
+/// The process that holds a `flock` on `file` and its effective user, from `/proc/locks`
 /// and the holder's `/proc/PID/status`; `None` where either does not show it (a holder in
 /// another PID namespace shows no PID here).
-fn flock_holder_uid(file: &std::fs::File) -> Option<u32> {
+fn flock_holder(file: &std::fs::File) -> Option<Holder> {
     use std::os::unix::fs::MetadataExt;
     let metadata = file.metadata().ok()?;
     let device = metadata.dev() as libc::dev_t;
@@ -136,10 +136,14 @@ fn flock_holder_uid(file: &std::fs::File) -> Option<u32> {
         .and_then(|fields| fields.get(4)?.parse().ok())
         .filter(|&pid| pid > 0)?;
     let status = latlab_doors::input::system_text(format!("/proc/{pid}/status"))?;
-    status
+    let uid = status
         .lines()
         .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1)?.parse().ok())
+        .and_then(|ids| ids.split_whitespace().nth(1)?.parse().ok())?;
+    Some(Holder {
+        pid: Some(pid),
+        uid,
+    })
 }
 
 /// The descriptor of the lock this process holds, or -1: a forked child closes it, so that
@@ -209,13 +213,15 @@ impl RunLock {
                     }
                     FileLock::Busy { holder } => holder,
                 },
-                None => holder_uid(name),
+                None => holder_of(name),
             };
             match holder {
-                Some(uid) if uid != own_uid => return Err(LockRefused::OtherUser { uid }),
+                Some(holder) if holder.uid != own_uid => {
+                    return Err(LockRefused::OtherUser { holder });
+                }
                 _ => {}
             }
-            super::wait_turn(started, wait, cancel)?;
+            super::wait_turn(started, wait, cancel, holder)?;
         }
     }
 
@@ -246,11 +252,12 @@ impl Drop for RunLock {
     }
 }
 
-/// The user whose process holds the lock named `name`, from the credentials the kernel
-/// records for a listening socket (SO_PEERCRED of a connection to it); `None` when nobody
-/// holds it or the connection fails. The connection is made without blocking: a holder
-/// whose backlog is full (one that does not accept) gives `None` at once.
-fn holder_uid(name: &[u8]) -> Option<u32> {
+/// The process that holds the lock named `name` and its user, from the credentials the
+/// kernel records for a listening socket (SO_PEERCRED of a connection to it: a process id
+/// of 0 is one in another PID namespace); `None` when nobody holds it or the connection
+/// fails. The connection is made without blocking: a holder whose backlog is full (one that
+/// does not accept) gives `None` at once.
+fn holder_of(name: &[u8]) -> Option<Holder> {
     use std::os::fd::{FromRawFd, OwnedFd};
     // SAFETY: socket() takes no pointers; the descriptor it returns is owned below.
     let raw = unsafe {
@@ -305,7 +312,10 @@ fn holder_uid(name: &[u8]) -> Option<u32> {
             &mut length,
         )
     };
-    (read == 0).then_some(credentials.uid)
+    (read == 0).then(|| Holder {
+        pid: u32::try_from(credentials.pid).ok().filter(|&pid| pid > 0),
+        uid: credentials.uid,
+    })
 }
 
 /// The descriptor of the results-directory lock this process holds, or -1: a forked child
@@ -399,18 +409,42 @@ mod tests {
             matches!(second, Err(LockRefused::Busy { .. })),
             "{second:?}"
         );
-        // The holder is this user, as the kernel recorded it.
-        assert_eq!(holder_uid(name), Some(me));
+        // The holder is this user's process, as the kernel recorded it, and the wait said
+        // which.
+        let pid = std::process::id();
+        assert_eq!(
+            holder_of(name),
+            Some(Holder {
+                pid: Some(pid),
+                uid: me
+            })
+        );
+        let Err(LockRefused::Busy {
+            holder: Some(holder),
+            ..
+        }) = second
+        else {
+            panic!("{second:?}");
+        };
+        assert!(
+            holder
+                .describe()
+                .starts_with(&format!("pid {pid} of uid {me}: "))
+        );
         // Another user's lock is not waited for; a cancelled wait stops at once.
         let started = Instant::now();
         let other = RunLock::acquire_named(name, &file, Duration::from_secs(30), &go_on, me + 1);
-        assert_eq!(other.unwrap_err(), LockRefused::OtherUser { uid: me });
+        let refused = other.unwrap_err();
+        assert!(
+            matches!(refused, LockRefused::OtherUser { holder } if holder.uid == me),
+            "{refused:?}"
+        );
         let cancelled = AtomicBool::new(true);
         let stopped = RunLock::acquire_named(name, &file, Duration::from_secs(30), &cancelled, me);
         assert_eq!(stopped.unwrap_err(), LockRefused::Cancelled);
         assert!(started.elapsed() < Duration::from_secs(5));
         drop(first);
-        assert_eq!(holder_uid(name), None);
+        assert_eq!(holder_of(name).map(|h| h.uid), None);
         assert!(RunLock::acquire_named(name, &file, Duration::from_secs(1), &go_on, me).is_ok());
     }
 
@@ -433,12 +467,12 @@ mod tests {
             let mut seen = 0;
             for _ in 0..6 {
                 for _ in 0..1000 {
-                    seen += usize::from(holder_uid(name.as_bytes()) == Some(me));
+                    seen += usize::from(holder_of(name.as_bytes()).map(|h| h.uid) == Some(me));
                 }
                 lock.answer_waiters();
             }
             lock.answer_waiters();
-            (seen, holder_uid(name.as_bytes()), lock)
+            (seen, holder_of(name.as_bytes()).map(|h| h.uid), lock)
         });
         let (seen, last, lock) = checks.expect("a check of the holder, or answering, blocked");
         assert_eq!(seen, 6000, "a check did not see the holder");
@@ -461,7 +495,7 @@ mod tests {
         assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
         let checks = within_seconds(10, move || {
             (0..20)
-                .map(|_| holder_uid(name.as_bytes()))
+                .map(|_| holder_of(name.as_bytes()).map(|h| h.uid))
                 .collect::<Vec<_>>()
         });
         let checks = checks.expect("a check of a holder with a full backlog blocked");
@@ -505,7 +539,11 @@ mod tests {
             &go_on,
             me + 1,
         );
-        assert_eq!(other.unwrap_err(), LockRefused::OtherUser { uid: me });
+        let refused = other.unwrap_err();
+        assert!(
+            matches!(refused, LockRefused::OtherUser { holder } if holder.uid == me),
+            "{refused:?}"
+        );
         drop(first);
         let second = RunLock::acquire_named(
             container.as_bytes(),

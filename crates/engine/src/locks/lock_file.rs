@@ -59,7 +59,7 @@ impl RunLock {
                 Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(e)) => return Err(unavailable(e)),
             }
-            super::wait_turn(started, wait, cancel)?;
+            super::wait_turn(started, wait, cancel, None)?;
         }
     }
 }

@@ -21,13 +21,54 @@ mod lock_file;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub use lock_file::{DirectoryLock, RunLock, close_run_lock_after_fork};
 
+/// The process that holds the run lock, as the kernel says it: its user always, its
+/// process id where it lives in this PID namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: Option<u32>,
+    pub uid: u32,
+}
+
+impl Holder {
+    /// `pid 4242 of uid 1000: latlab run --suite full`, the command line where this user
+    /// may read it (cut to a line's length).
+    pub fn describe(&self) -> String {
+        let Some(pid) = self.pid else {
+            return format!("uid {}, in another PID namespace", self.uid);
+        };
+        let command = latlab_doors::input::system_file(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .map(|bytes| {
+                let words: Vec<String> = (bytes.split(|&b| b == 0))
+                    .filter(|word| !word.is_empty())
+                    .map(|word| String::from_utf8_lossy(word).into_owned())
+                    .collect();
+                words.join(" ")
+            })
+            .filter(|command| !command.is_empty());
+        let mut described = format!("pid {pid} of uid {}", self.uid);
+        if let Some(command) = command {
+            let shown: String = (command.chars())
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(120)
+                .collect();
+            described.push_str(&format!(": {shown}"));
+        }
+        described
+    }
+}
+
 /// Why the run lock was not taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockRefused {
-    /// Another run of this user still held it after the wait.
-    Busy { waited: Duration },
+    /// Another run of this user still held it after the wait: which, where the kernel
+    /// says.
+    Busy {
+        waited: Duration,
+        holder: Option<Holder>,
+    },
     /// Another user's run holds it: not waited for.
-    OtherUser { uid: u32 },
+    OtherUser { holder: Holder },
     /// The wait was cancelled (Ctrl-C).
     Cancelled,
     /// The lock cannot be had on this system at all, and why (its file cannot be made or
@@ -37,13 +78,19 @@ pub enum LockRefused {
 
 /// One turn of a wait for the run lock begun at `started`: `Err` once `cancel` is set or
 /// the wait has lasted `wait`, otherwise a pause of 50 ms before the next try.
-fn wait_turn(started: Instant, wait: Duration, cancel: &AtomicBool) -> Result<(), LockRefused> {
+fn wait_turn(
+    started: Instant,
+    wait: Duration,
+    cancel: &AtomicBool,
+    holder: Option<Holder>,
+) -> Result<(), LockRefused> {
     if cancel.load(Ordering::Relaxed) {
         return Err(LockRefused::Cancelled);
     }
     if started.elapsed() >= wait {
         return Err(LockRefused::Busy {
             waited: started.elapsed(),
+            holder,
         });
     }
     std::thread::sleep(Duration::from_millis(50));
