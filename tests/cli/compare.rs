@@ -588,8 +588,13 @@ fn copies_of(one: &Path, runs: &Path, count: usize) -> PathBuf {
                 if result["name"] == "cpu.branch/random" {
                     let factor = 1.0 + 0.01 * k as f64;
                     scale(&mut result["samples_ns"], factor);
+                    scale(&mut result["cpu_samples_ns"], factor);
                     scale(&mut result["round_medians_ns"], factor);
-                    scale(&mut result["summary"]["median"], factor);
+                    let summary = &mut result["summary"];
+                    for key in ["min", "p5", "median", "p95", "max", "mean", "stddev", "mad"] {
+                        scale(&mut summary[key], factor);
+                    }
+                    scale(&mut summary["median_ci95"], factor);
                 }
             }
         }

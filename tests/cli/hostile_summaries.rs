@@ -90,6 +90,7 @@ fn a_summary_edited_apart_from_its_results_is_not_believed() {
                 let results = json["results"].as_array_mut().unwrap();
                 let named = results.iter_mut().find(|r| r["name"] == result).unwrap();
                 named["median_ns"] = 118.0.into();
+                named["median_ci95_ns"] = serde_json::json!([118.0, 118.0]);
                 json["headline"][0]["median_ns"] = 5.0.into();
             }),
         ),

@@ -286,3 +286,182 @@ pub fn shell_status(status: ExitStatus) -> u8 {
         (None, None) => 2,
     }
 }
+
+/// The hostile children, run against the supervisor: each is a shell script, and each line
+/// of the catalogue says what the supervisor must make of it. A new kind of child goes
+/// through [`run`], and is covered by these.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// What a hostile child does, and what must come of it.
+    struct Hostile {
+        what: &'static str,
+        script: &'static str,
+        /// The stopping signal sent to this process after this long, if any.
+        signal_after: Option<Duration>,
+        expect: fn(&Ended, Duration),
+    }
+
+    const LIMIT: Duration = Duration::from_secs(1);
+    const GRACE: Duration = Duration::from_millis(300);
+
+    const CATALOGUE: &[Hostile] = &[
+        Hostile {
+            what: "hangs",
+            script: "sleep 1000",
+            signal_after: None,
+            expect: |ended, took| {
+                assert_eq!(ended.end, End::OutlivedLimit(LIMIT));
+                assert!(took < LIMIT + Duration::from_secs(2), "{took:?}");
+            },
+        },
+        Hostile {
+            what: "floods standard error",
+            script: "yes 'a line of a flood of standard error' >&2",
+            signal_after: None,
+            expect: |ended, _| {
+                assert_eq!(ended.end, End::OutlivedLimit(LIMIT));
+                assert!(
+                    ended.stderr_tail.len() <= 4096,
+                    "{}",
+                    ended.stderr_tail.len()
+                );
+                assert!(!ended.stderr_tail.is_empty());
+            },
+        },
+        Hostile {
+            what: "floods standard output",
+            script: "yes 'a line of a flood of standard output'",
+            signal_after: None,
+            expect: |ended, _| {
+                assert!(ended.overflowed);
+                assert!(ended.stdout.len() <= 4096, "{}", ended.stdout.len());
+            },
+        },
+        Hostile {
+            what: "exits 0 with nothing",
+            script: "exit 0",
+            signal_after: None,
+            expect: |ended, _| {
+                assert_eq!(ended.end, End::Exited);
+                assert!(ended.status.success() && ended.stdout.is_empty() && !ended.overflowed);
+            },
+        },
+        Hostile {
+            what: "forks and goes on",
+            script: "(trap '' TERM; sleep 1000) & echo $! > \"$PIDFILE\"; exit 0",
+            signal_after: None,
+            expect: |ended, took| {
+                assert_eq!(ended.end, End::Exited);
+                assert!(took < Duration::from_millis(900), "{took:?}");
+            },
+        },
+        Hostile {
+            what: "ignores SIGTERM",
+            script: "trap '' TERM INT; echo $$ > \"$PIDFILE\"; while :; do sleep 0.05; done",
+            signal_after: Some(Duration::from_millis(300)),
+            expect: |ended, took| {
+                assert_eq!(ended.end, End::DidNotStop(libc::SIGTERM, GRACE));
+                assert!(took < Duration::from_secs(2), "{took:?}");
+            },
+        },
+        Hostile {
+            what: "stops on SIGTERM",
+            script: "echo $$ > \"$PIDFILE\"; sleep 1000",
+            signal_after: Some(Duration::from_millis(300)),
+            expect: |ended, took| {
+                assert_eq!(ended.end, End::Stopped(libc::SIGTERM));
+                assert!(took < Duration::from_secs(2), "{took:?}");
+            },
+        },
+    ];
+
+    /// Every hostile child ends within its limit or its grace, nothing it started is left
+    /// running, and what it wrote is kept within the bound.
+    #[test]
+    fn every_hostile_child_is_bounded_and_leaves_nothing_running() {
+        std::thread::scope(|scope| {
+            for hostile in CATALOGUE {
+                scope.spawn(|| hostile_child(hostile));
+            }
+        });
+    }
+
+    /// Runs one hostile child and checks what came of it.
+    fn hostile_child(hostile: &Hostile) {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", hostile.script])
+            .env("PIDFILE", &pid_file);
+        let started = Instant::now();
+        let stop = || {
+            let due = hostile
+                .signal_after
+                .is_some_and(|after| started.elapsed() >= after);
+            due.then_some(libc::SIGTERM)
+        };
+        let ended = run(
+            &mut command,
+            &Supervision {
+                what: hostile.what,
+                limit: LIMIT,
+                notice_after: Some(Duration::from_secs(1)),
+                grace: GRACE,
+                stop: &stop,
+                say: &|_| {},
+                stdout: Output::Captured(4096),
+                stderr: Output::Tail(4096),
+            },
+        )
+        .unwrap();
+        (hostile.expect)(&ended, started.elapsed());
+        // Whatever it started is gone: its group was killed.
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+        {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while crate::sys::process_exists(pid) && Instant::now() < deadline {
+                std::thread::sleep(POLL);
+            }
+            let zombie_or_gone = !crate::sys::process_exists(pid)
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "));
+            assert!(
+                zombie_or_gone,
+                "{}: pid {pid} is still running",
+                hostile.what
+            );
+        }
+    }
+
+    /// A child that runs long is named, with how long it has run.
+    #[test]
+    fn a_long_child_is_named() {
+        let said = std::sync::Mutex::new(Vec::new());
+        let ended = run(
+            Command::new("sleep").arg("1"),
+            &Supervision {
+                what: "the slow child",
+                limit: Duration::from_secs(5),
+                notice_after: Some(Duration::from_millis(300)),
+                grace: GRACE,
+                stop: &|| None,
+                say: &|line| said.lock().unwrap().push(line.to_string()),
+                stdout: Output::Discarded,
+                stderr: Output::Discarded,
+            },
+        )
+        .unwrap();
+        assert_eq!(ended.end, End::Exited);
+        let said = said.into_inner().unwrap();
+        assert!(
+            said.first()
+                .is_some_and(|line| line.starts_with("latlab: the slow child has been running for")),
+            "{said:?}"
+        );
+    }
+}

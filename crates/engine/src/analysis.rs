@@ -98,12 +98,18 @@ pub(crate) fn timed_loop_result(
     let overhead_ns = median_in_place(&mut empty.clone());
     let net: Vec<f64> = bench.iter().map(|b| b - overhead_ns).collect();
     let summary = Summary::of(&net).expect("at least MIN_SAMPLES finite samples");
-    let verdict = verdict(
-        &on_cpu(&bench, &samples.per_op(&samples.bench_cpu_ns)),
-        &on_cpu(&empty, &samples.per_op(&samples.empty_cpu_ns)),
-        samples.iterations,
-        subject.resolution_ns,
-    );
+    // Work whose figure reads no positive time measured none, whatever its times on the CPU
+    // say: never called measured (a results file's rule, `latlab_doors::rules`).
+    let verdict = if summary.median < latlab_doors::rules::MIN_TIME_NS {
+        Verdict::OptimisedAway
+    } else {
+        verdict(
+            &on_cpu(&bench, &samples.per_op(&samples.bench_cpu_ns)),
+            &on_cpu(&empty, &samples.per_op(&samples.empty_cpu_ns)),
+            samples.iterations,
+            subject.resolution_ns,
+        )
+    };
     // None where the CPU times were forgotten (the work ran elsewhere).
     let cpu_samples_ns = match samples.per_op(&samples.empty_cpu_ns) {
         mut empty_cpu if !empty_cpu.is_empty() => {
@@ -248,6 +254,7 @@ pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64
     let Some(difference) = Summary::of(&differences) else {
         return Verdict::OptimisedAway;
     };
+
     let overhead = median_in_place(&mut empty.to_vec());
     let resolution_per_iteration = resolution_ns / iterations as f64;
     let pairs_alike = difference.median_ci95[0] <= 0.0

@@ -204,6 +204,7 @@ struct Version {
 /// [`validate::MIN_TIME_NS`], a headline figure positive), every size within bounds, each result and headline row named once and
 /// each row read from a result of the summary.
 fn check_figures(summary: &RunSummary) -> Result<(), String> {
+    validate::environment(&summary.environment)?;
     let mut operations = std::collections::HashSet::new();
     for row in &summary.headline {
         let at = format!("headline ({})", row.operation);
@@ -241,15 +242,24 @@ fn check_figures(summary: &RunSummary) -> Result<(), String> {
         if result.is_measured() {
             validate::measured_median(&format!("{at}.median_ns"), result.median_ns)?;
         }
-        for bound in result.median_ci95_ns {
+        let [low, high] = result.median_ci95_ns;
+        for bound in [low, high] {
             validate::time(&format!("{at}.median_ci95_ns"), bound)?;
         }
-        if let Some(cv) = result.between_rounds_cv
-            && (!cv.is_finite() || cv < 0.0)
-        {
+        if low > result.median_ns || result.median_ns > high {
             return Err(format!(
-                "{at}.between_rounds_cv is {cv}: it is finite and not negative"
+                "{at}.median_ci95_ns ({low} to {high} ns) does not hold its median ({} ns): \
+                 write the summary again",
+                result.median_ns
             ));
+        }
+        if let Some(cv) = result.between_rounds_cv {
+            validate::within(
+                &format!("{at}.between_rounds_cv"),
+                cv,
+                0.0,
+                validate::MAX_CV,
+            )?;
         }
         if let Some(bytes) = result.bytes_per_operation
             && !(1.0..=MAX_BYTES).contains(&(bytes as f64))
@@ -381,6 +391,7 @@ mod tests {
         let mut derived = good.clone();
         derived.results[0].kind = ResultKind::Derived;
         derived.results[0].median_ns = -2.0;
+        derived.results[0].median_ci95_ns = [-2.0, -2.0];
         derived.headline.clear();
         assert_eq!(check_figures(&derived), Ok(()));
         refused(
@@ -405,6 +416,7 @@ mod tests {
         // A suspect result may read nothing: the compiler deleted its work.
         let mut suspect = good.clone();
         suspect.results[1].median_ns = 1e-9;
+        suspect.results[1].median_ci95_ns = [1e-9, 1e-9];
         suspect.results[1].suspect = true;
         assert_eq!(check_figures(&suspect), Ok(()));
     }

@@ -10,6 +10,11 @@ use latlab_engine::stats::Summary;
 
 pub use latlab_doors::rules::{MAX_TIME_NS, MIN_TIME_NS};
 use latlab_doors::rules::{Rule, check};
+
+/// [`check`], its value dropped.
+fn check_rule(at: &str, value: f64, rule: Rule) -> Result<(), String> {
+    check(at, value, rule).map(drop)
+}
 /// The largest size a parameter or an operation can name: a pebibyte.
 pub const MAX_BYTES: f64 = 1_125_899_906_842_624.0;
 
@@ -35,19 +40,55 @@ enum Samples {
 fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
     let clock = &run.clock;
     within("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
-    time("clock.resolution_ns", clock.resolution_ns)?;
-    time("clock.region_overhead_ns", clock.region_overhead_ns)?;
+    check(
+        "clock.resolution_ns",
+        clock.resolution_ns,
+        Rule::PositiveTime,
+    )?;
+    within(
+        "clock.region_overhead_ns",
+        clock.region_overhead_ns,
+        0.0,
+        MAX_TIME_NS,
+    )?;
+    settings(&run.settings)?;
+    environment(&run.environment)?;
+    if let Some(load) = run.load_avg_after {
+        for value in load {
+            within("load_avg_after", value, 0.0, MAX_LOAD)?;
+        }
+    }
     for (i, check) in run.stability.iter().enumerate() {
         let at = format!("stability[{i}] ({})", check.name);
-        summary(&format!("{at}.start"), &check.start, None)?;
-        if let Some(end) = &check.end {
-            summary(&format!("{at}.end"), end, None)?;
+        // The share past which a check counts as moved: a share of its figure.
+        let share = check.moved_share;
+        if !(share > 0.0 && share <= 1.0) || share.is_subnormal() {
+            return Err(format!(
+                "{at}.moved_share is {share:e}: a check moves past a share from 0 to 1: the \
+                 file is damaged"
+            ));
+        }
+        // A check reads a chase or a hand-off: every figure of it is a time positive.
+        for (which, reading) in [("start", Some(&check.start)), ("end", check.end.as_ref())] {
+            let Some(reading) = reading else { continue };
+            summary(&format!("{at}.{which}"), reading, None)?;
+            check_rule(
+                &format!("{at}.{which}.min"),
+                reading.min,
+                Rule::PositiveTime,
+            )?;
         }
     }
     // A probe id may repeat (the harness writes a probe per set of benchmarks measured
     // side by side, and a group can have several); a result name may not.
     let mut result_names = std::collections::HashSet::new();
     for (p, probe) in run.probes.iter().enumerate() {
+        within(
+            &format!("probes[{p}].duration_ns"),
+            probe.duration_ns as f64,
+            0.0,
+            MAX_RUN_NS,
+        )?;
         for (r, result) in probe.results.iter().enumerate() {
             let at = format!("probes[{p}].results[{r}] ({})", result.name);
             if !result_names.insert(result.name.as_str()) {
@@ -60,6 +101,119 @@ fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The most iterations a sample times, or events (switches, faults) a result counts: far
+/// past what a run of thirty days at a millionth of a nanosecond an event would make.
+const MAX_EVENTS: f64 = 1e18;
+/// The largest coefficient of variation a summary holds: a derived figure's mean can lie
+/// near zero, its spread not.
+pub(crate) const MAX_CV: f64 = 1e12;
+/// The longest a run or a probe takes: thirty days.
+const MAX_RUN_NS: f64 = 30.0 * 86_400e9;
+/// The largest load average a machine reports.
+const MAX_LOAD: f64 = 1e6;
+/// The most CPUs, or memory nodes, a machine has: far past any made.
+const MAX_CPUS: f64 = (1u64 << 20) as f64;
+
+/// How the run sampled: samples and rounds at least one, times within a run's length.
+fn settings(settings: &latlab_engine::model::RunSettings) -> Result<(), String> {
+    within("settings.samples", settings.samples as f64, 1.0, 1e9)?;
+    within("settings.rounds", settings.rounds as f64, 1.0, 1000.0)?;
+    let target = settings.target_sample_time_ns as f64;
+    within("settings.target_sample_time_ns", target, 1.0, MAX_TIME_NS)?;
+    let budget = settings.budget_per_benchmark_ns as f64;
+    within("settings.budget_per_benchmark_ns", budget, 1.0, MAX_RUN_NS)
+}
+
+/// The machine as the run recorded it, each figure one a machine reports: what a
+/// comparison decides by (the caches that say which stability checks speak for a result,
+/// the CPUs that say which machine it was) cannot be made to decide otherwise.
+pub(crate) fn environment(
+    environment: &latlab_engine::environment::Environment,
+) -> Result<(), String> {
+    let cpu = &environment.cpu;
+    within(
+        "environment.cpu.logical_cpus",
+        cpu.logical_cpus as f64,
+        1.0,
+        MAX_CPUS,
+    )?;
+    if let Some(cores) = cpu.physical_cores {
+        within(
+            "environment.cpu.physical_cores",
+            cores as f64,
+            1.0,
+            MAX_CPUS,
+        )?;
+    }
+    for (field, mhz) in [("mhz", cpu.mhz), ("max_mhz", cpu.max_mhz)] {
+        if let Some(mhz) = mhz {
+            within(&format!("environment.cpu.{field}"), mhz, 0.0, 1e7)?;
+        }
+    }
+    for (i, cache) in environment.caches.iter().enumerate() {
+        let at = format!("environment.caches[{i}]");
+        within(&format!("{at}.level"), f64::from(cache.level), 1.0, 8.0)?;
+        within(
+            &format!("{at}.size_bytes"),
+            cache.size_bytes as f64,
+            0.0,
+            MAX_BYTES,
+        )?;
+        let line = cache.line_bytes.unwrap_or(0) as f64;
+        within(&format!("{at}.line_bytes"), line, 0.0, 1048576.0)?;
+        within(
+            &format!("{at}.shared_by_cpus"),
+            cache.shared_by_cpus as f64,
+            0.0,
+            MAX_CPUS,
+        )?;
+    }
+    for (i, class) in environment.core_classes.iter().enumerate() {
+        let khz = class.max_frequency_khz.unwrap_or(0) as f64;
+        within(
+            &format!("environment.core_classes[{i}].max_frequency_khz"),
+            khz,
+            0.0,
+            1e10,
+        )?;
+        cpus(&format!("environment.core_classes[{i}].cpus"), &class.cpus)?;
+    }
+    for (i, node) in environment.memory_nodes.iter().enumerate() {
+        let at = format!("environment.memory_nodes[{i}]");
+        within(&format!("{at}.node"), node.node as f64, 0.0, MAX_CPUS)?;
+        cpus(&format!("{at}.cpus"), &node.cpus)?;
+        let bytes = node.memory_bytes.unwrap_or(0) as f64;
+        within(&format!("{at}.memory_bytes"), bytes, 0.0, MAX_BYTES)?;
+    }
+    if let Some(allowed) = &environment.allowed_cpus {
+        cpus("environment.allowed_cpus", allowed)?;
+    }
+    if let Some(load) = environment.load_avg {
+        for value in load {
+            within("environment.load_avg", value, 0.0, MAX_LOAD)?;
+        }
+    }
+    if let Some(quota) = environment.cpu_quota
+        && !(quota > 0.0 && quota <= MAX_CPUS)
+    {
+        return Err(format!(
+            "environment.cpu_quota is {quota:e}: a share of CPUs, more than none: the file \
+             is damaged"
+        ));
+    }
+    Ok(())
+}
+
+/// CPU numbers, each one a machine could have.
+fn cpus(at: &str, cpus: &[usize]) -> Result<(), String> {
+    match cpus.iter().find(|&&cpu| cpu as f64 >= MAX_CPUS) {
+        Some(cpu) => Err(format!(
+            "{at} holds CPU {cpu}, past any machine's: the file is damaged"
+        )),
+        None => Ok(()),
+    }
 }
 
 fn one_result(at: &str, result: &BenchResult, samples: Samples) -> Result<(), String> {
@@ -105,10 +259,33 @@ fn one_result(at: &str, result: &BenchResult, samples: Samples) -> Result<(), St
     if let Some(counted) = &result.counted {
         counts(&format!("{at}.counted"), counted)?;
     }
+    times(at, "round_medians_ns", &result.round_medians_ns)?;
     if result.iterations == 0 {
         return Err(format!(
             "{at}.iterations is 0: every sample times at least one"
         ));
+    }
+    within(
+        &format!("{at}.iterations"),
+        result.iterations as f64,
+        1.0,
+        MAX_EVENTS,
+    )?;
+    {
+        let integrity = &result.integrity;
+        for (field, count) in [
+            ("voluntary_switches", integrity.voluntary_switches),
+            ("involuntary_switches", integrity.involuntary_switches),
+            ("minor_page_faults", integrity.minor_page_faults),
+            ("major_page_faults", integrity.major_page_faults),
+        ] {
+            within(
+                &format!("{at}.integrity.{field}"),
+                count as f64,
+                0.0,
+                MAX_EVENTS,
+            )?;
+        }
     }
     Ok(())
 }
@@ -165,16 +342,29 @@ fn the_samples(at: &str, result: &BenchResult) -> Result<(), String> {
             result.summary.n
         ));
     }
+    // Held to its samples first: an edited figure is named as one outside them.
+    summarises(at, result)?;
     summary(
         &format!("{at}.summary"),
         &result.summary,
         Some(result.samples_ns.len()),
-    )?;
-    summarises(at, result)
+    )
 }
 
 /// A summary's figures are times; its count matches the samples it summarises.
 fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> {
+    within(&format!("{at}.n"), s.n as f64, 1.0, MAX_EVENTS)?;
+    for (field, outliers) in [
+        ("outliers_low", s.outliers_low),
+        ("outliers_high", s.outliers_high),
+    ] {
+        if outliers > s.n {
+            return Err(format!(
+                "{at}.{field} is {outliers}, more than the {} samples: the file is damaged",
+                s.n
+            ));
+        }
+    }
     if let Some(count) = samples
         && s.n != count
     {
@@ -195,19 +385,41 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
     ] {
         time_at(at, field, value)?;
     }
+    ordered(at, s)?;
     for (field, value) in [("stddev", s.stddev), ("mad", s.mad)] {
-        if !(0.0..=MAX_TIME_NS).contains(&value) {
-            return Err(format!(
-                "{at}.{field} is {value}: a spread is finite and not negative"
-            ));
-        }
+        within(&format!("{at}.{field}"), value, 0.0, MAX_TIME_NS)?;
     }
-    if let Some(cv) = s.cv
-        && (!cv.is_finite() || cv < 0.0)
-    {
-        return Err(format!("{at}.cv is {cv}: it is finite and not negative"));
+    if let Some(cv) = s.cv {
+        within(&format!("{at}.cv"), cv, 0.0, MAX_CV)?;
     }
     Ok(())
+}
+
+/// A summary's figures in their order: the least at most its fifth percentile and the
+/// lower end of its median's interval, both at most the median, which is at most the upper
+/// end and the 95th percentile, both at most the most; the mean between the least and the
+/// most. A figure edited out of its place is refused.
+fn ordered(at: &str, s: &Summary) -> Result<(), String> {
+    let slack = 1e-9 * s.min.abs().max(s.max.abs());
+    let pairs = [
+        ("min", s.min, "p5", s.p5),
+        ("min", s.min, "median_ci95[0]", s.median_ci95[0]),
+        ("p5", s.p5, "median", s.median),
+        ("median_ci95[0]", s.median_ci95[0], "median", s.median),
+        ("median", s.median, "median_ci95[1]", s.median_ci95[1]),
+        ("median", s.median, "p95", s.p95),
+        ("p95", s.p95, "max", s.max),
+        ("median_ci95[1]", s.median_ci95[1], "max", s.max),
+        ("min", s.min, "mean", s.mean),
+        ("mean", s.mean, "max", s.max),
+    ];
+    match pairs.iter().find(|(_, low, _, high)| *low > *high + slack) {
+        Some((low_name, low, high_name, high)) => Err(format!(
+            "{at}.{low_name} is {low} ns, more than its {high_name} ({high} ns): a summary's \
+             figures are in order; the file was edited or damaged"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Every time of `values`, at `at.field[i]` ([`Rule::Time`]); the field named only for
@@ -246,6 +458,16 @@ fn summarises(at: &str, result: &BenchResult) -> Result<(), String> {
              the file was edited or damaged"
         ));
     }
+    // Its least and most are the samples' own.
+    let summary = &result.summary;
+    for (field, value, of_samples) in [("min", summary.min, least), ("max", summary.max, most)] {
+        if (value - of_samples).abs() > slack {
+            return Err(format!(
+                "{at}.summary.{field} is {value} ns, but its samples' is {of_samples} ns: the \
+                 file was edited or damaged"
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -259,31 +481,26 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     if !is_measured {
         return Ok(());
     }
-    measured_median(&format!("{at}.summary.median"), median)?;
     if !result.samples_ns.is_empty() && result.samples_ns.iter().all(|&x| x <= 0.0) {
         return Err(format!(
             "{at}.samples_ns are all zero or negative, for a figure said to be measured: \
              the file is damaged"
         ));
     }
-    Ok(())
+    measured_median(&format!("{at}.summary.median"), median)
 }
 
-/// The median of a measured figure, at `field`, is at least [`MIN_TIME_NS`] in size: the
-/// rule of a results file and of a summary alike.
+/// The median of a measured figure, at `field`, is a positive time of at least
+/// [`MIN_TIME_NS`] ([`Rule::PositiveTime`]): the rule of a results file and of a summary
+/// alike. (A loop whose work read no time more than its empty twin is judged optimised
+/// away, never measured.)
 pub(crate) fn measured_median(field: &str, median: f64) -> Result<(), String> {
-    if median.abs() < MIN_TIME_NS {
-        return Err(format!(
-            "{field} is {median:e} ns, below {MIN_TIME_NS:e} ns, for a figure said to be \
-             measured: the file is damaged"
-        ));
-    }
-    Ok(())
+    check_rule(field, median, Rule::PositiveTime)
 }
 
 /// A figure that must lie between `least` and `most` (and so be finite).
-fn within(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
-    if !(least..=most).contains(&value) {
+pub(crate) fn within(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
+    if !(least..=most).contains(&value) || value.is_subnormal() {
         return Err(format!(
             "{at} is {value:e}; it must be between {least:e} and {most:e}: the file is damaged"
         ));
@@ -326,7 +543,7 @@ mod tests {
         let huge = validate(&with_median(1e308)).unwrap_err();
         assert!(huge.contains("more than a day"), "{huge}");
         let tiny = validate(&with_median(1e-9)).unwrap_err();
-        assert!(tiny.contains("said to be measured"), "{tiny}");
+        assert!(tiny.contains("a run only writes positive"), "{tiny}");
     }
 
     /// An edited median (outside its samples), a summary without its samples, and a result
