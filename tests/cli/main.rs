@@ -11,6 +11,7 @@ mod browser;
 mod commands;
 mod compare;
 mod documentation_links;
+mod doors;
 mod fleet;
 mod fuzz_results;
 mod google_benchmark;
