@@ -265,6 +265,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     }
     let paths = kept_paths;
     refuse_mixed_emulation(&sides, &paths)?;
+    notes.extend(latlab_report::compare::counters(&sides));
     let noise_table = args
         .noise_table
         .as_deref()

@@ -278,6 +278,9 @@ impl Baselines {
             },
             these,
         ];
+        let mixed: Vec<String> = (mixed.into_iter())
+            .chain(latlab_report::compare::counters(&sides).map(|note| format!("note: {note}\n")))
+            .collect();
         let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared);
         let comparison = &compared.comparison;
         let mut text = match terminal.detail {

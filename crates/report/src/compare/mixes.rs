@@ -57,6 +57,33 @@ pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
     notes
 }
 
+/// A note where the sides' counts were made by more than one counter (callgrind's count of
+/// every instruction, the CPU's `instructions:u`): they count differently, so each result
+/// is judged by its counts only where both sides counted it alike.
+pub fn counters(sides: &[super::Side]) -> Option<String> {
+    let mut by_side: Vec<String> = Vec::new();
+    let mut all: std::collections::BTreeSet<&str> = Default::default();
+    for side in sides {
+        let vias: std::collections::BTreeSet<&str> = (side.runs.iter())
+            .flat_map(|run| run.results())
+            .filter_map(|r| r.counted.as_ref().map(|c| c.via.as_str()))
+            .collect();
+        if !vias.is_empty() {
+            let vias: Vec<&str> = vias.iter().copied().collect();
+            by_side.push(format!("{} in {}", vias.join(" and "), side.label));
+        }
+        all.extend(vias);
+    }
+    (all.len() > 1).then(|| {
+        format!(
+            "the counts were made by more than one counter ({}), which count differently: a \
+             result is judged by its counts only where both sides counted it with one counter, \
+             else by its times",
+            by_side.join(", ")
+        )
+    })
+}
+
 /// The CPUs a run was allowed, as its environment records them (`CPUs 0-1`), or `CPUs
 /// unrecorded` for a run of a version that did not record them.
 fn cpus_allowed(run: &RunRecord) -> String {

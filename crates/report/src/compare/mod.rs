@@ -52,7 +52,7 @@ pub use gate::Gate;
 pub use html::CompareHtml;
 pub use json::CompareJson;
 pub use markdown::CompareMarkdown;
-pub use mixes::mixes;
+pub use mixes::{counters, mixes};
 pub use text::CompareText;
 
 /// A comparison, as `latlab compare` also writes it.
@@ -459,13 +459,19 @@ impl<'a> Measured<'a> {
         self.results.iter().any(|r| r.is_extrapolated())
     }
 
-    /// The instructions per call where every run counted them (the median of the runs'),
-    /// `None` where one did not.
-    fn instructions(&self) -> Option<f64> {
+    /// The instructions per call where every run counted them with one counter (the median
+    /// of the runs'), with that counter; `None` where one did not, or two counters did.
+    fn instructions(&self) -> Option<(&'a str, f64)> {
+        let via = self.results.first()?.counted.as_ref()?.via.as_str();
         let mut counts: Vec<f64> = (self.results.iter())
-            .map(|r| r.counted.as_ref().map(|c| c.instructions))
+            .map(|r| {
+                r.counted
+                    .as_ref()
+                    .filter(|c| c.via == via)
+                    .map(|c| c.instructions)
+            })
             .collect::<Option<_>>()?;
-        (!counts.is_empty()).then(|| median_in_place(&mut counts))
+        Some((via, median_in_place(&mut counts)))
     }
 
     /// The figures of independent repetitions: each run's median where the side has
@@ -691,8 +697,12 @@ fn against<'a>(
         tested_within: None,
         counts: None,
     };
+    // Counts are compared only where one counter counted both sides: callgrind's and the
+    // CPU's count differently.
     match (mine.instructions(), theirs.instructions()) {
-        (Some(first), Some(later)) => Some((Against::counted(against, first, later), None)),
+        (Some((a, first)), Some((b, later))) if a == b => {
+            Some((Against::counted(against, first, later), None))
+        }
         _ => Some((against, tests)),
     }
 }
