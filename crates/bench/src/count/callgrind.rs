@@ -18,7 +18,7 @@ const INSTALL: &str = "install Valgrind (Debian and Ubuntu: apt-get install valg
      dnf install valgrind), or count with the CPU's counter where it can be read (--via perf)";
 
 /// How long `valgrind --version` may take to answer.
-const VERSION_LIMIT: Duration = Duration::from_secs(10);
+const VERSION_LIMIT: Duration = Duration::from_secs(5);
 /// How long the counting run may take: Valgrind runs code some fifty times slower, and a
 /// benchmark's setup runs there too.
 const COUNT_LIMIT: Duration = Duration::from_secs(3600);
@@ -192,7 +192,9 @@ fn counts_of(
     status: std::process::ExitStatus,
 ) -> ValgrindCounts {
     let mut counts = ValgrindCounts::default();
-    let mut ended_early = !status.success();
+    // A run that ended badly without naming the benchmark it failed in (a crash, a signal)
+    // ended in the first benchmark it wrote no counts for.
+    let mut ended_early = !status.success() && said.failed.is_empty();
     for name in names {
         if let Some(reason) = said.failed.get(name) {
             counts.failed.insert(name.clone(), reason.clone());

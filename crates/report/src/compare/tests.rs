@@ -891,7 +891,10 @@ fn many_results_that_never_scatter_are_said_as_such() {
 #[test]
 fn counts_of_two_counters_are_not_compared_as_one() {
     let counted = |via: &str, instructions: f64| {
-        let mut result = timed("x/a", (0..30).map(|i| 10.0 + (i % 7) as f64 * 0.01).collect());
+        let mut result = timed(
+            "x/a",
+            (0..30).map(|i| 10.0 + (i % 7) as f64 * 0.01).collect(),
+        );
         result.counted = Some(latlab_engine::model::Counted {
             via: via.into(),
             instructions,
@@ -904,7 +907,11 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         ("A".to_string(), counted("callgrind", 100.0)),
         ("B".to_string(), counted("callgrind", 200.0)),
     ];
-    let compared = Compared::of(sides(&alike), DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let compared = Compared::of(
+        sides(&alike),
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+    );
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, Some((100.0, 200.0)));
     assert!(matches!(against.verdict, Verdict::Slower { .. }));
@@ -914,10 +921,17 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         ("A".to_string(), counted("callgrind", 100.0)),
         ("B".to_string(), counted("perf", 200.0)),
     ];
-    let compared = Compared::of(sides(&apart), DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let compared = Compared::of(
+        sides(&apart),
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+    );
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, None, "{against:?}");
-    assert!(matches!(against.verdict, Verdict::Same { .. }), "{against:?}");
+    assert!(
+        matches!(against.verdict, Verdict::Same { .. }),
+        "{against:?}"
+    );
     let note = counters(&sides(&apart)).unwrap();
     assert!(note.contains("callgrind in A, perf in B"), "{note}");
 }
