@@ -190,6 +190,24 @@ pub(crate) fn main_memory_chase_bytes(ctx: &ProbeContext) -> u64 {
     chase.min(CHASE_CEILING).min(ctx.max_working_set())
 }
 
+/// The least a chase must span to read main memory: twice the last cache the latency curve
+/// found, else twice the largest cache below the kernel's last level (whose claim a guest
+/// may not get), within the chase's ceiling.
+fn main_memory_floor(ctx: &ProbeContext) -> u64 {
+    let caches = latlab_engine::environment::data_cache_sizes(&ctx.host().caches());
+    let below_last = match caches[..] {
+        [.., below, _last] => Some(below),
+        [only] => Some(only),
+        [] => None,
+    };
+    let floor = match (ctx.findings.last_cache_bytes(), below_last) {
+        (Some(found), _) => 2 * found,
+        (None, Some(private)) => 2 * private,
+        (None, None) => 0,
+    };
+    floor.min(CHASE_CEILING)
+}
+
 /// The bytes of each of `loaders` loaders' buffers: see the module documentation.
 pub(crate) fn loader_bytes(ctx: &ProbeContext, loaders: usize) -> u64 {
     let largest_cache = (ctx.findings.last_cache_bytes())
@@ -213,6 +231,16 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ));
     }
     let chase_bytes = main_memory_chase_bytes(ctx);
+    let floor = main_memory_floor(ctx);
+    if chase_bytes < floor {
+        return Err(ProbeError::Skipped(format!(
+            "the largest working set this run may use ({}) lies within the caches (a chase \
+             of main memory here is at least {}): its figures would be a cache's, not main \
+             memory's; raise the memory limit (ulimit -v, the cgroup's) or --max-size",
+            size_label(chase_bytes),
+            size_label(floor)
+        )));
+    }
     let _affinity = AffinityGuard::save(&host);
     host.pin_to_cpu(*chaser).map_err(ProbeError::Failed)?;
     let chase = Chase::build(
