@@ -112,7 +112,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         );
     }
     assert!(names.contains(&"contended/fetch_add/threads:2: benchmark".to_string()));
-    assert_eq!(names.len(), 36, "{names:?}");
+    assert_eq!(names.len(), 38, "{names:?}");
 
     // Bad input: one line, exit 2.
     for args in [

@@ -398,6 +398,10 @@ pub fn two_modes(samples: &[f64]) -> Option<Warning> {
 /// A figure measured twice in one run is called moved when the two medians differ by more
 /// than this share of the first, besides their confidence intervals not overlapping.
 pub const MOVED_SHARE: f64 = 0.10;
+/// A figure read this many times apart at two moments of one run moved, however widely its
+/// samples scatter (on the Emerald Rapids guest a cache chase read 3.1 times apart and was
+/// called steady, its intervals overlapping).
+pub const MOVED_FACTOR: f64 = 2.0;
 /// A one-way core-to-core figure under this many L2 hits cannot have crossed between
 /// cores: every path between cores goes through the last-level cache or further, several
 /// L2 hits away; between SMT siblings a line stays in their shared L1 and L2.
@@ -405,13 +409,18 @@ pub const SHARED_CORE_L2_HITS: f64 = 2.0;
 
 /// Compares a figure measured early in a run with the same figure measured later: moved
 /// when the medians' 95% confidence intervals are disjoint and the medians differ by more
-/// than `floor` (a share of the first; [`MOVED_SHARE`] for most figures).
+/// than `floor` (a share of the first; [`MOVED_SHARE`] for most figures), or when the
+/// medians lie [`MOVED_FACTOR`] apart or more whatever their intervals: no noise of a
+/// steady machine moves a figure so far.
 pub fn moved_between(first: &Summary, last: &Summary, floor: f64) -> Option<Warning> {
     let [first_low, first_high] = first.median_ci95;
     let [last_low, last_high] = last.median_ci95;
     let disjoint = last_low > first_high || last_high < first_low;
     let shift = (last.median / first.median - 1.0).abs();
-    (first.median > 0.0 && disjoint && shift > floor).then_some(Warning::MovedDuringRun {
+    let (low, high) = (first.median.min(last.median), first.median.max(last.median));
+    let far = low > 0.0 && high >= MOVED_FACTOR * low;
+    let moved = (disjoint && shift > floor) || far;
+    (first.median > 0.0 && moved).then_some(Warning::MovedDuringRun {
         first_ns: first.median,
         last_ns: last.median,
     })
@@ -748,6 +757,21 @@ mod tests {
             None,
             "a median inside a wide interval"
         );
+        // Three times apart moved, however widely the samples scatter: a cache chase on the
+        // Emerald Rapids guest read 3.1 times apart, its intervals overlapping.
+        let scattered = |base: f64| {
+            Summary::of(
+                &(0..30)
+                    .map(|i| base * (0.2 + 0.2 * (i % 10) as f64))
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap()
+        };
+        let (before, after) = (scattered(10.0), scattered(31.0));
+        assert!(
+            before.median_ci95[1] >= after.median_ci95[0] || after.median > 3.0 * before.median
+        );
+        assert!(moved_between(&before, &after, 0.25).is_some());
     }
 
     /// The case: a pair read 123 ns while the reference read 25-28 ns around it;

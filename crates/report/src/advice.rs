@@ -435,6 +435,14 @@ pub fn stability_check(check: &StabilityCheck) -> String {
     let start = format_ns(check.start.median);
     match (&check.end, &check.moved) {
         (None, _) => format!("{start} at the start; not measured again"),
+        (Some(end), None) if (end.median / check.start.median - 1.0).abs() > check.moved_share => {
+            format!(
+                "{start} at the start, {} at the end: apart by more than {:.0}%, but not told \
+                 from its noise (each reading's interval holds the other)",
+                format_ns(end.median),
+                check.moved_share * 100.0,
+            )
+        }
         (Some(end), None) => format!(
             "{start} at the start, {} at the end: steady (within its noise or {:.0}%)",
             format_ns(end.median),
@@ -632,6 +640,27 @@ mod tests {
             lines[0].contains("51.0 ns at the start, across cores"),
             "{}",
             lines[0]
+        );
+    }
+
+    /// A check read far apart at the start and the end is never called steady: where its
+    /// intervals overlap (too noisy to flag), it says so.
+    #[test]
+    fn a_check_read_far_apart_is_never_steady() {
+        let reading = |median: f64| latlab_engine::stats::Summary::of(&[median; 5]).unwrap();
+        let check = |end: f64| StabilityCheck {
+            name: "stability/cache-chase".into(),
+            method: "test".into(),
+            start: reading(4.3),
+            end: Some(reading(end)),
+            moved_share: 0.25,
+            moved: None,
+        };
+        assert!(stability_check(&check(4.4)).contains("steady"));
+        let apart = stability_check(&check(13.3));
+        assert!(
+            !apart.contains("steady") && apart.contains("not told"),
+            "{apart}"
         );
     }
 }

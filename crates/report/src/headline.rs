@@ -233,6 +233,14 @@ fn measured_row(run: &RunRecord, row: &HeadlineDeclaration) -> (Option<Measured>
     if result.summary.median < latlab_doors::rules::MIN_TIME_NS {
         return (None, format!("{} read no positive time", result.name));
     }
+    // A figure whose own check failed (a main-memory chase held within the caches) is not
+    // the operation the row names.
+    if let Some(check) = (result.warnings.iter()).find_map(|w| match w {
+        latlab_engine::Warning::CheckFailed { check, .. } => Some(check),
+        _ => None,
+    }) {
+        return (None, format!("{}: its {check} check failed", result.name));
+    }
     let how = match row.source {
         Source::Result(_) => result.name.clone(),
         Source::LargestScaled { bytes, .. } => format!("{}, scaled to {bytes} bytes", result.name),

@@ -38,13 +38,14 @@ use super::sizes::size_label;
 use super::{headline_point, sweep_point};
 use crate::budget::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
+use latlab_engine::SharedHost;
 use latlab_engine::host::AffinityGuard;
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{
     CurveEnds, Line, Measure, Panel, Plot, ReferenceLine, Scale, Stroke, Template, Unit, XAxis,
 };
-use latlab_engine::{BenchResult, Runner};
+use latlab_engine::{BenchResult, Runner, Warning};
 use std::sync::Arc;
 
 const LOAD_BYTES_PER_SECOND: Key = Key::new("load_bytes_per_second");
@@ -231,16 +232,22 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         ));
     }
     let chase_bytes = main_memory_chase_bytes(ctx);
+    // Held within the caches by the working-set limit, every figure is a cache's: each
+    // says so, and none is taken for main memory's (the headline reads none of them).
     let floor = main_memory_floor(ctx);
-    if chase_bytes < floor {
-        return Err(ProbeError::Skipped(format!(
-            "the largest working set this run may use ({}) lies within the caches (a chase \
-             of main memory here is at least {}): its figures would be a cache's, not main \
-             memory's; raise the memory limit (ulimit -v, the cgroup's) or --max-size",
-            size_label(chase_bytes),
-            size_label(floor)
-        )));
-    }
+    let within_caches = (chase_bytes < floor).then(|| {
+        Warning::check_failed(
+            "main memory",
+            &format!(
+                "the largest working set this run may use ({}) lies within the caches (a \
+                 chase of main memory here is at least {}): this is a cache's figure under \
+                 load, not main memory's; raise the memory limit (ulimit -v, the cgroup's) or \
+                 --max-size",
+                size_label(chase_bytes),
+                size_label(floor)
+            ),
+        )
+    });
     let _affinity = AffinityGuard::save(&host);
     host.pin_to_cpu(*chaser).map_err(ProbeError::Failed)?;
     let chase = Chase::build(
@@ -260,36 +267,55 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     chase.warm();
     let suite = ctx.suite;
     keeping_measured(|results| {
-        let others = Crew {
-            host: &host,
-            cpus: others,
-            bytes: loader_bytes(ctx, others.len()) as usize,
-            memory_node: None,
-        };
-        let mut curves = WhileTimeLasts::default();
-        for mix in Mix::CURVE {
-            curves.measure(ctx.runner, mix, |runner| {
-                curve(runner, &others, &chase, mix, delays(suite), results)
-            })?;
+        let measured = measure_mixes(ctx, (&host, &cpus, others), chase, suite, results);
+        // Partial or whole, every figure of a chase within the caches says so.
+        if let Some(warning) = &within_caches {
+            for result in results.iter_mut() {
+                result.warnings.push(warning.clone());
+            }
         }
-        drop(chase);
-        let everyone = Crew {
-            host: &host,
-            cpus: &cpus,
-            bytes: loader_bytes(ctx, cpus.len()) as usize,
-            memory_node: None,
-        };
-        let mut peaks = WhileTimeLasts::default();
-        for mix in Mix::PEAK {
-            peaks.measure(ctx.runner, mix, |runner| {
-                results.push(peak(runner, &everyone, mix)?);
-                Ok(())
-            })?;
-        }
-        crate::budget::note_left_out(results, "mem.loaded curves of", &curves.left_out);
-        crate::budget::note_left_out(results, "mem.loaded peaks of", &peaks.left_out);
-        Ok(())
+        measured
     })
+}
+
+/// The curves of every mix, then the peaks (the chase freed before them), while the
+/// budget has time for them.
+fn measure_mixes(
+    ctx: &mut ProbeContext,
+    (host, cpus, others): (&SharedHost, &[usize], &[usize]),
+    chase: Chase,
+    suite: Suite,
+    results: &mut Vec<BenchResult>,
+) -> Result<(), ProbeError> {
+    let others = Crew {
+        host,
+        cpus: others,
+        bytes: loader_bytes(ctx, others.len()) as usize,
+        memory_node: None,
+    };
+    let mut curves = WhileTimeLasts::default();
+    for mix in Mix::CURVE {
+        curves.measure(ctx.runner, mix, |runner| {
+            curve(runner, &others, &chase, mix, delays(suite), results)
+        })?;
+    }
+    drop(chase);
+    let everyone = Crew {
+        host,
+        cpus,
+        bytes: loader_bytes(ctx, cpus.len()) as usize,
+        memory_node: None,
+    };
+    let mut peaks = WhileTimeLasts::default();
+    for mix in Mix::PEAK {
+        peaks.measure(ctx.runner, mix, |runner| {
+            results.push(peak(runner, &everyone, mix)?);
+            Ok(())
+        })?;
+    }
+    crate::budget::note_left_out(results, "mem.loaded curves of", &curves.left_out);
+    crate::budget::note_left_out(results, "mem.loaded peaks of", &peaks.left_out);
+    Ok(())
 }
 
 /// Measures the first of a list of mixes, then each of the others while the budget has
