@@ -266,6 +266,7 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let paths = kept_paths;
     refuse_mixed_emulation(&sides, &paths)?;
     notes.extend(latlab_report::compare::counters(&sides));
+    notes.extend(latlab_report::compare::cpus_apart(&sides));
     let noise_table = args
         .noise_table
         .as_deref()

@@ -280,6 +280,7 @@ impl Baselines {
         ];
         let mixed: Vec<String> = (mixed.into_iter())
             .chain(latlab_report::compare::counters(&sides).map(|note| format!("note: {note}\n")))
+            .chain(latlab_report::compare::cpus_apart(&sides).map(|note| format!("note: {note}\n")))
             .collect();
         let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared);
         let comparison = &compared.comparison;

@@ -57,7 +57,9 @@ impl RunState<'_> {
         {
             // The directory this run made holds none of its results: removed if nothing else
             // went into it, so that a run that wrote nothing leaves nothing.
-            let _ = std::fs::remove_dir(dir);
+            if let Ok(own) = latlab_doors::OwnDir::kept(dir, latlab_doors::Missing::Refused) {
+                own.remove_if_empty();
+            }
         }
         Ok(regressed)
     }

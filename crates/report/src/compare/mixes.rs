@@ -8,18 +8,6 @@ use std::collections::BTreeMap;
 
 /// A note for each way the runs of the side called `label` mix.
 pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
-    let counted = |key: &dyn Fn(&RunRecord) -> String, each: &dyn Fn(&str, usize) -> String| {
-        let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-        for run in runs {
-            *kinds.entry(key(run)).or_default() += 1;
-        }
-        (kinds.len() > 1).then(|| {
-            (kinds.iter())
-                .map(|(kind, n)| each(kind, *n))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-    };
     let machine = |run: &RunRecord| {
         format!(
             "{}/{}",
@@ -28,33 +16,85 @@ pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
     };
     let version = |run: &RunRecord| run.latlab_version.clone();
     let suite = |run: &RunRecord| format!("{}, {} rounds", run.settings.suite, run.settings.rounds);
-    let cpus = |run: &RunRecord| cpus_allowed(run);
+    let cpus = |run: &RunRecord| cpus_allowed(run).unwrap_or_default();
+    // The CPUs allowed, among the runs that recorded them.
+    let recorded: Vec<RunRecord> = (runs.iter())
+        .filter(|run| run.environment.allowed_cpus.is_some())
+        .cloned()
+        .collect();
     let mut notes = Vec::new();
-    if let Some(each) = counted(&machine, &|m, n| format!("{n} on {m}")) {
+    if let Some(each) = counted_in(runs, &machine, &|m, n| format!("{n} on {m}")) {
         notes.push(format!(
             "{label} mixes machines ({each}): a side's runs should come from one machine; its \
              medians and noise here mix them"
         ));
     }
-    if let Some(each) = counted(&version, &|v, n| format!("{n} by latlab {v}")) {
+    if let Some(each) = counted_in(runs, &version, &|v, n| format!("{n} by latlab {v}")) {
         notes.push(format!(
             "{label} mixes versions of latlab ({each}): a method may differ between them, and \
              the side's medians and noise then mix the two"
         ));
     }
-    if let Some(each) = counted(&suite, &|s, n| format!("{n} of {s}")) {
+    if let Some(each) = counted_in(runs, &suite, &|s, n| format!("{n} of {s}")) {
         notes.push(format!(
             "{label} mixes suites ({each}): each samples differently, and the side's medians \
              and noise then mix them"
         ));
     }
-    if let Some(each) = counted(&cpus, &|c, n| format!("{n} on {c}")) {
+    if let Some(each) = counted_in(&recorded, &cpus, &|c, n| format!("{n} on {c}")) {
         notes.push(format!(
             "{label} mixes the CPUs its runs were allowed ({each}): a figure measured on \
              one CPU is not one measured across two"
         ));
     }
     notes
+}
+
+/// How many of `runs` there are of each `key`, phrased by `each` and joined, where there are
+/// two keys or more.
+fn counted_in(
+    runs: &[RunRecord],
+    key: &dyn Fn(&RunRecord) -> String,
+    each: &dyn Fn(&str, usize) -> String,
+) -> Option<String> {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for run in runs {
+        *kinds.entry(key(run)).or_default() += 1;
+    }
+    (kinds.len() > 1).then(|| {
+        (kinds.iter())
+            .map(|(kind, n)| each(kind, *n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// A note where the sides' runs were allowed other CPUs than the first side's (`taskset -c
+/// 0` against two CPUs): an unpinned figure measured on one CPU is not one measured across
+/// two, whatever its name.
+pub fn cpus_apart(sides: &[super::Side]) -> Option<String> {
+    // Runs of a version that did not record them are left out of it.
+    let allowed = |side: &super::Side| -> std::collections::BTreeSet<String> {
+        side.runs.iter().filter_map(cpus_allowed).collect()
+    };
+    let first = sides.first().map(allowed).filter(|cpus| !cpus.is_empty())?;
+    let apart: Vec<String> = (sides.iter().skip(1))
+        .filter(|side| !allowed(side).is_empty() && allowed(side) != first)
+        .map(|side| {
+            let theirs: Vec<String> = allowed(side).into_iter().collect();
+            format!("{} on {}", side.label, theirs.join(" and "))
+        })
+        .collect();
+    let mine: Vec<String> = first.into_iter().collect();
+    (!apart.is_empty()).then(|| {
+        format!(
+            "the sides ran on other CPUs ({} on {}; {}): a figure measured on one CPU is not \
+             one measured across two, whatever its name",
+            sides[0].label,
+            mine.join(" and "),
+            apart.join("; ")
+        )
+    })
 }
 
 /// A note where the sides' counts were made by more than one counter (callgrind's count of
@@ -84,11 +124,12 @@ pub fn counters(sides: &[super::Side]) -> Option<String> {
     })
 }
 
-/// The CPUs a run was allowed, as its environment records them (`CPUs 0-1`), or `CPUs
-/// unrecorded` for a run of a version that did not record them.
-fn cpus_allowed(run: &RunRecord) -> String {
-    match &run.environment.allowed_cpus {
-        Some(cpus) => format!("CPUs {}", latlab_engine::environment::cpu_ranges(cpus)),
-        None => "CPUs unrecorded".into(),
-    }
+/// The CPUs a run was allowed, as its environment records them (`CPUs 0-1`); `None` for a
+/// run of a version that did not record them.
+fn cpus_allowed(run: &RunRecord) -> Option<String> {
+    let cpus = run.environment.allowed_cpus.as_ref()?;
+    Some(format!(
+        "CPUs {}",
+        latlab_engine::environment::cpu_ranges(cpus)
+    ))
 }

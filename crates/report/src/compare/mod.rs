@@ -52,7 +52,7 @@ pub use gate::Gate;
 pub use html::CompareHtml;
 pub use json::CompareJson;
 pub use markdown::CompareMarkdown;
-pub use mixes::{counters, mixes};
+pub use mixes::{counters, cpus_apart, mixes};
 pub use text::CompareText;
 
 /// A comparison, as `latlab compare` also writes it.

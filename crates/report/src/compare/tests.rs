@@ -935,3 +935,35 @@ fn counts_of_two_counters_are_not_compared_as_one() {
     let note = counters(&sides(&apart)).unwrap();
     assert!(note.contains("callgrind in A, perf in B"), "{note}");
 }
+
+/// What the runs mix within a side (suites, CPUs allowed) and between the sides (the CPUs
+/// allowed: `taskset -c 0` against two CPUs) is said; runs that did not record their CPUs
+/// are no mix.
+#[test]
+fn what_the_runs_mix_is_said() {
+    let run = |suite: &str, cpus: Option<Vec<usize>>| {
+        let mut run = record(vec![probe("x", vec![timed("x/a", vec![10.0; 6])])]);
+        run.settings.suite = suite.into();
+        run.environment.allowed_cpus = cpus;
+        run
+    };
+    let side = |label: &str, runs: Vec<RunRecord>| Side {
+        label: label.into(),
+        runs,
+    };
+    let mixed = mixes("A", &[run("quick", Some(vec![0])), run("full", Some(vec![0, 1]))]);
+    assert!(mixed.iter().any(|n| n.contains("mixes suites")), "{mixed:?}");
+    assert!(mixed.iter().any(|n| n.contains("mixes the CPUs")), "{mixed:?}");
+    assert!(mixes("A", &[run("quick", None), run("quick", Some(vec![0]))]).is_empty());
+    let sides = [
+        side("A", vec![run("quick", Some(vec![0]))]),
+        side("B", vec![run("quick", Some(vec![0, 1]))]),
+    ];
+    let apart = cpus_apart(&sides).unwrap();
+    assert!(apart.contains("A on CPUs 0; B on CPUs 0-1"), "{apart}");
+    let unrecorded = [
+        side("A", vec![run("quick", None)]),
+        side("B", vec![run("quick", Some(vec![0, 1]))]),
+    ];
+    assert_eq!(cpus_apart(&unrecorded), None);
+}
