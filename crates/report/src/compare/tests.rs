@@ -951,9 +951,18 @@ fn what_the_runs_mix_is_said() {
         label: label.into(),
         runs,
     };
-    let mixed = mixes("A", &[run("quick", Some(vec![0])), run("full", Some(vec![0, 1]))]);
-    assert!(mixed.iter().any(|n| n.contains("mixes suites")), "{mixed:?}");
-    assert!(mixed.iter().any(|n| n.contains("mixes the CPUs")), "{mixed:?}");
+    let mixed = mixes(
+        "A",
+        &[run("quick", Some(vec![0])), run("full", Some(vec![0, 1]))],
+    );
+    assert!(
+        mixed.iter().any(|n| n.contains("mixes suites")),
+        "{mixed:?}"
+    );
+    assert!(
+        mixed.iter().any(|n| n.contains("mixes the CPUs")),
+        "{mixed:?}"
+    );
     assert!(mixes("A", &[run("quick", None), run("quick", Some(vec![0]))]).is_empty());
     let sides = [
         side("A", vec![run("quick", Some(vec![0]))]),
