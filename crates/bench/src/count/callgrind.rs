@@ -419,4 +419,45 @@ totals: 12627979 4198400 8 4 66 1 4 0 0
             assert!(Dump::parse(&damaged).is_err(), "{bad}");
         }
     }
+
+    /// A dump that is a link (to `/dev/zero`, read for ever before) is refused at once,
+    /// naming it; a label of no turns, or of more than a pass takes, is no dump of the
+    /// counting child's.
+    #[test]
+    fn a_dump_planted_in_the_scratch_directory_is_refused() {
+        let scratch = Scratch::new("latlab-bench-count-test-").unwrap();
+        let dir = scratch.dir().path().to_path_buf();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("callgrind.out.1")).unwrap();
+        let refused = read_dumps(&scratch).unwrap_err();
+        assert!(
+            refused.contains("callgrind.out.1") && refused.contains("symbolic link"),
+            "{refused}"
+        );
+        std::fs::remove_file(dir.join("callgrind.out.1")).unwrap();
+        let no_turns = DUMP.replace("latlab-bench 4096 long", "latlab-bench 0 long");
+        std::fs::write(dir.join("callgrind.out.2"), no_turns).unwrap();
+        assert!(read_dumps(&scratch).unwrap().is_empty());
+    }
+
+    /// What the counting child said reaches the terminal one line each, its escape
+    /// sequences shown, never sent (a title, a screen cleared, a right-to-left override);
+    /// Valgrind's own lines are not taken for the child's.
+    #[test]
+    fn the_childs_words_are_shown_not_sent() {
+        let said = ChildSaid::from(
+            b"==4242== Callgrind, a call-graph generating cache profiler\n\
+              bench x/y ... FAILED: panicked: \x1b]0;title\x07\x1b[2J\xe2\x80\xae\n\
+              ==4242== I refs: 12\n",
+        );
+        let reason = &said.failed["x/y"];
+        assert!(
+            !reason.contains('\u{1b}') && !reason.contains('\u{202e}'),
+            "{reason:?}"
+        );
+        assert!(reason.contains("\\u{1b}"), "{reason:?}");
+        assert_eq!(
+            said.last_line.as_deref().map(|l| l.contains("I refs")),
+            Some(false)
+        );
+    }
 }
