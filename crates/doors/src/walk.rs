@@ -43,8 +43,11 @@ pub(crate) fn open_directory(path: &Path, last: LastLink) -> io::Result<OwnedFd>
 
 /// The walk itself: a descriptor of the directory `path` names, opened on the way.
 fn walk(path: &Path, last: LastLink) -> io::Result<OwnedFd> {
-    let start = if path.has_root() { "/" } else { "." };
-    let mut dir = sys::open(Path::new(start), ON_THE_WAY, 0)?;
+    let mut dir = if path.has_root() {
+        root()?
+    } else {
+        sys::open(Path::new("."), ON_THE_WAY, 0)?
+    };
     // The components still to take, the next last.
     let mut ahead: Vec<OsString> = components(path);
     let mut links = 0;
@@ -80,11 +83,20 @@ fn walk(path: &Path, last: LastLink) -> io::Result<OwnedFd> {
         let text = sys::read_link_in(dir.as_fd(), &name)?;
         let target = Path::new(&text);
         if target.has_root() {
-            dir = sys::open(Path::new("/"), ON_THE_WAY, 0)?;
+            dir = root()?;
         }
         ahead.extend(components(target));
     }
     Ok(dir)
+}
+
+/// This process's root directory: `/proc/self/root` where it can be opened (the root the
+/// kernel gives the process, which an emulator's sysroot, `qemu-user -L`, does not stand
+/// in for), else `/`.
+fn root() -> io::Result<OwnedFd> {
+    let flags = ON_THE_WAY & !libc::O_NOFOLLOW;
+    sys::open(Path::new("/proc/self/root"), flags, 0)
+        .or_else(|_| sys::open(Path::new("/"), ON_THE_WAY, 0))
 }
 
 /// The names of `path`'s components, last first (`.` and the root left out: the walk
