@@ -4,7 +4,7 @@
 //! (`latlab export`) and how far results move between runs (`latlab noise`).
 
 use crate::plan::{ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan};
-use latlab_engine::run_noise::NoiseTables;
+use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
@@ -109,12 +109,13 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         legend.push_str(&format!("note: {note}\n"));
     }
     let outputs = plan.outputs;
-    let mut declared = latlab_probes::presentations();
-    if let Some(table) = plan.noise_table {
-        // Read once, for the life of this command.
-        declared.run_noise = NoiseTables::given(Box::leak(Box::new(table)));
-    }
-    let compared = Compared::of(plan.sides, plan.threshold, &declared);
+    let declared = latlab_probes::presentations();
+    let given = plan.noise_table;
+    let noise = match &given {
+        Some(table) => NoiseTables::given(table),
+        None => NoiseTables::shipped(),
+    };
+    let compared = Compared::of(plan.sides, plan.threshold, &declared, noise);
     let text = format!(
         "{legend}\n{}",
         CompareText {

@@ -24,6 +24,7 @@ use latlab_probes::{
     default_max_size,
 };
 use latlab_report::JsonExporter;
+use latlab_report::compare::stats::NoiseTables;
 use latlab_report::summary::SummaryExporter;
 use latlab_report::{FileFormat, Offered, OutputTarget};
 use std::path::{Path, PathBuf};
@@ -259,7 +260,13 @@ fn baselines(args: &RunArgs, run_of: Option<RunOf>) -> Result<Baselines, UsageEr
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_RESULTS_DIR));
     let store = BaselineStore::at(results_dir.join("baselines"));
-    Baselines::asked(store, &args.baselines, latlab_probes::presentations()).map_err(UsageError)
+    Baselines::asked(
+        store,
+        &args.baselines,
+        latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    )
+    .map_err(UsageError)
 }
 
 /// The directory a run writes into: `--out` (or `latlab-results`), and in it `run-K` for

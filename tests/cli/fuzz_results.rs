@@ -3,6 +3,7 @@
 //! fixed seed, each with a time limit, so that a failure repeats.
 
 use crate::latlab;
+use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{
     CompareCsv, CompareJson, CompareMarkdown, CompareText, Compared, DEFAULT_THRESHOLD, sides,
 };
@@ -148,6 +149,7 @@ fn read_and_render(bytes: &[u8]) -> Outcome {
         sides(&pair),
         DEFAULT_THRESHOLD,
         &latlab_probes::presentations(),
+        NoiseTables::shipped(),
     );
     let formats: [&dyn Exporter<Compared>; 4] = [
         &CompareText::default(),

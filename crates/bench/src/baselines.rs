@@ -19,12 +19,13 @@ pub(crate) fn asked(options: &Options, run_of: Option<RunOf>) -> Result<Baseline
     if run_of.is_some() || named.iter().all(|name| name.is_none()) {
         return Ok(Baselines::none());
     }
-    // A user's benchmarks have no stability checks to speak for them.
-    let declared = Default::default();
+    // A user's benchmarks have no stability checks to speak for them, and no machine's
+    // noise table measured them.
     Baselines::asked(
         BaselineStore::at(directory()?),
         &options.baselines,
-        declared,
+        Default::default(),
+        Default::default(),
     )
 }
 

@@ -37,18 +37,15 @@ pub mod host;
 pub mod isolation;
 pub mod locks;
 pub mod model;
-pub mod moderation;
 pub mod names;
 pub mod parameters;
 pub mod presentation;
 pub mod result_names;
 pub mod rounds;
-pub mod run_noise;
 mod runner;
 pub mod signals;
 pub mod stats;
 pub mod sys;
-pub mod tails;
 pub mod units;
 mod usage;
 

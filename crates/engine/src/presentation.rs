@@ -295,9 +295,6 @@ pub struct Presentations {
     pub grids: Vec<&'static Grid>,
     pub checked_by: Vec<&'static CheckedBy>,
     pub curve_ends: Vec<&'static CurveEnds>,
-    /// How far each result moved between runs on the machines the project has met: the
-    /// prior of a comparison of one run a side.
-    pub run_noise: crate::run_noise::NoiseTables,
 }
 
 impl Presentations {

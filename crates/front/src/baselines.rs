@@ -18,6 +18,7 @@ use latlab_doors::{Durability, Missing, OwnDir, Reached};
 use latlab_engine::config_text::DEFAULT_BASELINE_HISTORY;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
+use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
 use latlab_report::load::{MAX_FILE_BYTES, load_run};
 use latlab_report::terminal::{Detail, Terminal};
@@ -212,17 +213,21 @@ pub struct Baselines {
     history: usize,
     /// The probes' declarations: which stability checks speak for which results.
     declared: Presentations,
+    /// The noise tables one run a side takes its prior from.
+    noise: NoiseTables<'static>,
 }
 
 impl Baselines {
     /// What `args` ask of the baselines in `store`, checked and loaded before measuring:
     /// `Err` (one line) when a baseline to compare with is missing or does not read, or one
     /// to write is not the user's own directory. A comparison takes the stability checks
-    /// that speak for each result from `declared`.
+    /// that speak for each result from `declared`, and the prior of one run a side from
+    /// `noise`.
     pub fn asked(
         store: BaselineStore,
         args: &BaselineArgs,
         declared: Presentations,
+        noise: NoiseTables<'static>,
     ) -> Result<Baselines, String> {
         args.check()?;
         for (flag, name) in [
@@ -247,6 +252,7 @@ impl Baselines {
             history: (args.baseline_history).unwrap_or(DEFAULT_BASELINE_HISTORY),
             store: Some(store),
             declared,
+            noise,
         })
     }
 
@@ -282,7 +288,7 @@ impl Baselines {
             .chain(latlab_report::compare::counters(&sides).map(|note| format!("note: {note}\n")))
             .chain(latlab_report::compare::cpus_apart(&sides).map(|note| format!("note: {note}\n")))
             .collect();
-        let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared);
+        let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared, self.noise);
         let comparison = &compared.comparison;
         let mut text = match terminal.detail {
             Detail::Quiet => mixed.concat() + &comparison.summary_lines().join("\n") + "\n",
@@ -515,6 +521,7 @@ mod tests {
                 BaselineStore::at(root.path().to_path_buf()),
                 &args,
                 Presentations::default(),
+                NoiseTables::default(),
             )
             .err()
         };

@@ -19,7 +19,6 @@ mod monotonic;
 mod peer;
 mod proc;
 mod random;
-mod run_noise;
 mod sched;
 pub mod stability;
 mod syscall;
@@ -476,13 +475,9 @@ pub(crate) const fn rate_line(
     }
 }
 
-/// What every probe's results feed in the report, for the report to render, and how far
-/// they moved between runs on the machines latlab has met.
+/// What every probe's results feed in the report, for the report to render.
 pub fn presentations() -> Presentations {
-    Presentations {
-        run_noise: run_noise::tables(),
-        ..Presentations::of(PROBES.iter().map(|probe| &probe.presentation))
-    }
+    Presentations::of(PROBES.iter().map(|probe| &probe.presentation))
 }
 
 /// Tests that time something share the CPUs (read); tests that load every CPU on purpose

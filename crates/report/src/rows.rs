@@ -379,7 +379,12 @@ mod tests {
             ("A".to_string(), run),
             ("B".to_string(), record(vec![probe("p", vec![later])])),
         ];
-        let compared = crate::compare::Comparison::of(&runs, 0.05, &latlab_probes::presentations());
+        let compared = crate::compare::Comparison::of(
+            &runs,
+            0.05,
+            &latlab_probes::presentations(),
+            crate::compare::stats::NoiseTables::shipped(),
+        );
         assert_eq!(compared.tallies[0].untested, 1);
     }
 }

@@ -10,6 +10,7 @@ use latlab_engine::host::{Noise, SyntheticHost};
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::{Config, Runner};
+use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Verdict};
 use std::sync::Arc;
 
@@ -76,7 +77,12 @@ fn called_different(pairs: u64, planted: &[String], factor: f64) -> (usize, usiz
             ("A".to_string(), noisy_run(2 * pair, &[], 1.0)),
             ("B".to_string(), noisy_run(2 * pair + 1, planted, factor)),
         ];
-        let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+        let comparison = Comparison::of(
+            &runs,
+            DEFAULT_THRESHOLD,
+            &latlab_probes::presentations(),
+            NoiseTables::shipped(),
+        );
         for result in &comparison.results {
             if !planted.is_empty() && !planted.contains(&result.name) {
                 continue;

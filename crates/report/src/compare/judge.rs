@@ -6,7 +6,7 @@
 //!   every run repeats is not noise between runs), give its own variance of logarithms
 //!   within a run. Its set's variances (the primary results of its probe, or its probe's
 //!   sweep points; all results where those are too few) give a prior, which moderates it
-//!   as far as the set's variances agree ([`latlab_engine::moderation`]): a stable cache
+//!   as far as the set's variances agree ([`super::stats::Prior`]): a stable cache
 //!   level keeps its own small noise beside its sweep's volatile edges.
 //! - **Between runs.** Rounds of one run cannot show how far a figure moves between runs.
 //!   With one run a side, the results' moves between the two runs, each over what its
@@ -28,15 +28,15 @@
 //!   within a run, and each cluster 2.5 times tighter than the gap, runs in two regimes:
 //!   said, and not judged.
 
+use super::stats::{
+    LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, median_of_squared_t,
+    pooled_variance, student_quantile,
+};
 use super::{
     ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
     SameBecause, TestedWithin, Tests, Verdict, family,
 };
-use latlab_engine::moderation::{
-    LogDifference, Prior, Variance, median_of_squared_t, pooled_variance,
-};
-use latlab_engine::stats::{benjamini_hochberg, median_in_place};
-use latlab_engine::tails::{fisher_upper_tail, student_quantile};
+use latlab_engine::stats::median_in_place;
 use std::collections::HashMap;
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
@@ -392,7 +392,7 @@ fn with_priors(
     let mut used: Option<PriorUse> = None;
     let variances = (tested.iter().zip(variances).zip(from.iter_mut()))
         .map(|((t, variance), from)| {
-            let Some(prior) = t.tests.prior.filter(|_| t.one_run_a_side()) else {
+            let Some(prior) = t.tests.prior.as_ref().filter(|_| t.one_run_a_side()) else {
                 return variance;
             };
             let degrees = (prior.result.runs - 1) as f64;
@@ -408,7 +408,7 @@ fn with_priors(
                 degrees,
             };
             let use_ = used.get_or_insert_with(|| PriorUse {
-                provenance: prior.table.provenance(),
+                provenance: prior.provenance.clone(),
                 same_machine: prior.same_machine,
                 given: prior.given,
                 set: 0,

@@ -25,8 +25,8 @@
 
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::presentation::Presentations;
-use latlab_engine::run_noise::{NoiseMachine, NoisePrior, NoiseTable};
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
+use stats::{NoiseMachine, NoisePrior, NoiseTable, NoiseTables};
 use std::collections::HashMap;
 use steadiness::{checks_for, comparable_runs, steady};
 
@@ -41,6 +41,7 @@ mod mixes;
 #[cfg(test)]
 mod power;
 mod render;
+pub mod stats;
 mod steadiness;
 #[cfg(test)]
 mod tests;
@@ -77,9 +78,15 @@ pub struct Compared {
 }
 
 impl Compared {
-    /// `sides` compared at `threshold`, with the stability checks the probes `declared`.
-    pub fn of(sides: Vec<Side>, threshold: f64, declared: &Presentations) -> Compared {
-        let comparison = Comparison::of_sides(&sides, threshold, declared);
+    /// `sides` compared at `threshold`, with the stability checks the probes `declared` and
+    /// the prior of one run a side from `noise`.
+    pub fn of(
+        sides: Vec<Side>,
+        threshold: f64,
+        declared: &Presentations,
+        noise: NoiseTables,
+    ) -> Compared {
+        let comparison = Comparison::of_sides(&sides, threshold, declared, noise);
         Compared { sides, comparison }
     }
 }
@@ -188,7 +195,7 @@ struct Tests {
     sweep_point: bool,
     /// How far it moved between runs of the later side's machine, or of the machines the
     /// project has met, where a table has it: the prior of one run a side.
-    prior: Option<NoisePrior<'static>>,
+    prior: Option<NoisePrior>,
 }
 
 impl Tests {
@@ -200,7 +207,7 @@ impl Tests {
         later: &Measured,
         quantum_ns: f64,
         sweep_point: bool,
-        prior: Option<NoisePrior<'static>>,
+        prior: Option<NoisePrior>,
     ) -> Option<Tests> {
         if first.sample_count() < MIN_SAMPLES
             || later.sample_count() < MIN_SAMPLES
@@ -305,7 +312,7 @@ pub enum RunToRun {
 /// How the results of one later side took their prior from a [`NoisePrior`]'s table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriorUse {
-    /// Where the table was measured ([`latlab_engine::run_noise::NoiseTable::provenance`]).
+    /// Where the table was measured ([`NoiseTable::provenance`]).
     pub provenance: String,
     /// Whether it was measured on the later side's machine.
     pub same_machine: bool,
@@ -323,7 +330,7 @@ pub enum NoiseFrom {
     /// The runs of a side with several: their own scatter.
     Runs,
     /// How far it moved between runs measured beforehand, as a table holds it
-    /// ([`latlab_engine::run_noise`]): one run a side, and more than its rounds say.
+    /// ([`stats::NoiseTables`]): one run a side, and more than its rounds say.
     Prior { same_machine: bool },
     /// Its rounds, widened by how far its set's results moved between the two runs beyond
     /// their rounds: one run a side.
@@ -656,7 +663,7 @@ fn against<'a>(
     mine: &Measured,
     result: &BenchResult,
     checks: &[&'static str],
-    declared: &Presentations,
+    noise: &NoiseTables,
     lookup: &Lookup<'a>,
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
@@ -678,8 +685,7 @@ fn against<'a>(
         ),
         Ok(steady_runs) => {
             let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name, lookup);
-            let prior =
-                (declared.run_noise).prior(&NoiseMachine::of(side.first_run()), &result.name);
+            let prior = noise.prior(&NoiseMachine::of(side.first_run()), &result.name);
             let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point(), prior);
             (theirs, Verdict::Untested, tests)
         }
@@ -785,19 +791,27 @@ pub fn sides(runs: &[(String, RunRecord)]) -> Vec<Side> {
 impl Comparison {
     /// Compares every later run of `runs` with the first, calling differences below
     /// `threshold` (a share of the first median) the same; the stability checks that speak
-    /// for each result are those its probe `declared`.
+    /// for each result are those its probe `declared`; one run a side takes its prior from
+    /// `noise`.
     pub fn of(
         runs: &[(String, RunRecord)],
         threshold: f64,
         declared: &Presentations,
+        noise: NoiseTables,
     ) -> Comparison {
-        Comparison::of_sides(&sides(runs), threshold, declared)
+        Comparison::of_sides(&sides(runs), threshold, declared, noise)
     }
 
     /// Compares every later side of `sides` with the first, calling differences below
     /// `threshold` (a share of the first figure) the same; the stability checks that speak
-    /// for each result are those its probe `declared`.
-    pub fn of_sides(sides: &[Side], threshold: f64, declared: &Presentations) -> Comparison {
+    /// for each result are those its probe `declared`; one run a side takes its prior from
+    /// `noise`.
+    pub fn of_sides(
+        sides: &[Side],
+        threshold: f64,
+        declared: &Presentations,
+        noise: NoiseTables,
+    ) -> Comparison {
         let first_side = &sides[0];
         let first = first_side.first_run();
         let later_sides = &sides[1..];
@@ -813,7 +827,7 @@ impl Comparison {
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
                 let sides = (first_side, side);
-                match against(sides, &mine, result, &checks, declared, &lookup) {
+                match against(sides, &mine, result, &checks, &noise, &lookup) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);

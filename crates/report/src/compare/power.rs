@@ -170,7 +170,12 @@ fn trial(
         .map(|_| run(&subjects, &mut noise, change, rounds))
         .collect();
     let declared = latlab_probes::presentations();
-    Comparison::of_sides(&[side("A", first), side("B", later)], threshold, &declared)
+    Comparison::of_sides(
+        &[side("A", first), side("B", later)],
+        threshold,
+        &declared,
+        NoiseTables::shipped(),
+    )
 }
 
 fn verdict_of(comparison: &Comparison, row: usize) -> Verdict {

@@ -2,7 +2,7 @@ use super::*;
 use crate::Exporter;
 use crate::test_records::{probe, record};
 use latlab_engine::names::key;
-use latlab_engine::run_noise::{NoiseMachine, NoiseTable};
+use stats::ResultNoise;
 
 /// `runs` compared at the default threshold, as `exporter` renders the comparison.
 fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> String {
@@ -11,6 +11,7 @@ fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> 
             sides(runs),
             DEFAULT_THRESHOLD,
             &latlab_probes::presentations(),
+            NoiseTables::shipped(),
         ))
         .unwrap()
 }
@@ -121,7 +122,12 @@ fn small_and_quantised_differences_are_the_same() {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
     };
-    let default = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let default = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     assert!(matches!(
         verdict(&default, "x/one-percent"),
         Verdict::Same {
@@ -140,7 +146,12 @@ fn small_and_quantised_differences_are_the_same() {
             ..
         }
     ));
-    let strict = Comparison::of(&runs, 0.0, &latlab_probes::presentations());
+    let strict = Comparison::of(
+        &runs,
+        0.0,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     assert!(matches!(
         verdict(&strict, "x/one-percent"),
         Verdict::Slower { .. }
@@ -189,7 +200,12 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
         with_tick(record(vec![probe("x", points)]))
     };
     let runs = vec![("A".to_string(), side(1.0)), ("B".to_string(), side(1.15))];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -235,7 +251,12 @@ fn a_figure_whose_check_moved_is_not_comparable() {
         ("A".to_string(), side(7.0, 100.0, true)),
         ("B".to_string(), side(56.3, 130.0, false)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -302,7 +323,12 @@ fn a_figure_taken_in_another_placement_is_not_comparable() {
         ("A".to_string(), side(26.5, false)),
         ("B".to_string(), side(123.0, true)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -327,7 +353,12 @@ fn a_figure_taken_in_another_placement_is_not_comparable() {
         ("A".to_string(), side(26.5, false)),
         ("B".to_string(), side(123.0, false)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     assert_eq!(comparison.slower_than(10.0).len(), 1);
 }
 
@@ -367,8 +398,12 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
         side("A", 150.0, [false, false, false]),
         side("B", 195.0, [false, true, false]),
     ];
-    let comparison =
-        Comparison::of_sides(&sides, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of_sides(
+        &sides,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -391,6 +426,7 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
         &[one("A", 150.0, false), one("B", 195.0, true)],
         DEFAULT_THRESHOLD,
         &latlab_probes::presentations(),
+        NoiseTables::shipped(),
     );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
@@ -436,7 +472,12 @@ fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
         ("A".to_string(), side(14.0, 26.0, 14.6)),
         ("B".to_string(), side(130.0, 27.0, 133.0)),
     ];
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -472,7 +513,12 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
         .1
         .probes
         .push(probe("y", vec![timed("y/new", vec![1.0, 1.1, 1.2])]));
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     assert_eq!(
         comparison.summary_lines(),
         ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
@@ -530,7 +576,12 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
         ("A".to_string(), one(noise(10.0))),
         ("B".to_string(), one(noise(10.0))),
     ];
-    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let mut comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let against = comparison.results[0].later[0].as_mut().unwrap();
     against.verdict = Verdict::TwoRegimes {
         low_ns: 28.9,
@@ -554,7 +605,12 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
 fn the_gate_says_what_it_could_hear() {
     let one = |name: &str| record(vec![probe("x", vec![timed(name, vec![10.0; 30])])]);
     let runs = vec![("A".to_string(), one("x/a")), ("B".to_string(), one("x/a"))];
-    let mut comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &latlab_probes::presentations());
+    let mut comparison = Comparison::of(
+        &runs,
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    );
     let against = comparison.results[0].later[0].as_mut().unwrap();
     (against.detectable, against.reach, against.margin) = (Some(0.04), Some(0.02), None);
     let gate = Gate::of(&comparison, 5.0);
@@ -601,10 +657,10 @@ fn in_rounds(name: &str, figure: f64, rounds: [f64; 3]) -> BenchResult {
     result
 }
 
-/// The presentations with `results` (name, standard deviation) as the one noise table, of
-/// `machine`, measured from twelve runs.
-fn with_table(machine: NoiseMachine, results: &[(&str, f64)]) -> Presentations {
-    let table = NoiseTable {
+/// `results` (name, standard deviation) as a noise table of `machine`, measured from twelve
+/// runs.
+fn table_of(machine: NoiseMachine, results: &[(&str, f64)]) -> NoiseTable {
+    NoiseTable {
         machine,
         kernel: "6".into(),
         latlab_version: "0".into(),
@@ -613,7 +669,7 @@ fn with_table(machine: NoiseMachine, results: &[(&str, f64)]) -> Presentations {
         runs: 12,
         measured: "2026-11-28T09:43:31Z".into(),
         results: (results.iter())
-            .map(|(name, sd)| latlab_engine::run_noise::ResultNoise {
+            .map(|(name, sd)| ResultNoise {
                 name: name.to_string(),
                 sd: *sd,
                 range: 3.0 * sd,
@@ -621,10 +677,6 @@ fn with_table(machine: NoiseMachine, results: &[(&str, f64)]) -> Presentations {
             })
             .collect(),
         unsteady: Vec::new(),
-    };
-    Presentations {
-        run_noise: latlab_engine::run_noise::NoiseTables::shipped(Box::leak(Box::new([table]))),
-        ..latlab_probes::presentations()
     }
 }
 
@@ -664,8 +716,9 @@ fn noise_table_runs() -> (Vec<(String, RunRecord)>, NoiseTableRows) {
 fn one_run_a_side_takes_each_results_noise_from_its_table() {
     let (runs, table) = noise_table_runs();
     let a = runs[0].1.clone();
-    let declared = with_table(NoiseMachine::of(&a), &table);
-    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared);
+    let met = [table_of(NoiseMachine::of(&a), &table)];
+    let (declared, noise) = (latlab_probes::presentations(), NoiseTables::measured(&met));
+    let comparison = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared, noise);
     let against = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].clone().unwrap()
@@ -692,7 +745,7 @@ fn one_run_a_side_takes_each_results_noise_from_its_table() {
         panic!("{:?}", comparison.run_to_run[0]);
     };
     assert_eq!((used.held, used.set, used.same_machine), (3, 2, true));
-    let compared = Compared::of(sides(&runs), DEFAULT_THRESHOLD, &declared);
+    let compared = Compared::of(sides(&runs), DEFAULT_THRESHOLD, &declared, noise);
     let text = CompareText::default().render(&compared).unwrap();
     assert!(text.contains("(noise: prior)"), "{text}");
     let json: serde_json::Value =
@@ -719,8 +772,9 @@ fn another_machines_table_speaks_for_a_guest_only() {
         virtualization: "KVM".into(),
         ..NoiseMachine::of(&a)
     };
-    let declared = with_table(elsewhere, &table);
-    let bare = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared);
+    let met = [table_of(elsewhere, &table)];
+    let (declared, noise) = (latlab_probes::presentations(), NoiseTables::measured(&met));
+    let bare = Comparison::of(&runs, DEFAULT_THRESHOLD, &declared, noise);
     let quiet = bare.results[1].later[0].as_ref().unwrap();
     assert!(
         !matches!(quiet.noise_from, Some(NoiseFrom::Prior { .. })),
@@ -732,7 +786,7 @@ fn another_machines_table_speaks_for_a_guest_only() {
             (label, run)
         })
         .collect();
-    let guest = Comparison::of(&as_guests, DEFAULT_THRESHOLD, &declared);
+    let guest = Comparison::of(&as_guests, DEFAULT_THRESHOLD, &declared, noise);
     let quiet = guest.results[1].later[0].as_ref().unwrap();
     assert_eq!(
         quiet.noise_from,
@@ -745,7 +799,12 @@ fn another_machines_table_speaks_for_a_guest_only() {
 /// Without a table, one run a side keeps the model of the set: no result says a prior.
 #[test]
 fn without_a_table_no_result_takes_a_prior() {
-    let comparison = Comparison::of(&runs(), DEFAULT_THRESHOLD, &Presentations::default());
+    let comparison = Comparison::of(
+        &runs(),
+        DEFAULT_THRESHOLD,
+        &Presentations::default(),
+        NoiseTables::measured(&[]),
+    );
     for result in &comparison.results {
         if let Some(against) = &result.later[0] {
             assert!(
@@ -776,7 +835,12 @@ fn counted_runs_are_judged_by_their_counts() {
             ("A".to_string(), counted(10_000.0, 130.0)),
             ("B".to_string(), later),
         ];
-        Comparison::of(&runs, DEFAULT_THRESHOLD, &Presentations::default())
+        Comparison::of(
+            &runs,
+            DEFAULT_THRESHOLD,
+            &Presentations::default(),
+            NoiseTables::measured(&[]),
+        )
     };
     let same = compared(counted(10_004.0, 100.0));
     let against = same.results[0].later[0].clone().unwrap();
@@ -831,8 +895,12 @@ fn no_claim_of_what_was_caught_stands_beside_a_larger_difference_called_same() {
             let one = |scale: f64| record(vec![probe("x", vec![timed("x/a", samples(scale))])]);
             let runs = vec![("A".to_string(), one(1.0)), ("B".to_string(), one(factor))];
             for threshold in [DEFAULT_THRESHOLD, 10.0] {
-                let compared =
-                    Compared::of(sides(&runs), threshold, &latlab_probes::presentations());
+                let compared = Compared::of(
+                    sides(&runs),
+                    threshold,
+                    &latlab_probes::presentations(),
+                    NoiseTables::shipped(),
+                );
                 let against = compared.comparison.results[0].later[0].clone().unwrap();
                 let observed = (against.ratio - 1.0).abs();
                 if let (Verdict::Same { .. }, Some(detectable)) =
@@ -911,6 +979,7 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         sides(&alike),
         DEFAULT_THRESHOLD,
         &latlab_probes::presentations(),
+        NoiseTables::shipped(),
     );
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, Some((100.0, 200.0)));
@@ -925,6 +994,7 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         sides(&apart),
         DEFAULT_THRESHOLD,
         &latlab_probes::presentations(),
+        NoiseTables::shipped(),
     );
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, None, "{against:?}");

@@ -1,50 +1,49 @@
 //! How far each probe's results moved between runs on the machines latlab has met: the
 //! noise tables a comparison of one run a side takes its prior from
-//! ([`latlab_engine::run_noise`]). Each was measured, never typed: `latlab run --runs 12
-//! --out DIR` on a machine left otherwise alone, then `latlab noise DIR --out
-//! crates/probes/data/run-noise/NAME.tsv`; its header says on what, by which build and
-//! when.
+//! ([`NoiseTables::shipped`](super::NoiseTables::shipped)). Each was measured, never typed:
+//! `latlab run --runs 12 --out DIR` on a machine left otherwise alone, then `latlab noise
+//! DIR --out crates/report/data/noise-tables/NAME.tsv`; its header says on what, by which
+//! build and when.
 
-use latlab_engine::run_noise::{NoiseTable, NoiseTables};
+use super::noise_table::NoiseTable;
 use std::sync::LazyLock;
 
 /// The tables as shipped, one file per machine.
 const TABLES: &[(&str, &str)] = &[(
     "amd-epyc-2-kvm.tsv",
-    include_str!("../data/run-noise/amd-epyc-2-kvm.tsv"),
+    include_str!("../../../data/noise-tables/amd-epyc-2-kvm.tsv"),
 )];
 
 static PARSED: LazyLock<Vec<NoiseTable>> = LazyLock::new(|| {
     (TABLES.iter())
         .map(|(file, text)| {
-            NoiseTable::parse(text).unwrap_or_else(|why| panic!("data/run-noise/{file}: {why}"))
+            NoiseTable::parse(text).unwrap_or_else(|why| panic!("data/noise-tables/{file}: {why}"))
         })
         .collect()
 });
 
-/// The noise tables of the machines latlab has met.
-pub(crate) fn tables() -> NoiseTables {
-    NoiseTables::shipped(PARSED.as_slice())
+/// The noise tables of the machines latlab has met, parsed once.
+pub(super) fn parsed() -> &'static [NoiseTable] {
+    PARSED.as_slice()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::noise_table::MIN_RUNS_FOR_TABLE;
     use super::*;
     use latlab_engine::result_names::template_matches;
-    use latlab_engine::run_noise::MIN_RUNS_FOR_TABLE;
 
     /// Every shipped table reads, was measured from enough runs, and names only results a
     /// probe lists: a renamed result fails here rather than silently losing its prior.
     #[test]
     fn the_shipped_tables_read_and_name_listed_results() {
-        let listed: Vec<&str> = crate::PROBES
+        let listed: Vec<&str> = latlab_probes::PROBES
             .iter()
             .flat_map(|p| p.results)
             .copied()
             .collect();
-        let tables = tables();
-        assert_eq!(tables.tables().len(), TABLES.len());
-        for table in tables.tables() {
+        assert_eq!(parsed().len(), TABLES.len());
+        for table in parsed() {
             assert!(table.runs >= MIN_RUNS_FOR_TABLE, "{}", table.provenance());
             assert!(table.results.len() > 100, "{}", table.provenance());
             for result in &table.results {

@@ -16,7 +16,7 @@
 //! level beside volatile points at a cache's edge), `d0` is small and each result keeps its
 //! own. The family informs a result's noise; it does not replace it.
 
-use crate::tails::{normal_quantile, normal_upper_tail, student_quantile, student_upper_tail};
+use super::tails::{normal_quantile, normal_upper_tail, student_quantile, student_upper_tail};
 
 /// A variance with its degrees of freedom.
 #[derive(Debug, Clone, Copy, PartialEq)]

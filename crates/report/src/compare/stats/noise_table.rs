@@ -19,8 +19,8 @@
 //! clock.read/cost 0.00412   0.01690   40
 //! ```
 
-use crate::model::RunRecord;
 use latlab_doors::rules::{MAX_DEVIATION, MAX_LOG_RANGE, MAX_RUN_NUMBER};
+use latlab_engine::model::RunRecord;
 use std::fmt::Write as _;
 
 /// The first line of every table, naming the format.
@@ -165,7 +165,7 @@ impl NoiseTable {
     /// machine, build, suite or rounds.
     pub fn measure(
         runs: &[RunRecord],
-        counts: impl Fn(&RunRecord, &crate::model::BenchResult) -> bool,
+        counts: impl Fn(&RunRecord, &latlab_engine::model::BenchResult) -> bool,
     ) -> Result<NoiseTable, String> {
         let Some(first) = runs.first() else {
             return Err("no runs to measure the noise of".into());
@@ -187,10 +187,10 @@ impl NoiseTable {
         let mut names: Vec<&str> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         // Each run's results by name: a lookup per result and run, in constant time.
-        let by_name: Vec<std::collections::HashMap<&str, &crate::model::BenchResult>> = (runs
-            .iter())
-        .map(|run| run.results().map(|r| (r.name.as_str(), r)).collect())
-        .collect();
+        let by_name: Vec<std::collections::HashMap<&str, &latlab_engine::model::BenchResult>> =
+            (runs.iter())
+                .map(|run| run.results().map(|r| (r.name.as_str(), r)).collect())
+                .collect();
         for run in runs {
             for result in run.results() {
                 if seen.insert(result.name.as_str()) {
@@ -275,7 +275,7 @@ impl NoiseTable {
     }
 
     /// Reads a table written by [`NoiseTable::to_text`]; a malformed one, or one whose
-    /// figures `latlab noise` could not have written ([`crate::run_noise`]'s bounds, and
+    /// figures `latlab noise` could not have written ([`latlab_doors::rules`]' bounds, and
     /// [`latlab_doors::rules`]), is refused in one line that names the line at fault.
     pub fn parse(text: &str) -> Result<NoiseTable, String> {
         let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
@@ -395,27 +395,42 @@ fn one_line(value: &str) -> String {
 }
 
 /// The tables a comparison may take its prior from: those of the machines the project has
-/// met, or the one the user gave (`--noise-table`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoiseTables {
-    tables: &'static [NoiseTable],
+/// met ([`shipped`](NoiseTables::shipped)), or the one the user gave (`--noise-table`).
+#[derive(Debug, Clone, Copy)]
+pub struct NoiseTables<'t> {
+    tables: &'t [NoiseTable],
     given: bool,
 }
 
 /// The prior one result takes from the tables, and whether it was measured on the machine
 /// being compared.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NoisePrior<'t> {
-    pub table: &'t NoiseTable,
-    pub result: &'t ResultNoise,
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoisePrior {
+    pub result: ResultNoise,
+    /// Where the table was measured ([`NoiseTable::provenance`]).
+    pub provenance: String,
     pub same_machine: bool,
     /// Whether the user gave the table, rather than the project shipping it.
     pub given: bool,
 }
 
-impl NoiseTables {
-    /// The tables of the machines the project has met.
-    pub fn shipped(tables: &'static [NoiseTable]) -> NoiseTables {
+impl Default for NoiseTables<'_> {
+    /// No table: one run a side judged by its rounds alone.
+    fn default() -> Self {
+        NoiseTables::measured(&[])
+    }
+}
+
+impl NoiseTables<'static> {
+    /// The tables of the machines the project has met, as shipped.
+    pub fn shipped() -> NoiseTables<'static> {
+        NoiseTables::measured(super::shipped_tables::parsed())
+    }
+}
+
+impl<'t> NoiseTables<'t> {
+    /// `tables`, each of a machine the project has met.
+    pub fn measured(tables: &'t [NoiseTable]) -> NoiseTables<'t> {
         NoiseTables {
             tables,
             given: false,
@@ -424,7 +439,7 @@ impl NoiseTables {
 
     /// The table the user gave: taken whatever machine it was measured on, as the user
     /// asked, and said to be theirs.
-    pub fn given(table: &'static NoiseTable) -> NoiseTables {
+    pub fn given(table: &'t NoiseTable) -> NoiseTables<'t> {
         NoiseTables {
             tables: std::slice::from_ref(table),
             given: true,
@@ -432,12 +447,12 @@ impl NoiseTables {
     }
 
     /// Every table.
-    pub fn tables(&self) -> &'static [NoiseTable] {
+    pub fn tables(&self) -> &'t [NoiseTable] {
         self.tables
     }
 
     /// The table the user gave, if it is one.
-    pub fn given_table(&self) -> Option<&'static NoiseTable> {
+    pub fn given_table(&self) -> Option<&'t NoiseTable> {
         self.tables.first().filter(|_| self.given)
     }
 
@@ -448,28 +463,27 @@ impl NoiseTables {
     /// taken to be as noisy as the noisiest guest it has: a guest's neighbours move its
     /// figures, wherever it runs). A machine that is no guest takes no other machine's
     /// table: a quiet one would be judged deaf by a shared guest's noise.
-    pub fn prior(&self, machine: &NoiseMachine, name: &str) -> Option<NoisePrior<'static>> {
-        let given = self.given;
-        let with = |table: &'static NoiseTable| {
-            table.of(name).map(|result| NoisePrior {
-                table,
-                result,
-                same_machine: &table.machine == machine,
-                given,
+    pub fn prior(&self, machine: &NoiseMachine, name: &str) -> Option<NoisePrior> {
+        let with = |table: &'t NoiseTable| table.of(name).map(|result| (table, result));
+        let found = if let Some(table) = self.given_table() {
+            with(table)
+        } else {
+            let own = (self.tables.iter())
+                .filter(|table| &table.machine == machine)
+                .find_map(with);
+            let guest = |m: &NoiseMachine| !m.virtualization.eq_ignore_ascii_case("none");
+            own.or_else(|| {
+                (self.tables.iter())
+                    .filter(|table| guest(machine) && guest(&table.machine))
+                    .filter_map(with)
+                    .max_by(|a, b| a.1.sd.total_cmp(&b.1.sd))
             })
         };
-        if let Some(table) = self.given_table() {
-            return with(table);
-        }
-        let own = (self.tables.iter())
-            .filter(|table| &table.machine == machine)
-            .find_map(with);
-        let guest = |m: &NoiseMachine| !m.virtualization.eq_ignore_ascii_case("none");
-        own.or_else(|| {
-            (self.tables.iter())
-                .filter(|table| guest(machine) && guest(&table.machine))
-                .filter_map(with)
-                .max_by(|a, b| a.result.sd.total_cmp(&b.result.sd))
+        found.map(|(table, result)| NoisePrior {
+            result: result.clone(),
+            provenance: table.provenance(),
+            same_machine: &table.machine == machine,
+            given: self.given,
         })
     }
 }
@@ -477,14 +491,14 @@ impl NoiseTables {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::SyntheticHost;
-    use crate::model::{BenchResult, ProbeOutcome, ProbeStatus, RunSettings};
-    use crate::{Config, Runner};
+    use latlab_engine::host::SyntheticHost;
+    use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunSettings};
+    use latlab_engine::{Config, Runner};
     use std::sync::Arc;
 
     /// A run of the synthetic host whose two results read `figures`.
     fn run(figures: [f64; 2]) -> RunRecord {
-        let host: crate::SharedHost = Arc::new(SyntheticHost::default());
+        let host: latlab_engine::SharedHost = Arc::new(SyntheticHost::default());
         let config = Config {
             samples: 5,
             ..Config::quick()
@@ -620,10 +634,8 @@ mod tests {
             }],
             unsteady: Vec::new(),
         };
-        let tables: &'static [NoiseTable] = Box::leak(
-            vec![table("A", 0.05), table("B", 0.01), table("C", 0.02)].into_boxed_slice(),
-        );
-        let tables = NoiseTables::shipped(tables);
+        let met = [table("A", 0.05), table("B", 0.01), table("C", 0.02)];
+        let tables = NoiseTables::measured(&met);
         let machine = |cpu: &str| NoiseMachine {
             cpu: cpu.into(),
             logical_cpus: 2,
@@ -640,7 +652,7 @@ mod tests {
         };
         assert!(tables.prior(&bare_metal, "p/0").is_none());
         // A table the user gave is taken for any machine, and said to be theirs.
-        let given = NoiseTables::given(&tables.tables[1]);
+        let given = NoiseTables::given(&met[1]);
         let theirs = given.prior(&bare_metal, "p/0").unwrap();
         assert!(theirs.given && !theirs.same_machine && theirs.result.sd == 0.01);
     }
