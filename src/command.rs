@@ -3,7 +3,7 @@
 //! with the statuses a shell expects.
 
 use crate::cli::{Cli, Command};
-use crate::{env_report, list, plan, probe_process, reading, run, runs, shell_docs};
+use crate::{env_report, list, plan, probe_process, reading_commands, run, runs, shell_docs};
 use latlab_engine::signals::StopSignals;
 use latlab_front::RunOf;
 use std::process::ExitCode;
@@ -47,20 +47,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_probes(plan::run(&args, Some("mem."), RunOf::of_this_process())?)
         }
         Some(Command::Report(args)) => {
-            reading::report(&plan::report(&args)?)?;
+            reading_commands::report(&plan::report(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Compare(args)) => reading::compare(plan::compare(&args)?),
+        Some(Command::Compare(args)) => reading_commands::compare(plan::compare(&args)?),
         Some(Command::Fleet(args)) => {
-            reading::fleet(&plan::fleet(&args)?)?;
+            reading_commands::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Noise(args)) => {
-            reading::noise(&plan::noise(&args)?)?;
+            reading_commands::noise(&plan::noise(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Export(args)) => {
-            reading::export(&plan::export(&args)?)?;
+            reading_commands::export(&plan::export(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::List(args)) => {

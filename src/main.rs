@@ -22,13 +22,13 @@ mod env_report;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod list;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod placement;
+mod placement_watch;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod plan;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod probe_process;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod reading;
+mod reading_commands;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod run;
 #[cfg(any(target_os = "linux", target_os = "android"))]

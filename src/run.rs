@@ -3,7 +3,7 @@
 //! run's lifecycle (the lock, the controls, the rounds, the outputs, the baselines and the
 //! exit status) is `latlab_front::execute`'s.
 
-use crate::placement::PlacementWatch;
+use crate::placement_watch::PlacementWatch;
 use crate::plan::{ProbePlan, RunPlan};
 use crate::probe_process;
 use latlab_engine::analysis::moved_between;

@@ -2,12 +2,12 @@
 //! each output goes. Everything that can be refused is refused here, before anything is
 //! measured or written, so bad input never leaves a partial file behind.
 
-mod reading;
+mod reading_plans;
 mod selection;
 
 pub use selection::Selection;
 
-pub use reading::{
+pub use reading_plans::{
     ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan, compare, export, fleet, man, noise,
     report,
 };

@@ -5,6 +5,7 @@
 // A test reads and writes files as it pleases: the doors are for what latlab itself does.
 #![allow(clippy::disallowed_methods)]
 
+mod architecture_map;
 mod bad_argument_matrix;
 mod bad_input;
 mod browser;

@@ -39,8 +39,8 @@ mod lifecycle;
 mod lock;
 mod named_outputs;
 mod options;
-mod outputs;
 mod panics;
+mod preflight;
 mod progress;
 mod repeat;
 mod run_files;
@@ -65,10 +65,10 @@ pub use named_outputs::{NamedOutput, check_named_outputs, same_file};
 pub use options::{
     BaselineArgs, OptionHelp, SamplingArgs, help_section, parse_suite, shown_value, value,
 };
-pub use outputs::{
+pub use panics::panic_message;
+pub use preflight::{
     check_output_file, check_pin, check_writable, existing_writable, parent_or_current,
 };
-pub use panics::panic_message;
 pub use progress::{Progress, ProgressUnit};
 pub use repeat::{
     RUN_OF_VARIABLE, RunOf, RunsEnded, check_outputs_for_runs, numbered_runs, run_again,

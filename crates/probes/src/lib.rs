@@ -6,7 +6,6 @@
 
 // Tests read and write files as they please: the doors are for what latlab itself does.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
-mod budget;
 mod clock;
 mod cpu;
 mod file;
@@ -21,6 +20,7 @@ mod proc;
 mod random;
 mod sched;
 pub mod stability;
+mod sweep_time;
 mod syscall;
 mod thread;
 

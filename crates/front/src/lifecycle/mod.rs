@@ -19,11 +19,11 @@
 //! One job a file: what is measured (`measured.rs`), the request (`request.rs`), the
 //! controls and the record begun (`controls.rs`), the results directory
 //! (`results_dir.rs`), the rounds (`rounds.rs`), the outputs and baselines at the end
-//! (`outputs.rs`), the exit status (`status.rs`), and `--runs` (`runs.rs`).
+//! (`finish.rs`), the exit status (`status.rs`), and `--runs` (`runs.rs`).
 
 mod controls;
+mod finish;
 mod measured;
-mod outputs;
 mod request;
 mod results_dir;
 mod rounds;
@@ -137,7 +137,7 @@ pub fn execute(
 
 /// Where a run stands once its units are measured: the record, the outputs that could not
 /// be written, where the time went and whether a signal stopped it. The outputs and the
-/// exit status are read from it (`outputs.rs`, `status.rs`).
+/// exit status are read from it (`finish.rs`, `status.rs`).
 struct RunState<'a> {
     request: &'a RunRequest,
     record: RunRecord,

@@ -98,7 +98,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     // Stopped part-way (a disk filling, Ctrl-C), the sizes measured before are kept.
     let mut out_of_time = None;
     let swept = ctx.runner.scoped(sweep_point, |runner| {
-        let mut clock = crate::budget::PointClock::start();
+        let mut clock = crate::sweep_time::PointClock::start();
         for &size in &sizes {
             let label = format_bytes(size as f64);
             // A file twice as large takes up to twice as long to write and read.
@@ -146,7 +146,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
         Ok::<_, ProbeError>(())
     });
-    crate::budget::note_left_out(
+    crate::sweep_time::note_left_out(
         &mut positioned,
         "file.read sizes from",
         out_of_time.as_slice(),

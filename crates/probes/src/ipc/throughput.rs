@@ -79,7 +79,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let sizes = payload_sizes(ctx.suite);
     ctx.runner.scoped(sweep_point, |runner| {
         let mut results: Vec<BenchResult> = Vec::new();
-        let mut clock = crate::budget::PointClock::start();
+        let mut clock = crate::sweep_time::PointClock::start();
         let mut out_of_time = Vec::new();
         for transport in Transport::ALL {
             for &n in &sizes {
@@ -99,7 +99,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 results.push(result.with_parameter(key::CPUS, cpus.as_slice()));
             }
         }
-        crate::budget::note_left_out(&mut results, "ipc.throughput points", &out_of_time);
+        crate::sweep_time::note_left_out(&mut results, "ipc.throughput points", &out_of_time);
         Ok(results)
     })
 }

@@ -207,7 +207,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let peak = MemoryPeak::read(ctx.host().as_ref());
     keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
-            let mut clock = crate::budget::PointClock::start();
+            let mut clock = crate::sweep_time::PointClock::start();
             let mut out_of_time = Vec::new();
             for (index, &size) in sizes.iter().enumerate() {
                 // The largest set is the headline's: a point before it that leaves no time
@@ -243,7 +243,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 }
                 clock.point_ended();
             }
-            crate::budget::note_left_out(results, "mem.bandwidth working sets", &out_of_time);
+            crate::sweep_time::note_left_out(results, "mem.bandwidth working sets", &out_of_time);
             Ok(())
         })
     })

@@ -36,7 +36,7 @@ use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaders::{Crew, LOADERS, Mix, SETTLE, WINDOW, line_times};
 use super::sizes::size_label;
 use super::{headline_point, sweep_point};
-use crate::budget::PointClock;
+use crate::sweep_time::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::SharedHost;
 use latlab_engine::host::AffinityGuard;
@@ -313,8 +313,8 @@ fn measure_mixes(
             Ok(())
         })?;
     }
-    crate::budget::note_left_out(results, "mem.loaded curves of", &curves.left_out);
-    crate::budget::note_left_out(results, "mem.loaded peaks of", &peaks.left_out);
+    crate::sweep_time::note_left_out(results, "mem.loaded curves of", &curves.left_out);
+    crate::sweep_time::note_left_out(results, "mem.loaded peaks of", &peaks.left_out);
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 //! `mem.numa` binds their buffers to one node and takes the bandwidth of a node's CPUs.
 
 use super::buffer::MappedBuffer;
-use super::placement::made_on_node;
+use super::page_nodes::made_on_node;
 use super::sizes::size_label;
 use crate::ProbeError;
 use crate::helper::spawn_pinned;

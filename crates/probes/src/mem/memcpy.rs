@@ -161,13 +161,13 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let source = map("source")?;
     let destination = map("destination")?;
     let mut results = ctx.runner.scoped(copy_sampling, |runner| {
-        let mut clock = crate::budget::PointClock::start();
+        let mut clock = crate::sweep_time::PointClock::start();
         let mut results: Vec<BenchResult> = Vec::with_capacity(sizes.len());
         for &size in &sizes {
             // A copy twice as large costs up to twice as much once past the caches.
             if !results.is_empty() && !runner.config().has_time_for(clock.last * 2) {
                 let left = [size_label(size)];
-                crate::budget::note_left_out(&mut results, "mem.memcpy sizes from", &left);
+                crate::sweep_time::note_left_out(&mut results, "mem.memcpy sizes from", &left);
                 break;
             }
             clock.point_begins();

@@ -11,8 +11,8 @@ pub(crate) mod loaded;
 mod loaders;
 pub(crate) mod memcpy;
 pub(crate) mod numa;
+mod page_nodes;
 mod parallel;
-mod placement;
 pub(crate) mod sizes;
 
 /// Helper threads of a result (loaders, workers) that could not be pinned to their CPU.

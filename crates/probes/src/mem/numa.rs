@@ -21,7 +21,7 @@ use super::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
 use super::loaders::{Crew, Mix, line_times};
-use super::placement::made_on_node;
+use super::page_nodes::made_on_node;
 use super::sizes::size_label;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;

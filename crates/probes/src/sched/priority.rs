@@ -285,7 +285,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cancel = std::sync::Arc::clone(&ctx.runner.config().cancel);
     let mut results = Vec::new();
     let mut alone_medians: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut clock = crate::budget::PointClock::start();
+    let mut clock = crate::sweep_time::PointClock::start();
     let mut out_of_time = Vec::new();
     for condition in [Condition::Alone, Condition::Contended, Condition::Loaded] {
         for &class in &classes.available {
@@ -336,7 +336,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
     }
     classes.note_skipped(&mut results);
-    crate::budget::note_left_out(&mut results, "", &out_of_time);
+    crate::sweep_time::note_left_out(&mut results, "", &out_of_time);
     Ok(results)
 }
 

@@ -57,7 +57,7 @@ use sweep::{Sweep, level_results};
 use super::chase::Layout;
 use super::sizes::working_sets;
 use super::sweep_point;
-use crate::budget::PointClock;
+use crate::sweep_time::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;

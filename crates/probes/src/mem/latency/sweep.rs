@@ -3,11 +3,11 @@
 
 use super::ring::{measure_placements, measure_rings};
 use super::*;
-use crate::budget::PointClock;
 use crate::mem::chase::Layout;
 use crate::mem::levels::{self, Level, Point};
 use crate::mem::levels::{named_levels, points, reported_size};
 use crate::mem::sizes::{is_sweep_detail, size_label};
+use crate::sweep_time::PointClock;
 use crate::{ProbeError, Suite};
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::names::key;
@@ -189,7 +189,7 @@ impl Sweep {
             // layout that runs out of time all the same leaves its largest points out.
             if label != "pagegroups" && !runner.config().has_time_for(clock.last) {
                 let what = format!("mem.latency/{label} working sets from");
-                crate::budget::note_left_out(results, &what, &[size_label(size)]);
+                crate::sweep_time::note_left_out(results, &what, &[size_label(size)]);
                 break;
             }
             let ring = Ring {
@@ -265,7 +265,7 @@ impl Sweep {
             return None;
         }
         self.end = size;
-        Some(crate::budget::left_out(&format!(
+        Some(crate::sweep_time::left_out(&format!(
             "mem.latency working sets past {} (to {})",
             size_label(size),
             size_label(self.largest)
@@ -346,7 +346,7 @@ impl Sweep {
         }
         check_strides(&mut swept);
         results.extend(swept);
-        crate::budget::note_left_out(results, "", &out_of_time);
+        crate::sweep_time::note_left_out(results, "", &out_of_time);
         if !left_out.is_empty()
             && let Some(last) = results.last_mut()
         {

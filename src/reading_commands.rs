@@ -1,5 +1,5 @@
 //! Executes the plans of the subcommands that read results files (planned in
-//! `plan/reading.rs`): the HTML page of one run (`latlab report`), runs side by side
+//! `plan/reading_plans.rs`): the HTML page of one run (`latlab report`), runs side by side
 //! (`latlab compare`), many hosts' runs (`latlab fleet`), a run in other formats
 //! (`latlab export`) and how far results move between runs (`latlab noise`).
 

@@ -1,5 +1,5 @@
 //! The plans of the subcommands that read results files: `latlab report`, `compare`,
-//! `fleet` and `export` (executed by `reading.rs` beside `main.rs`). Every file is loaded
+//! `fleet` and `export` (executed by `reading_commands.rs` beside `main.rs`). Every file is loaded
 //! and every output checked here, so that a bad file or path is one line and status 2
 //! before anything is written.
 
