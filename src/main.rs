@@ -26,6 +26,8 @@ mod placement_watch;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod plan;
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod probe_outcome;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod probe_process;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod reading_commands;

@@ -274,7 +274,7 @@ fn serve_request(args: &[String]) -> anyhow::Result<()> {
         findings: Default::default(),
     };
     let started = std::time::Instant::now();
-    let (status, results) = crate::run::outcome_here(probe, &mut ctx);
+    let (status, results) = crate::probe_outcome::outcome_here(probe, &mut ctx);
     let outcome = ProbeOutcome {
         id: probe.id.to_string(),
         method: probe.method.to_string(),

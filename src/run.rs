@@ -5,14 +5,14 @@
 
 use crate::placement_watch::PlacementWatch;
 use crate::plan::{ProbePlan, RunPlan};
-use crate::probe_process;
+use crate::{probe_outcome, probe_process};
 use latlab_engine::analysis::moved_between;
 use latlab_engine::budget::Allowance;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord, StabilityCheck};
 use latlab_engine::signals::StopSignals;
-use latlab_engine::{BenchResult, Interrupted, Runner};
+use latlab_engine::{Interrupted, Runner};
 use latlab_engine::{SharedHost, Suite};
-use latlab_front::{Measured, Progress, ProgressUnit, TimeWords, Unwritten, panic_message};
+use latlab_front::{Measured, Progress, ProgressUnit, TimeWords, Unwritten};
 use latlab_probes::stability::{self, Reference};
 use latlab_probes::{ProbeContext, ProbeError, ProbeSpec, Process};
 use latlab_report::terminal::{Detail, Terminal};
@@ -278,10 +278,12 @@ fn run_probe(
 ) -> ProbeOutcome {
     let started = Instant::now();
     let (status, mut results) = match probe.process {
-        Process::Shared => outcome_here(probe, &mut probe_context(runner, probes, suite)),
+        Process::Shared => {
+            probe_outcome::outcome_here(probe, &mut probe_context(runner, probes, suite))
+        }
         Process::Own { ready } => match ready() {
             Ok(()) => probe_process::measure(probe, runner.config(), suite),
-            Err(error) => status_of(error),
+            Err(error) => probe_outcome::status_of(error),
         },
     };
     probes.selection.retain(probe.id, &mut results);
@@ -292,45 +294,6 @@ fn run_probe(
         results,
         duration_ns: host.elapsed(started).as_nanos() as u64,
     }
-}
-
-/// Runs one probe in this process; a panic inside it is reported as the probe's failure,
-/// not the run's.
-pub(crate) fn outcome_here(
-    probe: &ProbeSpec,
-    ctx: &mut ProbeContext,
-) -> (ProbeStatus, Vec<BenchResult>) {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (probe.run)(ctx)));
-    match outcome {
-        Ok(Ok(results)) => (ProbeStatus::Ok, results),
-        Ok(Err(error)) => status_of(error),
-        Err(panic) => (
-            ProbeStatus::Failed {
-                reason: format!("panicked: {}", panic_message(panic.as_ref())),
-            },
-            Vec::new(),
-        ),
-    }
-}
-
-/// The status of a probe that ended in `error`, and the results measured before it: a
-/// sweep that stopped part-way keeps the sizes it measured.
-fn status_of(error: ProbeError) -> (ProbeStatus, Vec<BenchResult>) {
-    let (error, measured) = error.into_parts();
-    let status = match error {
-        ProbeError::Interrupted(_) => ProbeStatus::Interrupted,
-        ProbeError::Skipped(reason) => ProbeStatus::Skipped { reason },
-        failed if measured.is_empty() => ProbeStatus::Failed {
-            reason: failed.to_string(),
-        },
-        failed => ProbeStatus::Failed {
-            reason: format!(
-                "{failed}; the {} results measured before it are kept",
-                measured.len()
-            ),
-        },
-    };
-    (status, measured)
 }
 
 /// Files named shortly: `DIR/{a,b}.{svg,png}` when they share a directory and every name

@@ -13,7 +13,7 @@ pub use reading_plans::{
 };
 
 use crate::cli::{Budget, RunArgs};
-use latlab_engine::isolation::DirectoryLock;
+use latlab_engine::locks::DirectoryLock;
 use latlab_engine::model::RunRecord;
 use latlab_engine::{Host, RealHost, SharedHost, SyntheticHost};
 use latlab_front::{

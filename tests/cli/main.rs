@@ -20,6 +20,7 @@ mod gpu;
 mod hostile;
 mod hostile_commands;
 mod hostile_summaries;
+mod import_circles;
 mod json_schema;
 mod openmetrics;
 mod prometheus;

@@ -8,10 +8,25 @@
 //! the innermost call as trait objects, each still a monomorphised loop of its closure.
 
 use crate::bodies::{CHEAP_CALL_NS, Calls, Chained, Refs, Values};
-use crate::registry::Benchmark;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use std::cell::RefCell;
+
+/// One benchmark: a function with one of its arguments.
+pub(crate) struct Benchmark {
+    /// Runs it with the argument at `arg_index`.
+    pub run: fn(Bencher<'_, '_>, usize),
+    /// Whether the group's other benchmarks are compared with this one.
+    pub baseline: bool,
+    pub group: String,
+    /// `group/function` or `group/function/argument` (without the group when it is empty).
+    pub name: String,
+    pub arg_index: usize,
+    /// The argument's label, when the function takes one.
+    pub arg: Option<String>,
+    /// How many threads run it at once, for a benchmark of `threads = [..]`.
+    pub threads: Option<usize>,
+}
 
 /// What a [`Bencher`] hands its set back to once its benchmark has given its closure (or
 /// failed to): the session measuring the set, which calls the next benchmark of the set or,

@@ -2,9 +2,10 @@
 //! through the shared lifecycle (`latlab_front::execute`) as [`BenchSets`], or several
 //! times with `--runs`, or once each under `cargo test`.
 
+use crate::bencher::Benchmark;
 use crate::count::callgrind::{CountEnd, ValgrindCounts};
 use crate::options::{Command, Options, help};
-use crate::registry::{self, Benchmark};
+use crate::registry;
 use crate::session::{Mode, Session};
 use crate::sets::{BenchSets, result_files};
 use latlab_engine::analysis::SLOPE_SAMPLES_PER_ROUND;

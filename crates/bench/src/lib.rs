@@ -81,6 +81,7 @@ mod bencher;
 mod bodies;
 mod count;
 mod harness;
+mod measured;
 mod options;
 #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
 mod profile;

@@ -1,6 +1,7 @@
 //! The benchmarks a binary registered with `#[bench]`, one entry per function, and the
 //! benchmarks they make: one per argument, named `group/function/argument`.
 
+use crate::bencher::Benchmark;
 use linkme::distributed_slice;
 
 /// One `#[bench]` function, as the attribute registers it.
@@ -30,19 +31,6 @@ pub struct Entry {
 #[doc(hidden)]
 #[distributed_slice]
 pub static BENCHMARKS: [Entry];
-
-/// One benchmark: a function with one of its arguments.
-pub(crate) struct Benchmark {
-    pub entry: &'static Entry,
-    pub group: String,
-    /// `group/function` or `group/function/argument` (without the group when it is empty).
-    pub name: String,
-    pub arg_index: usize,
-    /// The argument's label, when the function takes one.
-    pub arg: Option<String>,
-    /// How many threads run it at once, for a benchmark of `threads = [..]`.
-    pub threads: Option<usize>,
-}
 
 impl Entry {
     /// The group: the one given, or the module path without the crate's own name (a
@@ -93,7 +81,8 @@ pub(crate) fn all() -> Vec<Benchmark> {
                     name = format!("{name}/threads:{n}");
                 }
                 benchmarks.push(Benchmark {
-                    entry,
+                    run: entry.run,
+                    baseline: entry.baseline,
                     group: group.clone(),
                     name,
                     arg_index,
@@ -112,7 +101,7 @@ pub(crate) fn all() -> Vec<Benchmark> {
 pub(crate) fn side_by_side(selected: Vec<Benchmark>) -> Vec<Vec<Benchmark>> {
     let with_baseline: Vec<String> = selected
         .iter()
-        .filter(|b| b.entry.baseline)
+        .filter(|b| b.baseline)
         .map(|b| b.group.clone())
         .collect();
     let mut sets: Vec<Vec<Benchmark>> = Vec::new();
@@ -130,7 +119,7 @@ pub(crate) fn side_by_side(selected: Vec<Benchmark>) -> Vec<Vec<Benchmark>> {
         }
     }
     for set in &mut sets {
-        set.sort_by_key(|b| !b.entry.baseline);
+        set.sort_by_key(|b| !b.baseline);
     }
     sets
 }

@@ -3,10 +3,11 @@
 //! is given its ratio to the set's baseline and its time in cycles.
 
 use crate::alloc;
+use crate::bencher::Benchmark;
 use crate::bencher::{Bencher, Cost, Pair, Pending, SetRunner, Throughput};
+use crate::measured::Measured;
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
-use crate::registry::Benchmark;
 use crate::threads::{self, Threaded};
 use latlab_engine::analysis::paired_ratio;
 use latlab_engine::cycle::{self, Cycle};
@@ -36,33 +37,6 @@ pub(crate) enum Mode {
     /// Each benchmark's bodies counted under Valgrind, in the counting child
     /// ([`crate::count`]), nothing timed.
     Count,
-}
-
-/// How a benchmark was measured, which its profile repeats.
-pub(crate) struct Measured {
-    /// Turns of the longer loop per sample.
-    pub turns: u64,
-    /// Samples taken.
-    #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
-    pub rounds: usize,
-    /// How its call was timed.
-    pub cost: Cost,
-    /// Its allocations per call, where they were counted as its samples were taken.
-    pub allocations: Option<Allocations>,
-}
-
-impl Measured {
-    /// How `result` (the longer body's, or a slow call's) was sampled: its turns and
-    /// samples, its call's cost, and its allocations where they were counted as sampled.
-    fn of(result: &BenchResult, cost: Cost, allocations: Option<Allocations>) -> Measured {
-        Measured {
-            turns: result.iterations,
-            #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
-            rounds: result.samples_ns.len(),
-            cost,
-            allocations,
-        }
-    }
 }
 
 /// A benchmark that could not be measured (failed, or skipped), and why.
@@ -193,7 +167,7 @@ impl Session {
             None => self.measure(pending),
             Some((benchmark, rest)) => {
                 let bencher = Bencher::new(self, benchmark, rest, pending);
-                (benchmark.entry.run)(bencher, benchmark.arg_index);
+                (benchmark.run)(bencher, benchmark.arg_index);
             }
         }
     }
@@ -220,7 +194,12 @@ impl Session {
         if self.mode == Mode::Count {
             let clock = self.runner.clock().clone();
             for body in &mut pending {
-                crate::count::child::count_under_valgrind(body, &clock);
+                crate::count::child::count_under_valgrind(
+                    &body.benchmark_name,
+                    body.one,
+                    body.four,
+                    &clock,
+                );
             }
             return;
         }
@@ -302,7 +281,7 @@ impl Session {
         }
         #[cfg(all(feature = "profile", any(target_os = "linux", target_os = "android")))]
         if self.count_with_perf {
-            result.counted = crate::count::perf::count(body, &clock);
+            result.counted = crate::count::perf::count(body.one, body.four, &clock);
         }
         #[cfg(feature = "profile")]
         if let Some(profiler) = &mut self.profiler {

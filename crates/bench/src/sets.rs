@@ -3,11 +3,11 @@
 //! measured by the [`Session`], with the watchdog watching for a set that never comes back,
 //! and the text the harness prints after the table.
 
+use crate::bencher::Benchmark;
 use crate::count::callgrind::ValgrindCounts;
 use crate::options::Options;
 #[cfg(feature = "profile")]
 use crate::profile::Profiler;
-use crate::registry::Benchmark;
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, count_lines, cycle_lines, profile_text};
 use latlab_engine::budget::Allowance;

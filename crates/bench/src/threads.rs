@@ -21,8 +21,8 @@
 //! result is the other samples' figure and says how many were set apart; where too few
 //! samples' threads met, there is no figure.
 
+use crate::bencher::Benchmark;
 use crate::bencher::{Bencher, Pending, SetRunner};
-use crate::registry::Benchmark;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Clock, Interrupted, Runner, thread_cpu_ns};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -322,7 +322,7 @@ pub(crate) fn measure(
                     clock,
                 };
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    (benchmark.entry.run)(
+                    (benchmark.run)(
                         Bencher::new(&mut worker, benchmark, &[], Vec::new()),
                         benchmark.arg_index,
                     );

@@ -31,7 +31,6 @@ pub mod clock;
 mod config;
 pub mod config_text;
 pub mod cycle;
-pub mod distribution;
 pub mod environment;
 pub mod host;
 pub mod isolation;

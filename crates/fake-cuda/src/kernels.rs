@@ -5,13 +5,10 @@
 //! be a fault on a GPU. Times come from the host's clock; "cycles" are its nanoseconds at a
 //! nominal 1.5 GHz.
 
-use crate::state::{ILLEGAL_ADDRESS, INVALID_HANDLE, Launch, SM_COUNT, SUCCESS, State, Status};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::queue::Launch;
+use crate::state::{CHASES_RUN, ILLEGAL_ADDRESS, INVALID_HANDLE, SM_COUNT, SUCCESS, State, Status};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// Chase kernels run so far in this process: the ledger's `chases_run`, by which a test
-/// knows that the GPU family is in its measured launches.
-pub(crate) static CHASES_RUN: AtomicU64 = AtomicU64::new(0);
 
 /// Cycles per nanosecond of the stand-in SM clock.
 const GHZ: f64 = 1.5;

@@ -21,17 +21,18 @@
 // A test reads and writes files as it pleases: the doors are for what latlab itself does.
 #![allow(clippy::disallowed_methods)]
 mod kernels;
+mod queue;
 mod state;
 mod work;
 
+use queue::{LEGACY, Launch, Op, StreamKind};
 use state::{
-    INVALID_CONTEXT, INVALID_HANDLE, INVALID_VALUE, L2_BYTES, Launch, MAX_THREADS_PER_BLOCK,
-    NOT_FOUND, NOT_INITIALIZED, OUT_OF_MEMORY, Param, SM_COUNT, SUCCESS, State, Status,
-    TOTAL_MEMORY,
+    INVALID_CONTEXT, INVALID_HANDLE, INVALID_VALUE, L2_BYTES, MAX_THREADS_PER_BLOCK, NOT_FOUND,
+    NOT_INITIALIZED, OUT_OF_MEMORY, Param, SM_COUNT, SUCCESS, State, Status, TOTAL_MEMORY,
 };
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use work::{LEGACY, Op, StreamKind, wait_until};
+use work::wait_until;
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 

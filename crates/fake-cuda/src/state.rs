@@ -1,9 +1,13 @@
 //! What the stand-in driver holds: memory, handles, the work queued on its streams, the
 //! sticky error of a faulted kernel and the ledger of what is still alive.
 
-use crate::work::{StreamKind, Work};
+use crate::queue::{Launch, StreamKind, Work};
 use std::alloc::Layout;
 use std::collections::{BTreeMap, HashMap};
+
+/// Chase kernels run so far in this process: the ledger's `chases_run`, by which a test
+/// knows that the GPU family is in its measured launches.
+pub(crate) static CHASES_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A CUDA result code, as the driver returns it.
 pub(crate) type Status = u32;
@@ -35,15 +39,6 @@ pub(crate) enum Param {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Module {
     pub kernels: HashMap<String, Vec<Param>>,
-}
-
-/// A kernel launch with its arguments read: what runs now or what a graph replays.
-#[derive(Debug, Clone)]
-pub(crate) struct Launch {
-    pub kernel: String,
-    pub grid: u32,
-    pub block: u32,
-    pub args: Vec<u64>,
 }
 
 /// An allocation of host memory standing for device or page-locked memory.
@@ -183,7 +178,7 @@ impl State {
         for (kind, count) in &self.leaked {
             text.push_str(&format!("leaked_{kind}={count}\n"));
         }
-        let chases = crate::kernels::CHASES_RUN.load(std::sync::atomic::Ordering::Relaxed);
+        let chases = CHASES_RUN.load(std::sync::atomic::Ordering::Relaxed);
         text.push_str(&format!("chases_run={chases}\n"));
         let _ = std::fs::write(path, text);
     }

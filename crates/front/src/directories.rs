@@ -38,7 +38,7 @@ pub fn check_own_directory(dir: &Path, follow_links: bool) -> Result<(), String>
 #[cfg(unix)]
 fn is_own(metadata: &std::fs::Metadata) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let (owner, me) = (metadata.uid(), latlab_engine::isolation::effective_uid());
+    let (owner, me) = (metadata.uid(), latlab_doors::sys::effective_uid());
     if owner != me {
         return Err(format!(
             "the directory belongs to uid {owner}, not to you (uid {me})"

@@ -45,6 +45,7 @@ mod progress;
 mod repeat;
 mod run_files;
 mod stderr;
+mod stdout;
 mod terminal;
 mod time_spent;
 mod unwritten;
@@ -73,8 +74,9 @@ pub use progress::{Progress, ProgressUnit};
 pub use repeat::{
     RUN_OF_VARIABLE, RunOf, RunsEnded, check_outputs_for_runs, numbered_runs, run_again,
 };
-pub use run_files::{ResultFiles, print_out};
+pub use run_files::ResultFiles;
 pub use stderr::stderr_text;
+pub use stdout::print_out;
 pub use terminal::{ColorChoice, Stream, TerminalArgs, help_text_width, terminal};
 pub use time_spent::{TimeSpent, TimeWords};
 pub use unwritten::Unwritten;

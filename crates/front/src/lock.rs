@@ -3,7 +3,7 @@
 
 use latlab_engine::Host;
 use latlab_engine::Interrupted;
-use latlab_engine::isolation::{LockRefused, RunLock};
+use latlab_engine::locks::{LockRefused, RunLock};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ pub fn take_lock(
 
 /// ` (pid 4242 of uid 1000: latlab run …)`: the run that holds the lock, where the kernel
 /// says which.
-fn which(holder: Option<latlab_engine::isolation::Holder>) -> String {
+fn which(holder: Option<latlab_engine::locks::Holder>) -> String {
     holder.map_or_else(String::new, |holder| format!(" ({})", holder.describe()))
 }
 

@@ -8,7 +8,7 @@
 //! handed to its body, which decides what a refusal means.
 
 use crate::ProbeError;
-use crate::peer::leave_realtime;
+use latlab_engine::isolation::leave_realtime;
 use latlab_engine::{Host, SharedHost};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{JoinHandle, Scope, ScopedJoinHandle};

@@ -154,7 +154,7 @@ impl Child {
                     }
                 }
                 leave_realtime();
-                latlab_engine::isolation::close_run_lock_after_fork();
+                latlab_engine::locks::close_run_lock_after_fork();
                 let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
                     .unwrap_or(PANICKED);
                 // SAFETY: as above.

@@ -4,7 +4,6 @@
 //! body; the parent reads the dumps ([`super::callgrind`]).
 
 use super::{Via, client, counting_regions};
-use crate::bencher::Pending;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use std::ffi::CString;
@@ -55,15 +54,19 @@ pub(crate) fn turns_for(clock: &Clock, long: &mut dyn LoopBody) -> u64 {
     turns
 }
 
-/// Counts the two bodies of `pending` under Valgrind, each pass dumped with its label.
-pub(crate) fn count_under_valgrind(pending: &mut Pending<'_>, clock: &Clock) {
-    let turns = turns_for(clock, &mut *pending.four);
-    let name = pending.benchmark_name.clone();
+/// Counts benchmark `name`'s one-call and four-call bodies under Valgrind, each pass dumped
+/// with its label.
+pub(crate) fn count_under_valgrind(
+    name: &str,
+    one: &mut dyn LoopBody,
+    four: &mut dyn LoopBody,
+    clock: &Clock,
+) {
+    let turns = turns_for(clock, four);
     // The one-call and the four-call body ([`super::SHORT_CALLS`], [`super::LONG_CALLS`]).
-    let bodies: [(&str, &mut dyn LoopBody); 2] =
-        [("short", &mut *pending.one), ("long", &mut *pending.four)];
+    let bodies: [(&str, &mut dyn LoopBody); 2] = [("short", one), ("long", four)];
     for (body, loop_body) in bodies {
-        let label = CString::new(label(&name, body, turns)).expect("a label holds no NUL");
+        let label = CString::new(label(name, body, turns)).expect("a label holds no NUL");
         client::zero_stats();
         counting_regions(Via::Valgrind, || {
             loop_body.time(clock, turns);

@@ -4,7 +4,6 @@
 
 use super::child::turns_for;
 use super::{BodyCounts, Via, counting_regions};
-use crate::bencher::Pending;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use latlab_engine::model::Counted;
@@ -58,10 +57,14 @@ pub(crate) fn toggle() {
     });
 }
 
-/// Counts the one-call and four-call bodies of `pending` for the same turns; `None` where
+/// Counts the one-call and four-call bodies for the same turns; `None` where
 /// the counter cannot be opened or read.
-pub(crate) fn count(pending: &mut Pending<'_>, clock: &Clock) -> Option<Counted> {
-    let turns = turns_for(clock, &mut *pending.four);
+pub(crate) fn count(
+    one: &mut dyn LoopBody,
+    four: &mut dyn LoopBody,
+    clock: &Clock,
+) -> Option<Counted> {
+    let turns = turns_for(clock, four);
     COUNTER.set(Some(open().ok()?));
     let pass = |body: &mut dyn LoopBody| -> Option<u64> {
         COUNTER
@@ -75,8 +78,8 @@ pub(crate) fn count(pending: &mut Pending<'_>, clock: &Clock) -> Option<Counted>
             .with_borrow_mut(|c| c.as_mut().map(Counter::read))?
             .ok()
     };
-    let short = pass(&mut *pending.one);
-    let long = pass(&mut *pending.four);
+    let short = pass(one);
+    let long = pass(four);
     COUNTER.set(None);
     BodyCounts {
         turns,

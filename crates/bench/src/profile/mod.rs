@@ -8,7 +8,7 @@ mod counters;
 mod disassembly;
 mod sampling;
 
-use crate::session::Measured;
+use crate::measured::Measured;
 use binary::{Function, Process};
 use counters::{Counts, HardwareCounters};
 use latlab_engine::Clock;

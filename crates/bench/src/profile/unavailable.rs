@@ -1,7 +1,7 @@
 //! `--profile` where there is no `perf_event_open` (macOS, Windows): the profiler cannot be
 //! opened, says why, and the benchmarks run without it.
 
-use crate::session::Measured;
+use crate::measured::Measured;
 use latlab_engine::Clock;
 use latlab_engine::host::LoopBody;
 use latlab_engine::model::Profile;

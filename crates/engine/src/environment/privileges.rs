@@ -21,7 +21,7 @@ impl Privileges {
     pub(crate) fn collect() -> Privileges {
         let effective = effective_capabilities();
         Privileges {
-            euid: crate::isolation::effective_uid(),
+            euid: effective_uid(),
             rtprio_limit: rtprio_limit(),
             memlock_limit_bytes: memlock_limit(),
             cap_sys_nice: effective & (1 << CAP_SYS_NICE) != 0,
@@ -156,4 +156,16 @@ fn open_counter(kind: u32, config: u64) -> std::io::Result<()> {
     // SAFETY: the kernel has just returned this descriptor open, and nothing else owns it.
     drop(unsafe { OwnedFd::from_raw_fd(fd) });
     Ok(())
+}
+
+/// The user this process acts as (its effective user id).
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    latlab_doors::sys::effective_uid()
+}
+
+/// Windows has no user ids: `u32::MAX`, which is `(uid_t)-1`, the id no Unix user has.
+#[cfg(not(unix))]
+pub fn effective_uid() -> u32 {
+    u32::MAX
 }

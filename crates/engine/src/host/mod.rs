@@ -30,8 +30,8 @@ use crate::analysis::LoopSamples;
 use crate::clock::{Clock, ClockInfo};
 use crate::config::{Config, Interrupted};
 use crate::environment::{CacheInfo, CoreClass, Environment, MemoryModule, PerfCounters};
-use crate::isolation::{LockRefused, RunLock};
-use crate::model::Integrity;
+use crate::locks::{LockRefused, RunLock};
+use crate::model::{Integrity, RunRecord, RunSettings};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -351,4 +351,23 @@ pub trait Timer: Send + Sync {
     /// them: as given, or made up (as many as `limits` asks for, however many were given).
     fn events_timed_elsewhere(&self, name: &str, samples_ns: Vec<f64>, limits: &Limits)
     -> Vec<f64>;
+}
+
+impl RunRecord {
+    /// A run starting now on `host`, with these settings and notes: no probe yet, not
+    /// complete.
+    pub fn begin(host: &dyn Host, settings: RunSettings, notes: Vec<String>) -> RunRecord {
+        RunRecord {
+            latlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
+            settings,
+            clock: host.timer().info().clone(),
+            environment: host.environment(),
+            load_avg_after: None,
+            notes,
+            stability: Vec::new(),
+            probes: Vec::new(),
+            complete: false,
+        }
+    }
 }

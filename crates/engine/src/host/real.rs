@@ -10,7 +10,8 @@ use crate::config::Interrupted;
 use crate::environment::{
     self, CacheInfo, CoreClass, Environment, MemoryModule, MemoryNode, PerfCounters,
 };
-use crate::isolation::{self, LockRefused, RunLock};
+use crate::isolation;
+use crate::locks::{LockRefused, RunLock};
 use crate::usage::{THREAD_CPU_TIME, ThreadUsage, thread_cpu_ns};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};

@@ -23,7 +23,7 @@ use crate::clock::{Clock, ClockInfo, ClockKind};
 use crate::environment::{
     CacheInfo, CoreClass, Environment, MemoryModule, MemoryNode, PerfCounters,
 };
-use crate::isolation::{LockRefused, RunLock};
+use crate::locks::{LockRefused, RunLock};
 use crate::model::Integrity;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};

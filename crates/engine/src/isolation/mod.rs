@@ -1,13 +1,11 @@
 //! Controls that keep a run from being disturbed: CPU pinning, locked memory, real-time
-//! priority. The locks that keep two latlab runs from measuring each other are in
-//! [`crate::locks`], and re-exported here.
+//! priority. The locks that keep two latlab runs from measuring each other are
+//! [`crate::locks`]'.
 //!
 //! Each control reports why it could not take effect instead of failing the run; the caller
 //! turns that into a note in the results (principle: honest about limits).
 
 use std::time::Duration;
-
-pub use crate::locks::{DirectoryLock, Holder, LockRefused, RunLock, close_run_lock_after_fork};
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
@@ -24,18 +22,6 @@ pub use elsewhere::leave_realtime;
 pub(crate) use elsewhere::{
     allowed_cpus, bind_memory, lock_memory, nodes_of_pages, set_allowed_cpus,
 };
-
-/// The user this process acts as (its effective user id).
-#[cfg(unix)]
-pub fn effective_uid() -> u32 {
-    latlab_doors::sys::effective_uid()
-}
-
-/// Windows has no user ids: `u32::MAX`, which is `(uid_t)-1`, the id no Unix user has.
-#[cfg(not(unix))]
-pub fn effective_uid() -> u32 {
-    u32::MAX
-}
 
 /// RLIMIT_RTTIME's soft limit while real-time: a thread that runs this long without blocking
 /// gets SIGXCPU, so a bug cannot freeze the machine. The sampler sleeps before every sample,

@@ -2,7 +2,7 @@
 //! their holder, and a `flock` on a file in `/dev/shm` for runs in other network namespaces.
 
 use super::{Holder, LockRefused, fnv1a};
-use crate::isolation::effective_uid;
+use latlab_doors::sys::effective_uid;
 use std::io;
 #[cfg(target_os = "android")]
 use std::os::android::net::SocketAddrExt;

@@ -10,6 +10,7 @@ use crate::parameters::{Key, OverRounds, Value};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
+pub mod distribution;
 #[cfg(feature = "serde")]
 mod figures_only;
 mod profile;
@@ -565,7 +566,7 @@ impl BenchResult {
     /// to `counted`, their sums over the rounds.
     fn rederive_parameters(&mut self, first_median: f64, counted: &[(Key, i64)]) {
         if self.parameter(crate::names::key::HISTOGRAM_US).is_some() {
-            *self = crate::distribution::with_distribution(self.clone());
+            *self = distribution::with_distribution(self.clone());
         }
         let scaled = (self.over_rounds.0.iter())
             .filter(|key| key.over_rounds() == OverRounds::ScaledWithMedian);
@@ -763,23 +764,6 @@ pub struct StabilityCheck {
 }
 
 impl RunRecord {
-    /// A run starting now on `host`, with these settings and notes: no probe yet, not
-    /// complete.
-    pub fn begin(host: &dyn crate::Host, settings: RunSettings, notes: Vec<String>) -> RunRecord {
-        RunRecord {
-            latlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at: humantime::format_rfc3339_seconds(host.now()).to_string(),
-            settings,
-            clock: host.timer().info().clone(),
-            environment: host.environment(),
-            load_avg_after: None,
-            notes,
-            stability: Vec::new(),
-            probes: Vec::new(),
-            complete: false,
-        }
-    }
-
     /// Every result of every probe, in run order.
     pub fn results(&self) -> impl Iterator<Item = &BenchResult> {
         self.probes.iter().flat_map(|p| p.results.iter())

@@ -61,7 +61,7 @@ pub fn execute(
     measured: &mut dyn Measured,
     stop: &StopSignals,
 ) -> Result<u8, String> {
-    crate::run_files::remember_stdout();
+    crate::stdout::remember_stdout();
     let cancel = stop.flag();
     let mut notes = Vec::new();
     let Ok(lock) = crate::take_lock(request.host.as_ref(), &cancel, &mut notes) else {

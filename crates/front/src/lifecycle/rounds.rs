@@ -4,7 +4,7 @@
 use super::{Measured, RunRequest};
 use crate::{Progress, ProgressUnit, TimeSpent, Unwritten};
 use latlab_engine::budget::{Allowance, TimeBudget};
-use latlab_engine::isolation::RunLock;
+use latlab_engine::locks::RunLock;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_report::Durability;

@@ -13,7 +13,7 @@ use super::{Class, Classes, Condition, check_cancel, on_thread};
 use crate::monotonic::{monotonic_now, sleep_until};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::BenchResult;
-use latlab_engine::distribution::with_distribution;
+use latlab_engine::model::distribution::with_distribution;
 use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Presentation, Template};
 use std::time::{Duration, Instant};

@@ -38,7 +38,7 @@ use crate::peer::{FIFO_PRIORITY, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use arm::{Arm, Shared, Stop, Trips, call, enter, realtime_permitted, start_server};
 use inheritance::priority_inheritance;
-use latlab_engine::distribution::with_distribution;
+use latlab_engine::model::distribution::with_distribution;
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
 use latlab_engine::{BenchResult, Warning};

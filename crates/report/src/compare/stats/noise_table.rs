@@ -421,13 +421,6 @@ impl Default for NoiseTables<'_> {
     }
 }
 
-impl NoiseTables<'static> {
-    /// The tables of the machines the project has met, as shipped.
-    pub fn shipped() -> NoiseTables<'static> {
-        NoiseTables::measured(super::shipped_tables::parsed())
-    }
-}
-
 impl<'t> NoiseTables<'t> {
     /// `tables`, each of a machine the project has met.
     pub fn measured(tables: &'t [NoiseTable]) -> NoiseTables<'t> {

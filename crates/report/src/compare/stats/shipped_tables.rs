@@ -5,7 +5,7 @@
 //! DIR --out crates/report/data/noise-tables/NAME.tsv`; its header says on what, by which
 //! build and when.
 
-use super::noise_table::NoiseTable;
+use super::noise_table::{NoiseTable, NoiseTables};
 use std::sync::LazyLock;
 
 /// The tables as shipped, one file per machine.
@@ -22,9 +22,11 @@ static PARSED: LazyLock<Vec<NoiseTable>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The noise tables of the machines latlab has met, parsed once.
-pub(super) fn parsed() -> &'static [NoiseTable] {
-    PARSED.as_slice()
+impl NoiseTables<'static> {
+    /// The tables of the machines the project has met, as shipped.
+    pub fn shipped() -> NoiseTables<'static> {
+        NoiseTables::measured(PARSED.as_slice())
+    }
 }
 
 #[cfg(test)]
@@ -42,8 +44,9 @@ mod tests {
             .flat_map(|p| p.results)
             .copied()
             .collect();
-        assert_eq!(parsed().len(), TABLES.len());
-        for table in parsed() {
+        let shipped = NoiseTables::shipped();
+        assert_eq!(shipped.tables().len(), TABLES.len());
+        for table in shipped.tables() {
             assert!(table.runs >= MIN_RUNS_FOR_TABLE, "{}", table.provenance());
             assert!(table.results.len() > 100, "{}", table.provenance());
             for result in &table.results {

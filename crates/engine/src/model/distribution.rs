@@ -4,7 +4,7 @@
 //! Percentiles are the engine's (interpolated, as NumPy's default), so `p50_us` is the
 //! result's median.
 
-use crate::BenchResult;
+use super::BenchResult;
 use crate::names::key;
 use crate::parameters::Histogram;
 use crate::stats::percentile_sorted;
