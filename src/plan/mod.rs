@@ -141,26 +141,8 @@ pub fn run(
     }
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let probes = select_probes(family, &selection)?;
-    let mut notes = Vec::new();
-    match latlab_engine::environment::claimed_last_cache() {
-        Ok(Some(bytes)) => notes.push(format!(
-            "{} is set: the kernel's last-level cache is taken to be {bytes} bytes, whatever \
-             sysfs says (a test hook)",
-            latlab_engine::environment::CLAIM_LAST_CACHE_VARIABLE
-        )),
-        Ok(None) => {}
-        Err(ignored) => notes.push(ignored),
-    }
-    let memory = MemoryOptions {
-        max_size_bytes: max_size(host.as_ref(), args.max_size, &probes, &mut notes)?,
-        huge_pages: args.huge_pages,
-    };
-    let ipc = IpcOptions {
-        pairs: check_pairs(host.as_ref(), args.pairs)?,
-        iterations: args.iterations,
-        deadline: args.deadline,
-        trace_on_miss: args.trace_on_miss,
-    };
+    let mut notes = test_hook_notes();
+    let probes = probe_plan(args, host.as_ref(), probes, selection, &mut notes)?;
     let budget = budget(args, suite, &mut notes);
     let runs = runs(args, run_of)?;
     let outputs = outputs(args, run_of)?;
@@ -180,26 +162,61 @@ pub fn run(
         ..RunRequest::new(host, config, result_files(&outputs))
     };
     let probes = ProbePlan {
-        specs: probes,
-        selection,
-        memory,
-        threads: ThreadOptions {
-            pool_workers: args.workers,
-        },
-        ipc,
-        files: FileOptions {
-            dir: args.dir.as_deref().map(check_dir).transpose()?,
-        },
-        findings: Default::default(),
         // The main job ends with the headline table, whether started as `latlab` or as
         // `latlab run`; a family's run does not.
         headline: family.is_none(),
+        ..probes
     };
     Ok(RunPlan {
         request,
         probes,
         outputs,
         runs,
+    })
+}
+
+/// The notes of the test hooks set in the environment.
+fn test_hook_notes() -> Vec<String> {
+    match latlab_engine::environment::claimed_last_cache() {
+        Ok(Some(bytes)) => vec![format!(
+            "{} is set: the kernel's last-level cache is taken to be {bytes} bytes, whatever \
+             sysfs says (a test hook)",
+            latlab_engine::environment::CLAIM_LAST_CACHE_VARIABLE
+        )],
+        Ok(None) => Vec::new(),
+        Err(ignored) => vec![ignored],
+    }
+}
+
+/// The probes `specs` with the options `args` give them, checked against `host`.
+fn probe_plan(
+    args: &RunArgs,
+    host: &dyn Host,
+    specs: Vec<&'static ProbeSpec>,
+    selection: Selection,
+    notes: &mut Vec<String>,
+) -> Result<ProbePlan, UsageError> {
+    Ok(ProbePlan {
+        memory: MemoryOptions {
+            max_size_bytes: max_size(host, args.max_size, &specs, notes)?,
+            huge_pages: args.huge_pages,
+        },
+        threads: ThreadOptions {
+            pool_workers: args.workers,
+        },
+        ipc: IpcOptions {
+            pairs: check_pairs(host, args.pairs)?,
+            iterations: args.iterations,
+            deadline: args.deadline,
+            trace_on_miss: args.trace_on_miss,
+        },
+        files: FileOptions {
+            dir: args.dir.as_deref().map(check_dir).transpose()?,
+        },
+        findings: Default::default(),
+        headline: false,
+        specs,
+        selection,
     })
 }
 

@@ -1214,25 +1214,7 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("unshare (util-linux)");
-    let started = std::time::Instant::now();
-    let workspace = loop {
-        if let Some(name) = files_in(&files)
-            .into_iter()
-            .find(|n| n.starts_with("latlab-files-") && !n.contains('/'))
-        {
-            break name;
-        }
-        if inner.try_wait().unwrap().is_some() {
-            let output = inner.wait_with_output().unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            panic!(
-                "the namespaced run ended first ({}): {stderr}",
-                output.status
-            );
-        }
-        assert!(started.elapsed() < Duration::from_secs(60));
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let workspace = its_workspace(&mut inner, &files);
     assert!(
         workspace.starts_with(&format!("latlab-files-{inner_pid}-")),
         "{workspace}: the namespaced run has the id it was given"
@@ -1257,6 +1239,27 @@ fn a_run_in_another_pid_namespace_keeps_its_workspace() {
     assert!(kept, "its workspace was kept");
     assert!(!stderr.contains("could not"), "{stderr}");
     assert!(files_in(&files).is_empty(), "{:?}", files_in(&files));
+}
+
+/// The name of the workspace the run `inner` makes in `files`, once it is there; a panic
+/// when the run ends first, or after a minute.
+fn its_workspace(inner: &mut std::process::Child, files: &Path) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(name) = files_in(files)
+            .into_iter()
+            .find(|n| n.starts_with("latlab-files-") && !n.contains('/'))
+        {
+            return name;
+        }
+        if let Some(status) = inner.try_wait().unwrap() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(inner.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+            panic!("the namespaced run ended first ({status}): {stderr}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Under an address-space limit that lets the smaller working sets map but not the largest,

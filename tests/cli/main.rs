@@ -14,6 +14,7 @@ mod compare;
 mod documentation_links;
 mod doors;
 mod fleet;
+mod function_length;
 mod fuzz_results;
 mod google_benchmark;
 mod gpu;

@@ -97,10 +97,6 @@ fn output(command: &mut Command) -> String {
 
 #[test]
 #[ignore = "needs root and Debian's slurm-wlm and munge"]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one scenario end to end; tests are exempt from the length limit"
-)]
 fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
     let _alone = crate::machine_alone();
     // SAFETY: geteuid(2) has no preconditions.
@@ -115,15 +111,31 @@ fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
          root: {root}); .ci/run installs them"
     );
     let dir = tempfile::tempdir().unwrap();
+    let (daemons, conf) = a_cluster_of_two_nodes(dir.path());
+    let results = the_job_run_on_both_nodes(dir.path(), &conf);
+    the_fleet_reads_both(&results);
+    drop(daemons);
+}
+
+/// A Slurm program run with the cluster's configuration `conf`.
+fn slurm(program: &str, conf: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.env("SLURM_CONF", conf);
+    command
+}
+
+/// A cluster in `dir` of two nodes on this machine, both idle: its daemons (stopped when
+/// dropped) and its configuration.
+fn a_cluster_of_two_nodes(dir: &Path) -> (Daemons, std::path::PathBuf) {
     for sub in ["state", "spool", "submit"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
     let host = output(Command::new("hostname").arg("-s"))
         .trim()
         .to_string();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let conf = dir.path().join("slurm.conf");
-    std::fs::write(&conf, slurm_conf(dir.path(), &host, cpus)).unwrap();
+    let conf = dir.join("slurm.conf");
+    std::fs::write(&conf, slurm_conf(dir, &host, cpus)).unwrap();
 
     let mut daemons = Daemons {
         children: Vec::new(),
@@ -160,23 +172,22 @@ fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
             .children
             .push(spawn("slurmd", &["-D", "-N", node, "-f", conf_text]));
     }
-    let slurm = |program: &str| {
-        let mut command = Command::new(program);
-        command.env("SLURM_CONF", &conf);
-        command
-    };
     wait_for("both nodes idle", Duration::from_secs(60), || {
-        output(slurm("sinfo").args(["-h", "-N", "-o", "%N %t"]))
+        output(slurm("sinfo", &conf).args(["-h", "-N", "-o", "%N %t"]))
             .lines()
             .filter(|l| l.ends_with(" idle"))
             .count()
             == 2
     });
+    (daemons, conf)
+}
 
-    let results = dir.path().join("fleet");
+/// The batch script submitted to both nodes and waited for: the directory of its results.
+fn the_job_run_on_both_nodes(dir: &Path, conf: &Path) -> std::path::PathBuf {
+    let results = dir.join("fleet");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm/latlab.sbatch");
-    let submitted = slurm("sbatch")
-        .current_dir(dir.path().join("submit"))
+    let submitted = slurm("sbatch", conf)
+        .current_dir(dir.join("submit"))
         .env("LATLAB", assert_cmd::cargo::cargo_bin("latlab"))
         .env("LATLAB_RESULTS", &results)
         .args(["--parsable", "--nodes=2"])
@@ -193,12 +204,12 @@ fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
         .trim()
         .to_string();
     wait_for("the job to end", Duration::from_secs(120), || {
-        output(slurm("squeue").args(["-h", "-j", &job]))
+        output(slurm("squeue", conf).args(["-h", "-j", &job]))
             .trim()
             .is_empty()
     });
-    let log = std::fs::read_to_string(dir.path().join(format!("submit/latlab-{job}.out")))
-        .unwrap_or_default();
+    let log =
+        std::fs::read_to_string(dir.join(format!("submit/latlab-{job}.out"))).unwrap_or_default();
     let mut runs: Vec<String> = std::fs::read_dir(&results)
         .unwrap_or_else(|e| panic!("no results directory ({e}); the job said:\n{log}"))
         .flatten()
@@ -215,10 +226,13 @@ fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
         runs.iter().all(|r| r.ends_with(&format!("-j{job}"))),
         "{runs:?}"
     );
+    results
+}
 
+fn the_fleet_reads_both(results: &Path) {
     let fleet = Command::new(assert_cmd::cargo::cargo_bin("latlab"))
         .arg("fleet")
-        .arg(&results)
+        .arg(results)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&fleet.stdout);
@@ -232,5 +246,4 @@ fn the_batch_script_runs_latlab_once_per_node_and_the_fleet_reads_them() {
         "{text}"
     );
     assert!(text.contains("\nSystem call "), "{text}");
-    drop(daemons);
 }

@@ -83,13 +83,28 @@ fn result<'a>(json: &'a Value, name: &str) -> &'a Value {
 /// The tests measure: one at a time, so that neither runs on the CPUs the other measures on.
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The sampling of the scenario's runs: short, in two rounds.
+const QUICK: [&str; 6] = ["--samples", "12", "--rounds", "2", "--target-time", "200us"];
+
+/// One scenario end to end, a stage a function: each stage's runs and what they must show.
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one scenario end to end; tests are exempt from the length limit"
-)]
 fn a_users_benchmarks_run_through_cargo_bench() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    listing_and_bad_input();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, stdout) = a_measured_run_saved_as_a_baseline(dir.path());
+    ratios_chains_and_cycles(&json, &stdout);
+    threads_pinned(dir.path());
+    throughput_and_allocations(&json, &stdout);
+    a_profile(dir.path());
+    compared_with_the_baseline();
+    outputs_that_cannot_be_written(dir.path());
+    let binary = bench_binary();
+    once_without_bench(&binary);
+    interrupted(&binary, dir.path());
+}
+
+fn listing_and_bad_input() {
     // Listing: every benchmark, one per argument, in source order.
     let listed = cargo_bench(&["--list"]);
     assert!(listed.status.success(), "{}", text(&listed.stderr));
@@ -133,17 +148,17 @@ fn a_users_benchmarks_run_through_cargo_bench() {
                 .any(|l| l.starts_with("error"))
         );
     }
+}
 
+fn a_measured_run_saved_as_a_baseline(dir: &Path) -> (Value, String) {
     // A measured run of the planted and compared benchmarks, saved as a baseline.
-    let dir = tempfile::tempdir().unwrap();
-    let json_path = dir.path().join("known.json");
-    let quick = ["--samples", "12", "--rounds", "2", "--target-time", "200us"];
+    let json_path = dir.join("known.json");
     let mut args = vec![
         "planted|lists|chains|throughput",
         "--json",
         json_path.to_str().unwrap(),
     ];
-    args.extend(quick);
+    args.extend(QUICK);
     args.extend(["--save-baseline", "harness-test"]);
     let run = cargo_bench(&args);
     let stderr = text(&run.stderr);
@@ -175,9 +190,13 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             "{planted}"
         );
     }
+    (json, stdout)
+}
+
+fn ratios_chains_and_cycles(json: &Value, stdout: &str) {
     // Growing a vector as it is pushed to costs more than filling one made to size, and the
     // ratio comes from paired samples.
-    let grow = result(&json, "lists/push_grow");
+    let grow = result(json, "lists/push_grow");
     assert_eq!(grow["parameters"]["baseline"], "lists/with_capacity");
     let ratio = grow["parameters"]["ratio"].as_f64().unwrap();
     assert!(ratio > 1.5, "push_grow / with_capacity = {ratio}");
@@ -195,7 +214,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     // A dependent multiply takes several times a dependent add (3 and 1 cycles on current
     // x86-64 cores), at a chain of one per call as at 64: the chain's state stays in
     // registers, and the loop's own instructions cancel.
-    let median = |name: &str| result(&json, name)["summary"]["median"].as_f64().unwrap();
+    let median = |name: &str| result(json, name)["summary"]["median"].as_f64().unwrap();
     for length in [1, 64] {
         let add = median(&format!("chains/add/{length}"));
         let imul = median(&format!("chains/imul/{length}"));
@@ -206,7 +225,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
     }
     // The harness counts each call in the cycle it measured with the probes' function: a
     // chain of 64 dependent adds in the user's benchmark is about 64 of those cycles.
-    let cycles = result(&json, "chains/add/64")["parameters"]["cycles_per_call"]
+    let cycles = result(json, "chains/add/64")["parameters"]["cycles_per_call"]
         .as_f64()
         .unwrap();
     assert!((48.0..85.0).contains(&cycles), "64 adds in {cycles} cycles");
@@ -219,11 +238,14 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         (32.0..128.0).contains(&(sixty_four / one)),
         "64 adds {sixty_four} ns vs 1 add {one} ns"
     );
+}
+
+fn threads_pinned(dir: &Path) {
     // Threads: a shared counter's atomic add, its line passing between two cores, reads
     // slower per call per thread on two threads than on one; pinned (one CPU each), as a
     // short sample's threads may otherwise share a CPU. The Google Benchmark rows say how
     // many threads.
-    let threaded_path = dir.path().join("threads.json");
+    let threaded_path = dir.join("threads.json");
     let mut args = vec![
         "contended",
         "--pin",
@@ -231,7 +253,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         "--json",
         threaded_path.to_str().unwrap(),
     ];
-    args.extend(quick);
+    args.extend(QUICK);
     let threaded = cargo_bench(&args);
     assert!(threaded.status.success(), "{}", text(&threaded.stderr));
     let threaded: Value = serde_json::from_slice(&std::fs::read(&threaded_path).unwrap()).unwrap();
@@ -254,7 +276,10 @@ fn a_users_benchmarks_run_through_cargo_bench() {
             .map(|r| r["threads"].clone())
     };
     assert_eq!(threads_of("contended/fetch_add/threads:2"), Some(2.into()));
+}
 
+fn throughput_and_allocations(json: &Value, stdout: &str) {
+    let median = |name: &str| result(json, name)["summary"]["median"].as_f64().unwrap();
     // Throughput: a rate in the table, and in the Google Benchmark rows the declared count
     // over the median time per call.
     for (name, field, count, unit) in [
@@ -277,25 +302,27 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         assert!(line.contains(unit), "{line}");
     }
     assert!(
-        result(&json, "chains/add/1")
+        result(json, "chains/add/1")
             .get("items_per_operation")
             .is_none()
     );
 
     // The counting allocator: one allocation of 256 u64 for a vector made to size; several,
     // and more bytes, for one grown by pushing.
-    let allocations = |name: &str| result(&json, name)["allocations"].clone();
+    let allocations = |name: &str| result(json, name)["allocations"].clone();
     assert_eq!(allocations("lists/with_capacity")["count"], 1.0);
     assert_eq!(allocations("lists/with_capacity")["bytes"], 2048.0);
     let grown = allocations("lists/push_grow");
     assert!(grown["count"].as_f64().unwrap() >= 2.0, "{grown}");
     assert!(grown["bytes"].as_f64().unwrap() > 2048.0, "{grown}");
     assert_eq!(allocations("chains/add/1")["count"], 0.0);
+}
 
+fn a_profile(dir: &Path) {
     // A profile finds the #[inline(never)] helper the benchmark spends its time in, and
     // annotates it with source lines; the HTML report carries it.
-    let html_path = dir.path().join("profiled.html");
-    let json_path = dir.path().join("profiled.json");
+    let html_path = dir.join("profiled.html");
+    let json_path = dir.join("profiled.json");
     let mut args = vec![
         "profiled",
         "--profile",
@@ -304,7 +331,7 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         "--json",
         json_path.to_str().unwrap(),
     ];
-    args.extend(quick);
+    args.extend(QUICK);
     let profiled = cargo_bench(&args);
     let stderr = text(&profiled.stderr);
     assert!(profiled.status.success(), "{stderr}");
@@ -350,10 +377,12 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         assert!(helper["profile"].is_null());
         eprintln!("profile not checked: perf events are not allowed here");
     }
+}
 
+fn compared_with_the_baseline() {
     // The next run compared with the saved baseline.
     let mut args = vec!["lists", "--baseline", "harness-test"];
-    args.extend(quick);
+    args.extend(QUICK);
     let compared = cargo_bench(&args);
     assert!(compared.status.success(), "{}", text(&compared.stderr));
     assert!(
@@ -361,11 +390,12 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         "{}",
         text(&compared.stdout)
     );
+}
 
+fn outputs_that_cannot_be_written(dir: &Path) {
     // An output that cannot be written does not stop the run, and the exit status follows
     // the binary's contract: 1 while another results file was written, 2 when none was.
-    let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("ok.csv");
+    let csv = dir.join("ok.csv");
     let tiny = [
         "chains/add/1",
         "--exact",
@@ -396,22 +426,25 @@ fn a_users_benchmarks_run_through_cargo_bench() {
         stderr.contains("no results file could be written"),
         "{stderr}"
     );
+}
 
+fn once_without_bench(binary: &Path) {
     // Without --bench (as `cargo test --benches` runs them), each runs once.
-    let binary = bench_binary();
-    let once = Command::new(&binary).arg("lists").output().unwrap();
+    let once = Command::new(binary).arg("lists").output().unwrap();
     assert!(once.status.success());
     assert!(text(&once.stdout).contains("bench lists/push_grow ... ok"));
     // Each type's instance is called: one result per type.
-    let once = Command::new(&binary).arg("generic").output().unwrap();
+    let once = Command::new(binary).arg("generic").output().unwrap();
     assert!(once.status.success(), "{}", text(&once.stderr));
     let ran = text(&once.stdout);
     assert_eq!(ran.matches(" ... ok").count(), 7, "{ran}");
     assert!(ran.contains("bench generic/made/Vec<u8> ... ok"), "{ran}");
+}
 
+fn interrupted(binary: &Path, dir: &Path) {
     // Ctrl-C part way: the sets measured so far are written, marked incomplete, status 130.
-    let json_path = dir.path().join("interrupted.json");
-    let child = Command::new(&binary)
+    let json_path = dir.join("interrupted.json");
+    let child = Command::new(binary)
         .args(["--bench", "chains", "--target-time", "20ms", "--json"])
         .arg(&json_path)
         .stdout(std::process::Stdio::piped())
@@ -450,31 +483,45 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let target = tempfile::tempdir().unwrap();
-    let run = |args: &[&str], slower: bool| {
-        let mut command = Command::new(&binary);
-        command
-            .env("CARGO_TARGET_DIR", target.path())
-            .env_remove("LATLAB_FIXTURE_SLOWER")
-            .args(["--bench", "gate/", "--samples", "12", "--rounds", "2"])
-            .args(["--target-time", "200us"])
-            .args(args);
-        if slower {
-            command.env("LATLAB_FIXTURE_SLOWER", "1");
-        }
-        let output = command.output().unwrap();
-        (
-            output.status.code(),
-            text(&output.stdout),
-            text(&output.stderr),
-        )
-    };
-    let (status, _, stderr) = run(&["--save-baseline", "gate"], false);
+    a_gate_of_single_runs(&binary, target.path());
+    a_gate_of_several_runs(&binary, target.path());
+}
+
+/// The gate benchmarks run with `args` in target directory `target`, sixteen times slower
+/// where `slower`: the status, standard output and standard error.
+fn gate_run(
+    binary: &Path,
+    target: &Path,
+    args: &[&str],
+    slower: bool,
+) -> (Option<i32>, String, String) {
+    let mut command = Command::new(binary);
+    command
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("LATLAB_FIXTURE_SLOWER")
+        .args(["--bench", "gate/", "--samples", "12", "--rounds", "2"])
+        .args(["--target-time", "200us"])
+        .args(args);
+    if slower {
+        command.env("LATLAB_FIXTURE_SLOWER", "1");
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+/// A baseline of three runs, saved and added to, and a run judged against it.
+fn a_gate_of_single_runs(binary: &Path, target: &Path) {
+    let (status, _, stderr) = gate_run(binary, target, &["--save-baseline", "gate"], false);
     assert_eq!(status, Some(0), "{stderr}");
     for _ in 0..2 {
-        let (status, _, stderr) = run(&["--add-to-baseline", "gate"], false);
+        let (status, _, stderr) = gate_run(binary, target, &["--add-to-baseline", "gate"], false);
         assert_eq!(status, Some(0), "{stderr}");
     }
-    let kept = target.path().join("latlab-baselines/gate");
+    let kept = target.join("latlab-baselines/gate");
     assert!((1..=3).all(|k| kept.join(format!("run-{k}.json")).is_file()));
 
     // 50%: on a shared VM the same code read 23.9 ns in one process and 31.1 ns in the next
@@ -482,30 +529,37 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
     // Welch's t on 2 and 1 run medians has one degree of freedom, and a 4.7x regression
     // passed for noise.
     let gate = ["--baseline", "gate", "--fail-if-slower", "50"];
-    let (status, stdout, stderr) = run(&gate, false);
+    let (status, stdout, stderr) = gate_run(binary, target, &gate, false);
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("no benchmark is more than 50% slower than the baseline gate"),
         "{stdout}"
     );
-    let (status, stdout, stderr) = run(&gate, true);
+    let (status, stdout, stderr) = gate_run(binary, target, &gate, true);
     assert_eq!(status, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("1 slower than the baseline gate by more than 50% (--fail-if-slower):"),
         "{stdout}"
     );
     assert!(stdout.contains("  gate/work in this run: "), "{stdout}");
+}
 
+fn a_gate_of_several_runs(binary: &Path, target: &Path) {
     // `--runs N`: N runs, each a process of its own, into the command's own directory
     // latlab-runs/N/run-K.json; kept as one baseline together, and judged against one
     // together.
-    let (status, _, stderr) = run(&["--runs", "3", "--save-baseline", "three"], false);
+    let (status, _, stderr) = gate_run(
+        binary,
+        target,
+        &["--runs", "3", "--save-baseline", "three"],
+        false,
+    );
     assert_eq!(status, Some(0), "{stderr}");
     for k in 1..=3 {
         assert!(stderr.contains(&format!("run {k} of 3, into ")), "{stderr}");
-        let runs = target.path().join("latlab-runs/1");
+        let runs = target.join("latlab-runs/1");
         assert!(runs.join(format!("run-{k}.json")).is_file(), "{stderr}");
-        let kept = target.path().join("latlab-baselines/three");
+        let kept = target.join("latlab-baselines/three");
         assert!(kept.join(format!("run-{k}.json")).is_file(), "{stderr}");
     }
     assert!(stderr.contains("baseline three: 3 runs, in "), "{stderr}");
@@ -517,7 +571,7 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
         "--fail-if-slower",
         "50",
     ];
-    let (status, stdout, stderr) = run(&gate, false);
+    let (status, stdout, stderr) = gate_run(binary, target, &gate, false);
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     // Same, or not, as this VM's host lets the figure move (29 and 39 ns in two runs);
     // never 50% slower.
@@ -528,13 +582,13 @@ fn the_baseline_gate_passes_unchanged_code_and_fails_a_regression() {
     );
     // Each command has a directory of its own: the last one's runs are beside, not over,
     // those of the one before.
-    let runs = target.path().join("latlab-runs");
+    let runs = target.join("latlab-runs");
     assert!(runs.join("1/run-3.json").is_file() && runs.join("2/run-2.json").is_file());
     assert!(!runs.join("2/run-3.json").exists());
-    let (status, stdout, stderr) = run(&gate, true);
+    let (status, stdout, stderr) = gate_run(binary, target, &gate, true);
     assert_eq!(status, Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("  gate/work in these 2 runs: "), "{stdout}");
-    let (status, _, stderr) = run(&["--runs", "2", "--json", "x.json"], false);
+    let (status, _, stderr) = gate_run(binary, target, &["--runs", "2", "--json", "x.json"], false);
     assert_eq!(status, Some(2));
     assert!(
         stderr.starts_with("error: --json x.json with --runs 2: each run would write over"),
@@ -672,19 +726,21 @@ fn a_body_that_closes_standard_output_is_said() {
 /// is timed directly. Each used to run until killed, or end with status 0 and nothing said,
 /// or (the slow one) run 13 s and be called optimised away.
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one scenario end to end; tests are exempt from the length limit"
-)]
 fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
-    use std::io::BufRead;
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
+    a_body_that_exits_or_aborts(&binary, dir.path());
+    a_slow_call_timed_directly(&binary, dir.path());
+    a_body_that_hangs(&binary, dir.path());
+}
+
+/// A body that ends the process, or aborts it, is named in the run's last words.
+fn a_body_that_exits_or_aborts(binary: &Path, dir: &Path) {
     let run = |filter: &str, variable: &str| {
-        Command::new(&binary)
-            .current_dir(dir.path())
-            .env("CARGO_TARGET_DIR", dir.path())
+        Command::new(binary)
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", dir)
             .env(variable, "1")
             .args([
                 "--bench",
@@ -711,17 +767,19 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
         stderr.contains("the process was aborted while hostile/aborts was running"),
         "{stderr}"
     );
+}
 
+fn a_slow_call_timed_directly(binary: &Path, dir: &Path) {
     // A call of 200 ms is timed directly, one call a sample: never "optimised away" (the
     // slope between one and four such calls used to be lost in their noise), and no
     // shorter than the sleep it is. Its samples are taken at once: no call beyond the one
     // that costs it and the samples, however many rounds the others take, and its
     // allocations counted in those.
-    let slow_json = dir.path().join("slow.json");
-    let slow_calls = dir.path().join("slow-calls");
-    let slow = Command::new(&binary)
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", dir.path())
+    let slow_json = dir.join("slow.json");
+    let slow_calls = dir.join("slow-calls");
+    let slow = Command::new(binary)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir)
         .env("LATLAB_FIXTURE_SLOW", &slow_calls)
         .args(["--bench", "hostile/slow", "--json"])
         .arg(&slow_json)
@@ -743,11 +801,16 @@ fn a_body_that_hangs_exits_or_aborts_is_named_and_never_a_success() {
     assert_eq!(calls, 1 + samples, "calls made for {samples} samples");
     assert_eq!(timed["allocations"]["count"], 1.0, "{timed}");
     assert_eq!(timed["allocations"]["bytes"], 4096.0, "{timed}");
+}
 
-    let json = dir.path().join("hang.json");
-    let mut hanging = Command::new(&binary)
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", dir.path())
+/// A body that never returns: the watchdog names it, Ctrl-C ends the run at once, and the
+/// set measured before it is kept.
+fn a_body_that_hangs(binary: &Path, dir: &Path) {
+    use std::io::BufRead;
+    let json = dir.join("hang.json");
+    let mut hanging = Command::new(binary)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir)
         .env("LATLAB_FIXTURE_HANG", "1")
         .args(["--bench", "gate/|hostile/hangs", "--samples", "12"])
         .args(["--target-time", "200us", "--json"])
@@ -1033,31 +1096,7 @@ fn the_harness_counts_what_callgrind_counts_by_hand() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str], more_work: bool| {
-        let mut command = Command::new(&binary);
-        command
-            .current_dir(dir.path())
-            .env("CARGO_TARGET_DIR", dir.path())
-            .env_remove("LATLAB_FIXTURE_MORE_WORK")
-            .args([
-                "--bench",
-                "--exact",
-                "counted/sum",
-                "--count",
-                "instructions",
-            ])
-            .args(["--samples", "6", "--target-time", "200us"])
-            .args(args);
-        if more_work {
-            command.env("LATLAB_FIXTURE_MORE_WORK", "1");
-        }
-        let output = command.output().unwrap();
-        (
-            output.status.code(),
-            text(&output.stdout),
-            text(&output.stderr),
-        )
-    };
+    let run = |args: &[&str], more_work: bool| counted_run(&binary, dir.path(), args, more_work);
     let counted = |k: usize| -> f64 {
         let path = dir.path().join(format!("run-{k}.json"));
         let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -1110,6 +1149,40 @@ fn the_harness_counts_what_callgrind_counts_by_hand() {
         .parse()
         .unwrap();
     assert!((1.003..=1.02).contains(&ratio), "{line}");
+}
+
+/// `counted/sum` counted under Valgrind with `args` in `dir`, its body doing 1% more work
+/// where `more_work`: the status, standard output and standard error.
+fn counted_run(
+    binary: &Path,
+    dir: &Path,
+    args: &[&str],
+    more_work: bool,
+) -> (Option<i32>, String, String) {
+    let mut command = Command::new(binary);
+    command
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir)
+        .env_remove("LATLAB_FIXTURE_MORE_WORK")
+        .args(["--bench", "--exact", "counted/sum"])
+        .args([
+            "--count",
+            "instructions",
+            "--samples",
+            "6",
+            "--target-time",
+            "200us",
+        ])
+        .args(args);
+    if more_work {
+        command.env("LATLAB_FIXTURE_MORE_WORK", "1");
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
 }
 
 /// Two threads of `threads = [2]` held to one CPU could never run at the same time: the
@@ -1188,27 +1261,31 @@ fn counting_failures_are_the_benchmarks_own_and_a_stopped_count_leaves_nothing()
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let binary = bench_binary();
     let dir = tempfile::tempdir().unwrap();
-    let scratch = dir.path().join("tmp");
-    std::fs::create_dir(&scratch).unwrap();
-    let command = |filter: &str, variable: &str| {
-        let mut command = Command::new(&binary);
-        command
-            .current_dir(dir.path())
-            .env("CARGO_TARGET_DIR", dir.path())
-            .env("TMPDIR", &scratch)
-            .env(variable, "1")
-            .args(["--bench", filter, "--count", "instructions"])
-            .args([
-                "--samples",
-                "6",
-                "--target-time",
-                "200us",
-                "--json",
-                "out.json",
-            ]);
-        command
-    };
-    let panicked = command(
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    a_panic_when_counted(&binary, dir.path());
+    an_exit_when_counted(&binary, dir.path());
+    a_hang_when_counted(&binary, dir.path());
+}
+
+/// The counting run of the benchmarks `filter` selects, with `variable` set, in `dir` (its
+/// scratch directory `dir/tmp`).
+fn counting(binary: &Path, dir: &Path, filter: &str, variable: &str) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir)
+        .env("TMPDIR", dir.join("tmp"))
+        .env(variable, "1")
+        .args(["--bench", filter, "--count", "instructions"])
+        .args(["--samples", "6", "--target-time", "200us"])
+        .args(["--json", "out.json"]);
+    command
+}
+
+fn a_panic_when_counted(binary: &Path, dir: &Path) {
+    let panicked = counting(
+        binary,
+        dir,
         "^(hostile/panics_when_counted|counted/sum)$",
         "LATLAB_FIXTURE_PANIC_COUNTED",
     )
@@ -1223,11 +1300,15 @@ fn counting_failures_are_the_benchmarks_own_and_a_stopped_count_leaves_nothing()
     );
     assert!(!said.contains("I refs"), "{said}");
     let json: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(result(&json, "counted/sum")["counted"]["via"], "callgrind");
+}
 
+fn an_exit_when_counted(binary: &Path, dir: &Path) {
     // `hostile/aborts` (a cheap call unless asked to abort) comes after it in the source.
-    let exited = command(
+    let exited = counting(
+        binary,
+        dir,
         "^(hostile/exits_when_counted|hostile/aborts)$",
         "LATLAB_FIXTURE_EXIT_COUNTED",
     )
@@ -1240,8 +1321,11 @@ fn counting_failures_are_the_benchmarks_own_and_a_stopped_count_leaves_nothing()
         said.contains("the counting run under Valgrind wrote no counts for hostile/aborts"),
         "{said}"
     );
+}
 
-    let hung = command("^hostile/hangs$", "LATLAB_FIXTURE_HANG")
+/// A count that never ends, stopped by SIGTERM: no scratch directory and no Valgrind left.
+fn a_hang_when_counted(binary: &Path, dir: &Path) {
+    let hung = counting(binary, dir, "^hostile/hangs$", "LATLAB_FIXTURE_HANG")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1258,7 +1342,10 @@ fn counting_failures_are_the_benchmarks_own_and_a_stopped_count_leaves_nothing()
         "{stderr}"
     );
     assert!(stderr.contains("interrupted while counting"), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().collect();
+    let left: Vec<_> = std::fs::read_dir(dir.join("tmp"))
+        .unwrap()
+        .flatten()
+        .collect();
     assert!(left.is_empty(), "scratch left: {left:?}");
     let valgrinds = Command::new("pgrep")
         .args(["-f", "callgrind.*hostile/hangs"])

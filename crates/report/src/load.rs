@@ -186,6 +186,15 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
     let object = value.as_object().ok_or(
         "JSON, but not latlab's results (not an object); give a results.json written by latlab",
     )?;
+    let version = schema_version(object)?;
+    let record = object
+        .get("latlab")
+        .ok_or("latlab's record (the \"latlab\" field) is missing: the file is damaged")?;
+    Ok((record_of_schema(record.clone(), version)?, version))
+}
+
+/// The schema `object` says it was written in: one this latlab reads, or why not.
+fn schema_version(object: &serde_json::Map<String, serde_json::Value>) -> Result<u64, String> {
     let Some(version) = object.get("latlab_schema_version") else {
         return Err(if object.contains_key("benchmarks") {
             "a Google Benchmark file without latlab's record; give a results.json written by \
@@ -213,10 +222,11 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
              {JSON_SCHEMA_VERSION}); use that latlab or a newer one"
         ));
     }
-    let record = object
-        .get("latlab")
-        .ok_or("latlab's record (the \"latlab\" field) is missing: the file is damaged")?;
-    let mut record = record.clone();
+    Ok(version)
+}
+
+/// The record of a document of schema `version`, converted to the current schema.
+fn record_of_schema(mut record: serde_json::Value, version: u64) -> Result<RunRecord, String> {
     if version < 2 {
         tag_phrased_warnings(&mut record);
     }
@@ -233,7 +243,7 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
     if version < 2 {
         type_text_parameters(&mut run);
     }
-    Ok((run, version))
+    Ok(run)
 }
 
 /// Schema 1 wrote a warning as `{"code", "message"}`: it is read as the sentence it was.

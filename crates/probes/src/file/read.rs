@@ -17,6 +17,7 @@ use super::{Workspace, c_path, last_error};
 use crate::mem::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
+use latlab_engine::Runner;
 use latlab_engine::names::key;
 use latlab_engine::units::format_bytes;
 
@@ -107,41 +108,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                 break;
             }
             clock.point_begins();
-            let path = workspace.fill(&format!("read-{size}"), size)?;
-            let c = c_path(&path);
             let buffer = &mut buffer[..size as usize];
-            let mut failed = false;
-            let result = runner.bench(
-                &format!("file.read/open-read-close/{label}"),
-                &format!("open, read {size} bytes, close"),
-                || {
-                    // SAFETY: a valid C path; the descriptor is closed below.
-                    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-                    failed |= fd < 0 || !read_all(fd, buffer);
-                    // SAFETY: our descriptor (closing -1 only fails harmlessly).
-                    unsafe { libc::close(fd) };
-                },
-            )?;
-            whole.push(read_of(result, size, failed, &path)?);
-            // SAFETY: a valid C path.
-            let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-            if fd < 0 {
-                return Err(last_error(&format!("opening {}", path.display())));
-            }
-            let result = runner.bench(
-                &format!("file.read/pread/{label}"),
-                &format!("pread {size} bytes at offset 0 on an open descriptor"),
-                || failed |= !pread_all(fd, buffer),
-            );
-            // SAFETY: our descriptor.
-            unsafe { libc::close(fd) };
-            let result = result?;
-            positioned.push(read_of(result, size, failed, &path)?);
-            #[allow(
-                clippy::disallowed_methods,
-                reason = "the probe's workload, in its own workspace, not an output"
-            )]
-            std::fs::remove_file(&path).ok();
+            let (one_whole, one_positioned) = read_size(runner, &workspace, size, buffer)?;
+            whole.push(one_whole);
+            positioned.push(one_positioned);
             clock.point_ended();
         }
         Ok::<_, ProbeError>(())
@@ -169,6 +139,51 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         Ok(()) => Ok(results),
         Err(stopped) => Err(stopped.after(results)),
     }
+}
+
+/// One size's two reads of a fresh file of `size` bytes into `buffer`: opened, read and
+/// closed, and read with pread on an open descriptor.
+fn read_size(
+    runner: &mut Runner,
+    workspace: &Workspace,
+    size: u64,
+    buffer: &mut [u8],
+) -> Result<(BenchResult, BenchResult), ProbeError> {
+    let label = format_bytes(size as f64);
+    let path = workspace.fill(&format!("read-{size}"), size)?;
+    let c = c_path(&path);
+    let mut failed = false;
+    let result = runner.bench(
+        &format!("file.read/open-read-close/{label}"),
+        &format!("open, read {size} bytes, close"),
+        || {
+            // SAFETY: a valid C path; the descriptor is closed below.
+            let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            failed |= fd < 0 || !read_all(fd, buffer);
+            // SAFETY: our descriptor (closing -1 only fails harmlessly).
+            unsafe { libc::close(fd) };
+        },
+    )?;
+    let whole = read_of(result, size, failed, &path)?;
+    // SAFETY: a valid C path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(last_error(&format!("opening {}", path.display())));
+    }
+    let result = runner.bench(
+        &format!("file.read/pread/{label}"),
+        &format!("pread {size} bytes at offset 0 on an open descriptor"),
+        || failed |= !pread_all(fd, buffer),
+    );
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+    let positioned = read_of(result?, size, failed, &path)?;
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the probe's workload, in its own workspace, not an output"
+    )]
+    std::fs::remove_file(&path).ok();
+    Ok((whole, positioned))
 }
 
 /// What the sweep's figures give: the fixed cost of open + close (open-read-close less

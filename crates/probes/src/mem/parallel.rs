@@ -55,15 +55,7 @@ pub(crate) fn measure_all_cpus(
         .iter()
         .map(|s| kernel.elements_visited(s.len()))
         .sum();
-    let target_ns = runner
-        .config()
-        .target_sample_time
-        .max(MIN_SAMPLE)
-        .as_nanos() as f64;
-    // If every thread went as fast as one alone: the sample is at least the target.
-    let passes = (target_ns / (pass_ns / shares.len() as f64))
-        .ceil()
-        .max(1.0) as u64;
+    let passes = passes_per_sample(runner, pass_ns, shares.len());
 
     let workers = shares.len();
     let crew = Crew {
@@ -113,6 +105,18 @@ pub(crate) fn measure_all_cpus(
         threads: workers,
         unpinned: crew.unpinned.into_inner(),
     })
+}
+
+/// The passes each of `workers` makes in a sample, one pass of one thread over the whole
+/// taking `pass_ns`: if every thread went as fast as one alone, the sample is at least the
+/// target.
+fn passes_per_sample(runner: &Runner, pass_ns: f64, workers: usize) -> u64 {
+    let target_ns = runner
+        .config()
+        .target_sample_time
+        .max(MIN_SAMPLE)
+        .as_nanos() as f64;
+    (target_ns / (pass_ns / workers as f64)).ceil().max(1.0) as u64
 }
 
 /// The workers of one measurement and what they share: each sample, every worker waits at

@@ -33,7 +33,7 @@ use super::stats::{
     pooled_variance, student_quantile,
 };
 use super::{
-    ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
+    Against, ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
     SameBecause, TestedWithin, Tests, Verdict, family,
 };
 use latlab_engine::stats::median_in_place;
@@ -104,20 +104,7 @@ pub(super) fn judge_side(
     index: usize,
     threshold: f64,
 ) -> RunToRun {
-    let tested: Vec<Tested> = (tests.iter().enumerate())
-        .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
-        .map(|(row, tests)| {
-            let rounds: Vec<&[f64]> = tests.rounds.iter().map(Vec::as_slice).collect();
-            Tested {
-                row,
-                tests,
-                set: (family(&results[row].name).to_string(), tests.sweep_point),
-                within: round_noise(&rounds),
-                between: pooled_variance(&[&tests.runs[0], &tests.runs[1]]),
-                rounds: mean(&rounds.iter().map(|r| r.len() as f64).collect::<Vec<_>>()),
-            }
-        })
-        .collect();
+    let tested = tested_of(results, tests, index);
     // Each result's variance within a run, moderated by its set's (or all results').
     let within = moderated(&tested, |t| t.within);
     let (run_variance, noise_from, run_to_run) = run_variances(&tested, &within);
@@ -151,39 +138,73 @@ pub(super) fn judge_side(
             },
             None => verdict(t.tests, differences[i], adjusted[i], set_size[i], threshold),
         };
-        let alpha = SIGNIFICANCE / set_size[i].map_or(1, |set| set.results) as f64;
         if let Some(against) = results[t.row].later[index].as_mut() {
             against.verdict = verdict;
             against.tested_within = set_size[i];
-            against.interval = differences[i].map(|d| {
-                let (low, high) = d.interval(0.95);
-                (low.exp(), high.exp())
-            });
             against.noise_from = noise_from[i];
-            against.reach = differences[i].map(|d| d.smallest_called(SIGNIFICANCE).exp_m1());
-            against.margin = differences[i].map(|d| d.margin_for(CAUGHT));
-            // In logarithms: called at its level, and its interval past the threshold, with
-            // the margin that makes it so nine times in ten.
-            let called = differences[i].map_or(0.0, |d| d.smallest_called(alpha));
-            let past_threshold =
-                threshold.ln_1p() + differences[i].map_or(0.0, |d| d.smallest_called(SIGNIFICANCE));
-            let caught = called.max(past_threshold) + against.margin.unwrap_or(0.0);
-            against.detectable = Some(caught.exp_m1().max(t.tests.resolution));
-            // What it would have caught never stands beside a larger difference it called
-            // the same: the test that called it so (its samples' too) could not tell that
-            // much, whatever the runs' spread alone says.
-            let observed = t
-                .difference()
-                .map(|(difference, _)| difference.abs().exp_m1());
-            if let (Verdict::Same { .. }, Some(observed), Some(detectable)) =
-                (verdict, observed, against.detectable)
-                && observed >= detectable
-            {
-                against.detectable = None;
-            }
+            with_reach(against, t, differences[i], threshold);
         }
     }
     run_to_run
+}
+
+/// The results later side `index` can be tested on, each with its noise within a run and
+/// between runs, and the set it is tested in.
+fn tested_of<'t>(
+    results: &[ComparedResult],
+    tests: &'t [Vec<Option<Tests>>],
+    index: usize,
+) -> Vec<Tested<'t>> {
+    (tests.iter().enumerate())
+        .filter_map(|(row, tested)| tested[index].as_ref().map(|t| (row, t)))
+        .map(|(row, tests)| {
+            let rounds: Vec<&[f64]> = tests.rounds.iter().map(Vec::as_slice).collect();
+            Tested {
+                row,
+                tests,
+                set: (family(&results[row].name).to_string(), tests.sweep_point),
+                within: round_noise(&rounds),
+                between: pooled_variance(&[&tests.runs[0], &tests.runs[1]]),
+                rounds: mean(&rounds.iter().map(|r| r.len() as f64).collect::<Vec<_>>()),
+            }
+        })
+        .collect()
+}
+
+/// What `against` (result `t`, its log `difference`, at `threshold`) could tell: its
+/// interval, the smallest difference it calls, and the smallest change it would have caught
+/// nine times in ten, which never stands beside a larger difference it called the same.
+fn with_reach(
+    against: &mut Against,
+    t: &Tested,
+    difference: Option<LogDifference>,
+    threshold: f64,
+) {
+    let alpha = SIGNIFICANCE / against.tested_within.map_or(1, |set| set.results) as f64;
+    against.interval = difference.map(|d| {
+        let (low, high) = d.interval(0.95);
+        (low.exp(), high.exp())
+    });
+    against.reach = difference.map(|d| d.smallest_called(SIGNIFICANCE).exp_m1());
+    against.margin = difference.map(|d| d.margin_for(CAUGHT));
+    // In logarithms: called at its level, and its interval past the threshold, with the
+    // margin that makes it so nine times in ten.
+    let called = difference.map_or(0.0, |d| d.smallest_called(alpha));
+    let past_threshold =
+        threshold.ln_1p() + difference.map_or(0.0, |d| d.smallest_called(SIGNIFICANCE));
+    let caught = called.max(past_threshold) + against.margin.unwrap_or(0.0);
+    against.detectable = Some(caught.exp_m1().max(t.tests.resolution));
+    // The test that called it the same (its samples' too) could not tell that much,
+    // whatever the runs' spread alone says.
+    let observed = t
+        .difference()
+        .map(|(difference, _)| difference.abs().exp_m1());
+    if let (Verdict::Same { .. }, Some(observed), Some(detectable)) =
+        (against.verdict, observed, against.detectable)
+        && observed >= detectable
+    {
+        against.detectable = None;
+    }
 }
 
 /// The p-values `joint` adjusted: each probe's sweep points within its sweep points
