@@ -64,7 +64,8 @@
 //! **Features**, all on by default: `files` (`--json`, `--csv` and the baselines), `profile`
 //! (`--profile`) and `html` (`--html`). With `default-features = false` the harness measures
 //! and prints as it does by default and writes `--markdown`, and builds without serde, clap
-//! or the profiler's libraries: a cold build within 1.5× divan's. An option whose feature is
+//! or the profiler's libraries, in about divan's time (the book's "Features and build
+//! time"). An option whose feature is
 //! left out is refused before anything is measured, naming the feature.
 //!
 //! **Comparisons.** Mark one benchmark of a module (or `group = ".."`) as `baseline`; the

@@ -1,11 +1,10 @@
 //! The system calls that the engine, the report and the front end make themselves, as safe
 //! functions over libc, each `unsafe` block with what makes it sound.
 //!
-//! These three crates are the harness's light build, and rustix's `fs`, `process`, `mm`,
-//! `system`, `event`, `pipe` and `termios` modules, for these calls alone, took 3.8 s of the
-//! 27 s of CPU a cold build of it takes on a 2-vCPU guest, ahead of everything else (see
-//! the book's page on the harness's build time); libc is built for the clock and the
-//! affinity calls already. The probes, which the light build never compiles, keep rustix.
+//! These three crates are the harness's light build, which is kept quick to build: rustix's
+//! modules for these calls cost more of it than the calls are worth (measured in the book's
+//! "Features and build time"), and libc is built for the clock and the affinity calls
+//! already. The probes, which the light build never compiles, keep rustix.
 
 #![cfg(unix)]
 

@@ -8,8 +8,7 @@ use std::io;
 /// The most CPUs the affinity calls address (`CPU_SETSIZE`).
 const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
 
-// The calls go through libc rather than rustix (see `crate::sys`): rustix's `thread` module,
-// for the two affinity calls alone, took 3 s of a cold build of the harness on a 2-vCPU guest.
+// The calls go through libc rather than rustix, as the light build's do (see `crate::sys`).
 
 /// The CPUs this process may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {

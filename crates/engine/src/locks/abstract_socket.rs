@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 /// accepts and closes the connections waiting between the run's units
 /// ([`RunLock::answer_waiters`]), not on a thread of its own: while a second thread lives in
 /// the measuring process, every system call on a descriptor and every switch into it costs
-/// more (a write and a read of a pipe, 659 ns alone, read 764 ns beside one sleeping thread
-/// on Linux 6.18, Zen 5). A waiter checks every 50 ms and the backlog holds 4096
+/// more (measured in the book's methods, "Threads and processes"). A waiter checks every 50 ms and the backlog holds 4096
 /// connections, so a unit would have to run for minutes to fill it; a waiter that finds it
 /// full sees a busy lock of unknown owner, and waits on. A waiter connects without
 /// blocking, so that a holder that does not accept (an older version, a stopped process)
@@ -301,8 +300,8 @@ fn holder_of(name: &[u8]) -> Option<Holder> {
     };
     let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: SO_PEERCRED writes at most `length` bytes, one ucred, into `credentials`, on a
-    // socket this function owns. (libc rather than rustix: rustix's `net` module took 1.6 s
-    // of a cold build of the harness for this one call.)
+    // socket this function owns. (libc rather than rustix, as the light build's calls are:
+    // see `crate::sys`.)
     let read = unsafe {
         libc::getsockopt(
             socket.as_raw_fd(),
