@@ -26,8 +26,8 @@ pub fn thread_cpu_ns() -> u64 {
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a timespec to write; the thread CPU-time clock exists on every Linux
-    // this runs on (through libc, not rustix's `time` module, which took 1.5 s of a cold
-    // build of the harness for this one call).
+    // this runs on (through libc, not rustix, as the light build's calls are: see
+    // `crate::sys`).
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
