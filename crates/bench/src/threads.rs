@@ -13,8 +13,7 @@
 //!
 //! Leaving a barrier together is no proof of running together: a vCPU taken by the host, or
 //! two threads on one CPU, time their parts one after the other, and read the uncontended
-//! cost (a shared `fetch_add` read 4.7 ns in 14 of 30 samples of two threads on a guest,
-//! 14.5 ns in the rest, and the median of both was printed as the contended figure). Each
+//! cost (the case is in the book's "Benchmark your own code"). Each
 //! thread records the span of each part on the clock, and its own CPU time in it; a sample
 //! whose threads' spans of a part overlap for less than [`MIN_OVERLAP`] of the longest, or
 //! in which a thread was on a CPU for less than that share of its span, is set apart. The

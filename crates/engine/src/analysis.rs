@@ -242,13 +242,11 @@ pub const PREEMPTED_MADS: f64 = 5.0;
 ///   by that share and one clock resolution a sample.
 ///
 /// Preemption only ever lengthens a sample. Two preempted samples of the empty loop among
-/// ten widen the pairs' interval to zero, however long the work (a sort of 1,000 numbers
-/// was called optimised away so beside a busy neighbour); they cannot make the work's
-/// fast samples as fast as the empty loop's. The lower quartile, not the single fastest
-/// sample: one empty sample that ran fast by luck (a body of nothing on a busy 2-vCPU
-/// guest had its empty loop's fastest more than a tenth under its own fastest, with the
-/// pairs' median at -0.005 ns) must not make nothing into work, and the quartile stays
-/// clear of preemption until three samples in four are preempted.
+/// ten widen the pairs' interval to zero, however long the work; they cannot make the
+/// work's fast samples as fast as the empty loop's. The lower quartile, not the single
+/// fastest sample: one empty sample that ran fast by luck must not make nothing into work,
+/// and the quartile stays clear of preemption until three samples in four are preempted.
+/// (The cases that set this rule: the book's methods, "The figures behind the rules".)
 pub fn verdict(bench: &[f64], empty: &[f64], iterations: u64, resolution_ns: f64) -> Verdict {
     let differences: Vec<f64> = bench.iter().zip(empty).map(|(b, e)| b - e).collect();
     let Some(difference) = Summary::of(&differences) else {
@@ -427,10 +425,8 @@ pub fn moved_between(first: &Summary, last: &Summary, floor: f64) -> Option<Warn
 }
 
 /// Two readings of one core-to-core figure agree within this share of the lower while the
-/// CPUs' placement holds. On a 2-vCPU AMD EPYC guest, 46 runs' core-to-core figures (the
-/// stability check's and `thread.core_to_core`'s, each round apart) read 24-32 ns in one
-/// placement, a third apart at most, while a change of placement moved them 2.7 times (the
-/// host's SMT siblings, 9.8 ns) or 3.9 times and more (another core complex, 105-110 ns).
+/// CPUs' placement holds: within one placement they wander a third apart at most, while a
+/// change of placement moves them severalfold (the book's methods, "The figures behind the rules").
 pub const PLACEMENT_AGREEMENT: f64 = 0.5;
 
 /// Whether the CPUs' placement changed around one round of a probe whose figures depend on

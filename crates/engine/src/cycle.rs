@@ -9,8 +9,8 @@
 //!
 //! The addend is a register whose value the core cannot know when it renames the chain:
 //! Intel's Golden Cove and later cores fold a chain of additions of an *immediate* at
-//! rename and retire it several times faster than one add a cycle, which read a 3 GHz core
-//! as 12-17 GHz. A second chain of another instruction of known latency ([`CHECK`]) is
+//! rename and retire it several times faster than one add a cycle, which reads the cycle
+//! several times short (the book's methods, "The figures behind the rules"). A second chain of another instruction of known latency ([`CHECK`]) is
 //! timed beside it, and the ratio of the two says whether the add chain really took one
 //! cycle an add: on x86-64 dependent multiplies (three cycles on every current core, Intel
 //! and AMD), recorded as `imul_cycles`; on aarch64 dependent exclusive ors of a register

@@ -2,8 +2,7 @@
 //! cycle, which `cpu.frequency` measures and the memory probes give their figures in cycles
 //! by (one measurement a run, not one per probe and round), and where the latency curve
 //! found the last cache to end. The kernel's cache sizes are a claim, and a guest's can be
-//! far from what it gets (an Emerald Rapids guest whose kernel reports a 260 MiB L3 leaves
-//! its L3 near 32 MiB; a Zen 4 guest reporting 32 MiB leaves it near 5 MiB); the bandwidth
+//! several times what it gets (the book's memory methods, "The figures behind the rules"); the bandwidth
 //! and memcpy sweeps are sized from the curve where it found main memory, so that they
 //! reach it without going several times further.
 

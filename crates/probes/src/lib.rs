@@ -140,10 +140,8 @@ impl ProbeContext<'_> {
     /// A sweep that ends with every CPU at once (`all_cpus`) goes twice as far, and as far
     /// past the kernel's last-level cache too where the kernel's claim is within
     /// [`PLAUSIBLE_CLAIM`] times what the curve found: the CPUs share that cache, of which
-    /// one thread's curve shows only what the neighbours leave it (on a Zen 4 guest whose
-    /// curve left L3 near 13 MiB of the 32 MiB claimed, two threads read 64 MiB at 35-39
-    /// GB/s and 128 MiB at 28-31 GB/s). A claim beyond that (an Emerald Rapids guest's
-    /// 260 MiB against 32 MiB found) is not a cache the guest gets.
+    /// one thread's curve shows only what the neighbours leave it. A claim beyond that is
+    /// not a cache the guest gets (the book's memory methods, "The figures behind the rules").
     pub fn max_working_set_from_curve(&self, all_cpus: bool) -> u64 {
         let default = self.max_working_set();
         let (Suite::Quick, None, Some(found)) = (
@@ -182,8 +180,8 @@ fn nearest_power_of_two(bytes: u64) -> u64 {
 }
 
 /// A kernel's last-level cache at most this many times what the curve found is one the
-/// guest may get whole when its neighbours are quiet: a Zen 4 guest reporting 32 MiB found
-/// its L3 ending between 5 and 13 MiB from one run to the next.
+/// guest may get whole when its neighbours are quiet: where it ends moves severalfold from
+/// one run to the next (the book's memory methods, "The figures behind the rules").
 pub const PLAUSIBLE_CLAIM: u64 = 8;
 
 /// The sweeps sized from the curve go no further than this: far past any last-level cache

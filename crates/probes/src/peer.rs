@@ -230,10 +230,9 @@ impl Drop for Child {
 /// Kills the guarded processes and records a failure if it is not dropped within its limit.
 ///
 /// It is a forked process, not a thread: while a live thread shares the measuring
-/// process's memory, every switch into that process costs more (a pipe round trip between
-/// two processes on one CPU read 2-3% slower with one sleeping thread beside the measuring
-/// one, on Linux 6.18, Zen 3), so a watchdog thread would be measured with the peers it
-/// guards. The process sleeps until the deadline; if it is still there, it raises a flag
+/// process's memory, every switch into that process costs more (measured in the book's
+/// methods, "Threads and processes"), so a watchdog thread would be measured with the peers
+/// it guards. The process sleeps until the deadline; if it is still there, it raises a flag
 /// in a page it shares with latlab, kills the peers, and wakes the eventfds. Dropping the
 /// watchdog kills and reaps it.
 pub(crate) struct Watchdog {

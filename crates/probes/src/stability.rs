@@ -15,8 +15,7 @@
 //!   below it (where the last level is at least four times that): a VM whose neighbours or
 //!   host take the last-level cache away reads main memory here, which the main-memory chase
 //!   cannot see. Twice the level below, not more, since a guest often gets a share of the
-//!   last level far smaller than the kernel claims (on a Zen 4 guest whose kernel reports
-//!   32 MiB, the curve leaves L3 between 4 and 6 MiB);
+//!   last level far smaller than the kernel claims (the book's memory methods, "The figures behind the rules");
 //! * `stability/core-to-core`: the one-way latency of a cache line between the first two
 //!   CPUs the run may use (CAS), as `thread.core_to_core` measures it.
 //!
@@ -59,9 +58,8 @@ fn fixed_size(config: &mut latlab_engine::Config) {
 const MEMORY_CHASE_CEILING: u64 = 128 << 20;
 
 /// The least move of the cache chase that counts: a share of the last-level cache is what a
-/// VM's neighbours take and give back all the time (the chase moved by 10% within single
-/// runs of a Zen 4 guest), while a cache taken away altogether reads main memory, many
-/// times slower.
+/// VM's neighbours take and give back all the time (a tenth within single runs:
+/// the book's memory methods, "The figures behind the rules"), while a cache taken away altogether reads main memory, many times slower.
 const CACHE_MOVED_SHARE: f64 = 0.25;
 
 /// One reference figure and the least change of it that counts as a move.

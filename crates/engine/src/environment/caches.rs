@@ -72,7 +72,7 @@ pub fn data_cache_sizes(caches: &[CacheInfo]) -> Vec<u64> {
 
 /// The test hook that makes the kernel claim a last-level cache of its value in bytes,
 /// whatever sysfs says: a run planned and measured as on a guest whose kernel claims far
-/// more cache than the guest gets (an Emerald Rapids guest's 260 MiB L3), on any machine.
+/// more cache than the guest gets, on any machine.
 /// The run's notes say when it is set.
 pub const CLAIM_LAST_CACHE_VARIABLE: &str = "LATLAB_CLAIM_LAST_CACHE_BYTES";
 

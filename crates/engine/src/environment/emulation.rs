@@ -1,7 +1,6 @@
 //! Whether this process runs under an emulator: a build for one architecture run on a CPU
 //! of another (qemu-user, FEX, box64). Its timings are the emulator's translation of the
-//! code, not this machine's: a system call read 205 ns and the clock 1008 ns under
-//! qemu-aarch64 on an x86-64 host.
+//! code, not this machine's (the book's methods, "The figures behind the rules").
 //!
 //! Two signs, either enough:
 //! - the kernel's machine (`uname -m`) is not one this build runs on natively (an x86-64

@@ -68,9 +68,9 @@ pub struct Environment {
     /// Whether perf counters can be opened, found by opening them ([`crate::Host`]'s
     /// `perf_counters`);
     /// absent until a run has measured, since opening a counter of a task switches on the
-    /// kernel's context-switch hooks for every task of the machine for the next second (a
-    /// pipe round trip between two processes on one CPU read 5.2-5.4 µs in that second,
-    /// 4.87 µs after it, on Linux 6.18, Zen 5): a run probes them after its units.
+    /// kernel's context-switch hooks for every task of the machine for the next second
+    /// (measured in the book's methods, "Threads and processes"): a run probes them after
+    /// its units.
     #[cfg_attr(
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")

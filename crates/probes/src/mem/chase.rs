@@ -19,11 +19,8 @@
 //! its stride a slot uses varies from stride to stride, as multichase's "mixer" varies it:
 //! the line at the start of every stride would give every slot the same low address bits,
 //! which select the cache set and, in main memory, the channel and bank, so the ring would
-//! use a fraction of each. On a 2-vCPU AMD EPYC guest, `mem.latency`'s DRAM level read
-//! 138.7-145.5 ns with the first line of every stride and 134.6-141.7 ns with the line
-//! varied, multichase's idle chase beside them 134.1-139.1 ns (six interleaved rounds); a C
-//! chase of the same ring read 139-142 ns idle and 171-184 ns beside a reading loader on the
-//! same core complex with the first line, 128-135 ns and 158-171 ns with the line varied.
+//! use a fraction of each, and read main memory slower than multichase does (the book's
+//! memory methods, "The figures behind the rules").
 //! The working set is always the bytes spanned; the bytes touched are one line per stride.
 //!
 //! Every layout is a single cycle through every used line of the working set, so between two

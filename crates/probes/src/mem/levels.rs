@@ -37,9 +37,8 @@ pub(crate) struct Level {
 /// A CPU's plateau latencies closer than this ratio are the same level. Each level of cache
 /// or memory reads at least twice the one before it on current cores, Intel, AMD and Arm, as
 /// main memory must to be named so ([`MEMORY_STEP`]); a smaller step inside a level is
-/// something else: on an Emerald Rapids guest the L2's plateau stepped 1.2-1.6× a sixth of
-/// the way along (from 4 to 6.4 ns, first-level TLB misses), and below 1.6 that step was
-/// reported as the L3.
+/// something else, such as first-level TLB misses part-way along the L2's plateau
+/// (the book's memory methods, "The figures behind the rules").
 pub(crate) const SAME_LEVEL_RATIO: f64 = 2.0;
 /// The cost of one more segment, in squared log-latency: a split must explain at least this
 /// much. 0.02 ≈ a 15% step over three points on each side; noise of a few per cent costs far
@@ -54,9 +53,8 @@ const SHORT_LEVEL_STEP: f64 = 2.0;
 
 /// How closely the points of a plateau shorter than an octave that ends the curve must
 /// agree (largest over smallest) for it to be a level: nothing after it shows that the curve
-/// does not climb on, but a ramp between two levels climbs more than this in half an octave
-/// (on a Zen 4 guest 12-41% a half-octave step into main memory, on an Emerald Rapids guest
-/// 19-50%), and two points of memory at 64 and 90.5 MiB there agreed within 2%.
+/// does not climb on, but a ramp between two levels climbs more than this in half an octave,
+/// and two points of memory agree far closer (the book's memory methods, "The figures behind the rules").
 const LAST_PLATEAU_SPREAD: f64 = 1.05;
 
 /// Finds the levels of a curve sampled at `points_per_octave`, points in increasing size;
@@ -65,8 +63,7 @@ const LAST_PLATEAU_SPREAD: f64 = 1.05;
 /// A segment of an octave or more is a plateau. A shorter one of at least half an octave
 /// (two points at two an octave) is one too where it stands [`SHORT_LEVEL_STEP`] from the
 /// level before it and from the next long plateau: a cache the curve leaves soon after
-/// filling it (on an Emerald Rapids guest the L3 the neighbours share, flat at 40-46 ns from
-/// 11.3 to 16 MiB between a 6 ns L2 and 130 ns of memory in the quick suite's sampling). So is
+/// filling it, as a guest's shared L3 can be (the book's memory methods, "The figures behind the rules"). So is
 /// one that ends the curve, [`SHORT_LEVEL_STEP`] above the level before it and flat within
 /// [`LAST_PLATEAU_SPREAD`]: main memory where the run's budget ended the sweep half an octave
 /// into it.

@@ -144,10 +144,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             curve_ends("triad", "mem.loaded/triad/{n}"),
             curve_ends("write", "mem.loaded/write/{n}"),
         ],
-        // A figure under load is its placement's as much as its memory's: on this guest's
-        // two vCPUs, the chase under the heaviest read load read 139-144 ns with them on
-        // two core complexes (the core-to-core check at 101-111 ns) and 184-194 ns on one
-        // (9.7-28 ns), the read peak 47-54 against 33 GB/s.
+        // A figure under load is its placement's as much as its memory's: the two vCPUs on
+        // one core complex or on two move the loaded chase and the peak by a third
+        // (the book's memory methods, "The figures behind the rules").
         checked_by: &[
             latlab_engine::presentation::CheckedBy {
                 check: latlab_engine::presentation::StabilityCheck::MemoryChases,

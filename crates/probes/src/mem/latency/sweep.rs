@@ -18,8 +18,8 @@ use latlab_engine::{BenchResult, Runner, Warning};
 /// where the run's budget allows, shows that it does not climb again.
 pub(super) const TAIL_OCTAVES: (usize, usize) = (1, 2);
 /// How far a point of that plateau may lie from its median: the ramp into main memory can
-/// be gradual (on a Zen 4 guest 80, 113, 127 and 146 ns at 22.6, 32, 45 and 64 MiB), and
-/// its last point within this is as good a start of the plateau as the next.
+/// be gradual (the book's memory methods, "The figures behind the rules"), and its last point within this is as good a start of the
+/// plateau as the next.
 pub(super) const TAIL_FLATNESS: f64 = 0.15;
 /// How much longer the next point of the curve is expected to take than the last: a point
 /// past the caches builds rings as large as its working set, half an octave larger.
@@ -416,9 +416,8 @@ pub(super) fn level_results(
 /// Where the curve reached main memory with fewer cache levels than the kernel reports, why
 /// the missing ones have no result: a level is a plateau an octave long, or half an octave
 /// standing twice from its neighbours ([`levels::detect`]), and a cache the curve climbs
-/// through as a slope has neither at this sampling (on an Emerald Rapids guest,
-/// whose L3 the neighbours share, the quick curve climbed 17, 31, 44, 56 and 89 ns from 5.7
-/// to 32 MiB). Says what the curve read between the last cache's plateau and memory's.
+/// through as a slope has neither at this sampling (as a guest's shared L3 can be:
+/// the book's memory methods, "The figures behind the rules"). Says what the curve read between the last cache's plateau and memory's.
 fn missing_levels(
     curve: &[(u64, BenchResult)],
     named: &[(Level, String)],
