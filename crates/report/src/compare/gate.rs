@@ -3,8 +3,8 @@
 //! comparison that judged nothing (every name renamed, every figure untested), which would
 //! otherwise pass for want of evidence. A result read as running in two regimes was
 //! compared: that is a finding, and it neither fails the gate nor leaves it with nothing
-//! compared (a baseline of one benchmark whose rounds split 28.9 / 38.2 ns on a loaded
-//! guest failed the gate of unchanged code as "nothing was compared").
+//! compared (a baseline of one benchmark in two regimes once failed the gate of unchanged
+//! code as "nothing was compared": the book's "Comparing runs", "The figures behind the rules").
 
 use super::{Comparison, Verdict};
 use crate::units::format_ratio;

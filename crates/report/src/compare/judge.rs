@@ -49,10 +49,9 @@ const REGIME_TIGHTNESS: f64 = 2.5;
 
 /// Below this p-value of an F test, a result's rounds in a pair of single runs scatter
 /// more than its noise table says it moves between runs, and they speak for it instead
-/// ([`with_priors`]). At 1%, a pair whose rounds of `ipc.throughput/tcp/64KiB` read 67 and
-/// 88 µs against one that read 37 µs kept the table's 4% and failed a gate of unchanged
-/// code at 10%; at 5%, claims of one pair held on the next 90% of the time, against 91% at
-/// 1% (eight runs of a 2-vCPU guest, 2,400 changes planted).
+/// ([`with_priors`]). At 1% a disturbed pair kept the table's noise and failed a gate of
+/// unchanged code; at 5% the claims of one pair hold on the next about as often as at 1%
+/// (the book's "Comparing runs", "The figures behind the rules").
 const WIDER_ROUNDS: f64 = 0.05;
 
 /// How often a change as large as a result's "would have caught" is called: nine times in
@@ -393,14 +392,11 @@ fn run_variances(
 /// one degree fewer than the runs behind it, and at least enough that the widest move the
 /// table saw between two runs lies within the difference's 95% reach. One run a side shows how far its results moved
 /// together beyond their rounds, not how far each one moves: a result steady within each
-/// run can move 30% between runs (`file.write/fsync-alone/4KiB` on a shared guest), and
-/// only runs show that.
+/// run can move far between runs (the book's "Comparing runs", "The figures behind the rules"), and only runs show that.
 ///
 /// Where the result's own rounds in the two runs scatter more than the table saw it move,
 /// and by more than chance lets two estimates of one variance differ (an F test at
-/// [`WIDER_ROUNDS`]), the pair was disturbed under it (a run whose rounds of
-/// `ipc.throughput/tcp/64KiB` read 67 and 88 µs, beside one that read 37 µs), and its rounds
-/// speak instead. A quiet result whose rounds differ by chance keeps the table's noise: a
+/// [`WIDER_ROUNDS`]), the pair was disturbed under it, and its rounds speak instead. A quiet result whose rounds differ by chance keeps the table's noise: a
 /// test at 5% widens one result in twenty by chance, and a claim made on one pair would
 /// not hold on the next. The set's movement, read from the other results of the pair, is
 /// not taken for a result the table has: a sweep's noisy edges would widen its quiet
@@ -723,13 +719,12 @@ fn two_regimes(logs: &[f64], typical_sd: f64) -> Option<(f64, f64)> {
 
 /// The two regimes both sides' rounds together fall into (as [`two_regimes`] finds them
 /// in one side's), where each side has rounds in both: the sides then differ in how often
-/// they ran in each regime, not in either regime's figure. `syscall.getppid` on a shared
-/// guest read 199-211 ns or 262-283 ns round by round, by where the vCPU ran; three runs
-/// that happened to take mostly the first against three mostly in the second read 30%
-/// "slower" with the same binary. A change moves every round of the later side, and no
+/// they ran in each regime, not in either regime's figure: three runs of one binary that
+/// happened to take mostly one regime against three mostly in the other read "slower"
+/// (the book's "Comparing runs", "The figures behind the rules"). A change moves every round of the later side, and no
 /// round of the first side lies among them. The gap is measured against each regime's own
 /// width alone, not against the typical noise within a run: on a guest where many results
-/// flip so, that typical noise is itself made of the flips (16% on that guest's runs).
+/// flip so, that typical noise is itself made of the flips.
 /// Each side needs [`MIN_ROUNDS_FOR_REGIMES`] rounds of its own, as one side alone does.
 fn regimes_in_both_sides(sides: &[Vec<f64>; 2]) -> Option<(f64, f64)> {
     // Each side must have rounds enough to show two regimes of its own: three rounds a
