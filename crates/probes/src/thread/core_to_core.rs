@@ -284,8 +284,9 @@ fn behaved_as_siblings(result: &BenchResult) -> bool {
 }
 
 /// The median and spread over the pairs' medians, one-way and as round trips. A machine of
-/// one pair summarises that pair itself: its samples, read as the pair's are (on 2 CPUs
-/// the pair read 83 ns while its summary of one median a round read 211 ns).
+/// one pair summarises that pair itself: its samples, read as the pair's are, not one
+/// median a round, which read far from the pair (the book's methods, "Threads and
+/// processes").
 fn summarise(per_pair: &[BenchResult], bounce: Bounce, cpus: &[usize]) -> Vec<BenchResult> {
     let one_way: Vec<f64> = match per_pair {
         [only] => only.samples_ns.clone(),
