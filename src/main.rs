@@ -3,9 +3,9 @@
 //! This binary is the command line and glue only: `cli` parses, `plan` validates every
 //! subcommand into a plan (every refusal happens there), and `command` only dispatches. `run`
 //! drives the engine (crates/engine) over the probes (crates/probes) and hands the record to
-//! the exporters (crates/report), and `runs` makes several runs of it; `reading` executes
-//! the subcommands that read results files (`report`, `compare`, `fleet`, `export`);
-//! `probe_process` runs a probe in a process of its own (the GPU family);
+//! the exporters (crates/report), and `runs` makes several runs of it; `reading_commands`
+//! executes the subcommands that read results files (`report`, `compare`, `fleet`, `export`,
+//! `noise`); `probe_process` runs a probe in a process of its own (the GPU family);
 //! `list` and `env_report` print the registry and the environment;
 //! `shell_docs` generates completions and man pages from `cli`.
 
@@ -13,30 +13,31 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 #![forbid(unsafe_code)]
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod cli;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod command;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod env_report;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod list;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod placement_watch;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod plan;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod probe_outcome;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod probe_process;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod reading_commands;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod run;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod runs;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod shell_docs;
+/// Declares the command's modules, which measure through Linux's interfaces: compiled on
+/// Linux and Android only.
+macro_rules! on_linux {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            mod $module;
+        )*
+    };
+}
+
+on_linux!(
+    cli,
+    command,
+    env_report,
+    list,
+    placement_watch,
+    plan,
+    probe_outcome,
+    probe_process,
+    reading_commands,
+    run,
+    runs,
+    shell_docs,
+);
 
 /// The command measures through Linux's interfaces (/proc, sysfs, its system calls).
 #[cfg(any(target_os = "linux", target_os = "android"))]

@@ -8,19 +8,11 @@
 
 #![cfg(unix)]
 
+use latlab_doors::sys::checked;
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
-
-/// `ret` as a result: `Err` with errno where it is -1.
-fn checked(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
 
 /// A resource limit's soft and hard values, each `None` when unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,16 +4,35 @@ use crate::test_records::{probe, record};
 use latlab_engine::names::key;
 use stats::ResultNoise;
 
+/// `runs` compared at `threshold`, with the probes' declarations and the shipped tables.
+fn judged_at(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {
+    Comparison::of(
+        runs,
+        threshold,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    )
+}
+
+/// `runs` compared at the default threshold ([`judged_at`]).
+fn judged(runs: &[(String, RunRecord)]) -> Comparison {
+    judged_at(runs, DEFAULT_THRESHOLD)
+}
+
+/// The sides of `runs` compared at the default threshold, with the probes' declarations
+/// and the shipped tables.
+fn compared_sides(runs: &[(String, RunRecord)]) -> Compared {
+    Compared::of(
+        sides(runs),
+        DEFAULT_THRESHOLD,
+        &latlab_probes::presentations(),
+        NoiseTables::shipped(),
+    )
+}
+
 /// `runs` compared at the default threshold, as `exporter` renders the comparison.
 fn rendered(exporter: &dyn Exporter<Compared>, runs: &[(String, RunRecord)]) -> String {
-    exporter
-        .render(&Compared::of(
-            sides(runs),
-            DEFAULT_THRESHOLD,
-            &latlab_probes::presentations(),
-            NoiseTables::shipped(),
-        ))
-        .unwrap()
+    exporter.render(&compared_sides(runs)).unwrap()
 }
 
 /// The terminal rendering with the default threshold and no colour.
@@ -122,12 +141,7 @@ fn small_and_quantised_differences_are_the_same() {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
     };
-    let default = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let default = judged(&runs);
     assert!(matches!(
         verdict(&default, "x/one-percent"),
         Verdict::Same {
@@ -146,12 +160,7 @@ fn small_and_quantised_differences_are_the_same() {
             ..
         }
     ));
-    let strict = Comparison::of(
-        &runs,
-        0.0,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let strict = judged_at(&runs, 0.0);
     assert!(matches!(
         verdict(&strict, "x/one-percent"),
         Verdict::Slower { .. }
@@ -200,12 +209,7 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
         with_tick(record(vec![probe("x", points)]))
     };
     let runs = vec![("A".to_string(), side(1.0)), ("B".to_string(), side(1.15))];
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -251,12 +255,7 @@ fn a_figure_whose_check_moved_is_not_comparable() {
         ("A".to_string(), side(7.0, 100.0, true)),
         ("B".to_string(), side(56.3, 130.0, false)),
     ];
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -323,12 +322,7 @@ fn a_figure_taken_in_another_placement_is_not_comparable() {
         ("A".to_string(), side(26.5, false)),
         ("B".to_string(), side(123.0, true)),
     ];
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -353,12 +347,7 @@ fn a_figure_taken_in_another_placement_is_not_comparable() {
         ("A".to_string(), side(26.5, false)),
         ("B".to_string(), side(123.0, false)),
     ];
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     assert_eq!(comparison.slower_than(10.0).len(), 1);
 }
 
@@ -472,12 +461,7 @@ fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
         ("A".to_string(), side(14.0, 26.0, 14.6)),
         ("B".to_string(), side(130.0, 27.0, 133.0)),
     ];
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     let verdict = |name: &str| {
         let result = comparison.results.iter().find(|r| r.name == name).unwrap();
         result.later[0].as_ref().unwrap().verdict
@@ -513,12 +497,7 @@ fn the_summary_counts_and_results_in_one_run_are_listed() {
         .1
         .probes
         .push(probe("y", vec![timed("y/new", vec![1.0, 1.1, 1.2])]));
-    let comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let comparison = judged(&runs);
     assert_eq!(
         comparison.summary_lines(),
         ["B against A: 1 slower, 1 faster, 1 same; 1 only in A, 1 only in B"]
@@ -576,12 +555,7 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
         ("A".to_string(), one(noise(10.0))),
         ("B".to_string(), one(noise(10.0))),
     ];
-    let mut comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let mut comparison = judged(&runs);
     let against = comparison.results[0].later[0].as_mut().unwrap();
     against.verdict = Verdict::TwoRegimes {
         low_ns: 28.9,
@@ -605,12 +579,7 @@ fn two_regimes_alone_pass_the_gate_and_nothing_compared_fails_it() {
 fn the_gate_says_what_it_could_hear() {
     let one = |name: &str| record(vec![probe("x", vec![timed(name, vec![10.0; 30])])]);
     let runs = vec![("A".to_string(), one("x/a")), ("B".to_string(), one("x/a"))];
-    let mut comparison = Comparison::of(
-        &runs,
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let mut comparison = judged(&runs);
     let against = comparison.results[0].later[0].as_mut().unwrap();
     (against.detectable, against.reach, against.margin) = (Some(0.04), Some(0.02), None);
     let gate = Gate::of(&comparison, 5.0);
@@ -975,12 +944,7 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         ("A".to_string(), counted("callgrind", 100.0)),
         ("B".to_string(), counted("callgrind", 200.0)),
     ];
-    let compared = Compared::of(
-        sides(&alike),
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let compared = compared_sides(&alike);
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, Some((100.0, 200.0)));
     assert!(matches!(against.verdict, Verdict::Slower { .. }));
@@ -990,12 +954,7 @@ fn counts_of_two_counters_are_not_compared_as_one() {
         ("A".to_string(), counted("callgrind", 100.0)),
         ("B".to_string(), counted("perf", 200.0)),
     ];
-    let compared = Compared::of(
-        sides(&apart),
-        DEFAULT_THRESHOLD,
-        &latlab_probes::presentations(),
-        NoiseTables::shipped(),
-    );
+    let compared = compared_sides(&apart);
     let against = compared.comparison.results[0].later[0].clone().unwrap();
     assert_eq!(against.counts, None, "{against:?}");
     assert!(
