@@ -1,7 +1,7 @@
 //! `latlab compare` as CI uses it: the noise threshold, figures equal to the clock tick,
 //! results in one file only, the machine-readable outputs and `--fail-if-slower`.
 
-use crate::latlab;
+use crate::{latlab, synthetic_run_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -9,14 +9,8 @@ use std::path::{Path, PathBuf};
 /// `factor` times as long and `cpu.branch/mispredict` is missing.
 fn run_and_changed_copy(dir: &Path, factor: f64) -> (PathBuf, PathBuf) {
     let before = dir.join("before.json");
-    latlab(dir)
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "cpu.call|cpu.branch",
-            "--json",
-        ])
+    synthetic_run_of(dir, "cpu.call|cpu.branch")
+        .args(["--json"])
         .arg(&before)
         .assert()
         .success();
@@ -316,15 +310,8 @@ fn the_html_comparison_shows_each_ratio_and_overlays_the_plots() {
     );
 
     let sweep = dir.path().join("sweep.json");
-    latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "mem.latency",
-            "--max-size",
-            "64KiB",
-        ])
+    synthetic_run_of(dir.path(), "mem.latency")
+        .args(["--max-size", "64KiB"])
         .arg("--json")
         .arg(&sweep)
         .assert()

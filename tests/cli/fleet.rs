@@ -1,7 +1,7 @@
 //! `latlab fleet DIR`: many hosts' runs read from a directory tree, compared row by row,
 //! with what could not be read noted and bad arguments refused.
 
-use crate::latlab;
+use crate::{latlab, synthetic_run_of};
 use std::path::Path;
 
 /// Writes the summary of `dir/sub/results.json` beside it, as a run does.
@@ -19,8 +19,8 @@ pub fn host_run(dir: &Path, sub: &str, host: &str, model: &str) {
     let run_dir = dir.join(sub);
     std::fs::create_dir_all(&run_dir).unwrap();
     let path = run_dir.join("results.json");
-    latlab(&run_dir)
-        .args(["run", "--synthetic", "--only", "syscall", "--out"])
+    synthetic_run_of(&run_dir, "syscall")
+        .args(["--out"])
         .arg(&run_dir)
         .assert()
         .success();

@@ -3,7 +3,7 @@
 //! escape sequences, more runs than letters, two outputs on one path. Each test here failed
 //! before its fix.
 
-use crate::{files_in, latlab, results_file};
+use crate::{files_in, latlab, results_file, synthetic_run_of};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -466,17 +466,8 @@ fn an_output_that_cannot_be_written_does_not_stop_the_run() {
     let dir = tempfile::tempdir().unwrap();
     // The CSV goes to a full device; the JSON to a file. Both probes are measured, the
     // table printed, the failure named once, and the status is 1.
-    let output = latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "cpu.call|clock.read",
-            "--json",
-            "r.json",
-            "--csv",
-            "/dev/full",
-        ])
+    let output = synthetic_run_of(dir.path(), "cpu.call|clock.read")
+        .args(["--json", "r.json", "--csv", "/dev/full"])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -718,14 +709,8 @@ fn a_full_disk_under_out_loses_no_measurement_and_leaves_no_partial_file() {
     std::fs::create_dir(&out).unwrap();
     // 16 KiB: the table fits on the terminal, the results file does not fit on the disk.
     let _disk = SmallDisk::mount(&out, "16k");
-    let output = latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "cpu.call|clock.read|cpu.branch",
-            "--out",
-        ])
+    let output = synthetic_run_of(dir.path(), "cpu.call|clock.read|cpu.branch")
+        .args(["--out"])
         .arg(&out)
         .timeout(Duration::from_secs(60))
         .output()
@@ -784,8 +769,8 @@ fn two_ctrl_c_in_a_row_stop_at_once_and_the_next_run_clears_what_was_left() {
     let status = run.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
     // Whatever the second signal cut short, a later run in the same directory clears it.
-    latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--out"])
+    synthetic_run_of(dir.path(), "cpu.call")
+        .args(["--out"])
         .arg(&out)
         .timeout(Duration::from_secs(60))
         .assert()
@@ -911,8 +896,8 @@ fn a_planted_link_in_the_results_directory_is_replaced_not_followed() {
     for name in ["results.json", "report.html"] {
         std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
     }
-    latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--out"])
+    synthetic_run_of(dir.path(), "cpu.call")
+        .args(["--out"])
         .arg(&out)
         .timeout(Duration::from_secs(60))
         .assert()
@@ -936,8 +921,8 @@ fn a_fifo_output_with_no_reader_is_reported_not_waited_for() {
         .status()
         .unwrap();
     assert!(made.success());
-    let output = latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--json", "ff"])
+    let output = synthetic_run_of(dir.path(), "cpu.call")
+        .args(["--json", "ff"])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
@@ -1620,15 +1605,8 @@ fn a_run_in_another_network_namespace_waits_for_the_host_run() {
 #[test]
 fn a_chase_held_within_the_caches_is_not_sold_as_main_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "mem.loaded",
-            "--max-size",
-            "1MiB",
-        ])
+    let output = synthetic_run_of(dir.path(), "mem.loaded")
+        .args(["--max-size", "1MiB"])
         .args(["--json", "r.json"])
         .output()
         .unwrap();

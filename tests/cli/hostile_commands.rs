@@ -3,7 +3,7 @@
 //! of a comparison, a probe's process asked for numbers no run asks for, values out of
 //! range. Each test here failed before its fix.
 
-use crate::{latlab, results_file};
+use crate::{latlab, results_file, synthetic_run_of};
 
 /// A closed standard output stops the printing only: every file named is still written.
 /// Before: `fleet … | true` wrote neither OpenMetrics file, `export … | true` only the
@@ -248,8 +248,8 @@ fn values_out_of_range_are_refused_as_they_are() {
 #[test]
 fn the_synthetic_all_cpu_bandwidth_reads_back() {
     let dir = tempfile::tempdir().unwrap();
-    latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "mem.bandwidth", "-q"])
+    synthetic_run_of(dir.path(), "mem.bandwidth")
+        .args(["-q"])
         .args(["--out", "r", "--max-size", "8MiB"])
         .assert()
         .success();

@@ -75,6 +75,13 @@ pub fn latlab(dir: &Path) -> Command {
     command
 }
 
+/// `latlab run --synthetic --only ONLY` in `dir`, for more arguments to be added.
+pub fn synthetic_run_of(dir: &Path, only: &str) -> Command {
+    let mut command = latlab(dir);
+    command.args(["run", "--synthetic", "--only", only]);
+    command
+}
+
 /// The run a results file's text records.
 pub fn record(json: &[u8]) -> latlab_engine::model::RunRecord {
     let value: serde_json::Value = serde_json::from_slice(json).unwrap();
@@ -84,8 +91,8 @@ pub fn record(json: &[u8]) -> latlab_engine::model::RunRecord {
 /// A small real results file (`cpu.call` on the synthetic host) written as `dir/name`.
 pub fn results_file(dir: &Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);
-    latlab(dir)
-        .args(["run", "--synthetic", "--only", "cpu.call", "--json"])
+    synthetic_run_of(dir, "cpu.call")
+        .args(["--json"])
         .arg(&path)
         .assert()
         .success();

@@ -3,20 +3,13 @@
 //! that is not UTF-8 is refused, never copied into a label.
 
 use crate::fleet::host_run;
-use crate::latlab;
+use crate::{latlab, synthetic_run_of};
 use std::path::Path;
 
 /// A synthetic run of the system-call and call probes in `dir/run`.
 fn run(dir: &Path) {
-    latlab(dir)
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "syscall|cpu.call",
-            "--out",
-            "run",
-        ])
+    synthetic_run_of(dir, "syscall|cpu.call")
+        .args(["--out", "run"])
         .assert()
         .success();
 }

@@ -1,6 +1,6 @@
 //! A whole run on the synthetic host: exact terminal output, and every output format written.
 
-use crate::{files_in, latlab};
+use crate::{files_in, latlab, synthetic_run_of};
 
 /// `--verbose`: every result in columns, every warning, then the headline table.
 const EXPECTED_TABLE: &str = "\
@@ -75,14 +75,8 @@ Packet California → Netherlands → California             —                
 #[test]
 fn the_table_is_exactly_as_expected() {
     let dir = tempfile::tempdir().unwrap();
-    latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "cpu.call|cpu.branch|mem.alloc",
-            "--verbose",
-        ])
+    synthetic_run_of(dir.path(), "cpu.call|cpu.branch|mem.alloc")
+        .args(["--verbose"])
         .assert()
         .success()
         .stdout(EXPECTED_TABLE)
@@ -158,15 +152,8 @@ fn no_arguments_runs_the_quick_suite_of_every_probe() {
 #[test]
 fn every_format_is_written_where_asked() {
     let dir = tempfile::tempdir().unwrap();
-    latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "syscall",
-            "--json",
-            "r.json",
-        ])
+    synthetic_run_of(dir.path(), "syscall")
+        .args(["--json", "r.json"])
         .args(["--csv", "r.csv", "--markdown", "r.md", "--samples", "7"])
         .assert()
         .success();
@@ -207,8 +194,8 @@ fn every_format_is_written_where_asked() {
 #[test]
 fn a_machine_format_on_stdout_moves_the_table_to_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path())
-        .args(["run", "--synthetic", "--only", "cpu.call", "--csv", "-"])
+    let output = synthetic_run_of(dir.path(), "cpu.call")
+        .args(["--csv", "-"])
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
@@ -224,15 +211,8 @@ fn a_machine_format_on_stdout_moves_the_table_to_stderr() {
 fn a_device_target_gets_one_document_and_stays_a_device() {
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "cpu|syscall",
-            "--json",
-            "/dev/stdout",
-        ])
+    let output = synthetic_run_of(dir.path(), "cpu|syscall")
+        .args(["--json", "/dev/stdout"])
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
@@ -243,15 +223,8 @@ fn a_device_target_gets_one_document_and_stays_a_device() {
     );
     let kind = std::fs::metadata("/dev/null").unwrap().file_type();
     assert!(kind.is_char_device());
-    latlab(dir.path())
-        .args([
-            "run",
-            "--synthetic",
-            "--only",
-            "syscall",
-            "--json",
-            "/dev/null",
-        ])
+    synthetic_run_of(dir.path(), "syscall")
+        .args(["--json", "/dev/null"])
         .assert()
         .success();
     let kind = std::fs::metadata("/dev/null").unwrap().file_type();
