@@ -25,6 +25,21 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
+/// Where the raw string (`r"…"`, `r#"…"#`) that starts at byte `at` of `text` ends, one
+/// past its closing quote and hashes; `None` where no raw string starts there.
+fn raw_string_end(text: &[u8], at: usize) -> Option<usize> {
+    let before = text[at - 1];
+    if before.is_ascii_alphanumeric() || before == b'_' {
+        return None;
+    }
+    let hashes = text[at + 1..].iter().take_while(|&&b| b == b'#').count();
+    let body = at + 2 + hashes;
+    (text.get(body - 1) == Some(&b'"')).then_some(())?;
+    let close: Vec<u8> = std::iter::once(b'"').chain(vec![b'#'; hashes]).collect();
+    let end = text[body..].windows(close.len()).position(|w| w == close)?;
+    Some(body + end + close.len())
+}
+
 /// Where the item that starts at byte `open` (a `{`) of `text` ends: its matching `}`,
 /// strings, characters and comments passed over.
 fn matching_brace(text: &[u8], open: usize) -> usize {
@@ -42,22 +57,8 @@ fn matching_brace(text: &[u8], open: usize) -> usize {
                 at += 2 + text[at + 2..].windows(2).position(|w| w == b"*/").unwrap() + 2;
                 continue;
             }
-            b'r' if !text[at - 1].is_ascii_alphanumeric()
-                && text[at - 1] != b'_'
-                && text[at + 1..].iter().take_while(|&&b| b == b'#').count() + at + 1
-                    < text.len()
-                && text[at + 1 + text[at + 1..].iter().take_while(|&&b| b == b'#').count()]
-                    == b'"' =>
-            {
-                let hashes = text[at + 1..].iter().take_while(|&&b| b == b'#').count();
-                let close: Vec<u8> = std::iter::once(b'"').chain(vec![b'#'; hashes]).collect();
-                let body = at + 2 + hashes;
-                at = body
-                    + text[body..]
-                        .windows(close.len())
-                        .position(|w| w == close)
-                        .unwrap();
-                at += close.len();
+            b'r' if raw_string_end(text, at).is_some() => {
+                at = raw_string_end(text, at).unwrap();
                 continue;
             }
             b'"' => {

@@ -60,6 +60,16 @@ fn perf_events_allowed() -> bool {
         .is_some_and(|p| p <= 2)
 }
 
+/// `command` run to its end: its status, standard output and standard error.
+fn outcome(command: &mut Command) -> (Option<i32>, String, String) {
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -505,12 +515,7 @@ fn gate_run(
     if slower {
         command.env("LATLAB_FIXTURE_SLOWER", "1");
     }
-    let output = command.output().unwrap();
-    (
-        output.status.code(),
-        text(&output.stdout),
-        text(&output.stderr),
-    )
+    outcome(&mut command)
 }
 
 /// A baseline of three runs, saved and added to, and a run judged against it.
@@ -1177,12 +1182,7 @@ fn counted_run(
     if more_work {
         command.env("LATLAB_FIXTURE_MORE_WORK", "1");
     }
-    let output = command.output().unwrap();
-    (
-        output.status.code(),
-        text(&output.stdout),
-        text(&output.stderr),
-    )
+    outcome(&mut command)
 }
 
 /// Two threads of `threads = [2]` held to one CPU could never run at the same time: the
