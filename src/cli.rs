@@ -2,7 +2,7 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand};
-use latlab_engine::config_text::{duration_in, parse_percent, whole_number_in};
+use latlab_engine::config_text::{duration_in, parse_percent};
 use latlab_engine::model::RunRecord;
 use latlab_front::{BaselineArgs, ColorChoice, FormatArgs, SamplingArgs, TerminalArgs};
 use latlab_report::compare::Compared;
@@ -101,32 +101,8 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub tables: FormatArgs<RunRecord>,
-    /// Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level
-    /// cache, at most 512MiB; the quick suite stops where the latency curve has told its story].
-    #[arg(long, help_heading = "Memory probes", value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
-    pub max_size: Option<u64>,
-    /// Ask for transparent huge pages in the memory probes (default: base pages).
-    #[arg(long, help_heading = "Memory probes")]
-    pub huge_pages: bool,
-    /// Directory whose file system the file probes measure (they work in a private
-    /// directory made inside it, and remove it) [default: the system's temporary directory].
-    #[arg(long, help_heading = "File probes", value_name = "PATH")]
-    pub dir: Option<PathBuf>,
-    /// Workers of the oversubscribed thread pool (thread.pool), and its jobs per round.
-    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", default_value_t = 16, value_parser = parse_workers, allow_hyphen_values = true)]
-    pub workers: usize,
-    /// Client/server pairs of the IPC latency test (at most one per CPU).
-    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", default_value_t = 1, value_parser = parse_pairs, allow_hyphen_values = true)]
-    pub pairs: usize,
-    /// Round trips per pair and arm of the IPC latency test [default: 1000 quick, 10000 full].
-    #[arg(long, help_heading = "Thread and IPC probes", value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
-    pub iterations: Option<usize>,
-    /// Deadline of one IPC latency round trip, e.g. 2.5ms, 500us.
-    #[arg(long, help_heading = "Thread and IPC probes", value_name = "DURATION", default_value = "2.5ms", value_parser = parse_deadline, allow_hyphen_values = true)]
-    pub deadline: Duration,
-    /// At the first missed IPC deadline, write an ftrace marker and stop tracing.
-    #[arg(long, help_heading = "Thread and IPC probes")]
-    pub trace_on_miss: bool,
+    #[command(flatten)]
+    pub probe_options: crate::probe_options::ProbeOptionArgs,
     /// Lock memory (mlockall) so no page fault lands in a sample.
     #[arg(long, help_heading = "Isolation")]
     pub mlock: bool,
@@ -247,9 +223,13 @@ pub struct EnvArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print JSON: an array of probes, each with its id, method, timing and results.
-    #[arg(long)]
+    /// Print JSON: an array of probes, each with its id, method, timing, options and
+    /// results.
+    #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
+    /// Print Markdown: the book's page of every probe and every option.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 #[derive(Debug, Args)]
@@ -267,35 +247,6 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// The smallest --max-size: a few lines in a page.
-pub const MIN_MAX_SIZE: u64 = 4096;
-
-/// A size in bytes with an optional binary unit: `4096`, `64KiB`, `256M`, `1GiB`, `1TiB`.
-fn parse_size(text: &str) -> Result<u64, String> {
-    let bad = || "not a size; write a number and a unit, such as 64KiB or 256MiB".to_string();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().map_err(|_| bad())?;
-    let scale: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" | "k" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        "T" | "TiB" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    let bytes = (number * scale as f64).round();
-    if bytes < MIN_MAX_SIZE as f64 {
-        return Err("must be at least 4KiB".to_string());
-    }
-    if bytes > u64::MAX as f64 / 2.0 {
-        return Err("larger than any machine's memory; give at most a few TiB".to_string());
-    }
-    Ok(bytes as u64)
-}
-
 /// `--budget`: a time, or none.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Budget {
@@ -311,29 +262,6 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
         return Ok(Budget::Unlimited);
     }
     duration_in(text, &BUDGET_RANGE, "60s").map(Budget::Limited)
-}
-
-pub const ITERATIONS_RANGE: std::ops::RangeInclusive<usize> = 10..=10_000_000;
-pub const DEADLINE_RANGE: std::ops::RangeInclusive<Duration> =
-    Duration::from_micros(1)..=Duration::from_secs(10);
-
-pub const WORKERS_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
-
-fn parse_workers(text: &str) -> Result<usize, String> {
-    whole_number_in(text, WORKERS_RANGE, "threads")
-}
-
-fn parse_pairs(text: &str) -> Result<usize, String> {
-    // At most one per CPU, which the plan checks against the machine.
-    whole_number_in(text, 1.., "pairs")
-}
-
-fn parse_iterations(text: &str) -> Result<usize, String> {
-    whole_number_in(text, ITERATIONS_RANGE, "")
-}
-
-fn parse_deadline(text: &str) -> Result<Duration, String> {
-    duration_in(text, &DEADLINE_RANGE, "2.5ms")
 }
 
 #[cfg(test)]
@@ -399,19 +327,6 @@ mod tests {
     }
 
     #[test]
-    fn whole_numbers_name_their_range_and_unit() {
-        assert_eq!(
-            parse_workers("0").unwrap_err(),
-            "must be a whole number of threads from 1 to 1024"
-        );
-        assert_eq!(
-            parse_pairs("0").unwrap_err(),
-            "must be a whole number of pairs, at least 1"
-        );
-        assert_eq!(parse_iterations("10"), Ok(10));
-    }
-
-    #[test]
     fn budgets_are_durations_or_none() {
         assert_eq!(
             parse_budget("90s"),
@@ -420,24 +335,6 @@ mod tests {
         assert_eq!(parse_budget("none"), Ok(Budget::Unlimited));
         assert_eq!(parse_budget("0s").unwrap_err(), "must be from 1s to 7days");
         assert!(parse_budget("soon").unwrap_err().contains("such as 60s"));
-    }
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
-        assert_eq!(parse_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_size("1TiB"), Ok(1 << 40));
-        assert!(
-            parse_size("99999999999TiB")
-                .unwrap_err()
-                .contains("larger than")
-        );
-        assert!(parse_size("12").is_err());
-        assert!(parse_size("-1M").is_err());
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("5TB").is_err());
     }
 
     #[test]
@@ -452,6 +349,5 @@ mod tests {
             parse_target_time("1h").unwrap_err(),
             "must be from 10us to 10s"
         );
-        assert_eq!(parse_deadline("0s").unwrap_err(), "must be from 1us to 10s");
     }
 }

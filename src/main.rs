@@ -7,7 +7,8 @@
 //! executes the subcommands that read results files (`report`, `compare`, `fleet`, `export`,
 //! `noise`); `probe_process` runs a probe in a process of its own (the GPU family);
 //! `list` and `env_report` print the registry and the environment;
-//! `shell_docs` generates completions and man pages from `cli`.
+//! `shell_docs` generates completions and man pages from `cli`; `probe_options` makes the
+//! probes' declared options into command-line arguments.
 
 // Tests read and write files as they please: the doors are for what latlab itself does.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
@@ -31,8 +32,10 @@ on_linux!(
     list,
     placement_watch,
     plan,
+    probe_options,
     probe_outcome,
     probe_process,
+    probes_page,
     reading_commands,
     run,
     runs,

@@ -21,7 +21,7 @@ use latlab_engine::model::{ProbeOutcome, ProbeStatus};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Runner, Suite};
 use latlab_front::say;
-use latlab_probes::{ProbeContext, ProbeSpec};
+use latlab_probes::{OptionValues, ProbeContext, ProbeSpec};
 use std::ops::RangeInclusive;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
@@ -56,10 +56,12 @@ struct Request {
     share: f64,
     /// The time left before the unit's deadline when it was asked, if it has one.
     time_left_ns: Option<u64>,
+    /// The values the run gave the probe's options.
+    options: OptionValues,
 }
 
 impl Request {
-    fn of(probe: &ProbeSpec, config: &Config, suite: Suite) -> Request {
+    fn of(probe: &ProbeSpec, config: &Config, suite: Suite, options: &OptionValues) -> Request {
         Request {
             probe: probe.id.to_string(),
             suite: suite.name().to_string(),
@@ -75,12 +77,15 @@ impl Request {
                     .saturating_duration_since(Instant::now())
                     .as_nanos() as u64
             }),
+            options: options.clone(),
         }
     }
 
-    /// The arguments that carry it, after [`COMMAND`].
+    /// The arguments that carry it, after [`COMMAND`]: nine in order, then the probe's
+    /// options as `--NAME=VALUE`.
     fn to_args(&self) -> Vec<String> {
-        vec![
+        let declared = find_probe(&self.probe).map_or(&[][..], |probe| probe.options);
+        let fixed = [
             self.probe.clone(),
             self.suite.clone(),
             self.samples.to_string(),
@@ -90,11 +95,13 @@ impl Request {
             (self.pause_between_samples_ns).map_or("-".to_string(), |ns| ns.to_string()),
             self.share.to_string(),
             (self.time_left_ns).map_or("-".to_string(), |ns| ns.to_string()),
-        ]
+        ];
+        fixed.into_iter().chain(self.options.to_args(declared)).collect()
     }
 
     /// The request `args` carry, or what is wrong with them.
     fn from_args(args: &[String]) -> Result<Request, String> {
+        let (fixed, options) = args.split_at(args.len().min(9));
         let [
             probe,
             suite,
@@ -105,10 +112,13 @@ impl Request {
             pause,
             share,
             time_left,
-        ] = args
+        ] = fixed
         else {
             return Err(format!("{} arguments where 9 were expected", args.len()));
         };
+        let declared = find_probe(probe)
+            .ok_or_else(|| format!("no probe is named {probe}"))?
+            .options;
         // Each number is bounded as the option it comes from is: anything else is no
         // request a run made.
         let number = |what: &str, text: &str, range: RangeInclusive<u64>| -> Result<u64, String> {
@@ -152,6 +162,7 @@ impl Request {
                 "-" => None,
                 ns => Some(number("the time left", ns, up_to_the_budget)?),
             },
+            options: OptionValues::from_args(options, declared)?,
         })
     }
 
@@ -169,14 +180,21 @@ impl Request {
     }
 }
 
-/// Runs `probe` in a process of its own, sampling as `config` says; a process that could not
-/// start, died or said nothing readable fails the probe with the reason.
+/// The probe named `id`.
+fn find_probe(id: &str) -> Option<&'static ProbeSpec> {
+    latlab_probes::PROBES.iter().find(|probe| probe.id == id)
+}
+
+/// Runs `probe` in a process of its own, sampling as `config` says, with the option values
+/// `options`; a process that could not start, died or said nothing readable fails the probe
+/// with the reason.
 pub fn measure(
     probe: &ProbeSpec,
     config: &Config,
     suite: Suite,
+    options: &OptionValues,
 ) -> (ProbeStatus, Vec<BenchResult>) {
-    match measure_in_child(probe, config, suite) {
+    match measure_in_child(probe, config, suite, options) {
         Ok(outcome) => outcome,
         Err(error) => (
             ProbeStatus::Failed {
@@ -191,8 +209,9 @@ fn measure_in_child(
     probe: &ProbeSpec,
     config: &Config,
     suite: Suite,
+    options: &OptionValues,
 ) -> anyhow::Result<(ProbeStatus, Vec<BenchResult>)> {
-    let request = Request::of(probe, config, suite);
+    let request = Request::of(probe, config, suite, options);
     let program = std::env::current_exe().context("could not find latlab's own program")?;
     let mut command = Command::new(program);
     command.arg(COMMAND).args(request.to_args());
@@ -257,9 +276,7 @@ pub fn serve(request: &[String]) -> ExitCode {
 fn serve_request(args: &[String]) -> anyhow::Result<()> {
     let request = Request::from_args(args)
         .map_err(|why| anyhow!("{COMMAND} serves requests latlab makes itself: {why}"))?;
-    let probe = (latlab_probes::PROBES.iter())
-        .find(|probe| probe.id == request.probe)
-        .ok_or_else(|| anyhow!("no probe is named {}", request.probe))?;
+    let probe = find_probe(&request.probe).ok_or_else(|| anyhow!("no probe is named {}", request.probe))?;
     let suite = latlab_front::parse_suite(&request.suite)
         .map_err(|why| anyhow!("suite {}: {why}", request.suite))?;
     let stop = StopSignals::install_supervised().context("could not watch for signals")?;
@@ -267,10 +284,7 @@ fn serve_request(args: &[String]) -> anyhow::Result<()> {
     let mut ctx = ProbeContext {
         runner: &mut runner,
         suite,
-        memory: Default::default(),
-        threads: Default::default(),
-        ipc: Default::default(),
-        files: Default::default(),
+        options: request.options,
         findings: Default::default(),
     };
     let started = std::time::Instant::now();
@@ -302,6 +316,7 @@ mod tests {
             pause_between_samples_ns: Some(1000),
             share: 0.375,
             time_left_ns: Some(2_500_000_000),
+            options: OptionValues::default(),
         };
         assert_eq!(Request::from_args(&request.to_args()), Ok(request.clone()));
         assert_eq!(latlab_front::parse_suite(&request.suite), Ok(Suite::Full));
@@ -339,5 +354,30 @@ mod tests {
                 .unwrap_err()
                 .contains("from 0 to 1")
         );
+    }
+
+    /// The values a run gives a probe's options reach its process, parsed and bounded as on
+    /// the command line there; an option the probe does not declare is refused.
+    #[test]
+    fn a_request_carries_the_probes_options() {
+        let ipc = find_probe("ipc.latency").unwrap();
+        let mut options = OptionValues::default();
+        let pairs = latlab_probes::PAIRS_OPTION;
+        options.set(&pairs, pairs.parse("2").unwrap());
+        for spec in ipc.options.iter().filter(|spec| spec.name == "deadline") {
+            options.set(spec, spec.parse("750us").unwrap());
+        }
+        let config = Config::quick();
+        let request = Request::of(ipc, &config, Suite::Quick, &options);
+        let args = request.to_args();
+        assert!(args.contains(&"--pairs=2".to_string()), "{args:?}");
+        assert!(args.contains(&"--deadline=750000ns".to_string()), "{args:?}");
+        assert_eq!(Request::from_args(&args), Ok(request.clone()));
+        let mut foreign = args.clone();
+        foreign.push("--max-size=4096".into());
+        assert!(Request::from_args(&foreign).unwrap_err().contains("--max-size"));
+        let mut bad = args;
+        bad.push("--pairs=0".into());
+        assert!(Request::from_args(&bad).is_err());
     }
 }

@@ -232,10 +232,7 @@ fn probe_context<'a>(runner: &'a mut Runner, probes: &ProbePlan, suite: Suite) -
     ProbeContext {
         runner,
         suite,
-        memory: probes.memory,
-        threads: probes.threads,
-        ipc: probes.ipc,
-        files: probes.files.clone(),
+        options: probes.options.clone(),
         findings: std::sync::Arc::clone(&probes.findings),
     }
 }
@@ -282,7 +279,7 @@ fn run_probe(
             probe_outcome::outcome_here(probe, &mut probe_context(runner, probes, suite))
         }
         Process::Own { ready } => match ready() {
-            Ok(()) => probe_process::measure(probe, runner.config(), suite),
+            Ok(()) => probe_process::measure(probe, runner.config(), suite, &probes.options),
             Err(error) => probe_outcome::status_of(error),
         },
     };

@@ -19,8 +19,9 @@ use latlab_engine::{Host, RealHost, SharedHost, SyntheticHost};
 use latlab_front::{
     BaselineStore, Baselines, Controls, ResultFiles, RunOf, RunRequest, Stream, terminal,
 };
+use latlab_probes::options::Value;
 use latlab_probes::{
-    FileOptions, IpcOptions, MemoryOptions, PROBES, ProbeSpec, Suite, ThreadOptions,
+    DIR_OPTION, MAX_SIZE_OPTION, OptionValues, PAIRS_OPTION, PROBES, ProbeSpec, Suite,
     default_max_size,
 };
 use latlab_report::JsonExporter;
@@ -90,10 +91,8 @@ pub struct ProbePlan {
     pub specs: Vec<&'static ProbeSpec>,
     /// Which of their results are kept (`--only`/`--skip` by result name).
     pub selection: Selection,
-    pub memory: MemoryOptions,
-    pub threads: ThreadOptions,
-    pub ipc: IpcOptions,
-    pub files: FileOptions,
+    /// The values of the probes' options, checked against the machine.
+    pub options: OptionValues,
     /// What the memory probes find as the run goes, for the probes after them.
     pub findings: std::sync::Arc<latlab_probes::Findings>,
     /// End the terminal output with "Latency numbers for this machine" (the main job does,
@@ -196,23 +195,19 @@ fn probe_plan(
     selection: Selection,
     notes: &mut Vec<String>,
 ) -> Result<ProbePlan, UsageError> {
+    let mut options = args.probe_options.values.clone();
+    let asked = options.bytes(&MAX_SIZE_OPTION);
+    if let Some(bytes) = max_size(host, asked, &specs, notes)? {
+        options.set(&MAX_SIZE_OPTION, Value::Bytes(bytes));
+    }
+    if let Some(pairs) = options.count(&PAIRS_OPTION) {
+        check_pairs(host, pairs)?;
+    }
+    if let Some(dir) = options.path(&DIR_OPTION) {
+        check_dir(dir)?;
+    }
     Ok(ProbePlan {
-        memory: MemoryOptions {
-            max_size_bytes: max_size(host, args.max_size, &specs, notes)?,
-            huge_pages: args.huge_pages,
-        },
-        threads: ThreadOptions {
-            pool_workers: args.workers,
-        },
-        ipc: IpcOptions {
-            pairs: check_pairs(host, args.pairs)?,
-            iterations: args.iterations,
-            deadline: args.deadline,
-            trace_on_miss: args.trace_on_miss,
-        },
-        files: FileOptions {
-            dir: args.dir.as_deref().map(check_dir).transpose()?,
-        },
+        options,
         findings: Default::default(),
         headline: false,
         specs,
@@ -478,7 +473,7 @@ fn check_cpu(host: &dyn Host, cpu: usize) -> Result<(), UsageError> {
 }
 
 /// The file probes' --dir: an existing directory this process can write in.
-fn check_dir(dir: &Path) -> Result<PathBuf, UsageError> {
+fn check_dir(dir: &Path) -> Result<(), UsageError> {
     let shown = dir.display();
     let metadata = std::fs::metadata(dir).map_err(|e| {
         UsageError(format!(
@@ -492,19 +487,18 @@ fn check_dir(dir: &Path) -> Result<PathBuf, UsageError> {
     }
     // The surest test of writability is to do it: an unnamed file, which a kill cannot
     // leave behind (the probes' own workspace is made later, with its owner's name).
-    latlab_front::check_writable(dir, &format!("--dir {shown}")).map_err(UsageError)?;
-    Ok(dir.to_path_buf())
+    latlab_front::check_writable(dir, &format!("--dir {shown}")).map_err(UsageError)
 }
 
 /// At most one IPC latency pair per online CPU.
-fn check_pairs(host: &dyn Host, pairs: usize) -> Result<usize, UsageError> {
+fn check_pairs(host: &dyn Host, pairs: usize) -> Result<(), UsageError> {
     let cpus = host
         .online_cpus()
         .len()
         .max(host.allowed_cpus().len())
         .max(1);
     if pairs <= cpus {
-        Ok(pairs)
+        Ok(())
     } else {
         Err(UsageError(format!(
             "--pairs {pairs} is more than the {cpus} CPUs of this machine; use at most {cpus}"

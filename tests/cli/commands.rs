@@ -3,17 +3,31 @@
 use crate::latlab;
 
 #[test]
-fn list_names_every_probe_with_its_method_timing_and_results() {
+fn list_names_every_probe_with_its_method_timing_options_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let output = latlab(dir.path()).arg("list").assert().success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    assert_eq!(stdout.lines().count(), 3 * latlab_probes::PROBES.len());
+    let probes = latlab_probes::PROBES;
+    let with_options = probes.iter().filter(|p| !p.options.is_empty()).count();
+    assert_eq!(stdout.lines().count(), 3 * probes.len() + with_options);
     let lines: Vec<&str> = stdout.lines().collect();
-    for probe in latlab_probes::PROBES {
-        let at = lines.iter().position(|l| l.starts_with(probe.id)).unwrap();
+    for probe in probes {
+        let mut at = lines.iter().position(|l| l.starts_with(probe.id)).unwrap();
         assert!(lines[at].ends_with(probe.method), "{}", lines[at]);
         let timing = lines[at + 1].trim_start();
         assert_eq!(timing, format!("timing: {}", probe.timing_text()));
+        if !probe.options.is_empty() {
+            at += 1;
+            let options: Vec<String> = probe
+                .options
+                .iter()
+                .map(|o| format!("--{}", o.name))
+                .collect();
+            assert_eq!(
+                lines[at + 1].trim_start(),
+                format!("options: {}", options.join(", "))
+            );
+        }
         let results = lines[at + 2].trim_start();
         assert_eq!(results, format!("results: {}", probe.results.join(", ")));
     }

@@ -15,6 +15,7 @@ mod helper;
 mod ipc;
 mod mem;
 mod monotonic;
+pub mod options;
 mod peer;
 mod proc;
 mod random;
@@ -29,74 +30,19 @@ use latlab_engine::{BenchResult, Interrupted, Runner, SharedHost};
 
 pub use findings::Findings;
 pub use mem::sizes::{DEFAULT_MAX_CEILING, default_max_size};
+pub use options::{OptionSpec, OptionValues};
+/// The options whose values the run checks against the machine before it measures.
+pub use {file::DIR_OPTION, ipc::latency::PAIRS_OPTION, mem::MAX_SIZE_OPTION};
 
 /// Which suite a probe runs in: the quick one keeps sizes and counts small.
 pub use latlab_engine::Suite;
-
-/// Options of the memory probes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MemoryOptions {
-    /// The largest working set; `None` for the suite's default.
-    pub max_size_bytes: Option<u64>,
-    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) instead of refusing them.
-    pub huge_pages: bool,
-}
-
-/// Options of the IPC latency test (`ipc.latency`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpcOptions {
-    /// Client/server pairs running at once.
-    pub pairs: usize,
-    /// Round trips per pair and arm; `None` for the suite's default.
-    pub iterations: Option<usize>,
-    /// A round trip slower than this is a missed deadline.
-    pub deadline: std::time::Duration,
-    /// At the first missed deadline, write an ftrace marker and stop tracing.
-    pub trace_on_miss: bool,
-}
-
-impl Default for IpcOptions {
-    fn default() -> IpcOptions {
-        IpcOptions {
-            pairs: 1,
-            iterations: None,
-            deadline: ipc::latency::DEFAULT_DEADLINE,
-            trace_on_miss: false,
-        }
-    }
-}
-
-/// Options of the file probes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileOptions {
-    /// The directory in which the file probes make their private directory; `None` for the
-    /// system's temporary directory.
-    pub dir: Option<std::path::PathBuf>,
-}
-
-/// Options of the thread probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadOptions {
-    /// Workers of the oversubscribed pool (`thread.pool`), and its jobs per round.
-    pub pool_workers: usize,
-}
-
-impl Default for ThreadOptions {
-    fn default() -> ThreadOptions {
-        ThreadOptions {
-            pool_workers: thread::pool::DEFAULT_WORKERS,
-        }
-    }
-}
 
 /// What a probe measures with.
 pub struct ProbeContext<'a> {
     pub runner: &'a mut Runner,
     pub suite: Suite,
-    pub memory: MemoryOptions,
-    pub threads: ThreadOptions,
-    pub ipc: IpcOptions,
-    pub files: FileOptions,
+    /// The values the run gave the probes' options (see [`options`]).
+    pub options: OptionValues,
     /// What the probes found earlier in the run (see [`Findings`]).
     pub findings: std::sync::Arc<Findings>,
 }
@@ -125,8 +71,7 @@ impl ProbeContext<'_> {
     /// The largest working set of the memory probes: as asked, else four times the host's
     /// last-level cache (at most [`DEFAULT_MAX_CEILING`]).
     pub fn max_working_set(&self) -> u64 {
-        self.memory
-            .max_size_bytes
+        (self.options.bytes(&mem::MAX_SIZE_OPTION))
             .unwrap_or_else(|| default_max_size(&self.host().caches()))
     }
 
@@ -146,7 +91,7 @@ impl ProbeContext<'_> {
         let default = self.max_working_set();
         let (Suite::Quick, None, Some(found)) = (
             self.suite,
-            self.memory.max_size_bytes,
+            self.options.bytes(&mem::MAX_SIZE_OPTION),
             self.findings.last_cache_bytes(),
         ) else {
             return default;
@@ -272,6 +217,8 @@ pub struct ProbeSpec {
     /// Whether it is measured in each of the run's rounds or once.
     pub rounds: Rounds,
     /// What its results feed in the report: plots, headline rows, matrices, distributions.
+    /// The options it reads, each declared once where its family keeps it.
+    pub options: &'static [&'static OptionSpec],
     pub presentation: Presentation,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
 }
@@ -608,10 +555,7 @@ impl<'a> ProbeContext<'a> {
         ProbeContext {
             runner,
             suite: Suite::Quick,
-            memory: MemoryOptions::default(),
-            threads: ThreadOptions::default(),
-            ipc: IpcOptions::default(),
-            files: FileOptions::default(),
+            options: OptionValues::default(),
             findings: Default::default(),
         }
     }
@@ -757,20 +701,14 @@ mod tests {
         // The scheduling probes load the CPUs for real, even on the synthetic host.
         let _alone = load_cpus();
         let mut runner = synthetic_runner();
+        let mut options = OptionValues::default();
+        options.set(&MAX_SIZE_OPTION, options::Value::Bytes(64 << 10));
+        options.set(&ipc::latency::ITERATIONS_OPTION, options::Value::Count(20));
         for probe in PROBES {
             let mut ctx = ProbeContext {
                 runner: &mut runner,
                 suite: Suite::Quick,
-                memory: MemoryOptions {
-                    max_size_bytes: Some(64 << 10),
-                    huge_pages: false,
-                },
-                threads: ThreadOptions::default(),
-                ipc: IpcOptions {
-                    iterations: Some(20),
-                    ..IpcOptions::default()
-                },
-                files: FileOptions::default(),
+                options: options.clone(),
                 findings: Default::default(),
             };
             let results = match (probe.run)(&mut ctx) {
@@ -819,7 +757,8 @@ mod tests {
         ctx.suite = Suite::Full;
         assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);
         ctx.suite = Suite::Quick;
-        ctx.memory.max_size_bytes = Some(1 << 30);
+        ctx.options
+            .set(&mem::MAX_SIZE_OPTION, options::Value::Bytes(1 << 30));
         assert_eq!(ctx.max_working_set_from_curve(false), 1 << 30);
         // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. One thread goes to
         // 128 MiB, all CPUs to 256 MiB; a plausible claim takes the all-CPU sweep past the

@@ -13,7 +13,7 @@
 
 use crate::ProbeError;
 use crate::helper::spawn_named;
-use crate::mem::buffer::page_size;
+use crate::mem::pages::mapped::page_size;
 use crate::monotonic::{monotonic_now, sleep_until};
 use latlab_engine::Runner;
 pub(crate) use latlab_engine::isolation::{enter_fifo, leave_realtime};

@@ -25,9 +25,9 @@
 //! ([`placement_reference`]): taken again beside every probe whose figures depend on where
 //! the CPUs run, it tells a figure taken in another placement from one taken in the run's.
 
-use crate::mem::buffer::page_size;
-use crate::mem::chase::Layout;
+use crate::mem::latency::chase::Layout;
 use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, TLB_GROUP_PAGES, measure};
+use crate::mem::pages::mapped::page_size;
 use crate::thread::core_to_core::{self, Bounce, measure_pair};
 use crate::{ProbeContext, ProbeError};
 use latlab_engine::BenchResult;
@@ -196,7 +196,10 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         // The synthetic machine's L2 is 1 MiB: room for a 2 MiB cache chase.
         let allowed = 8 << 20;
-        ctx.memory.max_size_bytes = Some(allowed);
+        ctx.options.set(
+            &crate::mem::MAX_SIZE_OPTION,
+            crate::options::Value::Bytes(allowed),
+        );
         let references = reference_figures(&mut ctx).unwrap();
         let names: Vec<&str> = references.iter().map(|r| r.result.name.as_str()).collect();
         assert_eq!(

@@ -81,7 +81,10 @@ mod tests {
             |config| config.deadline = Some(Instant::now()),
             |runner| {
                 let mut ctx = ProbeContext::for_test(runner);
-                ctx.memory.max_size_bytes = Some(64 << 10);
+                ctx.options.set(
+                    &crate::mem::MAX_SIZE_OPTION,
+                    crate::options::Value::Bytes(64 << 10),
+                );
                 (probe.run)(&mut ctx).unwrap()
             },
         )

@@ -23,6 +23,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -33,6 +33,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&super::DIR_OPTION],
     presentation: Presentation {
         headline: &[
             HeadlineRow {
@@ -90,7 +91,7 @@ impl Drop for Aligned {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let workspace = Workspace::create(ctx.files.dir.as_deref())?;
+    let workspace = Workspace::create(ctx.options.path(&super::DIR_OPTION))?;
     let fs = workspace.fs_type().to_string();
     let path = workspace.fill("cold", FILE_BYTES)?;
     let c = c_path(&path);

@@ -10,6 +10,18 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 use crate::ProbeError;
+use crate::options::{Kind, OptionSpec};
+
+/// `--dir`: where the file probes make their private directory.
+pub const DIR_OPTION: OptionSpec = OptionSpec {
+    name: "dir",
+    kind: Kind::Path,
+    default: None,
+    help: "Directory whose file system the file probes measure (they work in a private \
+           directory made inside it, and remove it) [default: the system's temporary \
+           directory].",
+    heading: "File probes",
+};
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{Line, Measure, Panel, Plot, Scale, Stroke, Template, Unit};

@@ -38,6 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&super::DIR_OPTION],
     presentation: latlab_engine::presentation::Presentation {
         plots: &[super::BY_SIZE],
         ..latlab_engine::presentation::Presentation::NONE
@@ -90,7 +91,7 @@ fn pread_all(fd: libc::c_int, buffer: &mut [u8]) -> bool {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let workspace = Workspace::create(ctx.files.dir.as_deref())?;
+    let workspace = Workspace::create(ctx.options.path(&super::DIR_OPTION))?;
     let fs = workspace.fs_type().to_string();
     let location = workspace.location();
     let sizes = super::sizes();

@@ -36,6 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&super::DIR_OPTION],
     presentation: Presentation {
         headline: &[HeadlineRow {
             order: 190,
@@ -116,7 +117,7 @@ fn one_event(
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let workspace = Workspace::create(ctx.files.dir.as_deref())?;
+    let workspace = Workspace::create(ctx.options.path(&super::DIR_OPTION))?;
     let fs = workspace.fs_type().to_string();
     let location = workspace.location();
     let mut sizes = vec![0];

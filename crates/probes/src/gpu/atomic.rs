@@ -34,6 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

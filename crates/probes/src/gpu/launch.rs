@@ -40,6 +40,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: latlab_engine::presentation::Presentation {
         headline: &[latlab_engine::presentation::HeadlineRow {
             only_with_family: true,

@@ -20,7 +20,7 @@
 
 use super::ring::{LINE_BYTES, ring_lines};
 use super::sizes::{FALLBACK_L2, chase_working_sets};
-use crate::mem::levels::{self, Point};
+use crate::mem::latency::levels::{self, Point};
 use crate::mem::sizes::{is_sweep_detail, size_label};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use latlab_engine::names::key;
@@ -47,6 +47,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: super::OWN_PROCESS,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: latlab_engine::presentation::Presentation {
         plots: &[latlab_engine::presentation::Plot {
             stem: "gpu-memory",

@@ -6,7 +6,7 @@
 //! order still keeps consecutive loads off the same DRAM page and TLB entry, as a program's
 //! scattered loads are.
 
-use crate::mem::chase::{Layout, visiting_order};
+use crate::mem::latency::chase::{Layout, visiting_order};
 
 /// The bytes per ring line: the L1 and L2 line of NVIDIA GPUs since Volta, so that every
 /// load touches a line no other load touches.

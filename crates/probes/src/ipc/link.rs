@@ -6,7 +6,7 @@
 //! in the file system or in `/dev/shm` whatever happens. The server's half keeps to raw
 //! system calls on memory prepared before the fork (see [`crate::peer::Child::fork`]).
 
-use crate::mem::buffer::MappedBuffer;
+use crate::mem::pages::mapped::MappedBuffer;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};

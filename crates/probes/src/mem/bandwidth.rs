@@ -4,21 +4,20 @@
 //! For each working set from 4 KiB up to the largest (in the quick suite four times the last
 //! cache the latency curve found, else four times the kernel's last-level cache; see
 //! [`crate::ProbeContext::max_working_set_from_curve`]) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
-//! `kernels.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
+//! `stream/mixes.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
 //! element or every 4th (two elements per 64-byte line: the whole line still moves, so the
 //! useful rate drops where the set leaves the caches). One call of the measured closure is a
 //! pass over the buffer, or beyond 2 MiB over the next of its equal segments in turn (the
 //! working set is still the whole buffer; a sample lasts a fraction of a pass of a large
 //! one rather than several passes); results are per element visited, and as GB/s (10^9 bytes per second) counting the
 //! bytes the loop reads plus the bytes it writes, as STREAM does. At the largest size every
-//! loop is run again on every online CPU at once (`parallel.rs`), and the read rates are
+//! loop is run again on every online CPU at once, by the crew of `stream/crew.rs`, and the read rates are
 //! compared with the peak the memory modules could deliver, when the firmware says what they
 //! are.
 
-use super::buffer::MappedBuffer;
-use super::kernels::{Access, Kernel};
-use super::parallel::measure_all_cpus;
+use super::pages::mapped::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
+use super::stream::{Crew, Kernel, Memory, Mix, Per};
 use super::{UNPINNED_THREADS, headline_point, sweep_point};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::Host;
@@ -67,6 +66,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-bandwidth",
@@ -184,6 +184,8 @@ const MIN_WORKING_SET: u64 = 4 << 10;
 const LINE_BYTES: u64 = 64;
 /// The most one call of a single-thread loop passes over (see [`segment_len`]).
 const SEGMENT_BYTES: usize = 2 << 20;
+/// Its mixes.
+const MIXES: [Mix; 3] = [Mix::Read, Mix::Write, Mix::Modify];
 /// Every element, or every 4th.
 const PATTERNS: [(usize, &str); 2] = [(1, "all"), (4, "every4th")];
 
@@ -203,7 +205,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         points_per_octave(ctx.suite),
         LINE_BYTES,
     );
-    let huge_pages = ctx.memory.huge_pages;
+    let huge_pages = ctx.options.flag(&super::HUGE_PAGES_OPTION);
     let peak = MemoryPeak::read(ctx.host().as_ref());
     keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
@@ -222,11 +224,11 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                     ProbeError::Failed(format!("could not map {}: {e}", size_label(size)))
                 })?;
                 let data = buffer.as_words_mut();
-                for access in Access::ALL {
+                for mix in MIXES {
                     for (step, pattern) in PATTERNS {
-                        let kernel = Kernel::new(access, step);
+                        let kernel = Kernel::new(mix, step);
                         // The headline reads the largest set's plain read.
-                        let read_by_headline = largest && access == Access::Read && step == 1;
+                        let read_by_headline = largest && mix == Mix::Read && step == 1;
                         let single = runner.scoped(headline_point(read_by_headline), |runner| {
                             one_thread(runner, kernel, pattern, data, size)
                         })?;
@@ -234,9 +236,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                             results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
                             continue;
                         }
-                        let pass_ns =
-                            single.summary.median * kernel.elements_visited(data.len()) as f64;
-                        let all = all_cpus(runner, kernel, pattern, data, size, pass_ns)?;
+                        let all = all_cpus(runner, kernel, pattern, data, size)?;
                         results.push(peak.compare(single, kernel));
                         results.push(peak.compare(all, kernel));
                     }
@@ -257,10 +257,10 @@ fn one_thread(
     data: &mut [u64],
     size: u64,
 ) -> Result<BenchResult, ProbeError> {
-    let access = kernel.access.label();
+    let access = kernel.mix.label();
     let segment_len = segment_len(data.len());
     let segments = data.len() / segment_len;
-    let elements = kernel.elements_visited(segment_len);
+    let elements = kernel.indices_visited(segment_len);
     let how = if segments > 1 {
         format!(
             "{segments} segments of {} in turn, one per call",
@@ -308,9 +308,8 @@ fn all_cpus(
     pattern: &str,
     data: &mut [u64],
     size: u64,
-    pass_ns: f64,
 ) -> Result<BenchResult, ProbeError> {
-    let access = kernel.access.label();
+    let access = kernel.mix.label();
     let name = format!(
         "mem.bandwidth/{access}/{pattern}/{}/all-cpus",
         size_label(size)
@@ -320,14 +319,22 @@ fn all_cpus(
          pinned thread per online CPU, timed from the first start to the last end",
         size_label(size)
     );
-    let parallel = measure_all_cpus(runner, &name, &method, kernel, data, pass_ns)?;
-    let result = described(parallel.result, kernel, pattern, size, parallel.threads);
-    Ok(if parallel.unpinned > 0 {
+    let host = runner.host().clone();
+    // All online CPUs, even when this process was pinned to one with --pin.
+    let mut crew = Crew {
+        host: &host,
+        cpus: &host.every_cpu(),
+        memory: Memory::Shares(data),
+    };
+    let samples = runner.config().samples;
+    let all = crew.measure(runner, (&name, &method), kernel, (samples, Per::Index))?;
+    let result = described(all.result, kernel, pattern, size, all.threads);
+    Ok(if all.unpinned > 0 {
         result.with_parameter(
             UNPINNED_THREADS,
             format!(
                 "{} (could not be pinned; ran where the kernel put them)",
-                parallel.unpinned
+                all.unpinned
             ),
         )
     } else {
@@ -343,9 +350,9 @@ fn described(
     threads: usize,
 ) -> BenchResult {
     result
-        .with_bytes_per_operation(kernel.access.bytes_per_element())
+        .with_bytes_per_operation(kernel.mix.bytes_per_index())
         .with_parameter(key::WORKING_SET_BYTES, size)
-        .with_parameter(key::ACCESS, kernel.access.label())
+        .with_parameter(key::ACCESS, kernel.mix.label())
         .with_parameter(key::PATTERN, pattern)
         .with_parameter(ELEMENT_BYTES, size_of::<u64>())
         .with_parameter(key::THREADS, threads)
@@ -375,7 +382,7 @@ impl MemoryPeak {
 
     /// Adds the peak, and the share of it reached, to a read-every-element result.
     fn compare(&self, result: BenchResult, kernel: Kernel) -> BenchResult {
-        if kernel.access != Access::Read || kernel.step != 1 {
+        if kernel.mix != Mix::Read || kernel.step != 1 {
             return result;
         }
         match &self.0 {
@@ -400,7 +407,7 @@ mod tests {
 
     fn read_rate(runner: &mut Runner, size: u64) -> f64 {
         let mut buffer = MappedBuffer::new(size as usize, false).unwrap();
-        let kernel = Kernel::new(Access::Read, 1);
+        let kernel = Kernel::new(Mix::Read, 1);
         let r = one_thread(runner, kernel, "all", buffer.as_words_mut(), size).unwrap();
         r.gigabytes_per_second().unwrap()
     }
@@ -409,9 +416,9 @@ mod tests {
     fn no_loop_is_optimised_away() {
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(300));
         let mut buffer = MappedBuffer::new(16 << 10, false).unwrap();
-        for access in Access::ALL {
+        for mix in MIXES {
             for (step, pattern) in PATTERNS {
-                let kernel = Kernel::new(access, step);
+                let kernel = Kernel::new(mix, step);
                 let r = one_thread(
                     &mut runner,
                     kernel,
@@ -464,7 +471,7 @@ mod tests {
     fn a_rate_is_bytes_over_time() {
         let mut runner = crate::test_runner(5, std::time::Duration::from_micros(200));
         let mut buffer = MappedBuffer::new(16 << 10, false).unwrap();
-        let kernel = Kernel::new(Access::Modify, 1);
+        let kernel = Kernel::new(Mix::Modify, 1);
         let r = one_thread(&mut runner, kernel, "all", buffer.as_words_mut(), 16 << 10).unwrap();
         assert_eq!(r.bytes_per_operation, Some(16));
         let rate = r.gigabytes_per_second().unwrap();

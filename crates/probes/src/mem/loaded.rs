@@ -8,7 +8,7 @@
 //! it found none), at most 96 MiB. Every other CPU the run may use runs a loader: passes
 //! over a buffer of its own (the loaders' buffers together four times the larger of the
 //! kernel's last-level cache and the curve's, at most 256 MiB) in one of four mixes:
-//! `read` (a sum), `copy` (1:1 reads to writes, `b[i] = a[i]`), `triad` (2:1,
+//! `read` (a sum), `copy` (1:1 reads to writes, `a[i] = b[i]`), `triad` (2:1,
 //! `a[i] = b[i] + 3·c[i]`) and `write` (a value stored). After every two cache lines of each
 //! array a loader counts `delay` turns of an empty loop, the injection delay of Intel's
 //! Memory Latency Checker and multichase's `multiload`. The delays are swept from none to
@@ -19,10 +19,13 @@
 //! measured, reads plus writes as STREAM counts them (a store's fetch of its line is not
 //! counted).
 //!
-//! Then every CPU, the chaser's too, runs each mix with no delay, in windows of at least
-//! 10 ms: the peak bandwidth by mix, `mem.loaded/peak/MIX`, with a fifth mix, `3to1`
+//! Then every CPU, the chaser's too, runs each mix with no delay, timed as `mem.bandwidth`
+//! times every CPU at once (from the first start to the last end of a sample of at least
+//! 10 ms): the peak bandwidth by mix, `mem.loaded/peak/MIX`, with a fifth mix, `3to1`
 //! (`a[i] = b[i] + c[i] + d[i]`), as the time per 64-byte line moved (and so bytes per
-//! second).
+//! second). `mem.bandwidth`'s read of every CPU at once measures a like figure over its
+//! largest working set, shared out; the peak's is over a buffer of each CPU's own, four
+//! times the largest cache at least, so that it is main memory's on any machine, and by mix.
 //!
 //! The quick suite takes each mix at three delays and idle, the full suite at ten delays and
 //! idle, and both every peak, reads first; each mix and peak after the first only where the
@@ -31,10 +34,11 @@
 //! says what it left out, and `latlab run --only mem.loaded` all of them.
 
 use super::UNPINNED_THREADS;
-use super::chase::{Chase, Layout, walk};
+use super::latency::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
-use super::loaders::{Crew, LOADERS, Mix, SETTLE, WINDOW, line_times};
 use super::sizes::size_label;
+use super::stream::crew::{Load, SETTLE, WINDOW};
+use super::stream::{Crew, Kernel, LOADERS, Memory, Mix, Per};
 use super::{headline_point, sweep_point};
 use crate::sweep_time::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
@@ -89,7 +93,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "a main-memory chase on one CPU while the others stream read, copy, triad or write loads, their injection delay swept from none to idle; and every CPU's peak bandwidth by mix",
     timing: crate::Timing::LessEmptyLoop,
     timing_note: Some(
-        "the chase as mem.latency times it; the loads' bandwidth and the peaks from byte counts over clock-timed windows",
+        "the chase as mem.latency times it; the loads' bandwidth from byte counts over clock-timed windows; the peaks as mem.bandwidth times every CPU at once",
     ),
     results: RESULTS,
     typical: Typical {
@@ -101,6 +105,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         why: "each point starts the loaders and waits for their traffic to settle, which \
               costs more than its samples; and the curve is read from all its points",
     },
+    options: &[&crate::mem::MAX_SIZE_OPTION],
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             61,
@@ -179,6 +184,16 @@ const CHASE_CEILING: u64 = 96 << 20;
 const LOADER_FLOOR: u64 = 8 << 20;
 /// Windows per peak.
 const PEAK_WINDOWS: usize = 12;
+/// The mixes of the loaded-latency curve.
+const CURVE_MIXES: [Mix; 4] = [Mix::Read, Mix::Copy, Mix::Triad, Mix::Write];
+/// The mixes of the peaks, from reads only to writes only.
+const PEAK_MIXES: [Mix; 5] = [
+    Mix::Read,
+    Mix::ThreeToOne,
+    Mix::Triad,
+    Mix::Copy,
+    Mix::Write,
+];
 
 /// The bytes of a chase in main memory: see the module documentation.
 pub(crate) fn main_memory_chase_bytes(ctx: &ProbeContext) -> u64 {
@@ -253,7 +268,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         chase_bytes as usize,
         PREFETCH_PROOF_STRIDE,
         Layout::PageGroups {
-            group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
+            group_bytes: TLB_GROUP_PAGES * super::pages::mapped::page_size(),
         },
         false,
     )
@@ -286,29 +301,33 @@ fn measure_mixes(
     suite: Suite,
     results: &mut Vec<BenchResult>,
 ) -> Result<(), ProbeError> {
-    let others = Crew {
+    let mut others = Crew {
         host,
         cpus: others,
-        bytes: loader_bytes(ctx, others.len()) as usize,
-        memory_node: None,
+        memory: Memory::Own {
+            bytes: loader_bytes(ctx, others.len()) as usize,
+            node: None,
+        },
     };
     let mut curves = WhileTimeLasts::default();
-    for mix in Mix::CURVE {
+    for mix in CURVE_MIXES {
         curves.measure(ctx.runner, mix, |runner| {
-            curve(runner, &others, &chase, mix, delays(suite), results)
+            curve(runner, &mut others, &chase, mix, delays(suite), results)
         })?;
     }
     drop(chase);
-    let everyone = Crew {
+    let mut everyone = Crew {
         host,
         cpus,
-        bytes: loader_bytes(ctx, cpus.len()) as usize,
-        memory_node: None,
+        memory: Memory::Own {
+            bytes: loader_bytes(ctx, cpus.len()) as usize,
+            node: None,
+        },
     };
     let mut peaks = WhileTimeLasts::default();
-    for mix in Mix::PEAK {
+    for mix in PEAK_MIXES {
         peaks.measure(ctx.runner, mix, |runner| {
-            results.push(peak(runner, &everyone, mix)?);
+            results.push(peak(runner, &mut everyone, mix)?);
             Ok(())
         })?;
     }
@@ -345,42 +364,53 @@ impl WhileTimeLasts {
     }
 }
 
-/// The points of the curve of `mix`: the chase timed while `crew`'s loaders run at each of
+/// The points of the curve of `mix`: the chase timed while `crew` loads memory at each of
 /// `delays`, then alone.
 fn curve(
     runner: &mut Runner,
-    crew: &Crew,
+    crew: &mut Crew,
     chase: &Chase,
     mix: Mix,
     delays: &[u32],
     results: &mut Vec<BenchResult>,
 ) -> Result<(), ProbeError> {
-    let loaders = crew.start(mix, delays[0])?;
-    for (point, &delay) in delays.iter().enumerate() {
-        loaders.set_delay(delay);
-        std::thread::sleep(SETTLE);
-        let before = loaders.moved();
-        let timed = time_chase(runner, chase, mix, point)?;
-        // The loaders' count grows a chunk at a time: a window shorter than a peak's (a
-        // chase timed in an instant, as on the synthetic machine) would count nothing.
-        std::thread::sleep(WINDOW.saturating_sub(before.1.elapsed()));
-        let after = loaders.moved();
-        let seconds = after.1.duration_since(before.1).as_secs_f64();
-        let bandwidth = (after.0 - before.0) as f64 / seconds;
-        results.push(
-            crew.describe(timed)
-                .with_parameter(LOAD_BYTES_PER_SECOND, bandwidth)
-                .with_parameter(DELAY_TURNS, delay)
-                .with_parameter(UNPINNED_THREADS, loaders.unpinned()),
-        );
-    }
-    drop(loaders);
+    let loaded = crew.loading(Kernel::new(mix, 1), delays[0], |load| {
+        (delays.iter().enumerate())
+            .map(|(point, &delay)| loaded_point(runner, load, chase, mix, (point, delay)))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    results.extend(loaded.into_iter().map(|point| crew.describe(point)));
     let idle = time_chase(runner, chase, mix, delays.len())?;
     results.push(
         idle.with_parameter(LOAD_BYTES_PER_SECOND, 0.0)
             .with_parameter(LOADERS, 0),
     );
     Ok(())
+}
+
+/// Point `point` of `mix`'s curve: the chase timed while `load` runs at `delay`, with the
+/// bytes per second it moved meanwhile.
+fn loaded_point(
+    runner: &mut Runner,
+    load: &Load,
+    chase: &Chase,
+    mix: Mix,
+    (point, delay): (usize, u32),
+) -> Result<BenchResult, ProbeError> {
+    load.set_delay(delay);
+    std::thread::sleep(SETTLE);
+    let before = load.moved();
+    let timed = time_chase(runner, chase, mix, point)?;
+    // The loaders' count grows a chunk at a time: a window shorter than a peak's (a chase
+    // timed in an instant, as on the synthetic machine) would count nothing.
+    std::thread::sleep(WINDOW.saturating_sub(before.1.elapsed()));
+    let after = load.moved();
+    let seconds = after.1.duration_since(before.1).as_secs_f64();
+    let bandwidth = (after.0 - before.0) as f64 / seconds;
+    Ok(timed
+        .with_parameter(LOAD_BYTES_PER_SECOND, bandwidth)
+        .with_parameter(DELAY_TURNS, delay)
+        .with_parameter(UNPINNED_THREADS, load.unpinned()))
 }
 
 /// The chase timed as point `point` of `mix`'s curve.
@@ -419,30 +449,28 @@ fn time_chase(
         .with_parameter(key::LAYOUT, "pagegroups"))
 }
 
-/// The peak of `mix` on every CPU of `crew` at once: windows of at least [`WINDOW`],
-/// each the time per 64-byte line moved.
-fn peak(runner: &mut Runner, crew: &Crew, mix: Mix) -> Result<BenchResult, ProbeError> {
+/// The peak of `mix` on every CPU of `crew` at once, as the time per 64-byte line moved.
+fn peak(runner: &mut Runner, crew: &mut Crew, mix: Mix) -> Result<BenchResult, ProbeError> {
     let name = format!("mem.loaded/peak/{}", mix.label());
     let method = format!(
         "every CPU at once passing over memory of its own with {}, no delay: the time per \
-         64-byte line moved (reads plus writes) in windows of {} ms",
+         64-byte line moved (reads plus writes), each sample timed from the first start to \
+         the last end and at least {} ms",
         mix.describe(),
         WINDOW.as_millis()
     );
-    let (samples, unpinned) = line_times(crew, mix, PEAK_WINDOWS, &runner.config().cancel)?;
-    let result = runner
-        .record_observations(&name, &method, samples)
-        .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
+    let kernel = Kernel::new(mix, 1);
+    let peak = crew.measure(runner, (&name, &method), kernel, (PEAK_WINDOWS, Per::Line))?;
     Ok(crew
-        .describe(result)
+        .describe(peak.result)
         .with_bytes_per_operation(64)
-        .with_parameter(UNPINNED_THREADS, unpinned))
+        .with_parameter(UNPINNED_THREADS, peak.unpinned))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mem::loaders::LOADER_BUFFER_BYTES;
+    use crate::mem::stream::crew::LOADER_BUFFER_BYTES;
 
     /// On the synthetic machine (its figures made up, its loaders real): the read curve's
     /// points from the heaviest load to idle, the loaders' bandwidth falling as their delay
@@ -451,7 +479,10 @@ mod tests {
     fn the_curve_runs_from_the_heaviest_load_to_idle() {
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.memory.max_size_bytes = Some(8 << 20);
+        ctx.options.set(
+            &crate::mem::MAX_SIZE_OPTION,
+            crate::options::Value::Bytes(8 << 20),
+        );
         let results = run(&mut ctx).unwrap();
         let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(

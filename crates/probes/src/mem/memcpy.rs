@@ -14,7 +14,7 @@
 //! octave around each size: the extra cost of one more byte, which steps up where the copy
 //! outgrows a cache.
 
-use super::buffer::MappedBuffer;
+use super::pages::mapped::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label};
 use super::sweep_point;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
@@ -48,6 +48,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-memcpy",
@@ -143,7 +144,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     // One thread copies; a copy of n bytes touches 2n, and both buffers are mapped at the
     // largest size: by default, half the ceiling each, so that the two together stay
     // within the memory a ring of the ceiling takes.
-    let max = match ctx.memory.max_size_bytes {
+    let max = match ctx.options.bytes(&super::MAX_SIZE_OPTION) {
         Some(_) => ctx.max_working_set_from_curve(false),
         None => (ctx.max_working_set_from_curve(false)).min(crate::DEFAULT_MAX_CEILING / 2),
     };
@@ -151,7 +152,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let cycle = ctx.cycle()?;
     let cycle_ns = cycle.ns();
     let map = |what: &str| {
-        MappedBuffer::new(max as usize, ctx.memory.huge_pages).map_err(|e| {
+        MappedBuffer::new(max as usize, ctx.options.flag(&super::HUGE_PAGES_OPTION)).map_err(|e| {
             ProbeError::Failed(format!(
                 "could not map the {what} ({}): {e}",
                 size_label(max)

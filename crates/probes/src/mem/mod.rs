@@ -1,19 +1,16 @@
 //! The memory family.
 
+use crate::options::{Kind, OptionSpec};
+
 pub(crate) mod alloc;
 pub(crate) mod bandwidth;
-pub(crate) mod buffer;
-pub(crate) mod chase;
-mod kernels;
 pub(crate) mod latency;
-pub(crate) mod levels;
 pub(crate) mod loaded;
-mod loaders;
 pub(crate) mod memcpy;
 pub(crate) mod numa;
-mod page_nodes;
-mod parallel;
+pub(crate) mod pages;
 pub(crate) mod sizes;
+mod stream;
 
 /// Helper threads of a result (loaders, workers) that could not be pinned to their CPU.
 pub(crate) const UNPINNED_THREADS: latlab_engine::parameters::Key =
@@ -40,3 +37,23 @@ pub(crate) fn sweep_point(config: &mut latlab_engine::Config) {
     config.samples = (config.samples / 3).max(latlab_engine::MIN_SAMPLES);
     config.target_sample_time /= 2;
 }
+
+/// `--max-size`: the largest working set of the memory probes.
+pub const MAX_SIZE_OPTION: OptionSpec = OptionSpec {
+    name: "max-size",
+    kind: Kind::Bytes { min: 4 << 10 },
+    default: None,
+    help: "Largest working set of the memory probes, e.g. 256MiB [default: 4 × the last-level \
+           cache, at most 512MiB; the quick suite stops where the latency curve has told its \
+           story].",
+    heading: "Memory probes",
+};
+
+/// `--huge-pages`: transparent huge pages instead of base pages.
+pub(crate) const HUGE_PAGES_OPTION: OptionSpec = OptionSpec {
+    name: "huge-pages",
+    kind: Kind::Flag,
+    default: None,
+    help: "Ask for transparent huge pages in the memory probes (default: base pages).",
+    heading: "Memory probes",
+};

@@ -17,12 +17,12 @@
 //! results say so.
 
 use super::UNPINNED_THREADS;
-use super::chase::{Chase, Layout, walk};
+use super::latency::chase::{Chase, Layout, walk};
 use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
-use super::loaders::{Crew, Mix, line_times};
-use super::page_nodes::made_on_node;
+use super::pages::nodes::made_on_node;
 use super::sizes::size_label;
+use super::stream::{Crew, Kernel, Memory, Mix, Per};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;
 use latlab_engine::host::AffinityGuard;
@@ -61,6 +61,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     rounds: crate::Rounds::Once {
         why: "each memory node's ring is built once and chased from every node's CPUs",
     },
+    options: &[&crate::mem::MAX_SIZE_OPTION],
     presentation: Presentation {
         matrices: &[
             PairMatrix {
@@ -157,13 +158,15 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         }
         for (reader, cpus) in &nodes.readers {
             for &memory in &nodes.read {
-                let crew = Crew {
+                let mut crew = Crew {
                     host: &host,
                     cpus,
-                    bytes: each_loader as usize,
-                    memory_node: nodes.binding(memory),
+                    memory: Memory::Own {
+                        bytes: each_loader as usize,
+                        node: nodes.binding(memory),
+                    },
                 };
-                results.push(bandwidth(ctx.runner, &crew, &nodes, (*reader, memory))?);
+                results.push(bandwidth(ctx.runner, &mut crew, &nodes, (*reader, memory))?);
             }
         }
         results.sort_by_key(|r| {
@@ -196,7 +199,7 @@ fn latency_row(
             bytes as usize,
             PREFETCH_PROOF_STRIDE,
             Layout::PageGroups {
-                group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
+                group_bytes: TLB_GROUP_PAGES * super::pages::mapped::page_size(),
             },
             false,
         )
@@ -250,30 +253,33 @@ fn latency_row(
 /// Every CPU of `crew` reading memory of its node, as node pair `(reader, memory)`.
 fn bandwidth(
     runner: &mut Runner,
-    crew: &Crew,
+    crew: &mut Crew,
     nodes: &Nodes,
     (reader, memory): (usize, usize),
 ) -> Result<BenchResult, ProbeError> {
     let name = format!("mem.numa/bandwidth/{reader}-{memory}");
     let method = format!(
         "the {} CPUs of node {reader} each reading a buffer of its own in memory of node \
-         {memory}, no delay: the time per 64-byte line read in windows of {} ms{}",
+         {memory}, no delay: the time per 64-byte line read, each sample timed from the \
+         first start to the last end and at least {} ms{}",
         crew.cpus.len(),
-        super::loaders::WINDOW.as_millis(),
+        super::stream::crew::WINDOW.as_millis(),
         one_node_note(nodes)
     );
-    let (samples, unpinned) =
-        line_times(crew, Mix::Read, BANDWIDTH_WINDOWS, &runner.config().cancel)?;
-    let result = runner
-        .record_observations(&name, &method, samples)
-        .ok_or_else(|| ProbeError::Failed(format!("{name}: no window was timed")))?;
+    let kernel = Kernel::new(Mix::Read, 1);
+    let read = crew.measure(
+        runner,
+        (&name, &method),
+        kernel,
+        (BANDWIDTH_WINDOWS, Per::Line),
+    )?;
     Ok(crew
-        .describe(result)
+        .describe(read.result)
         .with_bytes_per_operation(64)
         .with_parameter(CPU_NODE, reader)
         .with_parameter(MEMORY_NODE, memory)
         .with_parameter(MEMORY_NODES, nodes.read.len())
-        .with_parameter(UNPINNED_THREADS, unpinned))
+        .with_parameter(UNPINNED_THREADS, read.unpinned))
 }
 
 /// What a method adds on a machine of one node.
@@ -288,7 +294,7 @@ fn one_node_note(nodes: &Nodes) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mem::loaders::LOADERS;
+    use crate::mem::stream::LOADERS;
 
     fn run_on(nodes: usize) -> Vec<BenchResult> {
         let mut runner = latlab_engine::Runner::on(
@@ -296,7 +302,10 @@ mod tests {
             latlab_engine::Config::quick(),
         );
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.memory.max_size_bytes = Some(8 << 20);
+        ctx.options.set(
+            &crate::mem::MAX_SIZE_OPTION,
+            crate::options::Value::Bytes(8 << 20),
+        );
         run(&mut ctx).unwrap()
     }
 
@@ -308,7 +317,10 @@ mod tests {
         let mut runner =
             latlab_engine::Runner::on(std::sync::Arc::new(host), latlab_engine::Config::quick());
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.memory.max_size_bytes = Some(8 << 20);
+        ctx.options.set(
+            &crate::mem::MAX_SIZE_OPTION,
+            crate::options::Value::Bytes(8 << 20),
+        );
         let results = run(&mut ctx).unwrap();
         let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["mem.numa/latency/0-0", "mem.numa/bandwidth/0-0"]);

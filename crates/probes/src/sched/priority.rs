@@ -69,6 +69,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \
               condition added 3 s to the main job on a 2-vCPU VM",
     },
+    options: &[],
     presentation: latlab_engine::presentation::Presentation {
         grids: &[latlab_engine::presentation::Grid {
             id: "priority",

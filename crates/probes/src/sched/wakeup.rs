@@ -44,6 +44,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: Presentation {
         // Every event is a sample; the tails are the point of measuring them one by one.
         distributions: &[

@@ -69,6 +69,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: Presentation {
         matrices: &[
             PairMatrix {
@@ -255,16 +256,16 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 /// of [`REFERENCE_GROUP_PAGES`] pages so that the first-level TLB holds every page in use
 /// (a miss there would add its cost to the hit and raise the bar).
 fn l2_hit(ctx: &mut ProbeContext) -> Result<f64, ProbeError> {
+    use crate::mem::latency::levels::reported_size;
     use crate::mem::latency::{PREFETCH_PROOF_STRIDE, Ring, measure};
-    use crate::mem::levels::reported_size;
     use crate::mem::sizes::{FALLBACK_PRIVATE_CACHE, line_bytes};
     let caches = ctx.host().caches();
     let l2 = reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE);
     let ring = Ring {
         name: format!("{}l2-reference", PREFIX),
         label: "pagegroups",
-        layout: crate::mem::chase::Layout::PageGroups {
-            group_bytes: REFERENCE_GROUP_PAGES * crate::mem::buffer::page_size(),
+        layout: crate::mem::latency::chase::Layout::PageGroups {
+            group_bytes: REFERENCE_GROUP_PAGES * crate::mem::pages::mapped::page_size(),
         },
         size: l2 / 2,
         stride: PREFETCH_PROOF_STRIDE,

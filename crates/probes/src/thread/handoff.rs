@@ -31,6 +31,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[],
     presentation: latlab_engine::presentation::Presentation {
         checked_by: &[latlab_engine::presentation::CheckedBy {
             check: latlab_engine::presentation::StabilityCheck::CoreToCore,

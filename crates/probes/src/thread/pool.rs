@@ -12,6 +12,7 @@
 
 use super::semaphore::{Semaphore, futex_wait, futex_wake};
 use crate::helper::spawn_named;
+use crate::options::{Kind, OptionSpec};
 use crate::peer::{Failure, leave_realtime, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical};
 use latlab_engine::BenchResult;
@@ -38,12 +39,26 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[&WORKERS_OPTION],
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };
 
 /// Workers of the oversubscribed pool, and jobs per round, unless `--workers` says otherwise.
 pub(crate) const DEFAULT_WORKERS: usize = 16;
+
+/// `--workers`: the pool's workers, and its jobs per round.
+pub(crate) const WORKERS_OPTION: OptionSpec = OptionSpec {
+    name: "workers",
+    kind: Kind::Count {
+        min: 1,
+        max: Some(1024),
+        unit: "threads",
+    },
+    default: Some("16"),
+    help: "Workers of the oversubscribed thread pool (thread.pool), and its jobs per round.",
+    heading: "Thread and IPC probes",
+};
 /// Multiply-adds of one job.
 const JOB_STEPS: u64 = 1000;
 
@@ -121,7 +136,10 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
             )?
             .with_parameter(JOB_STEPS_KEY, JOB_STEPS),
     ];
-    let jobs = ctx.threads.pool_workers;
+    let jobs = ctx
+        .options
+        .count(&WORKERS_OPTION)
+        .unwrap_or(DEFAULT_WORKERS);
     let mut sizes = vec![jobs];
     if cpus != jobs {
         sizes.push(cpus);

@@ -34,6 +34,7 @@ mod inheritance;
 mod tracer;
 
 use crate::helper::spawn_in;
+use crate::options::{Kind, OptionSpec};
 use crate::peer::{FIFO_PRIORITY, Failure, Watchdog, time_limit};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical};
 use arm::{Arm, Shared, Stop, Trips, call, enter, realtime_permitted, start_server};
@@ -73,6 +74,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     process: crate::Process::Shared,
     rounds: crate::Rounds::Each,
+    options: &[
+        &PAIRS_OPTION,
+        &ITERATIONS_OPTION,
+        &DEADLINE_OPTION,
+        &TRACE_ON_MISS_OPTION,
+    ],
     presentation: latlab_engine::presentation::Presentation {
         distributions: &[
             latlab_engine::presentation::Template("ipc.latency/pair{n}/other"),
@@ -87,8 +94,78 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     run,
 };
 
-/// The default deadline, as in the binder latency test.
-pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_micros(2500);
+/// `--pairs`: client/server pairs (at most one per CPU, which the run checks).
+pub const PAIRS_OPTION: OptionSpec = OptionSpec {
+    name: "pairs",
+    kind: Kind::Count {
+        min: 1,
+        max: None,
+        unit: "pairs",
+    },
+    default: Some("1"),
+    help: "Client/server pairs of the IPC latency test (at most one per CPU).",
+    heading: "Thread and IPC probes",
+};
+
+/// `--iterations`: round trips per pair and arm.
+pub(crate) const ITERATIONS_OPTION: OptionSpec = OptionSpec {
+    name: "iterations",
+    kind: Kind::Count {
+        min: 10,
+        max: Some(10_000_000),
+        unit: "",
+    },
+    default: None,
+    help: "Round trips per pair and arm of the IPC latency test [default: 1000 quick, 10000 \
+           full].",
+    heading: "Thread and IPC probes",
+};
+
+/// `--deadline`: a round trip slower than this is a missed deadline; the default is the
+/// binder latency test's.
+pub(crate) const DEADLINE_OPTION: OptionSpec = OptionSpec {
+    name: "deadline",
+    kind: Kind::Duration {
+        min: Duration::from_micros(1),
+        max: Duration::from_secs(10),
+    },
+    default: Some("2.5ms"),
+    help: "Deadline of one IPC latency round trip, e.g. 2.5ms, 500us.",
+    heading: "Thread and IPC probes",
+};
+
+/// `--trace-on-miss`: at the first missed deadline, an ftrace marker and tracing stopped.
+pub(crate) const TRACE_ON_MISS_OPTION: OptionSpec = OptionSpec {
+    name: "trace-on-miss",
+    kind: Kind::Flag,
+    default: None,
+    help: "At the first missed IPC deadline, write an ftrace marker and stop tracing.",
+    heading: "Thread and IPC probes",
+};
+/// The test's options, as the run gave them (each declared default always parses: a test
+/// of the declarations says so).
+struct Options {
+    pairs: usize,
+    iterations: usize,
+    deadline: Duration,
+    trace_on_miss: bool,
+}
+
+impl Options {
+    fn of(ctx: &ProbeContext) -> Options {
+        let given = &ctx.options;
+        Options {
+            pairs: given.count(&PAIRS_OPTION).unwrap_or(1),
+            iterations: (given.count(&ITERATIONS_OPTION))
+                .unwrap_or_else(|| default_iterations(ctx.suite)),
+            deadline: given
+                .duration(&DEADLINE_OPTION)
+                .unwrap_or(Duration::from_secs(10)),
+            trace_on_miss: given.flag(&TRACE_ON_MISS_OPTION),
+        }
+    }
+}
+
 /// Round trips per pair and arm by default.
 fn default_iterations(suite: Suite) -> usize {
     match suite {
@@ -98,10 +175,8 @@ fn default_iterations(suite: Suite) -> usize {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let options = ctx.ipc;
-    let iterations = options
-        .iterations
-        .unwrap_or_else(|| default_iterations(ctx.suite));
+    let options = Options::of(ctx);
+    let iterations = options.iterations;
     let realtime = realtime_permitted();
     let arms: &[Arm] = if realtime.is_ok() {
         &[Arm::Other, Arm::Fifo]
@@ -284,12 +359,12 @@ mod tests {
     fn arms_run_deadlines_are_judged_and_inheritance_boosts() {
         let mut runner = crate::test_runner(5, Duration::from_micros(200));
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.ipc = crate::IpcOptions {
-            pairs: 1,
-            iterations: Some(50),
-            deadline: Duration::from_nanos(1),
-            trace_on_miss: false,
-        };
+        ctx.options
+            .set(&ITERATIONS_OPTION, crate::options::Value::Count(50));
+        ctx.options.set(
+            &DEADLINE_OPTION,
+            crate::options::Value::Duration(Duration::from_nanos(1)),
+        );
         let results = run(&mut ctx).unwrap();
         let other = crate::named(&results, "ipc.latency/pair0/other");
         assert_eq!(*other.parameter(ITERATIONS).unwrap(), 50u64.into());

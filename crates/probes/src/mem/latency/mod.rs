@@ -46,19 +46,21 @@
 //! `thread.core_to_core` use too. Level naming is `levels.rs`'s, the sizes' policy
 //! `sizes.rs`'s.
 
+pub(crate) mod chase;
+pub(crate) mod levels;
 mod ring;
 mod sweep;
 
-use crate::mem::levels::reported_size;
 use crate::mem::sizes::{FALLBACK_PRIVATE_CACHE, line_bytes};
+use levels::reported_size;
 pub(crate) use ring::{Ring, measure};
 use sweep::{Sweep, level_results};
 
-use super::chase::Layout;
 use super::sizes::working_sets;
 use super::sweep_point;
 use crate::sweep_time::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
+use chase::Layout;
 use latlab_engine::BenchResult;
 use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
@@ -98,6 +100,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
               round's share of the samples blurs (a round named L3's plateau DRAM), and the \
               rings beyond the last cache cost more to build than to time",
     },
+    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-latency",
@@ -222,14 +225,15 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
         per_octave,
         line,
         cycle_ns: cycle.ns(),
-        group_bytes: TLB_GROUP_PAGES * super::buffer::page_size(),
-        huge_pages: ctx.memory.huge_pages,
+        group_bytes: TLB_GROUP_PAGES * crate::mem::pages::mapped::page_size(),
+        huge_pages: ctx.options.flag(&crate::mem::HUGE_PAGES_OPTION),
         last_level: (caches.iter())
             .map(|c| c.size_bytes)
             .max()
             .unwrap_or(u64::MAX),
         private_cache: reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE),
-        adaptive: suite == Suite::Quick && ctx.memory.max_size_bytes.is_none(),
+        adaptive: suite == Suite::Quick
+            && ctx.options.bytes(&crate::mem::MAX_SIZE_OPTION).is_none(),
         caches,
         sizes,
         largest,
@@ -286,7 +290,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
 mod tests {
     use super::sweep::*;
     use super::*;
-    use crate::mem::levels::*;
+    use crate::mem::latency::levels::*;
     use crate::mem::sizes::*;
     use latlab_engine::Warning;
 
@@ -547,7 +551,10 @@ mod tests {
     fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.memory.max_size_bytes = Some(64 << 10);
+        ctx.options.set(
+            &crate::mem::MAX_SIZE_OPTION,
+            crate::options::Value::Bytes(64 << 10),
+        );
         let results = run(&mut ctx).unwrap();
         let number = |r: &BenchResult, key: Key| r.parameter(key).unwrap().as_u64().unwrap();
         for r in results
@@ -575,7 +582,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let page = size_label(super::super::buffer::page_size() as u64);
+        let page = size_label(crate::mem::pages::mapped::page_size() as u64);
         let all = ["64B", "128B", "256B", "512B", page.as_str()]
             .map(|s| format!("{STRIDE_PREFIX}{s}"))
             .join(", ");

@@ -2,9 +2,9 @@
 //! what `mem.latency`'s points, the stability check's chases and `thread.core_to_core`'s L2
 //! reference measure.
 
+use super::chase::{Chase, Layout, walk};
 use super::*;
 use crate::ProbeError;
-use crate::mem::chase::{Chase, Layout, walk};
 use crate::mem::sizes::size_label;
 use latlab_engine::names::key;
 use latlab_engine::{BenchResult, Runner};

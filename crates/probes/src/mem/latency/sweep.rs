@@ -1,11 +1,11 @@
 //! The sweep of `mem.latency`: working sets by layout, the levels found on the page-group
 //! curve, the stride sweep, and where the quick sweep stops.
 
+use super::chase::Layout;
+use super::levels::{self, Level, Point};
+use super::levels::{named_levels, points, reported_size};
 use super::ring::{measure_placements, measure_rings};
 use super::*;
-use crate::mem::chase::Layout;
-use crate::mem::levels::{self, Level, Point};
-use crate::mem::levels::{named_levels, points, reported_size};
 use crate::mem::sizes::{is_sweep_detail, size_label};
 use crate::sweep_time::PointClock;
 use crate::{ProbeError, Suite};
@@ -307,7 +307,7 @@ impl Sweep {
     ) -> Result<(), ProbeError> {
         let line = self.line;
         let last_cache = self.cache_end.unwrap_or(self.last_level);
-        let page = crate::mem::buffer::page_size();
+        let page = crate::mem::pages::mapped::page_size();
         let strides = SWEEP_STRIDES.iter().copied().filter(|&s| s >= line);
         let mut left_out = Vec::new();
         let mut out_of_time = Vec::new();

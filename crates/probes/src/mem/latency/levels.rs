@@ -13,7 +13,7 @@
 //! A level's latency is the median of its plateau; its size is estimated where the curve
 //! crosses halfway (geometrically) from this plateau to the next.
 
-use super::sizes::size_label;
+use crate::mem::sizes::size_label;
 use latlab_engine::environment::CacheInfo;
 use latlab_engine::{BenchResult, Warning};
 

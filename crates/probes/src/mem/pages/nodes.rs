@@ -46,7 +46,7 @@ fn check_on_node(
     len: usize,
     node: usize,
 ) -> Result<(), String> {
-    let page = super::buffer::page_size();
+    let page = super::mapped::page_size();
     let pages = len.div_ceil(page).max(1);
     let step = pages.div_ceil(SAMPLED_PAGES);
     let addresses: Vec<*const u8> = (0..pages)
@@ -77,7 +77,7 @@ fn check_on_node(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mem::buffer::MappedBuffer;
+    use crate::mem::pages::mapped::MappedBuffer;
     use latlab_engine::host::{RealHost, SyntheticHost};
     use std::sync::Arc;
 

@@ -27,7 +27,7 @@
 //! visits of a line every other line is visited: no part of the set stays cached by being
 //! skipped.
 
-use super::buffer::MappedBuffer;
+use crate::mem::pages::mapped::MappedBuffer;
 use crate::random::SplitMix64;
 use std::io;
 
