@@ -29,7 +29,7 @@ pub fn print(args: &ListArgs) -> Result<(), ExportError> {
                     "id": p.id,
                     "method": p.method,
                     "timing": p.timing_text(),
-                    "options": p.options.iter().map(|o| o.name).collect::<Vec<_>>(),
+                    "options": p.options().iter().map(|o| o.name).collect::<Vec<_>>(),
                     "results": results,
                 })
             })
@@ -46,8 +46,8 @@ pub fn print(args: &ListArgs) -> Result<(), ExportError> {
         for probe in probes {
             text.push_str(&format!("{:width$}  {}\n", probe.id, probe.method));
             text.push_str(&format!("{:width$}  timing: {}\n", "", probe.timing_text()));
-            if !probe.options.is_empty() {
-                let options: Vec<String> = (probe.options.iter())
+            if !probe.options().is_empty() {
+                let options: Vec<String> = (probe.options().iter())
                     .map(|option| format!("--{}", option.name))
                     .collect();
                 let options = options.join(", ");

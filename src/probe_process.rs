@@ -84,7 +84,7 @@ impl Request {
     /// The arguments that carry it, after [`COMMAND`]: nine in order, then the probe's
     /// options as `--NAME=VALUE`.
     fn to_args(&self) -> Vec<String> {
-        let declared = find_probe(&self.probe).map_or(&[][..], |probe| probe.options);
+        let declared = find_probe(&self.probe).map_or(&[][..], |probe| probe.options());
         let fixed = [
             self.probe.clone(),
             self.suite.clone(),
@@ -118,7 +118,7 @@ impl Request {
         };
         let declared = find_probe(probe)
             .ok_or_else(|| format!("no probe is named {probe}"))?
-            .options;
+            .options();
         // Each number is bounded as the option it comes from is: anything else is no
         // request a run made.
         let number = |what: &str, text: &str, range: RangeInclusive<u64>| -> Result<u64, String> {
@@ -364,7 +364,7 @@ mod tests {
         let mut options = OptionValues::default();
         let pairs = latlab_probes::PAIRS_OPTION;
         options.set(&pairs, pairs.parse("2").unwrap());
-        for spec in ipc.options.iter().filter(|spec| spec.name == "deadline") {
+        for spec in ipc.options().iter().filter(|spec| spec.name == "deadline") {
             options.set(spec, spec.parse("750us").unwrap());
         }
         let config = Config::quick();

@@ -32,7 +32,7 @@ pub fn page() -> String {
 
 /// A probe's row of the table.
 fn probe_row(probe: &ProbeSpec) -> String {
-    let options: Vec<String> = (probe.options.iter())
+    let options: Vec<String> = (probe.options().iter())
         .map(|option| format!("`--{}`", option.name))
         .collect();
     let results: Vec<String> = (probe.results.iter())
@@ -51,7 +51,7 @@ fn probe_row(probe: &ProbeSpec) -> String {
 /// An option's entry in the list below the table.
 fn option_entry(option: &OptionSpec) -> String {
     let readers: Vec<String> = (PROBES.iter())
-        .filter(|probe| probe.options.iter().any(|o| o.name == option.name))
+        .filter(|probe| probe.options().iter().any(|o| o.name == option.name))
         .map(|probe| format!("`{}`", probe.id))
         .collect();
     let value = option.value_name().map_or(String::new(), |name| format!(" {name}"));

@@ -71,7 +71,7 @@ impl Measured for ProbeSet<'_> {
             .map(|probe| ProgressUnit {
                 name: probe.id.to_string(),
                 typical_s: probe.expected_seconds(self.suite),
-                rounds: probe.rounds.of(rounds),
+                rounds: probe.extras.rounds.of(rounds),
             })
             .collect()
     }
@@ -101,7 +101,7 @@ impl Measured for ProbeSet<'_> {
     /// placement reference just before and just after it.
     fn measure(&mut self, unit: usize, _round: usize, allowance: Allowance) -> ProbeOutcome {
         let probe = self.probes.specs[unit];
-        let rounds = probe.rounds.of(self.rounds);
+        let rounds = probe.extras.rounds.of(self.rounds);
         let deadline = allowance.time.map(|time| Instant::now() + time);
         let (probes, suite, host) = (self.probes, self.suite, Arc::clone(&self.host));
         let runner = self.runner.as_mut().expect("the run has started");
@@ -274,7 +274,7 @@ fn run_probe(
     host: &SharedHost,
 ) -> ProbeOutcome {
     let started = Instant::now();
-    let (status, mut results) = match probe.process {
+    let (status, mut results) = match probe.extras.process {
         Process::Shared => {
             probe_outcome::outcome_here(probe, &mut probe_context(runner, probes, suite))
         }

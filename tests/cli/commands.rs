@@ -8,7 +8,7 @@ fn list_names_every_probe_with_its_method_timing_options_and_results() {
     let output = latlab(dir.path()).arg("list").assert().success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
     let probes = latlab_probes::PROBES;
-    let with_options = probes.iter().filter(|p| !p.options.is_empty()).count();
+    let with_options = probes.iter().filter(|p| !p.options().is_empty()).count();
     assert_eq!(stdout.lines().count(), 3 * probes.len() + with_options);
     let lines: Vec<&str> = stdout.lines().collect();
     for probe in probes {
@@ -16,10 +16,10 @@ fn list_names_every_probe_with_its_method_timing_options_and_results() {
         assert!(lines[at].ends_with(probe.method), "{}", lines[at]);
         let timing = lines[at + 1].trim_start();
         assert_eq!(timing, format!("timing: {}", probe.timing_text()));
-        if !probe.options.is_empty() {
+        if !probe.options().is_empty() {
             at += 1;
             let options: Vec<String> = probe
-                .options
+                .options()
                 .iter()
                 .map(|o| format!("--{}", o.name))
                 .collect();

@@ -8,7 +8,7 @@
 #[cfg(not(unix))]
 mod elsewhere;
 #[cfg(not(unix))]
-pub use elsewhere::{Held, OwnDir, Scratch};
+pub use elsewhere::{OwnDir, Scratch};
 
 /// Whether a directory a path names is made when it is not there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,18 +18,56 @@ pub enum Missing {
 }
 
 #[cfg(unix)]
-pub use unix::{Held, OwnDir, Scratch};
+pub use unix::{OwnDir, Scratch};
+
+/// A directory held by `OwnDir::lock`, until dropped.
+#[derive(Debug)]
+pub struct Held(#[allow(dead_code, reason = "held for its lock")] std::fs::File);
+
+/// Takes `file`'s exclusive lock, which holds the directory at `path` against every other
+/// process that asks for it the same way; waits up to `patience` for another holder to let
+/// go, calling `waiting` once if it has to wait more than a second.
+fn hold(
+    file: std::fs::File,
+    path: &std::path::Path,
+    patience: std::time::Duration,
+    waiting: impl FnOnce(),
+) -> std::io::Result<Held> {
+    use std::time::{Duration, Instant};
+    let started = Instant::now();
+    let mut waiting = Some(waiting);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Held(file)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+        }
+        if started.elapsed() >= patience {
+            return Err(std::io::Error::other(format!(
+                "another latlab held {} for {} s; try again when it has finished",
+                path.display(),
+                patience.as_secs()
+            )));
+        }
+        if started.elapsed() >= Duration::from_secs(1)
+            && let Some(waiting) = waiting.take()
+        {
+            waiting();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 #[cfg(unix)]
 mod unix {
-    use super::Missing;
+    use super::{Held, Missing};
     use crate::output::Durability;
     use crate::sys;
     use std::ffi::{OsStr, OsString};
     use std::io;
     use std::os::fd::{AsFd, OwnedFd};
     use std::path::{Path, PathBuf};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     /// A directory of this user's, held open.
     #[derive(Debug)]
@@ -203,28 +241,7 @@ mod unix {
         /// wait more than a second.
         pub fn lock(&self, patience: Duration, waiting: impl FnOnce()) -> io::Result<Held> {
             let file = std::fs::File::from(self.fd.try_clone()?);
-            let started = Instant::now();
-            let mut waiting = Some(waiting);
-            loop {
-                match file.try_lock() {
-                    Ok(()) => return Ok(Held(file)),
-                    Err(std::fs::TryLockError::Error(e)) => return Err(e),
-                    Err(std::fs::TryLockError::WouldBlock) => {}
-                }
-                if started.elapsed() >= patience {
-                    return Err(io::Error::other(format!(
-                        "another latlab held {} for {} s; try again when it has finished",
-                        self.path.display(),
-                        patience.as_secs()
-                    )));
-                }
-                if started.elapsed() >= Duration::from_secs(1)
-                    && let Some(waiting) = waiting.take()
-                {
-                    waiting();
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            super::hold(file, &self.path, patience, waiting)
         }
     }
 
@@ -291,10 +308,6 @@ mod unix {
             let _ = crate::debris::remove_tree_in(self.parent.as_fd(), OsStr::new(&self.name));
         }
     }
-
-    /// A directory held by [`OwnDir::lock`], until dropped.
-    #[derive(Debug)]
-    pub struct Held(#[allow(dead_code, reason = "held for its lock")] std::fs::File);
 
     #[cfg(test)]
     mod tests {

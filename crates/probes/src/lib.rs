@@ -204,29 +204,51 @@ pub struct ProbeSpec {
     /// How measured time becomes the probe's figures, as `latlab list` states it
     /// ([`ProbeSpec::timing_text`]).
     pub timing: Timing,
-    /// What the method's name leaves unsaid for this probe (unroll counts, what is batched).
-    pub timing_note: Option<&'static str>,
     /// The names of the results it produces, each `{placeholder}` standing for a value
     /// ([`latlab_engine::result_names`] says which): `mem.latency/random/{size}`. `--only` and `--skip`
     /// match them; a test checks every result of a run against them.
     pub results: &'static [&'static str],
     /// How long it typically takes, for the progress display's estimate of the time left.
     pub typical: Typical,
-    /// The process it runs in: latlab's own, or one of its own (the GPU family).
-    pub process: Process,
-    /// Whether it is measured in each of the run's rounds or once.
-    pub rounds: Rounds,
+    /// What sets it apart from most probes, [`Extras::NONE`] where nothing does.
+    pub extras: Extras,
     /// What its results feed in the report: plots, headline rows, matrices, distributions.
-    /// The options it reads, each declared once where its family keeps it.
-    pub options: &'static [&'static OptionSpec],
     pub presentation: Presentation,
     pub run: fn(&mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError>,
 }
 
+/// What a probe declares where it differs from most.
+#[derive(Debug, Clone, Copy)]
+pub struct Extras {
+    /// What the method's name leaves unsaid for this probe (unroll counts, what is batched).
+    pub timing_note: Option<&'static str>,
+    /// The process it runs in: latlab's own, or one of its own (the GPU family).
+    pub process: Process,
+    /// Whether it is measured in each of the run's rounds or once.
+    pub rounds: Rounds,
+    /// The options it reads, each declared once where its family keeps it.
+    pub options: &'static [&'static OptionSpec],
+}
+
+impl Extras {
+    /// No timing note, latlab's own process, measured in each round, no options.
+    pub const NONE: Extras = Extras {
+        timing_note: None,
+        process: Process::Shared,
+        rounds: Rounds::Each,
+        options: &[],
+    };
+}
+
 impl ProbeSpec {
+    /// The options it reads.
+    pub fn options(&self) -> &'static [&'static OptionSpec] {
+        self.extras.options
+    }
+
     /// How measured time becomes the probe's figures, in words: the method, then the note.
     pub fn timing_text(&self) -> String {
-        match self.timing_note {
+        match self.extras.timing_note {
             Some(note) => format!("{}; {note}", self.timing.text()),
             None => self.timing.text().to_string(),
         }
@@ -236,7 +258,7 @@ impl ProbeSpec {
     /// probe that its process's readiness already skips (the GPU family without a driver),
     /// so that a run's budget and its estimate of the time left do not wait for it.
     pub fn expected_seconds(&self, suite: Suite) -> f64 {
-        match self.process {
+        match self.extras.process {
             Process::Own { ready } if ready().is_err() => 0.0,
             _ => self.typical.seconds(suite),
         }

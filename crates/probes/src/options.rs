@@ -226,7 +226,7 @@ fn value_text(value: &Value) -> String {
 /// them.
 pub fn declared() -> Vec<&'static OptionSpec> {
     let mut options: Vec<&'static OptionSpec> = Vec::new();
-    for spec in crate::PROBES.iter().flat_map(|probe| probe.options) {
+    for spec in crate::PROBES.iter().flat_map(|probe| probe.options()) {
         if !options.iter().any(|known| known.name == spec.name) {
             options.push(spec);
         }
@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn declarations_are_consistent() {
         let every: Vec<&OptionSpec> = (crate::PROBES.iter())
-            .flat_map(|p| p.options.iter().copied())
+            .flat_map(|p| p.options().iter().copied())
             .collect();
         for spec in &every {
             if let Some(default) = spec.default {

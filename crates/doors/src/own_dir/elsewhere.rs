@@ -7,13 +7,13 @@
     reason = "the door out, where there is no openat"
 )]
 
-use super::Missing;
+use super::{Held, Missing};
 use crate::Kind;
 use crate::output::Durability;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A directory of this user's, by its path.
 #[derive(Debug)]
@@ -120,34 +120,9 @@ impl OwnDir {
             .create(true)
             .truncate(false)
             .open(self.path.join(crate::debris::LOCK_FILE))?;
-        let started = Instant::now();
-        let mut waiting = Some(waiting);
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Held(file)),
-                Err(std::fs::TryLockError::Error(e)) => return Err(e),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-            }
-            if started.elapsed() >= patience {
-                return Err(io::Error::other(format!(
-                    "another latlab held {} for {} s; try again when it has finished",
-                    self.path.display(),
-                    patience.as_secs()
-                )));
-            }
-            if started.elapsed() >= Duration::from_secs(1)
-                && let Some(waiting) = waiting.take()
-            {
-                waiting();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        super::hold(file, &self.path, patience, waiting)
     }
 }
-
-/// A directory held by [`OwnDir::lock`], until dropped.
-#[derive(Debug)]
-pub struct Held(#[allow(dead_code, reason = "held for its lock")] std::fs::File);
 
 /// A scratch directory of this process's own, removed when dropped.
 #[derive(Debug)]

@@ -17,17 +17,17 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.read",
     method: "latlab's clock read back to back (cost) and its smallest non-zero step (resolution)",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some(
-        "reads fenced with lfence do not overlap the empty loop; the resolution: consecutive reads, each step on its own",
-    ),
     results: &["clock.read/cost", "clock.read/resolution"],
     typical: Typical {
         quick_s: 0.06,
         full_s: 0.82,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some(
+            "reads fenced with lfence do not overlap the empty loop; the resolution: consecutive reads, each step on its own",
+        ),
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

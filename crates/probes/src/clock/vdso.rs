@@ -15,15 +15,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "clock.vdso",
     method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["clock.vdso/monotonic"],
     typical: Typical {
         quick_s: 0.10,
         full_s: 1.1,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

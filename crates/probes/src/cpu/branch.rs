@@ -26,7 +26,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.branch",
     method: "a data-dependent conditional jump on a random vs an alternating 0/1 pattern",
     timing: crate::Timing::Difference,
-    timing_note: Some("unpredictable minus predictable branches"),
     results: &[
         "cpu.branch/random",
         "cpu.branch/predictable",
@@ -37,9 +36,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.23,
         full_s: 2.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some("unpredictable minus predictable branches"),
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             20,

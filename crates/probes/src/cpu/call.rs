@@ -18,15 +18,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.call",
     method: "direct call to an empty non-inlined function and its return",
     timing: crate::Timing::Slope,
-    timing_note: None,
     results: &["cpu.call/empty"],
     typical: Typical {
         quick_s: 0.32,
         full_s: 1.4,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -19,15 +19,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.compress",
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["cpu.compress/snappy-{size}"],
     typical: Typical {
         quick_s: 0.10,
         full_s: 1.1,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             130,

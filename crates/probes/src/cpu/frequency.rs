@@ -13,15 +13,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "cpu.frequency",
     method: "the core clock from a chain of dependent one-cycle register additions",
     timing: crate::Timing::Slope,
-    timing_note: None,
     results: &["cpu.frequency/cycle"],
     typical: Typical {
         quick_s: 0.17,
         full_s: 1.6,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

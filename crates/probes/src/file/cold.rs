@@ -25,15 +25,15 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.cold",
     method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["file.cold/random-{size}", "file.cold/sequential/{size}"],
     typical: Typical {
         quick_s: 0.25,
         full_s: 0.70,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&super::DIR_OPTION],
+    extras: crate::Extras {
+        options: &[&super::DIR_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: Presentation {
         headline: &[
             HeadlineRow {

@@ -25,7 +25,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.read",
     method: "open+read+close of a whole cached file vs pread on an open descriptor, 1 B … 10 MiB",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &[
         "file.read/open-read-close/{size}",
         "file.read/pread/{size}",
@@ -36,9 +35,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.00,
         full_s: 6.3,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&super::DIR_OPTION],
+    extras: crate::Extras {
+        options: &[&super::DIR_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         plots: &[super::BY_SIZE],
         ..latlab_engine::presentation::Presentation::NONE

@@ -22,7 +22,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "file.write",
     method: "create+write(+fsync)+close then unlink of a new file, 0 B … 10 MiB; fsync of a 4 KiB change",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: &[
         "file.write/no-fsync/{size}/create-write-close",
         "file.write/no-fsync/{size}/unlink",
@@ -34,9 +33,10 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.53,
         full_s: 0.82,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&super::DIR_OPTION],
+    extras: crate::Extras {
+        options: &[&super::DIR_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: Presentation {
         headline: &[HeadlineRow {
             order: 190,

@@ -17,9 +17,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.atomic",
     method: "dependent atomicAdd rounds by a warp, a block and a grid, on one address and on one per thread",
     timing: crate::Timing::Slope,
-    timing_note: Some(
-        "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
-    ),
     results: &[
         "gpu.atomic/same/warp",
         "gpu.atomic/same/block",
@@ -32,9 +29,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 1.5,
         full_s: 3.0,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some(
+            "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
+        ),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -32,7 +32,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.copy",
     method: "host→device and device→host copies by size, pinned and pageable, each waited for; a fitted latency + bytes/bandwidth model",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some("the model fitted on the medians and per sample index"),
     results: &[
         "gpu.copy/h2d/pinned/{size}",
         "gpu.copy/h2d/pageable/{size}",
@@ -47,9 +46,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 7.0,
         full_s: 40.0,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some("the model fitted on the medians and per sample index"),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         plots: &[Plot {
             stem: "gpu-copy",

@@ -22,9 +22,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.launch",
     method: "an empty kernel launched back to back, launched and waited for (stream, event, blocking event), and in CUDA graphs",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some(
-        "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
-    ),
     results: &[
         "gpu.launch/enqueue",
         "gpu.launch/sync",
@@ -38,9 +35,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.0,
         full_s: 6.0,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some(
+            "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
+        ),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         headline: &[latlab_engine::presentation::HeadlineRow {
             only_with_family: true,

@@ -35,7 +35,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.memory",
     method: "one GPU thread's dependent loads over a random ring of 128-byte lines, by working-set size, through L1 and bypassing it",
     timing: crate::Timing::OnDevice,
-    timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
     results: &[
         "gpu.memory/ca/{size}",
         "gpu.memory/cg/{size}",
@@ -45,9 +44,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 5.0,
         full_s: 30.0,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         plots: &[latlab_engine::presentation::Plot {
             stem: "gpu-memory",

@@ -8,15 +8,16 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.shared",
     method: "one GPU thread's dependent loads over a ring in shared memory",
     timing: crate::Timing::OnDevice,
-    timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
     results: &["gpu.shared/load"],
     typical: Typical {
         quick_s: 0.3,
         full_s: 0.5,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

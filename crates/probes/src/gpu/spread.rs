@@ -28,15 +28,16 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "gpu.spread",
     method: "the device chase at an L2-resident and a device-memory working set, on one SM at a time",
     timing: crate::Timing::OnDevice,
-    timing_note: Some("%globaltimer ns around the timed loads; per SM the median"),
     results: &["gpu.spread/l2", "gpu.spread/dram"],
     typical: Typical {
         quick_s: 1.5,
         full_s: 6.0,
     },
-    process: super::OWN_PROCESS,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some("%globaltimer ns around the timed loads; per SM the median"),
+        process: super::OWN_PROCESS,
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

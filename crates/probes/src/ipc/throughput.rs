@@ -35,15 +35,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.throughput",
     method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: RESULTS,
     typical: Typical {
         quick_s: 1.3,
         full_s: 25.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             170,

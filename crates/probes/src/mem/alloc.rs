@@ -18,15 +18,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.alloc",
     method: "heap allocation and free of one small block (16 B, 128 B, 1 KiB) through malloc",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["mem.alloc/{size}"],
     typical: Typical {
         quick_s: 0.31,
         full_s: 2.5,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

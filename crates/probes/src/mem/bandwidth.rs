@@ -58,15 +58,15 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "read, write and modify passes over 64-bit elements, every element and every 4th, by \
              working-set size; all CPUs at the largest",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: RESULTS,
     typical: Typical {
         quick_s: 2.9,
         full_s: 53.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
+    extras: crate::Extras {
+        options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-bandwidth",

@@ -92,20 +92,22 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.loaded",
     method: "a main-memory chase on one CPU while the others stream read, copy, triad or write loads, their injection delay swept from none to idle; and every CPU's peak bandwidth by mix",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some(
-        "the chase as mem.latency times it; the loads' bandwidth from byte counts over clock-timed windows; the peaks as mem.bandwidth times every CPU at once",
-    ),
     results: RESULTS,
     typical: Typical {
         quick_s: 0.4,
         full_s: 7.5,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Once {
-        why: "each point starts the loaders and waits for their traffic to settle, which \
-              costs more than its samples; and the curve is read from all its points",
+    extras: crate::Extras {
+        timing_note: Some(
+            "the chase as mem.latency times it; the loads' bandwidth from byte counts over clock-timed windows; the peaks as mem.bandwidth times every CPU at once",
+        ),
+        rounds: crate::Rounds::Once {
+            why: "each point starts the loaders and waits for their traffic to settle, which \
+                  costs more than its samples; and the curve is read from all its points",
+        },
+        options: &[&crate::mem::MAX_SIZE_OPTION],
+        ..crate::Extras::NONE
     },
-    options: &[&crate::mem::MAX_SIZE_OPTION],
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             61,

@@ -40,15 +40,15 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "one memcpy between page-aligned buffers by size, 1 B to the largest working set; \
              minimum, median and derivative",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: RESULTS,
     typical: Typical {
         quick_s: 3.9,
         full_s: 44.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
+    extras: crate::Extras {
+        options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-memcpy",

@@ -49,19 +49,21 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.numa",
     method: "a main-memory chase from the first CPU of each memory node over a ring bound to each node, and every CPU of each node reading memory bound to each node",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some(
-        "the chase as mem.latency times it; the bandwidth from byte counts over clock-timed windows",
-    ),
     results: RESULTS,
     typical: Typical {
         quick_s: 0.5,
         full_s: 0.5,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Once {
-        why: "each memory node's ring is built once and chased from every node's CPUs",
+    extras: crate::Extras {
+        timing_note: Some(
+            "the chase as mem.latency times it; the bandwidth from byte counts over clock-timed windows",
+        ),
+        rounds: crate::Rounds::Once {
+            why: "each memory node's ring is built once and chased from every node's CPUs",
+        },
+        options: &[&crate::mem::MAX_SIZE_OPTION],
+        ..crate::Extras::NONE
     },
-    options: &[&crate::mem::MAX_SIZE_OPTION],
     presentation: Presentation {
         matrices: &[
             PairMatrix {

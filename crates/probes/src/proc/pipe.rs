@@ -26,7 +26,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.pipe",
     method: "one byte through a pipe within a process, and back and forth between two: the context switch",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &[
         "proc.pipe/pinned/write-read",
         "proc.pipe/pinned/round-trip",
@@ -39,9 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.69,
         full_s: 4.2,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[
             crate::headline_row(

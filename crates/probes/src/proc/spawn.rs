@@ -29,7 +29,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "proc.spawn",
     method: "fork + _exit + wait, fork + exec of `true` + wait, posix_spawn of `true` + wait",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: &[
         "proc.spawn/fork",
         "proc.spawn/fork-exec",
@@ -39,9 +38,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.18,
         full_s: 0.43,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -42,7 +42,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.priority",
     method: "a fixed CPU-bound job at nice 0/19, SCHED_IDLE (full suite: also SCHED_BATCH, uclamp): alone, against a hog, all CPUs loaded",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: &[
         "sched.priority/alone/nice0",
         "sched.priority/alone/nice19",
@@ -64,12 +63,13 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 3.6,
         full_s: 15.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Once {
-        why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \
-              condition added 3 s to the main job on a 2-vCPU VM",
+    extras: crate::Extras {
+        rounds: crate::Rounds::Once {
+            why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \
+                  condition added 3 s to the main job on a 2-vCPU VM",
+        },
+        ..crate::Extras::NONE
     },
-    options: &[],
     presentation: latlab_engine::presentation::Presentation {
         grids: &[latlab_engine::presentation::Grid {
             id: "priority",

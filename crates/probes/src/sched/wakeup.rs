@@ -25,7 +25,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "sched.wakeup",
     method: "clock_nanosleep to absolute times 1 ms apart, lateness per class, alone and against a hog",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: &[
         "sched.wakeup/alone/nice0",
         "sched.wakeup/alone/nice19",
@@ -42,9 +41,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 2.1,
         full_s: 25.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: Presentation {
         // Every event is a sample; the tails are the point of measuring them one by one.
         distributions: &[

@@ -12,15 +12,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "syscall.getppid",
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["syscall.getppid/getppid"],
     typical: Typical {
         quick_s: 0.06,
         full_s: 0.74,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(120, "System call", None, GETPPID, "")],
         ..latlab_engine::presentation::Presentation::NONE

@@ -16,15 +16,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.atomic",
     method: "atomic fetch_add on one word, alone and against a second CPU doing the same",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["thread.atomic/uncontended", "thread.atomic/contended"],
     typical: Typical {
         quick_s: 0.29,
         full_s: 1.6,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         checked_by: &[latlab_engine::presentation::CheckedBy {
             check: latlab_engine::presentation::StabilityCheck::CoreToCore,

@@ -59,17 +59,17 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.core_to_core",
     method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: Some(
-        "batches of round trips timed as one (a round trip is hundreds of cycles), halved for one way",
-    ),
     results: RESULTS,
     typical: Typical {
         quick_s: 0.08,
         full_s: 0.50,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras {
+        timing_note: Some(
+            "batches of round trips timed as one (a round trip is hundreds of cycles), halved for one way",
+        ),
+        ..crate::Extras::NONE
+    },
     presentation: Presentation {
         matrices: &[
             PairMatrix {

@@ -23,15 +23,12 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.handoff",
     method: "two threads posting each other's futex semaphore: time per hand-off",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["thread.handoff/same-cpu", "thread.handoff/two-cpus"],
     typical: Typical {
         quick_s: 0.25,
         full_s: 2.1,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         checked_by: &[latlab_engine::presentation::CheckedBy {
             check: latlab_engine::presentation::StabilityCheck::CoreToCore,

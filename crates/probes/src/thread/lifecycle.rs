@@ -32,7 +32,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.lifecycle",
     method: "pthread_create of an empty procedure + pthread_join, timestamped: create, start, exit, join",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: &[
         "thread.lifecycle/total",
         "thread.lifecycle/create",
@@ -46,9 +45,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.05,
         full_s: 0.05,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             180,

@@ -19,7 +19,6 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.mutex",
     method: "lock + increment + unlock of std::sync::Mutex and pthread_mutex_t, alone and against a second CPU",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &[
         "thread.mutex/std/uncontended",
         "thread.mutex/std/contended",
@@ -30,9 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         quick_s: 0.36,
         full_s: 3.9,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[],
+    extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(
             50,

@@ -31,15 +31,15 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "thread.pool",
     method: "16 jobs a round on 16 workers (and on one worker per CPU) woken by semaphores: time per job",
     timing: crate::Timing::LessEmptyLoop,
-    timing_note: None,
     results: &["thread.pool/job-alone", "thread.pool/workers-{n}"],
     typical: Typical {
         quick_s: 0.34,
         full_s: 2.6,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[&WORKERS_OPTION],
+    extras: crate::Extras {
+        options: &[&WORKERS_OPTION],
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

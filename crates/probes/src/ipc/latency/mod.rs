@@ -66,20 +66,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "ipc.latency",
     method: "request/reply round trips per client/server pair, normal and SCHED_FIFO, against a deadline",
     timing: crate::Timing::Events,
-    timing_note: None,
     results: RESULTS,
     typical: Typical {
         quick_s: 0.07,
         full_s: 0.63,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Each,
-    options: &[
-        &PAIRS_OPTION,
-        &ITERATIONS_OPTION,
-        &DEADLINE_OPTION,
-        &TRACE_ON_MISS_OPTION,
-    ],
+    extras: crate::Extras {
+        options: &[
+            &PAIRS_OPTION,
+            &ITERATIONS_OPTION,
+            &DEADLINE_OPTION,
+            &TRACE_ON_MISS_OPTION,
+        ],
+        ..crate::Extras::NONE
+    },
     presentation: latlab_engine::presentation::Presentation {
         distributions: &[
             latlab_engine::presentation::Template("ipc.latency/pair{n}/other"),

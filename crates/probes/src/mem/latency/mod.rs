@@ -86,21 +86,23 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     id: "mem.latency",
     method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
     timing: crate::Timing::Slope,
-    timing_note: Some(
-        "between 16 and 32 loads per call up to the second-level cache; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
-    ),
     results: RESULTS,
     typical: Typical {
         quick_s: 7.3,
         full_s: 118.0,
     },
-    process: crate::Process::Shared,
-    rounds: crate::Rounds::Once {
-        why: "the levels and the stride sweep's spans are read from the whole curve, which a \
-              round's share of the samples blurs (a round named L3's plateau DRAM), and the \
-              rings beyond the last cache cost more to build than to time",
+    extras: crate::Extras {
+        timing_note: Some(
+            "between 16 and 32 loads per call up to the second-level cache; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
+        ),
+        rounds: crate::Rounds::Once {
+            why: "the levels and the stride sweep's spans are read from the whole curve, which a \
+                  round's share of the samples blurs (a round named L3's plateau DRAM), and the \
+                  rings beyond the last cache cost more to build than to time",
+        },
+        options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
+        ..crate::Extras::NONE
     },
-    options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
     presentation: Presentation {
         plots: &[Plot {
             stem: "mem-latency",
