@@ -1,8 +1,7 @@
 //! Bad input: one line on stderr saying what was wrong and what to do, exit status 2, no
 //! panic, and nothing written.
 
-use crate::{files_in, latlab, results_file};
-use std::path::Path;
+use crate::{refused_in, results_file};
 
 /// Runs latlab with `args` in an empty directory and checks the refusal.
 fn refused(args: &[&str], expected: &str) {
@@ -10,39 +9,21 @@ fn refused(args: &[&str], expected: &str) {
     refused_in(dir.path(), args, expected);
 }
 
-/// Runs latlab with `args` in `dir` and checks the refusal: exit 2, one line naming the
-/// problem, nothing on stdout, and no file added to `dir`.
-fn refused_in(dir: &Path, args: &[&str], expected: &str) {
-    let before = files_in(dir);
-    let output = latlab(dir).args(args).output().unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(expected),
-        "{args:?}: expected {expected:?} in {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
-    assert_eq!(files_in(dir), before, "{args:?} left files");
-}
-
 #[test]
 fn an_unknown_probe_pattern() {
-    refused(
-        &["run", "--synthetic", "--only", "nosuch"],
-        "--only 'nosuch' matches no probe id; `latlab list` shows the probe ids",
-    );
-    refused(
-        &["run", "--synthetic", "--only", "cpu.branch/nosuch"],
-        "--only 'cpu.branch/nosuch' matches no result name; `latlab list`",
-    );
-    refused(&["run", "--synthetic", "--skip", "."], "leaves no probe");
+    for (args, expected) in [
+        (
+            &["run", "--synthetic", "--only", "nosuch"][..],
+            "--only 'nosuch' matches no probe id; `latlab list` shows the probe ids",
+        ),
+        (
+            &["run", "--synthetic", "--only", "cpu.branch/nosuch"],
+            "--only 'cpu.branch/nosuch' matches no result name; `latlab list`",
+        ),
+        (&["run", "--synthetic", "--skip", "."], "leaves no probe"),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
@@ -62,51 +43,59 @@ fn zero_negative_and_absurd_sample_counts() {
 
 #[test]
 fn unparsable_and_absurd_durations() {
-    refused(
-        &["run", "--synthetic", "--target-time", "soon"],
-        "not a duration",
-    );
-    refused(
-        &["run", "--synthetic", "--target-time", "5"],
-        "not a duration",
-    );
-    refused(
-        &["run", "--synthetic", "--target-time", "-2ms"],
-        "'-2ms' for '--target-time <DURATION>': must be from 10us to 10s",
-    );
-    refused(
-        &["run", "--synthetic", "--target-time", "1h"],
-        "from 10us to 10s",
-    );
-    refused(
-        &["run", "--synthetic", "--target-time", "1ns"],
-        "from 10us to 10s",
-    );
+    for (args, expected) in [
+        (
+            &["run", "--synthetic", "--target-time", "soon"][..],
+            "not a duration",
+        ),
+        (
+            &["run", "--synthetic", "--target-time", "5"],
+            "not a duration",
+        ),
+        (
+            &["run", "--synthetic", "--target-time", "-2ms"],
+            "'-2ms' for '--target-time <DURATION>': must be from 10us to 10s",
+        ),
+        (
+            &["run", "--synthetic", "--target-time", "1h"],
+            "from 10us to 10s",
+        ),
+        (
+            &["run", "--synthetic", "--target-time", "1ns"],
+            "from 10us to 10s",
+        ),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
 fn outputs_in_missing_or_unwritable_directories() {
-    refused(
-        &["run", "--synthetic", "--json", "missing/r.json"],
-        "does not exist",
-    );
-    refused(
-        &["run", "--synthetic", "--csv", "missing/r.csv"],
-        "does not exist",
-    );
-    refused(
-        &["run", "--synthetic", "--out", "missing/deeper"],
-        "does not exist",
-    );
-    refused(
-        &["run", "--synthetic", "--json", "/proc/r.json"],
-        "under /proc, which holds the kernel's files, not outputs",
-    );
-    refused(&["run", "--synthetic", "--markdown", "."], "is a directory");
-    refused(
-        &["run", "--synthetic", "--csv", "-", "--json", "-"],
-        "only one of",
-    );
+    for (args, expected) in [
+        (
+            &["run", "--synthetic", "--json", "missing/r.json"][..],
+            "does not exist",
+        ),
+        (
+            &["run", "--synthetic", "--csv", "missing/r.csv"],
+            "does not exist",
+        ),
+        (
+            &["run", "--synthetic", "--out", "missing/deeper"],
+            "does not exist",
+        ),
+        (
+            &["run", "--synthetic", "--json", "/proc/r.json"],
+            "under /proc, which holds the kernel's files, not outputs",
+        ),
+        (&["run", "--synthetic", "--markdown", "."], "is a directory"),
+        (
+            &["run", "--synthetic", "--csv", "-", "--json", "-"],
+            "only one of",
+        ),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
@@ -122,57 +111,77 @@ fn an_out_path_that_is_a_file() {
 
 #[test]
 fn a_working_set_beyond_memory_or_malformed() {
-    refused(
-        &["mem", "--synthetic", "--max-size", "100000GiB"],
-        "is available now (free memory, what the memory cgroup still allows, or what `ulimit -v` still allows",
-    );
-    refused(&["mem", "--synthetic", "--max-size", "12"], "at least 4KiB");
-    refused(&["mem", "--synthetic", "--max-size", "big"], "not a size");
-    refused(
-        &["mem", "--synthetic", "--only", "^cpu"],
-        "matches no probe",
-    );
+    for (args, expected) in [
+        (
+            &["mem", "--synthetic", "--max-size", "100000GiB"][..],
+            "is available now (free memory, what the memory cgroup still allows, or what `ulimit -v` still allows",
+        ),
+        (&["mem", "--synthetic", "--max-size", "12"], "at least 4KiB"),
+        (&["mem", "--synthetic", "--max-size", "big"], "not a size"),
+        (
+            &["mem", "--synthetic", "--only", "^cpu"],
+            "matches no probe",
+        ),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
 fn a_cpu_that_does_not_exist() {
-    refused(
-        &["run", "--synthetic", "--pin", "4095"],
-        "cannot run on CPU 4095",
-    );
-    refused(&["run", "--synthetic", "--pin", "-1"], "a CPU number");
+    for (args, expected) in [
+        (
+            &["run", "--synthetic", "--pin", "4095"][..],
+            "cannot run on CPU 4095",
+        ),
+        (&["run", "--synthetic", "--pin", "-1"], "a CPU number"),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
 fn an_unknown_flag_or_suite() {
-    refused(&["run", "--frobnicate"], "--frobnicate");
-    refused(&["run", "--suite", "huge"], "huge");
+    for (args, expected) in [
+        (&["run", "--frobnicate"][..], "--frobnicate"),
+        (&["run", "--suite", "huge"], "huge"),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
 fn more_ipc_pairs_than_cpus() {
-    refused(
-        &[
-            "run",
-            "--synthetic",
-            "--only",
-            "ipc.latency",
-            "--pairs",
-            "100000",
-        ],
-        "--pairs 100000 is more than the",
-    );
-    refused(&["run", "--pairs", "0"], "at least 1");
+    for (args, expected) in [
+        (
+            &[
+                "run",
+                "--synthetic",
+                "--only",
+                "ipc.latency",
+                "--pairs",
+                "100000",
+            ][..],
+            "--pairs 100000 is more than the",
+        ),
+        (&["run", "--pairs", "0"], "at least 1"),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]
 fn a_malformed_ipc_deadline_or_iteration_count() {
-    refused(&["run", "--deadline", "soon"], "not a duration");
-    refused(&["run", "--deadline", "20s"], "must be from 1us to 10s");
-    refused(
-        &["run", "--iterations", "3"],
-        "must be a whole number from 10",
-    );
+    for (args, expected) in [
+        (&["run", "--deadline", "soon"][..], "not a duration"),
+        (&["run", "--deadline", "20s"], "must be from 1us to 10s"),
+        (
+            &["run", "--iterations", "3"],
+            "must be a whole number from 10",
+        ),
+    ] {
+        refused(args, expected);
+    }
 }
 
 #[test]

@@ -335,20 +335,7 @@ fn a_link_swapped_in_while_a_run_writes_never_redirects_a_file_of_its_own() {
         })
     };
     for _ in 0..15 {
-        let _ = within(
-            dir.path(),
-            &args(&[
-                "run",
-                "--synthetic",
-                "--only",
-                "cpu.call",
-                "-q",
-                "--out",
-                "race",
-                "--save-baseline",
-                "x",
-            ]),
-        );
+        let _ = within(dir.path(), &saving_run_into("race"));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
@@ -379,6 +366,21 @@ fn within(dir: &Path, args: &[String]) -> Output {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap()
+}
+
+/// A synthetic run of `cpu.call` into `out` that saves baseline `x`: what a race plays
+/// against.
+fn saving_run_into(out: &str) -> Vec<String> {
+    let words = [
+        "run",
+        "--synthetic",
+        "--only",
+        "cpu.call",
+        "-q",
+        "--out",
+        out,
+    ];
+    args(&[&words[..], &["--save-baseline", "x"]].concat())
 }
 
 fn args(words: &[&str]) -> Vec<String> {
@@ -466,20 +468,7 @@ fn another_user_cannot_redirect_roots_files() {
         .spawn()
         .expect("setpriv (util-linux)");
     for _ in 0..15 {
-        let output = within(
-            dir.path(),
-            &args(&[
-                "run",
-                "--synthetic",
-                "--only",
-                "cpu.call",
-                "-q",
-                "--out",
-                "nb/w/race",
-                "--save-baseline",
-                "x",
-            ]),
-        );
+        let output = within(dir.path(), &saving_run_into("nb/w/race"));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("panicked"), "{stderr}");
     }

@@ -3,7 +3,7 @@
 //! escape sequences, more runs than letters, two outputs on one path. Each test here failed
 //! before its fix.
 
-use crate::{files_in, latlab, results_file, synthetic_run_of};
+use crate::{files_in, latlab, refused_in, results_file, synthetic_run_of};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -25,9 +25,16 @@ fn binary() -> PathBuf {
 
 /// `latlab ARGS` in `dir` under `ulimit LIMIT` (set by the shell, which then becomes latlab).
 fn under_ulimit(dir: &Path, limit: &str, args: &str) -> std::process::Output {
-    let script = format!("ulimit {limit} && exec {} {args}", binary().display());
+    in_shell(
+        dir,
+        &format!("ulimit {limit} && exec {} {args}", binary().display()),
+    )
+}
+
+/// `script` run by `sh` in `dir`.
+fn in_shell(dir: &Path, script: &str) -> std::process::Output {
     Command::new("sh")
-        .args(["-c", &script])
+        .args(["-c", script])
         .current_dir(dir)
         .output()
         .unwrap()
@@ -127,14 +134,7 @@ fn inputs_that_are_not_regular_files_are_refused_at_once() {
             fifo.display().to_string(),
         ],
     ] {
-        let output = latlab(dir.path())
-            .args(&args)
-            .timeout(Duration::from_secs(20))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+        refused_in(dir.path(), &args, "not a regular file");
     }
 }
 
@@ -198,16 +198,8 @@ fn a_results_file_with_impossible_figures_is_refused_naming_the_field() {
             vec!["report", bad.to_str().unwrap()],
             vec!["compare", good.to_str().unwrap(), bad.to_str().unwrap()],
         ] {
-            let output = latlab(dir.path())
-                .args(&args)
-                .timeout(Duration::from_secs(20))
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            let stderr = refused_in(dir.path(), &args, expected);
             assert!(stderr.contains("probes[0].results[0]"), "{stderr}");
-            assert!(stderr.contains(expected), "{stderr}");
         }
         assert_eq!(files_in(dir.path()), before, "nothing written");
     }
@@ -306,15 +298,7 @@ fn two_outputs_on_one_path_and_empty_paths_are_refused_before_measuring() {
             "a sample may last at most 1s",
         ),
     ] {
-        let output = latlab(dir.path())
-            .args(args)
-            .timeout(Duration::from_secs(20))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(files_in(dir.path()).is_empty(), "{args:?} wrote files");
+        refused_in(dir.path(), args, expected);
     }
 }
 
@@ -498,6 +482,16 @@ struct Cgroup {
 }
 
 impl Cgroup {
+    /// `latlab ARGS` in `dir`, started inside the cgroup: the shell joins it, then becomes
+    /// latlab.
+    fn run(&self, dir: &Path, args: &str) -> std::process::Output {
+        let join = format!("echo $$ > {}/cgroup.procs", self.dir.display());
+        in_shell(
+            dir,
+            &format!("{join} && exec {} {args}", binary().display()),
+        )
+    }
+
     /// A cgroup of `controller` whose files are set as `v2` says, or as `v1` says where
     /// only the v1 hierarchy has the controller. `Err` says why none can be made here.
     fn make(controller: &str, v2: &[(&str, &str)], v1: &[(&str, &str)]) -> Result<Cgroup, String> {
@@ -560,18 +554,10 @@ fn a_run_in_a_small_memory_cgroup_fits_its_working_sets_to_the_limit() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    // The shell joins the cgroup, then becomes latlab: latlab starts inside it.
-    let script = format!(
-        "echo $$ > {}/cgroup.procs && exec {} run --only mem.memcpy --json {}",
-        group.dir.display(),
-        binary().display(),
-        json.display()
+    let output = group.run(
+        dir.path(),
+        &format!("run --only mem.memcpy --json {}", json.display()),
     );
-    let output = Command::new("sh")
-        .args(["-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "killed or failed: {stderr}");
@@ -603,16 +589,7 @@ fn a_clock_probe_fits_a_64_mb_cgroup_and_a_smaller_one_is_refused_in_one_line() 
             panic!("no memory cgroup can be made here ({why}): this test needs root and cgroups")
         });
         let dir = tempfile::tempdir().unwrap();
-        let script = format!(
-            "echo $$ > {}/cgroup.procs && exec {} run --only clock.read --out out",
-            group.dir.display(),
-            binary().display(),
-        );
-        let output = Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let output = group.run(dir.path(), "run --only clock.read --out out");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(
             output.status.code(),
@@ -650,17 +627,8 @@ fn a_run_under_a_cpu_quota_names_the_quota() {
         panic!("no cpu cgroup can be made here ({why}): this test needs root and cgroups")
     });
     let dir = tempfile::tempdir().unwrap();
-    let script = format!(
-        "echo $$ > {}/cgroup.procs && exec {} run --only clock.read --samples 5 \
-         --target-time 100us --json r.json",
-        group.dir.display(),
-        binary().display(),
-    );
-    let output = Command::new("sh")
-        .args(["-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let args = "run --only clock.read --samples 5 --target-time 100us --json r.json";
+    let output = group.run(dir.path(), args);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -867,15 +835,7 @@ fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
             "results file, which the output would replace",
         ),
     ] {
-        let output = latlab(dir.path())
-            .args(args)
-            .timeout(Duration::from_secs(20))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        refused_in(dir.path(), args, expected);
         assert_eq!(
             [std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()],
             kept,
@@ -1362,11 +1322,7 @@ fn a_working_directory_deeper_than_path_max_still_gets_its_results() {
          test -s latlab-results/results.json && echo written; cat err",
         binary().display()
     );
-    let output = Command::new("sh")
-        .args(["-c", &script])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let output = in_shell(dir.path(), &script);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{:?}: {stdout}", output.status);
     assert!(stdout.starts_with("status 0\nwritten\n"), "{stdout}");

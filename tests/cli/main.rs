@@ -75,10 +75,34 @@ pub fn latlab(dir: &Path) -> Command {
     command
 }
 
+/// What a run with no output options leaves in its directory.
+pub const A_RUNS_FILES: [&str; 4] = [
+    "latlab-results",
+    "latlab-results/report.html",
+    "latlab-results/results.json",
+    "latlab-results/summary.json",
+];
+
 /// `latlab run --synthetic --only ONLY` in `dir`, for more arguments to be added.
 pub fn synthetic_run_of(dir: &Path, only: &str) -> Command {
     let mut command = latlab(dir);
     command.args(["run", "--synthetic", "--only", only]);
+    command
+}
+
+/// `latlab run --only ONLY` of this machine in `dir`, five samples of at least 100 µs each
+/// (enough for a test, never a figure), for more arguments to be added.
+pub fn short_run_of(dir: &Path, only: &str) -> Command {
+    let mut command = latlab(dir);
+    command.args([
+        "run",
+        "--only",
+        only,
+        "--samples",
+        "5",
+        "--target-time",
+        "100us",
+    ]);
     command
 }
 
@@ -114,4 +138,36 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     }
     found.sort();
     found
+}
+
+/// Runs latlab with `args` in `dir` and checks the refusal: exit 2 within 20 s, one line
+/// naming the problem (with `expected` in it), nothing on stdout, and no file added to
+/// `dir`. Returns the line.
+pub fn refused_in<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+    dir: &Path,
+    args: &[S],
+    expected: &str,
+) -> String {
+    let before = files_in(dir);
+    let output = latlab(dir)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected {expected:?} in {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert_eq!(files_in(dir), before, "{args:?} left files");
+    stderr
 }

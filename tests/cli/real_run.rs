@@ -1,7 +1,7 @@
 //! Runs on the real clock: what the numbers must respect, and Ctrl-C. Small and short: these
 //! check behaviour and orderings with wide margins, not speed.
 
-use crate::{files_in, latlab, machine_alone, record};
+use crate::{files_in, latlab, machine_alone, record, short_run_of};
 use latlab_engine::model::{ProbeStatus, Verdict};
 use std::time::Duration;
 
@@ -32,16 +32,7 @@ fn a_system_call_costs_more_than_a_function_call() {
 #[test]
 fn each_control_takes_effect_or_says_why_not() {
     let dir = tempfile::tempdir().unwrap();
-    let output = latlab(dir.path())
-        .args([
-            "run",
-            "--only",
-            "cpu.call",
-            "--samples",
-            "5",
-            "--target-time",
-            "100us",
-        ])
+    let output = short_run_of(dir.path(), "cpu.call")
         .args(["--pin", "0", "--mlock", "--rt", "--json", "-"])
         .assert()
         .success();
@@ -74,15 +65,7 @@ fn ctrl_c_stops_the_run_and_keeps_what_was_measured() {
     let args = [&args[..], &["--samples", "100000", "--target-time", "5ms"]].concat();
     let status = interrupt_once(dir.path(), &args, || written.exists());
     assert_eq!(status, Some(130));
-    assert_eq!(
-        files_in(dir.path()),
-        [
-            "latlab-results",
-            "latlab-results/report.html",
-            "latlab-results/results.json",
-            "latlab-results/summary.json"
-        ]
-    );
+    assert_eq!(files_in(dir.path()), crate::A_RUNS_FILES);
     let json = std::fs::read(dir.path().join("latlab-results/results.json")).unwrap();
     let run = record(&json);
     assert!(!run.complete);
@@ -188,9 +171,8 @@ fn the_file_probes_touch_only_their_own_directory() {
     let measured = dir.path().join("measured");
     std::fs::create_dir(&measured).unwrap();
     std::fs::write(measured.join("keep-me"), b"untouched").unwrap();
-    let output = latlab(dir.path())
-        .args(["run", "--only", "file.read", "--samples", "5"])
-        .args(["--target-time", "100us", "--json", "-", "--dir"])
+    let output = short_run_of(dir.path(), "file.read")
+        .args(["--json", "-", "--dir"])
         .arg(&measured)
         .assert()
         .success();
@@ -222,9 +204,8 @@ fn a_full_disk_is_reported_and_cleaned_up() {
     let small = dir.path().join("small");
     std::fs::create_dir(&small).unwrap();
     let disk = crate::hostile::SmallDisk::mount(&small, "2m");
-    let output = latlab(dir.path())
-        .args(["run", "--only", "file.write|file.cold", "--samples", "5"])
-        .args(["--target-time", "100us", "--json", "-", "--dir"])
+    let output = short_run_of(dir.path(), "file.write|file.cold")
+        .args(["--json", "-", "--dir"])
         .arg(&small)
         .output()
         .unwrap();

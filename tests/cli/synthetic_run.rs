@@ -2,8 +2,35 @@
 
 use crate::{files_in, latlab, synthetic_run_of};
 
+/// What both screens end with: the stability check, then the headline table.
+macro_rules! stability_and_headline {
+    () => {
+        "\
+stability check
+  stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)
+  stability/cache-chase: 4.30 ns at the start, 4.30 ns at the end: steady (within its noise or 25%)
+  stability/core-to-core: 24.8 ns at the start, 24.8 ns at the end: steady (within its noise or 25%)
+
+about this run
+  synthetic machine (--synthetic): every figure in this run is made up
+
+Latency numbers for this machine
+
+operation                                     this machine         p5 … p95     2012  ratio  if an L1 hit (2012) took 1 s  measured by
+Branch mispredict                                   241 ns  236 ns … 246 ns  5.00 ns  48.2×                      8.04 min  cpu.branch/mispredict
+Send 1 KiB over 1 Gbps network                           —                   10.0 µs                             (5.56 h)  reference only: needs a network and a second machine
+Round trip within a data centre                          —                    500 µs                          (11.6 days)  reference only: needs a second machine
+Disk seek                                                —                   10.0 ms                        (7.60 months)  reference only: needs a spinning disk, which latlab does not look for
+Read 1 MB sequentially from a spinning disk              —                   20.0 ms                         (1.27 years)  reference only: needs a spinning disk, which latlab does not look for
+Packet California → Netherlands → California             —                    150 ms                         (9.51 years)  reference only: needs two continents
+(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ 2012; rows without a figure of this machine are references, never measured)
+"
+    };
+}
+
 /// `--verbose`: every result in columns, every warning, then the headline table.
-const EXPECTED_TABLE: &str = "\
+const EXPECTED_TABLE: &str = concat!(
+    "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
 
 benchmark                median   95% CI of median  rounds ±           p5 … p95    cv     cold      samples
@@ -23,28 +50,13 @@ mem.alloc/1KiB          96.3 ns  95.3 ns … 97.3 ns     ±0.0%  94.4 ns … 98.
   cold: the first call, timed alone before sampling ('<': below the clock's step)
   samples: samples × calls timed in each
 
-stability check
-  stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)
-  stability/cache-chase: 4.30 ns at the start, 4.30 ns at the end: steady (within its noise or 25%)
-  stability/core-to-core: 24.8 ns at the start, 24.8 ns at the end: steady (within its noise or 25%)
-
-about this run
-  synthetic machine (--synthetic): every figure in this run is made up
-
-Latency numbers for this machine
-
-operation                                     this machine         p5 … p95     2012  ratio  if an L1 hit (2012) took 1 s  measured by
-Branch mispredict                                   241 ns  236 ns … 246 ns  5.00 ns  48.2×                      8.04 min  cpu.branch/mispredict
-Send 1 KiB over 1 Gbps network                           —                   10.0 µs                             (5.56 h)  reference only: needs a network and a second machine
-Round trip within a data centre                          —                    500 µs                          (11.6 days)  reference only: needs a second machine
-Disk seek                                                —                   10.0 ms                        (7.60 months)  reference only: needs a spinning disk, which latlab does not look for
-Read 1 MB sequentially from a spinning disk              —                   20.0 ms                         (1.27 years)  reference only: needs a spinning disk, which latlab does not look for
-Packet California → Netherlands → California             —                    150 ms                         (9.51 years)  reference only: needs two continents
-(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ 2012; rows without a figure of this machine are references, never measured)
-";
+",
+    stability_and_headline!()
+);
 
 /// The first screen: a line per probe with its key figures, then the headline table.
-const EXPECTED_FIRST_SCREEN: &str = "\
+const EXPECTED_FIRST_SCREEN: &str = concat!(
+    "\
 latlab 0.1.0 · quick suite · test-host · Synthetic CPU, 4 CPUs · clock synthetic at 1.000 GHz, resolution 1.00 ns, timed-region overhead 20.0 ns
 
 probe       key figures
@@ -52,25 +64,9 @@ cpu.call    empty 49.7 ns
 cpu.branch  mispredict 241 ns · random 133 ns · predictable 12.5 ns · difference 121 ns
 mem.alloc   16B 120 ns · 128B 152 ns · 1KiB 96.3 ns
 
-stability check
-  stability/memory-chase: 3.07 ns at the start, 3.07 ns at the end: steady (within its noise or 10%)
-  stability/cache-chase: 4.30 ns at the start, 4.30 ns at the end: steady (within its noise or 25%)
-  stability/core-to-core: 24.8 ns at the start, 24.8 ns at the end: steady (within its noise or 25%)
-
-about this run
-  synthetic machine (--synthetic): every figure in this run is made up
-
-Latency numbers for this machine
-
-operation                                     this machine         p5 … p95     2012  ratio  if an L1 hit (2012) took 1 s  measured by
-Branch mispredict                                   241 ns  236 ns … 246 ns  5.00 ns  48.2×                      8.04 min  cpu.branch/mispredict
-Send 1 KiB over 1 Gbps network                           —                   10.0 µs                             (5.56 h)  reference only: needs a network and a second machine
-Round trip within a data centre                          —                    500 µs                          (11.6 days)  reference only: needs a second machine
-Disk seek                                                —                   10.0 ms                        (7.60 months)  reference only: needs a spinning disk, which latlab does not look for
-Read 1 MB sequentially from a spinning disk              —                   20.0 ms                         (1.27 years)  reference only: needs a spinning disk, which latlab does not look for
-Packet California → Netherlands → California             —                    150 ms                         (9.51 years)  reference only: needs two continents
-(2012: the numbers popularised by Jeff Dean and Peter Norvig; ratio = this machine ÷ 2012; rows without a figure of this machine are references, never measured)
-";
+",
+    stability_and_headline!()
+);
 
 #[test]
 fn the_table_is_exactly_as_expected() {
@@ -89,15 +85,7 @@ fn the_table_is_exactly_as_expected() {
             )
             .unwrap(),
         );
-    assert_eq!(
-        files_in(dir.path()),
-        [
-            "latlab-results",
-            "latlab-results/report.html",
-            "latlab-results/results.json",
-            "latlab-results/summary.json"
-        ]
-    );
+    assert_eq!(files_in(dir.path()), crate::A_RUNS_FILES);
 }
 
 /// `latlab` and `latlab run` print the same first screen: the key figures of each probe,

@@ -255,12 +255,7 @@ mod tests {
     #[test]
     fn only_bounded_regular_files_come_in() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let fifo = latlab_test_support::fifo(dir.path(), "fifo");
         let refused = |path: &Path| read(path, Reached::Named, BOUND).unwrap_err();
         assert!(refused(&fifo).contains("not a regular file"));
         assert!(refused(Path::new("/dev/zero")).contains("not a regular file"));

@@ -6,7 +6,6 @@
 use crate::config::MIN_SAMPLES;
 use crate::model::{BenchResult, Integrity, ResultKind, Verdict, Warning};
 use crate::stats::{Summary, mann_whitney_p, median_in_place};
-use std::collections::BTreeMap;
 
 /// A benchmark whose cost over the empty loop is below this share of the empty loop's own
 /// cost per iteration is judged optimised away even when the difference is statistically
@@ -133,28 +132,19 @@ pub(crate) fn timed_loop_result(
         warnings.retain(|w| !matches!(w, Warning::HighVariance { .. }));
     }
     BenchResult {
-        name: subject.name.to_string(),
-        method: subject.method.to_string(),
-        parameters: BTreeMap::new(),
-        kind: ResultKind::TimedLoop,
         iterations: samples.iterations,
-        samples_ns: net,
-        summary,
         cpu_samples_ns,
         loop_overhead_ns: Some(overhead_ns),
         cold_ns: Some(cold_ns),
-        derived_from: Vec::new(),
-        bytes_per_operation: None,
-        items_per_operation: None,
-        sweep_detail: false,
         verdict,
         warnings,
         integrity,
-        profile: None,
-        allocations: None,
-        counted: None,
-        round_medians_ns: Vec::new(),
-        over_rounds: Default::default(),
+        ..BenchResult::plain(
+            (subject.name, subject.method),
+            ResultKind::TimedLoop,
+            net,
+            summary,
+        )
     }
 }
 
@@ -175,28 +165,16 @@ pub(crate) fn observations_result(
         subject.resolution_ns,
     );
     BenchResult {
-        name: subject.name.to_string(),
-        method: subject.method.to_string(),
-        parameters: BTreeMap::new(),
-        kind: ResultKind::Observations,
-        iterations: 1,
-        samples_ns,
-        summary,
         cpu_samples_ns,
-        loop_overhead_ns: None,
         cold_ns: Some(cold_ns),
-        derived_from: Vec::new(),
-        bytes_per_operation: None,
-        items_per_operation: None,
-        sweep_detail: false,
-        verdict: Verdict::Measured,
         warnings,
         integrity,
-        profile: None,
-        allocations: None,
-        counted: None,
-        round_medians_ns: Vec::new(),
-        over_rounds: Default::default(),
+        ..BenchResult::plain(
+            (subject.name, subject.method),
+            ResultKind::Observations,
+            samples_ns,
+            summary,
+        )
     }
 }
 
@@ -651,6 +629,14 @@ mod tests {
         assert_eq!(judged(|e| e + 0.40), Verdict::Measured);
     }
 
+    /// The verdict on a body that does nothing, its samples those of an empty loop of
+    /// 0.4 ns rotated by `rotation`, beside `empty`.
+    fn verdict_of_nothing(empty: &[f64], rotation: usize) -> Verdict {
+        let mut nothing = wobble(0.40, empty.len());
+        nothing.rotate_left(rotation);
+        verdict(&nothing, empty, 1 << 12, 10.0)
+    }
+
     #[test]
     fn preempted_samples_of_the_empty_loop_never_hide_real_work() {
         // A call of 400 ns beside an empty loop of 0.4 ns, three of ten empty samples
@@ -661,12 +647,7 @@ mod tests {
         let bench: Vec<f64> = wobble(400.0, 10);
         assert_eq!(verdict(&bench, &empty, 1 << 12, 10.0), Verdict::Measured);
         // The same preemption beside a body that does nothing leaves it optimised away.
-        let mut nothing = wobble(0.40, 10);
-        nothing.rotate_left(1);
-        assert_eq!(
-            verdict(&nothing, &empty, 1 << 12, 10.0),
-            Verdict::OptimisedAway
-        );
+        assert_eq!(verdict_of_nothing(&empty, 1), Verdict::OptimisedAway);
     }
 
     /// One empty sample a quarter faster than the rest (the failure a busy guest showed once)
@@ -675,12 +656,7 @@ mod tests {
     fn one_lucky_fast_empty_sample_does_not_make_nothing_into_work() {
         let mut empty = wobble(0.40, 15);
         empty[7] = 0.30;
-        let mut nothing = wobble(0.40, 15);
-        nothing.rotate_left(2);
-        assert_eq!(
-            verdict(&nothing, &empty, 1 << 12, 10.0),
-            Verdict::OptimisedAway
-        );
+        assert_eq!(verdict_of_nothing(&empty, 2), Verdict::OptimisedAway);
     }
 
     #[test]

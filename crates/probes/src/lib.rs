@@ -318,6 +318,11 @@ pub struct Typical {
 }
 
 impl Typical {
+    /// `quick_s` seconds in the quick suite, `full_s` in the full one.
+    pub const fn quick_full(quick_s: f64, full_s: f64) -> Typical {
+        Typical { quick_s, full_s }
+    }
+
     pub fn seconds(self, suite: Suite) -> f64 {
         match suite {
             Suite::Quick => self.quick_s,
@@ -573,6 +578,11 @@ pub(crate) fn synthetic_runner() -> Runner {
 
 #[cfg(test)]
 impl<'a> ProbeContext<'a> {
+    /// Gives `--max-size` the value `bytes`.
+    pub(crate) fn set_max_size(&mut self, bytes: u64) {
+        (self.options).set(&MAX_SIZE_OPTION, options::Value::Bytes(bytes));
+    }
+
     pub(crate) fn for_test(runner: &'a mut Runner) -> ProbeContext<'a> {
         ProbeContext {
             runner,
@@ -779,8 +789,7 @@ mod tests {
         ctx.suite = Suite::Full;
         assert_eq!(ctx.max_working_set_from_curve(false), kernel_default);
         ctx.suite = Suite::Quick;
-        ctx.options
-            .set(&mem::MAX_SIZE_OPTION, options::Value::Bytes(1 << 30));
+        ctx.set_max_size(1 << 30);
         assert_eq!(ctx.max_working_set_from_curve(false), 1 << 30);
         // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. One thread goes to
         // 128 MiB, all CPUs to 256 MiB; a plausible claim takes the all-CPU sweep past the

@@ -196,10 +196,7 @@ mod tests {
         let mut ctx = ProbeContext::for_test(&mut runner);
         // The synthetic machine's L2 is 1 MiB: room for a 2 MiB cache chase.
         let allowed = 8 << 20;
-        ctx.options.set(
-            &crate::mem::MAX_SIZE_OPTION,
-            crate::options::Value::Bytes(allowed),
-        );
+        ctx.set_max_size(allowed);
         let references = reference_figures(&mut ctx).unwrap();
         let names: Vec<&str> = references.iter().map(|r| r.result.name.as_str()).collect();
         assert_eq!(

@@ -81,10 +81,7 @@ mod tests {
             |config| config.deadline = Some(Instant::now()),
             |runner| {
                 let mut ctx = ProbeContext::for_test(runner);
-                ctx.options.set(
-                    &crate::mem::MAX_SIZE_OPTION,
-                    crate::options::Value::Bytes(64 << 10),
-                );
+                ctx.set_max_size(64 << 10);
                 (probe.run)(&mut ctx).unwrap()
             },
         )

@@ -358,12 +358,7 @@ mod tests {
     #[test]
     fn a_fifo_with_no_reader_is_an_error_not_a_hang() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let fifo = latlab_test_support::fifo(dir.path(), "fifo");
         let error = write_output(&OutputTarget::File(fifo), "x").unwrap_err();
         let ExportError::Write { source, .. } = &error else {
             panic!("{error}")

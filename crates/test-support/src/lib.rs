@@ -95,6 +95,18 @@ fn test_name(module: &str, line: u32) -> String {
     }
 }
 
+/// A FIFO named `name` made in `dir`, with no reader or writer: what a read or write that
+/// must not block is tried on.
+#[cfg(unix)]
+pub fn fifo(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode.
+    let made = unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -554,12 +554,7 @@ mod tests {
         assert!(second.is_ok(), "{second:?}");
         drop(second);
 
-        let fifo = shared.path().join("fifo");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let fifo = latlab_test_support::fifo(shared.path(), "fifo");
         let planted =
             RunLock::acquire_named(host.as_bytes(), &fifo, Duration::from_secs(5), &go_on, me)
                 .unwrap();

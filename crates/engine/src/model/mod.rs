@@ -389,28 +389,26 @@ impl BenchResult {
         (self.summary.median > 0.0).then(|| items / self.summary.median * 1e9)
     }
 
-    /// A result computed from other results: `samples_ns` (and `cpu_samples_ns`, possibly
-    /// empty) are already derived. `None` when there are no samples.
-    pub fn derived(
-        name: &str,
-        method: &str,
+    /// A result of `kind` named `name` with `samples_ns` and their `summary`, one operation a
+    /// sample, and nothing else said of it: what the makers of results start from.
+    pub fn plain(
+        (name, method): (&str, &str),
+        kind: ResultKind,
         samples_ns: Vec<f64>,
-        cpu_samples_ns: Vec<f64>,
-        derived_from: Vec<String>,
-    ) -> Option<BenchResult> {
-        let summary = Summary::of(&samples_ns)?;
-        Some(BenchResult {
+        summary: Summary,
+    ) -> BenchResult {
+        BenchResult {
             name: name.to_string(),
             method: method.to_string(),
             parameters: BTreeMap::new(),
-            kind: ResultKind::Derived,
+            kind,
             iterations: 1,
             samples_ns,
             summary,
-            cpu_samples_ns,
+            cpu_samples_ns: Vec::new(),
             loop_overhead_ns: None,
             cold_ns: None,
-            derived_from,
+            derived_from: Vec::new(),
             bytes_per_operation: None,
             items_per_operation: None,
             sweep_detail: false,
@@ -422,6 +420,23 @@ impl BenchResult {
             counted: None,
             round_medians_ns: Vec::new(),
             over_rounds: RoundRules::default(),
+        }
+    }
+
+    /// A result computed from other results: `samples_ns` (and `cpu_samples_ns`, possibly
+    /// empty) are already derived. `None` when there are no samples.
+    pub fn derived(
+        name: &str,
+        method: &str,
+        samples_ns: Vec<f64>,
+        cpu_samples_ns: Vec<f64>,
+        derived_from: Vec<String>,
+    ) -> Option<BenchResult> {
+        let summary = Summary::of(&samples_ns)?;
+        Some(BenchResult {
+            cpu_samples_ns,
+            derived_from,
+            ..BenchResult::plain((name, method), ResultKind::Derived, samples_ns, summary)
         })
     }
 

@@ -18,10 +18,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "latlab's clock read back to back (cost) and its smallest non-zero step (resolution)",
     timing: crate::Timing::LessEmptyLoop,
     results: &["clock.read/cost", "clock.read/resolution"],
-    typical: Typical {
-        quick_s: 0.06,
-        full_s: 0.82,
-    },
+    typical: Typical::quick_full(0.06, 0.82),
     extras: crate::Extras {
         timing_note: Some(
             "reads fenced with lfence do not overlap the empty loop; the resolution: consecutive reads, each step on its own",

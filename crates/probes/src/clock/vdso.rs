@@ -16,10 +16,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, back to back",
     timing: crate::Timing::LessEmptyLoop,
     results: &["clock.vdso/monotonic"],
-    typical: Typical {
-        quick_s: 0.10,
-        full_s: 1.1,
-    },
+    typical: Typical::quick_full(0.10, 1.1),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

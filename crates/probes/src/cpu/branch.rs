@@ -32,10 +32,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "cpu.branch/difference",
         "cpu.branch/mispredict",
     ],
-    typical: Typical {
-        quick_s: 0.23,
-        full_s: 2.0,
-    },
+    typical: Typical::quick_full(0.23, 2.0),
     extras: crate::Extras {
         timing_note: Some("unpredictable minus predictable branches"),
         ..crate::Extras::NONE

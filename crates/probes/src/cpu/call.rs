@@ -19,10 +19,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "direct call to an empty non-inlined function and its return",
     timing: crate::Timing::Slope,
     results: &["cpu.call/empty"],
-    typical: Typical {
-        quick_s: 0.32,
-        full_s: 1.4,
-    },
+    typical: Typical::quick_full(0.32, 1.4),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

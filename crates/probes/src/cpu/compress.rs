@@ -20,10 +20,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "Snappy (snap crate, raw block format) compression of 1 KiB of English prose",
     timing: crate::Timing::LessEmptyLoop,
     results: &["cpu.compress/snappy-{size}"],
-    typical: Typical {
-        quick_s: 0.10,
-        full_s: 1.1,
-    },
+    typical: Typical::quick_full(0.10, 1.1),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

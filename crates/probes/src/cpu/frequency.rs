@@ -14,10 +14,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "the core clock from a chain of dependent one-cycle register additions",
     timing: crate::Timing::Slope,
     results: &["cpu.frequency/cycle"],
-    typical: Typical {
-        quick_s: 0.17,
-        full_s: 1.6,
-    },
+    typical: Typical::quick_full(0.17, 1.6),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

@@ -26,10 +26,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "O_DIRECT reads of a 64 MiB file: random 4 KiB, sequential 64 KiB … 8 MiB",
     timing: crate::Timing::LessEmptyLoop,
     results: &["file.cold/random-{size}", "file.cold/sequential/{size}"],
-    typical: Typical {
-        quick_s: 0.25,
-        full_s: 0.70,
-    },
+    typical: Typical::quick_full(0.25, 0.70),
     extras: crate::Extras {
         options: &[&super::DIR_OPTION],
         ..crate::Extras::NONE

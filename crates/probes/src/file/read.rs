@@ -31,10 +31,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "file.read/open-close",
         "file.read/per-byte",
     ],
-    typical: Typical {
-        quick_s: 1.00,
-        full_s: 6.3,
-    },
+    typical: Typical::quick_full(1.00, 6.3),
     extras: crate::Extras {
         options: &[&super::DIR_OPTION],
         ..crate::Extras::NONE

@@ -29,10 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "file.write/fsync/{size}/unlink",
         "file.write/fsync-alone/{size}",
     ],
-    typical: Typical {
-        quick_s: 0.53,
-        full_s: 0.82,
-    },
+    typical: Typical::quick_full(0.53, 0.82),
     extras: crate::Extras {
         options: &[&super::DIR_OPTION],
         ..crate::Extras::NONE

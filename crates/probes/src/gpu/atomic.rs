@@ -25,10 +25,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.atomic/distinct/block",
         "gpu.atomic/distinct/grid",
     ],
-    typical: Typical {
-        quick_s: 1.5,
-        full_s: 3.0,
-    },
+    typical: Typical::quick_full(1.5, 3.0),
     extras: crate::Extras {
         timing_note: Some(
             "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",

@@ -42,10 +42,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.copy/model/d2h/pinned",
         "gpu.copy/model/d2h/pageable",
     ],
-    typical: Typical {
-        quick_s: 7.0,
-        full_s: 40.0,
-    },
+    typical: Typical::quick_full(7.0, 40.0),
     extras: crate::Extras {
         timing_note: Some("the model fitted on the medians and per sample index"),
         process: super::OWN_PROCESS,

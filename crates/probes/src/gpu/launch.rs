@@ -31,10 +31,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.launch/graph-kernel",
         "gpu.launch/graph-sync",
     ],
-    typical: Typical {
-        quick_s: 2.0,
-        full_s: 6.0,
-    },
+    typical: Typical::quick_full(2.0, 6.0),
     extras: crate::Extras {
         timing_note: Some(
             "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
@@ -75,8 +72,9 @@ fn measure(ctx: &mut ProbeContext, gpu: &super::Gpu) -> Result<Vec<BenchResult>,
         .enqueue(&gpu.stream)
         .and_then(|()| gpu.stream.synchronize())
         .map_err(cuda_failure)?;
-    let mut results = launches(ctx.runner, gpu, empty)?;
-    results.extend(graphs(ctx.runner, gpu, empty)?);
+    let failed = super::FirstError::default();
+    let mut results = launches(ctx.runner, gpu, empty, &failed)?;
+    graphs(ctx.runner, (gpu, empty), &failed, &mut results)?;
     Ok(results)
 }
 
@@ -87,14 +85,12 @@ fn launches(
     runner: &mut latlab_engine::Runner,
     gpu: &super::Gpu,
     empty: super::driver::Kernel<'_>,
+    failed: &super::FirstError,
 ) -> Result<Vec<BenchResult>, ProbeError> {
     use super::cuda_failure;
     use super::driver::{Event, Launch};
 
-    let stream = &gpu.stream;
-    let failed = super::FirstError::default();
-    let note = |result| failed.note(result);
-    let check = |result: BenchResult| failed.check().map(|()| result);
+    let (stream, note) = (&gpu.stream, |result| failed.note(result));
     let mut results = Vec::new();
     let mut launch = Launch::new(empty, 1, 1, &[]);
     let batch = |n: u64| {
@@ -115,7 +111,7 @@ fn launches(
         (BATCHES.0, batch(BATCHES.0)),
         (BATCHES.1, batch(BATCHES.1)),
     )?;
-    results.push(check(enqueue)?);
+    results.push(failed.checked(enqueue)?);
 
     let sync = runner.bench(
         "gpu.launch/sync",
@@ -125,7 +121,7 @@ fn launches(
             note(stream.synchronize());
         },
     )?;
-    results.push(check(sync)?);
+    results.push(failed.checked(sync)?);
 
     for (name, blocking, how) in [
         ("gpu.launch/event-sync", false, "an event (spinning)"),
@@ -147,7 +143,7 @@ fn launches(
                 note(event.synchronize());
             },
         )?;
-        results.push(check(result)?);
+        results.push(failed.checked(result)?);
     }
 
     let idle = runner.bench(
@@ -155,7 +151,7 @@ fn launches(
         "cuStreamSynchronize on a stream with nothing queued",
         || note(stream.synchronize()),
     )?;
-    results.push(check(idle)?);
+    results.push(failed.checked(idle)?);
 
     Ok(results)
 }
@@ -164,17 +160,14 @@ fn launches(
 #[cfg(feature = "gpu")]
 fn graphs(
     runner: &mut latlab_engine::Runner,
-    gpu: &super::Gpu,
-    empty: super::driver::Kernel<'_>,
-) -> Result<Vec<BenchResult>, ProbeError> {
+    (gpu, empty): (&super::Gpu, super::driver::Kernel<'_>),
+    failed: &super::FirstError,
+    results: &mut Vec<BenchResult>,
+) -> Result<(), ProbeError> {
     use super::cuda_failure;
     use super::driver::{Graph, Launch};
 
-    let stream = &gpu.stream;
-    let failed = super::FirstError::default();
-    let note = |result| failed.note(result);
-    let check = |result: BenchResult| failed.check().map(|()| result);
-    let mut results = Vec::new();
+    let (stream, note) = (&gpu.stream, |result| failed.note(result));
     let graph_of = |kernels: u64| {
         let mut launch = Launch::new(empty, 1, 1, &[]);
         Graph::capture(stream, || {
@@ -199,7 +192,7 @@ fn graphs(
         (BATCHES.0, || run_graph(&short)),
         (BATCHES.1, || run_graph(&long)),
     )?;
-    results.push(check(per_kernel)?);
+    results.push(failed.checked(per_kernel)?);
     let single = graph_of(1)?;
     run_graph(&single);
     let graph_sync = runner.bench(
@@ -207,6 +200,6 @@ fn graphs(
         "a CUDA graph of one empty kernel launched, then cuStreamSynchronize",
         || run_graph(&single),
     )?;
-    results.push(check(graph_sync)?);
-    Ok(results)
+    results.push(failed.checked(graph_sync)?);
+    Ok(())
 }

@@ -40,10 +40,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.memory/cg/{size}",
         "gpu.memory/level/{level}",
     ],
-    typical: Typical {
-        quick_s: 5.0,
-        full_s: 30.0,
-    },
+    typical: Typical::quick_full(5.0, 30.0),
     extras: crate::Extras {
         timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
         process: super::OWN_PROCESS,

@@ -193,6 +193,11 @@ mod session {
             }
         }
 
+        /// `result`, or the error kept since the last check as the probe's failure.
+        pub fn checked(&self, result: BenchResult) -> Result<BenchResult, ProbeError> {
+            self.check().map(|()| result)
+        }
+
         /// The error kept since the last check, as the probe's failure.
         pub fn check(&self) -> Result<(), ProbeError> {
             match self.0.borrow_mut().take() {

@@ -9,10 +9,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "one GPU thread's dependent loads over a ring in shared memory",
     timing: crate::Timing::OnDevice,
     results: &["gpu.shared/load"],
-    typical: Typical {
-        quick_s: 0.3,
-        full_s: 0.5,
-    },
+    typical: Typical::quick_full(0.3, 0.5),
     extras: crate::Extras {
         timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
         process: super::OWN_PROCESS,

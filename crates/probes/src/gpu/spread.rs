@@ -29,10 +29,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "the device chase at an L2-resident and a device-memory working set, on one SM at a time",
     timing: crate::Timing::OnDevice,
     results: &["gpu.spread/l2", "gpu.spread/dram"],
-    typical: Typical {
-        quick_s: 1.5,
-        full_s: 6.0,
-    },
+    typical: Typical::quick_full(1.5, 6.0),
     extras: crate::Extras {
         timing_note: Some("%globaltimer ns around the timed loads; per SM the median"),
         process: super::OWN_PROCESS,

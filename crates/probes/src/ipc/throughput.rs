@@ -36,10 +36,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "echo round trips of 4 B … 64 KiB between two processes over pipes, Unix sockets, eventfd + shared memory, loopback TCP",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 1.3,
-        full_s: 25.0,
-    },
+    typical: Typical::quick_full(1.3, 25.0),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

@@ -19,10 +19,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "heap allocation and free of one small block (16 B, 128 B, 1 KiB) through malloc",
     timing: crate::Timing::LessEmptyLoop,
     results: &["mem.alloc/{size}"],
-    typical: Typical {
-        quick_s: 0.31,
-        full_s: 2.5,
-    },
+    typical: Typical::quick_full(0.31, 2.5),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

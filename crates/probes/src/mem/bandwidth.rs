@@ -59,10 +59,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
              working-set size; all CPUs at the largest",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 2.9,
-        full_s: 53.0,
-    },
+    typical: Typical::quick_full(2.9, 53.0),
     extras: crate::Extras {
         options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
         ..crate::Extras::NONE
@@ -229,14 +226,19 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
                         let kernel = Kernel::new(mix, step);
                         // The headline reads the largest set's plain read.
                         let read_by_headline = largest && mix == Mix::Read && step == 1;
+                        let pass = Pass {
+                            kernel,
+                            pattern,
+                            size,
+                        };
                         let single = runner.scoped(headline_point(read_by_headline), |runner| {
-                            one_thread(runner, kernel, pattern, data, size)
+                            one_thread(runner, pass, data)
                         })?;
                         if !largest {
                             results.push(single.as_sweep_detail(is_sweep_detail(size, max)));
                             continue;
                         }
-                        let all = all_cpus(runner, kernel, pattern, data, size)?;
+                        let all = all_cpus(runner, pass, data)?;
                         results.push(peak.compare(single, kernel));
                         results.push(peak.compare(all, kernel));
                     }
@@ -249,14 +251,21 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     })
 }
 
+/// What a result of the sweep passes over: a loop, its pattern's name, the working set.
+#[derive(Clone, Copy)]
+struct Pass {
+    kernel: Kernel,
+    pattern: &'static str,
+    size: u64,
+}
+
 /// One thread, one pass per call.
 fn one_thread(
     runner: &mut Runner,
-    kernel: Kernel,
-    pattern: &str,
+    pass: Pass,
     data: &mut [u64],
-    size: u64,
 ) -> Result<BenchResult, ProbeError> {
+    let (kernel, pattern, size) = (pass.kernel, pass.pattern, pass.size);
     let access = kernel.mix.label();
     let segment_len = segment_len(data.len());
     let segments = data.len() / segment_len;
@@ -284,8 +293,10 @@ fn one_thread(
             },
         )?
         .per_operation(elements as u64);
-    Ok(described(result, kernel, pattern, size, 1)
-        .with_parameter(SEGMENT_BYTES_KEY, segment_len * size_of::<u64>()))
+    Ok(
+        described(result, pass, 1)
+            .with_parameter(SEGMENT_BYTES_KEY, segment_len * size_of::<u64>()),
+    )
 }
 
 /// The elements one call passes over: the whole buffer up to [`SEGMENT_BYTES`], beyond it the
@@ -302,13 +313,8 @@ fn segment_len(len: usize) -> usize {
 }
 
 /// Every online CPU at once over shares of the same buffer.
-fn all_cpus(
-    runner: &mut Runner,
-    kernel: Kernel,
-    pattern: &str,
-    data: &mut [u64],
-    size: u64,
-) -> Result<BenchResult, ProbeError> {
+fn all_cpus(runner: &mut Runner, pass: Pass, data: &mut [u64]) -> Result<BenchResult, ProbeError> {
+    let (kernel, pattern, size) = (pass.kernel, pass.pattern, pass.size);
     let access = kernel.mix.label();
     let name = format!(
         "mem.bandwidth/{access}/{pattern}/{}/all-cpus",
@@ -328,7 +334,7 @@ fn all_cpus(
     };
     let samples = runner.config().samples;
     let all = crew.measure(runner, (&name, &method), kernel, (samples, Per::Index))?;
-    let result = described(all.result, kernel, pattern, size, all.threads);
+    let result = described(all.result, pass, all.threads);
     Ok(if all.unpinned > 0 {
         result.with_parameter(
             UNPINNED_THREADS,
@@ -342,13 +348,8 @@ fn all_cpus(
     })
 }
 
-fn described(
-    result: BenchResult,
-    kernel: Kernel,
-    pattern: &str,
-    size: u64,
-    threads: usize,
-) -> BenchResult {
+fn described(result: BenchResult, pass: Pass, threads: usize) -> BenchResult {
+    let (kernel, pattern, size) = (pass.kernel, pass.pattern, pass.size);
     result
         .with_bytes_per_operation(kernel.mix.bytes_per_index())
         .with_parameter(key::WORKING_SET_BYTES, size)
@@ -408,7 +409,12 @@ mod tests {
     fn read_rate(runner: &mut Runner, size: u64) -> f64 {
         let mut buffer = MappedBuffer::new(size as usize, false).unwrap();
         let kernel = Kernel::new(Mix::Read, 1);
-        let r = one_thread(runner, kernel, "all", buffer.as_words_mut(), size).unwrap();
+        let pass = Pass {
+            kernel,
+            pattern: "all",
+            size,
+        };
+        let r = one_thread(runner, pass, buffer.as_words_mut()).unwrap();
         r.gigabytes_per_second().unwrap()
     }
 
@@ -419,14 +425,12 @@ mod tests {
         for mix in MIXES {
             for (step, pattern) in PATTERNS {
                 let kernel = Kernel::new(mix, step);
-                let r = one_thread(
-                    &mut runner,
+                let pass = Pass {
                     kernel,
                     pattern,
-                    buffer.as_words_mut(),
-                    16 << 10,
-                )
-                .unwrap();
+                    size: 16 << 10,
+                };
+                let r = one_thread(&mut runner, pass, buffer.as_words_mut()).unwrap();
                 assert_eq!(r.verdict, latlab_engine::Verdict::Measured, "{}", r.name);
             }
         }
@@ -472,7 +476,12 @@ mod tests {
         let mut runner = crate::test_runner(5, std::time::Duration::from_micros(200));
         let mut buffer = MappedBuffer::new(16 << 10, false).unwrap();
         let kernel = Kernel::new(Mix::Modify, 1);
-        let r = one_thread(&mut runner, kernel, "all", buffer.as_words_mut(), 16 << 10).unwrap();
+        let pass = Pass {
+            kernel,
+            pattern: "all",
+            size: 16 << 10,
+        };
+        let r = one_thread(&mut runner, pass, buffer.as_words_mut()).unwrap();
         assert_eq!(r.bytes_per_operation, Some(16));
         let rate = r.gigabytes_per_second().unwrap();
         assert!((rate - 16.0 / r.summary.median).abs() < 1e-9);

@@ -93,10 +93,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "a main-memory chase on one CPU while the others stream read, copy, triad or write loads, their injection delay swept from none to idle; and every CPU's peak bandwidth by mix",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 0.4,
-        full_s: 7.5,
-    },
+    typical: Typical::quick_full(0.4, 7.5),
     extras: crate::Extras {
         timing_note: Some(
             "the chase as mem.latency times it; the loads' bandwidth from byte counts over clock-timed windows; the peaks as mem.bandwidth times every CPU at once",
@@ -481,10 +478,7 @@ mod tests {
     fn the_curve_runs_from_the_heaviest_load_to_idle() {
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.options.set(
-            &crate::mem::MAX_SIZE_OPTION,
-            crate::options::Value::Bytes(8 << 20),
-        );
+        ctx.set_max_size(8 << 20);
         let results = run(&mut ctx).unwrap();
         let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(

@@ -41,10 +41,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
              minimum, median and derivative",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 3.9,
-        full_s: 44.0,
-    },
+    typical: Typical::quick_full(3.9, 44.0),
     extras: crate::Extras {
         options: &[&crate::mem::MAX_SIZE_OPTION, &crate::mem::HUGE_PAGES_OPTION],
         ..crate::Extras::NONE

@@ -50,10 +50,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "a main-memory chase from the first CPU of each memory node over a ring bound to each node, and every CPU of each node reading memory bound to each node",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 0.5,
-        full_s: 0.5,
-    },
+    typical: Typical::quick_full(0.5, 0.5),
     extras: crate::Extras {
         timing_note: Some(
             "the chase as mem.latency times it; the bandwidth from byte counts over clock-timed windows",
@@ -304,10 +301,7 @@ mod tests {
             latlab_engine::Config::quick(),
         );
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.options.set(
-            &crate::mem::MAX_SIZE_OPTION,
-            crate::options::Value::Bytes(8 << 20),
-        );
+        ctx.set_max_size(8 << 20);
         run(&mut ctx).unwrap()
     }
 
@@ -319,10 +313,7 @@ mod tests {
         let mut runner =
             latlab_engine::Runner::on(std::sync::Arc::new(host), latlab_engine::Config::quick());
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.options.set(
-            &crate::mem::MAX_SIZE_OPTION,
-            crate::options::Value::Bytes(8 << 20),
-        );
+        ctx.set_max_size(8 << 20);
         let results = run(&mut ctx).unwrap();
         let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["mem.numa/latency/0-0", "mem.numa/bandwidth/0-0"]);

@@ -34,10 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "proc.pipe/unpinned/round-trip",
         "proc.pipe/unpinned/switch",
     ],
-    typical: Typical {
-        quick_s: 0.69,
-        full_s: 4.2,
-    },
+    typical: Typical::quick_full(0.69, 4.2),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[

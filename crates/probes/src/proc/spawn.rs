@@ -34,10 +34,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "proc.spawn/fork-exec",
         "proc.spawn/posix-spawn",
     ],
-    typical: Typical {
-        quick_s: 0.18,
-        full_s: 0.43,
-    },
+    typical: Typical::quick_full(0.18, 0.43),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,

@@ -59,10 +59,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "sched.priority/loaded/idle",
         "sched.priority/loaded/uclamp-max-25",
     ],
-    typical: Typical {
-        quick_s: 3.6,
-        full_s: 15.0,
-    },
+    typical: Typical::quick_full(3.6, 15.0),
     extras: crate::Extras {
         rounds: crate::Rounds::Once {
             why: "a starved job runs to its 100 ms cap, and each round's cold job per class and \

@@ -37,10 +37,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "sched.wakeup/contended/idle",
         "sched.wakeup/contended/fifo",
     ],
-    typical: Typical {
-        quick_s: 2.1,
-        full_s: 25.0,
-    },
+    typical: Typical::quick_full(2.1, 25.0),
     extras: crate::Extras::NONE,
     presentation: Presentation {
         // Every event is a sample; the tails are the point of measuring them one by one.

@@ -13,10 +13,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "syscall(SYS_getppid) back to back: the kernel entry and exit cost",
     timing: crate::Timing::LessEmptyLoop,
     results: &["syscall.getppid/getppid"],
-    typical: Typical {
-        quick_s: 0.06,
-        full_s: 0.74,
-    },
+    typical: Typical::quick_full(0.06, 0.74),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(120, "System call", None, GETPPID, "")],

@@ -17,10 +17,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "atomic fetch_add on one word, alone and against a second CPU doing the same",
     timing: crate::Timing::LessEmptyLoop,
     results: &["thread.atomic/uncontended", "thread.atomic/contended"],
-    typical: Typical {
-        quick_s: 0.29,
-        full_s: 1.6,
-    },
+    typical: Typical::quick_full(0.29, 1.6),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         checked_by: &[latlab_engine::presentation::CheckedBy {

@@ -60,10 +60,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "one-way: half the round trip of a cache line bounced between threads pinned to two CPUs (CAS and read/write), batch-timed, every pair",
     timing: crate::Timing::LessEmptyLoop,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 0.08,
-        full_s: 0.50,
-    },
+    typical: Typical::quick_full(0.08, 0.50),
     extras: crate::Extras {
         timing_note: Some(
             "batches of round trips timed as one (a round trip is hundreds of cycles), halved for one way",

@@ -24,10 +24,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "two threads posting each other's futex semaphore: time per hand-off",
     timing: crate::Timing::LessEmptyLoop,
     results: &["thread.handoff/same-cpu", "thread.handoff/two-cpus"],
-    typical: Typical {
-        quick_s: 0.25,
-        full_s: 2.1,
-    },
+    typical: Typical::quick_full(0.25, 2.1),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         checked_by: &[latlab_engine::presentation::CheckedBy {

@@ -41,10 +41,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "thread.lifecycle/exit",
         "thread.lifecycle/join",
     ],
-    typical: Typical {
-        quick_s: 0.05,
-        full_s: 0.05,
-    },
+    typical: Typical::quick_full(0.05, 0.05),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

@@ -25,10 +25,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "thread.mutex/pthread/uncontended",
         "thread.mutex/pthread/contended",
     ],
-    typical: Typical {
-        quick_s: 0.36,
-        full_s: 3.9,
-    },
+    typical: Typical::quick_full(0.36, 3.9),
     extras: crate::Extras::NONE,
     presentation: latlab_engine::presentation::Presentation {
         headline: &[crate::headline_row(

@@ -32,10 +32,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "16 jobs a round on 16 workers (and on one worker per CPU) woken by semaphores: time per job",
     timing: crate::Timing::LessEmptyLoop,
     results: &["thread.pool/job-alone", "thread.pool/workers-{n}"],
-    typical: Typical {
-        quick_s: 0.34,
-        full_s: 2.6,
-    },
+    typical: Typical::quick_full(0.34, 2.6),
     extras: crate::Extras {
         options: &[&WORKERS_OPTION],
         ..crate::Extras::NONE

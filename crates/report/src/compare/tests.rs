@@ -92,6 +92,12 @@ fn runs() -> Vec<(String, RunRecord)> {
     vec![("A".into(), a), ("B".into(), b)]
 }
 
+/// The verdict on result `name` of the second side of `comparison`.
+fn later_verdict(comparison: &Comparison, name: &str) -> Verdict {
+    let result = comparison.results.iter().find(|r| r.name == name).unwrap();
+    result.later[0].as_ref().unwrap().verdict
+}
+
 #[test]
 fn real_differences_are_called_and_noise_is_not() {
     let text = compare_text(&runs());
@@ -137,10 +143,7 @@ fn small_and_quantised_differences_are_the_same() {
         ],
     )]);
     let runs = vec![("A".to_string(), a), ("B".to_string(), b)];
-    let verdict = |comparison: &Comparison, name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = later_verdict;
     let default = judged(&runs);
     assert!(matches!(
         verdict(&default, "x/one-percent"),
@@ -210,10 +213,7 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
     };
     let runs = vec![("A".to_string(), side(1.0)), ("B".to_string(), side(1.15))];
     let comparison = judged(&runs);
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     assert!(
         matches!(verdict("x/level/L2"), Verdict::Slower { .. }),
         "{:?}",
@@ -256,10 +256,7 @@ fn a_figure_whose_check_moved_is_not_comparable() {
         ("B".to_string(), side(56.3, 130.0, false)),
     ];
     let comparison = judged(&runs);
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     for crossing in [
         "thread.core_to_core/one-way/cas/0-1",
         "ipc.throughput/pipe/4B",
@@ -323,10 +320,7 @@ fn a_figure_taken_in_another_placement_is_not_comparable() {
         ("B".to_string(), side(123.0, true)),
     ];
     let comparison = judged(&runs);
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     assert_eq!(
         verdict("thread.core_to_core/one-way/cas/0-1"),
         Verdict::NotComparable {
@@ -393,10 +387,7 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
         &latlab_probes::presentations(),
         NoiseTables::shipped(),
     );
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     assert!(matches!(
         verdict("mem.latency/random/64MiB"),
         Verdict::Slower { .. }
@@ -417,10 +408,7 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
         &latlab_probes::presentations(),
         NoiseTables::shipped(),
     );
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     assert_eq!(
         verdict("mem.latency/random/64MiB"),
         Verdict::NotComparable {
@@ -462,10 +450,7 @@ fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {
         ("B".to_string(), side(130.0, 27.0, 133.0)),
     ];
     let comparison = judged(&runs);
-    let verdict = |name: &str| {
-        let result = comparison.results.iter().find(|r| r.name == name).unwrap();
-        result.later[0].as_ref().unwrap().verdict
-    };
+    let verdict = |name: &str| later_verdict(&comparison, name);
     assert_eq!(
         verdict("mem.latency/random/4MiB"),
         Verdict::NotComparable {

@@ -67,10 +67,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "request/reply round trips per client/server pair, normal and SCHED_FIFO, against a deadline",
     timing: crate::Timing::Events,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 0.07,
-        full_s: 0.63,
-    },
+    typical: Typical::quick_full(0.07, 0.63),
     extras: crate::Extras {
         options: &[
             &PAIRS_OPTION,

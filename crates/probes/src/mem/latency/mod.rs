@@ -87,10 +87,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     method: "dependent loads over a random cyclic permutation of cache lines, by working-set size",
     timing: crate::Timing::Slope,
     results: RESULTS,
-    typical: Typical {
-        quick_s: 7.3,
-        full_s: 118.0,
-    },
+    typical: Typical::quick_full(7.3, 118.0),
     extras: crate::Extras {
         timing_note: Some(
             "between 16 and 32 loads per call up to the second-level cache; beyond it, calibrated loops less the empty loop (a call of 16 loads is hundreds of cycles)",
@@ -553,10 +550,7 @@ mod tests {
     fn random_rings_are_prefetch_proof_and_the_stride_sweep_is_complete() {
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
-        ctx.options.set(
-            &crate::mem::MAX_SIZE_OPTION,
-            crate::options::Value::Bytes(64 << 10),
-        );
+        ctx.set_max_size(64 << 10);
         let results = run(&mut ctx).unwrap();
         let number = |r: &BenchResult, key: Key| r.parameter(key).unwrap().as_u64().unwrap();
         for r in results
