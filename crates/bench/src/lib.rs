@@ -55,23 +55,10 @@
 //! work the compiler deleted is reported as optimised away, not as a figure.
 //! [`Bencher::bench_chained`] times a dependent chain, its state kept in registers.
 //!
-//! **More.** `--profile` adds each benchmark's hot functions and the hottest one's annotated
-//! disassembly; a [`CountingAllocator`] installed as the global allocator adds allocations
-//! and bytes per call; `--count instructions` adds the instructions of a call, counted under
-//! Valgrind's callgrind (or `--via perf`, the CPU's counter), which a comparison of two
-//! counted runs judges instead of the times.
-//!
-//! **Features**, all on by default: `files` (`--json`, `--csv` and the baselines), `profile`
-//! (`--profile`) and `html` (`--html`). With `default-features = false` the harness measures
-//! and prints as it does by default and writes `--markdown`, and builds without serde, clap
-//! or the profiler's libraries, in about divan's time (the book's "Features and build
-//! time"). An option whose feature is
-//! left out is refused before anything is measured, naming the feature.
-//!
-//! **Comparisons.** Mark one benchmark of a module (or `group = ".."`) as `baseline`; the
-//! others with the same argument are then sampled side by side with it, their samples
-//! interleaved round by round, and each is reported as "1.32× as slow as the baseline (95% CI
-//! 1.28–1.36×)", the interval from the paired samples.
+//! The book's "Benchmark your own code" (`docs/src/harness.md`) says the rest: profiles
+//! (`--profile`), allocations ([`CountingAllocator`]) and instruction counts (`--count`),
+//! the features and their build time, and benchmarks compared side by side with a
+//! `baseline`.
 
 // Tests read and write files as they please: the doors are for what latlab itself does.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]

@@ -388,19 +388,20 @@ fn run_variances(
 }
 
 /// Each result's variance, and for one run a side where a noise table has the result, the
-/// table's in its place: how far the result moved between runs measured beforehand, worth
-/// one degree fewer than the runs behind it, and at least enough that the widest move the
-/// table saw between two runs lies within the difference's 95% reach. One run a side shows how far its results moved
-/// together beyond their rounds, not how far each one moves: a result steady within each
-/// run can move far between runs (the book's "Comparing runs", "The figures behind the rules"), and only runs show that.
+/// table's in its place: how far the result moved between runs measured beforehand, worth one
+/// degree fewer than the runs behind it, and at least enough that the widest move the table saw
+/// between two runs lies within the difference's 95% reach. One run a side shows how far its
+/// results moved together beyond their rounds, not how far each one moves: a result steady
+/// within each run can move far between runs (the book's "Comparing runs", "The figures behind
+/// the rules"), and only runs show that.
 ///
-/// Where the result's own rounds in the two runs scatter more than the table saw it move,
-/// and by more than chance lets two estimates of one variance differ (an F test at
-/// [`WIDER_ROUNDS`]), the pair was disturbed under it, and its rounds speak instead. A quiet result whose rounds differ by chance keeps the table's noise: a
-/// test at 5% widens one result in twenty by chance, and a claim made on one pair would
-/// not hold on the next. The set's movement, read from the other results of the pair, is
-/// not taken for a result the table has: a sweep's noisy edges would widen its quiet
-/// points. Says how the side took the tables.
+/// Where the result's own rounds in the two runs scatter more than the table saw it move, and
+/// by more than chance lets two estimates of one variance differ (an F test at
+/// [`WIDER_ROUNDS`]), the pair was disturbed under it, and its rounds speak instead. A quiet
+/// result whose rounds differ by chance keeps the table's noise: a test at 5% widens one result
+/// in twenty by chance, and a claim made on one pair would not hold on the next. The set's
+/// movement, read from the other results of the pair, is not taken for a result the table has:
+/// a sweep's noisy edges would widen its quiet points. Says how the side took the tables.
 fn with_priors(
     tested: &[Tested],
     variances: Vec<Option<Variance>>,
