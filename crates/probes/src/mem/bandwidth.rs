@@ -17,6 +17,7 @@
 
 use super::pages::mapped::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
+use super::stream::mixes::VECTOR_ISA;
 use super::stream::{Crew, Kernel, Memory, Mix, Per};
 use super::{UNPINNED_THREADS, headline_point, sweep_point};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
@@ -35,7 +36,6 @@ const PLAUSIBLE_PEAK_FROM: Key = Key::new("plausible_peak_from");
 const PLAUSIBLE_PEAK_UNKNOWN: Key = Key::new("plausible_peak_unknown");
 const SEGMENT_BYTES_KEY: Key = Key::new("segment_bytes");
 const SHARE_OF_PEAK: Key = Key::new("share_of_peak");
-const VECTOR_ISA: Key = Key::new("vector_isa");
 
 /// The results it lists ([`ProbeSpec::results`]).
 const RESULTS: &[&str] = &[

@@ -373,12 +373,13 @@ fn curve(
     delays: &[u32],
     results: &mut Vec<BenchResult>,
 ) -> Result<(), ProbeError> {
-    let loaded = crew.loading(Kernel::new(mix, 1), delays[0], |load| {
+    let kernel = Kernel::new(mix, 1);
+    let loaded = crew.loading(kernel, delays[0], |load| {
         (delays.iter().enumerate())
             .map(|(point, &delay)| loaded_point(runner, load, chase, mix, (point, delay)))
             .collect::<Result<Vec<_>, _>>()
     })?;
-    results.extend(loaded.into_iter().map(|point| crew.describe(point)));
+    results.extend(loaded.into_iter().map(|point| crew.describe(point, kernel)));
     let idle = time_chase(runner, chase, mix, delays.len())?;
     results.push(
         idle.with_parameter(LOAD_BYTES_PER_SECOND, 0.0)
@@ -461,7 +462,7 @@ fn peak(runner: &mut Runner, crew: &mut Crew, mix: Mix) -> Result<BenchResult, P
     let kernel = Kernel::new(mix, 1);
     let peak = crew.measure(runner, (&name, &method), kernel, (PEAK_WINDOWS, Per::Line))?;
     Ok(crew
-        .describe(peak.result)
+        .describe(peak.result, kernel)
         .with_bytes_per_operation(64)
         .with_parameter(UNPINNED_THREADS, peak.unpinned))
 }

@@ -273,7 +273,7 @@ fn bandwidth(
         (BANDWIDTH_WINDOWS, Per::Line),
     )?;
     Ok(crew
-        .describe(read.result)
+        .describe(read.result, kernel)
         .with_bytes_per_operation(64)
         .with_parameter(CPU_NODE, reader)
         .with_parameter(MEMORY_NODE, memory)

@@ -99,11 +99,13 @@ impl Load<'_> {
 }
 
 impl Crew<'_, '_> {
-    /// `result` with the crew that ran beside it and the buffer of each of its threads:
-    /// what another program's loaders must match for their figures to compare (a buffer the
-    /// size of a chase can sit partly in a host's larger cache).
-    pub(crate) fn describe(&self, result: BenchResult) -> BenchResult {
-        let result = result.with_parameter(LOADERS, self.cpus.len());
+    /// `result` with the crew that ran `kernel` beside it, the buffer of each of its threads
+    /// and the loop's instruction set: what another program's loaders must match for their
+    /// figures to compare (a buffer the size of a chase can sit partly in a host's larger
+    /// cache; a loop of 256-bit loads moves more than one of 128-bit loads).
+    pub(crate) fn describe(&self, result: BenchResult, kernel: Kernel) -> BenchResult {
+        let result = (result.with_parameter(LOADERS, self.cpus.len()))
+            .with_parameter(super::mixes::VECTOR_ISA, kernel.vector_isa());
         match self.memory {
             Memory::Own { bytes, .. } => result.with_parameter(LOADER_BUFFER_BYTES, bytes),
             Memory::Shares(_) => result,

@@ -81,6 +81,10 @@ pub(crate) struct Kernel {
     avx2: bool,
 }
 
+/// The instruction set a result's loop was compiled for.
+pub(crate) const VECTOR_ISA: latlab_engine::parameters::Key =
+    latlab_engine::parameters::Key::new("vector_isa");
+
 /// What the write loop stores; not a repeated byte, so that it cannot become a memset.
 pub(crate) const WRITE_VALUE: u64 = 0x0123_4567_89AB_CDEF;
 
