@@ -232,9 +232,11 @@ mod tests {
     use super::*;
 
     /// Loading a program costs more than a fork alone. The two are interleaved event by
-    /// event, and no other test of this process runs meanwhile: its size sets the cost of a
-    /// fork, and their buffers changed it from one event to the next (a fork's median once
-    /// read 5.3 M ticks against 3.7 M for fork and exec, with the machine loaded besides).
+    /// event, no test that holds the CPUs runs meanwhile, and the quickest of each is
+    /// compared: the process's size sets the cost of a fork, and another test's buffers can
+    /// change it from one event to the next (a fork's median once read 5.3 M ticks against
+    /// 3.7 M for fork and exec, with the machine loaded besides, and 8.1 M against 3.4 M in
+    /// a full `cargo test`), while the quickest of each is taken when nothing was mapped.
     /// Under qemu-user the costs are the emulator's: a fork copies its translated image, and
     /// the exec leaves it for a native program (exec read 676 k ticks against fork's 686 k).
     #[test]
@@ -262,10 +264,10 @@ mod tests {
         fork.sort_unstable();
         exec.sort_unstable();
         assert!(
-            exec[10] > fork[10],
-            "fork-exec {} ticks, fork {} ticks",
-            exec[10],
-            fork[10]
+            exec[0] > fork[0],
+            "fork-exec {:?} ticks, fork {:?} ticks",
+            exec,
+            fork
         );
         assert!(failure.reason().is_none());
     }
