@@ -511,4 +511,37 @@ mod tests {
         }
         assert_eq!(buffer(&results[3]), None);
     }
+
+    /// Held to a page by the working-set limit, the loaders' buffers are shorter than one
+    /// of their chunks: they still load, stop when told, and the probe ends with every
+    /// figure saying it is a cache's. (Such loaders once spun for ever, deaf to Ctrl-C.)
+    #[test]
+    fn loaders_of_a_page_load_and_stop() {
+        let (sent, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut runner = crate::synthetic_runner();
+            let mut ctx = ProbeContext::for_test(&mut runner);
+            ctx.set_max_size(4 << 10);
+            let _ = sent.send(run(&mut ctx).map_err(|e| e.to_string()));
+        });
+        let results = (ended.recv_timeout(std::time::Duration::from_secs(120)))
+            .expect("mem.loaded ended")
+            .unwrap();
+        let loaded = results
+            .iter()
+            .find(|r| r.name == "mem.loaded/read/0")
+            .unwrap();
+        assert!(
+            loaded
+                .parameter(LOAD_BYTES_PER_SECOND)
+                .unwrap()
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+        assert!(
+            results.iter().all(|r| !r.warnings.is_empty()),
+            "within the caches"
+        );
+    }
 }

@@ -36,7 +36,7 @@ pub(crate) const SETTLE: Duration = Duration::from_millis(5);
 /// Element indices between two rests of a loading crew: two 64-byte lines of each array.
 const BLOCK: usize = 16;
 /// Element indices between two looks at the controls of a loading crew (8 KiB of an
-/// array): its byte count grows by this much at a time.
+/// array): its byte count grows by this much at a time (less for a shorter array).
 const CHUNK: usize = 1024;
 /// How long the crew may take to have its memory.
 const READY_WITHIN: Duration = Duration::from_secs(10);
@@ -347,6 +347,16 @@ impl Shared {
                 }
             },
         };
+        if kernel.array_len(words.len()) == 0 {
+            let why = format!(
+                "a buffer of {} bytes holds no element of each of the {} arrays of {}",
+                size_of_val(words),
+                kernel.mix.arrays(),
+                kernel.mix.label()
+            );
+            *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(why);
+            return;
+        }
         let first_pass = Instant::now();
         black_box(kernel.pass(black_box(&mut *words)));
         let pass_ns = first_pass.elapsed().as_nanos() as u64;
@@ -388,29 +398,30 @@ impl Shared {
     }
 
     /// Passes in chunks until `stop`, resting the delay of the moment after each block and
-    /// counting what each chunk moved.
+    /// counting what each chunk moved; a buffer shorter than a chunk is passed over whole.
     fn free(&self, kernel: Kernel, words: &mut [u64]) {
-        let n = kernel.array_len(words.len()) / CHUNK * CHUNK;
-        let chunk_bytes = (CHUNK / kernel.step) as u64 * kernel.mix.bytes_per_index();
-        loop {
-            for start in (0..n).step_by(CHUNK) {
+        let len = kernel.array_len(words.len());
+        while !self.stop.load(Ordering::Relaxed) {
+            for start in (0..len).step_by(CHUNK) {
                 if self.stop.load(Ordering::Relaxed) {
                     return;
                 }
+                let end = (start + CHUNK).min(len);
                 match self.delay.load(Ordering::Relaxed) {
                     0 => {
-                        black_box(kernel.part(words, start..start + CHUNK));
+                        black_box(kernel.part(words, start..end));
                     }
                     delay => {
-                        for block in (start..start + CHUNK).step_by(BLOCK) {
-                            black_box(kernel.part(words, block..block + BLOCK));
+                        for block in (start..end).step_by(BLOCK) {
+                            black_box(kernel.part(words, block..(block + BLOCK).min(end)));
                             for turn in 0..delay {
                                 black_box(turn);
                             }
                         }
                     }
                 }
-                self.moved.fetch_add(chunk_bytes, Ordering::Relaxed);
+                let visited = (end - start).div_ceil(kernel.step) as u64;
+                (self.moved).fetch_add(visited * kernel.mix.bytes_per_index(), Ordering::Relaxed);
             }
         }
     }
