@@ -19,6 +19,10 @@ fn argument(spec: &'static OptionSpec) -> Arg {
         .help(spec.help);
     match spec.kind {
         Kind::Flag => arg.action(ArgAction::SetTrue),
+        // A path is the system's bytes, UTF-8 or not.
+        Kind::Path => arg
+            .value_name(spec.value_name())
+            .value_parser(clap::value_parser!(std::path::PathBuf)),
         _ => {
             let parse = move |text: &str| spec.parse(text);
             let arg = arg
@@ -49,6 +53,8 @@ impl FromArgMatches for ProbeOptionArgs {
         for spec in declared() {
             let value = match spec.kind {
                 Kind::Flag => Some(Value::Flag(matches.get_flag(spec.name))),
+                Kind::Path => (matches.get_one::<std::path::PathBuf>(spec.name))
+                    .map(|path| Value::Path(path.clone())),
                 _ => matches.get_one::<Value>(spec.name).cloned(),
             };
             if let Some(value) = value {
@@ -68,6 +74,7 @@ impl FromArgMatches for ProbeOptionArgs {
 mod tests {
     use crate::cli::Cli;
     use clap::Parser;
+    use std::ffi::OsStr;
 
     /// What the command line says of a value an option refuses.
     fn refusal(args: &[&str]) -> String {
@@ -110,5 +117,14 @@ mod tests {
         assert!(!values.flag(option("trace-on-miss")));
         assert_eq!(values.count(option("workers")), Some(16));
         assert_eq!(values.path(option("dir")), None);
+
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9");
+        let args = [OsStr::new("latlab"), OsStr::new("run"), OsStr::new("--dir"), odd];
+        let Some(crate::cli::Command::Run(run)) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("not a run");
+        };
+        let dir = run.probe_options.values.path(option("dir")).map(|p| p.as_os_str().to_owned());
+        assert_eq!(dir.as_deref(), Some(odd), "a directory's name is its bytes");
     }
 }
