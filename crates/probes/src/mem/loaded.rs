@@ -34,8 +34,8 @@
 //! says what it left out, and `latlab run --only mem.loaded` all of them.
 
 use super::UNPINNED_THREADS;
-use super::latency::chase::{Chase, Layout, walk};
-use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
+use super::latency::PREFETCH_PROOF_STRIDE;
+use super::latency::chase::{Chase, main_memory_ring, time_ring};
 use super::sizes::size_label;
 use super::stream::crew::{Load, SETTLE, WINDOW};
 use super::stream::{Crew, Kernel, LOADERS, Memory, Mix, Per};
@@ -44,7 +44,6 @@ use crate::sweep_time::PointClock;
 use crate::{ProbeContext, ProbeError, ProbeSpec, Suite, Typical, keeping_measured};
 use latlab_engine::SharedHost;
 use latlab_engine::host::AffinityGuard;
-use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{
     CurveEnds, Line, Measure, Panel, Plot, ReferenceLine, Scale, Stroke, Template, Unit, XAxis,
@@ -263,20 +262,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     });
     let _affinity = AffinityGuard::save(&host);
     host.pin_to_cpu(*chaser).map_err(ProbeError::Failed)?;
-    let chase = Chase::build(
-        chase_bytes as usize,
-        PREFETCH_PROOF_STRIDE,
-        Layout::PageGroups {
-            group_bytes: TLB_GROUP_PAGES * super::pages::mapped::page_size(),
-        },
-        false,
-    )
-    .map_err(|e| {
-        ProbeError::Failed(format!(
-            "could not map a {} chase: {e}",
-            size_label(chase_bytes)
-        ))
-    })?;
+    let chase = main_memory_ring(chase_bytes).map_err(ProbeError::Failed)?;
     chase.warm();
     let suite = ctx.suite;
     keeping_measured(|results| {
@@ -427,26 +413,12 @@ fn time_chase(
         chase.lines(),
         mix.describe()
     );
-    let mut p = chase.start();
     // The heaviest point of reads is the headline's: samples enough for its percentiles.
     let sampling: fn(&mut latlab_engine::Config) = match (mix, point) {
         (Mix::Read, 0) => |config| headline_point(true)(config),
         _ => sweep_point,
     };
-    let result = runner.scoped(sampling, |runner| {
-        runner.bench(&name, &method, move || {
-            // SAFETY: `p` is in the ring, which the caller keeps alive past the benchmark.
-            p = unsafe { walk::<LOADS_PER_CALL>(p) };
-            p
-        })
-    })?;
-    Ok(result
-        .per_operation(LOADS_PER_CALL as u64)
-        .with_parameter(
-            key::WORKING_SET_BYTES,
-            chase.lines() * PREFETCH_PROOF_STRIDE,
-        )
-        .with_parameter(key::LAYOUT, "pagegroups"))
+    Ok(time_ring(runner, chase, (&name, &method), sampling)?)
 }
 
 /// The peak of `mix` on every CPU of `crew` at once, as the time per 64-byte line moved.

@@ -17,16 +17,14 @@
 //! results say so.
 
 use super::UNPINNED_THREADS;
-use super::latency::chase::{Chase, Layout, walk};
-use super::latency::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
+use super::latency::PREFETCH_PROOF_STRIDE;
+use super::latency::chase::{Chase, main_memory_ring, time_ring};
 use super::loaded::{loader_bytes, main_memory_chase_bytes};
 use super::pages::nodes::made_on_node;
-use super::sizes::size_label;
 use super::stream::{Crew, Kernel, Memory, Mix, Per};
 use crate::{ProbeContext, ProbeError, ProbeSpec, Typical, keeping_measured};
 use latlab_engine::environment::MemoryNode;
 use latlab_engine::host::AffinityGuard;
-use latlab_engine::names::key;
 use latlab_engine::parameters::Key;
 use latlab_engine::presentation::{PairMatrix, Presentation, Template, Unit};
 use latlab_engine::{BenchResult, Runner, SharedHost};
@@ -193,22 +191,7 @@ fn latency_row(
         return Ok(());
     };
     host.pin_to_cpu(first_cpus[0]).map_err(ProbeError::Failed)?;
-    let build = || {
-        Chase::build(
-            bytes as usize,
-            PREFETCH_PROOF_STRIDE,
-            Layout::PageGroups {
-                group_bytes: TLB_GROUP_PAGES * super::pages::mapped::page_size(),
-            },
-            false,
-        )
-        .map_err(|e| {
-            format!(
-                "could not map a {} chase on node {memory}: {e}",
-                size_label(bytes)
-            )
-        })
-    };
+    let build = || main_memory_ring(bytes).map_err(|why| format!("on node {memory}: {why}"));
     let span = |chase: &Chase| (chase.start(), chase.lines() * PREFETCH_PROOF_STRIDE);
     // The ring's pages are placed as it is written: the binding is needed for that only.
     let chase = made_on_node(host, nodes.binding(memory), build, span)
@@ -224,22 +207,9 @@ fn latency_row(
             chase.lines(),
             one_node_note(nodes)
         );
-        let mut p = chase.start();
-        let result = runner.scoped(super::sweep_point, |runner| {
-            runner.bench(&name, &method, move || {
-                // SAFETY: `p` is in the ring, which outlives the benchmark.
-                p = unsafe { walk::<LOADS_PER_CALL>(p) };
-                p
-            })
-        })?;
+        let result = time_ring(runner, &chase, (&name, &method), super::sweep_point)?;
         results.push(
             result
-                .per_operation(LOADS_PER_CALL as u64)
-                .with_parameter(
-                    key::WORKING_SET_BYTES,
-                    chase.lines() * PREFETCH_PROOF_STRIDE,
-                )
-                .with_parameter(key::LAYOUT, "pagegroups")
                 .with_parameter(CHASER_CPU, cpus[0])
                 .with_parameter(CPU_NODE, *reader)
                 .with_parameter(MEMORY_NODE, memory)

@@ -27,8 +27,12 @@
 //! visits of a line every other line is visited: no part of the set stays cached by being
 //! skipped.
 
+use super::{LOADS_PER_CALL, PREFETCH_PROOF_STRIDE, TLB_GROUP_PAGES};
 use crate::mem::pages::mapped::MappedBuffer;
+use crate::mem::sizes::size_label;
 use crate::random::SplitMix64;
+use latlab_engine::names::key;
+use latlab_engine::{BenchResult, Interrupted, Runner};
 use std::io;
 
 /// How the lines of a working set are ordered in the ring.
@@ -151,6 +155,38 @@ pub(crate) fn visiting_order(lines: usize, stride_bytes: usize, layout: Layout) 
             groups.into_iter().flatten().collect()
         }
     }
+}
+
+/// A ring over main memory as `mem.latency` reads its `DRAM` level (and `mem.loaded` and
+/// `mem.numa` read main memory): `bytes` of it, a line per [`PREFETCH_PROOF_STRIDE`]
+/// bytes, random within groups of [`TLB_GROUP_PAGES`] pages.
+pub(crate) fn main_memory_ring(bytes: u64) -> Result<Chase, String> {
+    let group_bytes = TLB_GROUP_PAGES * crate::mem::pages::mapped::page_size();
+    let layout = Layout::PageGroups { group_bytes };
+    Chase::build(bytes as usize, PREFETCH_PROOF_STRIDE, layout, false)
+        .map_err(|e| format!("could not map a {} chase: {e}", size_label(bytes)))
+}
+
+/// `ring` (a [`main_memory_ring`]) timed as `(name, method)` with `sampling`: dependent
+/// loads, [`LOADS_PER_CALL`] a call, the result per load.
+pub(crate) fn time_ring(
+    runner: &mut Runner,
+    ring: &Chase,
+    (name, method): (&str, &str),
+    sampling: impl FnOnce(&mut latlab_engine::Config),
+) -> Result<BenchResult, Interrupted> {
+    let mut p = ring.start();
+    let result = runner.scoped(sampling, |runner| {
+        runner.bench(name, method, move || {
+            // SAFETY: `p` is in the ring, which the caller keeps alive past the benchmark.
+            p = unsafe { walk::<LOADS_PER_CALL>(p) };
+            p
+        })
+    })?;
+    let span = ring.lines() * PREFETCH_PROOF_STRIDE;
+    Ok((result.per_operation(LOADS_PER_CALL as u64))
+        .with_parameter(key::WORKING_SET_BYTES, span)
+        .with_parameter(key::LAYOUT, "pagegroups"))
 }
 
 #[cfg(test)]
