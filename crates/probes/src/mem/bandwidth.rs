@@ -3,17 +3,22 @@
 //!
 //! For each working set from 4 KiB up to the largest (in the quick suite four times the last
 //! cache the latency curve found, else four times the kernel's last-level cache; see
-//! [`crate::ProbeContext::max_working_set_from_curve`]) a buffer of 64-bit elements is mapped and touched, then passed over by each loop of
-//! `stream/mixes.rs`: read (sum), write (store a value) and modify (`x = x * 2`), visiting every
-//! element or every 4th (two elements per 64-byte line: the whole line still moves, so the
-//! useful rate drops where the set leaves the caches). One call of the measured closure is a
-//! pass over the buffer, or beyond 2 MiB over the next of its equal segments in turn (the
-//! working set is still the whole buffer; a sample lasts a fraction of a pass of a large
-//! one rather than several passes); results are per element visited, and as GB/s (10^9 bytes per second) counting the
-//! bytes the loop reads plus the bytes it writes, as STREAM does. At the largest size every
-//! loop is run again on every online CPU at once, by the crew of `stream/crew.rs`, and the read rates are
-//! compared with the peak the memory modules could deliver, when the firmware says what they
-//! are.
+//! [`crate::ProbeContext::max_working_set_from_curve`]) a buffer of 64-bit elements is
+//! mapped and touched, then passed over by each loop of `stream/mixes.rs`: read (sum), write
+//! (store a value) and modify (`x = x * 2`), visiting every element or every 4th (two
+//! elements per 64-byte line: the whole line still moves, so the useful rate drops where the
+//! set leaves the caches). One call of the measured closure is a pass over the buffer, or
+//! beyond 2 MiB over the next of its equal segments in turn (the working set is still the
+//! whole buffer; a sample lasts a fraction of a pass of a large one rather than several
+//! passes). Results are per element visited, and as GB/s (10^9 bytes per second) counting
+//! the bytes the loop reads plus the bytes it writes, as STREAM does.
+//!
+//! At the largest size every loop runs again on every online CPU at once, by the crew of
+//! `stream/crew.rs` sharing the buffer out, and the read rates are compared with the peak
+//! the memory modules could deliver, when the firmware says what they are. `mem.loaded`'s
+//! read peak is a like figure measured apart: over a buffer of each CPU's own, at least four
+//! times the largest cache, so that it is main memory's whatever this sweep's largest set
+//! turns out to be (in the quick suite, four times the last cache the curve found).
 
 use super::pages::mapped::MappedBuffer;
 use super::sizes::{is_sweep_detail, size_label, working_sets};
