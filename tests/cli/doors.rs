@@ -87,16 +87,7 @@ const READERS: &[Reader] = &[
         reached: Reached::Found,
         set_up: |dir, file| {
             place(file, &dir.join("out/baselines/b/run-1.json"));
-            let run = [
-                "run",
-                "--synthetic",
-                "--only",
-                "cpu.call",
-                "-q",
-                "--out",
-                "out",
-            ];
-            args(&[&run[..], &["--baseline", "b"]].concat())
+            synthetic_call_into("out", &["--baseline", "b"])
         },
     },
 ];
@@ -335,7 +326,10 @@ fn a_link_swapped_in_while_a_run_writes_never_redirects_a_file_of_its_own() {
         })
     };
     for _ in 0..15 {
-        let _ = within(dir.path(), &saving_run_into("race"));
+        let _ = within(
+            dir.path(),
+            &synthetic_call_into("race", &["--save-baseline", "x"]),
+        );
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
@@ -368,9 +362,8 @@ fn within(dir: &Path, args: &[String]) -> Output {
         .unwrap()
 }
 
-/// A synthetic run of `cpu.call` into `out` that saves baseline `x`: what a race plays
-/// against.
-fn saving_run_into(out: &str) -> Vec<String> {
+/// A quiet synthetic run of `cpu.call` into `out`, then `more`.
+fn synthetic_call_into(out: &str, more: &[&str]) -> Vec<String> {
     let words = [
         "run",
         "--synthetic",
@@ -380,7 +373,7 @@ fn saving_run_into(out: &str) -> Vec<String> {
         "--out",
         out,
     ];
-    args(&[&words[..], &["--save-baseline", "x"]].concat())
+    args(&[&words[..], more].concat())
 }
 
 fn args(words: &[&str]) -> Vec<String> {
@@ -468,7 +461,10 @@ fn another_user_cannot_redirect_roots_files() {
         .spawn()
         .expect("setpriv (util-linux)");
     for _ in 0..15 {
-        let output = within(dir.path(), &saving_run_into("nb/w/race"));
+        let output = within(
+            dir.path(),
+            &synthetic_call_into("nb/w/race", &["--save-baseline", "x"]),
+        );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("panicked"), "{stderr}");
     }

@@ -211,7 +211,9 @@ impl OptionValues {
     }
 }
 
-/// A value as it would be written on the command line.
+/// A value as it would be written on the command line. A path is written as text: a probe
+/// in a process of its own that declared a path option would get a name that is not UTF-8
+/// altered (none declares one).
 fn value_text(value: &Value) -> String {
     match value {
         Value::Bytes(bytes) => bytes.to_string(),

@@ -244,9 +244,9 @@ fn three_to_one<const STEP: usize>((a, [b, c, d]): (&mut [u64], [&[u64]; 3])) ->
 
 /// Defines `pass`, the dispatch to every loop, with the given attributes and qualifiers, so
 /// that each instruction set gets its own copy of the same source. A one-array mix goes to a
-/// function of its own that gets its slice as it is, as the single-array loops always did:
-/// sharing one function with the many-array loops made the every-4th loops of 4 KiB sets
-/// run at less than half their rate.
+/// function of its own that gets its slice as it is: one function for every mix slowed the
+/// every-4th loops of small sets (the book's memory methods, "The figures behind the
+/// rules").
 macro_rules! compiled_loops {
     ($(#[$attr:meta])* [$($qualifiers:tt)*]) => {
         $(#[$attr])*
