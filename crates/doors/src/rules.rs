@@ -3,6 +3,8 @@
 //! baseline's run, a noise table, a callgrind dump). A number that breaks its rule is one
 //! no latlab writes: the file was edited or damaged, and is refused naming the field.
 
+use std::fmt::Display;
+
 /// The smallest time per operation a measured figure can have: a millionth of a nanosecond.
 pub const MIN_TIME_NS: f64 = 1e-6;
 /// The largest time per operation any figure can have: a day.
@@ -44,7 +46,7 @@ pub enum Rule {
 
 /// Checks `value`, read at `field`, against `rule`: the value, or one line naming the field,
 /// the value and the rule it breaks.
-pub fn check(field: &str, value: f64, rule: Rule) -> Result<f64, String> {
+pub fn check(field: impl Display + Copy, value: f64, rule: Rule) -> Result<f64, String> {
     let broken = |why: &str| Err(format!("{field} is {value:e}: {why}"));
     if !value.is_finite() {
         return broken("a number latlab writes is finite");

@@ -206,15 +206,12 @@ impl Samples {
             return;
         }
         let host = [("host", run.host.as_str()), ("cpu_model", &run.cpu_model)];
-        let labels: Vec<String> = (labels.iter().chain(&host))
-            .map(|(label, value)| format!("{label}=\"{}\"", escaped(value)))
-            .collect();
-        let _ = write!(
-            self.text,
-            "{name}{{{}}} {}",
-            labels.join(","),
-            number(value)
-        );
+        self.text.push_str(name);
+        for (i, (label, value)) in labels.iter().chain(&host).enumerate() {
+            let opening = if i == 0 { '{' } else { ',' };
+            let _ = write!(self.text, "{opening}{label}=\"{}\"", escaped(value));
+        }
+        let _ = write!(self.text, "}} {}", number(value));
         if let Some(stamp) = stamp {
             let _ = write!(self.text, " {stamp}");
         }
@@ -236,8 +233,11 @@ fn number(value: f64) -> String {
 }
 
 /// A label value as the format writes it: backslash, double quote and line feed escaped.
-pub fn escaped(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
+pub fn escaped(value: &str) -> std::borrow::Cow<'_, str> {
+    if !value.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
+        return std::borrow::Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() + 2);
     for c in value.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -246,7 +246,7 @@ pub fn escaped(value: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 impl RunMetrics {

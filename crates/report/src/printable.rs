@@ -69,7 +69,11 @@ fn is_bidi_control(c: char) -> bool {
 /// `text` as one line: line breaks and tabs shown as `\n`, `\r` and `\t`, every other
 /// control or bidirectional character escaped as [`printable`] does.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+    // Printable ASCII, nearly every name, is told at a byte a step.
+    let printable = |b: &u8| (b' '..=b'~').contains(b);
+    if text.as_bytes().iter().all(printable)
+        || !text.chars().any(|c| c.is_control() || is_bidi_control(c))
+    {
         return Cow::Borrowed(text);
     }
     Cow::Owned(

@@ -21,6 +21,7 @@ use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::presentation::Presentations;
 use latlab_engine::stats::Summary;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::hash::Hasher;
 
 /// The version of the summary's schema; raised on incompatible changes.
@@ -31,7 +32,7 @@ pub const SUMMARY_KEY: &str = "latlab_summary_version";
 /// A run in brief: what a fleet reads of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RunSummary {
+pub struct RunSummary<'a> {
     pub latlab_summary_version: u32,
     pub latlab_version: String,
     /// RFC 3339, UTC, as in the results file.
@@ -41,19 +42,23 @@ pub struct RunSummary {
     pub complete: bool,
     pub environment: Environment,
     /// The headline rows this run has a figure for, in the table's order.
-    pub headline: Vec<HeadlineFigure>,
+    #[serde(borrow)]
+    pub headline: Vec<HeadlineFigure<'a>>,
     /// Every result, in run order.
-    pub results: Vec<ResultSummary>,
+    #[serde(borrow)]
+    pub results: Vec<ResultSummary<'a>>,
 }
 
 /// A headline row's figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HeadlineFigure {
+pub struct HeadlineFigure<'a> {
     /// The row, as the table names it (`Main memory reference`).
-    pub operation: String,
+    #[serde(borrow)]
+    pub operation: Cow<'a, str>,
     /// The result it is read from (`mem.latency/level/DRAM`).
-    pub result: String,
+    #[serde(borrow)]
+    pub result: Cow<'a, str>,
     pub median_ns: f64,
     pub p5_ns: f64,
     pub p95_ns: f64,
@@ -63,11 +68,13 @@ pub struct HeadlineFigure {
 /// One result, in brief.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ResultSummary {
-    pub name: String,
+pub struct ResultSummary<'a> {
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
     /// A stable 64-bit hash of its method's text, in hex: two results with one id were
     /// measured the same way.
-    pub method_id: String,
+    #[serde(borrow)]
+    pub method_id: Cow<'a, str>,
     pub kind: ResultKind,
     /// Nanoseconds per operation.
     pub median_ns: f64,
@@ -87,15 +94,15 @@ pub struct ResultSummary {
     pub suspect: bool,
 }
 
-impl RunSummary {
+impl RunSummary<'_> {
     /// The summary of `run`, its headline read as `declared` says.
-    pub fn of(run: &RunRecord, declared: &Presentations) -> RunSummary {
+    pub fn of(run: &RunRecord, declared: &Presentations) -> RunSummary<'static> {
         let headline = (headline_rows(run, declared).into_iter())
             .filter_map(|row| {
                 let measured = row.measured?;
                 Some(HeadlineFigure {
-                    operation: row.operation,
-                    result: measured.result,
+                    operation: row.operation.into(),
+                    result: measured.result.into(),
                     median_ns: measured.median_ns,
                     p5_ns: measured.p5_ns,
                     p95_ns: measured.p95_ns,
@@ -116,24 +123,24 @@ impl RunSummary {
     }
 
     /// The result named `name`.
-    pub fn result(&self, name: &str) -> Option<&ResultSummary> {
+    pub fn result(&self, name: &str) -> Option<&ResultSummary<'_>> {
         self.results.iter().find(|r| r.name == name)
     }
 }
 
-impl ResultSummary {
+impl ResultSummary<'_> {
     /// Measured, as the results file's rules say: neither derived from others nor suspect.
     pub fn is_measured(&self) -> bool {
         self.kind != ResultKind::Derived && !self.suspect
     }
 
-    fn of(result: &BenchResult) -> ResultSummary {
+    fn of(result: &BenchResult) -> ResultSummary<'static> {
         let between_rounds_cv = (result.round_medians_ns.len() > 1)
             .then(|| Summary::of(&result.round_medians_ns)?.cv)
             .flatten();
         ResultSummary {
-            name: result.name.clone(),
-            method_id: method_id(&result.method),
+            name: result.name.clone().into(),
+            method_id: method_id(&result.method).into(),
             kind: result.kind,
             median_ns: result.summary.median,
             median_ci95_ns: result.summary.median_ci95,
@@ -171,27 +178,42 @@ pub fn is_summary(bytes: &[u8]) -> bool {
 
 /// Reads a summary; the error says what is wrong with it, and its names are made one line
 /// each ([`crate::printable::one_line`]).
-pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary, String> {
+pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary<'_>, String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let version = serde_json::from_slice::<Version>(bytes).map_err(|e| {
-        if e.is_eof() {
-            format!("a latlab summary, but damaged: it is truncated ({e}); write it again")
-        } else {
-            format!("not a latlab summary this latlab reads ({e})")
+    // Read once into the current schema; only a document that does not read is read again
+    // for its version alone, so that a newer schema is refused by name.
+    // UTF-8 checked once for the whole text, not string by string.
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| format!("not a latlab summary this latlab reads (not UTF-8: {e})"))?;
+    let mut summary = match serde_json::from_str::<RunSummary<'_>>(text) {
+        Ok(summary) => summary,
+        Err(e) => {
+            return Err(match serde_json::from_str::<Version>(text) {
+                Ok(version) if version.latlab_summary_version != SUMMARY_SCHEMA_VERSION => {
+                    other_schema(version.latlab_summary_version)
+                }
+                Ok(_) => format!("a latlab summary, but damaged ({e}); write it again"),
+                Err(e) if e.is_eof() => {
+                    format!("a latlab summary, but damaged: it is truncated ({e}); write it again")
+                }
+                Err(e) => format!("not a latlab summary this latlab reads ({e})"),
+            });
         }
-    })?;
-    if version.latlab_summary_version != SUMMARY_SCHEMA_VERSION {
-        return Err(format!(
-            "a summary of schema {}, which this latlab (schema {SUMMARY_SCHEMA_VERSION}) does \
-             not read; read it with the latlab that wrote it",
-            version.latlab_summary_version
-        ));
+    };
+    if summary.latlab_summary_version != SUMMARY_SCHEMA_VERSION {
+        return Err(other_schema(summary.latlab_summary_version));
     }
-    let mut summary: RunSummary = serde_json::from_slice(bytes)
-        .map_err(|e| format!("a latlab summary, but damaged ({e}); write it again"))?;
     check_figures(&summary).map_err(|why| format!("{why}; write the summary again"))?;
     one_line_fields(&mut summary);
     Ok(summary)
+}
+
+/// The refusal of a summary of another schema than this latlab's.
+fn other_schema(version: u32) -> String {
+    format!(
+        "a summary of schema {version}, which this latlab (schema {SUMMARY_SCHEMA_VERSION}) \
+         does not read; read it with the latlab that wrote it"
+    )
 }
 
 /// The version alone, read first so a newer schema is refused by name.
@@ -203,79 +225,95 @@ struct Version {
 /// Every figure a time a run could have written (a measured one at least
 /// [`validate::MIN_TIME_NS`], a headline figure positive), every size within bounds, each result and headline row named once and
 /// each row read from a result of the summary.
-fn check_figures(summary: &RunSummary) -> Result<(), String> {
+fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
     validate::environment(&summary.environment)?;
+    let hasher = fnv::FnvBuildHasher::default();
+    let mut names =
+        std::collections::HashSet::with_capacity_and_hasher(summary.results.len(), hasher);
+    for result in &summary.results {
+        // The field's name is written out only for a refusal: a fleet checks millions.
+        let at = |field: &'static str| Field("results", &result.name, field);
+        if !names.insert(result.name.as_ref()) {
+            return Err(format!(
+                "{}.name names a result already in the summary",
+                at("")
+            ));
+        }
+        validate::time(at("median_ns"), result.median_ns)?;
+        if result.is_measured() {
+            validate::measured_median(at("median_ns"), result.median_ns)?;
+        }
+        let [low, high] = result.median_ci95_ns;
+        for bound in [low, high] {
+            validate::time(at("median_ci95_ns"), bound)?;
+        }
+        if low > result.median_ns || result.median_ns > high {
+            return Err(format!(
+                "{}.median_ci95_ns ({low} to {high} ns) does not hold its median ({} ns): \
+                 write the summary again",
+                at(""),
+                result.median_ns
+            ));
+        }
+        if let Some(cv) = result.between_rounds_cv {
+            validate::within(at("between_rounds_cv"), cv, 0.0, validate::MAX_CV)?;
+        }
+        if let Some(bytes) = result.bytes_per_operation
+            && !(1.0..=MAX_BYTES).contains(&(bytes as f64))
+        {
+            return Err(format!(
+                "{}.bytes_per_operation is {bytes}: outside 1 byte to a pebibyte",
+                at("")
+            ));
+        }
+    }
     let mut operations = std::collections::HashSet::new();
     for row in &summary.headline {
-        let at = format!("headline ({})", row.operation);
-        if !operations.insert(row.operation.as_str()) {
-            return Err(format!("{at} is a row already in the headline"));
+        let at = |field: &'static str| Field("headline", &row.operation, field);
+        if !operations.insert(row.operation.as_ref()) {
+            return Err(format!("{} is a row already in the headline", at("")));
         }
         for (field, value) in [
             ("median_ns", row.median_ns),
             ("p5_ns", row.p5_ns),
             ("p95_ns", row.p95_ns),
         ] {
-            validate::time(&format!("{at}.{field}"), value)?;
+            validate::time(at(field), value)?;
         }
-        if summary.result(&row.result).is_none() {
+        if !names.contains(row.result.as_ref()) {
             return Err(format!(
-                "{at}.result names {}, which is not among the summary's results",
+                "{}.result names {}, which is not among the summary's results",
+                at(""),
                 row.result
             ));
         }
         // A headline figure is a time an operation took, whatever its result was flagged:
         // a run writes none that is not positive.
-        latlab_doors::rules::check(
-            &format!("{at}.median_ns"),
-            row.median_ns,
-            latlab_doors::rules::Rule::PositiveTime,
-        )?;
-    }
-    let mut names = std::collections::HashSet::new();
-    for result in &summary.results {
-        let at = format!("results ({})", result.name);
-        if !names.insert(result.name.as_str()) {
-            return Err(format!("{at}.name names a result already in the summary"));
-        }
-        validate::time(&format!("{at}.median_ns"), result.median_ns)?;
-        if result.is_measured() {
-            validate::measured_median(&format!("{at}.median_ns"), result.median_ns)?;
-        }
-        let [low, high] = result.median_ci95_ns;
-        for bound in [low, high] {
-            validate::time(&format!("{at}.median_ci95_ns"), bound)?;
-        }
-        if low > result.median_ns || result.median_ns > high {
-            return Err(format!(
-                "{at}.median_ci95_ns ({low} to {high} ns) does not hold its median ({} ns): \
-                 write the summary again",
-                result.median_ns
-            ));
-        }
-        if let Some(cv) = result.between_rounds_cv {
-            validate::within(
-                &format!("{at}.between_rounds_cv"),
-                cv,
-                0.0,
-                validate::MAX_CV,
-            )?;
-        }
-        if let Some(bytes) = result.bytes_per_operation
-            && !(1.0..=MAX_BYTES).contains(&(bytes as f64))
-        {
-            return Err(format!(
-                "{at}.bytes_per_operation is {bytes}: outside 1 byte to a pebibyte"
-            ));
-        }
+        let positive = latlab_doors::rules::Rule::PositiveTime;
+        latlab_doors::rules::check(at("median_ns"), row.median_ns, positive)?;
     }
     Ok(())
+}
+
+/// A field as a refusal names it, `results (NAME).FIELD` or `headline (ROW).FIELD`, written
+/// out only when it is shown.
+#[derive(Clone, Copy)]
+struct Field<'a>(&'static str, &'a str, &'static str);
+
+impl std::fmt::Display for Field<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Field(list, name, field) = self;
+        match field {
+            &"" => write!(f, "{list} ({name})"),
+            field => write!(f, "{list} ({name}).{field}"),
+        }
+    }
 }
 
 /// Each headline row is the figure of the result it names, read as the row `declared` reads
 /// it (scaled, for a row of bytes): a row edited apart from its result is refused. Rows
 /// this latlab does not declare are left as they are.
-pub fn check_headline(summary: &RunSummary, declared: &Presentations) -> Result<(), String> {
+pub fn check_headline(summary: &RunSummary<'_>, declared: &Presentations) -> Result<(), String> {
     for row in &summary.headline {
         let Some(declaration) = (declared.headline.iter()).find(|d| d.operation == row.operation)
         else {
@@ -298,18 +336,25 @@ pub fn check_headline(summary: &RunSummary, declared: &Presentations) -> Result<
 }
 
 /// The names printed from a summary, each made one line.
-fn one_line_fields(summary: &mut RunSummary) {
+fn one_line_fields(summary: &mut RunSummary<'_>) {
     use crate::printable::{make_one_line as fix, make_short_line};
     make_short_line(&mut summary.environment.host_name);
     make_short_line(&mut summary.environment.cpu.model);
     fix(&mut summary.started_at);
     fix(&mut summary.suite);
     for row in &mut summary.headline {
-        fix(&mut row.operation);
-        fix(&mut row.result);
+        fix_name(&mut row.operation);
+        fix_name(&mut row.result);
     }
     for result in &mut summary.results {
-        fix(&mut result.name);
+        fix_name(&mut result.name);
+    }
+}
+
+/// Makes a name read from the summary's text one line, copied only where it changes.
+fn fix_name(name: &mut Cow<'_, str>) {
+    if let Cow::Owned(fixed) = crate::printable::one_line(name) {
+        *name = Cow::Owned(fixed);
     }
 }
 
@@ -486,6 +531,15 @@ mod tests {
                 .unwrap_err()
                 .contains("schema 9")
         );
+        // A newer schema is refused by name even where its fields are not this one's.
+        let newer_fields = newer.replacen("\"suite\":", "\"extra\":1,\"suite\":", 1);
+        let refused = parse_summary(newer_fields.as_bytes()).unwrap_err();
+        assert!(refused.contains("schema 9"), "{refused}");
+        // Names written with escapes read as the names they spell.
+        let escaped = text.replace("mem.latency/level/L2", "mem.latency/level/L\\u0032");
+        assert_ne!(escaped, text);
+        let read = parse_summary(escaped.as_bytes()).unwrap();
+        assert!(read.result("mem.latency/level/L2").is_some());
         let damaged = text.replacen("\"median_ns\":4.1", "\"median_ns\":1e300", 1);
         assert!(
             parse_summary(damaged.as_bytes())

@@ -7,12 +7,13 @@
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::names::key;
 use latlab_engine::stats::Summary;
+use std::fmt::Display;
 
 pub use latlab_doors::rules::{MAX_TIME_NS, MIN_TIME_NS};
 use latlab_doors::rules::{Rule, check};
 
 /// [`check`], its value dropped.
-fn check_rule(at: &str, value: f64, rule: Rule) -> Result<(), String> {
+fn check_rule(at: impl Display + Copy, value: f64, rule: Rule) -> Result<(), String> {
     check(at, value, rule).map(drop)
 }
 /// The largest size a parameter or an operation can name: a pebibyte.
@@ -439,7 +440,7 @@ fn time_at(at: &str, field: &str, ns: f64) -> Result<(), String> {
 /// A time ([`Rule::Time`]): finite, not subnormal, and at most [`MAX_TIME_NS`] in size.
 /// Zero and negative times are allowed: a difference of two figures, noise under a
 /// subtracted empty loop, or an empty loop the compiler removed can read so.
-pub(crate) fn time(at: &str, ns: f64) -> Result<(), String> {
+pub(crate) fn time(at: impl Display + Copy, ns: f64) -> Result<(), String> {
     check(at, ns, Rule::Time).map(drop)
 }
 
@@ -494,12 +495,17 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
 /// [`MIN_TIME_NS`] ([`Rule::PositiveTime`]): the rule of a results file and of a summary
 /// alike. (A loop whose work read no time more than its empty twin is judged optimised
 /// away, never measured.)
-pub(crate) fn measured_median(field: &str, median: f64) -> Result<(), String> {
+pub(crate) fn measured_median(field: impl Display + Copy, median: f64) -> Result<(), String> {
     check_rule(field, median, Rule::PositiveTime)
 }
 
 /// A figure that must lie between `least` and `most` (and so be finite).
-pub(crate) fn within(at: &str, value: f64, least: f64, most: f64) -> Result<(), String> {
+pub(crate) fn within(
+    at: impl Display + Copy,
+    value: f64,
+    least: f64,
+    most: f64,
+) -> Result<(), String> {
     if !(least..=most).contains(&value) || value.is_subnormal() {
         return Err(format!(
             "{at} is {value:e}; it must be between {least:e} and {most:e}: the file is damaged"

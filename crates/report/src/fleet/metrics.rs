@@ -45,9 +45,12 @@ pub fn carries_latest_runs_only(format: &FileFormat<FleetReport>) -> bool {
 /// The runs the OpenMetrics exports leave out, by their labels in the fleet's table: each
 /// an earlier run of a host (name and CPU model) whose latest run is exported.
 pub fn runs_left_out(fleet: &Fleet) -> Vec<&str> {
-    let latest = latest_of_each_host(fleet);
+    let latest: std::collections::HashSet<*const HostRun> = (latest_of_each_host(fleet)
+        .into_iter())
+    .map(std::ptr::from_ref)
+    .collect();
     (fleet.hosts.iter())
-        .filter(|host| !latest.iter().any(|kept| std::ptr::eq(*kept, *host)))
+        .filter(|host| !latest.contains(&std::ptr::from_ref(*host)))
         .map(|host| host.label.as_str())
         .collect()
 }

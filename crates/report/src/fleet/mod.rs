@@ -273,13 +273,13 @@ impl Fleet {
 /// `notes`.
 fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
     let (distinct, copies) = crate::copies::distinct_runs(extracts, |extract| {
-        let figures: Vec<(&String, u64)> = (extract.figures.iter())
-            .map(|(row, figure)| (row, figure.median_ns.to_bits()))
+        let figures: Vec<(String, u64)> = (extract.figures.iter())
+            .map(|(row, figure)| (row.clone(), figure.median_ns.to_bits()))
             .collect();
         (
             (extract.host_name.clone(), extract.cpu_model.clone()),
             extract.started_at.clone(),
-            format!("{figures:?}"),
+            figures,
         )
     });
     let copies: Vec<PathBuf> = copies.into_iter().map(|copy| copy.path).collect();

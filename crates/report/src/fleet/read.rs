@@ -364,19 +364,19 @@ impl Extract {
         }
     }
 
-    fn of_summary(path: &Path, summary: RunSummary) -> Extract {
+    fn of_summary(path: &Path, summary: RunSummary<'_>) -> Extract {
         let figures = (summary.headline.iter())
             .filter_map(|row| {
                 let source = summary.result(&row.result)?;
                 let figure = RowFigure {
                     median_ns: row.median_ns,
                     result: ResultFigure {
-                        name: source.name.clone(),
+                        name: source.name.to_string(),
                         median_ns: source.median_ns,
                         bytes_per_operation: source.bytes_per_operation,
                     },
                 };
-                Some((row.operation.clone(), figure))
+                Some((row.operation.to_string(), figure))
             })
             .collect();
         Extract {
