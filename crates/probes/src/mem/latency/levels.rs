@@ -205,7 +205,7 @@ fn segments(values: &[f64], penalty: f64) -> Vec<std::ops::Range<usize>> {
 
 /// The size at which the curve, after point `from`, first reaches `threshold`, interpolated
 /// on log–log axes between the two points around it.
-fn crossing(points: &[Point], from: usize, threshold: f64) -> Option<u64> {
+pub(super) fn crossing(points: &[Point], from: usize, threshold: f64) -> Option<u64> {
     points[from..].windows(2).find_map(|pair| {
         let (a, b) = (pair[0], pair[1]);
         if a.latency_ns < threshold && b.latency_ns >= threshold {

@@ -36,8 +36,11 @@
 //! memory (within 15% of their median, 60 ns or more), the other layouts go as far and no
 //! further, with a note naming the plateau and the kernel's claim. A kernel's cache sizes
 //! are a claim (a guest may report the host's 260 MiB L3 and get 32 MiB of it); the curve
-//! is not. The levels are found on the `pagegroups` curve (`levels.rs`) and compared with
-//! the caches the kernel reports; where the curve reached main memory, the last cache's end
+//! is not. The levels are found on the `pagegroups` curve (`levels.rs`); their sizes are
+//! measured in the bytes a cache holds on a ring over every line around each level's end
+//! (`every_line.rs`: where a one-line-in-four ring leaves a level is a span, which the
+//! cache holds more or less of as the core's prefetchers fill the skipped lines), and
+//! compared with the caches the kernel reports; where the curve reached main memory, the last cache's end
 //! is kept for the sweeps after it ([`crate::Findings`]). Cycles per load use the core clock measured by `cpu.frequency`.
 //! Pages are base pages (`MADV_NOHUGEPAGE`) unless huge pages are asked for.
 //!
@@ -47,6 +50,7 @@
 //! `sizes.rs`'s.
 
 pub(crate) mod chase;
+mod every_line;
 pub(crate) mod levels;
 mod ring;
 mod sweep;
@@ -70,6 +74,8 @@ use latlab_engine::presentation::{
 
 /// A cache level's size as the kernel reports it, beside the size the curve found.
 const KERNEL_REPORTED_BYTES: Key = Key::new("kernel_reported_bytes");
+/// Where the page-group curve leaves a level, in the bytes its ring spans there.
+const END_SPAN_BYTES: Key = Key::new("end_span_bytes");
 const PAGES: Key = Key::new("pages");
 const TOUCHED_BYTES: Key = Key::new("touched_bytes");
 
@@ -78,6 +84,7 @@ const RESULTS: &[&str] = &[
     "mem.latency/random/{size}",
     "mem.latency/pagegroups/{size}",
     "mem.latency/sequential/{size}",
+    "mem.latency/every-line/{size}",
     "mem.latency/stride/{size}",
     "mem.latency/level/{level}",
 ];
@@ -107,7 +114,8 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             caption: "mem.latency: the time of one dependent load (median) as the working set \
                       grows, one line per chase layout. Each plateau is a level of the memory \
                       hierarchy; the wide bands are the levels found, at their latency over \
-                      their plateau, and the grey lines where each level ends.",
+                      their plateau, and the grey lines where each level ends, sized on the \
+                      dotted ring over every line.",
             x_parameter: key::WORKING_SET_BYTES,
             x_label: "working set",
             x_axis: latlab_engine::presentation::XAxis::SizeLog,
@@ -119,6 +127,14 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
                     layout_line("mem.latency/pagegroups/{size}", "pagegroups", 0),
                     layout_line("mem.latency/random/{size}", "random", 1),
                     layout_line("mem.latency/sequential/{size}", "sequential", 2),
+                    Line {
+                        results: Template("mem.latency/every-line/{size}"),
+                        label: "every line (sizes the levels)",
+                        y: Measure::Median,
+                        stroke: Stroke::Dots,
+                        // Past the level bands' colours (3 onwards, one a level).
+                        color: 7,
+                    },
                 ],
                 levels: Some(Template("mem.latency/level/{level}")),
                 host_caches: true,
@@ -199,6 +215,49 @@ pub(super) const RINGS_BEYOND_LAST_LEVEL: usize = 3;
 /// The strides of the stride sweep, in bytes; a page is added.
 pub(super) const SWEEP_STRIDES: [usize; 4] = [64, 128, 256, 512];
 
+impl Sweep {
+    /// The sweep a run plans: its working sets, up to the largest the run allows, and what
+    /// it knows of the machine before measuring.
+    fn planned(ctx: &ProbeContext, cycle_ns: f64) -> Sweep {
+        let caches = ctx.host().caches();
+        let line = line_bytes(&caches);
+        let max = ctx.max_working_set();
+        let suite = ctx.suite;
+        let per_octave = points_per_octave(suite);
+        let smallest = match suite {
+            Suite::Quick => QUICK_MIN_WORKING_SET,
+            Suite::Full => MIN_WORKING_SET,
+        };
+        let sizes = working_sets(smallest, max, per_octave, line as u64);
+        let largest = sizes.last().copied().unwrap_or(max);
+        Sweep {
+            suite,
+            per_octave,
+            line,
+            cycle_ns,
+            group_bytes: TLB_GROUP_PAGES * crate::mem::pages::mapped::page_size(),
+            huge_pages: ctx.options.flag(&crate::mem::HUGE_PAGES_OPTION),
+            last_level: (caches.iter())
+                .map(|c| c.size_bytes)
+                .max()
+                .unwrap_or(u64::MAX),
+            private_cache: reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE),
+            adaptive: suite == Suite::Quick
+                && ctx.options.bytes(&crate::mem::MAX_SIZE_OPTION).is_none(),
+            caches,
+            sizes,
+            largest,
+            curve: Vec::new(),
+            end: largest,
+            stopped_on: None,
+            named: None,
+            cache_end: None,
+            held: Vec::new(),
+            curve_clock: PointClock::start(),
+        }
+    }
+}
+
 fn points_per_octave(suite: Suite) -> usize {
     match suite {
         Suite::Quick => 2,
@@ -207,50 +266,23 @@ fn points_per_octave(suite: Suite) -> usize {
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
-    let caches = ctx.host().caches();
-    let line = line_bytes(&caches);
-    let max = ctx.max_working_set();
-    let suite = ctx.suite;
-    let per_octave = points_per_octave(suite);
-    let smallest = match suite {
-        Suite::Quick => QUICK_MIN_WORKING_SET,
-        Suite::Full => MIN_WORKING_SET,
-    };
-    let sizes = working_sets(smallest, max, per_octave, line as u64);
     let cycle = ctx.cycle()?;
-    let largest = sizes.last().copied().unwrap_or(max);
-    let mut sweep = Sweep {
-        suite,
-        per_octave,
-        line,
-        cycle_ns: cycle.ns(),
-        group_bytes: TLB_GROUP_PAGES * crate::mem::pages::mapped::page_size(),
-        huge_pages: ctx.options.flag(&crate::mem::HUGE_PAGES_OPTION),
-        last_level: (caches.iter())
-            .map(|c| c.size_bytes)
-            .max()
-            .unwrap_or(u64::MAX),
-        private_cache: reported_size("L2", &caches).unwrap_or(FALLBACK_PRIVATE_CACHE),
-        adaptive: suite == Suite::Quick
-            && ctx.options.bytes(&crate::mem::MAX_SIZE_OPTION).is_none(),
-        caches,
-        sizes,
-        largest,
-        curve: Vec::new(),
-        end: largest,
-        stopped_on: None,
-        named: None,
-        cache_end: None,
-        curve_clock: PointClock::start(),
-    };
+    let mut sweep = Sweep::planned(ctx, cycle.ns());
     let findings = std::sync::Arc::clone(&ctx.findings);
     let swept = keeping_measured(|results| {
         ctx.runner.scoped(sweep_point, |runner| {
             // The page-group curve first: the levels are read on it, and in the quick suite
-            // it says where the sweep has told its story; the other layouts go as far.
+            // it says where the sweep has told its story; the levels it found are sized on
+            // the every-line ring; the other layouts go as far.
             let group_bytes = sweep.group_bytes;
+            sweep.layout(
+                runner,
+                "pagegroups",
+                Layout::PageGroups { group_bytes },
+                results,
+            )?;
+            sweep.every_line(runner, results)?;
             for (label, layout) in [
-                ("pagegroups", Layout::PageGroups { group_bytes }),
                 ("random", Layout::Random),
                 ("sequential", Layout::Sequential),
             ] {
@@ -266,6 +298,7 @@ fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
     let levels = level_results(
         &sweep.curve,
         &named,
+        &sweep.held,
         &sweep.caches,
         sweep.cycle_ns,
         sweep.per_octave,
@@ -427,38 +460,50 @@ mod tests {
     }
 
     /// A quick curve of an Emerald Rapids guest (the kernel claims a 300 MiB L3; 2 points an
-    /// octave). Its L3, which the neighbours share, is flat for half an octave (41.6 and
-    /// 43.8 ns at 11.3 and 16 MiB) between a 6 ns L2 and 130 ns of memory: it is the L3, and
-    /// the L2's 1.3-1.6× step where the first-level TLB runs out is not. Two points of the ramp
-    /// into memory (85 and 97 ns) are not a level. Where the curve climbs through the L3 with
-    /// no plateau, the memory level says that there is no L3 and what the curve read there.
-    #[test]
-    fn levels_of_a_quick_curve_through_a_shared_l3() {
-        let measured = [
-            2.1, 2.2, 2.1, 2.0, 2.1, 2.1, 2.1, 2.6, 4.5, 5.0, 5.0, 5.6, 5.7, 6.3, 6.3, 6.3, 6.5,
-            6.4, 6.3, 6.5, 6.8, 20.4, 32.6, 41.6, 43.8, 70.2, 118.2, 131.1, 128.8, 133.6,
-        ];
-        let curve = |latencies: &[f64]| -> Vec<(u64, BenchResult)> {
-            (latencies.iter().enumerate())
-                .map(|(k, &ns)| {
-                    let size = (4096.0 * 2f64.powf(k as f64 / 2.0)) as u64;
-                    let point =
-                        BenchResult::derived(&format!("p{k}"), "m", vec![ns; 10], vec![], vec![]);
-                    (size, point.unwrap())
-                })
-                .collect()
-        };
+    /// octave), from 4 KiB.
+    const EMERALD_QUICK: [f64; 30] = [
+        2.1, 2.2, 2.1, 2.0, 2.1, 2.1, 2.1, 2.6, 4.5, 5.0, 5.0, 5.6, 5.7, 6.3, 6.3, 6.3, 6.5, 6.4,
+        6.3, 6.5, 6.8, 20.4, 32.6, 41.6, 43.8, 70.2, 118.2, 131.1, 128.8, 133.6,
+    ];
+
+    /// `latencies` as a quick curve from 4 KiB, two points an octave.
+    fn quick_curve(latencies: &[f64]) -> Vec<(u64, BenchResult)> {
+        (latencies.iter().enumerate())
+            .map(|(k, &ns)| {
+                let size = (4096.0 * 2f64.powf(k as f64 / 2.0)) as u64;
+                let point =
+                    BenchResult::derived(&format!("p{k}"), "m", vec![ns; 10], vec![], vec![]);
+                (size, point.unwrap())
+            })
+            .collect()
+    }
+
+    /// The Emerald Rapids guest's caches as its kernel reports them.
+    fn emerald_caches() -> [latlab_engine::environment::CacheInfo; 4] {
         use crate::cache;
-        let caches = [
+        [
             cache(1, "Data", 48 << 10),
             cache(1, "Instruction", 32 << 10),
             cache(2, "Unified", 2 << 20),
             cache(3, "Unified", 300 << 20),
-        ];
+        ]
+    }
+
+    /// The Emerald Rapids curve: its L3, which the neighbours share, is flat for half an
+    /// octave (41.6 and 43.8 ns at 11.3 and 16 MiB) between a 6 ns L2 and 130 ns of memory: it
+    /// is the L3, and the L2's 1.3-1.6× step where the first-level TLB runs out is not. Two
+    /// points of the ramp into memory (85 and 97 ns) are not a level. Where the curve climbs
+    /// through the L3 with no plateau, the memory level says that there is no L3 and what the
+    /// curve read there.
+    #[test]
+    fn levels_of_a_quick_curve_through_a_shared_l3() {
+        let measured = EMERALD_QUICK;
+        let curve = quick_curve;
+        let caches = emerald_caches();
         let levels = |latencies: &[f64]| -> (Vec<(String, f64)>, Vec<String>) {
             let curve = curve(latencies);
             let named = named_levels(&curve, 2, &caches, true);
-            let results = level_results(&curve, &named, &caches, 0.5, 2);
+            let results = level_results(&curve, &named, &[], &caches, 0.5, 2);
             let levels = (named.iter())
                 .map(|(level, name)| (name.clone(), level.latency_ns))
                 .collect();
@@ -508,6 +553,52 @@ mod tests {
                 && skipped[0].contains("climbs from 17.0 to 80.0 ns")
                 && skipped[0].contains("(300MiB L3)"),
             "{skipped:?}"
+        );
+    }
+
+    /// The page-group ring leaves the Emerald Rapids guest's L2 at a span past twice the
+    /// kernel's 2 MiB, which is not the L2's size: the size, and the check against the
+    /// kernel's, are the bytes the every-line ring found the cache to hold.
+    #[test]
+    fn a_level_is_sized_by_the_bytes_its_cache_holds() {
+        let caches = emerald_caches();
+        let points = quick_curve(&EMERALD_QUICK);
+        let named = named_levels(&points, 2, &caches, true);
+        let mismatched = |held: &[(String, u64)]| -> Vec<String> {
+            (level_results(&points, &named, held, &caches, 0.5, 2).iter())
+                .filter(|r| {
+                    (r.warnings.iter()).any(|w| matches!(w, Warning::CacheSizeMismatch { .. }))
+                })
+                .map(|r| r.name.clone())
+                .collect()
+        };
+        let l2_span = named[1].0.size_estimate_bytes.unwrap();
+        assert!(l2_span > 4 << 20, "{l2_span}");
+        assert_eq!(mismatched(&[]), Vec::<String>::new());
+        assert_eq!(
+            mismatched(&[("L2".into(), 1900 << 10)]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            mismatched(&[("L2".into(), l2_span)]),
+            ["mem.latency/level/L2"]
+        );
+        let l2 = &level_results(
+            &points,
+            &named,
+            &[("L2".into(), 1900 << 10)],
+            &caches,
+            0.5,
+            2,
+        )[1];
+        assert_eq!(
+            l2.parameter(key::SIZE_ESTIMATE_BYTES)
+                .and_then(|v| v.as_u64()),
+            Some(1900 << 10)
+        );
+        assert_eq!(
+            l2.parameter(END_SPAN_BYTES).and_then(|v| v.as_u64()),
+            Some(l2_span)
         );
     }
 

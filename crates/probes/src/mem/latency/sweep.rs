@@ -147,6 +147,9 @@ pub(super) struct Sweep {
     /// ends when it reached main memory (the other layouts and the stride sweep need them).
     pub(super) named: Option<Vec<(Level, String)>>,
     pub(super) cache_end: Option<u64>,
+    /// Each cache level's size in the bytes the cache holds, by its name, from the
+    /// every-line ring around its end (`every_line.rs`).
+    pub(super) held: Vec<(String, u64)>,
     /// How long the page-group curve and each layout's last point took: the budget's
     /// forecasts of the points after them.
     pub(super) curve_clock: PointClock,
@@ -237,9 +240,9 @@ impl Sweep {
     ) -> Option<Warning> {
         let curve = points(&self.curve);
         let next_point = self.curve_clock.last.mul_f64(NEXT_POINT_GROWTH);
-        // The other two layouts redo the curve so far, and the strides take about a
-        // quarter of it.
-        let rest = self.curve_clock.elapsed().mul_f64(2.25);
+        // The other two layouts redo the curve so far, and the every-line ring around the
+        // levels' ends and the strides take about a quarter of it each.
+        let rest = self.curve_clock.elapsed().mul_f64(2.5);
         if self.adaptive {
             let (short, long) = TAIL_OCTAVES;
             let another_octave = next_point * (3 * self.per_octave) as u32;
@@ -365,11 +368,13 @@ impl Sweep {
     }
 }
 
-/// One result per named level: the median over its plateau, its estimated size, and the
-/// size the kernel reports for a cache of that level.
+/// One result per named level: the median over its plateau, where the page-group curve
+/// leaves it (`end_span_bytes`), its size in the bytes the cache holds (`held`, from the
+/// every-line ring) and the size the kernel reports for a cache of that level.
 pub(super) fn level_results(
     curve: &[(u64, BenchResult)],
     named: &[(Level, String)],
+    held: &[(String, u64)],
     caches: &[CacheInfo],
     cycle_ns: f64,
     per_octave: usize,
@@ -389,13 +394,16 @@ pub(super) fn level_results(
             )?;
             let cycles = result.summary.median / cycle_ns;
             result = result.with_parameter(key::CYCLES_PER_LOAD, cycles);
-            if let Some(estimate) = level.size_estimate_bytes {
-                result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, estimate);
+            if let Some(end_span) = level.size_estimate_bytes {
+                result = result.with_parameter(END_SPAN_BYTES, end_span);
+            }
+            if let Some((_, estimate)) = held.iter().find(|(held, _)| held == name) {
+                result = result.with_parameter(key::SIZE_ESTIMATE_BYTES, *estimate);
                 if let Some(reported) = reported_size(name, caches) {
                     result = levels::with_reported_size(
                         result,
                         name,
-                        estimate,
+                        *estimate,
                         KERNEL_REPORTED_BYTES,
                         reported,
                     );
