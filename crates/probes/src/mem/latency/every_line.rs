@@ -55,7 +55,7 @@ impl Sweep {
                     continue;
                 }
                 let ring = Ring {
-                    name: format!("{EVERY_LINE_PREFIX}{}", size_label(size)),
+                    name: format!("{EVERY_LINE_PREFIX}{label}"),
                     label: "every-line",
                     layout: Layout::PageGroups {
                         group_bytes: self.group_bytes,
