@@ -41,6 +41,7 @@
 // A test reads and writes files as it pleases: the doors are for what latlab itself does.
 #![allow(clippy::disallowed_methods)]
 use assert_cmd::Command;
+use latlab_engine::stats::Summary;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -159,8 +160,8 @@ fn the_loaded_curve_agrees_with_multiload() {
 }
 
 /// The rounds' ratios of latlab's figure to multiload's: their median, and the
-/// distribution-free interval of that median (the order statistics that hold it with at
-/// least 95% confidence: the 2nd and 8th of nine).
+/// distribution-free 95% interval of that median from order statistics (the 2nd and 8th of
+/// nine), as latlab's own summaries give it.
 struct Agreement {
     median: f64,
     interval: (f64, f64),
@@ -168,17 +169,12 @@ struct Agreement {
 
 impl Agreement {
     fn of(ratios: impl Iterator<Item = f64>) -> Agreement {
-        let mut ratios: Vec<f64> = ratios.collect();
-        ratios.sort_by(f64::total_cmp);
-        let n = ratios.len();
-        // The most values k left out at each end that keep the median within the rest with
-        // 95% confidence: P(Bin(n, 1/2) <= k) at most 2.5%.
-        let below =
-            |k: usize| -> f64 { (0..k).map(|i| binomial(n, i)).sum::<f64>() / 2f64.powi(n as i32) };
-        let k = (1..n / 2).take_while(|&k| below(k + 1) <= 0.025).count();
+        let ratios: Vec<f64> = ratios.collect();
+        let summary = Summary::of(&ratios).expect("every round's ratio is a finite number");
+        let [low, high] = summary.median_ci95;
         Agreement {
-            median: median(ratios.iter().copied()),
-            interval: (ratios[k], ratios[n - 1 - k]),
+            median: summary.median,
+            interval: (low, high),
         }
     }
 
@@ -196,11 +192,6 @@ impl std::fmt::Display for Agreement {
         let (low, high) = self.interval;
         write!(f, "{:.3} ({low:.3}-{high:.3})", self.median)
     }
-}
-
-/// n choose k.
-fn binomial(n: usize, k: usize) -> f64 {
-    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// Builds `multiload` into `dir` with its Makefile's optimisation flags.
@@ -335,12 +326,6 @@ fn run_multiload(program: &Path, args: &[&str]) -> MultiloadFigure {
 /// A buffer's size as multiload's `-m` takes it.
 fn megabytes(bytes: u64) -> String {
     format!("{}m", bytes >> 20)
-}
-
-fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut values: Vec<f64> = values.collect();
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// The rounds as a table, for the failure message and `--nocapture`.

@@ -384,11 +384,11 @@ fn summary(at: &str, s: &Summary, samples: Option<usize>) -> Result<(), String> 
         ("median_ci95[0]", s.median_ci95[0]),
         ("median_ci95[1]", s.median_ci95[1]),
     ] {
-        time_at(at, field, value)?;
+        time(format_args!("{at}.{field}"), value)?;
     }
     ordered(at, s)?;
     for (field, value) in [("stddev", s.stddev), ("mad", s.mad)] {
-        within(&format!("{at}.{field}"), value, 0.0, MAX_TIME_NS)?;
+        within(format_args!("{at}.{field}"), value, 0.0, MAX_TIME_NS)?;
     }
     if let Some(cv) = s.cv {
         within(&format!("{at}.cv"), cv, 0.0, MAX_CV)?;
@@ -430,11 +430,6 @@ fn times(at: &str, field: &str, values: &[f64]) -> Result<(), String> {
         Some(i) => time(&format!("{at}.{field}[{i}]"), values[i]),
         None => Ok(()),
     }
-}
-
-/// A time at `at.field`, the field named only when it breaks the rule.
-fn time_at(at: &str, field: &str, ns: f64) -> Result<(), String> {
-    check("", ns, Rule::Time).map_or_else(|_| time(&format!("{at}.{field}"), ns), |_| Ok(()))
 }
 
 /// A time ([`Rule::Time`]): finite, not subnormal, and at most [`MAX_TIME_NS`] in size.

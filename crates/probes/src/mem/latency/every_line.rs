@@ -31,21 +31,21 @@ impl Sweep {
         runner: &mut Runner,
         results: &mut Vec<BenchResult>,
     ) -> Result<(), ProbeError> {
-        let Some(named) = self.named.clone() else {
+        let Some(named) = &self.named else {
             return Ok(());
         };
         let stride = PREFETCH_PROOF_STRIDE.max(self.line);
         let mut measured: Vec<Point> = Vec::new();
+        let mut held = Vec::new();
         let mut out_of_time = Vec::new();
         let mut clock = PointClock::start();
         for (i, (level, name)) in named.iter().enumerate() {
-            let Some((next, _)) = named.get(i + 1) else {
+            let (Some((next, _)), Some(end_span)) = (named.get(i + 1), level.size_estimate_bytes)
+            else {
                 continue;
             };
-            let Some(end_span) = level.size_estimate_bytes else {
-                continue;
-            };
-            for size in sizes_around(end_span, &self.sizes, self.line, stride) {
+            let around = sizes_around(end_span, &self.sizes, self.line, stride);
+            for &size in &around {
                 let label = size_label(size);
                 if measured.iter().any(|p| p.size_bytes == size) || out_of_time.contains(&label) {
                     continue;
@@ -76,14 +76,14 @@ impl Sweep {
                 results.push(result.as_sweep_detail(true));
             }
             measured.sort_by_key(|p| p.size_bytes);
-            let around = sizes_around(end_span, &self.sizes, self.line, stride);
             let points: Vec<Point> = (measured.iter().copied())
                 .filter(|p| around.contains(&p.size_bytes))
                 .collect();
-            if let Some(held) = held_end(&points, level.latency_ns, next.latency_ns) {
-                self.held.push((name.clone(), held));
+            if let Some(bytes) = held_end(&points, level.latency_ns, next.latency_ns) {
+                held.push((name.clone(), bytes));
             }
         }
+        self.held = held;
         crate::sweep_time::note_left_out(results, "mem.latency/every-line at", &out_of_time);
         Ok(())
     }
