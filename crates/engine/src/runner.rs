@@ -150,6 +150,24 @@ impl Runner {
         self.bench_body(name, method, &mut body)
     }
 
+    /// [`Runner::bench`] of a body that performs `operations` operations a call (16
+    /// dependent loads, say): the result per operation.
+    pub fn bench_operations<F: FnMut() -> R, R>(
+        &mut self,
+        name: &str,
+        method: &str,
+        operations: u64,
+        f: F,
+    ) -> Result<BenchResult, Interrupted> {
+        let mut body = Closure {
+            body: f,
+            operations,
+        };
+        Ok(self
+            .bench_body(name, method, &mut body)?
+            .per_operation(operations))
+    }
+
     fn bench_body(
         &mut self,
         name: &str,

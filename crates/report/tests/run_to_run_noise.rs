@@ -38,7 +38,7 @@ fn noisy_run(seed: u64, planted: &[String], factor: f64) -> RunRecord {
         round_sd: 0.005,
         sample_sd: 0.01,
         planted: planted.iter().map(|name| (name.clone(), factor)).collect(),
-        moved: Vec::new(),
+        ..Noise::default()
     }));
     let rounds = 3;
     let config = Config {

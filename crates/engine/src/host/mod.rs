@@ -20,10 +20,12 @@
 
 mod real;
 mod synthetic;
+mod synthetic_model;
 mod synthetic_noise;
 
 pub use real::RealHost;
 pub use synthetic::SyntheticHost;
+pub use synthetic_model::Machine;
 pub use synthetic_noise::{Moved, Noise};
 
 use crate::analysis::LoopSamples;

@@ -14,6 +14,7 @@
 //! their helpers run unchanged; run-level controls that would change the real machine
 //! (`--mlock`, `--rt`) are refused and the run says so.
 
+use super::synthetic_model::Machine;
 use super::synthetic_noise::{Noise, NoiseState};
 use super::{
     Controls, Cpus, EventRun, Inventory, Limits, LoopBody, LoopRun, Sampled, Timer, Timing,
@@ -258,6 +259,26 @@ impl SyntheticTimer {
             None => vec![1.0; count],
         }
     }
+
+    /// The machine as this run finds it.
+    fn machine(&self) -> Machine {
+        self.noise
+            .as_ref()
+            .map_or_else(Machine::default, NoiseState::machine)
+    }
+
+    /// The figure of `name` per operation, before noise.
+    fn nominal_ns(&self, name: &str) -> f64 {
+        self.machine().figure_ns(name, nominal_ns(name))
+    }
+
+    /// Events of `name`'s figure, wobbling, one per noise factor.
+    fn events(&self, name: &str, factors: &[f64]) -> Vec<f64> {
+        let nominal = self.nominal_ns(name);
+        (factors.iter().enumerate())
+            .map(|(i, factor)| nominal * factor * (1.0 + WOBBLE[i % WOBBLE.len()]))
+            .collect()
+    }
 }
 
 impl Timer for SyntheticTimer {
@@ -271,13 +292,18 @@ impl Timer for SyntheticTimer {
         bodies: &mut [&mut dyn LoopBody],
         limits: &Limits,
     ) -> Sampled<Vec<LoopRun>> {
-        Ok(names
-            .iter()
-            .zip(bodies.iter_mut())
-            .map(|(name, body)| {
-                let count = limits.config.samples_per_round(limits.config.samples);
-                let factors = self.noise_factors(name, count);
-                synthetic_loop(&self.clock, name, *body, &factors, limits)
+        let count = limits.config.samples_per_round(limits.config.samples);
+        // Bodies sampled side by side drift together, as on a real machine.
+        let factors = match (&self.noise, names.len()) {
+            (Some(noise), 2..) => noise.factors_together(names, count),
+            _ => (names.iter())
+                .map(|name| self.noise_factors(name, count))
+                .collect(),
+        };
+        Ok((names.iter().zip(bodies.iter_mut()).zip(factors))
+            .map(|((name, body), factors)| {
+                let nominal = self.nominal_ns(name);
+                synthetic_loop(&self.clock, nominal, *body, &factors, limits)
             })
             .collect())
     }
@@ -295,13 +321,13 @@ impl Timer for SyntheticTimer {
         let per_event = operations as f64;
         let series_ns: Vec<Vec<f64>> = (names.iter())
             .map(|name| {
-                let events = events(name, &self.noise_factors(name, count));
+                let events = self.events(name, &self.noise_factors(name, count));
                 events.into_iter().map(|ns| ns * per_event).collect()
             })
             .collect();
         Ok(EventRun {
             cold_ns: (names.iter())
-                .map(|name| 10.0 * nominal_ns(name) * per_event)
+                .map(|name| 10.0 * self.nominal_ns(name) * per_event)
                 .collect(),
             cpu_ns: series_ns[0].clone(),
             series_ns,
@@ -315,19 +341,11 @@ impl Timer for SyntheticTimer {
         _samples_ns: Vec<f64>,
         limits: &Limits,
     ) -> Vec<f64> {
-        let mut synthetic = vec![10.0 * nominal_ns(name)];
+        let mut synthetic = vec![10.0 * self.nominal_ns(name)];
         let count = limits.config.samples_per_round(limits.config.samples);
-        synthetic.extend(events(name, &self.noise_factors(name, count)));
+        synthetic.extend(self.events(name, &self.noise_factors(name, count)));
         synthetic
     }
-}
-
-/// Events of `name`'s nominal cost, wobbling, one per noise factor.
-fn events(name: &str, factors: &[f64]) -> Vec<f64> {
-    let nominal = nominal_ns(name);
-    (factors.iter().enumerate())
-        .map(|(i, factor)| nominal * factor * (1.0 + WOBBLE[i % WOBBLE.len()]))
-        .collect()
 }
 
 /// A cost between 1 and 200.9 ns with one decimal, fixed by the name (FNV-1a).
@@ -339,16 +357,16 @@ fn nominal_ns(name: &str) -> f64 {
 }
 
 /// A loop's made-up samples: the body runs once (so every benchmark is exercised), the
-/// figures come from its name.
+/// figures come from its name (`nominal_ns` an operation).
 fn synthetic_loop(
     clock: &Clock,
-    name: &str,
+    nominal_ns: f64,
     body: &mut dyn LoopBody,
     factors: &[f64],
     limits: &Limits,
 ) -> LoopRun {
     body.time(clock, 1);
-    let nominal = nominal_ns(name) * body.operations() as f64;
+    let nominal = nominal_ns * body.operations() as f64;
     let target_ns = limits.config.target_sample_time.as_nanos() as f64;
     let iterations = ((target_ns / (nominal + EMPTY_LOOP_NS)).ceil() as u64).next_power_of_two();
     let mut samples = LoopSamples::with_capacity(iterations, factors.len());

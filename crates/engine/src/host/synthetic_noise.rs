@@ -2,10 +2,15 @@
 //! real runs do, and repeat exactly: every draw is a hash of the seed and of what is drawn
 //! for, never a clock or a global generator.
 //!
-//! Three sources, each a factor `exp(N(0, sd))` on a figure: the run's effect on each
+//! Four sources, each a factor `exp(N(0, sd))` on a figure: the run's effect on each
 //! result (where its buffers and code landed in that process: the same for all its rounds),
-//! a drift per measurement (one round of one benchmark), and jitter per sample. A planted
-//! change multiplies one result's figures by a factor.
+//! a larger one of the same kind on a chase at a cache level's end (the physical pages its
+//! ring got), a drift per measurement (one round of one benchmark, or of several sampled
+//! side by side, which drift together), and jitter per sample. A planted change multiplies
+//! one result's figures by a factor; the run's machine ([`Machine`]: its clock, whether it
+//! folds additions) sets the figures the noise moves.
+
+use super::synthetic_model::{Machine, at_level_end};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -16,6 +21,9 @@ pub struct Noise {
     pub seed: u64,
     /// Standard deviation of the run's effect on each result, in logarithms.
     pub run_sd: f64,
+    /// Standard deviation of the run's effect on a chase at a cache level's end, in
+    /// logarithms, beside `run_sd`.
+    pub placement_sd: f64,
     /// Standard deviation of one measurement's drift, in logarithms.
     pub round_sd: f64,
     /// Standard deviation of one sample's jitter, in logarithms.
@@ -25,6 +33,8 @@ pub struct Noise {
     /// Changes of the machine that last a while: figures multiplied in some measurements
     /// only.
     pub moved: Vec<Moved>,
+    /// The machine as this run finds it: its clock, whether it folds additions.
+    pub machine: Machine,
 }
 
 /// A change of the machine under a run that lasts a while (the host running the vCPUs
@@ -70,16 +80,42 @@ impl NoiseState {
         (moves.filter(|m| m.measurements.contains(&this))).fold(1.0, |f, m| f * m.factor)
     }
 
+    /// The machine the noise moves the figures of.
+    pub(super) fn machine(&self) -> Machine {
+        self.noise.machine
+    }
+
     /// The factors of one new measurement of `name`: one per sample, `count` samples.
     pub(super) fn factors(&self, name: &str, count: usize) -> Vec<f64> {
         let noise = &self.noise;
         let measurement = self.measurements.fetch_add(1, Ordering::Relaxed);
+        let drift = noise.round_sd * normal(&[noise.seed, hash(name), 1, measurement]);
+        self.with_drift(name, count, measurement, drift)
+    }
+
+    /// The factors of one new measurement of `names` sampled side by side, which drift
+    /// together: one list per name, `count` samples each.
+    pub(super) fn factors_together(&self, names: &[&str], count: usize) -> Vec<Vec<f64>> {
+        let noise = &self.noise;
+        let measurement = self.measurements.fetch_add(1, Ordering::Relaxed);
+        let drift = noise.round_sd * normal(&[noise.seed, 0, 1, measurement]);
+        (names.iter())
+            .map(|name| self.with_drift(name, count, measurement, drift))
+            .collect()
+    }
+
+    /// The factors of measurement `measurement` of `name`, drifting by `drift`.
+    fn with_drift(&self, name: &str, count: usize, measurement: u64, drift: f64) -> Vec<f64> {
+        let noise = &self.noise;
         let planted = (noise.planted.iter())
             .find(|(planted, _)| planted == name)
             .map_or(1.0, |(_, factor)| *factor)
             * self.moved(name);
-        let run = noise.run_sd * normal(&[noise.seed, hash(name), 0, 0]);
-        let drift = noise.round_sd * normal(&[noise.seed, hash(name), 1, measurement]);
+        let placement = match at_level_end(name) {
+            true => noise.placement_sd * normal(&[noise.seed, hash(name), 3, 0]),
+            false => 0.0,
+        };
+        let run = noise.run_sd * normal(&[noise.seed, hash(name), 0, 0]) + placement;
         (0..count as u64)
             .map(|i| {
                 let jitter =

@@ -140,13 +140,11 @@ pub(crate) fn measure(
             }),
         )?
     } else {
-        runner
-            .bench(&name, &method, move || {
-                // SAFETY: `p` is in the ring, which outlives the benchmark.
-                p = unsafe { walk::<LOADS_PER_CALL>(p) };
-                p
-            })?
-            .per_operation(LOADS_PER_CALL as u64)
+        runner.bench_operations(&name, &method, LOADS_PER_CALL as u64, move || {
+            // SAFETY: `p` is in the ring, which outlives the benchmark.
+            p = unsafe { walk::<LOADS_PER_CALL>(p) };
+            p
+        })?
     };
     let chase_lines = chase.lines();
     drop(chase);
