@@ -40,6 +40,7 @@ on_linux!(
     run,
     runs,
     shell_docs,
+    unmet_machine,
 );
 
 /// The command measures through Linux's interfaces (/proc, sysfs, its system calls).

@@ -6,12 +6,12 @@
 #![allow(clippy::disallowed_methods)]
 #![cfg(feature = "files")]
 
-use latlab_engine::host::{Noise, SyntheticHost};
+use latlab_engine::host::{Machine, Noise, SyntheticHost};
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::{Config, Runner};
 use latlab_report::compare::stats::NoiseTables;
-use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Verdict};
+use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Side, Verdict};
 use std::sync::Arc;
 
 fn outcome(results: Vec<BenchResult>) -> ProbeOutcome {
@@ -32,12 +32,26 @@ const RESULTS: usize = 40;
 /// measured in three rounds as `latlab run` measures them; `planted` results are slower
 /// by `factor`.
 fn noisy_run(seed: u64, planted: &[String], factor: f64) -> RunRecord {
+    let names: Vec<String> = (0..RESULTS).map(|i| format!("noise/{i}")).collect();
+    run_of(&names, seed, planted, factor, Machine::default())
+}
+
+/// A run of the benchmarks `names` on a noisy synthetic machine as `machine` says it is
+/// (`seed` is the run), as [`noisy_run`] measures them.
+fn run_of(
+    names: &[String],
+    seed: u64,
+    planted: &[String],
+    factor: f64,
+    machine: Machine,
+) -> RunRecord {
     let host: latlab_engine::SharedHost = Arc::new(SyntheticHost::noisy(Noise {
         seed,
         run_sd: 0.01,
         round_sd: 0.005,
         sample_sd: 0.01,
         planted: planted.iter().map(|name| (name.clone(), factor)).collect(),
+        machine,
         ..Noise::default()
     }));
     let rounds = 3;
@@ -49,12 +63,8 @@ fn noisy_run(seed: u64, planted: &[String], factor: f64) -> RunRecord {
     let mut runner = Runner::on(Arc::clone(&host), config);
     let mut measured: Option<ProbeRounds> = None;
     for _ in 0..rounds {
-        let results = (0..RESULTS)
-            .map(|i| {
-                runner
-                    .bench(&format!("noise/{i}"), "nothing", || i)
-                    .unwrap()
-            })
+        let results = (names.iter())
+            .map(|name| runner.bench(name, "nothing", || 1).unwrap())
             .collect();
         let round = outcome(results);
         match &mut measured {
@@ -128,6 +138,70 @@ fn run_to_run_noise_is_not_called_a_difference_and_a_planted_one_is() {
         assert!(
             rate >= share,
             "a planted 10% found in {found} of {compared}"
+        );
+    }
+}
+
+/// B's core clock ran 6% slower than A's, three runs a side. The results that follow the
+/// clock (the `cpu.` family's, on the synthetic machine) moved with it: the comparison says
+/// so once, judges them in cycles and calls none slower, nor fails a gate of 5% on one; the
+/// results that do not follow it stay judged in time, and one slowed by 15% beyond the
+/// clock is still slower.
+#[test]
+fn a_clock_that_moved_is_said_once_and_its_followers_are_judged_in_cycles() {
+    let mut names = vec!["cpu.frequency/cycle".to_string()];
+    names.extend((0..24).map(|i| format!("cpu.work/{i}")));
+    names.extend((0..24).map(|i| format!("io.work/{i}")));
+    let slower_clock = Machine {
+        clock_factor: 1.06,
+        ..Machine::default()
+    };
+    let beyond = vec!["cpu.work/0".to_string()];
+    for pair in 0..10 {
+        let seeds = |side: u64| (0..3).map(move |run| 6 * pair + 3 * side + run);
+        let sides = [
+            Side {
+                label: "A".into(),
+                runs: (seeds(0))
+                    .map(|seed| run_of(&names, seed, &[], 1.0, Machine::default()))
+                    .collect(),
+            },
+            Side {
+                label: "B".into(),
+                runs: (seeds(1))
+                    .map(|seed| run_of(&names, seed, &beyond, 1.15, slower_clock))
+                    .collect(),
+            },
+        ];
+        let comparison = Comparison::of_sides(
+            &sides,
+            DEFAULT_THRESHOLD,
+            &latlab_probes::presentations(),
+            NoiseTables::default(),
+        );
+        let clock = comparison.clock_moves[0].expect("the clock moved");
+        assert!((clock.ratio - 1.06).abs() < 0.02, "{clock:?}");
+        assert!(
+            clock.results >= 20,
+            "only {} moved with the clock",
+            clock.results
+        );
+        let slower: Vec<&str> = (comparison.results.iter())
+            .filter(|r| matches!(r.later[0].as_ref().unwrap().verdict, Verdict::Slower { .. }))
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(slower, ["cpu.work/0"], "pair {pair}");
+        let gate = latlab_report::compare::Gate::of(&comparison, 5.0);
+        let failing: Vec<&str> = gate.slower.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert!(
+            failing.iter().all(|name| *name == "cpu.work/0"),
+            "pair {pair}: {failing:?}"
+        );
+        assert_eq!(
+            comparison.summary_lines()[0].matches("core clock").count(),
+            1,
+            "{}",
+            comparison.summary_lines()[0]
         );
     }
 }

@@ -26,12 +26,22 @@ pub struct Gate {
     pub hearing: Hearing,
 }
 
+/// Beyond this slowdown (a share: twice as slow) a result cannot be gated by these runs:
+/// its noise between runs is known from too little (a handful of rounds, one degree of
+/// freedom) to hear a change short of that, and a figure like "3819241384%" says nothing a
+/// reader can use.
+pub const GATEABLE: f64 = 1.0;
+
 /// How far the comparison behind a gate could hear: the smallest slowdown at which each
 /// result would fail the gate nine times in ten, from its noise and the gate's percentage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hearing {
-    /// Results (in every later side) whose noise is known.
+    /// Results (in every later side) whose noise is known and that would fail the gate
+    /// short of [`GATEABLE`].
     pub tested: usize,
+    /// Results whose noise is known but that would fail the gate only beyond
+    /// [`GATEABLE`], or that were not judged (at a cache level's end, one run a side).
+    pub ungated: usize,
     /// Of those, the results that would fail the gate at a slowdown of twice its
     /// percentage.
     pub within_twice: usize,
@@ -49,7 +59,11 @@ impl Hearing {
     /// reach ([`super::Against::reach`]) and its margin ([`super::Against::margin`]).
     fn of(comparison: &Comparison, percent: f64) -> Hearing {
         let limit = percent / 100.0;
-        let mut failing: Vec<f64> = (comparison.results.iter())
+        let not_judged = (comparison.results.iter())
+            .flat_map(|result| result.later.iter().flatten())
+            .filter(|against| against.verdict == Verdict::AtLevelEnd)
+            .count();
+        let (mut failing, beyond): (Vec<f64>, Vec<f64>) = (comparison.results.iter())
             .flat_map(|result| result.later.iter().flatten())
             .filter_map(|against| {
                 // Counts do not move: a count past the gate fails it.
@@ -58,7 +72,7 @@ impl Hearing {
                 let past_gate = (limit.ln_1p() + reach.ln_1p() + margin).exp_m1();
                 Some(past_gate.max(against.detectable.unwrap_or(0.0)))
             })
-            .collect();
+            .partition(|slowdown| *slowdown <= GATEABLE);
         failing.sort_by(f64::total_cmp);
         let tested = failing.len();
         let at = |share: f64| {
@@ -66,6 +80,7 @@ impl Hearing {
         };
         Hearing {
             tested,
+            ungated: beyond.len() + not_judged,
             within_twice: failing
                 .iter()
                 .filter(|&&s| s <= 2.0 * limit + 1e-12)
@@ -119,21 +134,34 @@ impl Gate {
             "{against} holds {runs} run{}",
             if runs == 1 { "" } else { "s" }
         );
+        let ungated = match (self.hearing.ungated, runs) {
+            (0, _) => String::new(),
+            (n, 1) => format!(
+                "; {n} {what}s cannot be gated from one run a side (their noise between runs \
+                 is not known well enough to hear a change short of doubling, or they lie at \
+                 a cache level's end): take several runs a side"
+            ),
+            (n, _) => format!(
+                "; {n} {what}s cannot be gated from these runs (their noise between runs is \
+                 not known well enough to hear a change short of doubling): take more runs"
+            ),
+        };
         let Hearing {
             tested,
             within_twice,
             median: Some(median),
             quietest_tenth: Some(quietest),
             noisiest_tenth: Some(noisiest),
+            ..
         } = self.hearing
         else {
-            return format!("{held}\n");
+            return format!("{held}{ungated}\n");
         };
         let percent = |share: f64| super::render::format_percent_rounded(share);
         format!(
             "{held}: a {what} fails this gate once it is slower by {}% and by its noise: at \
-             {}% for the median of the {tested} {what}s tested, {}% for the quietest tenth, \
-             {}% for the noisiest tenth; {within_twice} of them at {}% or less\n",
+             {}% for the median of the {tested} {what}s gated, {}% for the quietest tenth, \
+             {}% for the noisiest tenth; {within_twice} of them at {}% or less{ungated}\n",
             self.percent,
             percent(median),
             percent(quietest),

@@ -90,11 +90,16 @@ fn json_runs(comparison: &Comparison) -> Vec<Value> {
         .zip(&comparison.labels[1..])
         .zip(&comparison.runs_per_side[1..])
         .zip(&comparison.run_to_run)
-        .map(|(((t, label), runs), noise)| {
+        .zip(&comparison.clock_moves)
+        .map(|((((t, label), runs), noise), clock)| {
             json!({
                 "run": label,
                 "runs": runs,
                 "run_to_run": json_noise(noise),
+                "core_clock": clock.map(|c| json!({
+                    "cycle_ratio": c.ratio,
+                    "results_moved_with_it": c.results,
+                })),
                 "slower": t.slower,
                 "faster": t.faster,
                 "same": t.same,

@@ -27,6 +27,8 @@
 //!   clusters of two or more, apart by more than 5% and four times the typical noise
 //!   within a run, and each cluster 2.5 times tighter than the gap, runs in two regimes:
 //!   said, and not judged.
+//! - **The core clock.** Where the later side's core clock moved, the results that moved
+//!   with it come here in cycles ([`super::clock`]).
 
 use super::stats::{
     LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, median_of_squared_t,
@@ -135,16 +137,28 @@ pub(super) fn judge_side(
                 low_ns: low.exp(),
                 high_ns: high.exp(),
             },
+            None if placement_rules(t) => Verdict::AtLevelEnd,
             None => verdict(t.tests, differences[i], adjusted[i], set_size[i], threshold),
         };
         if let Some(against) = results[t.row].later[index].as_mut() {
             against.verdict = verdict;
+            if verdict == Verdict::AtLevelEnd {
+                continue;
+            }
             against.tested_within = set_size[i];
             against.noise_from = noise_from[i];
             with_reach(against, t, differences[i], threshold);
         }
     }
     run_to_run
+}
+
+/// Whether `t` is a sweep point at a cache level's end compared one run a side with no
+/// table of its machine: the pages each process got rule its figure, and one run a side
+/// cannot show how far they move it ([`super::places`]).
+fn placement_rules(t: &Tested) -> bool {
+    let own_table = (t.tests.prior.as_ref()).is_some_and(|p| p.same_machine || p.given);
+    t.tests.at_level_end && t.one_run_a_side() && !own_table
 }
 
 /// The results later side `index` can be tested on, each with its noise within a run and
@@ -681,7 +695,7 @@ fn verdict(
 
 /// Whether the 95% interval of difference `d` (of logarithms) lies wholly past the
 /// threshold, either way.
-fn past_threshold(d: &LogDifference, threshold: f64) -> bool {
+pub(super) fn past_threshold(d: &LogDifference, threshold: f64) -> bool {
     let (low, high) = d.interval(0.95);
     let limit = threshold.ln_1p();
     low > limit || high < -limit

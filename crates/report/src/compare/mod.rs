@@ -30,6 +30,7 @@ use stats::{NoiseMachine, NoisePrior, NoiseTable, NoiseTables};
 use std::collections::HashMap;
 use steadiness::{checks_for, comparable_runs, steady};
 
+mod clock;
 mod csv;
 mod gate;
 #[cfg(feature = "html")]
@@ -38,6 +39,7 @@ mod json;
 mod judge;
 mod markdown;
 mod mixes;
+mod places;
 #[cfg(test)]
 mod power;
 mod render;
@@ -125,6 +127,11 @@ pub enum Verdict {
     /// Too few samples to test (a derived figure, a single observation), or a figure
     /// extrapolated rather than measured.
     Untested,
+    /// A sweep point at a cache level's end on its machine's curve ([`places`]), one run a
+    /// side and no table of this machine: the physical pages a process gets rule its
+    /// figure there, which one run a side cannot tell from a change. Not judged, and left
+    /// out of the gate.
+    AtLevelEnd,
     /// The stability check that speaks for this figure's family (`check`) moved during one
     /// of the runs, or reads differently in the two sides' runs: the machine under them
     /// changed, so a difference says nothing about the code.
@@ -170,6 +177,18 @@ pub enum SameBecause {
     /// Both sides counted the instructions of a call, and the counts agree within
     /// [`COUNT_TOLERANCE`].
     CountsAgree,
+    /// The later side's core clock ran `clock_ratio` times the first's period, this result
+    /// moved the same way, and in cycles it is the same ([`ClockMove`]).
+    FollowsClock { clock_ratio: f64 },
+}
+
+/// A later side whose core clock was called slower or faster than the first's: the ratio of
+/// its cycle's length (`cpu.frequency/cycle`) to the first's, and how many results moved
+/// with it (the same in cycles, not in time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockMove {
+    pub ratio: f64,
+    pub results: usize,
 }
 
 /// One result's figures as the two sides measured them, before the results that a side
@@ -193,9 +212,15 @@ struct Tests {
     within_resolution: bool,
     /// Whether it is a sweep point, tested within its probe's sweep points.
     sweep_point: bool,
+    /// Whether it is a sweep point at a cache level's end on the curve of a run of either
+    /// side ([`places`]).
+    at_level_end: bool,
     /// How far it moved between runs of the later side's machine, or of the machines the
     /// project has met, where a table has it: the prior of one run a side.
     prior: Option<NoisePrior>,
+    /// Each side's samples, first and later: tested again in cycles where the core clock
+    /// moved ([`clock`]).
+    samples: [Vec<f64>; 2],
 }
 
 impl Tests {
@@ -206,7 +231,7 @@ impl Tests {
         first: &Measured,
         later: &Measured,
         quantum_ns: f64,
-        sweep_point: bool,
+        (sweep_point, at_level_end): (bool, bool),
         prior: Option<NoisePrior>,
     ) -> Option<Tests> {
         if first.sample_count() < MIN_SAMPLES
@@ -235,8 +260,9 @@ impl Tests {
             .map(|r| round_logs(r))
             .collect();
         let side_rounds = |m: &Measured| m.results.iter().flat_map(|r| round_logs(r)).collect();
+        let samples = [first.samples(), later.samples()];
         Some(Tests {
-            samples_p: mann_whitney_p(&first.samples(), &later.samples()),
+            samples_p: mann_whitney_p(&samples[0], &samples[1]),
             runs: [logs(first), logs(later)],
             rounds,
             sides_rounds: [side_rounds(first), side_rounds(later)],
@@ -244,8 +270,32 @@ impl Tests {
             resolution: if a > 0.0 { quantum_ns / a } else { 0.0 },
             within_resolution: a == b || (b - a).abs() < quantum_ns,
             sweep_point,
+            at_level_end,
             prior,
+            samples,
         })
+    }
+
+    /// The later side's figure over the first's, in logarithms (the mean of each side's
+    /// runs'), where both sides have one.
+    fn difference(&self) -> Option<f64> {
+        let mean = |logs: &[f64]| logs.iter().sum::<f64>() / logs.len() as f64;
+        let [first, later] = &self.runs;
+        (!first.is_empty() && !later.is_empty()).then(|| mean(later) - mean(first))
+    }
+
+    /// The later side moved by `step` (in logarithms): its runs, rounds, figure and samples,
+    /// and what is tested of them. The rounds within each run keep their scatter.
+    fn shift_later(&mut self, step: f64) {
+        let factor = step.exp();
+        self.runs[1].iter_mut().for_each(|x| *x += step);
+        self.sides_rounds[1].iter_mut().for_each(|x| *x += step);
+        self.samples[1].iter_mut().for_each(|x| *x *= factor);
+        self.samples_p = mann_whitney_p(&self.samples[0], &self.samples[1]);
+        let (a, b) = (self.figures.0, self.figures.1 * factor);
+        self.figures.1 = b;
+        let quantum_ns = self.resolution * a;
+        self.within_resolution = a == b || (b - a).abs() < quantum_ns;
     }
 
     /// Whether the figures differ by less than `threshold`, a share of the first (never
@@ -265,6 +315,7 @@ impl Verdict {
             Verdict::Same { .. } => "same",
             Verdict::TwoRegimes { .. } => "two regimes",
             Verdict::Untested => "untested",
+            Verdict::AtLevelEnd => "not judged",
             Verdict::NotComparable { .. } => "not comparable",
         }
     }
@@ -273,7 +324,10 @@ impl Verdict {
     pub fn p(self) -> Option<f64> {
         match self {
             Verdict::Faster { p } | Verdict::Slower { p } | Verdict::Same { p, .. } => Some(p),
-            Verdict::TwoRegimes { .. } | Verdict::Untested | Verdict::NotComparable { .. } => None,
+            Verdict::TwoRegimes { .. }
+            | Verdict::Untested
+            | Verdict::AtLevelEnd
+            | Verdict::NotComparable { .. } => None,
         }
     }
 }
@@ -626,6 +680,8 @@ pub struct Comparison {
     pub runs_per_side: Vec<usize>,
     /// How each later side's run-to-run noise was known.
     pub run_to_run: Vec<RunToRun>,
+    /// Each later side's core clock, where it moved.
+    pub clock_moves: Vec<Option<ClockMove>>,
     pub threshold: f64,
     pub results: Vec<ComparedResult>,
     /// One per later run.
@@ -663,7 +719,7 @@ fn against<'a>(
     mine: &Measured,
     result: &BenchResult,
     checks: &[&'static str],
-    noise: &NoiseTables,
+    (noise, at_level_end): (&NoiseTables, bool),
     lookup: &Lookup<'a>,
 ) -> Option<(Against, Option<Tests>)> {
     let all: Vec<&RunRecord> = side.runs.iter().collect();
@@ -685,8 +741,13 @@ fn against<'a>(
         ),
         Ok(steady_runs) => {
             let theirs = Measured::steady_or_all(&steady_runs, &side.runs, &result.name, lookup);
-            let prior = noise.prior(&NoiseMachine::of(side.first_run()), &result.name);
-            let tests = Tests::of(mine, &theirs, quantum, result.is_sweep_point(), prior);
+            // Another machine's table speaks for what a name is there, not here: a sweep
+            // point's place on this machine's curve is not the name's place on that one's.
+            let prior = noise
+                .prior(&NoiseMachine::of(side.first_run()), &result.name)
+                .filter(|p| p.same_machine || p.given || !result.is_sweep_point());
+            let point = (result.is_sweep_point(), at_level_end);
+            let tests = Tests::of(mine, &theirs, quantum, point, prior);
             (theirs, Verdict::Untested, tests)
         }
     };
@@ -764,7 +825,7 @@ impl Tally {
                 Verdict::Faster { .. } => self.faster += 1,
                 Verdict::Same { .. } => self.same += 1,
                 Verdict::TwoRegimes { .. } => self.two_regimes += 1,
-                Verdict::Untested => self.untested += 1,
+                Verdict::Untested | Verdict::AtLevelEnd => self.untested += 1,
                 Verdict::NotComparable { .. } => self.not_comparable += 1,
             }
         }
@@ -816,6 +877,7 @@ impl Comparison {
         let first = first_side.first_run();
         let later_sides = &sides[1..];
         let lookup = Lookup::of(sides);
+        let level_ends = places::at_level_ends(sides.iter().flat_map(|s| &s.runs), declared);
         let mut tallies = vec![Tally::default(); later_sides.len()];
         // Each result against each later side, its tests kept until every result of that
         // side is tested and the p-values can be adjusted for their number.
@@ -827,7 +889,8 @@ impl Comparison {
             let (mut later, mut tested) = (Vec::new(), Vec::new());
             for (side, tally) in later_sides.iter().zip(&mut tallies) {
                 let sides = (first_side, side);
-                match against(sides, &mine, result, &checks, &noise, &lookup) {
+                let noise = (&noise, level_ends.contains(&result.name));
+                match against(sides, &mine, result, &checks, noise, &lookup) {
                     Some((against, tests)) => {
                         later.push(Some(against));
                         tested.push(tests);
@@ -850,8 +913,11 @@ impl Comparison {
             tests.push(tested);
         }
         let mut run_to_run = Vec::with_capacity(later_sides.len());
+        let mut clock_moves = Vec::with_capacity(later_sides.len());
         for (index, (side, tally)) in later_sides.iter().zip(&mut tallies).enumerate() {
+            let followers = clock::into_cycles(&results, &mut tests, index, threshold);
             run_to_run.push(judge::judge_side(&mut results, &tests, index, threshold));
+            clock_moves.push(followers.map(|f| clock::said(&mut results, &f, index)));
             tally.count(results.iter().filter_map(|r| r.later[index].as_ref()));
             tally.new = only_in(side, first, &lookup);
         }
@@ -859,6 +925,7 @@ impl Comparison {
             labels: sides.iter().map(|side| side.label.clone()).collect(),
             runs_per_side: sides.iter().map(|side| side.runs.len()).collect(),
             run_to_run,
+            clock_moves,
             threshold,
             results,
             tallies,

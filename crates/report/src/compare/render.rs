@@ -39,6 +39,11 @@ impl Verdict {
                 SameBecause::Chance { within } => {
                     format!("same (p {}, adjusted within {within})", format_p(p))
                 }
+                SameBecause::FollowsClock { clock_ratio } => format!(
+                    "same in cycles (p {}; moved with the core clock, {})",
+                    format_p(p),
+                    clock_words(clock_ratio)
+                ),
             },
             Verdict::TwoRegimes { low_ns, high_ns } => format!(
                 "two regimes: {} / {}",
@@ -46,6 +51,10 @@ impl Verdict {
                 format_ns(high_ns)
             ),
             Verdict::Untested => "untested".into(),
+            Verdict::AtLevelEnd => "not judged (at a cache level's end, where the pages a \
+                                    process gets rule the figure: one run a side cannot tell \
+                                    that from a change; take several runs a side)"
+                .into(),
             Verdict::NotComparable {
                 check,
                 how: Unsteady::DuringRun,
@@ -108,6 +117,15 @@ impl Against {
         }
         label
     }
+}
+
+/// How the later side's clock ran, its cycle `ratio` times the first's: `ran 6.0% slower`.
+fn clock_words(ratio: f64) -> String {
+    let (share, word) = match ratio >= 1.0 {
+        true => (1.0 - 1.0 / ratio, "slower"),
+        false => (1.0 / ratio - 1.0, "faster"),
+    };
+    format!("ran {}% {word}", format_percent(share))
 }
 
 /// A count per call: whole where it is large, to a hundredth where small.
@@ -186,7 +204,8 @@ impl Comparison {
         self.tallies
             .iter()
             .zip(&self.labels[1..])
-            .map(|(t, label)| {
+            .zip(&self.clock_moves)
+            .map(|((t, label), clock)| {
                 let mut line = format!(
                     "{label} against {first}: {} slower, {} faster, {} same",
                     t.slower, t.faster, t.same
@@ -213,6 +232,16 @@ impl Comparison {
                 }
                 if !only.is_empty() {
                     let _ = write!(line, "; {}", only.join(", "));
+                }
+                if let Some(clock) = clock {
+                    let _ = write!(
+                        line,
+                        "; {label}'s core clock {} (its cycle {} {first}'s): {} results moved \
+                         with it, judged in cycles, the same there",
+                        clock_words(clock.ratio),
+                        format_ratio(clock.ratio),
+                        clock.results
+                    );
                 }
                 line
             })

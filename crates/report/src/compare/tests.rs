@@ -575,7 +575,7 @@ fn the_gate_says_what_it_could_hear() {
     assert!(
         gate.text("result", "A").starts_with(
             "A holds 1 run: a result fails this gate once it is slower by 5% and by its \
-             noise: at 7.1% for the median of the 1 results tested, 7.1% for the quietest \
+             noise: at 7.1% for the median of the 1 results gated, 7.1% for the quietest \
              tenth, 7.1% for the noisiest tenth; 1 of them at 10% or less\n"
         ),
         "{}",
