@@ -7,7 +7,9 @@
 //! times the last cache the latency curve found (twice the kernel's last-level cache where
 //! it found none), at most 96 MiB. Every other CPU the run may use runs a loader: passes
 //! over a buffer of its own (the loaders' buffers together four times the larger of the
-//! kernel's last-level cache and the curve's, at most 256 MiB) in one of four mixes:
+//! kernel's last-level cache and the curve's, within what the chase leaves of 192 MiB: the
+//! chase and the loaders together, with the rest of the process, within the main job's
+//! 250 MB however large a cache a guest's kernel claims) in one of four mixes:
 //! `read` (a sum), `copy` (1:1 reads to writes, `a[i] = b[i]`), `triad` (2:1,
 //! `a[i] = b[i] + 3·c[i]`) and `write` (a value stored). After every two cache lines of each
 //! array a loader counts `delay` turns of an empty loop, the injection delay of Intel's
@@ -174,9 +176,12 @@ fn delays(suite: Suite) -> &'static [u32] {
     }
 }
 
-/// The most the loaders' buffers take together, and the most the chase spans: together,
-/// with the process, within the main job's 400 MB.
-const LOADERS_CEILING: u64 = 256 << 20;
+/// The most the chase and the loaders' buffers take together, and the most the chase
+/// spans: with the rest of the process (some 25 MB), within the main job's 250 MB. A guest
+/// whose kernel claimed the host's 300 MiB L3 (an Emerald Rapids guest, whose curve left its
+/// L3 near 25 MiB) had loaders of 256 MiB beside a chase of 96 MiB, and a main job of 321 to
+/// 385 MB; 96 MiB of loaders there are still four times the L3 its curve found.
+const MEMORY_CEILING: u64 = 192 << 20;
 const CHASE_CEILING: u64 = 96 << 20;
 /// A loader's buffer is at least this large, so that it passes over memory, not a cache.
 const LOADER_FLOOR: u64 = 8 << 20;
@@ -223,13 +228,19 @@ fn main_memory_floor(ctx: &ProbeContext) -> u64 {
 
 /// The bytes of each of `loaders` loaders' buffers: see the module documentation.
 pub(crate) fn loader_bytes(ctx: &ProbeContext, loaders: usize) -> u64 {
-    let largest_cache = (ctx.findings.last_cache_bytes())
-        .max(ctx.kernel_last_cache())
-        .unwrap_or(32 << 20);
-    let together = (4 * largest_cache).min(LOADERS_CEILING);
+    let found = ctx.findings.last_cache_bytes();
+    let together = loaders_together(found, ctx.kernel_last_cache(), main_memory_chase_bytes(ctx));
     (together / loaders.max(1) as u64)
         .max(LOADER_FLOOR)
         .min(ctx.max_working_set())
+}
+
+/// The loaders' buffers together: four times the larger of the last cache the curve `found`
+/// and the kernel's `claim`, within what a chase of `chase` bytes leaves of
+/// [`MEMORY_CEILING`].
+fn loaders_together(found: Option<u64>, claim: Option<u64>, chase: u64) -> u64 {
+    let largest_cache = found.max(claim).unwrap_or(32 << 20);
+    (4 * largest_cache).min(MEMORY_CEILING.saturating_sub(chase))
 }
 
 fn run(ctx: &mut ProbeContext) -> Result<Vec<BenchResult>, ProbeError> {
@@ -482,6 +493,24 @@ mod tests {
             assert_eq!(buffer(loaded), Some((8 << 20) as f64), "{}", loaded.name);
         }
         assert_eq!(buffer(&results[3]), None);
+    }
+
+    /// The chase and the loaders stay within 192 MiB together however large a cache the
+    /// kernel claims (a guest's 300 MiB of the host's L3, its curve finding 25 MiB: 96 MiB of
+    /// loaders, four times that); a kernel whose claim the curve bears out keeps its loaders
+    /// at four times the cache (a 32 MiB L3 whose curve ended at 3.5 MiB: 128 MiB).
+    #[test]
+    fn the_loaders_take_what_the_chase_leaves_of_the_ceiling() {
+        const MIB: u64 = 1 << 20;
+        let guest_chase = (8 * 25 * MIB).min(CHASE_CEILING);
+        let guest = loaders_together(Some(25 * MIB), Some(300 * MIB), guest_chase);
+        assert_eq!((guest_chase, guest), (96 * MIB, 96 * MIB));
+        let honest_chase = 8 * 7 * MIB / 2;
+        assert_eq!(
+            loaders_together(Some(7 * MIB / 2), Some(32 * MIB), honest_chase),
+            128 * MIB
+        );
+        assert_eq!(loaders_together(None, None, 64 * MIB), 128 * MIB);
     }
 
     /// Held to a page by the working-set limit, the loaders' buffers are shorter than one
