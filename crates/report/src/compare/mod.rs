@@ -127,10 +127,10 @@ pub enum Verdict {
     /// Too few samples to test (a derived figure, a single observation), or a figure
     /// extrapolated rather than measured.
     Untested,
-    /// A sweep point at a cache level's end on its machine's curve ([`places`]), one run a
-    /// side and no table of this machine: the physical pages a process gets rule its
-    /// figure there, which one run a side cannot tell from a change. Not judged, and left
-    /// out of the gate.
+    /// A sweep point at a cache level's end on its machine's curve (`compare/places.rs`),
+    /// one run a side and no table of this machine: the physical pages a process gets rule
+    /// its figure there, which one run a side cannot tell from a change. Not judged, and
+    /// left out of the gate.
     AtLevelEnd,
     /// The stability check that speaks for this figure's family (`check`) moved during one
     /// of the runs, or reads differently in the two sides' runs: the machine under them
