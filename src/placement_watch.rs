@@ -110,12 +110,9 @@ fn reading(ctx: &mut ProbeContext) -> Option<Summary> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
     use latlab_engine::host::{Moved, Noise};
     use latlab_engine::model::RunRecord;
-    use latlab_engine::signals::StopSignals;
-    use latlab_engine::{SyntheticHost, Warning};
+    use latlab_engine::Warning;
 
     /// The pair the synthetic machine's placement reference measures, as
     /// `thread.core_to_core` names it.
@@ -124,37 +121,17 @@ mod tests {
     /// `latlab run --synthetic` of the core-to-core pairs and the hand-off on a
     /// synthetic machine whose pair 0-1 reads as `moved` says: its record.
     fn synthetic_run(moved: Vec<Moved>) -> RunRecord {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("run.json");
-        let cli = Cli::try_parse_from([
-            "latlab",
-            "run",
-            "--synthetic",
-            "--only",
-            "^(thread.handoff|thread.core_to_core)",
-            "--quiet",
-            "--out",
-            dir.path().join("out").to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ])
-        .unwrap();
-        let Some(Command::Run(args)) = cli.command else {
-            unreachable!("a run was asked for");
-        };
-        let mut plan = crate::plan::run(&args, None, None).unwrap();
         // Each measurement drifts as this guest's core-to-core figure wanders within one
         // placement (24-32 ns: a tenth in logarithms), its samples jitter by 3%: the flag
         // must hear a move through that, and not take the wander for one.
-        plan.request.host = std::sync::Arc::new(SyntheticHost::noisy(Noise {
+        let noise = Noise {
             seed: 59,
             round_sd: 0.1,
             sample_sd: 0.03,
             moved,
             ..Noise::default()
-        }));
-        crate::run::execute(plan, StopSignals::unset()).unwrap();
-        latlab_report::load::load_run(&json, latlab_doors::Reached::Named).unwrap()
+        };
+        crate::run::synthetic_run_with("^(thread.handoff|thread.core_to_core)", noise)
     }
 
     /// Each result of `run` flagged with a placement change, and the warning.

@@ -329,6 +329,38 @@ fn describe_files(paths: &[std::path::PathBuf]) -> String {
     }
 }
 
+/// `latlab run --synthetic --only ONLY` on a noisy synthetic machine (`noise`), as the
+/// command runs it: its record, read back from its JSON. For tests of whole runs whose
+/// figures move as a real machine's do.
+#[cfg(test)]
+pub(crate) fn synthetic_run_with(only: &str, noise: latlab_engine::host::Noise) -> RunRecord {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = dir.path().join("out");
+    let cli = Cli::try_parse_from([
+        "latlab",
+        "run",
+        "--synthetic",
+        "--only",
+        only,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ])
+    .unwrap();
+    let Some(Command::Run(args)) = cli.command else {
+        unreachable!("a run was asked for");
+    };
+    let mut plan = crate::plan::run(&args, None, None).unwrap();
+    plan.request.host = std::sync::Arc::new(latlab_engine::SyntheticHost::noisy(noise));
+    execute(plan, StopSignals::unset()).unwrap();
+    latlab_report::load::load_run(&json, latlab_doors::Reached::Named).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,12 +6,9 @@
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
     use latlab_engine::host::Noise;
     use latlab_engine::model::RunRecord;
-    use latlab_engine::signals::StopSignals;
-    use latlab_engine::{SyntheticHost, Warning};
+    use latlab_engine::Warning;
     use latlab_report::compare::stats::{NoiseTable, NoiseTables};
     use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Gate, Verdict};
 
@@ -20,35 +17,15 @@ mod tests {
     /// placement effect (a quarter in logarithms: 1.3 times either way, as the Emerald
     /// Rapids guest's L1 end moved 1.2 to 2.7 times between unchanged runs).
     fn chase_run(seed: u64) -> RunRecord {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("run.json");
-        let cli = Cli::try_parse_from([
-            "latlab",
-            "run",
-            "--synthetic",
-            "--only",
-            "^mem.latency$",
-            "--quiet",
-            "--out",
-            dir.path().join("out").to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ])
-        .unwrap();
-        let Some(Command::Run(args)) = cli.command else {
-            unreachable!("a run was asked for");
-        };
-        let mut plan = crate::plan::run(&args, None, None).unwrap();
-        plan.request.host = std::sync::Arc::new(SyntheticHost::noisy(Noise {
+        let noise = Noise {
             seed,
             run_sd: 0.01,
             placement_sd: 0.25,
             round_sd: 0.01,
             sample_sd: 0.02,
             ..Noise::default()
-        }));
-        crate::run::execute(plan, StopSignals::unset()).unwrap();
-        latlab_report::load::load_run(&json, latlab_doors::Reached::Named).unwrap()
+        };
+        crate::run::synthetic_run_with("^mem.latency$", noise)
     }
 
     /// A table of another guest that has every result of `run` by name, each moving 1%

@@ -12,7 +12,7 @@
 //! the side's summary says once how far the clock moved and how many moved with it. One
 //! whose change goes beyond the clock's is still slower or faster.
 
-use super::judge::past_threshold;
+use super::judge::{mean, past_threshold};
 use super::stats::{LogDifference, pooled_variance};
 use super::{ClockMove, ComparedResult, SIGNIFICANCE, SameBecause, Tests, Verdict};
 use latlab_engine::cycle::CYCLE_RESULT;
@@ -91,7 +91,6 @@ pub(super) fn said(
 fn clock_step(cycle: &Tests, threshold: f64) -> Option<f64> {
     let [first, later] = &cycle.sides_rounds;
     let variance = pooled_variance(&[first, later])?;
-    let mean = |logs: &[f64]| logs.iter().sum::<f64>() / logs.len() as f64;
     let step = LogDifference {
         difference: mean(later) - mean(first),
         standard_error: (variance.value * (1.0 / first.len() as f64 + 1.0 / later.len() as f64))

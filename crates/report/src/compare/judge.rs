@@ -767,7 +767,7 @@ fn a_side_beyond(sides: &[Vec<f64>; 2], (low, high): (f64, f64)) -> bool {
     })
 }
 
-fn mean(values: &[f64]) -> f64 {
+pub(super) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 

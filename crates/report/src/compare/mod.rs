@@ -279,9 +279,8 @@ impl Tests {
     /// The later side's figure over the first's, in logarithms (the mean of each side's
     /// runs'), where both sides have one.
     fn difference(&self) -> Option<f64> {
-        let mean = |logs: &[f64]| logs.iter().sum::<f64>() / logs.len() as f64;
         let [first, later] = &self.runs;
-        (!first.is_empty() && !later.is_empty()).then(|| mean(later) - mean(first))
+        (!first.is_empty() && !later.is_empty()).then(|| judge::mean(later) - judge::mean(first))
     }
 
     /// The later side moved by `step` (in logarithms): its runs, rounds, figure and samples,

@@ -23,8 +23,8 @@ use latlab_engine::presentation::{Panel, Plot, Presentations, Template};
 use std::collections::HashSet;
 
 /// How far from where a level ends (a factor, either way) a point lies at its end: an
-/// octave, as far as the points that moved between unchanged runs lay from the curve's end
-/// on the Emerald Rapids guest (45 to 181 KiB of span about an L1 left at 90 KiB).
+/// octave. The points that moved between unchanged runs on the Emerald Rapids guest spanned
+/// 45 to 181 KiB beside a 48 KiB L1 (where its curve left the level was not recorded).
 pub const LEVEL_END: f64 = 2.0;
 
 /// Where the page-group curve leaves a level, in the bytes its ring spans there.
@@ -40,16 +40,13 @@ pub(super) fn at_level_ends<'r>(
     runs: impl Iterator<Item = &'r RunRecord>,
     declared: &Presentations,
 ) -> HashSet<String> {
-    let panels: Vec<(&Plot, &Panel)> = (declared.plots.iter())
+    let panels: Vec<(&Plot, &Panel, Template)> = (declared.plots.iter())
         .flat_map(|plot| plot.panels.iter().map(move |panel| (*plot, panel)))
-        .filter(|(_, panel)| panel.levels.is_some())
+        .filter_map(|(plot, panel)| Some((plot, panel, panel.levels?)))
         .collect();
     let mut names = HashSet::new();
     for run in runs {
-        for (plot, panel) in &panels {
-            let Some(levels) = panel.levels else {
-                continue;
-            };
+        for &(plot, panel, levels) in &panels {
             let curve = Curve::of(run, levels);
             let points = (run.results())
                 .filter(|r| panel.lines.iter().any(|line| line.results.matches(&r.name)))
