@@ -40,7 +40,9 @@ pub struct Hearing {
     /// short of [`GATEABLE`].
     pub tested: usize,
     /// Results whose noise is known but that would fail the gate only beyond
-    /// [`GATEABLE`], or that were not judged (at a cache level's end, one run a side).
+    /// [`GATEABLE`], that were not judged (at a cache level's end, one run a side), or
+    /// whose samples are too few to call a change in their set
+    /// ([`super::Against::too_few_samples`]).
     pub ungated: usize,
     /// Of those, the results that would fail the gate at a slowdown of twice its
     /// percentage.
@@ -61,11 +63,14 @@ impl Hearing {
         let limit = percent / 100.0;
         let not_judged = (comparison.results.iter())
             .flat_map(|result| result.later.iter().flatten())
-            .filter(|against| against.verdict == Verdict::AtLevelEnd)
+            .filter(|against| against.verdict == Verdict::AtLevelEnd || against.too_few_samples)
             .count();
         let (mut failing, beyond): (Vec<f64>, Vec<f64>) = (comparison.results.iter())
             .flat_map(|result| result.later.iter().flatten())
             .filter_map(|against| {
+                if against.too_few_samples {
+                    return None;
+                }
                 // Counts do not move: a count past the gate fails it.
                 let reach = against.reach.or(against.counts.map(|_| 0.0))?;
                 let margin = against.margin.unwrap_or(0.0);
@@ -138,12 +143,14 @@ impl Gate {
             (0, _) => String::new(),
             (n, 1) => format!(
                 "; {n} {what}s cannot be gated from one run a side (their noise between runs \
-                 is not known well enough to hear a change short of doubling, or they lie at \
-                 a cache level's end): take several runs a side"
+                 is not known well enough to hear a change short of doubling, they lie at a \
+                 cache level's end, or their samples are too few to call a change in their \
+                 set): take several runs a side"
             ),
             (n, _) => format!(
                 "; {n} {what}s cannot be gated from these runs (their noise between runs is \
-                 not known well enough to hear a change short of doubling): take more runs"
+                 not known well enough to hear a change short of doubling, or their samples \
+                 are too few to call a change in their set): take more runs"
             ),
         };
         let Hearing {

@@ -61,6 +61,7 @@ fn json_results(comparison: &Comparison) -> Vec<Value> {
                         "difference": a.verdict.word(),
                         "interval": a.interval.map(|(low, high)| [low, high]),
                         "detectable": a.detectable,
+                        "too_few_samples": a.too_few_samples,
                         "reach": a.reach,
                         "noise_from": a.noise_from.map(|from| from.word()),
                         "instructions": a.counts.map(|(first, later)| [first, later]),

@@ -38,7 +38,7 @@ use super::{
     Against, ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
     SameBecause, TestedWithin, Tests, Verdict, family,
 };
-use latlab_engine::stats::median_in_place;
+use latlab_engine::stats::{mann_whitney_p, median_in_place};
 use std::collections::HashMap;
 
 /// Two clusters of repetitions closer than this (a share) are one regime.
@@ -218,6 +218,21 @@ fn with_reach(
     {
         against.detectable = None;
     }
+    // Nor could its samples' test, at any size, where they are too few for its level.
+    if samples_apart_p(&t.tests.samples) >= alpha {
+        against.detectable = None;
+        against.too_few_samples = true;
+    }
+}
+
+/// The Mann–Whitney p-value of two sides of these sizes whose samples lie wholly apart: the
+/// least their test can give. Three samples a side give 0.081, and ten 0.00018, which a
+/// sweep of 160 points' level for a change alone in it (0.05 / 160) barely reaches.
+fn samples_apart_p([first, later]: &[Vec<f64>; 2]) -> f64 {
+    let ranks = |from: usize, count: usize| (from..from + count).map(|r| r as f64).collect();
+    let (low, high): (Vec<f64>, Vec<f64>) =
+        (ranks(0, first.len()), ranks(first.len(), later.len()));
+    mann_whitney_p(&low, &high)
 }
 
 /// The p-values `joint` adjusted: each probe's sweep points within its sweep points
@@ -830,5 +845,16 @@ mod tests {
         // Three rounds a side are too few, together as alone.
         let sides = [logs(&[0.90, 1.25, 0.90]), logs(&[1.25, 0.90, 1.25])];
         assert!(regimes_in_both_sides(&sides).is_none());
+    }
+
+    /// The least p-value of two sides' samples: three a side never reach 5%, and ten a side
+    /// reach the level of a change alone in a sweep of 160 points only when wholly apart.
+    #[test]
+    fn samples_wholly_apart_give_the_least_p_their_count_allows() {
+        let sides = |n: usize| [vec![1.0; n], vec![2.0; n]];
+        assert!(samples_apart_p(&sides(3)) > SIGNIFICANCE);
+        assert!(samples_apart_p(&sides(10)) < SIGNIFICANCE / 160.0);
+        assert!(samples_apart_p(&sides(10)) > SIGNIFICANCE / 1000.0);
+        assert!(samples_apart_p(&sides(30)) < samples_apart_p(&sides(10)));
     }
 }

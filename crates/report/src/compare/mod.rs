@@ -601,6 +601,11 @@ pub struct Against {
     /// interval lies wholly past the threshold), whichever is larger, and beyond that the
     /// margin that makes it nine times in ten rather than half the time; or a clock tick.
     pub detectable: Option<f64>,
+    /// Its samples are too few for their test to call a change of any size within its set:
+    /// two sides wholly apart give a Mann–Whitney p-value that, for a change alone in its
+    /// set, does not reach the test's level (three samples a side never reach 5%). It makes
+    /// no claim, and the gate cannot hear it.
+    pub too_few_samples: bool,
     /// How far its noise reaches: the smallest difference its 95% interval lies wholly
     /// beyond 1 at, as a share; `None` where no noise was known.
     pub reach: Option<f64>,
@@ -757,6 +762,7 @@ fn against<'a>(
         verdict,
         interval: None,
         detectable: None,
+        too_few_samples: false,
         reach: None,
         margin: None,
         noise_from: None,

@@ -105,6 +105,9 @@ impl Against {
         {
             let _ = write!(label, "; adjusted within {within}");
         }
+        if matches!(self.verdict, Verdict::Same { .. }) && self.too_few_samples {
+            label.push_str("; too few samples to call any change within its set");
+        }
         if let (Verdict::Same { .. }, Some(share)) = (self.verdict, self.detectable) {
             let _ = write!(
                 label,

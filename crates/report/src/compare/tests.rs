@@ -586,6 +586,40 @@ fn the_gate_says_what_it_could_hear() {
     assert_eq!((gate.hearing.tested, gate.hearing.within_twice), (1, 0));
 }
 
+/// Three samples a side can never be called a change (their Mann–Whitney p-value is 0.081 at
+/// best): no claim of what they would have caught stands beside them, the gate counts them
+/// as not gated, and a planted doubling is not called. Ten samples a side can be.
+#[test]
+fn samples_too_few_to_call_a_change_make_no_claim() {
+    let one = |scale: f64, count: usize| {
+        let samples = (0..count)
+            .map(|i| scale * (10.0 + i as f64 * 0.01))
+            .collect();
+        record(vec![probe("x", vec![timed("x/a", samples)])])
+    };
+    for (count, callable) in [(3, false), (10, true)] {
+        let unchanged = vec![("A".into(), one(1.0, count)), ("B".into(), one(1.0, count))];
+        let comparison = judged(&unchanged);
+        let against = comparison.results[0].later[0].clone().unwrap();
+        assert_eq!(against.too_few_samples, !callable, "{count}: {against:?}");
+        assert_eq!(
+            against.detectable.is_some(),
+            callable,
+            "{count}: {against:?}"
+        );
+        let gate = Gate::of(&comparison, 10.0);
+        assert_eq!(gate.hearing.ungated, usize::from(!callable), "{count}");
+        let text = compare_text(&unchanged);
+        assert_eq!(text.contains("too few samples"), !callable, "{text}");
+        let doubled = vec![("A".into(), one(1.0, count)), ("B".into(), one(2.0, count))];
+        let called = matches!(
+            later_verdict(&judged(&doubled), "x/a"),
+            Verdict::Slower { .. }
+        );
+        assert_eq!(called, callable, "{count}");
+    }
+}
+
 /// Every format a comparison is offered in has an option of its own and renders the
 /// comparison, naming a result of it.
 #[test]
