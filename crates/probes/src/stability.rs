@@ -11,8 +11,9 @@
 //!   latency with few TLB misses (at most 128 MiB, whatever the kernel claims), since under
 //!   a hypervisor the cost of a page walk depends on how the host backs each page and moves
 //!   by tens of per cent from one mapping to the next;
-//! * `stability/cache-chase`: the same chase within the last cache level, at twice the level
-//!   below it (where the last level is at least four times that): a VM whose neighbours or
+//! * `stability/cache-chase`: the same chase within the last cache level, its lines filling
+//!   twice the level below it (where the last level is at least four times that; the ring
+//!   spans four times more, a line in 256 bytes): a VM whose neighbours or
 //!   host take the last-level cache away reads main memory here, which the main-memory chase
 //!   cannot see. Twice the level below, not more, since a guest often gets a share of the
 //!   last level far smaller than the kernel claims (the book's memory methods, "The figures behind the rules");
@@ -83,7 +84,7 @@ fn chase_ring(name: &str, size: u64) -> Ring {
         },
         size,
         stride: PREFETCH_PROOF_STRIDE,
-        line: 64,
+        line: LINE,
         huge_pages: false,
         slope: false,
     }
@@ -106,16 +107,24 @@ pub fn memory_chase_default(caches: &[CacheInfo]) -> u64 {
 /// The last-level cache taken when the kernel reports none.
 const FALLBACK_LAST_LEVEL: u64 = 32 << 20;
 
-/// A working set well past the level below the last cache level of `caches` and well within
-/// the last: twice the one below. `None` with fewer than two data cache levels, where the
-/// last is less than four times that working set, or where `allowed` is too small for it.
+/// A ring well past the level below the last cache level of `caches` and well within the
+/// last: its lines, one per [`PREFETCH_PROOF_STRIDE`] bytes, fill twice the level below, so
+/// it spans four times that again. A level holds the lines a chase touches, not the bytes it
+/// spans: a ring spanning twice a 2 MiB L2 touches 1 MiB and reads the L2 itself, where the
+/// host's neighbours cannot reach. `None` with fewer than two data cache levels, where the
+/// last is less than four times the lines touched, or where `allowed` is too small for the
+/// span.
 fn last_cache_size(caches: &[CacheInfo], allowed: u64) -> Option<u64> {
     let [.., below, last] = data_cache_sizes(caches)[..] else {
         return None;
     };
-    let size = 2 * below;
-    (4 * size <= last && size <= allowed).then_some(size)
+    let touched = 2 * below;
+    let span = touched * (PREFETCH_PROOF_STRIDE / LINE) as u64;
+    (4 * touched <= last && span <= allowed).then_some(span)
 }
+
+/// The bytes of one cache line the chase reads.
+const LINE: usize = 64;
 
 /// Measures the reference figures: the main-memory chase, the last-level-cache chase where
 /// the kernel reports two cache levels or more, and the core-to-core pair where the run may
@@ -194,8 +203,9 @@ mod tests {
     fn every_reference_within_the_allowed_working_set() {
         let mut runner = crate::synthetic_runner();
         let mut ctx = ProbeContext::for_test(&mut runner);
-        // The synthetic machine's L2 is 1 MiB: room for a 2 MiB cache chase.
-        let allowed = 8 << 20;
+        // The synthetic machine's L2 is 1 MiB: room for a cache chase of 2 MiB of lines
+        // over 8 MiB.
+        let allowed = 16 << 20;
         ctx.set_max_size(allowed);
         let references = reference_figures(&mut ctx).unwrap();
         let names: Vec<&str> = references.iter().map(|r| r.result.name.as_str()).collect();
@@ -217,8 +227,8 @@ mod tests {
         assert!(references[2].moved_share > references[0].moved_share);
     }
 
-    /// The cache chase sits well inside the last level and well past the one below it,
-    /// whatever size the kernel claims for the last level, and is left out where there is
+    /// The cache chase's lines fill twice the level below the last, well inside the last,
+    /// whatever size the kernel claims for the last level, and it is left out where there is
     /// no room between them.
     #[test]
     fn the_cache_chase_sits_between_the_last_two_levels() {
@@ -231,17 +241,18 @@ mod tests {
                 cache(3, "Unified", l3),
             ]
         };
+        // A line in four bytes of 256: 2 MiB of lines over 8 MiB.
         assert_eq!(
             last_cache_size(&levels(MIB, 32 * MIB), u64::MAX),
-            Some(2 * MIB)
+            Some(8 * MIB)
         );
-        // A kernel that claims 260 MiB: the chase stays at twice L2.
+        // A kernel that claims 260 MiB: the chase stays at twice L2's lines.
         assert_eq!(
             last_cache_size(&levels(2 * MIB, 260 * MIB), u64::MAX),
-            Some(4 * MIB)
+            Some(16 * MIB)
         );
         assert_eq!(last_cache_size(&levels(2 * MIB, 8 * MIB), u64::MAX), None);
-        assert_eq!(last_cache_size(&levels(MIB, 32 * MIB), MIB), None);
+        assert_eq!(last_cache_size(&levels(MIB, 32 * MIB), 4 * MIB), None);
         assert_eq!(
             last_cache_size(&[cache(1, "Data", 48 << 10)], u64::MAX),
             None
