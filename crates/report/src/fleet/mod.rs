@@ -19,7 +19,7 @@
 #[cfg(feature = "html")]
 mod html;
 mod metrics;
-mod read;
+pub(crate) mod read;
 mod robust;
 mod text;
 
@@ -128,7 +128,7 @@ impl Fleet {
             )));
         }
         let walk = json_files(dir);
-        let read = read_all(&walk, declared);
+        let read = read_all::<Extract>(&walk, declared);
         let mut extracts = Vec::new();
         let mut refused = Vec::new();
         for outcome in read {

@@ -49,6 +49,19 @@ pub(super) struct Extract {
     pub(super) instead_of_summary: Option<String>,
 }
 
+/// What a reader keeps of one run, built from a summary or from a full results file read
+/// without its samples: the fleet's headline figures ([`Extract`]), or a history's every
+/// result ([`crate::history`]).
+pub(crate) trait RunShape: Sized + Send {
+    fn of_summary(path: &Path, summary: RunSummary<'_>) -> Self;
+    fn of_run(path: &Path, run: &RunRecord, schema: u64, declared: &Presentations) -> Self;
+    /// When the run started, as the file has it: a summary stands for the results file
+    /// beside it only if the two are of one run.
+    fn started_at(&self) -> &str;
+    /// Why the results file was read in place of the summary beside it.
+    fn read_instead(&mut self, why: String);
+}
+
 /// A headline row's figure on one host, and the result it was read from.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RowFigure {
@@ -63,10 +76,10 @@ const SUMMARY_NAME: &str = "summary.json";
 /// What a walk of the runs' directory found: the `*.json` files (sorted), how many other
 /// files, and what it passed over, each with its path.
 #[derive(Debug, Default)]
-pub(super) struct Walk {
+pub(crate) struct Walk {
     /// The files to read, sorted.
     pub(super) found: Vec<PathBuf>,
-    pub(super) ignored: usize,
+    pub(crate) ignored: usize,
     /// `results.json` files passed over for the `summary.json` beside them.
     pub(super) summarised: usize,
     /// Each such `summary.json`'s `results.json`: read where the summary cannot stand for it.
@@ -83,8 +96,21 @@ pub(super) struct Walk {
 }
 
 impl Walk {
+    /// This walk and `other` as one (the walks of several directories), its files sorted.
+    pub(crate) fn absorb(&mut self, other: Walk) {
+        self.found.extend(other.found);
+        self.found.sort();
+        self.ignored += other.ignored;
+        self.summarised += other.summarised;
+        self.beside.extend(other.beside);
+        self.links.extend(other.links);
+        self.too_deep.extend(other.too_deep);
+        self.not_regular.extend(other.not_regular);
+        self.unreadable.extend(other.unreadable);
+    }
+
     /// A note for each kind of thing passed over, naming the first few.
-    pub(super) fn notes(&self) -> Vec<String> {
+    pub(crate) fn notes(&self) -> Vec<String> {
         let names = |paths: &[PathBuf]| crate::copies::first_few(paths);
         let mut notes = Vec::new();
         if !self.links.is_empty() {
@@ -132,7 +158,7 @@ impl Walk {
     }
 }
 
-pub(super) fn json_files(dir: &Path) -> Walk {
+pub(crate) fn json_files(dir: &Path) -> Walk {
     let mut walk = Walk::default();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((current, depth)) = stack.pop() {
@@ -187,14 +213,16 @@ pub(super) fn json_files(dir: &Path) -> Walk {
 
 /// Reads every file, on as many threads as there are CPUs, with at most [`BYTES_IN_FLIGHT`]
 /// bytes of files held at once.
-pub(super) fn read_all(walk: &Walk, declared: &Presentations) -> Vec<Result<Extract, LoadError>> {
+pub(crate) fn read_all<T: RunShape>(
+    walk: &Walk,
+    declared: &Presentations,
+) -> Vec<Result<T, LoadError>> {
     let paths = &walk.found;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Result<Extract, LoadError>>> =
-        (0..paths.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<Result<T, LoadError>>> = (0..paths.len()).map(|_| None).collect();
     let done = std::sync::Mutex::new(&mut slots);
     let in_flight = InFlight::default();
     let work = || {
@@ -259,36 +287,37 @@ impl InFlight {
 
 /// Reads one run: the file at `path`, or, for a summary with its results file `beside` it,
 /// the summary where it stands for that file and the results file where it does not.
-fn extract(
+fn extract<T: RunShape>(
     path: &Path,
     beside: Option<&Path>,
     declared: &Presentations,
-) -> Result<Extract, LoadError> {
+) -> Result<T, LoadError> {
     let Some(results) = beside else {
         return extract_file(path, declared);
     };
-    let summary = match extract_file(path, declared) {
+    let summary: T = match extract_file(path, declared) {
         Ok(summary) => summary,
         Err(why) => {
-            let mut read = extract_file(results, declared)
+            let mut read: T = extract_file(results, declared)
                 .map_err(|e| LoadError(format!("{}; and {}", why.0, e.0)))?;
-            read.instead_of_summary = Some(why.0);
+            read.read_instead(why.0);
             return Ok(read);
         }
     };
     if !written_later(results, path) {
         return Ok(summary);
     }
-    match extract_file(results, declared) {
-        Ok(mut read) if read.started_at != summary.started_at => {
-            read.instead_of_summary = Some(format!(
+    match extract_file::<T>(results, declared) {
+        Ok(mut read) if read.started_at() != summary.started_at() => {
+            let why = format!(
                 "{}: of the run started {}, but {} beside it, written later, is of the run \
                  started {}",
                 path.display(),
-                summary.started_at,
+                summary.started_at(),
                 RESULTS_NAME,
-                read.started_at
-            ));
+                read.started_at()
+            );
+            read.read_instead(why);
             Ok(read)
         }
         _ => Ok(summary),
@@ -306,7 +335,7 @@ fn written_later(file: &Path, than: &Path) -> bool {
 
 /// Reads one file and keeps what the fleet needs of it: a summary as it is, a full results
 /// file without its samples.
-fn extract_file(path: &Path, declared: &Presentations) -> Result<Extract, LoadError> {
+fn extract_file<T: RunShape>(path: &Path, declared: &Presentations) -> Result<T, LoadError> {
     let shown = path.display();
     let failed = |why: String| LoadError(format!("{shown}: {why}"));
     if let Ok(metadata) = std::fs::metadata(path)
@@ -324,10 +353,10 @@ fn extract_file(path: &Path, declared: &Presentations) -> Result<Extract, LoadEr
     if is_summary(&bytes) {
         let summary = parse_summary(&bytes).map_err(failed)?;
         check_headline(&summary, declared).map_err(failed)?;
-        return Ok(Extract::of_summary(path, summary));
+        return Ok(T::of_summary(path, summary));
     }
     let (run, schema) = figures_of(&bytes).map_err(failed)?;
-    Ok(Extract::of_run(path, &run, schema, declared))
+    Ok(T::of_run(path, &run, schema, declared))
 }
 
 /// Whether the file at `path` begins as a summary, read from its first bytes alone.
@@ -335,7 +364,15 @@ fn begins_as_summary(path: &Path) -> bool {
     latlab_doors::input::head(path, Reached::Found, 256).is_ok_and(|head| is_summary(&head))
 }
 
-impl Extract {
+impl RunShape for Extract {
+    fn started_at(&self) -> &str {
+        &self.started_at
+    }
+
+    fn read_instead(&mut self, why: String) {
+        self.instead_of_summary = Some(why);
+    }
+
     fn of_run(path: &Path, run: &RunRecord, schema: u64, declared: &Presentations) -> Extract {
         let figures = (headline_rows(run, declared).into_iter())
             .filter_map(|row| {
