@@ -7,6 +7,7 @@ use latlab_engine::model::RunRecord;
 use latlab_front::{BaselineArgs, ColorChoice, FormatArgs, SamplingArgs, TerminalArgs};
 use latlab_report::compare::Compared;
 use latlab_report::fleet::FleetReport;
+use latlab_report::history::History;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,6 +59,12 @@ pub enum Command {
     /// within their CPU model.
     #[command(after_help = FLEET_EXIT_CODES)]
     Fleet(FleetArgs),
+    /// A machine's history: every run under the directories, grouped by host and ordered by
+    /// start, and each result's change points (a step beyond the scatter between runs, or a
+    /// change of mix between two regimes), each with what else changed in the environment at
+    /// that run.
+    #[command(after_help = HISTORY_EXIT_CODES)]
+    History(HistoryArgs),
     /// Measure how far each result moves between runs of this machine, from directories of
     /// several runs ('latlab run --runs 10 --out DIR'), and write the noise table that a
     /// comparison of one run a side takes as its prior ('latlab compare --noise-table').
@@ -140,6 +147,34 @@ pub struct FleetArgs {
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
     pub color: ColorChoice,
 }
+
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// The directories the runs were written into; searched recursively for *.json files.
+    #[arg(value_name = "DIR", num_args = 1.., required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub outputs: FormatArgs<History>,
+    /// Report only the changes whose new level began on or after this date or time
+    /// (2026-11-20, or RFC 3339 as the results files write it).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Report only the changes whose new level began within each host's last N runs.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Steps smaller than this many per cent are not changes, however significant.
+    #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent, allow_hyphen_values = true)]
+    pub threshold: f64,
+    /// Exit with status 1 when a change reported made a result slower by more than this
+    /// many per cent (the 95% interval of its ratio wholly past it): a nightly job's alert.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]
+    pub fail_if_slower: Option<f64>,
+}
+
+const HISTORY_EXIT_CODES: &str = "Exit status:
+  0    the history was read (files that are not latlab results are skipped with a note)
+  1    --fail-if-slower found a change that made a result slower by more than its percentage
+  2    bad arguments, a directory that is missing or holds no latlab results file, or an unwritable output";
 
 const FLEET_EXIT_CODES: &str = "Exit status:
   0    the fleet was compared (files that are not latlab results are skipped with a note)

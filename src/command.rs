@@ -55,6 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reading_commands::fleet(&plan::fleet(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::History(args)) => reading_commands::history(&plan::history(&args)?),
         Some(Command::Noise(args)) => {
             reading_commands::noise(&plan::noise(&args)?)?;
             Ok(ExitCode::SUCCESS)

@@ -3,10 +3,11 @@
 //! (`latlab compare`), many hosts' runs (`latlab fleet`), a run in other formats
 //! (`latlab export`) and how far results move between runs (`latlab noise`).
 
-use crate::plan::{ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan};
+use crate::plan::{ComparePlan, ExportPlan, FleetPlan, HistoryPlan, NoisePlan, ReportPlan};
 use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
+use latlab_report::history::HistoryText;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
@@ -138,6 +139,50 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     }
     let text = format!("{text}{}", printable(&gate));
     if outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout) {
+        latlab_front::stderr_text(&text);
+    } else {
+        write_to(&OutputTarget::Stdout, &text)?;
+    }
+    Ok(status)
+}
+
+/// Prints the history and writes the outputs asked for; status 1 where `--fail-if-slower`
+/// finds a change that made a result slower by more than its percentage.
+pub fn history(plan: &HistoryPlan) -> anyhow::Result<ExitCode> {
+    let mut text = HistoryText.render(&plan.history)?;
+    let declared = latlab_probes::presentations();
+    for (format, target) in &plan.outputs {
+        let rendered = (format.exporter)(&declared).render(&plan.history)?;
+        write_to(target, &rendered)?;
+        say_written(format.name, target, &rendered)?;
+    }
+    let mut status = ExitCode::SUCCESS;
+    if let Some(percent) = plan.fail_if_slower {
+        let slower = plan.history.slower_than(percent);
+        if slower.is_empty() {
+            text.push_str(&format!(
+                "no change made a result more than {percent}% slower\n"
+            ));
+        } else {
+            status = ExitCode::from(1);
+            text.push_str(&format!(
+                "{} change{} made a result more than {percent}% slower (--fail-if-slower):\n",
+                slower.len(),
+                if slower.len() == 1 { "" } else { "s" }
+            ));
+            for (host, change) in slower {
+                text.push_str(&format!(
+                    "  {} on {}: {} from the run of {}\n",
+                    change.result,
+                    host.host,
+                    latlab_report::units::format_ratio(change.ratio),
+                    change.after_run
+                ));
+            }
+        }
+    }
+    let text = printable(&text);
+    if plan.uses_stdout() {
         latlab_front::stderr_text(&text);
     } else {
         write_to(&OutputTarget::Stdout, &text)?;

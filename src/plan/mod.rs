@@ -8,8 +8,8 @@ mod selection;
 pub use selection::Selection;
 
 pub use reading_plans::{
-    ComparePlan, ExportPlan, FleetPlan, NoisePlan, ReportPlan, compare, export, fleet, man, noise,
-    report,
+    ComparePlan, ExportPlan, FleetPlan, HistoryPlan, NoisePlan, ReportPlan, compare, export,
+    fleet, history, man, noise, report,
 };
 
 use crate::cli::{Budget, RunArgs};

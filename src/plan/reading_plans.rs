@@ -4,7 +4,9 @@
 //! before anything is written.
 
 use super::UsageError;
-use crate::cli::{CompareArgs, ExportArgs, FleetArgs, ManArgs, NoiseArgs, ReportArgs};
+use crate::cli::{
+    CompareArgs, ExportArgs, FleetArgs, HistoryArgs, ManArgs, NoiseArgs, ReportArgs,
+};
 use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
@@ -12,6 +14,7 @@ use latlab_report::compare::stats::{NoiseMachine, NoiseTable};
 use latlab_report::compare::{Compared, Side};
 use latlab_report::copies;
 use latlab_report::fleet::{Fleet, FleetReport};
+use latlab_report::history::{History, HistoryOptions};
 use latlab_report::load::load_run;
 use latlab_report::terminal::Terminal;
 use latlab_report::{FileFormat, Offered, OutputTarget, is_same_file};
@@ -132,6 +135,73 @@ pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
     };
     let terminal = text_terminal(args.color, plan.uses_stdout());
     Ok(FleetPlan { terminal, ..plan })
+}
+
+/// `latlab history`: the history read, and where each format goes.
+pub struct HistoryPlan {
+    pub history: History,
+    pub outputs: Vec<(&'static FileFormat<History>, OutputTarget)>,
+    pub fail_if_slower: Option<f64>,
+}
+
+impl HistoryPlan {
+    /// Whether an output takes standard output (the text then goes to standard error).
+    pub fn uses_stdout(&self) -> bool {
+        self.outputs.iter().any(|(_, t)| *t == OutputTarget::Stdout)
+    }
+}
+
+/// Checks the outputs and `--since` before reading the runs, then reads them and keeps the
+/// changes asked for.
+pub fn history(args: &HistoryArgs) -> Result<HistoryPlan, UsageError> {
+    let outputs = args.outputs.checked(None).map_err(UsageError)?;
+    let since = args.since.as_deref().map(since_of).transpose()?;
+    if args.last == Some(0) {
+        return Err(UsageError(
+            "--last 0: no run to report a change in; give 1 or more".into(),
+        ));
+    }
+    let options = HistoryOptions {
+        threshold: args.threshold / 100.0,
+    };
+    let history = History::load(&args.dirs, &latlab_probes::presentations(), options)?
+        .recent(since.as_deref(), args.last);
+    for (flag, text) in args.outputs.by_flag() {
+        let Some(output) = text.as_deref().filter(|t| *t != "-") else {
+            continue;
+        };
+        if let Some(path) = (history.read.iter()).find(|path| is_same_file(Path::new(output), path)) {
+            return Err(UsageError(format!(
+                "{flag} {output}: that is {}, a run the history read, which the output would \
+                 replace; choose a name outside the runs, such as history.json",
+                path.display()
+            )));
+        }
+    }
+    Ok(HistoryPlan {
+        history,
+        outputs,
+        fail_if_slower: args.fail_if_slower,
+    })
+}
+
+/// `--since`: a date (`2026-11-20`) or an RFC 3339 time in UTC as the results files write it
+/// (`2026-11-20T03:00:00Z`), which compare as text.
+fn since_of(text: &str) -> Result<String, UsageError> {
+    let date = text.get(..10).unwrap_or("");
+    let well_formed = date.len() == 10
+        && date.char_indices().all(|(i, c)| match i {
+            4 | 7 => c == '-',
+            _ => c.is_ascii_digit(),
+        })
+        && (text.len() == 10 || text.as_bytes()[10] == b'T');
+    if well_formed {
+        Ok(text.to_string())
+    } else {
+        Err(UsageError(format!(
+            "--since {text}: not a date; give one as 2026-11-20 or 2026-11-20T03:00:00Z"
+        )))
+    }
 }
 
 /// `latlab export`: the run, and where each format goes.

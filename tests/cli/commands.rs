@@ -220,11 +220,12 @@ fn report_writes_the_page_beside_the_results() {
 #[test]
 fn help_is_wrapped_grouped_and_quoted_one_way() {
     let dir = tempfile::tempdir().unwrap();
-    let commands: [&[&str]; 9] = [
+    let commands: [&[&str]; 10] = [
         &[],
         &["run"],
         &["compare"],
         &["fleet"],
+        &["history"],
         &["export"],
         &["report"],
         &["list"],

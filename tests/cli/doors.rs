@@ -83,6 +83,14 @@ const READERS: &[Reader] = &[
         },
     },
     Reader {
+        what: "history DIR, FILE a run of DIR",
+        reached: Reached::Found,
+        set_up: |dir, file| {
+            place(file, &dir.join("history/host/results.json"));
+            args(&["history", "history"])
+        },
+    },
+    Reader {
         what: "run --baseline B, FILE a run of B",
         reached: Reached::Found,
         set_up: |dir, file| {
@@ -253,6 +261,16 @@ const WRITERS: &[Writer] = &[
             std::fs::create_dir_all(dir.join("fleet/host")).unwrap();
             std::fs::copy(dir.join("good.json"), dir.join("fleet/host/results.json")).unwrap();
             args(&["fleet", "fleet", "--openmetrics", &shown(out)])
+        },
+    },
+    Writer {
+        what: "history --json OUT",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| {
+            std::fs::create_dir_all(dir.join("history/host")).unwrap();
+            let run = dir.join("history/host/results.json");
+            std::fs::copy(dir.join("good.json"), run).unwrap();
+            args(&["history", "history", "--json", &shown(out)])
         },
     },
 ];

@@ -18,6 +18,7 @@ mod function_length;
 mod fuzz_results;
 mod google_benchmark;
 mod gpu;
+mod history;
 mod hostile;
 mod hostile_commands;
 mod hostile_summaries;

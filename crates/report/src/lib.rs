@@ -21,6 +21,8 @@ pub mod formats;
 mod group_ratio;
 #[cfg(feature = "files")]
 pub mod headline;
+#[cfg(feature = "files")]
+pub mod history;
 #[cfg(all(test, feature = "files"))]
 mod hostile_numbers;
 #[cfg(feature = "html")]

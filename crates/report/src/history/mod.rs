@@ -1,0 +1,351 @@
+//! A machine's history (`latlab history DIR…`): each host's runs in the order they started,
+//! and the change points of each result over them, each named with what else changed on the
+//! machine at that run. `steps.rs` finds the steps of a series of one level at a time,
+//! `regimes.rs` the changes of mix of a series that flips between two regimes, `clock.rs`
+//! the results that stepped with the core clock, `runs.rs` what is kept of each run, and
+//! `text.rs` and `json.rs` render a history.
+
+mod clock;
+mod json;
+mod regimes;
+mod runs;
+mod steps;
+mod text;
+
+use crate::fleet::read::{Walk, json_files, read_all};
+use crate::load::LoadError;
+use latlab_engine::presentation::Presentations;
+use runs::HistoryRun;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use json::HistoryJson;
+pub use text::HistoryText;
+
+/// A history, as `latlab history` also writes it.
+impl crate::Offered for History {
+    fn formats() -> &'static [crate::FileFormat<History>] {
+        &[json::FORMAT]
+    }
+}
+
+/// The result whose figure is the core clock's period.
+pub const CLOCK_RESULT: &str = "cpu.frequency/cycle";
+
+/// What a history is asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryOptions {
+    /// The least step reported, as a share.
+    pub threshold: f64,
+}
+
+/// The runs of many hosts and the changes of each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    pub hosts: Vec<HostHistory>,
+    /// What was skipped or counted once, each a sentence.
+    pub notes: Vec<String>,
+    /// Every file read (copies too): an output must not replace one.
+    pub read: Vec<PathBuf>,
+}
+
+/// One host's runs, oldest first, and its changes, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostHistory {
+    pub host: String,
+    pub cpu_model: String,
+    /// Each run's start, oldest first.
+    pub runs: Vec<String>,
+    pub changes: Vec<Change>,
+    /// The steps of the core clock, each with the results that stepped with it.
+    pub clock_steps: Vec<ClockStep>,
+}
+
+/// A change of one result between two levels of its runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub result: String,
+    /// The index of the first run of the new level in its host's runs.
+    pub at: usize,
+    /// The start of the first run of the new level, and of the last run of the old.
+    pub after_run: String,
+    pub before_run: String,
+    /// The levels before and after, in nanoseconds (geometric means of their runs).
+    pub before: f64,
+    pub after: f64,
+    pub ratio: f64,
+    /// The 95% interval of the ratio; `None` for a change of mix.
+    pub interval: Option<(f64, f64)>,
+    pub p: f64,
+    /// What else differs between the last run of the old level and the first of the new.
+    pub environment_changes: Vec<EnvironmentChange>,
+    /// A change of the mix of two regimes, not of a level: the share of runs in the upper
+    /// regime before and after.
+    pub mix: Option<(f64, f64)>,
+}
+
+/// A field of the environment that differs at a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentChange {
+    pub field: &'static str,
+    pub before: String,
+    pub after: String,
+}
+
+/// A step of the core clock's period, and how many results stepped with it (the same in
+/// cycles, so not reported on their own).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockStep {
+    pub change: Change,
+    pub followers: usize,
+}
+
+impl History {
+    /// Reads every results or summary file under `dirs` and finds each host's changes.
+    /// Refuses directories that hold no run.
+    pub fn load(
+        dirs: &[PathBuf],
+        declared: &Presentations,
+        options: HistoryOptions,
+    ) -> Result<History, LoadError> {
+        let (runs, mut notes) = read_runs(dirs, declared)?;
+        let read = runs.iter().map(|run| run.path.clone()).collect();
+        let (runs, copies) = crate::copies::distinct_runs(runs, |run: &HistoryRun| {
+            let figures: Vec<(Box<str>, u64)> = (run.figures.iter())
+                .map(|(name, figure)| (name.clone(), figure.to_bits()))
+                .collect();
+            (
+                run.host_name.clone(),
+                run.cpu_model.clone(),
+                run.started_at.clone(),
+                figures,
+            )
+        });
+        if !copies.is_empty() {
+            let paths: Vec<&Path> = copies.iter().map(|c| c.path.as_path()).collect();
+            notes.push(crate::copies::copies_note(&paths, "figures"));
+        }
+        let mut by_host: BTreeMap<(String, String), Vec<HistoryRun>> = BTreeMap::new();
+        for run in runs {
+            let key = (run.host_name.clone(), run.cpu_model.clone());
+            by_host.entry(key).or_default().push(run);
+        }
+        let hosts = (by_host.into_values())
+            .filter_map(|mut runs| {
+                runs.sort_by(|a, b| (&a.started_at, &a.path).cmp(&(&b.started_at, &b.path)));
+                if runs.len() == 1 {
+                    notes.push(format!(
+                        "{} ({}): one run: no history yet",
+                        runs[0].host_name, runs[0].cpu_model
+                    ));
+                    return None;
+                }
+                Some(HostHistory::of(&runs, options))
+            })
+            .collect();
+        Ok(History { hosts, notes, read })
+    }
+
+    /// The changes that made a result slower by more than `percent` per cent, the whole 95%
+    /// interval of the ratio past it, with their hosts: what a nightly job gates on, once
+    /// [`History::recent`] has kept the recent ones.
+    pub fn slower_than(&self, percent: f64) -> Vec<(&HostHistory, &Change)> {
+        (self.hosts.iter())
+            .flat_map(|host| host.changes.iter().map(move |change| (host, change)))
+            .filter(|(_, change)| {
+                (change.interval).is_some_and(|(low, _)| low > 1.0 + percent / 100.0)
+            })
+            .collect()
+    }
+
+    /// Keeps each host's changes whose new level began at `since` (RFC 3339) or later, or
+    /// within its last `last` runs.
+    pub fn recent(mut self, since: Option<&str>, last: Option<usize>) -> History {
+        for host in &mut self.hosts {
+            let first = last.map_or(0, |last| host.runs.len().saturating_sub(last));
+            let recent = |change: &Change| {
+                change.at >= first && since.is_none_or(|since| change.after_run.as_str() >= since)
+            };
+            host.changes.retain(recent);
+            host.clock_steps.retain(|step| recent(&step.change));
+        }
+        self
+    }
+}
+
+/// Every run under `dirs`, and the notes of what the walks passed over or could not read.
+fn read_runs(
+    dirs: &[PathBuf],
+    declared: &Presentations,
+) -> Result<(Vec<HistoryRun>, Vec<String>), LoadError> {
+    let mut walk = Walk::default();
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(LoadError(format!(
+                "{}: not a directory; give the directories the runs were written into",
+                dir.display()
+            )));
+        }
+        walk.absorb(json_files(dir));
+    }
+    let mut notes = walk.notes();
+    let (mut runs, mut refused) = (Vec::new(), Vec::new());
+    for outcome in read_all::<HistoryRun>(&walk, declared) {
+        match outcome {
+            Ok(run) => runs.push(run),
+            Err(error) => refused.push(error.0),
+        }
+    }
+    if !refused.is_empty() {
+        notes.push(format!(
+            "{} could not be read and {} skipped: {}",
+            count(refused.len(), "file", "files"),
+            if refused.len() == 1 { "was" } else { "were" },
+            crate::copies::first_few(&refused)
+        ));
+    }
+    if runs.is_empty() {
+        return Err(LoadError(format!(
+            "{}: no latlab results file in them{}; give the directories the runs were written \
+             into",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            notes.iter().map(|n| format!("; {n}")).collect::<String>()
+        )));
+    }
+    let instead: Vec<&String> = runs
+        .iter()
+        .filter_map(|r| r.instead_of_summary.as_ref())
+        .collect();
+    if !instead.is_empty() {
+        notes.push(format!(
+            "{} read in place of the summary beside {}: {}",
+            count(instead.len(), "results file was", "results files were"),
+            if instead.len() == 1 { "it" } else { "them" },
+            crate::copies::first_few(&instead)
+        ));
+    }
+    Ok((runs, notes))
+}
+
+/// `1 file`, `3 files`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl HostHistory {
+    /// The changes of `runs` (one host's, oldest first).
+    fn of(runs: &[HistoryRun], options: HistoryOptions) -> HostHistory {
+        let mut names: Vec<&str> = runs
+            .iter()
+            .flat_map(|run| run.figures.iter().map(|(name, _)| &**name))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let series = |name: &str| -> Vec<(usize, f64)> {
+            (runs.iter().enumerate())
+                .filter_map(|(i, run)| Some((i, run.figure(name)?)))
+                .filter(|(_, figure)| *figure > 0.0 && figure.is_finite())
+                .map(|(i, figure)| (i, figure.ln()))
+                .collect()
+        };
+        let clock = series(CLOCK_RESULT);
+        let clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
+        let mut followers = vec![0usize; clock_changes.len()];
+        let mut changes = Vec::new();
+        for name in names.into_iter().filter(|&name| name != CLOCK_RESULT) {
+            let own = series(name);
+            for change in changes_of(name, &own, runs, options) {
+                match clock::followed(&change, &clock_changes, &own, &clock, options) {
+                    Some(step) => followers[step] += 1,
+                    None => changes.push(change),
+                }
+            }
+        }
+        changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.result.cmp(&b.result)));
+        HostHistory {
+            host: runs[0].host_name.clone(),
+            cpu_model: runs[0].cpu_model.clone(),
+            runs: runs.iter().map(|run| run.started_at.clone()).collect(),
+            changes,
+            clock_steps: (clock_changes.into_iter().zip(followers))
+                .map(|(change, followers)| ClockStep { change, followers })
+                .collect(),
+        }
+    }
+}
+
+/// The changes of result `name`'s `series` (run index and logarithm of its figure): the
+/// changes of mix where its runs flip between two regimes, else its steps.
+pub(crate) fn changes_of(
+    name: &str,
+    series: &[(usize, f64)],
+    runs: &[HistoryRun],
+    options: HistoryOptions,
+) -> Vec<Change> {
+    let logs: Vec<f64> = series.iter().map(|(_, log)| *log).collect();
+    let change = |at: usize| {
+        let (after, before) = (series[at].0, series[at - 1].0);
+        (
+            after,
+            before,
+            environment_changes(&runs[before], &runs[after]),
+        )
+    };
+    if let Some(found) = regimes::regimes(&logs) {
+        return (regimes::mix_changes(&found.upper).into_iter())
+            .map(|mix| {
+                let (after, before, environment_changes) = change(mix.at);
+                let level = |share: f64| (found.low + share * (found.high - found.low)).exp();
+                Change {
+                    result: name.to_string(),
+                    at: after,
+                    after_run: runs[after].started_at.clone(),
+                    before_run: runs[before].started_at.clone(),
+                    before: level(mix.before),
+                    after: level(mix.after),
+                    ratio: level(mix.after) / level(mix.before),
+                    interval: None,
+                    p: mix.p,
+                    environment_changes,
+                    mix: Some((mix.before, mix.after)),
+                }
+            })
+            .collect();
+    }
+    (steps::steps(&logs, options.threshold).into_iter())
+        .map(|step| {
+            let (after, before, environment_changes) = change(step.at);
+            Change {
+                result: name.to_string(),
+                at: after,
+                after_run: runs[after].started_at.clone(),
+                before_run: runs[before].started_at.clone(),
+                before: step.before.exp(),
+                after: step.after.exp(),
+                ratio: (step.after - step.before).exp(),
+                interval: Some((step.interval.0.exp(), step.interval.1.exp())),
+                p: step.p,
+                environment_changes,
+                mix: None,
+            }
+        })
+        .collect()
+}
+
+/// The fields of the environment that differ between `before` and `after`.
+fn environment_changes(before: &HistoryRun, after: &HistoryRun) -> Vec<EnvironmentChange> {
+    (before.environment.iter().zip(&after.environment))
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((field, a), (_, b))| EnvironmentChange {
+            field,
+            before: a.clone(),
+            after: b.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

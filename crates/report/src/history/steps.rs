@@ -1,0 +1,285 @@
+//! The steps of one result's series of runs, in logarithms of its figures, oldest first.
+//!
+//! - **The scatter between runs** is read from the series itself: the median absolute
+//!   deviation of the differences of successive runs, which a step moves once and a drift
+//!   hardly at all, scaled to a standard deviation (×1.4826 / √2). A series of runs of one build has no
+//!   other measure of how far its runs move.
+//! - **One run is not a change.** A run further than [`SPIKE`] deviations from the median of
+//!   its two neighbours on each side is set to that median before the search: a noisy night
+//!   or a run the stability checks flagged moves one run, and a step moves every run after.
+//! - **The search** is PELT (Killick, Fearnhead and Eckley 2012): the partition of the
+//!   series into segments of at least [`MIN_SEGMENT`] runs that minimises each segment's sum
+//!   of squared deviations from its mean plus a penalty per segment of [`PENALTY`] times the
+//!   scatter's variance times the logarithm of the runs. It is exact, not greedy: two steps
+//!   close together are found together, where a binary split sees their sum.
+//! - **Each step must stand beyond both segments' scatter.** The runs of the segment before
+//!   and those after differ by Welch's t test at [`SIGNIFICANCE`] (Otava's level), and by more
+//!   than the threshold; a step that does not is dropped, its neighbours joined, and the rest
+//!   tested again.
+//!
+//! The book's "History" chapter measures these choices against E-divisive means as Apache
+//! Otava runs it.
+
+use crate::compare::stats::{student_quantile, student_upper_tail};
+use latlab_engine::stats::median_in_place;
+
+/// The fewest runs of a level: a step in the last runs of a series is reported once this
+/// many runs hold it.
+pub const MIN_SEGMENT: usize = 3;
+/// The penalty per segment, in the scatter's variance times the logarithm of the runs.
+const PENALTY: f64 = 5.0;
+/// The level at which a step's two segments must differ (Welch's t test).
+pub const SIGNIFICANCE: f64 = 0.001;
+/// How many deviations of the scatter one run must lie from its neighbours to be one run's
+/// outlier.
+const SPIKE: f64 = 4.0;
+/// The least scatter taken, in logarithms: a series whose runs never move would make any
+/// difference a step.
+const LEAST_SCATTER: f64 = 1e-6;
+
+/// A step between two levels of a series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// The index of the first run of the new level.
+    pub at: usize,
+    /// The mean logarithm of the runs before (back to the previous step) and after (to the
+    /// next).
+    pub before: f64,
+    pub after: f64,
+    /// The 95% interval of the difference `after - before`, in logarithms.
+    pub interval: (f64, f64),
+    /// Welch's p-value of the difference.
+    pub p: f64,
+}
+
+/// The steps of `logs` larger than `threshold` (a share), oldest first.
+pub fn steps(logs: &[f64], threshold: f64) -> Vec<Step> {
+    if logs.len() < 2 * MIN_SEGMENT {
+        return Vec::new();
+    }
+    let scatter = scatter(logs).max(LEAST_SCATTER);
+    let cleaned = despiked(logs, scatter);
+    let penalty = PENALTY * scatter * scatter * (logs.len() as f64).ln();
+    let mut changes = optimal_partition(&cleaned, penalty);
+    loop {
+        let tested: Vec<Step> = (0..changes.len())
+            .map(|i| {
+                let start = if i == 0 { 0 } else { changes[i - 1] };
+                let end = changes.get(i + 1).copied().unwrap_or(cleaned.len());
+                welch(
+                    &cleaned[start..changes[i]],
+                    &cleaned[changes[i]..end],
+                    changes[i],
+                )
+            })
+            .collect();
+        let weakest = (tested.iter().enumerate())
+            .filter(|(_, step)| !stands(step, threshold))
+            .max_by(|a, b| a.1.p.total_cmp(&b.1.p));
+        match weakest {
+            Some((i, _)) => {
+                changes.remove(i);
+            }
+            None => return tested,
+        }
+    }
+}
+
+/// Whether `step` stands: significant, and past `threshold` either way.
+fn stands(step: &Step, threshold: f64) -> bool {
+    let difference = (step.after - step.before).abs();
+    step.p < SIGNIFICANCE && difference > threshold.ln_1p()
+}
+
+/// The scatter between successive runs as a standard deviation: the median absolute
+/// deviation of the differences of successive runs from their median, ×1.4826 / √2.
+pub fn scatter(logs: &[f64]) -> f64 {
+    let mut differences: Vec<f64> = logs.windows(2).map(|w| w[1] - w[0]).collect();
+    if differences.is_empty() {
+        return 0.0;
+    }
+    let centre = median_in_place(&mut differences.clone());
+    differences
+        .iter_mut()
+        .for_each(|d| *d = (*d - centre).abs());
+    1.4826 * median_in_place(&mut differences) / std::f64::consts::SQRT_2
+}
+
+/// `logs` with each run further than [`SPIKE`] times `scatter`, the same way, from the
+/// median of the two runs before it and from that of the two after it set to the median of
+/// those four. A run that begins a new level agrees with the runs after it, and is kept.
+fn despiked(logs: &[f64], scatter: f64) -> Vec<f64> {
+    let median_of = |range: std::ops::Range<usize>| {
+        let mut values: Vec<f64> = logs[range].to_vec();
+        (!values.is_empty()).then(|| median_in_place(&mut values))
+    };
+    (0..logs.len())
+        .map(|i| {
+            let (start, end) = (i.saturating_sub(2), (i + 3).min(logs.len()));
+            let sides = [median_of(start..i), median_of(i + 1..end)];
+            let apart = |side: Option<f64>| side.map(|m| logs[i] - m);
+            let moves: Vec<f64> = sides.iter().filter_map(|&side| apart(side)).collect();
+            let spike = moves.iter().all(|m| m.abs() > SPIKE * scatter)
+                && (moves.iter().all(|&m| m > 0.0) || moves.iter().all(|&m| m < 0.0));
+            if spike {
+                let mut neighbours: Vec<f64> =
+                    (start..end).filter(|&j| j != i).map(|j| logs[j]).collect();
+                median_in_place(&mut neighbours)
+            } else {
+                logs[i]
+            }
+        })
+        .collect()
+}
+
+/// The starts of the segments (after the first) of the partition of `x` into segments of
+/// at least [`MIN_SEGMENT`] that minimises their sums of squared deviations plus `penalty`
+/// each: PELT, whose pruning drops a start that can no longer begin the last segment of an
+/// optimal partition.
+fn optimal_partition(x: &[f64], penalty: f64) -> Vec<usize> {
+    let n = x.len();
+    let (mut sums, mut squares) = (vec![0.0; n + 1], vec![0.0; n + 1]);
+    for (i, v) in x.iter().enumerate() {
+        sums[i + 1] = sums[i] + v;
+        squares[i + 1] = squares[i] + v * v;
+    }
+    let cost = |a: usize, b: usize| {
+        let sum = sums[b] - sums[a];
+        (squares[b] - squares[a] - sum * sum / (b - a) as f64).max(0.0)
+    };
+    let mut best = vec![f64::INFINITY; n + 1];
+    let mut last = vec![0usize; n + 1];
+    best[0] = -penalty;
+    let mut starts: Vec<usize> = vec![0];
+    for end in MIN_SEGMENT..=n {
+        let options: Vec<(usize, f64)> = (starts.iter())
+            .filter(|&&start| end - start >= MIN_SEGMENT && best[start].is_finite())
+            .map(|&start| (start, best[start] + cost(start, end) + penalty))
+            .collect();
+        if let Some(&(start, value)) = options.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+            best[end] = value;
+            last[end] = start;
+        }
+        let bound = best[end];
+        starts.retain(|&start| {
+            end - start < MIN_SEGMENT
+                || !best[start].is_finite()
+                || best[start] + cost(start, end) <= bound
+        });
+        starts.push(end + 1 - MIN_SEGMENT);
+        starts.dedup();
+    }
+    let mut changes = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let start = last[end];
+        if start > 0 {
+            changes.push(start);
+        }
+        end = start;
+    }
+    changes.reverse();
+    changes
+}
+
+/// Welch's test of `after` against `before`, the first of `after` being run `at`.
+fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
+    let moments = |x: &[f64]| {
+        let mean = x.iter().sum::<f64>() / x.len() as f64;
+        let variance =
+            x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0);
+        (mean, variance / x.len() as f64)
+    };
+    let ((mean_a, error_a), (mean_b, error_b)) = (moments(before), moments(after));
+    let error = (error_a + error_b).max(LEAST_SCATTER * LEAST_SCATTER);
+    let degrees = (error * error
+        / (error_a * error_a / (before.len() as f64 - 1.0).max(1.0)
+            + error_b * error_b / (after.len() as f64 - 1.0).max(1.0))
+        .max(f64::MIN_POSITIVE))
+    .clamp(1.0, (before.len() + after.len()) as f64 - 2.0);
+    let t = (mean_b - mean_a) / error.sqrt();
+    let half = student_quantile(0.975, degrees) * error.sqrt();
+    Step {
+        at,
+        before: mean_a,
+        after: mean_b,
+        interval: (mean_b - mean_a - half, mean_b - mean_a + half),
+        p: (2.0 * student_upper_tail(t.abs(), degrees)).min(1.0),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// `n` logarithms about 0 with a standard deviation of `sd`, from a fixed seed.
+    pub(crate) fn noise(n: usize, sd: f64, seed: u64) -> Vec<f64> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| {
+                let (u, v) = (uniform(), uniform());
+                sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+            })
+            .collect()
+    }
+
+    fn stepped(mut logs: Vec<f64>, at: usize, factor: f64) -> Vec<f64> {
+        logs[at..].iter_mut().for_each(|x| *x += factor.ln());
+        logs
+    }
+
+    #[test]
+    fn a_step_beyond_the_scatter_is_found_where_it_was_made() {
+        for seed in 0..20 {
+            let logs = stepped(noise(40, 0.01, seed), 20, 1.08);
+            let found = steps(&logs, 0.02);
+            assert_eq!(found.len(), 1, "{seed}: {found:?}");
+            assert!(found[0].at.abs_diff(20) <= 1, "{seed}: {found:?}");
+            let ratio = (found[0].after - found[0].before).exp();
+            assert!((1.06..1.10).contains(&ratio), "{seed}: {ratio}");
+            assert!(found[0].interval.0 > 0.0 && found[0].p < SIGNIFICANCE);
+        }
+    }
+
+    #[test]
+    fn runs_of_one_level_and_one_runs_outlier_are_not_changes() {
+        for seed in 0..20 {
+            let mut logs = noise(40, 0.01, seed);
+            assert!(steps(&logs, 0.02).is_empty(), "{seed}");
+            logs[15] += 1.3f64.ln();
+            assert!(
+                steps(&logs, 0.02).is_empty(),
+                "{seed}: {:?}",
+                steps(&logs, 0.02)
+            );
+        }
+    }
+
+    #[test]
+    fn steps_close_together_are_both_found_and_the_newest_once_it_holds() {
+        let logs = stepped(stepped(noise(40, 0.005, 3), 15, 1.06), 21, 1.06);
+        let at: Vec<usize> = steps(&logs, 0.02).iter().map(|s| s.at).collect();
+        assert_eq!(at, [15, 21]);
+        // Two runs of a new level could be two noisy nights; three hold it.
+        let late = |runs: usize| stepped(noise(40, 0.005, 4), 40 - runs, 1.08);
+        assert!(steps(&late(2), 0.02).is_empty());
+        assert_eq!(steps(&late(MIN_SEGMENT), 0.02).len(), 1);
+    }
+
+    #[test]
+    fn a_step_within_the_threshold_or_the_scatter_is_not_a_change() {
+        let small = stepped(noise(40, 0.001, 5), 20, 1.01);
+        assert!(steps(&small, 0.02).is_empty());
+        assert_eq!(steps(&small, 0.005).len(), 1);
+        let noisy = stepped(noise(40, 0.2, 6), 20, 1.08);
+        assert!(steps(&noisy, 0.02).is_empty());
+    }
+}

@@ -1,0 +1,125 @@
+use super::steps::tests::noise;
+use super::*;
+
+/// Forty nightly runs of `host`: each result of `results` (name, figure) with 1% of scatter,
+/// `step` (name, first run, factor) applied, and the kernel upgraded at run `kernel_at`.
+fn nightly(
+    host: &str,
+    results: &[(&str, f64)],
+    steps: &[(&str, usize, f64)],
+    kernel_at: usize,
+) -> Vec<HistoryRun> {
+    let scatter: Vec<Vec<f64>> = (0..results.len())
+        .map(|i| noise(40, 0.01, i as u64 + 7))
+        .collect();
+    (0..40)
+        .map(|run| {
+            let mut figures: Vec<(Box<str>, f64)> = (results.iter().enumerate())
+                .map(|(i, (name, figure))| {
+                    let factor: f64 = (steps.iter())
+                        .filter(|(stepped, at, _)| stepped == name && run >= *at)
+                        .map(|(_, _, factor)| factor)
+                        .product();
+                    (Box::from(*name), figure * factor * scatter[i][run].exp())
+                })
+                .collect();
+            figures.sort_by(|a, b| a.0.cmp(&b.0));
+            let kernel = if run < kernel_at { "6.8.0" } else { "6.9.1" };
+            HistoryRun {
+                path: format!("/runs/{host}/{run}/summary.json").into(),
+                host_name: host.into(),
+                cpu_model: "Test CPU".into(),
+                started_at: format!("2026-11-{:02}T03:00:00Z", run % 30 + 1)
+                    .replace("2026-11", if run < 30 { "2026-11" } else { "2026-12" }),
+                environment: vec![("kernel", kernel.into()), ("latlab", "0.1.0".into())],
+                figures,
+                instead_of_summary: None,
+            }
+        })
+        .collect()
+}
+
+const OPTIONS: HistoryOptions = HistoryOptions { threshold: 0.02 };
+
+#[test]
+fn a_step_is_found_with_the_kernel_that_changed_at_it() {
+    let results = [
+        ("a/quiet", 10.0),
+        ("a/stepped", 20.0),
+        ("mem.latency/level/L2", 8.0),
+    ];
+    let runs = nightly("h", &results, &[("mem.latency/level/L2", 25, 1.09)], 25);
+    let host = HostHistory::of(&runs, OPTIONS);
+    assert_eq!(host.changes.len(), 1, "{:?}", host.changes);
+    let change = &host.changes[0];
+    assert_eq!(
+        (change.result.as_str(), change.at),
+        ("mem.latency/level/L2", 25)
+    );
+    assert!((1.06..1.12).contains(&change.ratio), "{change:?}");
+    assert_eq!(change.after_run, runs[25].started_at);
+    assert_eq!(change.before_run, runs[24].started_at);
+    assert_eq!(
+        change.environment_changes,
+        [EnvironmentChange {
+            field: "kernel",
+            before: "6.8.0".into(),
+            after: "6.9.1".into()
+        }]
+    );
+    // A nightly gate: slower by more than 5%, within the last ten runs or not.
+    let history = History {
+        hosts: vec![host],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    assert_eq!(history.slower_than(5.0).len(), 1);
+    assert!(history.slower_than(20.0).is_empty());
+    let recent = history.recent(None, Some(10));
+    assert!(recent.hosts[0].changes.is_empty());
+}
+
+#[test]
+fn results_that_step_with_the_core_clock_are_counted_on_its_step() {
+    let results = [
+        (CLOCK_RESULT, 0.4),
+        ("cpu.call/empty", 2.0),
+        ("a/b", 5.0),
+        ("c/d", 9.0),
+    ];
+    let clocked = [
+        (CLOCK_RESULT, 20, 1.06),
+        ("cpu.call/empty", 20, 1.06),
+        ("a/b", 20, 1.06),
+        // Beyond the clock's step: still a change in cycles.
+        ("c/d", 20, 1.25),
+    ];
+    let host = HostHistory::of(&nightly("h", &results, &clocked, 99), OPTIONS);
+    assert_eq!(host.clock_steps.len(), 1, "{host:?}");
+    assert_eq!(host.clock_steps[0].followers, 2, "{host:?}");
+    let named: Vec<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
+    assert_eq!(named, ["c/d"]);
+}
+
+#[test]
+fn a_result_flipping_between_two_regimes_has_no_step() {
+    let results = [("proc.pipe/round-trip", 3.0)];
+    let mut runs = nightly("h", &results, &[], 99);
+    for (i, run) in runs.iter_mut().enumerate() {
+        if i % 3 == 1 || i % 7 == 0 {
+            run.figures[0].1 *= 1.5;
+        }
+    }
+    let host = HostHistory::of(&runs, OPTIONS);
+    assert!(host.changes.is_empty(), "{:?}", host.changes);
+}
+
+#[test]
+fn unchanged_runs_have_no_change_point() {
+    let results: Vec<(String, f64)> = (0..50)
+        .map(|i| (format!("r/{i}"), 1.0 + i as f64))
+        .collect();
+    let named: Vec<(&str, f64)> = results.iter().map(|(n, f)| (n.as_str(), *f)).collect();
+    let host = HostHistory::of(&nightly("h", &named, &[], 99), OPTIONS);
+    assert!(host.changes.is_empty(), "{:?}", host.changes);
+}

@@ -1,0 +1,139 @@
+//! `latlab history`: a step planted in a host's nightly runs is found at the run it was
+//! planted in, named with the kernel that changed there, and gated; a host of one run has no
+//! history yet; a damaged file is named and skipped; a directory of no runs is refused.
+
+use crate::{latlab, synthetic_run_of};
+use serde_json::Value;
+use std::path::Path;
+
+/// Twelve nightly summaries of one synthetic run under `dir/nightly`, each figure moved by
+/// up to ±0.5% from night to night, `cpu.call/empty` 30% slower and the kernel upgraded
+/// from night `step_at` on.
+fn nightly(dir: &Path, step_at: usize) {
+    let base = dir.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    synthetic_run_of(&base, "cpu.call")
+        .args(["--out"])
+        .arg(&base)
+        .assert()
+        .success();
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(base.join("summary.json")).unwrap()).unwrap();
+    for night in 0..12 {
+        let mut run = summary.clone();
+        run["started_at"] = format!("2026-11-{:02}T03:00:00Z", night + 1).into();
+        let stepped = night >= step_at;
+        run["environment"]["kernel"] = if stepped { "6.9.1" } else { "6.8.0" }.into();
+        let jitter = 1.0 + 0.005 * ((night * 7 % 5) as f64 / 2.0 - 1.0);
+        let factor = |name: &str| match name == "cpu.call/empty" && stepped {
+            true => 1.3 * jitter,
+            false => jitter,
+        };
+        for result in run["results"].as_array_mut().unwrap() {
+            let f = factor(result["name"].as_str().unwrap());
+            scale(&mut result["median_ns"], f);
+            for bound in result["median_ci95_ns"].as_array_mut().unwrap() {
+                scale(bound, f);
+            }
+        }
+        for row in run["headline"].as_array_mut().unwrap() {
+            let f = factor(row["result"].as_str().unwrap());
+            for key in ["median_ns", "p5_ns", "p95_ns"] {
+                scale(&mut row[key], f);
+            }
+        }
+        let night_dir = dir.join(format!("nightly/night-{night:02}"));
+        std::fs::create_dir_all(&night_dir).unwrap();
+        std::fs::write(night_dir.join("summary.json"), summary_text(run)).unwrap();
+    }
+    std::fs::remove_dir_all(base).unwrap();
+}
+
+/// `run` as a summary's text: its version first, as a reader tells a summary by.
+fn summary_text(mut run: Value) -> String {
+    let version = run
+        .as_object_mut()
+        .unwrap()
+        .remove("latlab_summary_version")
+        .unwrap();
+    let rest = run.to_string();
+    format!("{{\"latlab_summary_version\":{version},{}", &rest[1..])
+}
+
+fn scale(value: &mut Value, factor: f64) {
+    *value = (value.as_f64().unwrap() * factor).into();
+}
+
+#[test]
+fn a_step_is_found_at_its_run_with_the_kernel_that_changed_there() {
+    let dir = tempfile::tempdir().unwrap();
+    nightly(dir.path(), 6);
+    let output = latlab(dir.path())
+        .args(["history", "nightly", "--json", "history.json"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&output.get_output().stdout).to_string();
+    assert!(
+        text.contains("cpu.call/empty:") && text.contains("kernel 6.8.0 → 6.9.1"),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("history.json")).unwrap())
+            .unwrap();
+    let changes = json["hosts"][0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{json:#}");
+    let change = &changes[0];
+    assert_eq!(change["result"], "cpu.call/empty");
+    assert_eq!(change["after_run"], "2026-11-07T03:00:00Z");
+    assert_eq!(change["before_run"], "2026-11-06T03:00:00Z");
+    assert!(
+        (change["ratio"].as_f64().unwrap() - 1.3).abs() < 0.02,
+        "{change}"
+    );
+    assert_eq!(change["environment_changes"][0]["field"], "kernel");
+    // A nightly gate: status 1 past 10%, 0 past 50%, and nothing once the step is older
+    // than the runs asked for.
+    let gate = |args: &[&str]| {
+        latlab(dir.path())
+            .arg("history")
+            .arg("nightly")
+            .args(args)
+            .assert()
+    };
+    gate(&["--fail-if-slower", "10"]).code(1);
+    gate(&["--fail-if-slower", "50"]).success();
+    gate(&["--fail-if-slower", "10", "--last", "3"]).success();
+    gate(&["--fail-if-slower", "10", "--since", "2026-11-08"]).success();
+}
+
+#[test]
+fn one_run_a_damaged_file_and_no_runs_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    nightly(dir.path(), 99);
+    for night in 1..12 {
+        std::fs::remove_dir_all(dir.path().join(format!("nightly/night-{night:02}"))).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("nightly/damaged.json"),
+        "{\"latlab_summary_version\": 1,",
+    )
+    .unwrap();
+    let output = latlab(dir.path())
+        .args(["history", "nightly"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&output.get_output().stdout).to_string();
+    assert!(text.contains("one run: no history yet"), "{text}");
+    assert!(text.contains("damaged.json"), "{text}");
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let refused = latlab(dir.path())
+        .args(["history", "empty"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(stderr.contains("no latlab results file"), "{stderr}");
+    latlab(dir.path())
+        .args(["history", "nightly", "--since", "yesterday"])
+        .assert()
+        .code(2);
+}
