@@ -421,6 +421,11 @@ pub(crate) fn measure_pair(
                 bounce.label()
             ),
             || {
+                // Once the peer has stopped, each call would wait out the limit again: the
+                // rest of the sample returns at once, and the runner stops at its end.
+                if failure.has_failed() {
+                    return;
+                }
                 let answered = match bounce {
                     Bounce::Cas => spin_until(limit, || {
                         line.word

@@ -88,6 +88,11 @@ fn measure(
             &name,
             &format!("futex semaphore ping-pong, {}", pair.describe(mine, theirs)),
             || {
+                // Once the peer has stopped, each call would wait out the limit again: the
+                // rest of the sample returns at once, and the runner stops at its end.
+                if failure.has_failed() {
+                    return;
+                }
                 ping.post();
                 if pong.wait(limit).is_err() {
                     failure.fail(format!("{name}: the peer thread stopped answering"));
