@@ -273,6 +273,26 @@ const WRITERS: &[Writer] = &[
             args(&["history", "history", "--json", &shown(out)])
         },
     },
+    Writer {
+        what: "history --csv OUT",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| {
+            std::fs::create_dir_all(dir.join("history/host")).unwrap();
+            let run = dir.join("history/host/results.json");
+            std::fs::copy(dir.join("good.json"), run).unwrap();
+            args(&["history", "history", "--csv", &shown(out)])
+        },
+    },
+    Writer {
+        what: "history --markdown OUT",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| {
+            std::fs::create_dir_all(dir.join("history/host")).unwrap();
+            let run = dir.join("history/host/results.json");
+            std::fs::copy(dir.join("good.json"), run).unwrap();
+            args(&["history", "history", "--markdown", &shown(out)])
+        },
+    },
 ];
 
 /// Every writer meets the hostile paths: an input under another name is refused with

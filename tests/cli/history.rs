@@ -70,6 +70,7 @@ fn a_step_is_found_at_its_run_with_the_kernel_that_changed_there() {
     nightly(dir.path(), 6);
     let output = latlab(dir.path())
         .args(["history", "nightly", "--json", "history.json"])
+        .args(["--csv", "history.csv", "--markdown", "history.md"])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&output.get_output().stdout).to_string();
@@ -91,6 +92,9 @@ fn a_step_is_found_at_its_run_with_the_kernel_that_changed_there() {
         "{change}"
     );
     assert_eq!(change["environment_changes"][0]["field"], "kernel");
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("history.csv").lines().count(), 2);
+    assert!(read("history.md").contains("cpu.call/empty"));
     // A nightly gate: status 1 past 10%, 0 past 50%, and nothing once the step is older
     // than the runs asked for.
     let gate = |args: &[&str]| {

@@ -3,13 +3,14 @@
 //! machine at that run. `steps.rs` finds the steps of a series of one level at a time,
 //! `regimes.rs` the changes of mix of a series that flips between two regimes, `clock.rs`
 //! the results that stepped with the core clock, `runs.rs` what is kept of each run, and
-//! `text.rs` and `json.rs` render a history.
+//! `text.rs`, `json.rs` and `tables.rs` (CSV and Markdown) render a history.
 
 mod clock;
 mod json;
 mod regimes;
 mod runs;
 mod steps;
+mod tables;
 mod text;
 
 use crate::fleet::read::{Walk, json_files, read_all};
@@ -20,12 +21,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use json::HistoryJson;
+pub use tables::{HistoryCsv, HistoryMarkdown};
 pub use text::HistoryText;
 
 /// A history, as `latlab history` also writes it.
 impl crate::Offered for History {
     fn formats() -> &'static [crate::FileFormat<History>] {
-        &[json::FORMAT]
+        &[json::FORMAT, tables::CSV_FORMAT, tables::MARKDOWN_FORMAT]
     }
 }
 

@@ -1,8 +1,8 @@
 //! The steps of one result's series of runs, in logarithms of its figures, oldest first.
 //!
 //! - **The scatter between runs** is read from the series itself: the median absolute
-//!   deviation of the differences of successive runs, which a step moves once and a drift
-//!   hardly at all, scaled to a standard deviation (×1.4826 / √2). A series of runs of one build has no
+//!   difference of successive runs, which a step moves once and a drift hardly at all,
+//!   scaled to a standard deviation (×1.4826 / √2). A series of runs of one build has no
 //!   other measure of how far its runs move.
 //! - **One run is not a change.** A run further than [`SPIKE`] deviations from the median of
 //!   its two neighbours on each side is set to that median before the search: a noisy night
@@ -92,16 +92,14 @@ fn stands(step: &Step, threshold: f64) -> bool {
 }
 
 /// The scatter between successive runs as a standard deviation: the median absolute
-/// deviation of the differences of successive runs from their median, ×1.4826 / √2.
+/// difference of successive runs, ×1.4826 / √2. (Not the deviations of the differences from
+/// their median: runs that move in a repeating pattern give many equal differences, and
+/// that median deviation reads zero.)
 pub fn scatter(logs: &[f64]) -> f64 {
-    let mut differences: Vec<f64> = logs.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut differences: Vec<f64> = logs.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
     if differences.is_empty() {
         return 0.0;
     }
-    let centre = median_in_place(&mut differences.clone());
-    differences
-        .iter_mut()
-        .for_each(|d| *d = (*d - centre).abs());
     1.4826 * median_in_place(&mut differences) / std::f64::consts::SQRT_2
 }
 

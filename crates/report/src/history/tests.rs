@@ -1,5 +1,6 @@
 use super::steps::tests::noise;
 use super::*;
+use crate::Exporter;
 
 /// Forty nightly runs of `host`: each result of `results` (name, figure) with 1% of scatter,
 /// `step` (name, first run, factor) applied, and the kernel upgraded at run `kernel_at`.
@@ -122,4 +123,29 @@ fn unchanged_runs_have_no_change_point() {
     let named: Vec<(&str, f64)> = results.iter().map(|(n, f)| (n.as_str(), *f)).collect();
     let host = HostHistory::of(&nightly("h", &named, &[], 99), OPTIONS);
     assert!(host.changes.is_empty(), "{:?}", host.changes);
+}
+
+/// The tables carry each change with its host and the kernel that changed at it, and a name
+/// from a file can neither start a spreadsheet formula nor break a Markdown row.
+#[test]
+fn the_tables_carry_each_change_and_defuse_hostile_names() {
+    let results = [("=cmd|' /C calc'!A0", 10.0)];
+    let runs = nightly("h", &results, &[("=cmd|' /C calc'!A0", 25, 1.2)], 25);
+    let history = History {
+        hosts: vec![HostHistory::of(&runs, OPTIONS)],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    let csv = HistoryCsv.render(&history).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(lines[0].starts_with("host,cpu_model,result,before_run,after_run"));
+    assert!(
+        lines[1].contains("'=cmd") && lines[1].contains("kernel 6.8.0 → 6.9.1"),
+        "{csv}"
+    );
+    let markdown = HistoryMarkdown.render(&history).unwrap();
+    assert!(markdown.contains("## h (Test CPU)"), "{markdown}");
+    assert!(markdown.contains("=cmd\\|"), "{markdown}");
+    assert!(markdown.contains("kernel 6.8.0 → 6.9.1"), "{markdown}");
 }
