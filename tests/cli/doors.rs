@@ -266,34 +266,27 @@ const WRITERS: &[Writer] = &[
     Writer {
         what: "history --json OUT",
         input: Some("history/host/results.json"),
-        set_up: |dir, out| {
-            std::fs::create_dir_all(dir.join("history/host")).unwrap();
-            let run = dir.join("history/host/results.json");
-            std::fs::copy(dir.join("good.json"), run).unwrap();
-            args(&["history", "history", "--json", &shown(out)])
-        },
+        set_up: |dir, out| history_writing(dir, "--json", out),
     },
     Writer {
         what: "history --csv OUT",
         input: Some("history/host/results.json"),
-        set_up: |dir, out| {
-            std::fs::create_dir_all(dir.join("history/host")).unwrap();
-            let run = dir.join("history/host/results.json");
-            std::fs::copy(dir.join("good.json"), run).unwrap();
-            args(&["history", "history", "--csv", &shown(out)])
-        },
+        set_up: |dir, out| history_writing(dir, "--csv", out),
     },
     Writer {
         what: "history --markdown OUT",
         input: Some("history/host/results.json"),
-        set_up: |dir, out| {
-            std::fs::create_dir_all(dir.join("history/host")).unwrap();
-            let run = dir.join("history/host/results.json");
-            std::fs::copy(dir.join("good.json"), run).unwrap();
-            args(&["history", "history", "--markdown", &shown(out)])
-        },
+        set_up: |dir, out| history_writing(dir, "--markdown", out),
     },
 ];
+
+/// `history history FLAG OUT`, with a host's run under `history/` for it to read.
+fn history_writing(dir: &Path, flag: &str, out: &Path) -> Vec<String> {
+    std::fs::create_dir_all(dir.join("history/host")).unwrap();
+    let run = dir.join("history/host/results.json");
+    std::fs::copy(dir.join("good.json"), run).unwrap();
+    args(&["history", "history", flag, &shown(out)])
+}
 
 /// Every writer meets the hostile paths: an input under another name is refused with
 /// status 2 and left as it was; `/proc/self/…` is refused; `/dev/full` is a full disk, said.
