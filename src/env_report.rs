@@ -59,6 +59,10 @@ fn machine_lines(env: &Environment) -> Vec<(&'static str, String)> {
         ("host", env.host_name.clone()),
         ("cpu", env.cpu.model.clone()),
         (
+            "microcode",
+            env.cpu.microcode.clone().unwrap_or_else(unknown),
+        ),
+        (
             "cores",
             format!(
                 "{} logical, {} physical, SMT {}",

@@ -1,4 +1,5 @@
-//! The processor: model, core counts, SMT, frequency and its governor, and the hypervisor.
+//! The processor: model, core counts, SMT, frequency and its governor, microcode, and the
+//! hypervisor.
 
 use super::sysfs::read_trimmed;
 use std::collections::BTreeSet;
@@ -20,6 +21,14 @@ pub struct CpuInfo {
     pub max_mhz: Option<f64>,
     /// The cpufreq governor of CPU 0; absent when the kernel exposes no cpufreq (often a VM).
     pub governor: Option<String>,
+    /// The microcode revision of CPU 0 as /proc/cpuinfo gives it (`0x2b000603`); absent
+    /// where the system does not say (most ARM kernels, macOS, Windows) and in files written
+    /// before it was recorded.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub microcode: Option<String>,
 }
 
 impl CpuInfo {
@@ -48,6 +57,7 @@ impl CpuInfo {
                 .and_then(|khz| khz.parse::<f64>().ok())
                 .map(|khz| khz / 1000.0),
             governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            microcode: cpuinfo_field(&cpuinfo, "microcode"),
         }
     }
 }
@@ -181,13 +191,18 @@ mod tests {
 
     #[test]
     fn cpuinfo_fields_are_found_by_exact_key() {
-        let text = "processor\t: 0\nmodel name\t: Some CPU @ 2.0GHz\ncpu MHz\t\t: 1999.9\n";
+        let text = "processor\t: 0\nmodel name\t: Some CPU @ 2.0GHz\nmicrocode\t: 0x2b000603\n\
+                    cpu MHz\t\t: 1999.9\n";
         assert_eq!(
             cpuinfo_field(text, "model name").as_deref(),
             Some("Some CPU @ 2.0GHz")
         );
         assert_eq!(cpuinfo_field(text, "cpu MHz").as_deref(), Some("1999.9"));
         assert_eq!(cpuinfo_field(text, "model"), None);
+        assert_eq!(
+            cpuinfo_field(text, "microcode").as_deref(),
+            Some("0x2b000603")
+        );
     }
 
     /// Where Linux gives a model name, the processor's own brand string agrees with it: the

@@ -147,6 +147,7 @@ impl Environment {
                 mhz: Some(3000.0),
                 max_mhz: None,
                 governor: Some("performance".into()),
+                microcode: None,
             },
             caches: vec![
                 CacheInfo::synthetic(1, "Data", 32 * 1024, 1),

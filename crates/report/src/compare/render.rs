@@ -258,7 +258,7 @@ type EnvironmentField = (&'static str, fn(&RunRecord) -> String);
 /// The environments, one column per side (its first run), `≠` before each line where they
 /// differ.
 pub(super) fn environment_table(sides: &[Side]) -> TextTable {
-    let fields: [EnvironmentField; 10] = [
+    let fields: [EnvironmentField; 11] = [
         ("host", |r| r.environment.host_name.clone()),
         ("cpu", |r| {
             format!(
@@ -288,6 +288,13 @@ pub(super) fn environment_table(sides: &[Side]) -> TextTable {
                 .governor
                 .clone()
                 .unwrap_or_else(|| "none".into())
+        }),
+        ("microcode", |r| {
+            r.environment
+                .cpu
+                .microcode
+                .clone()
+                .unwrap_or_else(|| "unknown".into())
         }),
         ("clock", |r| format_clock(&r.clock)),
         ("suite", |r| r.settings.suite.clone()),
