@@ -146,6 +146,10 @@ pub struct FleetArgs {
     /// Colour the outliers' hosts: auto colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, alias = "colour")]
     pub color: ColorChoice,
+    /// Name the hosts whose runs have a change point within their last N runs (where the
+    /// directory holds several runs of a host, such as a nightly job's).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub last: u64,
 }
 
 #[derive(Debug, Clone, Args)]

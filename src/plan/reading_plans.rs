@@ -106,7 +106,8 @@ impl FleetPlan {
 pub fn fleet(args: &FleetArgs) -> Result<FleetPlan, UsageError> {
     let outputs = args.outputs.by_flag();
     let checked = args.outputs.checked(None).map_err(UsageError)?;
-    let fleet = Fleet::load(&args.dir, &latlab_probes::presentations())?;
+    let recent_runs = usize::try_from(args.last).unwrap_or(usize::MAX);
+    let fleet = Fleet::load(&args.dir, &latlab_probes::presentations(), recent_runs)?;
     let read: Vec<(&str, &PathBuf)> = (fleet.hosts.iter())
         .map(|h| (h.label.as_str(), &h.path))
         .chain(fleet.copies.iter().map(|path| ("a copy", path)))

@@ -278,6 +278,11 @@ const WRITERS: &[Writer] = &[
         input: Some("history/host/results.json"),
         set_up: |dir, out| history_writing(dir, "--markdown", out),
     },
+    Writer {
+        what: "history --html OUT",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| history_writing(dir, "--html", out),
+    },
 ];
 
 /// `history history FLAG OUT`, with a host's run under `history/` for it to read.

@@ -10,15 +10,7 @@ use std::path::Path;
 /// up to ±0.5% from night to night, `cpu.call/empty` 30% slower and the kernel upgraded
 /// from night `step_at` on.
 fn nightly(dir: &Path, step_at: usize) {
-    let base = dir.join("base");
-    std::fs::create_dir_all(&base).unwrap();
-    synthetic_run_of(&base, "cpu.call")
-        .args(["--out"])
-        .arg(&base)
-        .assert()
-        .success();
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(base.join("summary.json")).unwrap()).unwrap();
+    let summary = synthetic_summary(dir);
     for night in 0..12 {
         let mut run = summary.clone();
         run["started_at"] = format!("2026-11-{:02}T03:00:00Z", night + 1).into();
@@ -46,11 +38,24 @@ fn nightly(dir: &Path, step_at: usize) {
         std::fs::create_dir_all(&night_dir).unwrap();
         std::fs::write(night_dir.join("summary.json"), summary_text(run)).unwrap();
     }
+}
+
+/// The summary of a synthetic run of `cpu.call`, made under `dir/base` and removed.
+pub(crate) fn synthetic_summary(dir: &Path) -> Value {
+    let base = dir.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    synthetic_run_of(&base, "cpu.call")
+        .args(["--out"])
+        .arg(&base)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(base.join("summary.json")).unwrap();
     std::fs::remove_dir_all(base).unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
 /// `run` as a summary's text: its version first, as a reader tells a summary by.
-fn summary_text(mut run: Value) -> String {
+pub(crate) fn summary_text(mut run: Value) -> String {
     let version = run
         .as_object_mut()
         .unwrap()
@@ -138,6 +143,47 @@ fn one_run_a_damaged_file_and_no_runs_are_said() {
     assert!(stderr.contains("no latlab results file"), "{stderr}");
     latlab(dir.path())
         .args(["history", "nightly", "--since", "yesterday"])
+        .assert()
+        .code(2);
+}
+
+/// The page has the host that changed on its first screen and the stepped result's
+/// timeline; the fleet report of the same runs names the host while the step is within the
+/// runs asked for, and not after.
+#[test]
+fn the_page_and_the_fleet_name_the_host_that_stepped() {
+    let dir = tempfile::tempdir().unwrap();
+    nightly(dir.path(), 8);
+    latlab(dir.path())
+        .args(["history", "nightly", "--html", "history.html"])
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(dir.path().join("history.html")).unwrap();
+    assert!(page.contains("Hosts that changed (1)"), "{page}");
+    assert!(page.contains("cpu.call/empty, run by run"), "{page}");
+    let fleet = |last: &str| {
+        let output = latlab(dir.path())
+            .args(["fleet", "nightly", "--last", last])
+            .assert()
+            .success();
+        String::from_utf8_lossy(&output.get_output().stdout).to_string()
+    };
+    let named = fleet("5");
+    assert!(
+        named.contains("changed within their last 5 runs: 1 host of the 1 with two runs or more"),
+        "{named}"
+    );
+    assert!(
+        named.contains("cpu.call/empty: ") && named.contains("kernel 6.8.0 → 6.9.1"),
+        "{named}"
+    );
+    let older = fleet("3");
+    assert!(
+        older.contains("changed within their last 3 runs: 0 hosts of the 1"),
+        "{older}"
+    );
+    latlab(dir.path())
+        .args(["fleet", "nightly", "--last", "0"])
         .assert()
         .code(2);
 }

@@ -9,7 +9,9 @@
 //! allows for. Either keeps the last `--baseline-history` runs (10 unless told otherwise)
 //! and deletes older ones: a CI that adds each main-branch run keeps a recent history. A
 //! baseline saved as `NAME.json` by an earlier version is read as a baseline of that one
-//! run, and joins the directory when a run is added.
+//! run, and joins the directory when a run is added. A result whose baseline runs step (a
+//! change point, as `latlab history` finds them) is judged against its runs since the
+//! step, and the comparison says so.
 
 use crate::{BaselineArgs, Unwritten};
 use latlab_doors::Kind;
@@ -20,6 +22,7 @@ use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
+use latlab_report::history::{DEFAULT_HISTORY_OPTIONS, since_changes_note, since_last_changes};
 use latlab_report::load::{MAX_FILE_BYTES, load_run};
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, JsonExporter};
@@ -204,8 +207,10 @@ fn numbered_in(dir: &OwnDir) -> Result<Vec<(u64, String)>, String> {
 pub struct Baselines {
     store: Option<BaselineStore>,
     /// The baseline to compare with, by name, and its runs, loaded before measuring so that
-    /// a missing one is refused before anything is measured.
-    compared: Option<(String, Vec<RunRecord>)>,
+    /// a missing one is refused before anything is measured; each result that stepped in
+    /// them is left out of the runs before its last change point, and the sentence saying
+    /// so is kept.
+    compared: Option<(String, Vec<RunRecord>, Option<String>)>,
     saved_as: Option<String>,
     added_to: Option<String>,
     fail_if_slower: Option<f64>,
@@ -241,7 +246,12 @@ impl Baselines {
             }
         }
         let compared = match &args.baseline {
-            Some(name) => Some((name.clone(), store.load(name)?)),
+            Some(name) => {
+                let mut runs = store.load(name)?;
+                let stepped = since_last_changes(&mut runs, &declared, DEFAULT_HISTORY_OPTIONS);
+                let note = since_changes_note(name, runs.len(), &stepped);
+                Some((name.clone(), runs, note))
+            }
             None => None,
         };
         Ok(Baselines {
@@ -267,13 +277,15 @@ impl Baselines {
     /// text, and no regression, when no baseline was asked for. `what` names a result in the
     /// gate's text ("result", "benchmark").
     pub fn judged(&self, these: Side, terminal: &Terminal, what: &str) -> (String, bool) {
-        let Some((name, runs)) = &self.compared else {
+        let Some((name, runs, stepped)) = &self.compared else {
             return (String::new(), false);
         };
-        // What either side's runs mix (machines, versions, suites, CPUs) is said first.
+        // What either side's runs mix (machines, versions, suites, CPUs) is said first, and
+        // the results judged since a step in the baseline's runs.
         let mixed: Vec<String> =
             latlab_report::compare::mixes(&format!("the baseline {name}"), runs)
                 .into_iter()
+                .chain(stepped.clone())
                 .chain(latlab_report::compare::mixes(&these.label, &these.runs))
                 .map(|note| format!("note: {note}\n"))
                 .collect();

@@ -1,5 +1,5 @@
 //! The fleet as a self-contained HTML page: the table by host (or by CPU model), every
-//! outlier, the notes, and for each headline row a strip plot of its figure across hosts.
+//! outlier, the hosts whose runs changed lately, the notes, and for each headline row a strip plot of its figure across hosts.
 //!
 //! Each plot (`plots/strip.rs`) has a lane per CPU model and a dot per host on a
 //! logarithmic time axis; an outlier is red and named, and every dot's title names its host
@@ -7,6 +7,7 @@
 
 use super::Fleet;
 use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
+use crate::history::{Change, HostHistory, environment_words};
 use crate::markup::{Contents, Section, page};
 use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
 use crate::units::{format_ns, format_ratio};
@@ -37,6 +38,9 @@ fn page_of(fleet: &Fleet, dir: &str) -> String {
         }
     };
     let mut sections = vec![table(fleet), groups(fleet), outliers(fleet)];
+    if fleet.with_history > 0 {
+        sections.push(changed(fleet));
+    }
     if !fleet.notes.is_empty() {
         let notes = html! { ul { @for note in &fleet.notes { li { (note) } } } };
         sections.push(Section::new("notes", "Notes", notes));
@@ -154,6 +158,51 @@ fn outliers(fleet: &Fleet) -> Section {
         format!("Outliers ({})", fleet.outliers.len()),
         body,
     )
+}
+
+/// The hosts whose runs have a change point within their last runs: a row per change.
+fn changed(fleet: &Fleet) -> Section {
+    let body = html! {
+        p {
+            (plural(fleet.changed.len(), "host")) " of the " (fleet.with_history)
+            " with two runs or more changed within their last "
+            (plural(fleet.recent_runs, "run")) "; " code { "latlab history" }
+            " tells each host's whole history."
+        }
+        @if !fleet.changed.is_empty() {
+            div.scroll { table {
+                tr {
+                    th { "host" } th { "result" } th { "before" } th { "after" } th { "ratio" }
+                    th { "from the run of" } th { "what else changed" }
+                }
+                @for host in &fleet.changed {
+                    @for (result, change) in changed_rows(host) {
+                        tr {
+                            td { (host.host) }
+                            td { (result) }
+                            td { (format_ns(change.before)) }
+                            td { (format_ns(change.after)) }
+                            td { (format_ratio(change.ratio)) }
+                            td { (change.after_run) }
+                            td { (environment_words(change)) }
+                        }
+                    }
+                }
+            } }
+        }
+    };
+    Section::new(
+        "changed",
+        format!("Changed lately ({})", fleet.changed.len()),
+        body,
+    )
+}
+
+/// A host's changes with the result each is of, the core clock's steps first.
+fn changed_rows(host: &HostHistory) -> impl Iterator<Item = (&str, &Change)> {
+    (host.clock_steps.iter())
+        .map(|step| (crate::history::CLOCK_RESULT, &step.change))
+        .chain(host.changes.iter().map(|c| (c.result.as_str(), c)))
 }
 
 /// One row's strip plot: a lane per CPU model, a dot per host.

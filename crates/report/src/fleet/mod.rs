@@ -15,6 +15,11 @@
 //! a different machine type is never "the odd one out" merely for being different. Hosts
 //! that share a name get their run's start time added to it. Runs of different suites are
 //! compared where they have the same results: each row counts the hosts that have it.
+//!
+//! Where the directory holds several runs of a host (a nightly job's), those hosts' runs are
+//! read again, every result of them, and searched for change points as `latlab history`
+//! finds them: the hosts with one in their last few runs are named, with the result and the
+//! ratio.
 
 #[cfg(feature = "html")]
 mod html;
@@ -51,6 +56,8 @@ impl crate::Offered for FleetReport {
 }
 
 use crate::headline::measurable_operations;
+use crate::history::runs::HistoryRun;
+use crate::history::{DEFAULT_HISTORY_OPTIONS, History, HostHistory};
 use crate::json::JSON_SCHEMA_VERSION;
 use crate::load::LoadError;
 use crate::openmetrics::ResultFigure;
@@ -113,12 +120,24 @@ pub struct Fleet {
     pub notes: Vec<String>,
     /// The files that repeat a run already read, counted once.
     pub copies: Vec<PathBuf>,
+    /// Each host of two runs or more whose runs have a change point (as `latlab history`
+    /// finds them) within its last [`Fleet::recent_runs`], with those changes alone.
+    pub changed: Vec<HostHistory>,
+    /// How many hosts have two runs or more, so a history.
+    pub with_history: usize,
+    /// How many of each host's last runs a change point is named within.
+    pub recent_runs: usize,
 }
 
 impl Fleet {
     /// Reads every results file under `dir`, keeping the figures of the headline rows
-    /// `declared`. Refuses a directory that holds none.
-    pub fn load(dir: &Path, declared: &Presentations) -> Result<Fleet, LoadError> {
+    /// `declared`, and finds the hosts whose runs have a change point within their last
+    /// `recent_runs`. Refuses a directory that holds none.
+    pub fn load(
+        dir: &Path,
+        declared: &Presentations,
+        recent_runs: usize,
+    ) -> Result<Fleet, LoadError> {
         let metadata = std::fs::metadata(dir)
             .map_err(|e| LoadError(format!("{}: cannot read it ({e})", dir.display())))?;
         if !metadata.is_dir() {
@@ -128,10 +147,8 @@ impl Fleet {
             )));
         }
         let walk = json_files(dir);
-        let read = read_all::<Extract>(&walk, declared);
-        let mut extracts = Vec::new();
-        let mut refused = Vec::new();
-        for outcome in read {
+        let (mut extracts, mut refused) = (Vec::new(), Vec::new());
+        for outcome in read_all::<Extract>(&walk, declared) {
             match outcome {
                 Ok(extract) => extracts.push(extract),
                 Err(error) => refused.push(error.0),
@@ -184,8 +201,12 @@ impl Fleet {
                 if old == 1 { "it was" } else { "they were" }
             ));
         }
+        let (changed, with_history) = changed_lately(&extracts, declared, recent_runs);
         Ok(Fleet {
             copies,
+            changed,
+            with_history,
+            recent_runs,
             ..Fleet::from_extracts(extracts, notes, declared)
         })
     }
@@ -248,6 +269,9 @@ impl Fleet {
             outliers,
             notes,
             copies: Vec::new(),
+            changed: Vec::new(),
+            with_history: 0,
+            recent_runs: 0,
         }
     }
 
@@ -265,6 +289,43 @@ impl Fleet {
             .iter()
             .find(|o| o.host == host && o.row == row)
     }
+}
+
+/// The hosts among `extracts` (distinct runs) with a change point within their last
+/// `recent_runs`, with those changes alone, and how many hosts have two runs or more. Only
+/// the runs of hosts with two runs or more are read again, every result of them: a fleet of
+/// one run per host keeps its headline figures alone. The history's own notes (copies,
+/// hosts of one run) are the fleet's already, or no news in a fleet.
+fn changed_lately(
+    extracts: &[Extract],
+    declared: &Presentations,
+    recent_runs: usize,
+) -> (Vec<HostHistory>, usize) {
+    let mut runs_of: BTreeMap<(&str, &str), Vec<&Path>> = BTreeMap::new();
+    for extract in extracts {
+        let host = (extract.host_name.as_str(), extract.cpu_model.as_str());
+        runs_of.entry(host).or_default().push(&extract.path);
+    }
+    let again = read::Walk::of_files(
+        (runs_of.into_values())
+            .filter(|paths| paths.len() > 1)
+            .flatten()
+            .map(Path::to_path_buf)
+            .collect(),
+    );
+    if again.found.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let runs: Vec<HistoryRun> = (read_all::<HistoryRun>(&again, declared).into_iter())
+        .filter_map(Result::ok)
+        .collect();
+    let history =
+        History::of_runs(runs, Vec::new(), DEFAULT_HISTORY_OPTIONS).recent(None, Some(recent_runs));
+    let with_history = history.hosts.len();
+    let changed = (history.hosts.into_iter())
+        .filter(|host| !host.changes.is_empty() || !host.clock_steps.is_empty())
+        .collect();
+    (changed, with_history)
 }
 
 /// The distinct runs among `extracts`: a run is its host (name and CPU model), its start

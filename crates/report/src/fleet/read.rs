@@ -96,6 +96,14 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
+    /// A walk of these files alone, each read as it is (files an earlier walk found).
+    pub(super) fn of_files(found: Vec<PathBuf>) -> Walk {
+        Walk {
+            found,
+            ..Walk::default()
+        }
+    }
+
     /// This walk and `other` as one (the walks of several directories), its files sorted.
     pub(crate) fn absorb(&mut self, other: Walk) {
         self.found.extend(other.found);

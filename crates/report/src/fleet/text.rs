@@ -1,6 +1,6 @@
 //! The fleet for the terminal: the headline rows with a column per host (per CPU model
 //! when there are many hosts), the fleet's median and range per row, then the outliers by
-//! host, the groups and the notes.
+//! host, the groups, the hosts whose runs changed lately, and the notes.
 
 use super::robust::relative_mad;
 use super::{Fleet, Group};
@@ -117,6 +117,7 @@ fn text(fleet: &Fleet, dir: &str, terminal: &Terminal) -> String {
     ));
     out.push_str(&cpu_models_text(fleet));
     out.push_str(&outliers_text(fleet, terminal));
+    out.push_str(&changed_text(fleet));
     if !fleet.notes.is_empty() {
         out.push_str("\nnotes\n");
         for note in &fleet.notes {
@@ -236,6 +237,38 @@ fn outliers_text(fleet: &Fleet, terminal: &Terminal) -> String {
             "  and {} more hosts (the HTML page lists them all)\n",
             by_host.len() - LISTED_OUTLIERS
         ));
+    }
+    out
+}
+
+/// The hosts with a change point in their last runs, a line per change; nothing where no
+/// host has two runs.
+fn changed_text(fleet: &Fleet) -> String {
+    if fleet.with_history == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nchanged within their last {}: {} of the {} with two runs or more \
+         (latlab history tells each host's whole history)\n",
+        plural(fleet.recent_runs, "run"),
+        plural(fleet.changed.len(), "host"),
+        fleet.with_history
+    );
+    for host in &fleet.changed {
+        out.push_str(&format!("  {} · {}\n", host.host, host.cpu_model));
+        for step in &host.clock_steps {
+            out.push_str(&format!(
+                "    the core clock's cycle: {}\n",
+                crate::history::change_words(&step.change)
+            ));
+        }
+        for change in &host.changes {
+            out.push_str(&format!(
+                "    {}: {}\n",
+                change.result,
+                crate::history::change_words(change)
+            ));
+        }
     }
     out
 }

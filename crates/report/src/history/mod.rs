@@ -2,13 +2,18 @@
 //! and the change points of each result over them, each named with what else changed on the
 //! machine at that run. `steps.rs` finds the steps of a series of one level at a time,
 //! `regimes.rs` the changes of mix of a series that flips between two regimes, `clock.rs`
-//! the results that stepped with the core clock, `runs.rs` what is kept of each run, and
-//! `text.rs`, `json.rs` and `tables.rs` (CSV and Markdown) render a history.
+//! the results that stepped with the core clock, `runs.rs` what is kept of each run,
+//! `baseline.rs` a baseline's runs judged since each result's last change point, and
+//! `text.rs`, `json.rs`, `tables.rs` (CSV and Markdown) and `html.rs` (a page of timelines)
+//! render a history.
 
+mod baseline;
 mod clock;
+#[cfg(feature = "html")]
+mod html;
 mod json;
 mod regimes;
-mod runs;
+pub(crate) mod runs;
 mod steps;
 mod tables;
 mod text;
@@ -17,17 +22,31 @@ use crate::fleet::read::{Walk, json_files, read_all};
 use crate::load::LoadError;
 use latlab_engine::presentation::Presentations;
 use runs::HistoryRun;
-use std::collections::BTreeMap;
+pub use runs::RunFigure;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
+pub use baseline::{since_changes_note, since_last_changes};
+#[cfg(feature = "html")]
+pub use html::HistoryHtml;
+#[cfg(feature = "html")]
+pub(crate) use html::environment_words;
 pub use json::HistoryJson;
 pub use tables::{HistoryCsv, HistoryMarkdown};
 pub use text::HistoryText;
+pub(crate) use text::change_words;
 
 /// A history, as `latlab history` also writes it.
 impl crate::Offered for History {
     fn formats() -> &'static [crate::FileFormat<History>] {
-        &[json::FORMAT, tables::CSV_FORMAT, tables::MARKDOWN_FORMAT]
+        &[
+            json::FORMAT,
+            tables::CSV_FORMAT,
+            tables::MARKDOWN_FORMAT,
+            #[cfg(feature = "html")]
+            html::FORMAT,
+        ]
     }
 }
 
@@ -40,6 +59,9 @@ pub struct HistoryOptions {
     /// The least step reported, as a share.
     pub threshold: f64,
 }
+
+/// The least step reported unless told otherwise: 2%, what runs of one machine differ by.
+pub const DEFAULT_HISTORY_OPTIONS: HistoryOptions = HistoryOptions { threshold: 0.02 };
 
 /// The runs of many hosts and the changes of each.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +83,17 @@ pub struct HostHistory {
     pub changes: Vec<Change>,
     /// The steps of the core clock, each with the results that stepped with it.
     pub clock_steps: Vec<ClockStep>,
+    /// The figures, run by run, of each result with a change (the clock's first where it
+    /// stepped), for the page's timelines.
+    pub timelines: Vec<Timeline>,
+}
+
+/// One result's figures over its host's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub result: String,
+    /// Each run's index in its host's runs and the result's figure there, oldest first.
+    pub points: Vec<(usize, RunFigure)>,
 }
 
 /// A change of one result between two levels of its runs.
@@ -110,17 +143,30 @@ impl History {
         declared: &Presentations,
         options: HistoryOptions,
     ) -> Result<History, LoadError> {
-        let (runs, mut notes) = read_runs(dirs, declared)?;
+        let (runs, notes) = read_runs(dirs, declared)?;
+        Ok(History::of_runs(runs, notes, options))
+    }
+
+    /// The history of `runs` (read in any order, copies among them counted once), with the
+    /// `notes` of their reading.
+    pub(crate) fn of_runs(
+        runs: Vec<HistoryRun>,
+        mut notes: Vec<String>,
+        options: HistoryOptions,
+    ) -> History {
         let read = runs.iter().map(|run| run.path.clone()).collect();
         let (runs, copies) = crate::copies::distinct_runs(runs, |run: &HistoryRun| {
-            let figures: Vec<(Box<str>, u64)> = (run.figures.iter())
-                .map(|(name, figure)| (name.clone(), figure.to_bits()))
-                .collect();
+            // The figures by a hash of them: a copy of the run has the same, and keeping
+            // every name of ten thousand runs as a key would double what the history holds.
+            let mut figures = std::collections::hash_map::DefaultHasher::new();
+            for (name, figure) in &run.figures {
+                (name, figure.median_ns.to_bits()).hash(&mut figures);
+            }
             (
                 run.host_name.clone(),
                 run.cpu_model.clone(),
                 run.started_at.clone(),
-                figures,
+                figures.finish(),
             )
         });
         if !copies.is_empty() {
@@ -132,20 +178,20 @@ impl History {
             let key = (run.host_name.clone(), run.cpu_model.clone());
             by_host.entry(key).or_default().push(run);
         }
-        let hosts = (by_host.into_values())
-            .filter_map(|mut runs| {
-                runs.sort_by(|a, b| (&a.started_at, &a.path).cmp(&(&b.started_at, &b.path)));
-                if runs.len() == 1 {
-                    notes.push(format!(
-                        "{} ({}): one run: no history yet",
-                        runs[0].host_name, runs[0].cpu_model
-                    ));
-                    return None;
-                }
-                Some(HostHistory::of(&runs, options))
-            })
-            .collect();
-        Ok(History { hosts, notes, read })
+        let mut hosts_runs = Vec::new();
+        for mut runs in by_host.into_values() {
+            runs.sort_by(|a, b| (&a.started_at, &a.path).cmp(&(&b.started_at, &b.path)));
+            if runs.len() == 1 {
+                notes.push(format!(
+                    "{} ({}): one run: no history yet",
+                    runs[0].host_name, runs[0].cpu_model
+                ));
+            } else {
+                hosts_runs.push(runs);
+            }
+        }
+        let hosts = of_hosts(&hosts_runs, options);
+        History { hosts, notes, read }
     }
 
     /// The changes that made a result slower by more than `percent` per cent, the whole 95%
@@ -170,6 +216,12 @@ impl History {
             };
             host.changes.retain(recent);
             host.clock_steps.retain(|step| recent(&step.change));
+            let (changes, clock_steps) = (&host.changes, &host.clock_steps);
+            host.timelines
+                .retain(|timeline| match timeline.result.as_str() {
+                    CLOCK_RESULT => !clock_steps.is_empty(),
+                    name => changes.iter().any(|c| c.result == name),
+                });
         }
         self
     }
@@ -232,6 +284,47 @@ fn read_runs(
     Ok((runs, notes))
 }
 
+/// The history of each host of `hosts` (each its runs, oldest first), in order: hosts are
+/// searched on as many threads as the machine has CPUs, each taking the next host.
+fn of_hosts(hosts: &[Vec<HistoryRun>], options: HistoryOptions) -> Vec<HostHistory> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(hosts.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(runs) = hosts.get(i) else {
+                return done;
+            };
+            done.push((i, HostHistory::of(runs, options)));
+        }
+    };
+    let mut done: Vec<(usize, HostHistory)> = std::thread::scope(|scope| {
+        // This thread searches too, so a helper the system refuses only slows the search.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("latlab-history".into())
+                    .spawn_scoped(scope, work)
+                    .ok()
+            })
+            .collect();
+        let mut done = work();
+        for helper in helpers {
+            done.extend(
+                helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+        }
+        done
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, host)| host).collect()
+}
+
 /// `1 file`, `3 files`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -240,15 +333,18 @@ fn count(n: usize, one: &str, many: &str) -> String {
 impl HostHistory {
     /// The changes of `runs` (one host's, oldest first).
     fn of(runs: &[HistoryRun], options: HistoryOptions) -> HostHistory {
-        let mut names: Vec<&str> = runs
-            .iter()
-            .flat_map(|run| run.figures.iter().map(|(name, _)| &**name))
-            .collect();
+        // Each result's figures, run by run, gathered in one pass over the runs.
+        let mut by_name: HashMap<&str, Vec<(usize, RunFigure)>> = HashMap::new();
+        for (i, run) in runs.iter().enumerate() {
+            for (name, figure) in &run.figures {
+                by_name.entry(&**name).or_default().push((i, *figure));
+            }
+        }
+        let mut names: Vec<&str> = by_name.keys().copied().collect();
         names.sort_unstable();
-        names.dedup();
         let series = |name: &str| -> Vec<(usize, f64)> {
-            (runs.iter().enumerate())
-                .filter_map(|(i, run)| Some((i, run.figure(name)?)))
+            (by_name.get(name).into_iter().flatten())
+                .map(|(i, figure)| (*i, figure.median_ns))
                 .filter(|(_, figure)| *figure > 0.0 && figure.is_finite())
                 .map(|(i, figure)| (i, figure.ln()))
                 .collect()
@@ -267,7 +363,20 @@ impl HostHistory {
             }
         }
         changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.result.cmp(&b.result)));
+        let mut changed: Vec<&str> = changes.iter().map(|c| c.result.as_str()).collect();
+        changed.sort_unstable();
+        changed.dedup();
+        if !clock_changes.is_empty() {
+            changed.insert(0, CLOCK_RESULT);
+        }
+        let timelines = (changed.into_iter())
+            .map(|name| Timeline {
+                result: name.to_string(),
+                points: by_name.get(name).cloned().unwrap_or_default(),
+            })
+            .collect();
         HostHistory {
+            timelines,
             host: runs[0].host_name.clone(),
             cpu_model: runs[0].cpu_model.clone(),
             runs: runs.iter().map(|run| run.started_at.clone()).collect(),

@@ -8,7 +8,10 @@ use crate::summary::RunSummary;
 use latlab_engine::environment::Environment;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One run of a host.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,16 +24,31 @@ pub struct HistoryRun {
     /// The fields of the run's environment that say what the machine was: each name and its
     /// value ([`environment_fields`]).
     pub environment: Vec<(&'static str, String)>,
-    /// Each result's median in nanoseconds, sorted by name; a result whose verdict was
-    /// suspect (its work may have been deleted) is left out.
-    pub figures: Vec<(Box<str>, f64)>,
+    /// Each result's figure, sorted by name; a result whose verdict was suspect (its work
+    /// may have been deleted) is left out. Names are shared between the runs read on one
+    /// thread ([`interned`]): ten thousand runs of six hundred results keep each name a few
+    /// times, not six million.
+    pub figures: Vec<(Arc<str>, RunFigure)>,
     /// Why the results file was read in place of the summary beside it, where it was.
     pub instead_of_summary: Option<String>,
 }
 
+/// A result's figure in one run: its median and the 95% interval of the median, in
+/// nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunFigure {
+    pub median_ns: f64,
+    pub interval_ns: [f64; 2],
+}
+
 impl HistoryRun {
-    /// The figure of result `name`, where the run has it.
+    /// The median of result `name`, where the run has it.
     pub fn figure(&self, name: &str) -> Option<f64> {
+        self.run_figure(name).map(|figure| figure.median_ns)
+    }
+
+    /// The figure of result `name`, where the run has it.
+    pub fn run_figure(&self, name: &str) -> Option<RunFigure> {
         let at = (self.figures).binary_search_by(|(n, _)| (**n).cmp(name));
         at.ok().map(|i| self.figures[i].1)
     }
@@ -38,9 +56,15 @@ impl HistoryRun {
 
 impl RunShape for HistoryRun {
     fn of_summary(path: &Path, summary: RunSummary<'_>) -> HistoryRun {
-        let mut figures: Vec<(Box<str>, f64)> = (summary.results.iter())
+        let mut figures: Vec<(Arc<str>, RunFigure)> = (summary.results.iter())
             .filter(|r| !r.suspect)
-            .map(|r| (Box::from(&*r.name), r.median_ns))
+            .map(|r| {
+                let figure = RunFigure {
+                    median_ns: r.median_ns,
+                    interval_ns: r.median_ci95_ns,
+                };
+                (interned(&r.name), figure)
+            })
             .collect();
         figures.sort_by(|a, b| a.0.cmp(&b.0));
         HistoryRun {
@@ -71,6 +95,23 @@ impl RunShape for HistoryRun {
     }
 }
 
+thread_local! {
+    /// The result names this thread has read, each kept once.
+    static NAMES: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+}
+
+/// `name`, shared with every run this thread read that has it.
+fn interned(name: &str) -> Arc<str> {
+    NAMES.with_borrow_mut(|names| match names.get(name) {
+        Some(kept) => Arc::clone(kept),
+        None => {
+            let kept: Arc<str> = Arc::from(name);
+            names.insert(Arc::clone(&kept));
+            kept
+        }
+    })
+}
+
 /// The fields of `environment` (and the run's latlab version and suite) that a change is
 /// named by: what an upgrade, a setting or a move to other hardware changes.
 pub fn environment_fields(
@@ -93,6 +134,7 @@ pub fn environment_fields(
             ),
         ),
         ("governor", or_none(&cpu.governor)),
+        ("microcode", or_none(&cpu.microcode)),
         (
             "maximum MHz",
             cpu.max_mhz

@@ -1,3 +1,4 @@
+use super::runs::RunFigure;
 use super::steps::tests::noise;
 use super::*;
 use crate::Exporter;
@@ -15,13 +16,19 @@ fn nightly(
         .collect();
     (0..40)
         .map(|run| {
-            let mut figures: Vec<(Box<str>, f64)> = (results.iter().enumerate())
+            let mut figures: Vec<(std::sync::Arc<str>, RunFigure)> = (results.iter().enumerate())
                 .map(|(i, (name, figure))| {
                     let factor: f64 = (steps.iter())
                         .filter(|(stepped, at, _)| stepped == name && run >= *at)
                         .map(|(_, _, factor)| factor)
                         .product();
-                    (Box::from(*name), figure * factor * scatter[i][run].exp())
+                    let median_ns = figure * factor * scatter[i][run].exp();
+                    let interval_ns = [median_ns * 0.99, median_ns * 1.01];
+                    let figure = RunFigure {
+                        median_ns,
+                        interval_ns,
+                    };
+                    (std::sync::Arc::from(*name), figure)
                 })
                 .collect();
             figures.sort_by(|a, b| a.0.cmp(&b.0));
@@ -108,7 +115,7 @@ fn a_result_flipping_between_two_regimes_has_no_step() {
     let mut runs = nightly("h", &results, &[], 99);
     for (i, run) in runs.iter_mut().enumerate() {
         if i % 3 == 1 || i % 7 == 0 {
-            run.figures[0].1 *= 1.5;
+            run.figures[0].1.median_ns *= 1.5;
         }
     }
     let host = HostHistory::of(&runs, OPTIONS);
@@ -148,4 +155,34 @@ fn the_tables_carry_each_change_and_defuse_hostile_names() {
     assert!(markdown.contains("## h (Test CPU)"), "{markdown}");
     assert!(markdown.contains("=cmd\\|"), "{markdown}");
     assert!(markdown.contains("kernel 6.8.0 → 6.9.1"), "{markdown}");
+}
+
+/// A changed result gets a timeline of every run; a result that did not change gets none,
+/// and keeping only recent changes lets an old change's timeline go.
+#[test]
+fn each_changed_result_has_a_timeline_and_the_page_shows_it() {
+    let results = [("a/quiet", 10.0), ("<b>/stepped", 20.0)];
+    let runs = nightly("<host>", &results, &[("<b>/stepped", 25, 1.2)], 25);
+    let host = HostHistory::of(&runs, OPTIONS);
+    let timelines: Vec<&str> = host.timelines.iter().map(|t| t.result.as_str()).collect();
+    assert_eq!(timelines, ["<b>/stepped"]);
+    assert_eq!(host.timelines[0].points.len(), 40);
+    let history = History {
+        hosts: vec![host],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    #[cfg(feature = "html")]
+    {
+        let page = HistoryHtml.render(&history).unwrap();
+        assert!(page.contains("Hosts that changed (1)"), "{page}");
+        assert!(page.contains("href=\"#host-0\""), "{page}");
+        assert_eq!(page.matches("<svg").count(), 1, "{page}");
+        assert_eq!(page.matches("stroke-dasharray").count(), 1, "{page}");
+        assert!(page.contains("kernel 6.8.0 → 6.9.1"), "{page}");
+        assert!(!page.contains("<host>") && !page.contains("<b>/"), "{page}");
+        assert!(page.contains("&lt;host&gt;"), "{page}");
+    }
+    let recent = history.recent(None, Some(10));
+    assert!(recent.hosts[0].timelines.is_empty());
 }

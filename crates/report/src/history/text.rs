@@ -56,7 +56,7 @@ fn host_text(text: &mut String, host: &HostHistory) {
 
 /// `8.36 ns → 9.11 ns, 1.09× (95%: 1.07–1.11×, p 2.0e-6), from the run of … (the old level's
 /// last: …); kernel 6.8.0 → 6.9.1`.
-fn change_words(change: &Change) -> String {
+pub(crate) fn change_words(change: &Change) -> String {
     let mut words = match (change.mix, change.interval) {
         (Some((before, after)), _) => format!(
             "the mix of its two regimes changed: {}% of runs in the upper before, {}% after \

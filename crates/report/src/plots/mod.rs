@@ -14,6 +14,7 @@ mod matrix;
 pub(crate) mod ratios;
 pub(crate) mod strip;
 mod svg;
+pub(crate) mod timeline;
 
 use crate::ExportError;
 use figure::{FONT_FILE, Figure};
