@@ -25,6 +25,7 @@ mod hostile_summaries;
 mod import_circles;
 mod json_schema;
 mod openmetrics;
+mod otava;
 mod prometheus;
 mod real_run;
 mod slurm;
