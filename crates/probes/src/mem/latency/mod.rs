@@ -606,6 +606,9 @@ mod tests {
     /// bigger working set is never faster by more than noise.
     #[test]
     fn bigger_working_sets_are_not_faster() {
+        if crate::skipped_under_emulation() {
+            return;
+        }
         let mut runner = crate::test_runner(7, std::time::Duration::from_micros(500));
         let mut latency = |size: u64| {
             let ring = Ring {
