@@ -7,7 +7,7 @@
 
 use super::Fleet;
 use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
-use crate::history::{Change, HostHistory, environment_words};
+use crate::history::environment_words;
 use crate::markup::{Contents, Section, page};
 use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
 use crate::units::{format_ns, format_ratio};
@@ -176,10 +176,10 @@ fn changed(fleet: &Fleet) -> Section {
                     th { "from the run of" } th { "what else changed" }
                 }
                 @for host in &fleet.changed {
-                    @for (result, change) in changed_rows(host) {
+                    @for change in host.all_changes() {
                         tr {
                             td { (host.host) }
-                            td { (result) }
+                            td { (change.result) }
                             td { (format_ns(change.before)) }
                             td { (format_ns(change.after)) }
                             td { (format_ratio(change.ratio)) }
@@ -196,13 +196,6 @@ fn changed(fleet: &Fleet) -> Section {
         format!("Changed lately ({})", fleet.changed.len()),
         body,
     )
-}
-
-/// A host's changes with the result each is of, the core clock's steps first.
-fn changed_rows(host: &HostHistory) -> impl Iterator<Item = (&str, &Change)> {
-    (host.clock_steps.iter())
-        .map(|step| (crate::history::CLOCK_RESULT, &step.change))
-        .chain(host.changes.iter().map(|c| (c.result.as_str(), c)))
 }
 
 /// One row's strip plot: a lane per CPU model, a dot per host.

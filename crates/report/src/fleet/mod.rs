@@ -323,7 +323,7 @@ fn changed_lately(
         History::of_runs(runs, Vec::new(), DEFAULT_HISTORY_OPTIONS).recent(None, Some(recent_runs));
     let with_history = history.hosts.len();
     let changed = (history.hosts.into_iter())
-        .filter(|host| !host.changes.is_empty() || !host.clock_steps.is_empty())
+        .filter(HostHistory::changed)
         .collect();
     (changed, with_history)
 }

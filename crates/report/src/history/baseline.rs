@@ -8,7 +8,7 @@
 //! alone, and the change is said.
 
 use super::runs::HistoryRun;
-use super::{Change, HistoryOptions, changes_of, steps::MIN_SEGMENT};
+use super::{Change, HistoryOptions, by_result, changes_of, log_series, steps::MIN_SEGMENT};
 use crate::fleet::read::RunShape;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
@@ -28,18 +28,10 @@ pub fn since_last_changes(
     let history: Vec<HistoryRun> = (runs.iter())
         .map(|run| HistoryRun::of_run(std::path::Path::new(""), run, 0, declared))
         .collect();
-    let mut names: Vec<&str> = (history.iter())
-        .flat_map(|run| run.figures.iter().map(|(name, _)| &**name))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
+    let (by_name, names) = by_result(&history);
     let mut last_changes = Vec::new();
     for name in names {
-        let series: Vec<(usize, f64)> = (history.iter().enumerate())
-            .filter_map(|(i, run)| Some((i, run.figure(name)?)))
-            .filter(|(_, figure)| *figure > 0.0 && figure.is_finite())
-            .map(|(i, figure)| (i, figure.ln()))
-            .collect();
+        let series = log_series(&by_name[name]);
         let last = changes_of(name, &series, &history, options)
             .into_iter()
             .max_by_key(|change| change.at);

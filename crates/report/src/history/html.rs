@@ -28,7 +28,7 @@ pub(crate) const FORMAT: FileFormat<History> = FileFormat {
 impl Exporter<History> for HistoryHtml {
     fn render(&self, history: &History) -> Result<String, ExportError> {
         let changed: Vec<(usize, &HostHistory)> = (history.hosts.iter().enumerate())
-            .filter(|(_, host)| !host.changes.is_empty() || !host.clock_steps.is_empty())
+            .filter(|(_, host)| host.changed())
             .collect();
         let intro = html! {
             p {
@@ -39,7 +39,7 @@ impl Exporter<History> for HistoryHtml {
         let mut sections = vec![first_screen(&changed)];
         sections.extend(changed.iter().map(|(i, host)| host_section(*i, host)));
         let unchanged: Vec<&HostHistory> = (history.hosts.iter())
-            .filter(|host| host.changes.is_empty() && host.clock_steps.is_empty())
+            .filter(|host| !host.changed())
             .collect();
         if !unchanged.is_empty() {
             let body = html! { ul { @for host in &unchanged {
@@ -67,13 +67,13 @@ fn first_screen(changed: &[(usize, &HostHistory)]) -> Section {
                     th { "newest" } th { "ratio" } th { "from the run of" }
                 }
                 @for (i, host) in changed {
-                    @let (result, newest) = newest_change(host);
+                    @let newest = newest_change(host);
                     tr {
                         td { a href={ "#host-" (i) } { (host.host) } }
                         td { (host.cpu_model) }
                         td { (host.runs.len()) }
                         td { (host.changes.len() + host.clock_steps.len()) }
-                        td { (result) }
+                        td { (newest.result) }
                         td { (format_ratio(newest.ratio)) }
                         td { (newest.after_run) }
                     }
@@ -88,20 +88,16 @@ fn first_screen(changed: &[(usize, &HostHistory)]) -> Section {
     )
 }
 
-/// A host's newest change (the core clock's step where it is as new), with its result.
-fn newest_change(host: &HostHistory) -> (&str, &Change) {
-    let clock = (host.clock_steps.iter()).map(|step| (super::CLOCK_RESULT, &step.change));
-    (clock.chain(host.changes.iter().map(|c| (c.result.as_str(), c))))
-        .max_by_key(|(_, change)| change.at)
+/// A host's newest change (the core clock's step where it is as new).
+fn newest_change(host: &HostHistory) -> &Change {
+    (host.all_changes())
+        .max_by_key(|change| change.at)
         .expect("a host that changed has a change")
 }
 
 /// One host: a timeline per changed result, then the table of its changes.
 fn host_section(index: usize, host: &HostHistory) -> Section {
-    let all: Vec<(&str, &Change)> = (host.clock_steps.iter())
-        .map(|step| (super::CLOCK_RESULT, &step.change))
-        .chain(host.changes.iter().map(|c| (c.result.as_str(), c)))
-        .collect();
+    let all: Vec<&Change> = host.all_changes().collect();
     let body = html! {
         p { (host.cpu_model) " · " (host.runs.len()) " runs, " (host.runs[0]) " … "
             (host.runs[host.runs.len() - 1]) }
@@ -111,9 +107,9 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
                 th { "result" } th { "before" } th { "after" } th { "ratio" } th { "95%" }
                 th { "from the run of" } th { "the old level's last" } th { "what else changed" }
             }
-            @for (result, change) in &all {
+            @for change in &all {
                 tr {
-                    td { (result) }
+                    td { (change.result) }
                     td { (format_ns(change.before)) }
                     td { (format_ns(change.after)) }
                     td { (format_ratio(change.ratio)) }
@@ -135,10 +131,10 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
 }
 
 /// A result's timeline, its changes marked.
-fn timeline_figure(host: &HostHistory, timeline: &Timeline, all: &[(&str, &Change)]) -> Markup {
+fn timeline_figure(host: &HostHistory, timeline: &Timeline, all: &[&Change]) -> Markup {
     let mut changes: Vec<Mark> = (all.iter())
-        .filter(|(result, _)| *result == timeline.result)
-        .map(|(_, change)| Mark {
+        .filter(|change| change.result == timeline.result)
+        .map(|change| Mark {
             at: change.at,
             before_ns: change.before,
             after_ns: change.after,
@@ -161,14 +157,10 @@ fn timeline_figure(host: &HostHistory, timeline: &Timeline, all: &[(&str, &Chang
     html! { @if let Some(svg) = plot { figure { (PreEscaped(svg)) } } }
 }
 
-/// `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`, or `nothing`.
+/// What else changed in the environment at `change`, or `nothing`.
 pub(crate) fn environment_words(change: &Change) -> String {
-    let fields: Vec<String> = (change.environment_changes.iter())
-        .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
-        .collect();
-    if fields.is_empty() {
-        "nothing".into()
-    } else {
-        fields.join("; ")
+    match change.environment_text() {
+        text if text.is_empty() => "nothing".into(),
+        text => text,
     }
 }

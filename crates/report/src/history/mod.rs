@@ -331,24 +331,20 @@ fn count(n: usize, one: &str, many: &str) -> String {
 }
 
 impl HostHistory {
+    /// The core clock's steps, then the host's changes (each names its result).
+    pub fn all_changes(&self) -> impl Iterator<Item = &Change> {
+        (self.clock_steps.iter().map(|step| &step.change)).chain(&self.changes)
+    }
+
+    /// Whether the host has a change, or a step of its core clock.
+    pub fn changed(&self) -> bool {
+        !self.changes.is_empty() || !self.clock_steps.is_empty()
+    }
+
     /// The changes of `runs` (one host's, oldest first).
     fn of(runs: &[HistoryRun], options: HistoryOptions) -> HostHistory {
-        // Each result's figures, run by run, gathered in one pass over the runs.
-        let mut by_name: HashMap<&str, Vec<(usize, RunFigure)>> = HashMap::new();
-        for (i, run) in runs.iter().enumerate() {
-            for (name, figure) in &run.figures {
-                by_name.entry(&**name).or_default().push((i, *figure));
-            }
-        }
-        let mut names: Vec<&str> = by_name.keys().copied().collect();
-        names.sort_unstable();
-        let series = |name: &str| -> Vec<(usize, f64)> {
-            (by_name.get(name).into_iter().flatten())
-                .map(|(i, figure)| (*i, figure.median_ns))
-                .filter(|(_, figure)| *figure > 0.0 && figure.is_finite())
-                .map(|(i, figure)| (i, figure.ln()))
-                .collect()
-        };
+        let (by_name, names) = by_result(runs);
+        let series = |name: &str| log_series(by_name.get(name).map_or(&[], Vec::as_slice));
         let clock = series(CLOCK_RESULT);
         let clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
         let mut followers = vec![0usize; clock_changes.len()];
@@ -386,6 +382,33 @@ impl HostHistory {
                 .collect(),
         }
     }
+}
+
+/// Each result's figures, run by run: each run's index and the result's figure there.
+pub(crate) type ByResult<'a> = HashMap<&'a str, Vec<(usize, RunFigure)>>;
+
+/// Each result's figures in `runs`, gathered in one pass over the runs, and the results'
+/// names in order.
+pub(crate) fn by_result(runs: &[HistoryRun]) -> (ByResult<'_>, Vec<&str>) {
+    let mut by_name = ByResult::new();
+    for (i, run) in runs.iter().enumerate() {
+        for (name, figure) in &run.figures {
+            by_name.entry(&**name).or_default().push((i, *figure));
+        }
+    }
+    let mut names: Vec<&str> = by_name.keys().copied().collect();
+    names.sort_unstable();
+    (by_name, names)
+}
+
+/// A result's series as the search takes it: each run's index and the logarithm of its
+/// median, runs without a positive finite figure left out.
+pub(crate) fn log_series(points: &[(usize, RunFigure)]) -> Vec<(usize, f64)> {
+    (points.iter())
+        .map(|(i, figure)| (*i, figure.median_ns))
+        .filter(|(_, figure)| *figure > 0.0 && figure.is_finite())
+        .map(|(i, figure)| (i, figure.ln()))
+        .collect()
 }
 
 /// The changes of result `name`'s `series` (run index and logarithm of its figure): the
@@ -444,6 +467,17 @@ pub(crate) fn changes_of(
             }
         })
         .collect()
+}
+
+impl Change {
+    /// What else changed in the environment: `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`,
+    /// empty where nothing did.
+    pub fn environment_text(&self) -> String {
+        (self.environment_changes.iter())
+            .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// The fields of the environment that differ between `before` and `after`.

@@ -41,19 +41,6 @@ pub struct RunFigure {
     pub interval_ns: [f64; 2],
 }
 
-impl HistoryRun {
-    /// The median of result `name`, where the run has it.
-    pub fn figure(&self, name: &str) -> Option<f64> {
-        self.run_figure(name).map(|figure| figure.median_ns)
-    }
-
-    /// The figure of result `name`, where the run has it.
-    pub fn run_figure(&self, name: &str) -> Option<RunFigure> {
-        let at = (self.figures).binary_search_by(|(n, _)| (**n).cmp(name));
-        at.ok().map(|i| self.figures[i].1)
-    }
-}
-
 impl RunShape for HistoryRun {
     fn of_summary(path: &Path, summary: RunSummary<'_>) -> HistoryRun {
         let mut figures: Vec<(Arc<str>, RunFigure)> = (summary.results.iter())

@@ -1,7 +1,7 @@
 //! A history as tables: CSV, a row per change (and per step of the core clock), and
 //! Markdown, a table per host. Both take their cells from [`cells`].
 
-use super::{Change, History, HostHistory};
+use super::{Change, History};
 use crate::formats::FileFormat;
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_ratio};
@@ -56,7 +56,7 @@ impl Exporter<History> for HistoryCsv {
         let headers = ["host", "cpu_model"].into_iter().chain(HEADERS);
         writer.write_record(headers).map_err(|e| encode(&e))?;
         for host in &history.hosts {
-            for change in changes_of(host) {
+            for change in host.all_changes() {
                 let cells = cells(change, |ns| ns.to_string(), |r| r.to_string());
                 let record = [&host.host, &host.cpu_model]
                     .into_iter()
@@ -84,7 +84,7 @@ impl Exporter<History> for HistoryMarkdown {
                 host.runs[host.runs.len() - 1]
             ));
             let mut table = TextTable::new(HEADERS);
-            table.rows = (changes_of(host))
+            table.rows = (host.all_changes())
                 .map(|change| cells(change, format_ns, format_ratio).collect())
                 .collect();
             match table.rows.is_empty() {
@@ -97,11 +97,6 @@ impl Exporter<History> for HistoryMarkdown {
         }
         Ok(out)
     }
-}
-
-/// The core clock's steps, then the host's changes.
-fn changes_of(host: &HostHistory) -> impl Iterator<Item = &Change> {
-    (host.clock_steps.iter().map(|step| &step.change)).chain(&host.changes)
 }
 
 /// A change's cells, its figures by `ns` and its ratios by `ratio`.
@@ -118,9 +113,6 @@ fn cells(
     let mix = change.mix.map_or_else(String::new, |(before, after)| {
         format!("{before:.2} → {after:.2} in the upper regime")
     });
-    let environment: Vec<String> = (change.environment_changes.iter())
-        .map(|field| format!("{} {} → {}", field.field, field.before, field.after))
-        .collect();
     [
         change.result.clone(),
         change.before_run.clone(),
@@ -132,7 +124,7 @@ fn cells(
         high,
         format!("{:.2e}", change.p),
         mix,
-        environment.join("; "),
+        change.environment_text(),
     ]
     .into_iter()
 }
