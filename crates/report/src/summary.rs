@@ -241,7 +241,7 @@ fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
         }
         validate::time(at("median_ns"), result.median_ns)?;
         if result.is_measured() {
-            validate::measured_median(at("median_ns"), result.median_ns)?;
+            validate::measured_median(at("median_ns"), result.kind, result.median_ns)?;
         }
         let [low, high] = result.median_ci95_ns;
         for bound in [low, high] {
@@ -439,6 +439,17 @@ mod tests {
         derived.results[0].median_ci95_ns = [-2.0, -2.0];
         derived.headline.clear();
         assert_eq!(check_figures(&derived), Ok(()));
+        // So may an observed span between two CPUs' timestamps, which runs backwards when the
+        // later event came first; a calibrated loop's may not.
+        let mut backwards = derived.clone();
+        backwards.results[0].kind = ResultKind::Observations;
+        assert_eq!(check_figures(&backwards), Ok(()));
+        backwards.results[0].kind = ResultKind::TimedLoop;
+        assert!(
+            check_figures(&backwards)
+                .unwrap_err()
+                .contains("a run only writes positive")
+        );
         refused(
             &|s| {
                 s.results[0].suspect = true;
