@@ -97,7 +97,11 @@ fn csv_record(
             crate::csv::text_cell(label),
             first_median,
             a.median_ns.to_string(),
-            a.ratio.to_string(),
+            (if a.ratio.is_finite() {
+                a.ratio.to_string()
+            } else {
+                String::new()
+            }),
             a.verdict
                 .p()
                 .map_or_else(String::new, |p| format!("{p:.3e}")),

@@ -179,7 +179,10 @@ fn ratio_figure(
             };
             let mut marks = vec![Some(relative(&sides[0], first))];
             for (side, against) in sides[1..].iter().zip(&r.later) {
-                marks.push(against.as_ref().map(|a| relative(side, a.median_ns)));
+                // A figure that is not positive (a span that ran backwards) has no place on
+                // a ratio's logarithmic axis.
+                let positive = against.as_ref().filter(|a| a.median_ns > 0.0);
+                marks.push(positive.map(|a| relative(side, a.median_ns)));
             }
             let verdict = (r.later.first())
                 .and_then(Option::as_ref)

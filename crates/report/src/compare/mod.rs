@@ -589,7 +589,7 @@ pub struct Against {
     pub median_ns: f64,
     /// How far the later side's repetitions (rounds or runs) lie apart, as a share.
     pub spread: Option<f64>,
-    /// Later median ÷ first median.
+    /// Later median ÷ first median; NaN where either is not positive ([`ratio_of`]).
     pub ratio: f64,
     pub verdict: Verdict,
     /// The ratio's 95% interval from the repetitions' noise, where it was tested against
@@ -716,6 +716,17 @@ fn first_figure<'a>(
     Measured::steady_or_all(&steady_runs, &first.runs, &result.name, lookup)
 }
 
+/// `later` ÷ `first` where both are positive; NaN where either is not (a difference of two
+/// figures, a span between two CPUs' timestamps that ran backwards): a ratio of figures of
+/// opposite signs reads a size that neither has. Shown as "—", null in JSON, empty in CSV.
+fn ratio_of(first: f64, later: f64) -> f64 {
+    if first > 0.0 && later > 0.0 {
+        later / first
+    } else {
+        f64::NAN
+    }
+}
+
 /// `result` as later side `side` measured it, against the first side's figure `mine`,
 /// with its tests where it can be tested; `None` when no run of the side has it.
 fn against<'a>(
@@ -758,7 +769,7 @@ fn against<'a>(
     let against = Against {
         median_ns: theirs.median(),
         spread: theirs.spread(),
-        ratio: theirs.median() / mine.median(),
+        ratio: ratio_of(mine.median(), theirs.median()),
         verdict,
         interval: None,
         detectable: None,

@@ -98,6 +98,21 @@ fn later_verdict(comparison: &Comparison, name: &str) -> Verdict {
     result.later[0].as_ref().unwrap().verdict
 }
 
+/// A span that ran backwards in one run (a new thread's first instruction before the call
+/// creating it returned) has no ratio to the same span that ran forwards: "—", not −1.07×.
+#[test]
+fn figures_of_opposite_signs_have_no_ratio() {
+    let spans = |median: f64| (0..30).map(|i| median + f64::from(i % 5)).collect();
+    let forwards = record(vec![probe("t", vec![timed("t/start", spans(14_700.0))])]);
+    let backwards = record(vec![probe("t", vec![timed("t/start", spans(-15_800.0))])]);
+    let runs = [("A".to_string(), forwards), ("B".to_string(), backwards)];
+    let against = judged(&runs).results[0].later[0].clone().unwrap();
+    assert!(against.ratio.is_nan(), "{against:?}");
+    let text = compare_text(&runs);
+    assert!(!text.contains("-1.07"), "{text}");
+    assert!(text.contains('—'), "{text}");
+}
+
 #[test]
 fn real_differences_are_called_and_noise_is_not() {
     let text = compare_text(&runs());
