@@ -38,6 +38,8 @@ mod markdown;
 mod markup;
 #[cfg(feature = "files")]
 pub mod openmetrics;
+#[cfg(feature = "files")]
+mod parallel;
 #[cfg(feature = "html")]
 mod plots;
 mod printable;

@@ -38,31 +38,11 @@ pub fn load_versioned_run(path: &Path, reached: Reached) -> Result<(RunRecord, u
 /// CPUs (parsing is most of a comparison's time), in the order given; the first file in that
 /// order that is refused is the error.
 pub fn load_runs(files: &[(&Path, Reached)]) -> Result<Vec<RunRecord>, LoadError> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut loaded: Vec<Option<Result<RunRecord, LoadError>>> = Vec::new();
-    loaded.resize_with(files.len(), || None);
-    let slots = std::sync::Mutex::new(&mut loaded);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&(path, reached)) = files.get(i) else {
-                        break;
-                    };
-                    let run = load_run(path, reached);
-                    slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(run);
-                }
-            });
-        }
-    });
-    loaded
-        .into_iter()
-        .map(|run| run.expect("every file was read"))
-        .collect()
+    crate::parallel::map_in_order(files, "latlab-loader", |&(path, reached)| {
+        load_run(path, reached)
+    })
+    .into_iter()
+    .collect()
 }
 
 /// The run the bytes of a results file hold, parsed and checked as [`load_run`] does; the

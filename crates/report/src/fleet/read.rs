@@ -225,46 +225,18 @@ pub(crate) fn read_all<T: RunShape>(
     walk: &Walk,
     declared: &Presentations,
 ) -> Vec<Result<T, LoadError>> {
-    let paths = &walk.found;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Result<T, LoadError>>> = (0..paths.len()).map(|_| None).collect();
-    let done = std::sync::Mutex::new(&mut slots);
     let in_flight = InFlight::default();
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(path) = paths.get(i) else {
-                break;
-            };
-            let beside = walk.beside.get(path).map(PathBuf::as_path);
-            let size = (std::iter::once(path.as_path()).chain(beside))
-                .filter_map(|p| std::fs::metadata(p).ok())
-                .map(|m| m.len())
-                .sum();
-            let held = in_flight.hold(size);
-            let outcome = extract(path, beside, declared);
-            in_flight.release(held);
-            done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
-        }
-    };
-    std::thread::scope(|scope| {
-        // This thread reads too, so a helper the system refuses (`ulimit -u`) only slows
-        // the reading down.
-        for _ in 1..threads {
-            if std::thread::Builder::new()
-                .name("latlab-fleet-reader".into())
-                .spawn_scoped(scope, work)
-                .is_err()
-            {
-                break;
-            }
-        }
-        work();
-    });
-    slots.into_iter().flatten().collect()
+    crate::parallel::map_in_order(&walk.found, "latlab-fleet-reader", |path| {
+        let beside = walk.beside.get(path).map(PathBuf::as_path);
+        let size = (std::iter::once(path.as_path()).chain(beside))
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        let held = in_flight.hold(size);
+        let outcome = extract(path, beside, declared);
+        in_flight.release(held);
+        outcome
+    })
 }
 
 /// The bytes the readers hold between them, waited on where the next file would pass

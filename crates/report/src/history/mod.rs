@@ -287,42 +287,9 @@ fn read_runs(
 /// The history of each host of `hosts` (each its runs, oldest first), in order: hosts are
 /// searched on as many threads as the machine has CPUs, each taking the next host.
 fn of_hosts(hosts: &[Vec<HistoryRun>], options: HistoryOptions) -> Vec<HostHistory> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(hosts.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(runs) = hosts.get(i) else {
-                return done;
-            };
-            done.push((i, HostHistory::of(runs, options)));
-        }
-    };
-    let mut done: Vec<(usize, HostHistory)> = std::thread::scope(|scope| {
-        // This thread searches too, so a helper the system refuses only slows the search.
-        let helpers: Vec<_> = (1..threads)
-            .filter_map(|_| {
-                std::thread::Builder::new()
-                    .name("latlab-history".into())
-                    .spawn_scoped(scope, work)
-                    .ok()
-            })
-            .collect();
-        let mut done = work();
-        for helper in helpers {
-            done.extend(
-                helper
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            );
-        }
-        done
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, host)| host).collect()
+    crate::parallel::map_in_order(hosts, "latlab-history", |runs| {
+        HostHistory::of(runs, options)
+    })
 }
 
 /// `1 file`, `3 files`.

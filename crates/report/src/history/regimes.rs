@@ -13,7 +13,7 @@
 //!   ([`super::steps::SIGNIFICANCE`]), each side at least [`MIN_MIX_SEGMENT`] runs; then
 //!   each side searched again.
 
-use super::steps::SIGNIFICANCE;
+use super::steps::{SIGNIFICANCE, mean_and_sd};
 use crate::compare::stats::normal_upper_tail;
 
 /// The fewest runs in each regime.
@@ -57,18 +57,16 @@ pub fn regimes(logs: &[f64]) -> Option<Regimes> {
     let split = (MIN_IN_REGIME..=n - MIN_IN_REGIME)
         .max_by(|&a, &b| (sorted[a] - sorted[a - 1]).total_cmp(&(sorted[b] - sorted[b - 1])))?;
     let gap = sorted[split] - sorted[split - 1];
-    let spread = sd(&sorted[..split]).max(sd(&sorted[split..]));
+    let ((low, low_sd), (high, high_sd)) =
+        (mean_and_sd(&sorted[..split]), mean_and_sd(&sorted[split..]));
+    let spread = low_sd.max(high_sd);
     if gap <= GAP || gap <= SEPARATION * spread {
         return None;
     }
     let cut = sorted[split - 1];
     let upper: Vec<bool> = logs.iter().map(|&x| x > cut).collect();
     let flips = upper.windows(2).filter(|w| w[0] != w[1]).count();
-    (flips >= MIN_FLIPS).then(|| Regimes {
-        low: mean(&sorted[..split]),
-        high: mean(&sorted[split..]),
-        upper,
-    })
+    (flips >= MIN_FLIPS).then_some(Regimes { low, high, upper })
 }
 
 /// The changes of mix of `upper` (whether each run ran in the upper regime), oldest first.
@@ -117,15 +115,6 @@ fn proportions(a: &[bool], b: &[bool]) -> (f64, f64, f64) {
         1.0
     };
     (pa, pb, p)
-}
-
-fn mean(x: &[f64]) -> f64 {
-    x.iter().sum::<f64>() / x.len() as f64
-}
-
-fn sd(x: &[f64]) -> f64 {
-    let m = mean(x);
-    (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0)).sqrt()
 }
 
 #[cfg(test)]

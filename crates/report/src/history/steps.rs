@@ -196,10 +196,8 @@ fn optimal_partition(x: &[f64], penalty: f64) -> Vec<usize> {
 /// Welch's test of `after` against `before`, the first of `after` being run `at`.
 fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
     let moments = |x: &[f64]| {
-        let mean = x.iter().sum::<f64>() / x.len() as f64;
-        let variance =
-            x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0);
-        (mean, variance / x.len() as f64, variance.sqrt())
+        let (mean, sd) = mean_and_sd(x);
+        (mean, sd * sd / x.len() as f64, sd)
     };
     let ((mean_a, error_a, sd_a), (mean_b, error_b, sd_b)) = (moments(before), moments(after));
     let error = (error_a + error_b).max(LEAST_SCATTER * LEAST_SCATTER);
@@ -218,6 +216,14 @@ fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
         p: (2.0 * student_upper_tail(t.abs(), degrees)).min(1.0),
         spread: sd_a.max(sd_b),
     }
+}
+
+/// The mean of `x` and its sample standard deviation (n − 1; 0 for one value).
+pub(super) fn mean_and_sd(x: &[f64]) -> (f64, f64) {
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    let variance =
+        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0);
+    (mean, variance.sqrt())
 }
 
 #[cfg(test)]
