@@ -589,7 +589,8 @@ pub struct Against {
     pub median_ns: f64,
     /// How far the later side's repetitions (rounds or runs) lie apart, as a share.
     pub spread: Option<f64>,
-    /// Later median ÷ first median; NaN where either is not positive ([`ratio_of`]).
+    /// Later median ÷ first median; NaN where either is not positive (a difference, a span that
+    /// ran backwards): shown as "—", null in JSON, empty in CSV.
     pub ratio: f64,
     pub verdict: Verdict,
     /// The ratio's 95% interval from the repetitions' noise, where it was tested against
