@@ -2,7 +2,7 @@
 //! axis; a highlighted dot is red and named, and every dot's title names it and its figure.
 //! A strip of dots needs no plotting library.
 
-use super::svg::{Svg, px};
+use super::svg::{Svg, px, range};
 use crate::units::{format_ns, format_ns_axis};
 
 /// The plot's size and margins, in pixels.
@@ -37,9 +37,7 @@ pub struct Dot<'a> {
 /// The strip as an `<svg>` element, `None` when it has no dot.
 pub fn strip_svg(strip: &Strip) -> Option<String> {
     let values = strip.lanes.iter().flat_map(|l| &l.dots).map(|d| d.ns);
-    let (low, high) = values.fold(None, |range: Option<(f64, f64)>, v| {
-        Some(range.map_or((v, v), |(l, h)| (l.min(v), h.max(v))))
-    })?;
+    let (low, high) = range(values)?;
     // A decade either side of a single value; else the range, widened by a tenth.
     let (low, high) = if high / low < 1.5 {
         (low / 1.5, high * 1.5)
@@ -48,21 +46,8 @@ pub fn strip_svg(strip: &Strip) -> Option<String> {
     };
     let x = |v: f64| LEFT + (v / low).ln() / (high / low).ln() * (WIDTH - LEFT - RIGHT);
     let height = AXIS + LANE * strip.lanes.len() as f64 + 10.0;
-    let view_box = format!("0 0 {WIDTH} {height}");
     let label = format!("{} across the hosts", strip.title);
-    let mut svg = Svg::open(&[
-        ("viewBox", &view_box),
-        ("width", &WIDTH),
-        ("role", &"img"),
-        ("aria-label", &label),
-        ("style", &"max-width:100%;height:auto"),
-    ]);
-    (svg.element("text").attr("x", 0))
-        .attr("y", 14)
-        .attr("font-size", 13)
-        .attr("font-weight", "bold")
-        .text(strip.title)
-        .add();
+    let mut svg = Svg::headed(WIDTH, height, &label, strip.title);
     for t in ticks(low, high) {
         (svg.element("line").attr("x1", px(x(t))))
             .attr("x2", px(x(t)))

@@ -45,6 +45,26 @@ impl Svg {
         Svg::open(&[&sized[..], more].concat())
     }
 
+    /// A figure inline in a page, `width` by `height` pixels and scaling down to its
+    /// container, labelled `label` for a screen reader, with `heading` in bold at its top
+    /// left (the fleet's strips, the history's timelines).
+    pub fn headed(width: f64, height: f64, label: &str, heading: &str) -> Svg {
+        let mut svg = Svg::open(&[
+            ("viewBox", &format!("0 0 {width} {height}")),
+            ("width", &width),
+            ("role", &"img"),
+            ("aria-label", &label),
+            ("style", &"max-width:100%;height:auto"),
+        ]);
+        (svg.element("text").attr("x", 0))
+            .attr("y", 14)
+            .attr("font-size", 13)
+            .attr("font-weight", "bold")
+            .text(heading)
+            .add();
+        svg
+    }
+
     /// An element to add to the document.
     pub fn element(&mut self, name: &'static str) -> Element<'_> {
         Element {
@@ -121,6 +141,13 @@ fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// The least and the greatest of `values`; `None` where there are none.
+pub(crate) fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |range, v| {
+        Some(range.map_or((v, v), |(low, high): (f64, f64)| (low.min(v), high.max(v))))
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! run a dot with its 95% interval as a bar, each change a dashed line between the old
 //! level's last run and the new level's first, with the levels drawn either side of it.
 
-use super::svg::{Svg, px};
+use super::svg::{Svg, px, range};
 use crate::units::{format_ns, format_ns_axis, format_ratio};
 
 /// The plot's size and margins, in pixels.
@@ -51,9 +51,7 @@ pub fn timeline_svg(timeline: &Timeline) -> Option<String> {
                 .flat_map(|m| [m.before_ns, m.after_ns]),
         )
         .filter(|v| *v > 0.0 && v.is_finite());
-    let (low, high) = values.fold(None, |range: Option<(f64, f64)>, v| {
-        Some(range.map_or((v, v), |(l, h)| (l.min(v), h.max(v))))
-    })?;
+    let (low, high) = range(values)?;
     let (low, high) = (low / 1.05, high.max(low * 1.2) * 1.05);
     let span = timeline.runs.max(2) as f64 - 1.0;
     let x = |run: f64| LEFT + run / span * (WIDTH - LEFT - RIGHT);
@@ -62,19 +60,7 @@ pub fn timeline_svg(timeline: &Timeline) -> Option<String> {
         HEIGHT - BOTTOM - (ns / low).ln() / (high / low).ln() * (HEIGHT - TOP - BOTTOM)
     };
     let label = format!("{}, run by run", timeline.title);
-    let mut svg = Svg::open(&[
-        ("viewBox", &format!("0 0 {WIDTH} {HEIGHT}")),
-        ("width", &WIDTH),
-        ("role", &"img"),
-        ("aria-label", &label),
-        ("style", &"max-width:100%;height:auto"),
-    ]);
-    (svg.element("text").attr("x", 0))
-        .attr("y", 14)
-        .attr("font-size", 13)
-        .attr("font-weight", "bold")
-        .text(timeline.title)
-        .add();
+    let mut svg = Svg::headed(WIDTH, HEIGHT, &label, timeline.title);
     for tick in [low * 1.05, (low * high).sqrt(), high / 1.05] {
         (svg.element("text").attr("x", LEFT - 6.0))
             .attr("y", px(y(tick) + 4.0))
