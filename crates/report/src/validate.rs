@@ -471,14 +471,17 @@ fn summarises(at: &str, result: &BenchResult) -> Result<(), String> {
 /// a millionth of a nanosecond per operation no clock and loop can resolve it. Its samples
 /// may dip below zero (noise under the subtracted empty loop), but not all of them: no
 /// operation takes less than no time every time (checked where the samples were read).
-/// Observed events are the exception ([`measured_median`]).
+/// Observed events are the exception ([`only_positive`]).
 fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
     let median = result.summary.median;
     let is_measured = result.kind != ResultKind::Derived && !result.verdict.is_suspect();
     if !is_measured {
         return Ok(());
     }
-    if !result.samples_ns.is_empty() && result.samples_ns.iter().all(|&x| x <= 0.0) {
+    if only_positive(result.kind)
+        && !result.samples_ns.is_empty()
+        && result.samples_ns.iter().all(|&x| x <= 0.0)
+    {
         return Err(format!(
             "{at}.samples_ns are all zero or negative, for a figure said to be measured: \
              the file is damaged"
@@ -488,23 +491,31 @@ fn measured(at: &str, result: &BenchResult) -> Result<(), String> {
 }
 
 /// The median of a measured figure, at `field`, is a positive time of at least
-/// [`MIN_TIME_NS`] ([`Rule::PositiveTime`]): the rule of a results file and of a summary
-/// alike. (A loop whose work read no time more than its empty twin is judged optimised
-/// away, never measured.) An observed event's figure is a span between two timestamps, which
-/// may be taken on two CPUs and run backwards (`Runner::observe_phases`: a thread that ran
-/// before the call creating it returned, as a 2-vCPU guest's `thread.lifecycle/start` does
-/// in most events of some runs): any time ([`Rule::Time`]). Readers of a figure that must be
-/// positive (a ratio, a logarithm) pass over one that is not.
+/// [`MIN_TIME_NS`] ([`Rule::PositiveTime`]) where its kind is [`only_positive`], any time
+/// ([`Rule::Time`]) where not: the rule of a results file and of a summary alike. (A loop
+/// whose work read no time more than its empty twin is judged optimised away, never
+/// measured.)
 pub(crate) fn measured_median(
     field: impl Display + Copy,
     kind: ResultKind,
     median: f64,
 ) -> Result<(), String> {
-    let rule = match kind {
-        ResultKind::Observations => Rule::Time,
-        _ => Rule::PositiveTime,
+    let rule = if only_positive(kind) {
+        Rule::PositiveTime
+    } else {
+        Rule::Time
     };
     check_rule(field, median, rule)
+}
+
+/// Whether a measured figure of this kind is only ever positive, its median and some of its
+/// samples. Not an observed event's: it is a span between two timestamps, which may be taken
+/// on two CPUs and run backwards, in some events or all (`Runner::observe_phases`: a thread
+/// that ran before the call creating it returned, as a 2-vCPU guest's
+/// `thread.lifecycle/start` does in most events of some runs). Readers of a figure that must
+/// be positive (a ratio, a logarithm) pass over one that is not.
+fn only_positive(kind: ResultKind) -> bool {
+    kind != ResultKind::Observations
 }
 
 /// A figure that must lie between `least` and `most` (and so be finite).
@@ -576,6 +587,12 @@ mod tests {
         assert_eq!(validate(&backwards(ResultKind::Observations)), Ok(()));
         let error = validate(&backwards(ResultKind::TimedLoop)).unwrap_err();
         assert!(error.contains("a run only writes positive"), "{error}");
+        // In every event, on a machine where the new thread always runs first: still read.
+        let mut always = backwards(ResultKind::Observations);
+        let result = &mut always.probes[0].results[0];
+        result.samples_ns = vec![-15_800.0, -16_100.0, -15_500.0, -14_900.0, -15_200.0];
+        result.summary = Summary::of(&result.samples_ns).unwrap();
+        assert_eq!(validate(&always), Ok(()));
     }
 
     /// An edited median (outside its samples), a summary without its samples, and a result
