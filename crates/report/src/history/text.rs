@@ -59,7 +59,7 @@ fn host_text(text: &mut String, host: &HostHistory) {
 pub(crate) fn change_words(change: &Change) -> String {
     let mut words = match (change.mix, change.interval) {
         (Some((before, after)), _) => format!(
-            "the mix of its two regimes changed: {}% of runs in the upper before, {}% after \
+            "the mix of its two regimes changed: {} of runs in the upper before, {} after \
              (p {:.1e})",
             format_percent(before),
             format_percent(after),
@@ -92,4 +92,33 @@ pub(crate) fn change_words(change: &Change) -> String {
         );
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_of_mix_says_each_share_once_as_a_percentage() {
+        let change = Change {
+            result: "proc.pipe".to_string(),
+            at: 20,
+            after_run: "2026-11-20T03:00:00Z".to_string(),
+            before_run: "2026-11-19T03:00:00Z".to_string(),
+            before: 3000.0,
+            after: 4500.0,
+            ratio: 1.5,
+            interval: None,
+            p: 2.6e-4,
+            environment_changes: Vec::new(),
+            mix: Some((0.4, 0.0)),
+        };
+        let words = change_words(&change);
+        assert!(
+            words.starts_with(
+                "the mix of its two regimes changed: 40% of runs in the upper before, 0.0% after"
+            ),
+            "{words}"
+        );
+    }
 }
