@@ -169,6 +169,7 @@ fn the_page_and_the_fleet_name_the_host_that_stepped() {
         String::from_utf8_lossy(&output.get_output().stdout).to_string()
     };
     let named = fleet("5");
+    assert!(named.contains(" · 12 runs of 1 host · "), "{named}");
     assert!(
         named.contains("changed within their last 5 runs: 1 host of the 1 with two runs or more"),
         "{named}"

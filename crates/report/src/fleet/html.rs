@@ -6,7 +6,7 @@
 //! and figure.
 
 use super::Fleet;
-use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, plural, summary_cells};
+use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, headcount, plural, summary_cells};
 use crate::history::environment_words;
 use crate::markup::{Contents, Section, page};
 use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
@@ -34,7 +34,7 @@ impl crate::Exporter<super::FleetReport> for FleetHtml {
 fn page_of(fleet: &Fleet, dir: &str) -> String {
     let intro = html! {
         p {
-            (plural(fleet.hosts.len(), "host")) " · " (plural(fleet.groups.len(), "CPU model"))
+            (headcount(fleet)) " · " (plural(fleet.groups.len(), "CPU model"))
         }
     };
     let mut sections = vec![table(fleet), groups(fleet), outliers(fleet)];

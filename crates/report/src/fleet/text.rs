@@ -34,6 +34,22 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
+/// How many runs the fleet holds, and of how many hosts where some host has several:
+/// `6 hosts`, or `40 runs of 1 host` for one host's nightly runs.
+pub(crate) fn headcount(fleet: &Fleet) -> String {
+    let distinct: std::collections::BTreeSet<(&str, &str)> = (fleet.hosts.iter())
+        .map(|run| (run.host_name.as_str(), run.cpu_model.as_str()))
+        .collect();
+    match distinct.len() == fleet.hosts.len() {
+        true => plural(fleet.hosts.len(), "host"),
+        false => format!(
+            "{} of {}",
+            plural(fleet.hosts.len(), "run"),
+            plural(distinct.len(), "host")
+        ),
+    }
+}
+
 /// A CPU model's cell of a row: its hosts' median, or "—".
 pub(crate) fn group_cell(fleet: &Fleet, group: &Group, row: usize) -> String {
     let mut values: Vec<f64> = group
@@ -99,7 +115,7 @@ fn text(fleet: &Fleet, dir: &str, terminal: &Terminal) -> String {
     let mut out = format!(
         "latlab fleet · {} · {} · {}\n\n",
         dir,
-        plural(fleet.hosts.len(), "host"),
+        headcount(fleet),
         plural(fleet.groups.len(), "CPU model")
     );
     out.push_str(&table.aligned(&[Align::Left]));
