@@ -124,7 +124,10 @@ fn a_directory_of_runs_becomes_one_table_and_page() {
         .assert()
         .success();
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("6 runs of 5 hosts · 2 CPU models"), "{stdout}");
+    assert!(
+        stdout.contains("6 runs of 5 hosts · 2 CPU models"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("1 file repeats a run already read (the same host, start time and figures), counted once:")
             && stdout.contains("node1-2026/results.json"),

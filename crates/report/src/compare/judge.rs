@@ -186,7 +186,8 @@ fn tested_of<'t>(
 
 /// What `against` (result `t`, its log `difference`, at `threshold`) could tell: its
 /// interval, the smallest difference it calls, and the smallest change it would have caught
-/// nine times in ten, which never stands beside a larger difference it called the same.
+/// nine times in ten, which never stands beside a larger difference it called the same, nor
+/// beside figures that have no ratio.
 fn with_reach(
     against: &mut Against,
     t: &Tested,
@@ -222,6 +223,10 @@ fn with_reach(
     if samples_apart_p(&t.tests.samples) >= alpha {
         against.detectable = None;
         against.too_few_samples = true;
+    }
+    // A change is a ratio, and figures that are not both positive have none.
+    if !against.ratio.is_finite() {
+        against.detectable = None;
     }
 }
 

@@ -33,8 +33,8 @@ impl Verdict {
                     format_percent(super::COUNT_TOLERANCE)
                 ),
                 SameBecause::RunToRunNoise { half_width } => format!(
-                    "same (within run-to-run noise, ±{}%)",
-                    format_percent_rounded(half_width)
+                    "same (within run-to-run noise, {})",
+                    format_either_way(half_width)
                 ),
                 SameBecause::Chance { within } => {
                     format!("same (p {}, adjusted within {within})", format_p(p))
@@ -109,11 +109,7 @@ impl Against {
             label.push_str("; too few samples to call any change within its set");
         }
         if let (Verdict::Same { .. }, Some(share)) = (self.verdict, self.detectable) {
-            let _ = write!(
-                label,
-                "; would have caught ±{}%",
-                format_percent_rounded(share)
-            );
+            let _ = write!(label, "; would have caught {}", format_either_way(share));
             if let Some(from) = self.noise_from {
                 let _ = write!(label, " (noise: {})", from.word());
             }
@@ -437,6 +433,17 @@ pub(super) fn format_percent_rounded(fraction: f64) -> String {
         format!("{percent:.1}")
     } else {
         format!("{percent:.0}")
+    }
+}
+
+/// A change either way, as a comparison's noise and reach are (a share up, or the same
+/// factor down): `±43%` under a doubling, `94× either way` from one up, where a percentage
+/// of thousands would read as a figure.
+pub(super) fn format_either_way(share: f64) -> String {
+    if share < 1.0 {
+        format!("±{}%", format_percent_rounded(share))
+    } else {
+        format!("{} either way", format_ratio(1.0 + share))
     }
 }
 

@@ -108,9 +108,24 @@ fn figures_of_opposite_signs_have_no_ratio() {
     let runs = [("A".to_string(), forwards), ("B".to_string(), backwards)];
     let against = judged(&runs).results[0].later[0].clone().unwrap();
     assert!(against.ratio.is_nan(), "{against:?}");
+    // Nor a change it would have caught: that is a ratio too.
+    assert_eq!(against.detectable, None, "{against:?}");
     let text = compare_text(&runs);
     assert!(!text.contains("-1.07"), "{text}");
-    assert!(text.contains('—'), "{text}");
+    assert!(
+        text.contains('—') && !text.contains("; would have caught"),
+        "{text}"
+    );
+}
+
+/// A noise of thousands of percent is said as the factor it is.
+#[test]
+fn a_change_past_a_doubling_is_said_as_a_factor_either_way() {
+    use super::render::format_either_way;
+    assert_eq!(format_either_way(0.43), "±43%");
+    assert_eq!(format_either_way(0.043), "±4.3%");
+    assert_eq!(format_either_way(1.4), "2.40× either way");
+    assert_eq!(format_either_way(119_921.66), "119923× either way");
 }
 
 #[test]
