@@ -2,7 +2,7 @@
 //! validated plan. Value parsers refuse bad numbers with a message saying what is allowed.
 
 use clap::{Args, Parser, Subcommand};
-use latlab_engine::config_text::{duration_in, parse_percent};
+use latlab_engine::config_text::{duration_in, parse_percent, parse_scatters};
 use latlab_engine::model::RunRecord;
 use latlab_front::{BaselineArgs, ColorChoice, FormatArgs, SamplingArgs, TerminalArgs};
 use latlab_report::compare::Compared;
@@ -169,6 +169,11 @@ pub struct HistoryArgs {
     /// Steps smaller than this many per cent are not changes, however significant.
     #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent, allow_hyphen_values = true)]
     pub threshold: f64,
+    /// How many standard deviations of the runs of the levels on either side a step must
+    /// move: lower finds smaller steps on a quiet machine, and calls more changes in the
+    /// unchanged runs of a machine that moves (the book's History chapter measures each).
+    #[arg(long, value_name = "K", default_value_t = latlab_report::history::DEFAULT_BEYOND_SCATTER, value_parser = parse_scatters, allow_hyphen_values = true)]
+    pub beyond_scatter: f64,
     /// Exit with status 1 when a change reported made a result slower by more than this
     /// many per cent (the 95% interval of its ratio wholly past it): a nightly job's alert.
     #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]

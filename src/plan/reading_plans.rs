@@ -164,6 +164,7 @@ pub fn history(args: &HistoryArgs) -> Result<HistoryPlan, UsageError> {
     }
     let options = HistoryOptions {
         threshold: args.threshold / 100.0,
+        beyond_scatter: args.beyond_scatter,
     };
     let history = History::load(&args.dirs, &latlab_probes::presentations(), options)?
         .recent(since.as_deref(), args.last);

@@ -145,6 +145,12 @@ fn one_run_a_damaged_file_and_no_runs_are_said() {
         .args(["history", "nightly", "--since", "yesterday"])
         .assert()
         .code(2);
+    let refused = latlab(dir.path())
+        .args(["history", "nightly", "--beyond-scatter", "11"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(stderr.contains("from 0 to 10"), "{stderr}");
 }
 
 /// The page has the host that changed on its first screen and the stepped result's

@@ -132,9 +132,33 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The most standard deviations a step can be asked to stand beyond: past ten, no step a
+/// machine's runs show is one.
+pub const MAX_SCATTERS: f64 = 10.0;
+
+/// A number of standard deviations as given on a command line (`2`, `1.5`), from 0 to
+/// [`MAX_SCATTERS`].
+pub fn parse_scatters(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(scatters) if (0.0..=MAX_SCATTERS).contains(&scatters) => Ok(scatters),
+        _ => Err(format!(
+            "must be a number of standard deviations from 0 to {MAX_SCATTERS}, such as 2 or 1.5"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scatters_are_a_number_from_zero_to_ten() {
+        assert_eq!(parse_scatters("2"), Ok(2.0));
+        assert_eq!(parse_scatters("1.5"), Ok(1.5));
+        for bad in ["-1", "11", "NaN", "inf", "two", ""] {
+            assert!(parse_scatters(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn percentages_are_read_with_or_without_their_sign() {

@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn a_stepped_result_is_judged_since_its_step() {
         let mut runs = baseline();
-        let options = HistoryOptions { threshold: 0.02 };
+        let options = super::super::DEFAULT_HISTORY_OPTIONS;
         let changes = since_last_changes(&mut runs, &Presentations::default(), options);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(

@@ -32,7 +32,7 @@ pub(super) fn followed(
         })
         .collect();
     let logs: Vec<f64> = in_cycles.iter().map(|(_, log)| *log).collect();
-    let still = steps::steps(&logs, options.threshold)
+    let still = steps::steps(&logs, options)
         .iter()
         .any(|s| in_cycles[s.at].0.abs_diff(change.at) <= 1);
     (!still).then_some(step)

@@ -26,6 +26,7 @@ pub use runs::RunFigure;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+pub use steps::DEFAULT_BEYOND_SCATTER;
 
 pub use baseline::{since_changes_note, since_last_changes};
 #[cfg(feature = "html")]
@@ -58,10 +59,17 @@ pub const CLOCK_RESULT: &str = "cpu.frequency/cycle";
 pub struct HistoryOptions {
     /// The least step reported, as a share.
     pub threshold: f64,
+    /// How many standard deviations of the runs of the wider of its two levels a step must
+    /// move ([`DEFAULT_BEYOND_SCATTER`] unless told otherwise).
+    pub beyond_scatter: f64,
 }
 
-/// The least step reported unless told otherwise: 2%, what runs of one machine differ by.
-pub const DEFAULT_HISTORY_OPTIONS: HistoryOptions = HistoryOptions { threshold: 0.02 };
+/// The least step reported unless told otherwise: 2%, what runs of one machine differ by;
+/// and twice each level's scatter.
+pub const DEFAULT_HISTORY_OPTIONS: HistoryOptions = HistoryOptions {
+    threshold: 0.02,
+    beyond_scatter: DEFAULT_BEYOND_SCATTER,
+};
 
 /// The runs of many hosts and the changes of each.
 #[derive(Debug, Clone, PartialEq)]
@@ -416,7 +424,7 @@ pub(crate) fn changes_of(
             })
             .collect();
     }
-    (steps::steps(&logs, options.threshold).into_iter())
+    (steps::steps(&logs, options).into_iter())
         .map(|step| {
             let (after, before, environment_changes) = change(step.at);
             Change {

@@ -14,13 +14,14 @@
 //!   close together are found together, where a binary split sees their sum.
 //! - **Each step must stand beyond both segments' scatter.** The runs of the segment before
 //!   and those after differ by Welch's t test at [`SIGNIFICANCE`] (Otava's level), by more
-//!   than [`BEYOND_SPREAD`] standard deviations of either segment, and by more than the
-//!   threshold; a step that does not is dropped, its neighbours joined, and the rest tested
+//!   than [`DEFAULT_BEYOND_SCATTER`] (or as told) standard deviations of either segment, and
+//!   by more than the threshold; a step that does not is dropped, its neighbours joined, and the rest tested
 //!   again.
 //!
 //! The book's "History" chapter measures these choices against E-divisive means as Apache
 //! Otava runs it.
 
+use super::HistoryOptions;
 use crate::compare::stats::{student_quantile, student_upper_tail};
 use latlab_engine::stats::median_in_place;
 
@@ -31,13 +32,13 @@ pub const MIN_SEGMENT: usize = 3;
 const PENALTY: f64 = 5.0;
 /// The level at which a step's two segments must differ (Welch's t test).
 pub const SIGNIFICANCE: f64 = 0.001;
-/// How many standard deviations of the wider of its two segments a step must move: a step
-/// stands beyond the scatter between the runs of each level, not merely beyond the error of
+/// How many standard deviations of the wider of its two segments a step must move unless
+/// told otherwise (`--beyond-scatter`): a step stands beyond the scatter between the runs of each level, not merely beyond the error of
 /// their means (which forty runs of a drifting machine make small). Chosen by measurement
 /// (the book's "History" chapter): on forty unchanged runs of a shared guest, 0 left 8% of
 /// results with a change point, 2 left 2.4%, while still finding the planted steps taller
 /// than three scatters; on forty more held out, a day later, 2 left 1.7% (1.5 left 3.9%).
-const BEYOND_SPREAD: f64 = 2.0;
+pub const DEFAULT_BEYOND_SCATTER: f64 = 2.0;
 /// How many deviations of the scatter one run must lie from its neighbours to be one run's
 /// outlier.
 const SPIKE: f64 = 4.0;
@@ -63,8 +64,9 @@ pub struct Step {
     pub spread: f64,
 }
 
-/// The steps of `logs` larger than `threshold` (a share), oldest first.
-pub fn steps(logs: &[f64], threshold: f64) -> Vec<Step> {
+/// The steps of `logs` that stand by `options` (larger than its threshold, a share, and
+/// beyond its number of scatters), oldest first.
+pub fn steps(logs: &[f64], options: HistoryOptions) -> Vec<Step> {
     if logs.len() < 2 * MIN_SEGMENT {
         return Vec::new();
     }
@@ -85,7 +87,7 @@ pub fn steps(logs: &[f64], threshold: f64) -> Vec<Step> {
             })
             .collect();
         let weakest = (tested.iter().enumerate())
-            .filter(|(_, step)| !stands(step, threshold))
+            .filter(|(_, step)| !stands(step, options))
             .max_by(|a, b| a.1.p.total_cmp(&b.1.p));
         match weakest {
             Some((i, _)) => {
@@ -96,12 +98,13 @@ pub fn steps(logs: &[f64], threshold: f64) -> Vec<Step> {
     }
 }
 
-/// Whether `step` stands: significant, and past `threshold` either way.
-fn stands(step: &Step, threshold: f64) -> bool {
+/// Whether `step` stands: significant, past the threshold either way, and beyond the
+/// scatter of its levels.
+fn stands(step: &Step, options: HistoryOptions) -> bool {
     let difference = (step.after - step.before).abs();
     step.p < SIGNIFICANCE
-        && difference > threshold.ln_1p()
-        && difference > BEYOND_SPREAD * step.spread
+        && difference > options.threshold.ln_1p()
+        && difference > options.beyond_scatter * step.spread
 }
 
 /// The scatter between successive runs as a standard deviation: the median absolute
@@ -249,6 +252,14 @@ pub(super) mod tests {
             .collect()
     }
 
+    /// The default options with threshold `threshold`.
+    fn with_threshold(threshold: f64) -> HistoryOptions {
+        HistoryOptions {
+            threshold,
+            ..super::super::DEFAULT_HISTORY_OPTIONS
+        }
+    }
+
     fn stepped(mut logs: Vec<f64>, at: usize, factor: f64) -> Vec<f64> {
         logs[at..].iter_mut().for_each(|x| *x += factor.ln());
         logs
@@ -258,7 +269,7 @@ pub(super) mod tests {
     fn a_step_beyond_the_scatter_is_found_where_it_was_made() {
         for seed in 0..20 {
             let logs = stepped(noise(40, 0.01, seed), 20, 1.08);
-            let found = steps(&logs, 0.02);
+            let found = steps(&logs, with_threshold(0.02));
             assert_eq!(found.len(), 1, "{seed}: {found:?}");
             assert!(found[0].at.abs_diff(20) <= 1, "{seed}: {found:?}");
             let ratio = (found[0].after - found[0].before).exp();
@@ -271,12 +282,12 @@ pub(super) mod tests {
     fn runs_of_one_level_and_one_runs_outlier_are_not_changes() {
         for seed in 0..20 {
             let mut logs = noise(40, 0.01, seed);
-            assert!(steps(&logs, 0.02).is_empty(), "{seed}");
+            assert!(steps(&logs, with_threshold(0.02)).is_empty(), "{seed}");
             logs[15] += 1.3f64.ln();
             assert!(
-                steps(&logs, 0.02).is_empty(),
+                steps(&logs, with_threshold(0.02)).is_empty(),
                 "{seed}: {:?}",
-                steps(&logs, 0.02)
+                steps(&logs, with_threshold(0.02))
             );
         }
     }
@@ -284,21 +295,24 @@ pub(super) mod tests {
     #[test]
     fn steps_close_together_are_both_found_and_the_newest_once_it_holds() {
         let logs = stepped(stepped(noise(40, 0.005, 3), 15, 1.06), 21, 1.06);
-        let at: Vec<usize> = steps(&logs, 0.02).iter().map(|s| s.at).collect();
+        let at: Vec<usize> = steps(&logs, with_threshold(0.02))
+            .iter()
+            .map(|s| s.at)
+            .collect();
         assert_eq!(at, [15, 21]);
         // Two runs of a new level could be two noisy nights; three hold it.
         let late = |runs: usize| stepped(noise(40, 0.005, 4), 40 - runs, 1.08);
-        assert!(steps(&late(2), 0.02).is_empty());
-        assert_eq!(steps(&late(MIN_SEGMENT), 0.02).len(), 1);
+        assert!(steps(&late(2), with_threshold(0.02)).is_empty());
+        assert_eq!(steps(&late(MIN_SEGMENT), with_threshold(0.02)).len(), 1);
     }
 
     #[test]
     fn a_step_within_the_threshold_or_the_scatter_is_not_a_change() {
         let small = stepped(noise(40, 0.001, 5), 20, 1.01);
-        assert!(steps(&small, 0.02).is_empty());
-        assert_eq!(steps(&small, 0.005).len(), 1);
+        assert!(steps(&small, with_threshold(0.02)).is_empty());
+        assert_eq!(steps(&small, with_threshold(0.005)).len(), 1);
         let noisy = stepped(noise(40, 0.2, 6), 20, 1.08);
-        assert!(steps(&noisy, 0.02).is_empty());
+        assert!(steps(&noisy, with_threshold(0.02)).is_empty());
     }
 
     /// Twenty runs a side make the error of each level's mean a fifth of the runs' scatter:
@@ -313,11 +327,39 @@ pub(super) mod tests {
             let tested = welch(&small[..20], &small[20..], 20);
             if tested.p < SIGNIFICANCE {
                 within += 1;
-                assert!(steps(&small, 0.02).is_empty(), "{seed}: {tested:?}");
+                assert!(
+                    steps(&small, with_threshold(0.02)).is_empty(),
+                    "{seed}: {tested:?}"
+                );
             }
             let tall = stepped(logs, 20, (4.0f64 * 0.05).exp());
-            assert_eq!(steps(&tall, 0.02).len(), 1, "{seed}");
+            assert_eq!(steps(&tall, with_threshold(0.02)).len(), 1, "{seed}");
         }
         assert!(within > 0, "no draw made the small step significant");
+    }
+
+    /// A machine quieter than the one the factor was chosen on may ask for less: a step of
+    /// 1.5 scatters passes the default factor only where both levels' runs happen to lie
+    /// close, and a factor of one finds it three times as often, most often within a run of
+    /// where it was made.
+    #[test]
+    fn a_lower_factor_finds_a_step_within_twice_its_levels_scatter() {
+        let lower = HistoryOptions {
+            beyond_scatter: 1.0,
+            ..with_threshold(0.02)
+        };
+        let (mut by_default, mut by_lower, mut where_made) = (0, 0, 0);
+        for seed in 0..20 {
+            let logs = stepped(noise(40, 0.05, seed + 200), 20, (1.5f64 * 0.05).exp());
+            by_default += steps(&logs, with_threshold(0.02)).len();
+            let found = steps(&logs, lower);
+            assert!(found.len() <= 1, "{seed}: {found:?}");
+            by_lower += found.len();
+            where_made += found.iter().filter(|s| s.at.abs_diff(20) <= 1).count();
+        }
+        assert!(
+            by_lower >= 3 * by_default && by_lower >= 12 && where_made >= 8,
+            "{by_default}, {by_lower}, {where_made} of 20"
+        );
     }
 }

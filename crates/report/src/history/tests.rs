@@ -47,7 +47,7 @@ fn nightly(
         .collect()
 }
 
-const OPTIONS: HistoryOptions = HistoryOptions { threshold: 0.02 };
+const OPTIONS: HistoryOptions = DEFAULT_HISTORY_OPTIONS;
 
 #[test]
 fn a_step_is_found_with_the_kernel_that_changed_at_it() {
