@@ -106,6 +106,7 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
             tr {
                 th { "result" } th { "before" } th { "after" } th { "ratio" } th { "95%" }
                 th { "from the run of" } th { "the old level's last" } th { "what else changed" }
+                th { "other results changed within a run" }
             }
             @for change in &all {
                 tr {
@@ -119,6 +120,7 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
                     td { (change.after_run) }
                     td { (change.before_run) }
                     td { (environment_words(change)) }
+                    td { (change.shared_with) }
                 }
             }
         } }

@@ -1,8 +1,9 @@
 //! A history as JSON: `hosts[]`, each with `host`, `cpu_model`, `runs` (each run's start,
 //! oldest first), `clock_steps[]` and `changes[]`; each change with `result`, `after_run`,
 //! `before_run`, `before` and `after` (nanoseconds), `ratio`, `interval`, `p`, `mix` (for a
-//! result in two regimes, the share of runs in the upper one before and after) and
-//! `environment_changes[]` (`field`, `before`, `after`).
+//! result in two regimes, the share of runs in the upper one before and after),
+//! `environment_changes[]` (`field`, `before`, `after`) and `shared_with` (how many other
+//! results changed within a run of it).
 
 use super::{Change, History};
 use crate::formats::FileFormat;
@@ -66,6 +67,7 @@ fn change_json(change: &Change) -> Value {
         "interval": change.interval.map(|(low, high)| [low, high]),
         "p": change.p,
         "mix": change.mix.map(|(before, after)| json!({"before": before, "after": after})),
+        "shared_with": change.shared_with,
         "environment_changes": change.environment_changes.iter().map(|field| json!({
             "field": field.field,
             "before": field.before,

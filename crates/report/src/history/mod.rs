@@ -125,6 +125,11 @@ pub struct Change {
     /// A change of the mix of two regimes, not of a level: the share of runs in the upper
     /// regime before and after.
     pub mix: Option<(f64, f64)>,
+    /// How many other results have a change within one run of this one's first run (the
+    /// core clock's followers are counted on its step, not here): a step that many results
+    /// share is the machine's, a neighbour's load or a host's change, more often than each
+    /// result's own.
+    pub shared_with: usize,
 }
 
 /// A field of the environment that differs at a change.
@@ -321,7 +326,7 @@ impl HostHistory {
         let (by_name, names) = by_result(runs);
         let series = |name: &str| log_series(by_name.get(name).map_or(&[], Vec::as_slice));
         let clock = series(CLOCK_RESULT);
-        let clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
+        let mut clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
         let mut followers = vec![0usize; clock_changes.len()];
         let mut changes = Vec::new();
         for name in names.into_iter().filter(|&name| name != CLOCK_RESULT) {
@@ -334,6 +339,12 @@ impl HostHistory {
             }
         }
         changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.result.cmp(&b.result)));
+        let shared: Vec<usize> = (changes.iter().chain(&clock_changes))
+            .map(|change| shared_with(change, &changes))
+            .collect();
+        for (change, shared) in changes.iter_mut().chain(&mut clock_changes).zip(shared) {
+            change.shared_with = shared;
+        }
         let mut changed: Vec<&str> = changes.iter().map(|c| c.result.as_str()).collect();
         changed.sort_unstable();
         changed.dedup();
@@ -357,6 +368,18 @@ impl HostHistory {
                 .collect(),
         }
     }
+}
+
+/// How many results of `changes` other than `change`'s have a change within one run of its
+/// first run.
+fn shared_with(change: &Change, changes: &[Change]) -> usize {
+    let mut others: Vec<&str> = (changes.iter())
+        .filter(|other| other.result != change.result && other.at.abs_diff(change.at) <= 1)
+        .map(|other| other.result.as_str())
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    others.len()
 }
 
 /// Each result's figures, run by run: each run's index and the result's figure there.
@@ -420,6 +443,7 @@ pub(crate) fn changes_of(
                     p: mix.p,
                     environment_changes,
                     mix: Some((mix.before, mix.after)),
+                    shared_with: 0,
                 }
             })
             .collect();
@@ -439,6 +463,7 @@ pub(crate) fn changes_of(
                 p: step.p,
                 environment_changes,
                 mix: None,
+                shared_with: 0,
             }
         })
         .collect()

@@ -8,7 +8,7 @@ use crate::units::{format_ns, format_ratio};
 use crate::{ExportError, Exporter};
 
 /// The columns of a change, as both tables head them.
-const HEADERS: [&str; 11] = [
+const HEADERS: [&str; 12] = [
     "result",
     "before_run",
     "after_run",
@@ -20,6 +20,7 @@ const HEADERS: [&str; 11] = [
     "p",
     "mix",
     "environment_changes",
+    "shared_with",
 ];
 
 /// The CSV rendering of a history.
@@ -125,6 +126,7 @@ fn cells(
         format!("{:.2e}", change.p),
         mix,
         change.environment_text(),
+        change.shared_with.to_string(),
     ]
     .into_iter()
 }

@@ -109,6 +109,25 @@ fn results_that_step_with_the_core_clock_are_counted_on_its_step() {
     assert_eq!(named, ["c/d"]);
 }
 
+/// Results that step at one run, or a run apart, each say how many others did: the
+/// machine's step, not each result's own.
+#[test]
+fn a_change_says_how_many_other_results_changed_with_it() {
+    let results = [("a/b", 5.0), ("c/d", 9.0), ("e/f", 3.0), ("g/h", 7.0)];
+    let steps = [("a/b", 20, 1.2), ("c/d", 21, 0.8), ("e/f", 30, 1.2)];
+    let host = HostHistory::of(&nightly("h", &results, &steps, 99), OPTIONS);
+    let shared: Vec<(&str, usize)> = (host.changes.iter())
+        .map(|c| (c.result.as_str(), c.shared_with))
+        .collect();
+    assert_eq!(shared, [("e/f", 0), ("c/d", 1), ("a/b", 1)]);
+    let words = text::change_words(&host.changes[1]);
+    assert!(
+        words.ends_with("; 1 other result changed within a run of it"),
+        "{words}"
+    );
+    assert!(!text::change_words(&host.changes[0]).contains("other result"));
+}
+
 #[test]
 fn a_result_flipping_between_two_regimes_has_no_step() {
     let results = [("proc.pipe/round-trip", 3.0)];

@@ -91,7 +91,25 @@ pub(crate) fn change_words(change: &Change) -> String {
             field.field, field.before, field.after
         );
     }
+    if let Some(shared) = shared_words(change) {
+        let _ = write!(words, "; {shared}");
+    }
     words
+}
+
+/// `6 other results changed within a run of it`, where any did.
+fn shared_words(change: &Change) -> Option<String> {
+    (change.shared_with > 0).then(|| {
+        format!(
+            "{} other {} changed within a run of it",
+            change.shared_with,
+            if change.shared_with == 1 {
+                "result"
+            } else {
+                "results"
+            }
+        )
+    })
 }
 
 #[cfg(test)]
@@ -112,6 +130,7 @@ mod tests {
             p: 2.6e-4,
             environment_changes: Vec::new(),
             mix: Some((0.4, 0.0)),
+            shared_with: 0,
         };
         let words = change_words(&change);
         assert!(
