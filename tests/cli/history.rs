@@ -3,6 +3,7 @@
 //! history yet; a damaged file is named and skipped; a directory of no runs is refused.
 
 use crate::{latlab, synthetic_run_of};
+use latlab_test_support::summary_text;
 use serde_json::Value;
 use std::path::Path;
 
@@ -52,17 +53,6 @@ pub(crate) fn synthetic_summary(dir: &Path) -> Value {
     let text = std::fs::read_to_string(base.join("summary.json")).unwrap();
     std::fs::remove_dir_all(base).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-/// `run` as a summary's text: its version first, as a reader tells a summary by.
-pub(crate) fn summary_text(mut run: Value) -> String {
-    let version = run
-        .as_object_mut()
-        .unwrap()
-        .remove("latlab_summary_version")
-        .unwrap();
-    let rest = run.to_string();
-    format!("{{\"latlab_summary_version\":{version},{}", &rest[1..])
 }
 
 fn scale(value: &mut Value, factor: f64) {

@@ -6,8 +6,9 @@
 //! (a change of their mix is its only change there), where Otava's t test calls some. Needs a Python with apache-otava
 //! installed, named by `LATLAB_OTAVA_PYTHON` (`.ci/run` makes one).
 
-use crate::history::{summary_text, synthetic_summary};
+use crate::history::synthetic_summary;
 use crate::latlab;
+use latlab_test_support::{Draws, otava_change_points, scored, summary_text};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,31 +20,6 @@ const REGIMES: usize = 8;
 const STEADY: usize = 56;
 /// The night every result is 30% slower: a noisy night, not a change.
 const NOISY_NIGHT: usize = 21;
-
-/// A small deterministic generator (SplitMix64), so that the series are the same each time.
-struct Draws(u64);
-
-impl Draws {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform().max(1e-12), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-
-    /// Student's t with 4 degrees of freedom, scaled to unit standard deviation: the heavy
-    /// tails of a shared machine's runs.
-    fn heavy(&mut self) -> f64 {
-        let chi: f64 = (0..4).map(|_| self.normal().powi(2)).sum();
-        self.normal() / (chi / 4.0).sqrt() / 2f64.sqrt()
-    }
-}
 
 /// What was planted: each stepped result's first run of the new level.
 struct Planted {
@@ -126,27 +102,6 @@ fn write_nights(dir: &Path, planted: &Planted) {
     }
 }
 
-/// Otava's change points of each series: run indices, by result.
-fn otava(python: &str, planted: &Planted) -> BTreeMap<String, Vec<usize>> {
-    let script = "import json, sys\n\
-        from otava.analysis import compute_change_points\n\
-        series = json.load(sys.stdin)\n\
-        found = {name: [int(c.index) for c in compute_change_points(values, window_len=50, \
-        max_pvalue=0.001)[0]] for name, values in series.items()}\n\
-        json.dump(found, sys.stdout)\n";
-    let mut child = std::process::Command::new(python)
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{python}: {e}; LATLAB_OTAVA_PYTHON must name a Python"));
-    let input = serde_json::to_vec(&planted.series).unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &input).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "Otava failed");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
 /// latlab's change points of each series, from `latlab history --json`, and the results
 /// of its level steps (not changes of a mix of two regimes).
 fn latlab_history(dir: &Path) -> (BTreeMap<String, Vec<usize>>, Vec<String>) {
@@ -175,37 +130,6 @@ fn latlab_history(dir: &Path) -> (BTreeMap<String, Vec<usize>>, Vec<String>) {
     (found, stepped)
 }
 
-/// Precision, recall and F1: a change point found within one run of a planted step is that
-/// step's (once); every other is not planted.
-fn scored(found: &BTreeMap<String, Vec<usize>>, steps: &BTreeMap<String, usize>) -> [f64; 3] {
-    let (mut hits, mut others) = (0.0, 0.0);
-    for (name, points) in found {
-        let mut hit = false;
-        for at in points {
-            match steps.get(name) {
-                Some(step) if !hit && at.abs_diff(*step) <= 1 => {
-                    hits += 1.0;
-                    hit = true;
-                }
-                _ => others += 1.0,
-            }
-        }
-    }
-    let precision = if hits + others > 0.0 {
-        hits / (hits + others)
-    } else {
-        0.0
-    };
-    let recall = hits / steps.len() as f64;
-    let sum = precision + recall;
-    let f1 = if sum > 0.0 {
-        2.0 * precision * recall / sum
-    } else {
-        0.0
-    };
-    [precision, recall, f1]
-}
-
 #[test]
 #[ignore = "needs apache-otava: LATLAB_OTAVA_PYTHON names a Python that has it (.ci/run)"]
 fn history_is_at_least_as_good_as_otava_and_quiet_on_two_regimes() {
@@ -215,9 +139,21 @@ fn history_is_at_least_as_good_as_otava_and_quiet_on_two_regimes() {
     let dir = tempfile::tempdir().unwrap();
     write_nights(dir.path(), &planted);
     let (ours, our_steps) = latlab_history(dir.path());
-    let theirs = otava(&python, &planted);
-    let [our_precision, our_recall, our_f1] = scored(&ours, &planted.steps);
-    let [their_precision, their_recall, their_f1] = scored(&theirs, &planted.steps);
+    let theirs = otava_change_points(&python, &planted.series, 0.001).unwrap();
+    let (ours_scored, theirs_scored) = (
+        scored(&ours, &planted.steps),
+        scored(&theirs, &planted.steps),
+    );
+    let [our_precision, our_recall, our_f1] = [
+        ours_scored.precision(),
+        ours_scored.recall(),
+        ours_scored.f1(),
+    ];
+    let [their_precision, their_recall, their_f1] = [
+        theirs_scored.precision(),
+        theirs_scored.recall(),
+        theirs_scored.f1(),
+    ];
     let in_regimes = |found: &BTreeMap<String, Vec<usize>>| {
         (planted.regimes.iter())
             .map(|name| found.get(name).map_or(0, Vec::len))

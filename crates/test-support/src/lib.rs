@@ -3,11 +3,22 @@
 //! asserted nothing in silence: it calls [`skip!`], which says so with the reason and counts
 //! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]). A test that waits for a process to get
 //! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit;
-//! one that stops a process with a signal sends it with [`send`] or [`interrupt`].
+//! one that stops a process with a signal sends it with [`send`] or [`interrupt`]. Series
+//! with planted steps draw their noise from [`Draws`], are written as runs' summaries with
+//! [`summary_text`], and are scored with [`scored`], Otava's change points of them found with
+//! [`otava_change_points`].
 
 // A test reads and writes files as it pleases: the doors are for what latlab itself does.
 #![allow(clippy::disallowed_methods)]
 use std::io::Write;
+
+mod draws;
+mod planted;
+mod summaries;
+
+pub use draws::Draws;
+pub use planted::{Scored, otava_change_points, scored};
+pub use summaries::summary_text;
 
 /// The variable naming a file where each skipped test adds a line (`TEST: WHY`): `.ci/run`
 /// sets it, and reports the tests that skipped and why after each tier.
