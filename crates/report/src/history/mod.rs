@@ -65,7 +65,7 @@ pub struct HistoryOptions {
 }
 
 /// The least step reported unless told otherwise: 2%, what runs of one machine differ by;
-/// and twice each level's scatter.
+/// and one and a half times each level's scatter.
 pub const DEFAULT_HISTORY_OPTIONS: HistoryOptions = HistoryOptions {
     threshold: 0.02,
     beyond_scatter: DEFAULT_BEYOND_SCATTER,
