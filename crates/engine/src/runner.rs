@@ -571,8 +571,10 @@ mod tests {
                 $x
             }};
         }
-        // Chains of 64 and 128 cycles or more: what each call costs besides the chain (the
-        // state kept in memory between calls) stays a small part of the slope.
+        // Chains of 64 and 256 cycles or more: what each call costs besides the chain (the
+        // state kept in memory between calls) stays a small part of the slope, and the long
+        // body, four times the short, stays slower than it on a guest whose loops run at two
+        // speeds up to 1.8x apart from sample to sample (twice the short one did not).
         fn slope_ns(
             runner: &mut Runner,
             short: impl FnMut() -> u64,
@@ -580,7 +582,7 @@ mod tests {
             ops: u64,
         ) -> (f64, Verdict) {
             let slope = runner
-                .bench_slope("chain", "a dependent chain", (ops, short), (2 * ops, long))
+                .bench_slope("chain", "a dependent chain", (ops, short), (4 * ops, long))
                 .unwrap();
             (slope.summary.median, slope.verdict)
         }
@@ -593,14 +595,14 @@ mod tests {
             let (ns, _) = slope_ns(
                 &mut runner,
                 || chain!("add {x}, {k}", "64", a),
-                || chain!("add {x}, {k}", "128", b),
+                || chain!("add {x}, {k}", "256", b),
                 64,
             );
             adds.push(ns);
             let (ns, verdict) = slope_ns(
                 &mut runner,
                 || chain!("imul {x}, {k}", "32", c),
-                || chain!("imul {x}, {k}", "64", d),
+                || chain!("imul {x}, {k}", "128", d),
                 32,
             );
             multiplies.push(ns);
