@@ -319,13 +319,9 @@ fn scatter_of(runs: &[Value]) -> BTreeMap<String, Scatter> {
     scatter
 }
 
+/// The median of `values` (the engine's, which the history uses too).
 fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n % 2 {
-        1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
+    latlab_engine::stats::median_in_place(&mut values)
 }
 
 /// The results with a change point in the runs of `dir` at `factor`, and those of them whose
