@@ -42,6 +42,13 @@ pub struct Presentation {
     pub checked_by: &'static [CheckedBy],
     /// Curves the first screen tells by their two ends rather than point by point.
     pub curve_ends: &'static [CurveEnds],
+    /// Templates of the results whose figure is a count of the core's own cycles: work that
+    /// runs within the core and its own caches (a call, a branch, an L1 or L2 hit), whose
+    /// time scales with the core clock. A comparison may judge them in cycles where the core
+    /// clock moved within its usual noise; every other result (main memory, the caches the
+    /// cores share, system calls, IPC, files, the scheduler) is judged in time unless its
+    /// own runs show it follows the clock.
+    pub on_core_clock: &'static [&'static str],
 }
 
 impl Presentation {
@@ -53,6 +60,7 @@ impl Presentation {
         grids: &[],
         checked_by: &[],
         curve_ends: &[],
+        on_core_clock: &[],
     };
 }
 
@@ -295,6 +303,8 @@ pub struct Presentations {
     pub grids: Vec<&'static Grid>,
     pub checked_by: Vec<&'static CheckedBy>,
     pub curve_ends: Vec<&'static CurveEnds>,
+    /// Templates of the results on the core clock ([`Presentation::on_core_clock`]).
+    pub on_core_clock: Vec<&'static str>,
 }
 
 impl Presentations {
@@ -310,6 +320,7 @@ impl Presentations {
             all.grids.extend(presentation.grids);
             all.checked_by.extend(presentation.checked_by);
             all.curve_ends.extend(presentation.curve_ends);
+            all.on_core_clock.extend(presentation.on_core_clock);
         }
         all.headline.sort_by_key(|row| row.order);
         all
@@ -330,6 +341,12 @@ impl Presentations {
             .collect()
     }
 
+    /// Whether result `name`'s probe declares that it runs on the core clock
+    /// ([`Presentation::on_core_clock`]).
+    pub fn on_core_clock(&self, name: &str) -> bool {
+        (self.on_core_clock.iter()).any(|t| template_matches(t, name))
+    }
+
     /// Every template the declarations read, for checking them against the probes'.
     pub fn templates(&self) -> Vec<Template> {
         let lines = (self.plots.iter())
@@ -339,6 +356,7 @@ impl Presentations {
             .chain(self.matrices.iter().map(|m| m.results))
             .chain(self.distributions.iter().copied())
             .chain((self.checked_by.iter()).flat_map(|c| c.results.iter().map(|t| Template(t))))
+            .chain(self.on_core_clock.iter().map(|t| Template(t)))
             .collect()
     }
 }

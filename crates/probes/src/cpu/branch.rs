@@ -45,6 +45,14 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             MISPREDICT,
             "",
         )],
+        // A loop of compares and jumps on data in L1: the misprediction's cost is the
+        // pipeline's refill, in cycles.
+        on_core_clock: &[
+            "cpu.branch/random",
+            "cpu.branch/predictable",
+            "cpu.branch/difference",
+            MISPREDICT,
+        ],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,

@@ -21,7 +21,11 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     results: &["cpu.call/empty"],
     typical: Typical::quick_full(0.32, 1.4),
     extras: crate::Extras::NONE,
-    presentation: latlab_engine::presentation::Presentation::NONE,
+    presentation: latlab_engine::presentation::Presentation {
+        // A call and its return, predicted by the return-stack buffer: cycles of the core.
+        on_core_clock: &["cpu.call/empty"],
+        ..latlab_engine::presentation::Presentation::NONE
+    },
     run,
 };
 

@@ -30,6 +30,8 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             SNAPPY_1KIB,
             "",
         )],
+        // 1 KiB in and out, within L1: the compressor's instructions, in cycles.
+        on_core_clock: &["cpu.compress/snappy-{size}"],
         ..latlab_engine::presentation::Presentation::NONE
     },
     run,

@@ -156,6 +156,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
             check: latlab_engine::presentation::StabilityCheck::MemoryChases,
             results: RESULTS,
         }],
+        // The core's own caches run on its clock: an L1 or L2 hit is a count of its cycles.
+        // The caches the cores share (L3) and main memory run on clocks of their own.
+        on_core_clock: &["mem.latency/level/L1", "mem.latency/level/L2"],
         ..Presentation::NONE
     },
     run,
