@@ -184,6 +184,11 @@ pub(crate) fn format_in(unit: Unit, figure: f64) -> String {
     }
 }
 
+/// `1 host`, `2 hosts`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,88 +1,188 @@
-//! A comparison that knows the core clock moved. Each run measures its core's cycle
-//! (`cpu.frequency/cycle`); a guest's clock moves between sittings (an Emerald Rapids guest
-//! read 0.368–0.393 ns in three runs and 0.375–0.412 ns in three more, minutes later), and
-//! every figure that counts core cycles moves with it. Judged in time, each of those was
-//! called slower on its own.
+//! A comparison that knows the core clock moved, and forgives only what runs on it. Each run
+//! measures its core's cycle (`cpu.frequency/cycle`); a guest's clock moves between sittings,
+//! and every figure that counts the core's cycles moves with it.
 //!
-//! Where the later side's rounds of the cycle lie apart from the first side's (a t test
-//! at 5%) by more than the comparison's threshold, the clock moved by that step. A result
-//! that moved the same way and at least half as far follows the clock: its later side is
-//! judged in cycles (its figures less the clock's step) by the same tests as every result
-//! ([`super::judge`]). One the same there moved with the clock: its verdict says so, and
-//! the side's summary says once how far the clock moved and how many moved with it. One
-//! whose change goes beyond the clock's is still slower or faster.
+//! - **What runs on the clock.** A result is on the core clock where its probe declares so
+//!   ([`latlab_engine::presentation::Presentation::on_core_clock`]: a call, a branch, an L1
+//!   or L2 hit), or where its own runs show it: within each side, across runs whose clock
+//!   moved, its figure follows the clock's with a slope past one half, one-sided at 5%
+//!   ([`shown_by_runs`]), so that its cycles hold still while its time moves. Nothing is
+//!   ever put on the clock for having moved with it in the comparison at hand: main memory,
+//!   the shared caches, system calls, IPC, files and the scheduler are judged in time unless
+//!   a side's runs show otherwise.
+//! - **When the clock moved.** Where the later side's rounds of the cycle lie apart from the
+//!   first side's (a t test at 5%) by more than the comparison's threshold, the clock moved
+//!   by that step ([`clock_step`]). The clock's own result is judged in time, like any other,
+//!   and never against itself.
+//! - **Within its noise.** Where the clock's own verdict in time is the same (its move lies
+//!   within what its noise between runs allows: a table of the machine, the sides' runs, or
+//!   the runs' movement beyond their rounds), its move is the machine's usual drift: each
+//!   result on the clock that moved the same way and at least half as far is judged in
+//!   cycles, its later figures less the clock's step ([`shift_into_cycles`]). One the same there
+//!   says so, and the side's summary says once how far the clock moved and how many moved
+//!   with it.
+//! - **Beyond its noise.** A clock called slower or faster excuses nothing: every result is
+//!   judged in time, the clock's own too, and a gate fails on a clock slower past its
+//!   percentage, naming it as the cause (`super::gate`). `--accept-clock-moves` takes such a
+//!   move as noise (a shared machine's CI): the results on the clock are then judged in
+//!   cycles as within its noise, and the report says the option was used.
 
 use super::judge::{mean, past_threshold};
-use super::stats::{LogDifference, pooled_variance};
-use super::{ClockMove, ComparedResult, SIGNIFICANCE, SameBecause, Tests, Verdict};
+use super::stats::{LogDifference, pooled_variance, student_quantile};
+use super::{ClockMove, ComparedResult, Lookup, SIGNIFICANCE, SameBecause, Side, Tests, Verdict};
 use latlab_engine::cycle::CYCLE_RESULT;
+use latlab_engine::presentation::Presentations;
 
-/// The later side's clock step, and the results judged in cycles because of it.
-pub(super) struct Followers {
-    /// The logarithm of the later side's cycle over the first's.
+/// The slope of a result's figure on the clock's, across runs, past which it follows the
+/// clock: its cycles then scatter less than its time (the variance of `y - x` is below that
+/// of `y` exactly where the slope of `y` on `x` passes one half).
+const FOLLOWING_SLOPE: f64 = 0.5;
+
+/// Where later side `index`'s core clock moved past `threshold`: its step in logarithms, the
+/// clock's row, and the rows on the clock that moved the same way at least half as far.
+pub(super) struct Moved {
     step: f64,
-    /// The rows judged in cycles, the clock's own among them.
-    rows: Vec<usize>,
-    /// The clock's own row.
     clock_row: usize,
+    followers: Vec<usize>,
 }
 
-/// Where later side `index`'s core clock moved past `threshold`: every result that follows
-/// it shifted into cycles, ready for the side's tests.
-pub(super) fn into_cycles(
+/// Which rows of `results` run on the core clock: declared by their probe, or shown by the
+/// runs of the `sides` ([`shown_by_runs`]). The clock's own row never is.
+pub(super) fn on_clock(
     results: &[ComparedResult],
-    tests: &mut [Vec<Option<Tests>>],
+    sides: &[Side],
+    lookup: &Lookup,
+    declared: &Presentations,
+) -> Vec<bool> {
+    (results.iter())
+        .map(|result| {
+            result.name != CYCLE_RESULT
+                && (declared.on_core_clock(&result.name)
+                    || shown_by_runs(sides, lookup, &result.name))
+        })
+        .collect()
+}
+
+/// Whether the runs of `sides` show result `name` following the core clock: within each
+/// side with two runs or more, each run's figure and clock (logarithms, less the side's
+/// means), the slope of the figure on the clock lies past [`FOLLOWING_SLOPE`], a one-sided
+/// t test at [`SIGNIFICANCE`] with two degrees of freedom or more. Only the moves within a
+/// side count: the move between the sides is the one being judged.
+fn shown_by_runs(sides: &[Side], lookup: &Lookup, name: &str) -> bool {
+    let mut pairs: Vec<(f64, f64)> = Vec::new();
+    let mut groups = 0;
+    for side in sides {
+        let side_pairs: Vec<(f64, f64)> = (side.runs.iter())
+            .filter_map(|run| {
+                let clock = lookup.result(run, CYCLE_RESULT)?.summary.median;
+                let figure = lookup.result(run, name)?.summary.median;
+                (clock > 0.0 && figure > 0.0 && clock.is_finite() && figure.is_finite())
+                    .then(|| (clock.ln(), figure.ln()))
+            })
+            .collect();
+        if side_pairs.len() < 2 {
+            continue;
+        }
+        let n = side_pairs.len() as f64;
+        let (mx, my) = side_pairs
+            .iter()
+            .fold((0.0, 0.0), |(x, y), (a, b)| (x + a / n, y + b / n));
+        pairs.extend(side_pairs.iter().map(|(x, y)| (x - mx, y - my)));
+        groups += 1;
+    }
+    let degrees = pairs.len() as f64 - groups as f64 - 1.0;
+    let sxx: f64 = pairs.iter().map(|(x, _)| x * x).sum();
+    if degrees < 2.0 || sxx <= 0.0 {
+        return false;
+    }
+    let slope = pairs.iter().map(|(x, y)| x * y).sum::<f64>() / sxx;
+    let residual: f64 = pairs.iter().map(|(x, y)| (y - slope * x).powi(2)).sum();
+    let standard_error = (residual / degrees / sxx).sqrt();
+    let t = (slope - FOLLOWING_SLOPE) / standard_error;
+    t > student_quantile(1.0 - SIGNIFICANCE, degrees)
+}
+
+/// Whether later side `index`'s core clock moved past `threshold`, and which rows of those
+/// `on_clock` moved with it: the same way, and at least half as far, in time.
+pub(super) fn moved(
+    results: &[ComparedResult],
+    tests: &[Vec<Option<Tests>>],
+    on_clock: &[bool],
     index: usize,
     threshold: f64,
-) -> Option<Followers> {
+) -> Option<Moved> {
     let clock_row = results.iter().position(|r| r.name == CYCLE_RESULT)?;
     let step = clock_step(tests[clock_row][index].as_ref()?, threshold)?;
-    let mut rows = Vec::new();
-    for (row, tested) in tests.iter_mut().enumerate() {
-        let Some(t) = tested[index].as_mut() else {
-            continue;
-        };
-        let Some(moved) = t.difference() else {
-            continue;
-        };
-        // The same way as the clock, and nearer its step than none.
-        if moved / step > 0.5 {
-            t.shift_later(-step);
-            rows.push(row);
-        }
-    }
-    Some(Followers {
+    let followers = (tests.iter().enumerate())
+        .filter(|(row, _)| on_clock[*row])
+        .filter(|(_, tested)| {
+            (tested[index].as_ref())
+                .and_then(Tests::difference)
+                .is_some_and(|moved| moved / step > 0.5)
+        })
+        .map(|(row, _)| row)
+        .collect();
+    Some(Moved {
         step,
-        rows,
         clock_row,
+        followers,
     })
 }
 
-/// The followers' verdicts once judged: each the same in cycles moved with the clock, and
-/// says so. The clock's ratio and how many results (the clock's own left out) moved with
-/// it.
-pub(super) fn said(
-    results: &mut [ComparedResult],
-    followers: &Followers,
-    index: usize,
-) -> ClockMove {
-    let ratio = followers.step.exp();
-    let mut moved = 0;
-    for &row in &followers.rows {
-        let Some(against) = results[row].later[index].as_mut() else {
-            continue;
-        };
-        if let Verdict::Same { p, .. } = against.verdict {
-            against.verdict = Verdict::Same {
-                p,
-                why: SameBecause::FollowsClock { clock_ratio: ratio },
-            };
-            moved += usize::from(row != followers.clock_row);
+impl Moved {
+    /// Whether the clock's own verdict in time, once judged, calls its move the same: within
+    /// its noise between runs.
+    pub(super) fn within_noise(&self, results: &[ComparedResult], index: usize) -> bool {
+        (results[self.clock_row].later[index].as_ref())
+            .is_some_and(|against| matches!(against.verdict, Verdict::Same { .. }))
+    }
+
+    /// The followers shifted into cycles (their later side less the clock's step), ready for
+    /// the side's tests again. The clock's own row is not among them.
+    pub(super) fn shift_into_cycles(&self, tests: &mut [Vec<Option<Tests>>], index: usize) {
+        for &row in &self.followers {
+            if let Some(t) = tests[row][index].as_mut() {
+                t.shift_later(-self.step);
+            }
         }
     }
-    ClockMove {
-        ratio,
-        results: moved,
+
+    /// What the clock's move came to for side `index`: with the followers judged in cycles,
+    /// each the same there says so and is counted; judged in time, the followers are counted
+    /// as having moved with it.
+    pub(super) fn said(
+        &self,
+        results: &mut [ComparedResult],
+        index: usize,
+        (within_noise, in_cycles): (bool, bool),
+    ) -> ClockMove {
+        // Said as the clock's own row says it (the ratio of its medians), one figure in
+        // the table, the summary and the gate; the shift itself is the rounds' step.
+        let ratio = (results[self.clock_row].later[index].as_ref())
+            .map(|against| against.ratio)
+            .filter(|ratio| ratio.is_finite())
+            .unwrap_or(self.step.exp());
+        let mut moved = 0;
+        for &row in &self.followers {
+            let Some(against) = results[row].later[index].as_mut() else {
+                continue;
+            };
+            if !in_cycles {
+                moved += 1;
+            } else if let Verdict::Same { p, .. } = against.verdict {
+                against.verdict = Verdict::Same {
+                    p,
+                    why: SameBecause::FollowsClock { clock_ratio: ratio },
+                };
+                moved += 1;
+            }
+        }
+        ClockMove {
+            ratio,
+            results: moved,
+            within_noise,
+            in_cycles,
+        }
     }
 }
 

@@ -94,12 +94,15 @@ fn json_runs(comparison: &Comparison) -> Vec<Value> {
         .zip(&comparison.clock_moves)
         .map(|((((t, label), runs), noise), clock)| {
             json!({
+                "excused": comparison.excused.options(),
                 "run": label,
                 "runs": runs,
                 "run_to_run": json_noise(noise),
                 "core_clock": clock.map(|c| json!({
                     "cycle_ratio": c.ratio,
                     "results_moved_with_it": c.results,
+                    "within_noise": c.within_noise,
+                    "judged_in_cycles": c.in_cycles,
                 })),
                 "slower": t.slower,
                 "faster": t.faster,
@@ -107,7 +110,13 @@ fn json_runs(comparison: &Comparison) -> Vec<Value> {
                 "untested": t.untested,
                 "not_comparable": t.not_comparable,
                 "two_regimes": t.two_regimes,
-                "missing": t.missing,
+                "missing": t.missing.iter().map(|m| &m.name).collect::<Vec<_>>(),
+                "missing_why": t.missing.iter().map(|m| json!({
+                    "result": m.name,
+                    "probe": m.probe,
+                    "why": m.why.to_string(),
+                    "gated": m.gated,
+                })).collect::<Vec<_>>(),
                 "new": t.new,
             })
         })

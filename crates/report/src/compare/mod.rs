@@ -88,7 +88,18 @@ impl Compared {
         declared: &Presentations,
         noise: NoiseTables,
     ) -> Compared {
-        let comparison = Comparison::of_sides(&sides, threshold, declared, noise);
+        Compared::excusing(sides, threshold, declared, noise, Excused::default())
+    }
+
+    /// As [`Compared::of`], excusing what `excused` names.
+    pub fn excusing(
+        sides: Vec<Side>,
+        threshold: f64,
+        declared: &Presentations,
+        noise: NoiseTables,
+        excused: Excused,
+    ) -> Compared {
+        let comparison = Comparison::excusing(&sides, threshold, declared, noise, excused);
         Compared { sides, comparison }
     }
 }
@@ -182,13 +193,97 @@ pub enum SameBecause {
     FollowsClock { clock_ratio: f64 },
 }
 
-/// A later side whose core clock was called slower or faster than the first's: the ratio of
-/// its cycle's length (`cpu.frequency/cycle`) to the first's, and how many results moved
-/// with it (the same in cycles, not in time).
+/// A later side whose core clock moved past the threshold: the ratio of its cycle's length
+/// (`cpu.frequency/cycle`) to the first's, and what the comparison made of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClockMove {
     pub ratio: f64,
+    /// The results on the core clock that moved with it: judged in cycles and the same
+    /// there, where `in_cycles`; else moved the same way at least half as far, in time.
     pub results: usize,
+    /// Whether the clock's own verdict in time is the same: its move lies within its noise
+    /// between runs.
+    pub within_noise: bool,
+    /// Whether the results on the clock were judged in cycles: within its noise, or beyond
+    /// it under `--accept-clock-moves`.
+    pub in_cycles: bool,
+}
+
+/// What a comparison and its gate excuse, each only where the user asked for it by name:
+/// by default a clock that moved beyond its noise excuses nothing, and a result missing
+/// from a later side fails the gate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Excused {
+    /// `--accept-clock-moves`: a core clock that moved beyond its noise is taken as noise:
+    /// the results on it are judged in cycles, and its slowdown fails no gate.
+    pub clock_moves: bool,
+    /// `--allow-missing`: results of the baseline that a later side lacks fail no gate.
+    pub missing: bool,
+}
+
+impl Excused {
+    /// The options that excused something, as the report names them.
+    pub fn options(self) -> Vec<&'static str> {
+        [
+            (self.clock_moves, "--accept-clock-moves"),
+            (self.missing, "--allow-missing"),
+        ]
+        .into_iter()
+        .filter_map(|(given, option)| given.then_some(option))
+        .collect()
+    }
+}
+
+/// A result of the first side that a later side lacks, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingResult {
+    pub name: String,
+    /// The probe that measured it in the first side.
+    pub probe: String,
+    pub why: MissingWhy,
+    /// Whether it fails a gate: a primary result, or any result of a probe that did not end
+    /// well (a sweep point alone goes missing where a sweep stops at its budget).
+    pub gated: bool,
+}
+
+/// Why a later side lacks a result: its probe's status in the side's runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MissingWhy {
+    /// The probe failed (a crash, a child that timed out), with its reason.
+    Failed(String),
+    /// The probe was skipped, with its reason.
+    Skipped(String),
+    /// The run was interrupted before the probe ended.
+    Interrupted,
+    /// No run of the side ran the probe (left out by `--only`, or not in its build).
+    NotRun,
+    /// The probe ended well but left this part out, with its reason (a sweep's points past
+    /// the run's time budget).
+    LeftOut(String),
+    /// The probe ended well but measured no result by this name: renamed, or no longer
+    /// measured.
+    NotMeasured,
+}
+
+impl std::fmt::Display for MissingWhy {
+    /// What the probe (or the harness's group) did, after its name: `failed: killed by
+    /// SIGSEGV`, `was not run`, `ran but did not measure them (renamed, or no longer
+    /// measured)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MissingWhy::Failed(reason) => write!(f, "failed: {reason}"),
+            MissingWhy::Skipped(reason) => write!(f, "was skipped: {reason}"),
+            MissingWhy::Interrupted => write!(f, "was interrupted"),
+            MissingWhy::NotRun => write!(f, "was not run"),
+            MissingWhy::LeftOut(reason) => write!(f, "left them out: {reason}"),
+            MissingWhy::NotMeasured => {
+                write!(
+                    f,
+                    "ran but did not measure them (renamed, or no longer measured)"
+                )
+            }
+        }
+    }
 }
 
 /// One result's figures as the two sides measured them, before the results that a side
@@ -670,8 +765,8 @@ pub struct Tally {
     pub not_comparable: usize,
     /// Results whose repetitions on one side fall into two regimes.
     pub two_regimes: usize,
-    /// Results of the first run that this run lacks.
-    pub missing: Vec<String>,
+    /// Results of the first run that this run lacks, each with why.
+    pub missing: Vec<MissingResult>,
     /// Results of this run that the first lacks.
     pub new: Vec<String>,
 }
@@ -688,6 +783,8 @@ pub struct Comparison {
     /// Each later side's core clock, where it moved.
     pub clock_moves: Vec<Option<ClockMove>>,
     pub threshold: f64,
+    /// What the user asked to excuse.
+    pub excused: Excused,
     pub results: Vec<ComparedResult>,
     /// One per later run.
     pub tallies: Vec<Tally>,
@@ -822,6 +919,91 @@ impl Against {
     }
 }
 
+/// Judges later side `index` in time; where its core clock moved within its noise (the
+/// clock's own verdict in time is the same), or beyond it and `excused`, judges it again
+/// with the results on the clock that moved with it in cycles ([`clock`]).
+fn judge_with_clock(
+    (results, tests): (&mut [ComparedResult], &mut [Vec<Option<Tests>>]),
+    on_clock: &[bool],
+    index: usize,
+    threshold: f64,
+    excused: Excused,
+) -> (RunToRun, Option<ClockMove>) {
+    let unjudged: Vec<Option<Against>> = results.iter().map(|r| r.later[index].clone()).collect();
+    let noise = judge::judge_side(results, tests, index, threshold);
+    let Some(moved) = clock::moved(results, tests, on_clock, index, threshold) else {
+        return (noise, None);
+    };
+    let within_noise = moved.within_noise(results, index);
+    let in_cycles = within_noise || excused.clock_moves;
+    if !in_cycles {
+        return (noise, Some(moved.said(results, index, (false, false))));
+    }
+    for (result, unjudged) in results.iter_mut().zip(unjudged) {
+        result.later[index] = unjudged;
+    }
+    moved.shift_into_cycles(tests, index);
+    let noise = judge::judge_side(results, tests, index, threshold);
+    (
+        noise,
+        Some(moved.said(results, index, (within_noise, true))),
+    )
+}
+
+/// `result` of the first side's first run as missing from `side`, with its probe's status
+/// there.
+fn missing(first: &RunRecord, side: &Side, result: &BenchResult) -> MissingResult {
+    use latlab_engine::model::ProbeStatus;
+    let probe = (first.probes.iter())
+        .find(|p| p.results.iter().any(|r| r.name == result.name))
+        .map_or_else(|| family(&result.name).to_string(), |p| p.id.clone());
+    let statuses: Vec<&ProbeStatus> = (side.runs.iter())
+        .flat_map(|run| &run.probes)
+        .filter(|p| p.id == probe)
+        .map(|p| &p.status)
+        .collect();
+    let why = statuses
+        .iter()
+        .find_map(|status| match status {
+            ProbeStatus::Failed { reason } => Some(MissingWhy::Failed(reason.clone())),
+            ProbeStatus::Interrupted => Some(MissingWhy::Interrupted),
+            ProbeStatus::Skipped { reason } => Some(MissingWhy::Skipped(reason.clone())),
+            ProbeStatus::Ok => None,
+        })
+        .or_else(|| left_out(side, &probe, &result.name))
+        .unwrap_or(if statuses.is_empty() {
+            MissingWhy::NotRun
+        } else {
+            MissingWhy::NotMeasured
+        });
+    let ended_well = matches!(why, MissingWhy::NotMeasured | MissingWhy::LeftOut(_));
+    MissingResult {
+        gated: !result.is_sweep_point() || !ended_well,
+        name: result.name.clone(),
+        probe,
+        why,
+    }
+}
+
+/// Where probe `probe` of a run of `side` says it left result `name` out (a
+/// [`latlab_engine::Warning::PartSkipped`] whose part names it, as a sweep past its budget
+/// does: `ipc.throughput points eventfd-shm/4KiB, …`), its reason.
+fn left_out(side: &Side, probe: &str, name: &str) -> Option<MissingWhy> {
+    let point = name.strip_prefix(probe)?.strip_prefix('/')?;
+    (side.runs.iter())
+        .flat_map(|run| &run.probes)
+        .filter(|p| p.id == probe)
+        .flat_map(|p| p.results.iter().flat_map(|r| &r.warnings))
+        .find_map(|warning| match warning {
+            latlab_engine::Warning::PartSkipped { part, reason }
+                if part.split([' ', ',']).any(|word| word == point) =>
+            {
+                Some(MissingWhy::LeftOut(reason.clone()))
+            }
+            _ => None,
+        })
+}
+
 /// The results that `side`'s runs have and `first` has not, each once, in the order met.
 fn only_in(side: &Side, first: &RunRecord, lookup: &Lookup) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -890,6 +1072,17 @@ impl Comparison {
         declared: &Presentations,
         noise: NoiseTables,
     ) -> Comparison {
+        Comparison::excusing(sides, threshold, declared, noise, Excused::default())
+    }
+
+    /// As [`Comparison::of_sides`], excusing what `excused` names.
+    pub fn excusing(
+        sides: &[Side],
+        threshold: f64,
+        declared: &Presentations,
+        noise: NoiseTables,
+        excused: Excused,
+    ) -> Comparison {
         let first_side = &sides[0];
         let first = first_side.first_run();
         let later_sides = &sides[1..];
@@ -913,7 +1106,7 @@ impl Comparison {
                         tested.push(tests);
                     }
                     None => {
-                        tally.missing.push(result.name.clone());
+                        tally.missing.push(missing(first, side, result));
                         later.push(None);
                         tested.push(None);
                     }
@@ -929,12 +1122,19 @@ impl Comparison {
             });
             tests.push(tested);
         }
+        let on_clock = clock::on_clock(&results, sides, &lookup, declared);
         let mut run_to_run = Vec::with_capacity(later_sides.len());
         let mut clock_moves = Vec::with_capacity(later_sides.len());
         for (index, (side, tally)) in later_sides.iter().zip(&mut tallies).enumerate() {
-            let followers = clock::into_cycles(&results, &mut tests, index, threshold);
-            run_to_run.push(judge::judge_side(&mut results, &tests, index, threshold));
-            clock_moves.push(followers.map(|f| clock::said(&mut results, &f, index)));
+            let (noise, clock) = judge_with_clock(
+                (&mut results, &mut tests),
+                &on_clock,
+                index,
+                threshold,
+                excused,
+            );
+            run_to_run.push(noise);
+            clock_moves.push(clock);
             tally.count(results.iter().filter_map(|r| r.later[index].as_ref()));
             tally.new = only_in(side, first, &lookup);
         }
@@ -944,6 +1144,7 @@ impl Comparison {
             run_to_run,
             clock_moves,
             threshold,
+            excused,
             results,
             tallies,
         }

@@ -8,7 +8,7 @@ use super::{
     Verdict,
 };
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_clock, format_ns, format_ratio};
+use crate::units::{format_clock, format_ns, format_ratio, plural};
 use latlab_engine::environment::describe_core_classes;
 use latlab_engine::model::RunRecord;
 use std::fmt::Write as _;
@@ -119,12 +119,33 @@ impl Against {
 }
 
 /// How the later side's clock ran, its cycle `ratio` times the first's: `ran 6.0% slower`.
-fn clock_words(ratio: f64) -> String {
+pub(super) fn clock_words(ratio: f64) -> String {
     let (share, word) = match ratio >= 1.0 {
         true => (1.0 - 1.0 / ratio, "slower"),
         false => (1.0 / ratio - 1.0, "faster"),
     };
     format!("ran {}% {word}", format_percent(share))
+}
+
+/// What a comparison made of a clock's move: judged in cycles within its noise, or beyond
+/// it under `--accept-clock-moves`, or every result in time.
+fn clock_outcome(clock: &super::ClockMove) -> String {
+    let results = |n: usize| format!("{} on the core clock", plural(n, "result"));
+    match (clock.within_noise, clock.in_cycles) {
+        (true, _) => format!(
+            "within its noise between runs: {} moved with it, judged in cycles, the same there",
+            results(clock.results)
+        ),
+        (false, true) => format!(
+            "beyond its noise between runs, taken as noise (--accept-clock-moves): {} moved \
+             with it, judged in cycles, the same there",
+            results(clock.results)
+        ),
+        (false, false) => format!(
+            "beyond its noise between runs: every result judged in time, and {} moved with it",
+            results(clock.results)
+        ),
+    }
 }
 
 /// A count per call: whole where it is large, to a hundredth where small.
@@ -235,11 +256,10 @@ impl Comparison {
                 if let Some(clock) = clock {
                     let _ = write!(
                         line,
-                        "; {label}'s core clock {} (its cycle {} {first}'s): {} results moved \
-                         with it, judged in cycles, the same there",
+                        "; {label}'s core clock {} (its cycle {} {first}'s), {}",
                         clock_words(clock.ratio),
                         format_ratio(clock.ratio),
-                        clock.results
+                        clock_outcome(clock)
                     );
                 }
                 line

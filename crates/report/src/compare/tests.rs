@@ -313,6 +313,25 @@ fn a_figure_whose_check_moved_is_not_comparable() {
     assert!(
         compare_text(&runs).contains("not comparable (the machine moved: stability/core-to-core)")
     );
+    // Not failing the gate, and not passed over: the gate names the slowest it could not
+    // judge, and claims only for what it judged.
+    let gate = Gate::of(&comparison, 10.0);
+    let text = gate.text("result", "A");
+    assert!(gate.failed(), "DRAM is slower: {text}");
+    assert_eq!(gate.unsteady.len(), 2, "{text}");
+    assert!(
+        text.contains(
+            "2 results read more than 10% slower than A but could not be judged, so the gate \
+             cannot say they are not: thread.core_to_core/one-way/cas/0-1 in B: 8.01×, not \
+             comparable (the machine moved: stability/core-to-core) and 1 more"
+        ),
+        "{text}"
+    );
+    let gate = Gate::of(&comparison, 40.0);
+    assert!(!gate.failed(), "{gate:?}");
+    assert!(
+        (gate.text("result", "A")).ends_with("no result judged is more than 40% slower than A\n")
+    );
 }
 
 /// The issue's case: the pair read 123 ns in B while the reference beside it read 25-28

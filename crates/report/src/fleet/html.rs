@@ -6,10 +6,11 @@
 //! and figure.
 
 use super::Fleet;
-use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, headcount, plural, summary_cells};
+use super::text::{MAX_HOST_COLUMNS, group_cell, group_name, headcount, summary_cells};
 use crate::history::environment_words;
 use crate::markup::{Contents, Section, page};
 use crate::plots::strip::{Dot, Lane, Strip, strip_svg};
+use crate::units::plural;
 use crate::units::{format_ns, format_ratio};
 use maud::{Markup, PreEscaped, html};
 

@@ -6,7 +6,7 @@ use super::robust::relative_mad;
 use super::{Fleet, Group};
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
-use crate::units::{format_ns, format_ratio};
+use crate::units::{format_ns, format_ratio, plural};
 use latlab_engine::stats::median_in_place;
 
 /// Up to this many hosts get a column each; more are shown by CPU model.
@@ -27,11 +27,6 @@ pub(crate) fn group_name(index: usize) -> String {
         i = i / 26 - 1;
     }
     name
-}
-
-/// `1 host`, `2 hosts`.
-pub(crate) fn plural(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// How many runs the fleet holds, and of how many hosts where some host has several:
