@@ -238,6 +238,16 @@ pub struct CompareArgs {
     /// this many per cent (significant and beyond the threshold): a regression gate for CI.
     #[arg(long, value_name = "PCT", value_parser = parse_percent, allow_hyphen_values = true)]
     pub fail_if_slower: Option<f64>,
+    /// Take a core clock that moved beyond its noise between runs as noise, for CI on a
+    /// shared machine: the results on the core clock are judged in cycles, and the clock's
+    /// slowdown fails no gate. The report says it was used.
+    #[arg(long)]
+    pub accept_clock_moves: bool,
+    /// With --fail-if-slower: results of the first run that a later run lacks (its probe
+    /// failed, was skipped or not run, or renamed them) do not fail the gate. The report
+    /// names each.
+    #[arg(long, requires = "fail_if_slower")]
+    pub allow_missing: bool,
     /// A noise table of this machine ('latlab noise'): with one run a side, each result's
     /// noise is how far the table saw it move between runs [default: the tables of the
     /// machines latlab has met].
@@ -250,7 +260,9 @@ pub struct CompareArgs {
 
 const COMPARE_EXIT_CODES: &str = "Exit status:
   0    compared (whatever the differences, unless --fail-if-slower)
-  1    --fail-if-slower: a result was slower than that
+  1    --fail-if-slower: a result, or the core clock beyond its noise, was slower than that, or
+       a result of the first run is missing from a later one (unless excused by
+       --accept-clock-moves or --allow-missing)
   2    bad arguments, or a file that is missing, not JSON, truncated, another tool's, or from a newer latlab";
 
 /// A percentage from 0 to 1000: `2`, `0.5`, `5%`.
@@ -349,10 +361,15 @@ mod tests {
             assert_eq!(parsed.len(), described.len());
             for (argument, option) in parsed.into_iter().zip(&described) {
                 assert_eq!(argument.get_long(), Some(option.long));
-                let value_name = argument.get_value_names().map(|names| names[0].as_str());
-                assert_eq!(value_name, option.value, "--{}", option.long);
                 let help = argument.get_help().map(ToString::to_string);
                 assert_eq!(help.as_deref(), Some(option.help), "--{}", option.long);
+                if !argument.get_action().takes_values() {
+                    // A switch: no value to name, and clap's implicit "false" is no default.
+                    assert_eq!((option.value, option.default), (None, None));
+                    continue;
+                }
+                let value_name = argument.get_value_names().map(|names| names[0].as_str());
+                assert_eq!(value_name, option.value, "--{}", option.long);
                 let default = argument.get_default_values().first();
                 let default = default.map(|value| value.to_string_lossy().into_owned());
                 assert_eq!(default.as_deref(), option.default, "--{}", option.long);

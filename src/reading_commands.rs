@@ -116,7 +116,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         Some(table) => NoiseTables::given(table),
         None => NoiseTables::shipped(),
     };
-    let compared = Compared::of(plan.sides, plan.threshold, &declared, noise);
+    let compared = Compared::excusing(plan.sides, plan.threshold, &declared, noise, plan.excused);
     let text = format!(
         "{legend}\n{}",
         CompareText {

@@ -11,7 +11,7 @@ use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::stats::{NoiseMachine, NoiseTable};
-use latlab_report::compare::{Compared, Side};
+use latlab_report::compare::{Compared, Excused, Side};
 use latlab_report::copies;
 use latlab_report::fleet::{Fleet, FleetReport};
 use latlab_report::history::{History, HistoryOptions};
@@ -272,6 +272,8 @@ pub struct ComparePlan {
     pub threshold: f64,
     /// A result slower than this many per cent fails the comparison.
     pub fail_if_slower: Option<f64>,
+    /// What `--accept-clock-moves` and `--allow-missing` excuse.
+    pub excused: Excused,
     pub terminal: Terminal,
     /// What the reader should know about the sides: runs counted once, machines mixed in a
     /// side, runs that were interrupted. Each a sentence.
@@ -353,6 +355,10 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         outputs: checked,
         threshold: args.threshold / 100.0,
         fail_if_slower: args.fail_if_slower,
+        excused: Excused {
+            clock_moves: args.accept_clock_moves,
+            missing: args.allow_missing,
+        },
         terminal: Terminal::default(),
         notes,
         noise_table,

@@ -89,7 +89,15 @@ fn a_slower_result_past_the_threshold_is_called_slower_and_fails_the_gate() {
     assert!(text.contains(
         "1 slower than A by more than 5% (--fail-if-slower):\n  cpu.branch/random in B: 1.10×\n"
     ));
+    // The result B lacks fails a gate that nothing else fails, by its name.
     let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "20"]);
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains("B lacks 1 result of A (cpu.branch/mispredict): "),
+        "{text}"
+    );
+    let gate = ["--fail-if-slower", "20", "--allow-missing"];
+    let (status, text) = compare(dir.path(), &files, &gate);
     assert_eq!(status, 0, "{text}");
     assert!(
         text.ends_with("no result is more than 20% slower than A\n"),
@@ -101,7 +109,8 @@ fn a_slower_result_past_the_threshold_is_called_slower_and_fails_the_gate() {
 fn a_difference_within_the_threshold_is_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let files = run_and_changed_copy(dir.path(), 1.018);
-    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "5"]);
+    let gate = ["--fail-if-slower", "5", "--allow-missing"];
+    let (status, text) = compare(dir.path(), &files, &gate);
     assert_eq!(status, 0, "{text}");
     assert!(
         line(&text, "cpu.branch/random").contains(", within 2%)"),
@@ -809,4 +818,42 @@ fn a_threshold_wider_than_the_gate_does_not_disarm_it() {
         "{text}"
     );
     assert!(text.contains("cpu.branch/random in B: 2.00×"), "{text}");
+}
+
+/// A probe that crashed in B fails the gate by name, with its reason, where it used to pass
+/// as "2 only in A … no result is more than 10% slower"; `--allow-missing` accepts it and
+/// says so, and is refused without a gate to excuse.
+#[test]
+fn a_failed_probe_fails_the_gate_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = run_and_changed_copy(dir.path(), 1.0);
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&before).unwrap()).unwrap();
+    for probe in run["latlab"]["probes"].as_array_mut().unwrap() {
+        if probe["id"] == "cpu.branch" {
+            probe["status"] = "failed".into();
+            probe["reason"] = "killed by SIGSEGV".into();
+            probe["results"] = Value::Array(Vec::new());
+        }
+    }
+    std::fs::write(&after, serde_json::to_vec(&run).unwrap()).unwrap();
+    let files = (before, after);
+    let (status, text) = compare(dir.path(), &files, &["--fail-if-slower", "10"]);
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains("B lacks 4 results of A (cpu.branch/random and 3 more): cpu.branch failed: killed by SIGSEGV; the gate fails"),
+        "{text}"
+    );
+    assert!(!text.contains("no result is more than"), "{text}");
+    let (status, text) = compare(
+        dir.path(),
+        &files,
+        &["--fail-if-slower", "10", "--allow-missing"],
+    );
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains("--allow-missing: B lacks 4 results of A (cpu.branch/random and 3 more): cpu.branch failed: killed by SIGSEGV; not failing the gate"),
+        "{text}"
+    );
+    let (status, _) = compare(dir.path(), &files, &["--allow-missing"]);
+    assert_eq!(status, 2);
 }

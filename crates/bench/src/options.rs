@@ -107,8 +107,9 @@ const HTML: &[OptionHelp] = &[OptionHelp {
 const EXIT_STATUS: &str = "Exit status:
   0    every selected benchmark ran
   1    a benchmark failed, --fail-if-slower found one slower than the
-       baseline, or an output could not be written while another results file
-       was
+       baseline (or the core clock slower beyond its noise, or a benchmark of
+       the baseline missing), or an output could not be written while another
+       results file was
   2    bad arguments or an unknown benchmark or baseline (nothing measured), or
        not one results file asked for could be written
   130  interrupted by Ctrl-C (results measured so far are written)
@@ -417,6 +418,16 @@ mod tests {
                 Some("N") => &[option.long, "10"],
                 Some("DURATION") => &[option.long, "1ms"],
                 Some("CPU") => &[option.long, "0"],
+                None if option.long == "accept-clock-moves" => {
+                    &["--baseline", "main", "--accept-clock-moves"]
+                }
+                None if option.long == "allow-missing" => &[
+                    "--baseline",
+                    "main",
+                    "--fail-if-slower",
+                    "5",
+                    "--allow-missing",
+                ],
                 Some("SUITE") => &[option.long, "full"],
                 Some("WHEN") => &[option.long, "never"],
                 Some("WHAT") => &[option.long, "instructions"],

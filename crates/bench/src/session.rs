@@ -244,6 +244,11 @@ impl Session {
         Ok(())
     }
 
+    /// The core's cycle, once measured (before the first benchmark).
+    pub fn cycle(&self) -> Option<&Cycle> {
+        self.cycle.as_ref()
+    }
+
     /// A set's results, its rounds merged: each after the first given its ratio to the
     /// first, and each its time in cycles.
     pub fn finished(&self, results: Vec<BenchResult>) -> Vec<BenchResult> {

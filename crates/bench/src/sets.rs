@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The probe under which a run keeps the core's cycle, as the main job's `cpu.frequency`.
+const CYCLE_PROBE: &str = "cpu.frequency";
+
 /// The selected benchmarks in their sets, measured by a session made when the run starts.
 pub(crate) struct BenchSets {
     options: Arc<Options>,
@@ -168,6 +171,22 @@ impl Measured for BenchSets {
         outcome
     }
 
+    /// Keeps the core's cycle, measured before the first benchmark, as the run's
+    /// `cpu.frequency/cycle`: a comparison with a baseline judges the clock by it, as it does
+    /// the main job's.
+    fn finish(&mut self, record: &mut RunRecord, _: &Progress, interrupted: bool) -> bool {
+        if let Some(cycle) = self.session.as_ref().and_then(Session::cycle) {
+            record.probes.push(ProbeOutcome {
+                id: CYCLE_PROBE.to_string(),
+                method: cycle.result.method.clone(),
+                status: ProbeStatus::Ok,
+                results: vec![cycle.result.clone()],
+                duration_ns: 0,
+            });
+        }
+        interrupted
+    }
+
     fn measured(&mut self, record: &RunRecord, _again: bool) {
         if let Some(snapshot) = &self.snapshot {
             *snapshot.lock().unwrap_or_else(|e| e.into_inner()) = record.clone();
@@ -255,7 +274,10 @@ pub(crate) fn run_text(record: &RunRecord, terminal: &Terminal) -> Result<String
         },
         declared: Default::default(),
     };
-    let mut text = table.render(record)?;
+    // The cycle is said with the cycles per call below, not as a benchmark of the table.
+    let mut benchmarks = record.clone();
+    benchmarks.probes.retain(|probe| probe.id != CYCLE_PROBE);
+    let mut text = table.render(&benchmarks)?;
     if terminal.detail == Detail::Quiet {
         return Ok(terminal.printable(&text).into_owned());
     }

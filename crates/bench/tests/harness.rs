@@ -537,6 +537,47 @@ fn gate_run(
     outcome(&mut command)
 }
 
+/// A benchmark the baseline has and the run lacks fails the gate by name, with what became
+/// of it, unless `--allow-missing` accepts it, and says so; the core's cycle, measured
+/// before the benchmarks, is kept in the baseline for the gate to judge the clock by.
+#[test]
+fn a_benchmark_the_run_lacks_fails_the_baseline_gate_by_name() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let target = tempfile::tempdir().unwrap();
+    let mut wider = Command::new(&binary);
+    wider
+        .env("CARGO_TARGET_DIR", target.path())
+        .args([
+            "--bench",
+            "gate/|generic/made",
+            "--samples",
+            "12",
+            "--rounds",
+            "2",
+        ])
+        .args(["--target-time", "200us", "--save-baseline", "wider"]);
+    let (status, _, stderr) = outcome(&mut wider);
+    assert_eq!(status, Some(0), "{stderr}");
+    let kept = target.path().join("latlab-baselines/wider/run-1.json");
+    let kept: Value = serde_json::from_slice(&std::fs::read(kept).unwrap()).unwrap();
+    let cycle = result(&kept, "cpu.frequency/cycle")["summary"]["median"].as_f64();
+    assert!(cycle.is_some_and(|ns| ns > 0.0), "{cycle:?}");
+
+    let gate = ["--baseline", "wider", "--fail-if-slower", "50"];
+    let (status, stdout, stderr) = gate_run(&binary, target.path(), &gate, false);
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("lacks 3 benchmarks of the baseline wider (generic/made"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("was not run; the gate fails"), "{stdout}");
+    let excused = [&gate[..], &["--allow-missing"]].concat();
+    let (status, stdout, stderr) = gate_run(&binary, target.path(), &excused, false);
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("--allow-missing: "), "{stdout}");
+}
+
 /// A baseline of three runs, saved and added to, and a run judged against it.
 fn a_gate_of_single_runs(binary: &Path, target: &Path) {
     let (status, _, stderr) = gate_run(binary, target, &["--save-baseline", "gate"], false);

@@ -21,7 +21,7 @@ use latlab_engine::config_text::DEFAULT_BASELINE_HISTORY;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use latlab_report::compare::stats::NoiseTables;
-use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Gate, Side};
+use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Excused, Gate, Side};
 use latlab_report::history::{DEFAULT_HISTORY_OPTIONS, since_changes_note, since_last_changes};
 use latlab_report::load::{MAX_FILE_BYTES, load_run};
 use latlab_report::terminal::{Detail, Terminal};
@@ -214,6 +214,8 @@ pub struct Baselines {
     saved_as: Option<String>,
     added_to: Option<String>,
     fail_if_slower: Option<f64>,
+    /// What `--accept-clock-moves` and `--allow-missing` excuse.
+    excused: Excused,
     /// The runs a baseline keeps (`--baseline-history`).
     history: usize,
     /// The probes' declarations: which stability checks speak for which results.
@@ -259,6 +261,10 @@ impl Baselines {
             saved_as: args.save_baseline.clone(),
             added_to: args.add_to_baseline.clone(),
             fail_if_slower: args.fail_if_slower,
+            excused: Excused {
+                clock_moves: args.accept_clock_moves,
+                missing: args.allow_missing,
+            },
             history: (args.baseline_history).unwrap_or(DEFAULT_BASELINE_HISTORY),
             store: Some(store),
             declared,
@@ -300,7 +306,13 @@ impl Baselines {
             .chain(latlab_report::compare::counters(&sides).map(|note| format!("note: {note}\n")))
             .chain(latlab_report::compare::cpus_apart(&sides).map(|note| format!("note: {note}\n")))
             .collect();
-        let compared = Compared::of(sides, DEFAULT_THRESHOLD, &self.declared, self.noise);
+        let compared = Compared::excusing(
+            sides,
+            DEFAULT_THRESHOLD,
+            &self.declared,
+            self.noise,
+            self.excused,
+        );
         let comparison = &compared.comparison;
         let mut text = match terminal.detail {
             Detail::Quiet => mixed.concat() + &comparison.summary_lines().join("\n") + "\n",

@@ -54,6 +54,12 @@ const BASELINE_HISTORY_HELP: &str = "The runs a baseline keeps: --save-baseline 
     [default: 10]";
 const BASELINE_HELP: &str = "Compare this run with the baseline NAME saved earlier, as 'latlab \
     compare' does, after the table";
+const ACCEPT_CLOCK_MOVES_HELP: &str = "With --baseline: take a core clock that moved beyond \
+    its noise between runs as noise, for CI on a shared machine: the results on the core clock \
+    are judged in cycles, and the clock's slowdown fails no gate; the report says it was used";
+const ALLOW_MISSING_HELP: &str = "With --fail-if-slower: results of the baseline that this \
+    run lacks (their probe or benchmark failed, was skipped or not run, or renamed them) do \
+    not fail the gate; the report names each";
 const FAIL_IF_SLOWER_HELP: &str = "With --baseline: exit with status 1 when a result is slower \
     than the baseline by more than PCT per cent, judged as 'latlab compare' judges a \
     difference (beyond the noise between runs, and beyond 2%): a regression gate for CI";
@@ -132,6 +138,10 @@ pub struct BaselineArgs {
     #[cfg_attr(feature = "clap", arg(long, value_name = "PCT", requires = "baseline",
         value_parser = parse_percent, allow_hyphen_values = true, help = FAIL_IF_SLOWER_HELP))]
     pub fail_if_slower: Option<f64>,
+    #[cfg_attr(feature = "clap", arg(long, requires = "baseline", help = ACCEPT_CLOCK_MOVES_HELP))]
+    pub accept_clock_moves: bool,
+    #[cfg_attr(feature = "clap", arg(long, requires = "fail_if_slower", help = ALLOW_MISSING_HELP))]
+    pub allow_missing: bool,
 }
 
 impl Default for SamplingArgs {
@@ -206,6 +216,8 @@ impl BaselineArgs {
         option("baseline-history", Some("K"), BASELINE_HISTORY_HELP),
         option("baseline", Some("NAME"), BASELINE_HELP),
         option("fail-if-slower", Some("PCT"), FAIL_IF_SLOWER_HELP),
+        option("accept-clock-moves", None, ACCEPT_CLOCK_MOVES_HELP),
+        option("allow-missing", None, ALLOW_MISSING_HELP),
     ];
 
     /// As [`SamplingArgs::take`].
@@ -223,6 +235,14 @@ impl BaselineArgs {
                 self.baseline_history = Some(history);
                 return Ok(true);
             }
+            "accept-clock-moves" => {
+                self.accept_clock_moves = true;
+                return Ok(true);
+            }
+            "allow-missing" => {
+                self.allow_missing = true;
+                return Ok(true);
+            }
             _ => return Ok(false),
         };
         *slot = Some(value(parser, long, "NAME", parse_baseline_name)?);
@@ -237,6 +257,19 @@ impl BaselineArgs {
         if self.fail_if_slower.is_some() && self.baseline.is_none() {
             return Err(
                 "the argument '--fail-if-slower <PCT>' needs '--baseline <NAME>' to judge against"
+                    .into(),
+            );
+        }
+        if self.accept_clock_moves && self.baseline.is_none() {
+            return Err(
+                "the argument '--accept-clock-moves' needs '--baseline <NAME>' to judge against"
+                    .into(),
+            );
+        }
+        if self.allow_missing && self.fail_if_slower.is_none() {
+            return Err(
+                "the argument '--allow-missing' needs '--fail-if-slower <PCT>', whose gate it \
+                 excuses"
                     .into(),
             );
         }
