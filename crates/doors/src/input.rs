@@ -98,6 +98,48 @@ pub fn read_in(
     read_open(std::fs::File::from(fd), shown, max_bytes)
 }
 
+/// The first `n` bytes (or fewer) of the regular file `name` found in the directory open
+/// as `dir` (a link refused).
+#[cfg(unix)]
+pub fn head_in(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    n: u64,
+) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
+    let fd = crate::sys::open_in(dir, name, flags, 0).map_err(|e| opening_failed(&e))?;
+    let file = std::fs::File::from(fd);
+    let metadata = file
+        .metadata()
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    if !metadata.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(n)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    Ok(bytes)
+}
+
+/// Takes the file of `device` and `inode`, found at `path` by a walk, as an input of this
+/// command though it may never be read (a `results.json` passed over for the summary beside
+/// it): no output may replace it.
+#[cfg(unix)]
+pub fn claim(device: u64, inode: u64, path: &Path) {
+    remember(device, inode, path);
+}
+
+/// Windows' file ids are not in std: a file found is claimed by its path.
+#[cfg(not(unix))]
+pub fn claim(_device: u64, _inode: u64, path: &Path) {
+    if let Ok(full) = std::fs::canonicalize(path) {
+        let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+        inputs.push((0, 0, full));
+    }
+}
+
 /// Opens `path` for reading without blocking, a final link refused unless the user named
 /// it.
 #[cfg(unix)]

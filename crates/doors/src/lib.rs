@@ -30,6 +30,7 @@ mod own_dir;
 pub mod rules;
 #[cfg(unix)]
 pub mod sys;
+pub mod tree;
 #[cfg(unix)]
 mod walk;
 
