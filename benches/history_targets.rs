@@ -223,15 +223,21 @@ fn seed_dir(root: &Path, seed: u64) -> PathBuf {
 /// Every summary under `dir` (to three levels), oldest first; refused unless they are six
 /// runs or more of one host.
 fn read_runs(dir: &Path) -> Result<Vec<Value>, String> {
-    let mut paths = Vec::new();
-    summaries_under(dir, 3, &mut paths)
-        .map_err(|e| format!("{}: cannot read it ({e})", dir.display()))?;
+    // The doors' one walk: three levels below `dir` (host, run, files), no link followed.
+    let limits = latlab_doors::tree::Limits {
+        depth: 3,
+        entries: 1 << 20,
+    };
+    let tree = latlab_doors::tree::walk(dir, limits, |name| name == "summary.json");
+    if let Some((path, why)) = tree.unreadable.first() {
+        return Err(format!("{}: cannot read it ({why})", path.display()));
+    }
     let mut runs = Vec::new();
-    for path in paths {
-        let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+    for found in &tree.found {
+        let read = found.read(64 << 20);
         let run: Value = read
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+            .map_err(|e| format!("{}: {e}", found.path.display()))?;
         runs.push(run);
     }
     runs.sort_by_key(|run| text(run, "/started_at"));
@@ -252,19 +258,6 @@ fn read_runs(dir: &Path) -> Result<Vec<Value>, String> {
             dir.display()
         )),
     }
-}
-
-fn summaries_under(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        if kind.is_dir() && depth > 0 {
-            summaries_under(&entry.path(), depth - 1, found)?;
-        } else if kind.is_file() && entry.file_name() == "summary.json" {
-            found.push(entry.path());
-        }
-    }
-    Ok(())
 }
 
 /// The text at `pointer` in `run`, or "".

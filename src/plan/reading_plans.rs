@@ -13,6 +13,7 @@ use latlab_front::{Stream, TerminalArgs};
 use latlab_report::compare::stats::{NoiseMachine, NoiseTable};
 use latlab_report::compare::{Compared, Excused, Side};
 use latlab_report::copies;
+use latlab_report::load::RunFile;
 use latlab_report::fleet::{Fleet, FleetReport};
 use latlab_report::history::{History, HistoryOptions};
 use latlab_report::load::load_run;
@@ -308,7 +309,9 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
                 side.display()
             )));
         }
-        if let Some(input) = (paths.iter().flatten()).find(|f| is_same_file(Path::new(output), f)) {
+        if let Some(input) = (paths.iter().flatten().map(RunFile::path))
+            .find(|f| is_same_file(Path::new(output), f))
+        {
             return Err(UsageError(format!(
                 "{flag} {output}: that is {}, a results file being compared, which the output \
                  would replace; choose another name",
@@ -321,16 +324,9 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
     let mut kept_paths = Vec::new();
     for (i, files) in paths.iter().enumerate() {
         let label = run_label(i);
-        // A file named is read as named; the runs of a directory named are found in it.
-        let reached = |file: &PathBuf| match *file == args.files[i] {
-            true => Reached::Named,
-            false => Reached::Found,
-        };
-        let named: Vec<(&Path, Reached)> = (files.iter())
-            .map(|file| (file.as_path(), reached(file)))
-            .collect();
-        let loaded = latlab_report::load::load_runs(&named)?;
-        let (runs, kept) = distinct_runs(&label, files, loaded, &mut notes);
+        let loaded = latlab_report::load::load_runs(files)?;
+        let files: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
+        let (runs, kept) = distinct_runs(&label, &files, loaded, &mut notes);
         let (runs, kept) = in_start_order(runs, kept);
         notes.extend(latlab_report::compare::mixes(&label, &runs));
         notes.extend(interrupted_runs(&label, &runs, &kept));
@@ -464,10 +460,8 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
         }
         files.extend(side_files(dir)?);
     }
-    let found: Vec<(&Path, Reached)> = (files.iter())
-        .map(|file| (file.as_path(), Reached::Found))
-        .collect();
-    let loaded = latlab_report::load::load_runs(&found)?;
+    let loaded = latlab_report::load::load_runs(&files)?;
+    let files: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
     let mut notes = Vec::new();
     let named = (args.dirs.iter())
         .map(|dir| dir.display().to_string())
@@ -492,39 +486,43 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
 /// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order. A directory that
 /// `--runs` wrote into is its runs alone (`run-K/results.json`): the results directory of
 /// a single run before them, its own `results.json`, is not one of them.
-fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
+fn side_files(path: &Path) -> Result<Vec<RunFile>, UsageError> {
     if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok(vec![RunFile::Named(path.to_path_buf())]);
     }
-    let unreadable = |e: std::io::Error| {
-        UsageError(format!(
-            "{}: cannot read the directory ({e}); give results files or a directory of runs",
-            path.display()
-        ))
+    let limits = latlab_doors::tree::Limits {
+        depth: 1,
+        entries: 1 << 20,
     };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(unreadable)? {
-        let entry = entry.map_err(unreadable)?;
-        let found = entry.path();
-        if found.is_dir() {
-            // A run directory whose results.json cannot be looked at is an error, as an
-            // unreadable file is: skipped, the side would count one run fewer unsaid.
-            let results = found.join("results.json");
-            match std::fs::metadata(&results) {
-                Ok(_) => files.push(results),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(UsageError(format!(
-                        "{}: cannot read it ({e}); make it readable, or move it out of {}",
-                        results.display(),
-                        path.display()
-                    )));
-                }
-            }
-        } else if found.extension().is_some_and(|e| e == "json") && !is_summary_beside(&found) {
-            files.push(found);
-        }
+    let json = |name: &std::ffi::OsStr| Path::new(name).extension().is_some_and(|e| e == "json");
+    let tree = latlab_doors::tree::walk(path, limits, json);
+    tree.claim();
+    // A run directory that cannot be listed, or a link, is an error, as an unreadable file
+    // is: passed over, the side would count one run fewer unsaid.
+    if let Some((dir, why)) = tree.unreadable.first() {
+        return Err(UsageError(format!(
+            "{}: cannot read it ({why}); make it readable, or move it out of {}",
+            dir.display(),
+            path.display()
+        )));
     }
+    if let Some(link) = tree.links.first() {
+        return Err(UsageError(format!(
+            "{}: a symbolic link, which latlab does not follow inside a directory of runs; \
+             give it as a side of its own, or copy the run in",
+            link.display()
+        )));
+    }
+    let depth = |file: &Path| file.strip_prefix(path).map_or(0, |p| p.components().count());
+    let found: Vec<&Path> = tree.found.iter().map(|f| f.path.as_path()).collect();
+    let mut files: Vec<RunFile> = (tree.found.iter())
+        .filter(|file| match depth(&file.path) {
+            1 => !is_summary_beside(&file.path, &found),
+            2 => file.path.ends_with("results.json"),
+            _ => false,
+        })
+        .map(|file| RunFile::Found(file.clone()))
+        .collect();
     if files.is_empty() {
         return Err(UsageError(format!(
             "{}: no runs in it (neither *.json nor */results.json); give results files, or \
@@ -532,18 +530,18 @@ fn side_files(path: &Path) -> Result<Vec<PathBuf>, UsageError> {
             path.display()
         )));
     }
-    if files.iter().any(|file| is_numbered_run(file)) {
-        files.retain(|file| is_numbered_run(file));
+    if files.iter().any(|file| is_numbered_run(file.path())) {
+        files.retain(|file| is_numbered_run(file.path()));
     }
-    files.sort();
+    files.sort_by(|a, b| a.path().cmp(b.path()));
     Ok(files)
 }
 
 /// Whether `file` is the `summary.json` a run wrote beside its `results.json`: the same run
 /// in brief, not another run.
-fn is_summary_beside(file: &Path) -> bool {
+fn is_summary_beside(file: &Path, found: &[&Path]) -> bool {
     file.file_name().is_some_and(|name| name == "summary.json")
-        && file.with_file_name("results.json").exists()
+        && found.contains(&file.with_file_name("results.json").as_path())
 }
 
 /// Whether a results file is that of a run of `--runs`: `run-K/results.json`.

@@ -427,8 +427,8 @@ fn copies_count_once_and_mixed_or_interrupted_sides_are_said() {
     );
 }
 
-/// A run directory of a side whose results.json cannot be looked at is an error, as an
-/// unreadable file is, rather than one run fewer unsaid; an output inside a side's
+/// A run directory of a side whose results.json cannot be looked at (a link, never followed
+/// inside a side) is an error, as an unreadable file is, rather than one run fewer unsaid; an output inside a side's
 /// directory, where the next comparison would read it as a run, is refused.
 #[test]
 fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
@@ -437,7 +437,8 @@ fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
     let side = dir.path().join("side");
     std::fs::create_dir_all(side.join("2")).unwrap();
     std::fs::copy(&before, side.join("1.json")).unwrap();
-    // A loop of links where the run's results.json should be: looking at it fails.
+    // A loop of links where the run's results.json should be: no link inside a side is
+    // followed, and it is said rather than passed over.
     std::os::unix::fs::symlink("results.json", side.join("2/results.json")).unwrap();
     let output = latlab(dir.path())
         .args(["compare", "side"])
@@ -447,7 +448,7 @@ fn an_unreadable_run_of_a_side_and_an_output_inside_a_side_are_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("side/2/results.json: cannot read it"),
+        stderr.contains("side/2/results.json: a symbolic link, which latlab does not follow"),
         "{stderr}"
     );
     std::fs::remove_file(side.join("2/results.json")).unwrap();

@@ -283,7 +283,37 @@ const WRITERS: &[Writer] = &[
         input: Some("history/host/results.json"),
         set_up: |dir, out| history_writing(dir, "--html", out),
     },
+    Writer {
+        what: "history --json OUT, over a results.json passed over for its summary",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| {
+            let args = history_writing(dir, "--json", out);
+            summary_beside(dir, "history/host");
+            args
+        },
+    },
+    Writer {
+        what: "fleet --openmetrics OUT, over a results.json passed over for its summary",
+        input: Some("fleet/host/results.json"),
+        set_up: |dir, out| {
+            std::fs::create_dir_all(dir.join("fleet/host")).unwrap();
+            std::fs::copy(dir.join("good.json"), dir.join("fleet/host/results.json")).unwrap();
+            summary_beside(dir, "fleet/host");
+            args(&["fleet", "fleet", "--openmetrics", &shown(out)])
+        },
+    },
 ];
+
+/// The summary of `good.json`, written as `summary.json` into `at` (beside the copy of it
+/// there): a reader of runs reads the summary and passes over the results file.
+fn summary_beside(dir: &Path, at: &str) {
+    let summary = format!("{at}/summary.json");
+    let _ = std::fs::remove_file(dir.join(&summary));
+    crate::latlab(dir)
+        .args(["export", "good.json", "--summary", &summary])
+        .assert()
+        .success();
+}
 
 /// `history history FLAG OUT`, with a host's run under `history/` for it to read.
 fn history_writing(dir: &Path, flag: &str, out: &Path) -> Vec<String> {
@@ -519,4 +549,70 @@ fn another_user_cannot_redirect_roots_files() {
             "run-{k}.json was replaced or deleted"
         );
     }
+}
+
+/// Another user cannot lead root's reading of runs elsewhere: while root runs `latlab
+/// history` over a directory of runs of `nobody`'s fifteen times, a loop of `nobody`'s swaps
+/// a host's sub-directory for a link to a root-only directory and back. Root never reads
+/// what lies there: every directory below the one named is opened through its parent, no
+/// link followed, and a file found is read again the same way. Before: the walk refused a
+/// link it met, but read each file by its path afterwards, through a link swapped in
+/// meanwhile.
+#[test]
+#[ignore = "needs root, to race another user (nobody) against root's reading"]
+fn another_user_cannot_lead_roots_reading_elsewhere() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let good = results_file(dir.path(), "good.json");
+    // Many runs, so that reading them takes long enough for the swap to fall within it.
+    let (secret, runs) = (dir.path().join("secret"), dir.path().join("nb/runs"));
+    let mut run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    for k in 1..=300 {
+        run["latlab"]["started_at"] = format!("2000-01-01T00:{:02}:{:02}Z", k / 60, k % 60).into();
+        run["latlab"]["environment"]["host_name"] = "h1-host".into();
+        let mine = runs.join(format!("h1/r{k}/results.json"));
+        std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
+        std::fs::write(&mine, run.to_string()).unwrap();
+        run["latlab"]["environment"]["host_name"] = "secret-host".into();
+        let theirs = secret.join(format!("h/r{k}/results.json"));
+        std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+        std::fs::write(&theirs, run.to_string()).unwrap();
+    }
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let nb = dir.path().join("nb");
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&nb)
+        .status()
+        .expect("chown");
+    assert!(chown.success(), "chown needs root");
+    let script = format!(
+        "cd {runs} || exit 1; while [ ! -e {stop} ]; do mv h1 away 2>/dev/null; \
+         ln -s {secret}/h h1 2>/dev/null; sleep 0.01; rm -f h1; mv away h1 2>/dev/null; \
+         sleep 0.01; done",
+        runs = runs.display(),
+        stop = dir.path().join("stop").display(),
+        secret = secret.display(),
+    );
+    let mut nobody = std::process::Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args(["sh", "-c"])
+        .arg(&script)
+        .spawn()
+        .expect("setpriv (util-linux)");
+    let mut said = String::new();
+    for _ in 0..15 {
+        let output = within(dir.path(), &args(&["history", "nb/runs", "--json", "-"]));
+        said.push_str(&String::from_utf8_lossy(&output.stdout));
+        said.push_str(&String::from_utf8_lossy(&output.stderr));
+    }
+    std::fs::write(dir.path().join("stop"), "").unwrap();
+    let _ = nobody.wait();
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(
+        !said.contains("secret-host"),
+        "root read the other user's link: {said}"
+    );
 }

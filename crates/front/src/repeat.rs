@@ -119,9 +119,21 @@ pub fn check_outputs_for_runs(
 /// files, nothing for run directories), with their K, in the order of K; none where `dir`
 /// cannot be read. `Err` names an entry numbered past where a run may be.
 pub fn numbered_runs(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>, String> {
+    // The doors' one walk, of `dir` alone: a run directory is an entry not entered.
+    let limits = latlab_doors::tree::Limits {
+        depth: 0,
+        entries: 1 << 20,
+    };
+    let numbered = |name: &std::ffi::OsStr| {
+        (name.to_str()).is_some_and(|name| RunOf::number_in(name, suffix).is_some())
+    };
+    let tree = latlab_doors::tree::walk(dir, limits, numbered);
+    let entries = (tree.found.into_iter().map(|found| found.path))
+        .chain(tree.too_deep)
+        .chain(tree.links)
+        .chain(tree.not_regular);
     let mut runs = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
+    for path in entries {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };

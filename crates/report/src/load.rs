@@ -10,7 +10,7 @@ use crate::json::JSON_SCHEMA_VERSION;
 use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_engine::parameters::{Histogram, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a results file was refused; the message is the whole explanation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,15 +34,41 @@ pub fn load_versioned_run(path: &Path, reached: Reached) -> Result<(RunRecord, u
     run_of(&bytes).map_err(|why| in_file(path, why))
 }
 
+/// A results file to read: one the user named, or one a walk of a directory the user named
+/// found ([`latlab_doors::tree`]), read again from that directory without following a link.
+#[derive(Debug, Clone)]
+pub enum RunFile {
+    Named(PathBuf),
+    Found(latlab_doors::tree::Found),
+}
+
+impl RunFile {
+    pub fn path(&self) -> &Path {
+        match self {
+            RunFile::Named(path) => path,
+            RunFile::Found(found) => &found.path,
+        }
+    }
+
+    /// The run it records, read as [`load_run`] reads it.
+    pub fn load(&self) -> Result<RunRecord, LoadError> {
+        let bytes = match self {
+            RunFile::Named(path) => read_results_file(path, Reached::Named),
+            RunFile::Found(found) => read_found(found),
+        };
+        let bytes = bytes.map_err(|why| in_file(self.path(), why))?;
+        let (run, _) = run_of(&bytes).map_err(|why| in_file(self.path(), why))?;
+        Ok(run)
+    }
+}
+
 /// The runs of `files`, each read as [`load_run`] reads it, on as many threads as there are
 /// CPUs (parsing is most of a comparison's time), in the order given; the first file in that
 /// order that is refused is the error.
-pub fn load_runs(files: &[(&Path, Reached)]) -> Result<Vec<RunRecord>, LoadError> {
-    crate::parallel::map_in_order(files, "latlab-loader", |&(path, reached)| {
-        load_run(path, reached)
-    })
-    .into_iter()
-    .collect()
+pub fn load_runs(files: &[RunFile]) -> Result<Vec<RunRecord>, LoadError> {
+    crate::parallel::map_in_order(files, "latlab-loader", RunFile::load)
+        .into_iter()
+        .collect()
 }
 
 /// The run the bytes of a results file hold, parsed and checked as [`load_run`] does; the
@@ -105,15 +131,23 @@ fn one_line_fields(mut run: RunRecord) -> RunRecord {
 /// The bytes of a results file of at most [`MAX_FILE_BYTES`], through the door in
 /// ([`latlab_doors::input`]): a regular file only, refused with what to give instead.
 pub(crate) fn read_results_file(path: &Path, reached: Reached) -> Result<Vec<u8>, String> {
-    latlab_doors::input::read(path, reached, MAX_FILE_BYTES).map_err(|why| {
-        if why.starts_with("cannot read it") || why.contains("memory") {
-            why
-        } else if why.contains("more than the") || why.contains("grew past") {
-            format!("{why}; is it a results file?")
-        } else {
-            format!("{why}; give a results.json written by latlab")
-        }
-    })
+    latlab_doors::input::read(path, reached, MAX_FILE_BYTES).map_err(refused_results_file)
+}
+
+/// As [`read_results_file`], for a file a walk found ([`latlab_doors::tree`]).
+pub(crate) fn read_found(found: &latlab_doors::tree::Found) -> Result<Vec<u8>, String> {
+    found.read(MAX_FILE_BYTES).map_err(refused_results_file)
+}
+
+/// Why a results file could not be read, with what to give instead.
+fn refused_results_file(why: String) -> String {
+    if why.starts_with("cannot read it") || why.contains("memory") {
+        why
+    } else if why.contains("more than the") || why.contains("grew past") {
+        format!("{why}; is it a results file?")
+    } else {
+        format!("{why}; give a results.json written by latlab")
+    }
 }
 
 /// Parses a latlab JSON document; the error says what is wrong with it.

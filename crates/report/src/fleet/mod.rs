@@ -68,6 +68,9 @@ use std::path::{Path, PathBuf};
 
 /// The deepest directory level searched below the fleet's directory.
 const MAX_DEPTH: usize = 8;
+/// The most entries a walk looks at below one directory: a host run hourly for five years
+/// keeps some 44,000 runs of a few files each.
+const MAX_ENTRIES: usize = 1 << 20;
 /// Skipped files named in a note before "and N more".
 const NAMED_IN_NOTE: usize = 3;
 
@@ -201,7 +204,7 @@ impl Fleet {
                 if old == 1 { "it was" } else { "they were" }
             ));
         }
-        let (changed, with_history) = changed_lately(&extracts, declared, recent_runs);
+        let (changed, with_history) = changed_lately(&walk, &extracts, declared, recent_runs);
         Ok(Fleet {
             copies,
             changed,
@@ -297,6 +300,7 @@ impl Fleet {
 /// one run per host keeps its headline figures alone. The history's own notes (copies,
 /// hosts of one run) are the fleet's already, or no news in a fleet.
 fn changed_lately(
+    walk: &read::Walk,
     extracts: &[Extract],
     declared: &Presentations,
     recent_runs: usize,
@@ -306,11 +310,10 @@ fn changed_lately(
         let host = (extract.host_name.as_str(), extract.cpu_model.as_str());
         runs_of.entry(host).or_default().push(&extract.path);
     }
-    let again = read::Walk::of_files(
-        (runs_of.into_values())
+    let again = walk.of_files(
+        &(runs_of.into_values())
             .filter(|paths| paths.len() > 1)
             .flatten()
-            .map(Path::to_path_buf)
             .collect(),
     );
     if again.found.is_empty() {
@@ -611,7 +614,8 @@ mod tests {
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::write(deep.join("deep.json"), "{}").unwrap();
         let walk = json_files(dir.path());
-        assert_eq!(walk.found, [dir.path().join("a.json")]);
+        let found: Vec<&Path> = walk.found.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(found, [dir.path().join("a.json")]);
         assert_eq!(walk.ignored, 1);
         let notes = walk.notes().join("\n");
         assert!(notes.contains("1 link was not followed"), "{notes}");

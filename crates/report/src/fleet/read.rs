@@ -10,18 +10,17 @@
 //! says so. The files being read at once hold at most [`BYTES_IN_FLIGHT`] between them,
 //! and a summary larger than [`MAX_SUMMARY_BYTES`] is refused before it is read.
 
-use super::{MAX_DEPTH, count};
+use super::{MAX_DEPTH, MAX_ENTRIES, count};
 use crate::headline::headline_rows;
 use crate::load::{LoadError, figures_of};
 use crate::openmetrics::ResultFigure;
 use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
-use latlab_doors::Reached;
+use latlab_doors::tree::{Found, Limits};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
 
 /// The most bytes of files the fleet's readers hold at once: one results file of the largest
 /// size ([`crate::load::MAX_FILE_BYTES`]), or many small ones.
@@ -32,7 +31,7 @@ const MAX_SUMMARY_BYTES: u64 = 64 << 20;
 /// How much later than its summary a results file must have been written for the summary to
 /// be suspected of describing an earlier run: a copy that does not keep the times writes the
 /// two within a moment of each other.
-const STALE_AFTER: Duration = Duration::from_secs(1);
+const STALE_AFTER_S: i64 = 1;
 
 /// What one readable file gives.
 pub(super) struct Extract {
@@ -73,17 +72,18 @@ pub(super) struct RowFigure {
 const RESULTS_NAME: &str = "results.json";
 const SUMMARY_NAME: &str = "summary.json";
 
-/// What a walk of the runs' directory found: the `*.json` files (sorted), how many other
-/// files, and what it passed over, each with its path.
+/// What a walk of the runs' directory found (the doors' one walk, [`latlab_doors::tree`]):
+/// the `*.json` files (sorted), how many other files, and what it passed over, each with its
+/// path.
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
     /// The files to read, sorted.
-    pub(super) found: Vec<PathBuf>,
+    pub(super) found: Vec<Found>,
     pub(crate) ignored: usize,
     /// `results.json` files passed over for the `summary.json` beside them.
     pub(super) summarised: usize,
     /// Each such `summary.json`'s `results.json`: read where the summary cannot stand for it.
-    pub(super) beside: HashMap<PathBuf, PathBuf>,
+    pub(super) beside: HashMap<PathBuf, Found>,
     /// Links, not followed: a link back up the tree would be walked for ever.
     links: Vec<PathBuf>,
     /// Directories deeper than [`MAX_DEPTH`].
@@ -93,11 +93,19 @@ pub(crate) struct Walk {
     not_regular: Vec<PathBuf>,
     /// Directories that could not be listed, with why.
     unreadable: Vec<(PathBuf, String)>,
+    /// Entries past [`MAX_ENTRIES`], not looked at.
+    past_count: usize,
 }
 
 impl Walk {
-    /// A walk of these files alone, each read as it is (files an earlier walk found).
-    pub(super) fn of_files(found: Vec<PathBuf>) -> Walk {
+    /// A walk of these of its files alone, each read as it is (the files an earlier read
+    /// kept).
+    pub(super) fn of_files(&self, paths: &std::collections::HashSet<&Path>) -> Walk {
+        let mut found: Vec<Found> = (self.found.iter().chain(self.beside.values()))
+            .filter(|f| paths.contains(f.path.as_path()))
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
         Walk {
             found,
             ..Walk::default()
@@ -107,7 +115,7 @@ impl Walk {
     /// This walk and `other` as one (the walks of several directories), its files sorted.
     pub(crate) fn absorb(&mut self, other: Walk) {
         self.found.extend(other.found);
-        self.found.sort();
+        self.found.sort_by(|a, b| a.path.cmp(&b.path));
         self.ignored += other.ignored;
         self.summarised += other.summarised;
         self.beside.extend(other.beside);
@@ -115,6 +123,7 @@ impl Walk {
         self.too_deep.extend(other.too_deep);
         self.not_regular.extend(other.not_regular);
         self.unreadable.extend(other.unreadable);
+        self.past_count += other.past_count;
     }
 
     /// A note for each kind of thing passed over, naming the first few.
@@ -159,6 +168,12 @@ impl Walk {
                 if self.summarised == 1 { "it" } else { "them" }
             ));
         }
+        if self.past_count > 0 {
+            notes.push(format!(
+                "{} past the first {MAX_ENTRIES} not looked at: give a directory of fewer runs",
+                count(self.past_count, "entry", "entries"),
+            ));
+        }
         for (path, why) in &self.unreadable {
             notes.push(format!("{}: not read ({why})", path.display()));
         }
@@ -166,56 +181,27 @@ impl Walk {
     }
 }
 
+/// The walk of `dir` for its `*.json` files, at most [`MAX_DEPTH`] levels and
+/// [`MAX_ENTRIES`] entries deep, each `results.json` with a summary beside it passed over.
 pub(crate) fn json_files(dir: &Path) -> Walk {
-    let mut walk = Walk::default();
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((current, depth)) = stack.pop() {
-        let entries = match std::fs::read_dir(&current) {
-            Ok(entries) => entries,
-            Err(e) => {
-                walk.unreadable.push((current, e.to_string()));
-                continue;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    walk.unreadable.push((current.clone(), e.to_string()));
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let kind = match entry.file_type() {
-                Ok(kind) => kind,
-                Err(e) => {
-                    walk.unreadable.push((path, e.to_string()));
-                    continue;
-                }
-            };
-            if kind.is_symlink() {
-                walk.links.push(path);
-            } else if kind.is_dir() && depth < MAX_DEPTH {
-                stack.push((path, depth + 1));
-            } else if kind.is_dir() {
-                walk.too_deep.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                if kind.is_file() {
-                    walk.found.push(path);
-                } else {
-                    walk.not_regular.push(path);
-                }
-            } else {
-                walk.ignored += 1;
-            }
-        }
-    }
-    walk.found.sort();
+    let limits = Limits {
+        depth: MAX_DEPTH,
+        entries: MAX_ENTRIES,
+    };
+    let json = |name: &std::ffi::OsStr| Path::new(name).extension().is_some_and(|e| e == "json");
+    let tree = latlab_doors::tree::walk(dir, limits, json);
+    tree.claim();
+    let mut walk = Walk {
+        found: tree.found,
+        ignored: tree.ignored,
+        links: tree.links,
+        too_deep: tree.too_deep,
+        not_regular: tree.not_regular,
+        unreadable: tree.unreadable,
+        past_count: tree.past_count,
+        ..Walk::default()
+    };
     walk.pass_over_summarised();
-    walk.links.sort();
-    walk.too_deep.sort();
-    walk.not_regular.sort();
-    walk.unreadable.sort();
     walk
 }
 
@@ -226,14 +212,11 @@ pub(crate) fn read_all<T: RunShape>(
     declared: &Presentations,
 ) -> Vec<Result<T, LoadError>> {
     let in_flight = InFlight::default();
-    crate::parallel::map_in_order(&walk.found, "latlab-fleet-reader", |path| {
-        let beside = walk.beside.get(path).map(PathBuf::as_path);
-        let size = (std::iter::once(path.as_path()).chain(beside))
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
+    crate::parallel::map_in_order(&walk.found, "latlab-fleet-reader", |found| {
+        let beside = walk.beside.get(&found.path);
+        let size = (std::iter::once(found).chain(beside)).map(|f| f.size).sum();
         let held = in_flight.hold(size);
-        let outcome = extract(path, beside, declared);
+        let outcome = extract(found, beside, declared);
         in_flight.release(held);
         outcome
     })
@@ -265,17 +248,17 @@ impl InFlight {
     }
 }
 
-/// Reads one run: the file at `path`, or, for a summary with its results file `beside` it,
+/// Reads one run: the file `found`, or, for a summary with its results file `beside` it,
 /// the summary where it stands for that file and the results file where it does not.
 fn extract<T: RunShape>(
-    path: &Path,
-    beside: Option<&Path>,
+    found: &Found,
+    beside: Option<&Found>,
     declared: &Presentations,
 ) -> Result<T, LoadError> {
     let Some(results) = beside else {
-        return extract_file(path, declared);
+        return extract_file(found, declared);
     };
-    let summary: T = match extract_file(path, declared) {
+    let summary: T = match extract_file(found, declared) {
         Ok(summary) => summary,
         Err(why) => {
             let mut read: T = extract_file(results, declared)
@@ -284,7 +267,7 @@ fn extract<T: RunShape>(
             return Ok(read);
         }
     };
-    if !written_later(results, path) {
+    if results.modified_s - found.modified_s <= STALE_AFTER_S {
         return Ok(summary);
     }
     match extract_file::<T>(results, declared) {
@@ -292,7 +275,7 @@ fn extract<T: RunShape>(
             let why = format!(
                 "{}: of the run started {}, but {} beside it, written later, is of the run \
                  started {}",
-                path.display(),
+                found.path.display(),
                 summary.started_at(),
                 RESULTS_NAME,
                 read.started_at()
@@ -304,32 +287,21 @@ fn extract<T: RunShape>(
     }
 }
 
-/// Whether `file` was modified more than [`STALE_AFTER`] after `than`.
-fn written_later(file: &Path, than: &Path) -> bool {
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    match (modified(file), modified(than)) {
-        (Some(file), Some(than)) => file.duration_since(than).is_ok_and(|d| d > STALE_AFTER),
-        _ => false,
-    }
-}
-
 /// Reads one file and keeps what the fleet needs of it: a summary as it is, a full results
 /// file without its samples.
-fn extract_file<T: RunShape>(path: &Path, declared: &Presentations) -> Result<T, LoadError> {
+fn extract_file<T: RunShape>(found: &Found, declared: &Presentations) -> Result<T, LoadError> {
+    let path = found.path.as_path();
     let shown = path.display();
     let failed = |why: String| LoadError(format!("{shown}: {why}"));
-    if let Ok(metadata) = std::fs::metadata(path)
-        && metadata.len() > MAX_SUMMARY_BYTES
-        && begins_as_summary(path)
-    {
+    if found.size > MAX_SUMMARY_BYTES && begins_as_summary(found) {
         return Err(failed(format!(
             "a summary of {} MiB, more than the {} MiB a summary latlab writes can be; \
              read the results.json it was made from",
-            metadata.len() >> 20,
+            found.size >> 20,
             MAX_SUMMARY_BYTES >> 20
         )));
     }
-    let bytes = crate::load::read_results_file(path, Reached::Found).map_err(failed)?;
+    let bytes = crate::load::read_found(found).map_err(failed)?;
     if is_summary(&bytes) {
         let summary = parse_summary(&bytes).map_err(failed)?;
         check_headline(&summary, declared).map_err(failed)?;
@@ -339,9 +311,9 @@ fn extract_file<T: RunShape>(path: &Path, declared: &Presentations) -> Result<T,
     Ok(T::of_run(path, &run, schema, declared))
 }
 
-/// Whether the file at `path` begins as a summary, read from its first bytes alone.
-fn begins_as_summary(path: &Path) -> bool {
-    latlab_doors::input::head(path, Reached::Found, 256).is_ok_and(|head| is_summary(&head))
+/// Whether `found` begins as a summary, read from its first bytes alone.
+fn begins_as_summary(found: &Found) -> bool {
+    found.head(256).is_ok_and(|head| is_summary(&head))
 }
 
 impl RunShape for Extract {
@@ -414,16 +386,18 @@ impl Walk {
     /// what the fleet needs of the run in a few percent of the bytes.
     fn pass_over_summarised(&mut self) {
         let summaries: std::collections::HashSet<PathBuf> = (self.found.iter())
+            .map(|found| found.path.as_path())
             .filter(|path| path.file_name().is_some_and(|name| name == SUMMARY_NAME))
             .filter_map(|path| Some(path.parent()?.to_path_buf()))
             .collect();
         let before = self.found.len();
         let mut beside = HashMap::new();
-        self.found.retain(|path| {
+        self.found.retain(|found| {
+            let path = &found.path;
             let summarised = path.file_name().is_some_and(|name| name == RESULTS_NAME)
                 && path.parent().is_some_and(|dir| summaries.contains(dir));
             if summarised {
-                beside.insert(path.with_file_name(SUMMARY_NAME), path.clone());
+                beside.insert(path.with_file_name(SUMMARY_NAME), found.clone());
             }
             !summarised
         });
