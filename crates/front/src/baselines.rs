@@ -338,11 +338,33 @@ impl Baselines {
     /// Keeps `records` (this run, or the runs of a `--runs` command) as the baselines
     /// `--save-baseline` (these runs alone) and `--add-to-baseline` (these runs added) name,
     /// saying where; a baseline that cannot be written is noted in `unwritten`.
+    /// A run stopped before its end (Ctrl-C, a signal: `complete` false) is never kept: it
+    /// would replace or join the runs a baseline holds with figures of part of a run.
     pub fn keep(&self, records: &[RunRecord], unwritten: &mut Unwritten) {
         let Some(store) = &self.store else { return };
+        let whole: Vec<RunRecord> = (records.iter()).filter(|r| r.complete).cloned().collect();
         for (name, add) in [(&self.saved_as, false), (&self.added_to, true)] {
             let Some(name) = name else { continue };
-            let kept = store.keep(name, records, add, self.history);
+            if whole.len() < records.len() {
+                let cut = records.len() - whole.len();
+                crate::say!(
+                    "baseline {name}: {} stopped before its end not kept{}",
+                    if cut == 1 {
+                        "a run".to_string()
+                    } else {
+                        format!("{cut} runs")
+                    },
+                    if whole.is_empty() {
+                        "; the runs it held are as they were"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            if whole.is_empty() {
+                continue;
+            }
+            let kept = store.keep(name, &whole, add, self.history);
             if let Some(paths) = unwritten.note(&format!("the baseline {name}"), kept) {
                 let held = store.run_files(name).map_or(0, |files| files.len());
                 let written = match paths.as_slice() {
@@ -436,6 +458,49 @@ mod tests {
         store.keep("old", &[record()], true, 10).unwrap();
         assert_eq!(store.load("old").unwrap().len(), 2);
         assert!(!root.path().join("old.json").exists());
+    }
+
+    /// A run stopped before its end leaves a baseline as it was, saved or added to. Before:
+    /// Ctrl-C 0.3 s into `run --save-baseline ci` left the baseline one incomplete run, the
+    /// four it held gone.
+    #[test]
+    fn a_run_stopped_before_its_end_leaves_the_baseline_as_it_was() {
+        let root = tempfile::tempdir().unwrap();
+        let store = BaselineStore::at(root.path().to_path_buf());
+        let whole = RunRecord {
+            complete: true,
+            ..record()
+        };
+        store
+            .keep("ci", &[whole.clone(), whole], false, 10)
+            .unwrap();
+        let before = std::fs::read(root.path().join("ci/run-1.json")).unwrap();
+        for (save, add) in [(Some("ci"), None), (None, Some("ci"))] {
+            let args = BaselineArgs {
+                save_baseline: save.map(String::from),
+                add_to_baseline: add.map(String::from),
+                ..BaselineArgs::default()
+            };
+            let store = BaselineStore::at(root.path().to_path_buf());
+            let asked = Baselines::asked(
+                store,
+                &args,
+                Presentations::default(),
+                NoiseTables::default(),
+            );
+            let mut unwritten = Unwritten::default();
+            asked.unwrap().keep(&[record()], &mut unwritten);
+            assert_eq!(store_runs(root.path()), 2, "{save:?} {add:?}");
+            let after = std::fs::read(root.path().join("ci/run-1.json")).unwrap();
+            assert_eq!(after, before);
+        }
+    }
+
+    fn store_runs(root: &Path) -> usize {
+        BaselineStore::at(root.to_path_buf())
+            .load("ci")
+            .unwrap()
+            .len()
     }
 
     /// A baseline directory planted as a link (`ci -> /elsewhere`) is refused whether the

@@ -185,6 +185,7 @@ pub(crate) fn format_in(unit: Unit, figure: f64) -> String {
 }
 
 /// `1 host`, `2 hosts`.
+#[cfg(feature = "files")]
 pub(crate) fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
