@@ -8,6 +8,7 @@ use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
 use latlab_report::history::HistoryText;
+use latlab_report::formats::FileFormat;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
 
@@ -20,6 +21,45 @@ fn write_to(target: &OutputTarget, text: &str) -> anyhow::Result<()> {
         file => write_output(file, text)?,
     }
     Ok(())
+}
+
+/// Renders and writes each output asked for (saying where each went, where `say`). One that
+/// cannot be rendered or written does not stop the others: its error is kept, and the
+/// errors come back once every output was tried ([`all_written`]).
+fn write_each<M: ?Sized>(
+    outputs: &[(&'static FileFormat<M>, OutputTarget)],
+    subject: &M,
+    say: bool,
+) -> Vec<anyhow::Error> {
+    let declared = latlab_probes::presentations();
+    let mut failed = Vec::new();
+    for (format, target) in outputs {
+        let written = (format.exporter)(&declared)
+            .render(subject)
+            .map_err(anyhow::Error::from)
+            .and_then(|rendered| {
+                write_to(target, &rendered)?;
+                if say {
+                    say_written(format.name, target, &rendered)?;
+                }
+                Ok(())
+            });
+        if let Err(error) = written {
+            failed.push(error);
+        }
+    }
+    failed
+}
+
+/// `Ok` where every output was written; else each failure but the last said on standard
+/// error, and the last the command's error.
+fn all_written(failed: Vec<anyhow::Error>) -> anyhow::Result<()> {
+    let mut failed = failed.into_iter();
+    let last = failed.next_back();
+    for error in failed {
+        latlab_front::say!("error: {error:#}");
+    }
+    last.map_or(Ok(()), Err)
 }
 
 /// Writes the page and says where, with its size.
@@ -45,12 +85,7 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
     } else {
         write_to(&OutputTarget::Stdout, &text)?;
     }
-    let declared = latlab_probes::presentations();
-    for (format, target) in &plan.outputs {
-        let rendered = (format.exporter)(&declared).render(&plan.report)?;
-        write_to(target, &rendered)?;
-        say_written(format.name, target, &rendered)?;
-    }
+    let failed = write_each(&plan.outputs, &plan.report, true);
     let left_out = latlab_report::fleet::runs_left_out(&plan.report.fleet);
     let exported = (plan.outputs.iter())
         .any(|(format, _)| latlab_report::fleet::carries_latest_runs_only(format));
@@ -62,18 +97,12 @@ pub fn fleet(plan: &FleetPlan) -> anyhow::Result<()> {
             printable(&latlab_report::copies::first_few(&left_out))
         );
     }
-    Ok(())
+    all_written(failed)
 }
 
 /// Writes the run in each format asked for, and says where.
 pub fn export(plan: &ExportPlan) -> anyhow::Result<()> {
-    let declared = latlab_probes::presentations();
-    for (format, target) in &plan.outputs {
-        let rendered = (format.exporter)(&declared).render(&plan.run)?;
-        write_to(target, &rendered)?;
-        say_written(format.name, target, &rendered)?;
-    }
-    Ok(())
+    all_written(write_each(&plan.outputs, &plan.run, true))
 }
 
 /// `report: PATH (N KiB)` (what was written, where, and its size), on standard output, or
@@ -125,9 +154,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
         .render(&compared)?
     );
     let text = plan.terminal.printable(&text);
-    for (format, target) in &outputs {
-        write_to(target, &(format.exporter)(&declared).render(&compared)?)?;
-    }
+    let failed = write_each(&outputs, &compared, false);
     let mut status = ExitCode::SUCCESS;
     let mut gate = String::new();
     if let Some(percent) = plan.fail_if_slower {
@@ -143,6 +170,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
     } else {
         write_to(&OutputTarget::Stdout, &text)?;
     }
+    all_written(failed)?;
     Ok(status)
 }
 
@@ -150,12 +178,7 @@ pub fn compare(plan: ComparePlan) -> anyhow::Result<ExitCode> {
 /// finds a change that made a result slower by more than its percentage.
 pub fn history(plan: &HistoryPlan) -> anyhow::Result<ExitCode> {
     let mut text = HistoryText.render(&plan.history)?;
-    let declared = latlab_probes::presentations();
-    for (format, target) in &plan.outputs {
-        let rendered = (format.exporter)(&declared).render(&plan.history)?;
-        write_to(target, &rendered)?;
-        say_written(format.name, target, &rendered)?;
-    }
+    let failed = write_each(&plan.outputs, &plan.history, true);
     let mut status = ExitCode::SUCCESS;
     if let Some(percent) = plan.fail_if_slower {
         let slower = plan.history.slower_than(percent);
@@ -187,6 +210,7 @@ pub fn history(plan: &HistoryPlan) -> anyhow::Result<ExitCode> {
     } else {
         write_to(&OutputTarget::Stdout, &text)?;
     }
+    all_written(failed)?;
     Ok(status)
 }
 

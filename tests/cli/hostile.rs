@@ -895,6 +895,78 @@ fn a_fifo_output_with_no_reader_is_reported_not_waited_for() {
     assert!(dir.path().join("latlab-results/results.json").is_file());
 }
 
+/// A FIFO named as an output whose reader holds it open and never reads: past the pipe's
+/// 64 KiB the output takes no bytes, and is abandoned in one line after its patience (10 s),
+/// the other outputs written. Before: the command waited for ever.
+#[test]
+fn a_fifo_output_whose_reader_never_reads_is_abandoned() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The reader: opens the FIFO and sleeps, never reading.
+    let mut reader = Command::new("sh")
+        .arg("-c")
+        .arg("exec sleep 60 < ff")
+        .current_dir(dir.path())
+        .spawn()
+        .unwrap();
+    // A results file past the pipe's 64 KiB.
+    let good = dir.path().join("good.json");
+    synthetic_run_of(dir.path(), "mem.latency")
+        .arg("--json")
+        .arg(&good)
+        .assert()
+        .success();
+    let started = std::time::Instant::now();
+    let output = latlab(dir.path())
+        .arg("export")
+        .arg(&good)
+        .args(["--json", "ff", "--csv", "good.csv"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let _ = reader.kill();
+    let _ = reader.wait();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ff: its reader took no bytes for 10 s"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(40), "{stderr}");
+    assert!(dir.path().join("good.csv").is_file(), "{stderr}");
+}
+
+/// One output that cannot be written does not drop the others: `history --json /dev/full
+/// --csv a.csv --markdown a.md` writes both files and its text, and ends with the full
+/// disk's error. Before: neither file and no text.
+#[test]
+fn one_output_that_fails_leaves_the_others_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    std::fs::create_dir_all(dir.path().join("runs/host")).unwrap();
+    std::fs::rename(&good, dir.path().join("runs/host/results.json")).unwrap();
+    let output = latlab(dir.path())
+        .args(["history", "runs", "--json", "/dev/full"])
+        .args(["--csv", "a.csv", "--markdown", "a.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    for written in ["a.csv", "a.md"] {
+        assert!(dir.path().join(written).is_file(), "{written}: {stderr}");
+    }
+    assert!(!output.stdout.is_empty(), "{stderr}");
+}
+
 /// Root (or anyone) running in a results directory that another user owns is refused before
 /// measuring: that user could have linked results.json to a device.
 #[test]

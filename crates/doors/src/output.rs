@@ -386,7 +386,7 @@ fn write_in_place(
     use std::os::fd::AsFd;
     let flags = libc::O_WRONLY | libc::O_NOFOLLOW;
     // Opened first without blocking: for a FIFO, this fails at once when nobody reads it.
-    let _probe =
+    let opened =
         crate::sys::open_in(dir.as_fd(), name, flags | libc::O_NONBLOCK, 0).map_err(|e| match e
             .raw_os_error()
         {
@@ -395,11 +395,24 @@ fn write_in_place(
             }
             _ => e,
         })?;
-    // A reader is there, so this open does not wait; its writes block as usual, so a slow
-    // reader is waited for.
-    let fd = crate::sys::open_in(dir.as_fd(), name, flags, 0)?;
-    std::fs::File::from(fd).write_all(bytes)
+    // A reader is there; its writes wait for it while it takes bytes, and give up on one
+    // that takes none for OUTPUT_PATIENCE.
+    crate::sys::write_with_patience(opened.as_fd(), bytes, OUTPUT_PATIENCE).map_err(|e| {
+        if e.kind() == io::ErrorKind::TimedOut {
+            io::Error::other(format!(
+                "its reader took no bytes for {} s (a FIFO nobody reads from); abandoned",
+                OUTPUT_PATIENCE.as_secs()
+            ))
+        } else {
+            e
+        }
+    })
 }
+
+/// How long a device or FIFO written in place may take no bytes before the output is
+/// abandoned: a reader that has stopped reading would otherwise hold the command for ever.
+#[cfg(unix)]
+const OUTPUT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Replaces `name` in the directory open as `dir` whole: a temporary file beside it,
 /// created exclusively (never through a link), written and (as `durability` says) synced,

@@ -216,6 +216,46 @@ pub fn names_in(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
     Ok(names)
 }
 
+/// Writes all of `bytes` to the non-blocking descriptor `fd`, waiting (`poll`) while it
+/// takes none; `Err` of kind `TimedOut` once it has taken none for `patience`.
+pub fn write_with_patience(
+    fd: BorrowedFd<'_>,
+    bytes: &[u8],
+    patience: std::time::Duration,
+) -> io::Result<()> {
+    let mut left = bytes;
+    while !left.is_empty() {
+        // SAFETY: an open descriptor, and a buffer valid for `left.len()` bytes that outlives
+        // the call.
+        let written = unsafe { libc::write(fd.as_raw_fd(), left.as_ptr().cast(), left.len()) };
+        if let Ok(written) = usize::try_from(written) {
+            left = &left[written..];
+            continue;
+        }
+        let error = io::Error::last_os_error();
+        match error.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => {}
+            _ => return Err(error),
+        }
+        let mut wanted = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        let timeout = libc::c_int::try_from(patience.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one pollfd, valid and writable for the call.
+        let ready = unsafe { libc::poll(&mut wanted, 1, timeout) };
+        match ready {
+            0 => return Err(io::Error::from(io::ErrorKind::TimedOut)),
+            -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            -1 => return Err(io::Error::last_os_error()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The user this process acts as.
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid takes nothing and cannot fail.
@@ -263,6 +303,31 @@ pub fn group_exists(group: u32) -> bool {
 mod tests {
     use super::*;
     use std::os::fd::AsFd;
+
+    /// A pipe whose reader never reads takes its buffer's worth and then nothing: the write
+    /// gives up after its patience, as TimedOut; one read in time takes every byte.
+    #[test]
+    fn a_write_gives_up_on_a_reader_that_takes_nothing() {
+        let mut ends = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into `ends`, which outlives the call.
+        checked(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) })
+            .unwrap();
+        // SAFETY: both descriptors were just opened, and are owned here alone.
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+        let patience = std::time::Duration::from_millis(200);
+        let bytes = vec![7u8; 1 << 20];
+        let started = std::time::Instant::now();
+        let stalled = write_with_patience(writer.as_fd(), &bytes, patience).unwrap_err();
+        assert_eq!(stalled.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() >= patience);
+        // The reader takes what the pipe holds (up to where it would wait); then the pipe
+        // has room again.
+        let mut file = std::fs::File::from(reader);
+        let mut sink = vec![0u8; 1 << 16];
+        while std::io::Read::read(&mut file, &mut sink).is_ok_and(|n| n > 0) {}
+        write_with_patience(writer.as_fd(), &bytes[..1000], patience).unwrap();
+    }
 
     /// A file made, looked at, renamed and removed within a directory is there and then
     /// gone; a link reads back its text; a directory's names are its entries.
