@@ -191,15 +191,14 @@ pub fn history(args: &HistoryArgs) -> Result<HistoryPlan, UsageError> {
 /// `--since`: a date (`2026-11-20`) or an RFC 3339 time in UTC as the results files write it
 /// (`2026-11-20T03:00:00Z`), which compare as text.
 fn since_of(text: &str) -> Result<String, UsageError> {
-    let date = text.get(..10).unwrap_or("");
-    let well_formed = date.len() == 10
-        && date.char_indices().all(|(i, c)| match i {
-            4 | 7 => c == '-',
-            _ => c.is_ascii_digit(),
-        })
-        && (text.len() == 10 || text.as_bytes()[10] == b'T');
-    if well_formed {
-        Ok(text.to_string())
+    // A day alone is its first second; either way a real date and time, in UTC as runs
+    // record their start, so that it orders against them.
+    let time = match text.len() {
+        10 => format!("{text}T00:00:00Z"),
+        _ => text.to_string(),
+    };
+    if latlab_report::validate::is_start_time(&time) {
+        Ok(time)
     } else {
         Err(UsageError(format!(
             "--since {text}: not a date; give one as 2026-11-20 or 2026-11-20T03:00:00Z"

@@ -131,10 +131,12 @@ fn one_run_a_damaged_file_and_no_runs_are_said() {
         .code(2);
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
     assert!(stderr.contains("no latlab results file"), "{stderr}");
-    latlab(dir.path())
-        .args(["history", "nightly", "--since", "yesterday"])
-        .assert()
-        .code(2);
+    for since in ["yesterday", "2026-13-45", "2026-02-30T00:00:00Z"] {
+        latlab(dir.path())
+            .args(["history", "nightly", "--since", since])
+            .assert()
+            .code(2);
+    }
     let refused = latlab(dir.path())
         .args(["history", "nightly", "--beyond-scatter", "11"])
         .assert()

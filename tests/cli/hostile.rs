@@ -228,6 +228,61 @@ fn escape_sequences_in_a_file_do_not_reach_the_terminal() {
     assert!(stdout.contains("evil\\u{1b}]0;owned\\u{7}host"), "{stdout}");
 }
 
+/// A line break in any field describing the machine (the governor, the microcode, the
+/// hypervisor, the clock source …) is shown escaped, never printed as a line of its own:
+/// a crafted file cannot forge a line of the comparison. Before: those fields printed raw.
+#[test]
+fn a_field_of_the_machine_cannot_forge_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    let forged = "x\nB against A: 0 slower, 0 faster, 99 same";
+    let environment = &mut json["latlab"]["environment"];
+    for field in ["virtualization", "clocksource", "transparent_hugepages"] {
+        environment[field] = forged.into();
+    }
+    environment["cpu"]["governor"] = forged.into();
+    environment["cpu"]["microcode"] = forged.into();
+    let evil = dir.path().join("evil.json");
+    std::fs::write(&evil, json.to_string()).unwrap();
+    let output = latlab(dir.path())
+        .args(["compare", good.to_str().unwrap(), evil.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.starts_with("B against A: 0 slower, 0 faster, 99")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("x\\nB against A"), "{stdout}");
+}
+
+/// A start that is not a time (empty, "garbage", another offset) is refused naming the
+/// field, rather than sorted as text ("" first, "garbage" last).
+#[test]
+fn a_start_that_is_not_a_time_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    for start in ["", "garbage", "2026-12-07T04:30:00-05:00"] {
+        json["latlab"]["started_at"] = start.into();
+        std::fs::write(dir.path().join("bad.json"), json.to_string()).unwrap();
+        let output = latlab(dir.path())
+            .args(["export", "bad.json", "--csv", "-"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{start}: {stderr}");
+        assert!(stderr.contains("started_at"), "{start}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
 #[test]
 fn more_runs_than_letters_each_get_their_own_label() {
     let dir = tempfile::tempdir().unwrap();

@@ -113,6 +113,39 @@ pub(crate) fn make_short_line(field: &mut String) {
     }
 }
 
+/// Makes every text field of a machine's description read from a file one short line
+/// ([`make_short_line`]): the names printed in tables and legends, and the values printed
+/// beside them (the hypervisor, the governor, the microcode, the clock source, transparent
+/// huge pages), so that no line break in any of them forges a line of what is printed.
+#[cfg(feature = "files")]
+pub(crate) fn make_environment_one_line(environment: &mut latlab_engine::environment::Environment) {
+    for field in [
+        &mut environment.host_name,
+        &mut environment.os,
+        &mut environment.kernel,
+        &mut environment.arch,
+        &mut environment.cpu.model,
+        &mut environment.latlab_version,
+        &mut environment.build_profile,
+        &mut environment.opt_level,
+    ] {
+        make_short_line(field);
+    }
+    for field in [
+        &mut environment.virtualization,
+        &mut environment.emulated,
+        &mut environment.clocksource,
+        &mut environment.transparent_hugepages,
+        &mut environment.cpu.governor,
+        &mut environment.cpu.microcode,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        make_short_line(field);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

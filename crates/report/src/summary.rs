@@ -226,6 +226,7 @@ struct Version {
 /// [`validate::MIN_TIME_NS`], a headline figure positive), every size within bounds, each result and headline row named once and
 /// each row read from a result of the summary.
 fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
+    validate::started_at(&summary.started_at)?;
     validate::environment(&summary.environment)?;
     let hasher = fnv::FnvBuildHasher::default();
     let mut names =
@@ -337,11 +338,11 @@ pub fn check_headline(summary: &RunSummary<'_>, declared: &Presentations) -> Res
 
 /// The names printed from a summary, each made one line.
 fn one_line_fields(summary: &mut RunSummary<'_>) {
-    use crate::printable::{make_one_line as fix, make_short_line};
-    make_short_line(&mut summary.environment.host_name);
-    make_short_line(&mut summary.environment.cpu.model);
-    fix(&mut summary.started_at);
-    fix(&mut summary.suite);
+    use crate::printable::{make_environment_one_line, make_short_line};
+    make_environment_one_line(&mut summary.environment);
+    make_short_line(&mut summary.latlab_version);
+    make_short_line(&mut summary.started_at);
+    make_short_line(&mut summary.suite);
     for row in &mut summary.headline {
         fix_name(&mut row.operation);
         fix_name(&mut row.result);

@@ -39,6 +39,7 @@ enum Samples {
 }
 
 fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
+    started_at(&run.started_at)?;
     let clock = &run.clock;
     within("clock.frequency_hz", clock.frequency_hz, 1.0, 1e13)?;
     check(
@@ -130,6 +131,25 @@ fn settings(settings: &latlab_engine::model::RunSettings) -> Result<(), String> 
 /// The machine as the run recorded it, each figure one a machine reports: what a
 /// comparison decides by (the caches that say which stability checks speak for a result,
 /// the CPUs that say which machine it was) cannot be made to decide otherwise.
+/// Whether `text` is a time as a run's start is written: RFC 3339, in UTC.
+pub fn is_start_time(text: &str) -> bool {
+    humantime::parse_rfc3339(text).is_ok()
+}
+
+/// When a run started, as latlab writes it: an RFC 3339 time in UTC
+/// (`2026-12-07T13:08:50Z`). Runs are ordered by it, so a start that is not one (empty,
+/// "garbage", another offset) is refused rather than sorted as text.
+pub(crate) fn started_at(text: &str) -> Result<(), String> {
+    if is_start_time(text) {
+        return Ok(());
+    }
+    let shown: String = crate::printable::one_line(text).chars().take(40).collect();
+    Err(format!(
+        "started_at \"{shown}\" is not a time in UTC as latlab writes one \
+         (2026-12-07T13:08:50Z)"
+    ))
+}
+
 pub(crate) fn environment(
     environment: &latlab_engine::environment::Environment,
 ) -> Result<(), String> {
