@@ -283,6 +283,29 @@ fn a_start_that_is_not_a_time_is_refused() {
     }
 }
 
+/// A host's name longer than any machine's is refused, not cut: two hosts whose names share
+/// their first 256 characters were read as one.
+#[test]
+fn a_host_name_longer_than_any_machine_has_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    json["latlab"]["environment"]["host_name"] = format!("{}-one", "h".repeat(300)).into();
+    std::fs::write(dir.path().join("long.json"), json.to_string()).unwrap();
+    let output = latlab(dir.path())
+        .args(["export", "long.json", "--csv", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("environment.host_name is 304 characters long"),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 400, "{stderr}");
+}
+
 #[test]
 fn more_runs_than_letters_each_get_their_own_label() {
     let dir = tempfile::tempdir().unwrap();

@@ -68,13 +68,22 @@ fn a_damaged_summary_gives_way_to_the_results_beside_it() {
 /// An edit of a JSON document.
 type Edit = dyn Fn(&mut serde_json::Value);
 
-/// A summary is held to the results file's rules: a headline of -118 ns, of 1e-300 ns, or
-/// of 5 ns beside its own result's 118 ns, and a result named twice, are refused (and the
-/// results file beside it read instead). Before: each was read as it was.
+/// A summary is held to the results file's rules: a headline of -118 ns, of 1e-300 ns, of
+/// 5 ns beside its own result's 118 ns or of no samples, a result named twice, and a start
+/// that is not a time, are refused (and the results file beside it read instead). Before:
+/// each was read as it was.
 #[test]
 fn a_summary_edited_apart_from_its_results_is_not_believed() {
     let dir = tempfile::tempdir().unwrap();
-    let edits: [(&str, Box<Edit>); 4] = [
+    let edits: [(&str, Box<Edit>); 6] = [
+        (
+            "unsampled",
+            Box::new(|json| json["headline"][0]["samples"] = 0.into()),
+        ),
+        (
+            "undated",
+            Box::new(|json| json["started_at"] = "garbage".into()),
+        ),
         (
             "negative",
             Box::new(|json| json["headline"][0]["median_ns"] = (-118.0).into()),
@@ -111,20 +120,20 @@ fn a_summary_edited_apart_from_its_results_is_not_believed() {
     }
     let (status, stdout, stderr) = fleet(dir.path(), &["runs"]);
     assert_eq!(status, Some(0), "{stderr}");
-    assert!(stdout.contains("4 hosts"), "{stdout}");
+    assert!(stdout.contains("6 hosts"), "{stdout}");
     assert!(
-        stdout.contains("4 summary.json files could not stand for"),
+        stdout.contains("6 summary.json files could not stand for"),
         "{stdout}"
     );
-    assert!(stdout.contains("and 1 more"), "{stdout}");
+    assert!(stdout.contains("and 3 more"), "{stdout}");
     // Alone (no results file beside them), such summaries are skipped, not read.
-    for host in ["negative", "tiny", "apart", "twice"] {
+    for host in ["negative", "tiny", "apart", "twice", "unsampled", "undated"] {
         std::fs::remove_file(dir.path().join("runs").join(host).join("results.json")).unwrap();
     }
     let (status, _, stderr) = fleet(dir.path(), &["runs"]);
     assert_eq!(status, Some(2), "{stderr}");
-    // The fourth (a result named twice) is "and 1 more": the unit tests name it.
-    for why in ["below 1e-6 ns", "makes it 118 ns", "and 1 more"] {
+    // The three others are "and 3 more".
+    for why in ["below 1e-6 ns", "makes it 118 ns", "and 3 more"] {
         assert!(stderr.contains(why), "{why}: {stderr}");
     }
 }

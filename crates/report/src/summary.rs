@@ -292,6 +292,10 @@ fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
         // a run writes none that is not positive.
         let positive = latlab_doors::rules::Rule::PositiveTime;
         latlab_doors::rules::check(at("median_ns"), row.median_ns, positive)?;
+        // A figure of no samples is none: a run writes a headline row only for a result
+        // it measured.
+        let count = latlab_doors::rules::Rule::Count;
+        latlab_doors::rules::check(at("samples"), row.samples as f64, count)?;
     }
     Ok(())
 }

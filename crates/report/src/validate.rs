@@ -128,9 +128,6 @@ fn settings(settings: &latlab_engine::model::RunSettings) -> Result<(), String> 
     within("settings.budget_per_benchmark_ns", budget, 1.0, MAX_RUN_NS)
 }
 
-/// The machine as the run recorded it, each figure one a machine reports: what a
-/// comparison decides by (the caches that say which stability checks speak for a result,
-/// the CPUs that say which machine it was) cannot be made to decide otherwise.
 /// Whether `text` is a time as a run's start is written: RFC 3339, in UTC.
 pub fn is_start_time(text: &str) -> bool {
     humantime::parse_rfc3339(text).is_ok()
@@ -150,9 +147,33 @@ pub(crate) fn started_at(text: &str) -> Result<(), String> {
     ))
 }
 
+/// The host's name and CPU model, which say which machine a run is of, refused past
+/// [`crate::printable::MAX_MACHINE_FIELD_CHARS`] rather than cut: two hosts whose names share
+/// their first characters would otherwise be read as one.
+fn identity(environment: &latlab_engine::environment::Environment) -> Result<(), String> {
+    use crate::printable::MAX_MACHINE_FIELD_CHARS as LONGEST;
+    for (field, text) in [
+        ("environment.host_name", &environment.host_name),
+        ("environment.cpu.model", &environment.cpu.model),
+    ] {
+        let length = text.chars().count();
+        if length > LONGEST {
+            return Err(format!(
+                "{field} is {length} characters long, more than any machine's ({LONGEST} at \
+                 most)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The machine as the run recorded it, each figure one a machine reports: what a
+/// comparison decides by (the caches that say which stability checks speak for a result,
+/// the CPUs that say which machine it was) cannot be made to decide otherwise.
 pub(crate) fn environment(
     environment: &latlab_engine::environment::Environment,
 ) -> Result<(), String> {
+    identity(environment)?;
     let cpu = &environment.cpu;
     within(
         "environment.cpu.logical_cpus",
