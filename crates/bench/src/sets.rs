@@ -11,6 +11,7 @@ use crate::profile::Profiler;
 use crate::session::{Failure, Mode, Session};
 use crate::text::{allocation_lines, comparison_lines, count_lines, cycle_lines, profile_text};
 use latlab_engine::budget::Allowance;
+use latlab_engine::cycle::CYCLE_PROBE;
 use latlab_engine::model::{ProbeOutcome, ProbeStatus, RunRecord};
 use latlab_engine::signals::StopSignals;
 use latlab_engine::{BenchResult, Config, Interrupted, Runner};
@@ -20,9 +21,6 @@ use latlab_report::{ExportError, Exporter, TableExporter};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// The probe under which a run keeps the core's cycle, as the main job's `cpu.frequency`.
-const CYCLE_PROBE: &str = "cpu.frequency";
 
 /// The selected benchmarks in their sets, measured by a session made when the run starts.
 pub(crate) struct BenchSets {

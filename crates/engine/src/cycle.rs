@@ -41,6 +41,9 @@ const EOR_CYCLES: Key = Key::new("eor_cycles");
 /// The multiply chain's cycles per instruction, beside the cycle (recorded, not judged).
 pub const IMUL_CYCLES: Key = Key::new("imul_cycles");
 
+/// The probe whose result the cycle is (`cpu.frequency`), under which a harness's run keeps
+/// the cycle it measured before its benchmarks.
+pub const CYCLE_PROBE: &str = "cpu.frequency";
 /// The name of the cycle's result.
 pub const CYCLE_RESULT: &str = "cpu.frequency/cycle";
 

@@ -51,8 +51,8 @@ impl crate::Offered for History {
     }
 }
 
-/// The result whose figure is the core clock's period.
-pub const CLOCK_RESULT: &str = "cpu.frequency/cycle";
+/// The result whose figure is the core clock's period: the engine's cycle.
+pub use latlab_engine::cycle::CYCLE_RESULT as CLOCK_RESULT;
 
 /// What a history is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
