@@ -414,3 +414,48 @@ fn a_failed_probe_fails_the_gate_by_name() {
         );
     }
 }
+
+/// What a probe that ended well says it left out to keep the run within its time budget is
+/// no failure of the gate (the run measured what its budget allowed); the same result gone
+/// with no word from its probe is (renamed, or no longer measured). Before: an unchanged
+/// rerun whose ipc.throughput left out two points for its budget failed the gate.
+#[test]
+fn a_result_left_out_for_the_budget_does_not_fail_the_gate() {
+    let names = clock_names();
+    let split = |run: &mut RunRecord| {
+        let noise = &mut run.probes[0];
+        let (work, kept): (Vec<BenchResult>, Vec<BenchResult>) =
+            (noise.results.drain(..)).partition(|r| r.name.starts_with("io.work/"));
+        noise.results = kept;
+        run.probes.push(ProbeOutcome {
+            id: "io.work".into(),
+            results: work,
+            ..outcome(Vec::new())
+        });
+    };
+    let mut a = side_of("A", &names, (1, &[1.0]), &[], 1.0);
+    let mut b = side_of("B", &names, (2, &[1.0]), &[], 1.0);
+    split(&mut a.runs[0]);
+    split(&mut b.runs[0]);
+    let probe = b.runs[0].probes.last_mut().unwrap();
+    probe.results.retain(|r| r.name != "io.work/7");
+    probe.results[0]
+        .warnings
+        .push(latlab_engine::Warning::PartSkipped {
+            part: "io.work points 7".into(),
+            reason: "left out to keep the run within its time budget".into(),
+        });
+    let sides = [a.clone(), b.clone()];
+    let gate = Gate::of(&compared(&sides, Excused::default()), 10.0);
+    assert!(gate.missing.is_empty(), "{}", gate.text("result", "A"));
+    assert!(!gate.failed(), "{}", gate.text("result", "A"));
+    let probe = b.runs[0].probes.last_mut().unwrap();
+    probe.results.retain(|r| r.name != "io.work/8");
+    let gate = Gate::of(&compared(&[a, b], Excused::default()), 10.0);
+    let text = gate.text("result", "A");
+    assert!(gate.failed(), "{text}");
+    assert!(
+        text.contains("B lacks 1 result of A (io.work/8): io.work ran but did not measure them"),
+        "{text}"
+    );
+}

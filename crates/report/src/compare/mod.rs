@@ -242,7 +242,7 @@ pub struct MissingResult {
     pub probe: String,
     pub why: MissingWhy,
     /// Whether it fails a gate: a primary result, or any result of a probe that did not end
-    /// well (a sweep point alone goes missing where a sweep stops at its budget).
+    /// well; not a sweep point, nor what a probe said it left out for the time budget.
     pub gated: bool,
 }
 
@@ -976,9 +976,16 @@ fn missing(first: &RunRecord, side: &Side, result: &BenchResult) -> MissingResul
         } else {
             MissingWhy::NotMeasured
         });
-    let ended_well = matches!(why, MissingWhy::NotMeasured | MissingWhy::LeftOut(_));
+    // A probe that ended well and said it left the result out for the run's time budget
+    // measured what the budget allowed: the run lacks nothing it should have had. A sweep's
+    // points follow the caches it finds; anything else missing is the gate's.
+    let gated = match why {
+        MissingWhy::LeftOut(_) => false,
+        MissingWhy::NotMeasured => !result.is_sweep_point(),
+        _ => true,
+    };
     MissingResult {
-        gated: !result.is_sweep_point() || !ended_well,
+        gated,
         name: result.name.clone(),
         probe,
         why,
