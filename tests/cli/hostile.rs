@@ -306,6 +306,29 @@ fn a_host_name_longer_than_any_machine_has_is_refused() {
     assert!(stderr.len() < 400, "{stderr}");
 }
 
+/// A result's name of a mebibyte is refused by its field, never quoted whole or kept: a
+/// directory of such files could take a fleet's memory.
+#[test]
+fn a_name_of_a_mebibyte_is_refused_without_being_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(1 << 20).into();
+    std::fs::write(dir.path().join("long.json"), json.to_string()).unwrap();
+    let output = latlab(dir.path())
+        .args(["export", "long.json", "--csv", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("probes[0].results[0].name is 1048576 bytes long"),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 400, "{}", stderr.len());
+}
+
 #[test]
 fn more_runs_than_letters_each_get_their_own_label() {
     let dir = tempfile::tempdir().unwrap();

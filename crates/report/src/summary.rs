@@ -232,6 +232,7 @@ fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
     let mut names =
         std::collections::HashSet::with_capacity_and_hasher(summary.results.len(), hasher);
     for result in &summary.results {
+        validate::name_length("a result's name", &result.name)?;
         // The field's name is written out only for a refusal: a fleet checks millions.
         let at = |field: &'static str| Field("results", &result.name, field);
         if !names.insert(result.name.as_ref()) {
@@ -270,6 +271,7 @@ fn check_figures(summary: &RunSummary<'_>) -> Result<(), String> {
     }
     let mut operations = std::collections::HashSet::new();
     for row in &summary.headline {
+        validate::name_length("a headline row's operation", &row.operation)?;
         let at = |field: &'static str| Field("headline", &row.operation, field);
         if !operations.insert(row.operation.as_ref()) {
             return Err(format!("{} is a row already in the headline", at("")));

@@ -91,7 +91,9 @@ fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
             0.0,
             MAX_RUN_NS,
         )?;
+        name_length(&format!("probes[{p}].id"), &probe.id)?;
         for (r, result) in probe.results.iter().enumerate() {
+            name_length(&format!("probes[{p}].results[{r}].name"), &result.name)?;
             let at = format!("probes[{p}].results[{r}] ({})", result.name);
             if !result_names.insert(result.name.as_str()) {
                 return Err(format!(
@@ -103,6 +105,22 @@ fn validate_as(run: &RunRecord, samples: Samples) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The longest name of a probe or result read back: far past any a probe or a benchmark
+/// (its group, arguments and types) is given, short enough that a file of many cannot take
+/// the memory of a fleet.
+pub(crate) const MAX_NAME_BYTES: usize = 1024;
+
+/// A name no longer than [`MAX_NAME_BYTES`], refused by its field (never quoted whole).
+pub(crate) fn name_length(field: &str, name: &str) -> Result<(), String> {
+    if name.len() <= MAX_NAME_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "{field} is {} bytes long, more than a name latlab writes ({MAX_NAME_BYTES} at most)",
+        name.len()
+    ))
 }
 
 /// The most iterations a sample times, or events (switches, faults) a result counts: far
