@@ -40,6 +40,20 @@ fn parse_command_line() -> Result<Cli, clap::Error> {
 /// executed. A run learns here, once, whether a `--runs` command started it
 /// ([`RunOf::of_this_process`]), and its plan is made from that.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let reads_runs = matches!(
+        cli.command,
+        Some(
+            Command::Report(_)
+                | Command::Compare(_)
+                | Command::Fleet(_)
+                | Command::History(_)
+                | Command::Noise(_)
+                | Command::Export(_)
+        )
+    );
+    if reads_runs {
+        latlab_doors::input::room_to_read().map_err(anyhow::Error::msg)?;
+    }
     match cli.command {
         None => run_probes(plan::run(&cli.run, None, RunOf::of_this_process())?),
         Some(Command::Run(args)) => run_probes(plan::run(&args, None, RunOf::of_this_process())?),

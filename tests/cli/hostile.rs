@@ -329,6 +329,33 @@ fn a_name_of_a_mebibyte_is_refused_without_being_quoted() {
     assert!(stderr.len() < 400, "{}", stderr.len());
 }
 
+/// Under a memory limit too small to read runs in (`ulimit -v` of 20 to 150 MB), a command
+/// that reads them refuses in one line with status 2. Before: history aborted ("memory
+/// allocation of 7 bytes failed", SIGABRT, 134).
+#[test]
+fn a_memory_limit_too_small_to_read_in_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = results_file(dir.path(), "good.json");
+    std::fs::create_dir_all(dir.path().join("runs/host")).unwrap();
+    std::fs::rename(&good, dir.path().join("runs/host/results.json")).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("latlab");
+    // From 80 MiB: a test's build (its debug information mapped) cannot even be loaded in
+    // 20; the release build refuses there too.
+    for kib in [80 << 10, 150 << 10] {
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {kib} && exec \"$0\" history runs"))
+            .arg(&binary)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{kib} KiB: {stderr}");
+        assert!(stderr.contains("(ulimit -v)"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
 #[test]
 fn more_runs_than_letters_each_get_their_own_label() {
     let dir = tempfile::tempdir().unwrap();

@@ -140,6 +140,26 @@ pub fn claim(_device: u64, _inode: u64, path: &Path) {
     }
 }
 
+/// The least address space a command that reads runs is let start with: its threads'
+/// stacks and allocator arenas, a results file and what it parses into. Below it, an
+/// allocation fails part-way and the process aborts instead of saying why.
+pub const READING_FLOOR_BYTES: u64 = 256 << 20;
+
+/// `Err` with one line where this process may have less address space (`ulimit -v`) than
+/// [`READING_FLOOR_BYTES`].
+#[cfg(unix)]
+pub fn room_to_read() -> Result<(), String> {
+    match crate::sys::address_space_limit() {
+        Some(limit) if limit < READING_FLOOR_BYTES => Err(format!(
+            "this process may have {} MiB of address space (ulimit -v), less than the {} MiB \
+             latlab needs to read runs; raise the limit (ulimit -v unlimited)",
+            limit >> 20,
+            READING_FLOOR_BYTES >> 20
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Opens `path` for reading without blocking, a final link refused unless the user named
 /// it.
 #[cfg(unix)]

@@ -256,6 +256,16 @@ pub fn write_with_patience(
     Ok(())
 }
 
+/// The address space this process may have (`RLIMIT_AS`'s soft limit, `ulimit -v`), in
+/// bytes; `None` where it is unlimited or cannot be read.
+pub fn address_space_limit() -> Option<u64> {
+    // SAFETY: an rlimit is two integers; all zero is a valid one.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit writes one rlimit into `limit`, which outlives the call.
+    checked(unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) }).ok()?;
+    (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as u64)
+}
+
 /// The user this process acts as.
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid takes nothing and cannot fail.
