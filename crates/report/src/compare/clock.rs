@@ -27,8 +27,8 @@
 //!   move as noise (a shared machine's CI): the results on the clock are then judged in
 //!   cycles as within its noise, and the report says the option was used.
 
-use super::judge::{mean, past_threshold};
-use super::stats::{LogDifference, pooled_variance, student_quantile};
+use super::judge::past_threshold;
+use super::stats::{LogDifference, mean, pooled_variance, student_quantile};
 use super::{ClockMove, ComparedResult, Lookup, SIGNIFICANCE, SameBecause, Side, Tests, Verdict};
 use latlab_engine::cycle::CYCLE_RESULT;
 use latlab_engine::presentation::Presentations;

@@ -31,8 +31,8 @@
 //!   with it come here in cycles ([`super::clock`]).
 
 use super::stats::{
-    LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, median_of_squared_t,
-    pooled_variance, student_quantile,
+    LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, mean,
+    median_of_squared_t, pooled_variance, student_quantile,
 };
 use super::{
     Against, ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
@@ -785,10 +785,6 @@ fn a_side_beyond(sides: &[Vec<f64>; 2], (low, high): (f64, f64)) -> bool {
         !logs.is_empty()
             && (logs.iter().all(|&x| x > high + gap) || logs.iter().all(|&x| x < low - gap))
     })
-}
-
-pub(super) fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
 }
 
 #[cfg(test)]

@@ -375,7 +375,7 @@ impl Tests {
     /// runs'), where both sides have one.
     fn difference(&self) -> Option<f64> {
         let [first, later] = &self.runs;
-        (!first.is_empty() && !later.is_empty()).then(|| judge::mean(later) - judge::mean(first))
+        (!first.is_empty() && !later.is_empty()).then(|| stats::mean(later) - stats::mean(first))
     }
 
     /// The later side moved by `step` (in logarithms): its runs, rounds, figure and samples,

@@ -13,7 +13,8 @@
 //!   ([`super::steps::SIGNIFICANCE`]), each side at least [`MIN_MIX_SEGMENT`] runs; then
 //!   each side searched again.
 
-use super::steps::{SIGNIFICANCE, mean_and_sd};
+use super::steps::SIGNIFICANCE;
+use crate::compare::stats::mean_and_sd;
 use crate::compare::stats::normal_upper_tail;
 
 /// The fewest runs in each regime.

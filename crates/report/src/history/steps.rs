@@ -22,7 +22,7 @@
 //! Otava runs it.
 
 use super::HistoryOptions;
-use crate::compare::stats::{student_quantile, student_upper_tail};
+use crate::compare::stats::{mean_and_sd, student_quantile, student_upper_tail};
 use latlab_engine::stats::median_in_place;
 
 /// The fewest runs of a level: a step in the last runs of a series is reported once this
@@ -222,14 +222,6 @@ fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
         p: (2.0 * student_upper_tail(t.abs(), degrees)).min(1.0),
         spread: sd_a.max(sd_b),
     }
-}
-
-/// The mean of `x` and its sample standard deviation (n − 1; 0 for one value).
-pub(super) fn mean_and_sd(x: &[f64]) -> (f64, f64) {
-    let mean = x.iter().sum::<f64>() / x.len() as f64;
-    let variance =
-        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0);
-    (mean, variance.sqrt())
 }
 
 #[cfg(test)]

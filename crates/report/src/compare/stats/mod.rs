@@ -1,6 +1,7 @@
-//! The statistics a comparison judges by: the distributions' tails, the moderation of a
-//! result's variance by its set's, the false discovery rate over many results, and how far
-//! each result moves between runs of one machine (the noise tables).
+//! The statistics a comparison (and a history) judges by: a sample's mean and deviation,
+//! the distributions' tails, the moderation of a result's variance by its set's, the false
+//! discovery rate over many results, and how far each result moves between runs of one
+//! machine (the noise tables).
 
 mod false_discovery;
 mod moderation;
@@ -19,3 +20,16 @@ pub use noise_table::{
 pub use tails::{
     fisher_upper_tail, normal_quantile, normal_upper_tail, student_quantile, student_upper_tail,
 };
+
+/// The mean of `x` (NaN when it is empty).
+pub fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// The mean of `x` and its sample standard deviation (n − 1; 0 for one value).
+pub fn mean_and_sd(x: &[f64]) -> (f64, f64) {
+    let mean = mean(x);
+    let variance =
+        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0).max(1.0);
+    (mean, variance.sqrt())
+}

@@ -45,7 +45,7 @@ pub fn pooled_variance(groups: &[&[f64]]) -> Option<Variance> {
     let mut squares = 0.0;
     let mut degrees = 0.0;
     for group in groups.iter().filter(|g| g.len() > 1) {
-        let mean = group.iter().sum::<f64>() / group.len() as f64;
+        let mean = super::mean(group);
         squares += group.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
         degrees += (group.len() - 1) as f64;
     }

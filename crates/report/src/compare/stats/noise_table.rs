@@ -119,15 +119,13 @@ fn alike(runs: &[RunRecord]) -> Result<(), String> {
 impl ResultNoise {
     /// Result `name` from the logarithms of its run figures, two or more.
     fn of(name: &str, logs: &[f64]) -> ResultNoise {
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        let variance =
-            logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+        let (_, sd) = super::mean_and_sd(logs);
         let (low, high) = (logs.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
             (l.min(x), h.max(x))
         });
         ResultNoise {
             name: name.to_string(),
-            sd: variance.sqrt(),
+            sd,
             range: high - low,
             runs: logs.len(),
         }
