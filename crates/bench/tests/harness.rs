@@ -1197,8 +1197,16 @@ fn the_harness_counts_what_callgrind_counts_by_hand() {
         counts[0]
     );
 
-    // The gate at 0.5%: unchanged code passes, 1% more work fails, judged by the counts.
-    let gate = ["--baseline", "counted", "--fail-if-slower", "0.5"];
+    // The gate at 0.5%: unchanged code passes, 1% more work fails, judged by the counts. The
+    // core's cycle beside them is a time, which a shared machine moves by more than 0.5%
+    // between runs: this gate of counts takes its moves as noise, saying so.
+    let gate = [
+        "--baseline",
+        "counted",
+        "--fail-if-slower",
+        "0.5",
+        "--accept-clock-moves",
+    ];
     let (status, stdout, stderr) = run(&gate, false);
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     let (status, stdout, stderr) = run(&gate, true);
