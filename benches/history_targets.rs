@@ -229,7 +229,7 @@ fn read_runs(dir: &Path) -> Result<Vec<Value>, String> {
         entries: 1 << 20,
     };
     let tree = latlab_doors::tree::walk(dir, limits, |name| name == "summary.json");
-    if let Some((path, why)) = tree.unreadable.first() {
+    if let Some((path, why)) = tree.passed_over.unreadable.first() {
         return Err(format!("{}: cannot read it ({why})", path.display()));
     }
     let mut runs = Vec::new();

@@ -498,14 +498,14 @@ fn side_files(path: &Path) -> Result<Vec<RunFile>, UsageError> {
     tree.claim();
     // A run directory that cannot be listed, or a link, is an error, as an unreadable file
     // is: passed over, the side would count one run fewer unsaid.
-    if let Some((dir, why)) = tree.unreadable.first() {
+    if let Some((dir, why)) = tree.passed_over.unreadable.first() {
         return Err(UsageError(format!(
             "{}: cannot read it ({why}); make it readable, or move it out of {}",
             dir.display(),
             path.display()
         )));
     }
-    if let Some(link) = tree.links.first() {
+    if let Some(link) = tree.passed_over.links.first() {
         return Err(UsageError(format!(
             "{}: a symbolic link, which latlab does not follow inside a directory of runs; \
              give it as a side of its own, or copy the run in",

@@ -69,8 +69,12 @@ pub fn read(path: &Path, reached: Reached, max_bytes: u64) -> Result<Vec<u8>, St
 /// The first `n` bytes (or fewer) of the regular file at `path`: enough to tell what a file
 /// is before reading it whole.
 pub fn head(path: &Path, reached: Reached, n: u64) -> Result<Vec<u8>, String> {
+    head_of(open(path, reached)?, n)
+}
+
+/// The first `n` bytes (or fewer) of the open `file`, checked to be a regular file.
+fn head_of(file: std::fs::File, n: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let file = open(path, reached)?;
     let metadata = file
         .metadata()
         .map_err(|e| format!("cannot read it ({e})"))?;
@@ -106,21 +110,9 @@ pub fn head_in(
     name: &std::ffi::OsStr,
     n: u64,
 ) -> Result<Vec<u8>, String> {
-    use std::io::Read;
     let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
     let fd = crate::sys::open_in(dir, name, flags, 0).map_err(|e| opening_failed(&e))?;
-    let file = std::fs::File::from(fd);
-    let metadata = file
-        .metadata()
-        .map_err(|e| format!("cannot read it ({e})"))?;
-    if !metadata.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    file.take(n)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it ({e})"))?;
-    Ok(bytes)
+    head_of(std::fs::File::from(fd), n)
 }
 
 /// Takes the file of `device` and `inode`, found at `path` by a walk, as an input of this
@@ -134,10 +126,7 @@ pub fn claim(device: u64, inode: u64, path: &Path) {
 /// Windows' file ids are not in std: a file found is claimed by its path.
 #[cfg(not(unix))]
 pub fn claim(_device: u64, _inode: u64, path: &Path) {
-    if let Ok(full) = std::fs::canonicalize(path) {
-        let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-        inputs.push((0, 0, full));
-    }
+    remember_path(path);
 }
 
 /// The least address space a command that reads runs is let start with: its threads'
@@ -262,6 +251,12 @@ fn remember_file(metadata: &std::fs::Metadata, path: &Path) {
 /// Windows' file ids are not in std: outputs are told from inputs by their paths there.
 #[cfg(not(unix))]
 fn remember_file(_metadata: &std::fs::Metadata, path: &Path) {
+    remember_path(path);
+}
+
+/// Remembers an input by its full path, links resolved.
+#[cfg(not(unix))]
+fn remember_path(path: &Path) {
     if let Ok(full) = std::fs::canonicalize(path) {
         let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
         inputs.push((0, 0, full));

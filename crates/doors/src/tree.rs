@@ -36,6 +36,12 @@ pub struct Tree {
     pub found: Vec<Found>,
     /// Entries neither wanted nor directories.
     pub ignored: usize,
+    pub passed_over: PassedOver,
+}
+
+/// What a walk passed over, each with its path, sorted.
+#[derive(Debug, Default)]
+pub struct PassedOver {
     /// Symbolic links, not followed.
     pub links: Vec<PathBuf>,
     /// Directories deeper than [`Limits::depth`], not entered.
@@ -46,6 +52,17 @@ pub struct Tree {
     pub unreadable: Vec<(PathBuf, String)>,
     /// Entries past [`Limits::entries`], not looked at.
     pub past_count: usize,
+}
+
+impl PassedOver {
+    /// This and `other` (the walk of another directory) as one.
+    pub fn absorb(&mut self, other: PassedOver) {
+        self.links.extend(other.links);
+        self.too_deep.extend(other.too_deep);
+        self.not_regular.extend(other.not_regular);
+        self.unreadable.extend(other.unreadable);
+        self.past_count += other.past_count;
+    }
 }
 
 /// A regular file a walk found: its path, its size and when it was last changed, and the
@@ -61,12 +78,6 @@ pub struct Found {
     root: Arc<Root>,
     /// The components from the root to the file, the file's name last.
     below: Vec<OsString>,
-}
-
-impl PartialEq for Found {
-    fn eq(&self, other: &Found) -> bool {
-        self.path == other.path
-    }
 }
 
 /// The directory a walk began at, held open.
@@ -89,15 +100,6 @@ impl Found {
     pub fn head(&self, n: u64) -> Result<Vec<u8>, String> {
         self.root.head(&self.below, n)
     }
-
-    /// The file named `name` in the same directory, where the walk found it too.
-    pub fn sibling<'a>(&self, tree: &'a Tree, name: &str) -> Option<&'a Found> {
-        let beside = self.path.with_file_name(name);
-        let at = (tree.found)
-            .binary_search_by(|f| f.path.cmp(&beside))
-            .ok()?;
-        Some(&tree.found[at])
-    }
 }
 
 impl Tree {
@@ -117,7 +119,9 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
     let opened = match Root::open(root) {
         Ok(opened) => Arc::new(opened),
         Err(e) => {
-            tree.unreadable.push((root.to_path_buf(), e.to_string()));
+            tree.passed_over
+                .unreadable
+                .push((root.to_path_buf(), e.to_string()));
             return tree;
         }
     };
@@ -129,13 +133,13 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
         let entries = match opened.list(&below) {
             Ok(entries) => entries,
             Err(e) => {
-                tree.unreadable.push((shown, e.to_string()));
+                tree.passed_over.unreadable.push((shown, e.to_string()));
                 continue;
             }
         };
         for (name, status) in entries {
             if budget == 0 {
-                tree.past_count += 1;
+                tree.passed_over.past_count += 1;
                 continue;
             }
             budget -= 1;
@@ -143,9 +147,9 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
             let mut to = below.clone();
             to.push(name.clone());
             match status.kind {
-                crate::Kind::Link => tree.links.push(path),
+                crate::Kind::Link => tree.passed_over.links.push(path),
                 crate::Kind::Directory if depth < limits.depth => stack.push((to, depth + 1)),
-                crate::Kind::Directory => tree.too_deep.push(path),
+                crate::Kind::Directory => tree.passed_over.too_deep.push(path),
                 _ if !wanted(&name) => tree.ignored += 1,
                 crate::Kind::Regular => {
                     tree.found.push(Found {
@@ -158,15 +162,16 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
                         below: to,
                     });
                 }
-                _ => tree.not_regular.push(path),
+                _ => tree.passed_over.not_regular.push(path),
             }
         }
     }
     tree.found.sort_by(|a, b| a.path.cmp(&b.path));
-    tree.links.sort();
-    tree.too_deep.sort();
-    tree.not_regular.sort();
-    tree.unreadable.sort();
+    let passed_over = &mut tree.passed_over;
+    passed_over.links.sort();
+    passed_over.too_deep.sort();
+    passed_over.not_regular.sort();
+    passed_over.unreadable.sort();
     tree
 }
 
@@ -344,8 +349,8 @@ mod tests {
             ]
         );
         assert_eq!(tree.found[1].read(10).unwrap(), b"{}");
-        assert_eq!(tree.links, [root.join("link")]);
-        assert_eq!(tree.not_regular, [root.join("h0/pipe.json")]);
+        assert_eq!(tree.passed_over.links, [root.join("link")]);
+        assert_eq!(tree.passed_over.not_regular, [root.join("h0/pipe.json")]);
         assert_eq!(tree.ignored, 1);
 
         let shallow = walk(
@@ -356,7 +361,7 @@ mod tests {
             },
             json,
         );
-        assert_eq!(shallow.too_deep, [root.join("h0/r0/deeper")]);
+        assert_eq!(shallow.passed_over.too_deep, [root.join("h0/r0/deeper")]);
         let counted = walk(
             root,
             Limits {
@@ -365,7 +370,7 @@ mod tests {
             },
             json,
         );
-        assert!(counted.past_count > 0, "{counted:?}");
+        assert!(counted.passed_over.past_count > 0, "{counted:?}");
     }
 
     /// A directory swapped for a link after the walk found a file in it leads nowhere: the

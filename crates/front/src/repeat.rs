@@ -129,9 +129,9 @@ pub fn numbered_runs(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>, St
     };
     let tree = latlab_doors::tree::walk(dir, limits, numbered);
     let entries = (tree.found.into_iter().map(|found| found.path))
-        .chain(tree.too_deep)
-        .chain(tree.links)
-        .chain(tree.not_regular);
+        .chain(tree.passed_over.too_deep)
+        .chain(tree.passed_over.links)
+        .chain(tree.passed_over.not_regular);
     let mut runs = Vec::new();
     for path in entries {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {

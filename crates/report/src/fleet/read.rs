@@ -15,7 +15,7 @@ use crate::headline::headline_rows;
 use crate::load::{LoadError, figures_of};
 use crate::openmetrics::ResultFigure;
 use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
-use latlab_doors::tree::{Found, Limits};
+use latlab_doors::tree::{Found, Limits, PassedOver};
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 use std::collections::{BTreeMap, HashMap};
@@ -84,17 +84,10 @@ pub(crate) struct Walk {
     pub(super) summarised: usize,
     /// Each such `summary.json`'s `results.json`: read where the summary cannot stand for it.
     pub(super) beside: HashMap<PathBuf, Found>,
-    /// Links, not followed: a link back up the tree would be walked for ever.
-    links: Vec<PathBuf>,
-    /// Directories deeper than [`MAX_DEPTH`].
-    too_deep: Vec<PathBuf>,
-    /// `*.json` entries that are not regular files (a FIFO, a socket, a device): never
-    /// opened, since a FIFO would block the read.
-    not_regular: Vec<PathBuf>,
-    /// Directories that could not be listed, with why.
-    unreadable: Vec<(PathBuf, String)>,
-    /// Entries past [`MAX_ENTRIES`], not looked at.
-    past_count: usize,
+    /// Links (a link back up the tree would be walked for ever), directories deeper than
+    /// [`MAX_DEPTH`], `*.json` entries that are not regular files (never opened: a FIFO would
+    /// block the read), directories that could not be listed, entries past [`MAX_ENTRIES`].
+    passed_over: PassedOver,
 }
 
 impl Walk {
@@ -119,42 +112,39 @@ impl Walk {
         self.ignored += other.ignored;
         self.summarised += other.summarised;
         self.beside.extend(other.beside);
-        self.links.extend(other.links);
-        self.too_deep.extend(other.too_deep);
-        self.not_regular.extend(other.not_regular);
-        self.unreadable.extend(other.unreadable);
-        self.past_count += other.past_count;
+        self.passed_over.absorb(other.passed_over);
     }
 
     /// A note for each kind of thing passed over, naming the first few.
     pub(crate) fn notes(&self) -> Vec<String> {
         let names = |paths: &[PathBuf]| crate::copies::first_few(paths);
         let mut notes = Vec::new();
-        if !self.links.is_empty() {
+        let passed = &self.passed_over;
+        if !passed.links.is_empty() {
             notes.push(format!(
                 "{} not followed (copy the file in instead): {}",
-                count(self.links.len(), "link was", "links were"),
-                names(&self.links)
+                count(passed.links.len(), "link was", "links were"),
+                names(&passed.links)
             ));
         }
-        if !self.not_regular.is_empty() {
+        if !passed.not_regular.is_empty() {
             notes.push(format!(
                 "{} ending in .json but not regular (a FIFO, a socket or a device) {} left \
                  alone: {}",
-                count(self.not_regular.len(), "file", "files"),
-                if self.not_regular.len() == 1 {
+                count(passed.not_regular.len(), "file", "files"),
+                if passed.not_regular.len() == 1 {
                     "was"
                 } else {
                     "were"
                 },
-                names(&self.not_regular)
+                names(&passed.not_regular)
             ));
         }
-        if !self.too_deep.is_empty() {
+        if !passed.too_deep.is_empty() {
             notes.push(format!(
                 "{} deeper than {MAX_DEPTH} levels not read: {}",
-                count(self.too_deep.len(), "directory", "directories"),
-                names(&self.too_deep)
+                count(passed.too_deep.len(), "directory", "directories"),
+                names(&passed.too_deep)
             ));
         }
         if self.summarised > 0 {
@@ -168,13 +158,13 @@ impl Walk {
                 if self.summarised == 1 { "it" } else { "them" }
             ));
         }
-        if self.past_count > 0 {
+        if passed.past_count > 0 {
             notes.push(format!(
                 "{} past the first {MAX_ENTRIES} not looked at: give a directory of fewer runs",
-                count(self.past_count, "entry", "entries"),
+                count(passed.past_count, "entry", "entries"),
             ));
         }
-        for (path, why) in &self.unreadable {
+        for (path, why) in &passed.unreadable {
             notes.push(format!("{}: not read ({why})", path.display()));
         }
         notes
@@ -194,11 +184,7 @@ pub(crate) fn json_files(dir: &Path) -> Walk {
     let mut walk = Walk {
         found: tree.found,
         ignored: tree.ignored,
-        links: tree.links,
-        too_deep: tree.too_deep,
-        not_regular: tree.not_regular,
-        unreadable: tree.unreadable,
-        past_count: tree.past_count,
+        passed_over: tree.passed_over,
         ..Walk::default()
     };
     walk.pass_over_summarised();
