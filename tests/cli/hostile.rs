@@ -266,21 +266,34 @@ fn a_field_of_the_machine_cannot_forge_a_line() {
 #[test]
 fn a_start_that_is_not_a_time_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = results_file(dir.path(), "good.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    results_file(dir.path(), "good.json");
     for start in ["", "garbage", "2026-12-07T04:30:00-05:00"] {
-        json["latlab"]["started_at"] = start.into();
-        std::fs::write(dir.path().join("bad.json"), json.to_string()).unwrap();
-        let output = latlab(dir.path())
-            .args(["export", "bad.json", "--csv", "-"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{start}: {stderr}");
+        edited_good(dir.path(), |json| {
+            json["latlab"]["started_at"] = start.into()
+        });
+        let stderr = export_refused(dir.path());
         assert!(stderr.contains("started_at"), "{start}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
+}
+
+/// `good.json` in `dir`, edited, as `edited.json`.
+fn edited_good(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let text = std::fs::read_to_string(dir.join("good.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut json);
+    std::fs::write(dir.join("edited.json"), json.to_string()).unwrap();
+}
+
+/// `latlab export edited.json` in `dir`, refused with status 2: its standard error.
+fn export_refused(dir: &Path) -> String {
+    let output = latlab(dir)
+        .args(["export", "edited.json", "--csv", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    stderr
 }
 
 /// A host's name longer than any machine's is refused, not cut: two hosts whose names share
@@ -288,17 +301,12 @@ fn a_start_that_is_not_a_time_is_refused() {
 #[test]
 fn a_host_name_longer_than_any_machine_has_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = results_file(dir.path(), "good.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
-    json["latlab"]["environment"]["host_name"] = format!("{}-one", "h".repeat(300)).into();
-    std::fs::write(dir.path().join("long.json"), json.to_string()).unwrap();
-    let output = latlab(dir.path())
-        .args(["export", "long.json", "--csv", "-"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    results_file(dir.path(), "good.json");
+    let long = format!("{}-one", "h".repeat(300));
+    edited_good(dir.path(), |json| {
+        json["latlab"]["environment"]["host_name"] = long.into();
+    });
+    let stderr = export_refused(dir.path());
     assert!(
         stderr.contains("environment.host_name is 304 characters long"),
         "{stderr}"
@@ -311,17 +319,11 @@ fn a_host_name_longer_than_any_machine_has_is_refused() {
 #[test]
 fn a_name_of_a_mebibyte_is_refused_without_being_quoted() {
     let dir = tempfile::tempdir().unwrap();
-    let good = results_file(dir.path(), "good.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
-    json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(1 << 20).into();
-    std::fs::write(dir.path().join("long.json"), json.to_string()).unwrap();
-    let output = latlab(dir.path())
-        .args(["export", "long.json", "--csv", "-"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    results_file(dir.path(), "good.json");
+    edited_good(dir.path(), |json| {
+        json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(1 << 20).into();
+    });
+    let stderr = export_refused(dir.path());
     assert!(
         stderr.contains("probes[0].results[0].name is 1048576 bytes long"),
         "{stderr}"

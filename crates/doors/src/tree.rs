@@ -144,11 +144,11 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
             }
             budget -= 1;
             let path = shown.join(&name);
-            let mut to = below.clone();
-            to.push(name.clone());
+            // The components down to the entry, made only for what is entered or kept.
+            let to = || [below.as_slice(), std::slice::from_ref(&name)].concat();
             match status.kind {
                 crate::Kind::Link => tree.passed_over.links.push(path),
-                crate::Kind::Directory if depth < limits.depth => stack.push((to, depth + 1)),
+                crate::Kind::Directory if depth < limits.depth => stack.push((to(), depth + 1)),
                 crate::Kind::Directory => tree.passed_over.too_deep.push(path),
                 _ if !wanted(&name) => tree.ignored += 1,
                 crate::Kind::Regular => {
@@ -159,7 +159,7 @@ pub fn walk(root: &Path, limits: Limits, wanted: impl Fn(&OsStr) -> bool) -> Tre
                         inode: status.inode,
                         modified_s: status.modified_s,
                         root: Arc::clone(&opened),
-                        below: to,
+                        below: to(),
                     });
                 }
                 _ => tree.passed_over.not_regular.push(path),

@@ -342,7 +342,12 @@ impl Baselines {
     /// would replace or join the runs a baseline holds with figures of part of a run.
     pub fn keep(&self, records: &[RunRecord], unwritten: &mut Unwritten) {
         let Some(store) = &self.store else { return };
-        let whole: Vec<RunRecord> = (records.iter()).filter(|r| r.complete).cloned().collect();
+        // Cloned only where a run must be left out.
+        let whole: std::borrow::Cow<[RunRecord]> = if records.iter().all(|r| r.complete) {
+            std::borrow::Cow::Borrowed(records)
+        } else {
+            (records.iter()).filter(|r| r.complete).cloned().collect()
+        };
         for (name, add) in [(&self.saved_as, false), (&self.added_to, true)] {
             let Some(name) = name else { continue };
             if whole.len() < records.len() {
