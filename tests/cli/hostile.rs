@@ -486,24 +486,30 @@ fn lock_holder(dir: &Path) -> std::process::Child {
     holder
 }
 
-/// Whether process `pid` holds latlab's machine-wide measurement lock: an abstract Unix
-/// socket, listed in /proc/net/unix with a leading `@`, whose inode is among the process's
-/// open descriptors.
+/// Whether process `pid` holds latlab's machine-wide measurement lock.
 fn holds_measurement_lock(pid: u32) -> bool {
+    abstract_names_held_by(pid).contains(&"latlab-measurement-lock".to_string())
+}
+
+/// The abstract Unix socket names process `pid` holds: those listed in /proc/net/unix with
+/// a leading `@` whose inode is among the process's open descriptors.
+fn abstract_names_held_by(pid: u32) -> Vec<String> {
     let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
-    let Some(inode) = table
-        .lines()
-        .find(|l| l.ends_with(" @latlab-measurement-lock"))
-        .and_then(|l| l.split_whitespace().nth(6))
-    else {
-        return false;
-    };
-    let socket = format!("socket:[{inode}]");
-    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-        fds.flatten().any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|link| link.as_os_str() == socket.as_str())
+    let descriptors: Vec<PathBuf> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
         })
-    })
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    (table.lines())
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let name = fields.get(7)?.strip_prefix('@')?;
+            let socket = PathBuf::from(format!("socket:[{}]", fields.get(6)?));
+            descriptors.contains(&socket).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// Polls `ready` until it holds, failing after 60 s with `what`.
@@ -1160,6 +1166,69 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
         let left = temporary_files_in(dir.path());
         assert!(left.is_empty(), "{command}: {left:?}");
     }
+}
+
+/// Another user cannot hold a results directory against its owner. `nobody` binds the
+/// very lock name root's run held on the directory, and more of its stem, then root's next
+/// run into the directory goes ahead. Before, the lock was that one name, which any user
+/// could bind first: root's run was refused ("another latlab run is writing its results
+/// into this directory", status 2).
+#[test]
+#[ignore = "needs root, /usr/bin/python3 and setpriv, to squat the lock as another user (nobody)"]
+fn another_user_cannot_hold_a_results_directory_against_its_owner() {
+    let _alone = crate::machine_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |samples: &str| {
+        let mut command = Command::new(binary());
+        command
+            .current_dir(dir.path())
+            .args(["run", "--only", "syscall.getppid", "--samples", samples])
+            .args(["--target-time", "100us", "--out", "same"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    };
+    let mut first = run("100000").spawn().unwrap();
+    let directory_lock = |pid| {
+        (abstract_names_held_by(pid).into_iter())
+            .find(|name| name.starts_with("latlab-results-directory-"))
+    };
+    wait_until("root's run to hold the directory's lock", || {
+        directory_lock(first.id()).is_some()
+    });
+    let held = directory_lock(first.id()).unwrap();
+    latlab_test_support::send(&first, libc::SIGKILL);
+    let _ = first.wait();
+    let stem = held.rsplit_once('-').unwrap().0;
+    let mut names: Vec<String> = (0..64).map(|k| format!("{stem}-{k:016x}")).collect();
+    names.push(held.clone());
+    let squat = "import socket, sys, time\n\
+                 held = []\n\
+                 for name in sys.argv[1:]:\n\
+                 \x20   s = socket.socket(socket.AF_UNIX)\n\
+                 \x20   s.bind('\\0' + name)\n\
+                 \x20   s.listen()\n\
+                 \x20   held.append(s)\n\
+                 print('held', flush=True)\n\
+                 time.sleep(120)\n";
+    let mut nobody = Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args(["/usr/bin/python3", "-c", squat])
+        .args(&names)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("setpriv (util-linux) and python3");
+    let mut said = String::new();
+    let mut out = std::io::BufReader::new(nobody.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut said).unwrap();
+    assert_eq!(said.trim(), "held", "nobody could not bind the names");
+    assert!(abstract_names_held_by(nobody.id()).contains(&held));
+    let second = run("10").output().unwrap();
+    latlab_test_support::send(&nobody, libc::SIGKILL);
+    let _ = nobody.wait();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(0), "{stderr}");
+    assert!(dir.path().join("same/results.json").exists(), "{stderr}");
 }
 
 /// A second run into the results directory another run is writing is refused before it

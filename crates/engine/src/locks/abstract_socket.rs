@@ -323,9 +323,17 @@ static DIRECTORY_LOCK_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Held while a run writes into a results directory, so that two runs started into one
 /// `--out` cannot replace each other's results: the second is refused before it measures.
-/// Like [`RunLock`], an abstract socket name that the kernel frees with its holder; the
-/// name is made from the directory's parent (device and inode) and its own name, so that it
-/// can be taken before the directory exists, whatever path names it.
+///
+/// Like [`RunLock`], an abstract socket name that the kernel frees with its holder. Such a
+/// name can be bound by any local user, so the lock is not one name but one stem: the
+/// directory's parent (device and inode) and its own name, so that it can be taken before
+/// the directory exists, whatever path names it. A run binds the stem with a random word of
+/// its own, then looks in `/proc/net/unix` for the other names of that stem and asks the
+/// kernel who holds each (SO_PEERCRED). Only a holder that could write the directory keeps
+/// a run out: this user, the directory's owner (its parent's, before it exists) or root.
+/// Another user's name of that stem is passed over, so nobody can hold a directory
+/// against its owner. Two runs that bind in the same instant may both be refused; neither
+/// writes.
 #[derive(Debug)]
 pub struct DirectoryLock {
     listener: UnixListener,
@@ -333,7 +341,7 @@ pub struct DirectoryLock {
 
 impl DirectoryLock {
     /// Takes the lock of the results directory `dir`; `Err` with the reason when another
-    /// process holds it, or the directory's parent cannot be read.
+    /// process that could write it holds it, or the directory's parent cannot be read.
     pub fn take(dir: &std::path::Path) -> Result<DirectoryLock, String> {
         use std::os::unix::fs::MetadataExt;
         let (parent, own_name) = super::parent_and_name(dir);
@@ -344,20 +352,69 @@ impl DirectoryLock {
             &metadata.ino().to_le_bytes(),
             own_name,
         ]);
-        let name = format!("latlab-results-directory-{key:016x}");
+        let owner = std::fs::metadata(dir).map_or(metadata.uid(), |own| own.uid());
+        let stem = format!("latlab-results-directory-{key:016x}-");
+        let (listener, own) = bind_with_random_word(&stem)?;
+        let me = effective_uid();
+        for name in names_bound_with(&stem)? {
+            if name == own {
+                continue;
+            }
+            let holder = holder_of(name.as_bytes());
+            if let Some(holder) = holder.filter(|h| may_write(h.uid, me, owner)) {
+                return Err(format!(
+                    "another latlab run is writing its results into this directory ({})",
+                    holder.describe()
+                ));
+            }
+        }
+        DIRECTORY_LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
+        Ok(DirectoryLock { listener })
+    }
+}
+
+/// Whether a process of user `uid` could write a results directory of `owner`'s, as seen
+/// by a run of user `me`: only such a holder of its lock keeps the run out.
+fn may_write(uid: u32, me: u32, owner: u32) -> bool {
+    uid == me || uid == owner || uid == 0
+}
+
+/// Binds `stem` followed by a random word, a new word each time the name is taken (by a
+/// process that guessed it): the name bound and its listener.
+fn bind_with_random_word(stem: &str) -> Result<(UnixListener, String), String> {
+    for _ in 0..16 {
+        let mut word = [0u8; 8];
+        // SAFETY: getrandom writes at most `word.len()` bytes into `word`.
+        let filled = unsafe { libc::getrandom(word.as_mut_ptr().cast(), word.len(), 0) };
+        if filled != word.len() as isize {
+            return Err(format!(
+                "cannot name its lock ({})",
+                io::Error::last_os_error()
+            ));
+        }
+        let name = format!("{stem}{:016x}", u64::from_le_bytes(word));
         let address = SocketAddr::from_abstract_name(name.as_bytes())
             .map_err(|e| format!("cannot name its lock ({e})"))?;
         match UnixListener::bind_addr(&address) {
-            Ok(listener) => {
-                DIRECTORY_LOCK_FD.store(listener.as_raw_fd(), Ordering::Relaxed);
-                Ok(DirectoryLock { listener })
-            }
-            Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
-                Err("another latlab run is writing its results into this directory".into())
-            }
-            Err(e) => Err(format!("cannot take its lock ({e})")),
+            Ok(listener) => return Ok((listener, name)),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => continue,
+            Err(e) => return Err(format!("cannot take its lock ({e})")),
         }
     }
+    Err("cannot take its lock (every name tried was taken)".into())
+}
+
+/// The abstract socket names of this network namespace that begin with `stem`, from
+/// `/proc/net/unix` (its last field, after an `@`).
+fn names_bound_with(stem: &str) -> Result<Vec<String>, String> {
+    let table = latlab_doors::input::system_file("/proc/net/unix")
+        .map_err(|e| format!("cannot see other runs' locks (/proc/net/unix: {e})"))?;
+    let table = String::from_utf8_lossy(&table);
+    let names = (table.lines())
+        .filter_map(|line| line.split_whitespace().nth(7)?.strip_prefix('@'))
+        .filter(|name| name.starts_with(stem))
+        .map(str::to_owned);
+    Ok(names.collect())
 }
 
 impl Drop for DirectoryLock {
