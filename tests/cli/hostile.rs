@@ -314,21 +314,56 @@ fn a_host_name_longer_than_any_machine_has_is_refused() {
     assert!(stderr.len() < 400, "{stderr}");
 }
 
-/// A result's name of a mebibyte is refused by its field, never quoted whole or kept: a
+/// A result's name past 1024 bytes is refused by its field, never quoted whole or kept: a
 /// directory of such files could take a fleet's memory.
 #[test]
-fn a_name_of_a_mebibyte_is_refused_without_being_quoted() {
+fn a_name_longer_than_latlab_writes_is_refused_without_being_quoted() {
     let dir = tempfile::tempdir().unwrap();
     results_file(dir.path(), "good.json");
     edited_good(dir.path(), |json| {
-        json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(1 << 20).into();
+        json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(4000).into();
     });
     let stderr = export_refused(dir.path());
     assert!(
-        stderr.contains("probes[0].results[0].name is 1048576 bytes long"),
+        stderr.contains("probes[0].results[0].name is 4000 bytes long"),
         "{stderr}"
     );
     assert!(stderr.len() < 400, "{}", stderr.len());
+}
+
+/// Any text of a mebibyte (a suite, a method, a note, a key) is refused before the file is
+/// read, by where it starts, never quoted. Before: only names were bounded, and a suite or
+/// a method of any length was kept and printed.
+#[test]
+fn a_text_of_a_mebibyte_anywhere_is_refused_without_being_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    results_file(dir.path(), "good.json");
+    let long = || serde_json::Value::from("t".repeat(1 << 20));
+    type Edit = fn(&mut serde_json::Value, serde_json::Value);
+    let edits: [(&str, Edit); 4] = [
+        ("suite", |json, long| {
+            json["latlab"]["settings"]["suite"] = long
+        }),
+        ("method", |json, long| {
+            json["latlab"]["probes"][0]["method"] = long
+        }),
+        ("note", |json, long| {
+            json["latlab"]["notes"] = vec![long].into()
+        }),
+        ("key", |json, long| {
+            json["latlab"]["probes"][0]["results"][0]["parameters"][long.as_str().unwrap()] =
+                1.into();
+        }),
+    ];
+    for (what, edit) in edits {
+        edited_good(dir.path(), |json| edit(json, long()));
+        let stderr = export_refused(dir.path());
+        assert!(
+            stderr.contains("is 1048576 bytes long, more than any text latlab writes"),
+            "{what}: {stderr}"
+        );
+        assert!(stderr.len() < 400, "{what}: {}", stderr.len());
+    }
 }
 
 /// Under a memory limit too small to read runs in (`ulimit -v` of 20 to 150 MB), a command

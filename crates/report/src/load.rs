@@ -168,6 +168,7 @@ pub fn parse_versioned_run(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
                 .into(),
         );
     }
+    crate::validate::strings_bounded(bytes)?;
     match serde_json::from_slice::<CurrentDocument>(bytes) {
         Ok(document) if document.latlab_schema_version == u64::from(JSON_SCHEMA_VERSION) => {
             return Ok((document.latlab, document.latlab_schema_version));

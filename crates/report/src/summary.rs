@@ -185,6 +185,7 @@ pub fn parse_summary(bytes: &[u8]) -> Result<RunSummary<'_>, String> {
     // UTF-8 checked once for the whole text, not string by string.
     let text = std::str::from_utf8(bytes)
         .map_err(|e| format!("not a latlab summary this latlab reads (not UTF-8: {e})"))?;
+    crate::validate::strings_bounded(bytes)?;
     let mut summary = match serde_json::from_str::<RunSummary<'_>>(text) {
         Ok(summary) => summary,
         Err(e) => {

@@ -123,6 +123,41 @@ pub(crate) fn name_length(field: &str, name: &str) -> Result<(), String> {
     ))
 }
 
+/// The longest text of any kind a file read back may hold (a method, a note, a reason, a
+/// key): far past any latlab writes, short enough that quoting one in every line of a
+/// fleet's report stays small.
+pub(crate) const MAX_TEXT_BYTES: usize = 16 * 1024;
+
+/// Refuses a JSON document that holds a string longer than [`MAX_TEXT_BYTES`] (as written,
+/// escapes included), before it is read into anything: one pass over its bytes, which
+/// names where the string starts and never quotes it.
+pub(crate) fn strings_bounded(json: &[u8]) -> Result<(), String> {
+    let mut at = 0;
+    while let Some(open) = memchr::memchr(b'"', &json[at..]) {
+        let start = at + open + 1;
+        let mut end = start;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &json[end..]) {
+                Some(k) if json[end + k] == b'\\' => end += k + 2,
+                Some(k) => {
+                    end += k;
+                    break;
+                }
+                None => return Ok(()),
+            }
+        }
+        if end - start > MAX_TEXT_BYTES {
+            return Err(format!(
+                "a string at byte {start} is {} bytes long, more than any text latlab writes \
+                 ({MAX_TEXT_BYTES} at most): the file was edited or damaged",
+                end - start
+            ));
+        }
+        at = end + 1;
+    }
+    Ok(())
+}
+
 /// The most iterations a sample times, or events (switches, faults) a result counts: far
 /// past what a run of thirty days at a millionth of a nanosecond an event would make.
 const MAX_EVENTS: f64 = 1e18;
@@ -595,6 +630,26 @@ pub(crate) fn within(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A string past the bound is refused by where it starts, escapes and all; strings
+    /// within it, keys among them, and escaped quotes inside them are read through.
+    #[test]
+    fn a_string_longer_than_any_text_latlab_writes_is_refused() {
+        let within = format!(
+            r#"{{"a\"b": "{}", "c": ["\\", "x"]}}"#,
+            "y".repeat(MAX_TEXT_BYTES)
+        );
+        assert_eq!(strings_bounded(within.as_bytes()), Ok(()));
+        let past = format!(r#"{{"k": "{}\"{}"}}"#, "y".repeat(MAX_TEXT_BYTES), "z");
+        let refused = strings_bounded(past.as_bytes()).unwrap_err();
+        assert!(
+            refused.starts_with("a string at byte 7 is 16387 bytes long"),
+            "{refused}"
+        );
+        let key = format!(r#"{{"{}": 1}}"#, "k".repeat(MAX_TEXT_BYTES + 1));
+        assert!(strings_bounded(key.as_bytes()).is_err());
+        assert_eq!(strings_bounded(br#"{"open": "never closed"#), Ok(()));
+    }
     use crate::test_records::{probe, record, result};
 
     fn with_median(median: f64) -> RunRecord {
