@@ -22,7 +22,7 @@
 //! Otava runs it.
 
 use super::HistoryOptions;
-use crate::compare::stats::{mean_and_sd, student_quantile, student_upper_tail};
+use crate::compare::stats::{LogDifference, mean_and_sd};
 use latlab_engine::stats::median_in_place;
 
 /// The fewest runs of a level: a step in the last runs of a series is reported once this
@@ -199,7 +199,8 @@ fn optimal_partition(x: &[f64], penalty: f64) -> Vec<usize> {
     changes
 }
 
-/// Welch's test of `after` against `before`, the first of `after` being run `at`.
+/// Welch's test of `after` against `before`, the first of `after` being run `at`: the
+/// comparison's t test ([`LogDifference`]) on the two stretches' means.
 fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
     let moments = |x: &[f64]| {
         let (mean, sd) = mean_and_sd(x);
@@ -212,14 +213,17 @@ fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
             + error_b * error_b / (after.len() as f64 - 1.0).max(1.0))
         .max(f64::MIN_POSITIVE))
     .clamp(1.0, (before.len() + after.len()) as f64 - 2.0);
-    let t = (mean_b - mean_a) / error.sqrt();
-    let half = student_quantile(0.975, degrees) * error.sqrt();
+    let difference = LogDifference {
+        difference: mean_b - mean_a,
+        standard_error: error.sqrt(),
+        degrees,
+    };
     Step {
         at,
         before: mean_a,
         after: mean_b,
-        interval: (mean_b - mean_a - half, mean_b - mean_a + half),
-        p: (2.0 * student_upper_tail(t.abs(), degrees)).min(1.0),
+        interval: difference.interval(0.95),
+        p: difference.p(),
         spread: sd_a.max(sd_b),
     }
 }
