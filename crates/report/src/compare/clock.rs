@@ -6,7 +6,7 @@
 //!   ([`latlab_engine::presentation::Presentation::on_core_clock`]: a call, a branch, an L1
 //!   or L2 hit), or where its own runs show it: within each side, across runs whose clock
 //!   moved, its figure follows the clock's with a slope past one half, one-sided at 5%
-//!   ([`shown_by_runs`]), so that its cycles hold still while its time moves. Nothing is
+//!   ([`follows_clock`]), so that its cycles hold still while its time moves. Nothing is
 //!   ever put on the clock for having moved with it in the comparison at hand: main memory,
 //!   the shared caches, system calls, IPC, files and the scheduler are judged in time unless
 //!   a side's runs show otherwise.
@@ -28,15 +28,10 @@
 //!   cycles as within its noise, and the report says the option was used.
 
 use super::judge::past_threshold;
-use super::stats::{LogDifference, mean, pooled_variance, student_quantile};
+use super::stats::{LogDifference, follows_clock, mean, pooled_variance};
 use super::{ClockMove, ComparedResult, Lookup, SIGNIFICANCE, SameBecause, Side, Tests, Verdict};
 use latlab_engine::cycle::CYCLE_RESULT;
 use latlab_engine::presentation::Presentations;
-
-/// The slope of a result's figure on the clock's, across runs, past which it follows the
-/// clock: its cycles then scatter less than its time (the variance of `y - x` is below that
-/// of `y` exactly where the slope of `y` on `x` passes one half).
-const FOLLOWING_SLOPE: f64 = 0.5;
 
 /// Where later side `index`'s core clock moved past `threshold`: its step in logarithms, the
 /// clock's row, and the rows on the clock that moved the same way at least half as far.
@@ -63,43 +58,23 @@ pub(super) fn on_clock(
         .collect()
 }
 
-/// Whether the runs of `sides` show result `name` following the core clock: within each
-/// side with two runs or more, each run's figure and clock (logarithms, less the side's
-/// means), the slope of the figure on the clock lies past [`FOLLOWING_SLOPE`], a one-sided
-/// t test at [`SIGNIFICANCE`] with two degrees of freedom or more. Only the moves within a
-/// side count: the move between the sides is the one being judged.
+/// Whether the runs of `sides` show result `name` following the core clock
+/// ([`follows_clock`], each side a group: the move between the sides is the one being
+/// judged).
 fn shown_by_runs(sides: &[Side], lookup: &Lookup, name: &str) -> bool {
-    let mut pairs: Vec<(f64, f64)> = Vec::new();
-    let mut groups = 0;
-    for side in sides {
-        let side_pairs: Vec<(f64, f64)> = (side.runs.iter())
-            .filter_map(|run| {
-                let clock = lookup.result(run, CYCLE_RESULT)?.summary.median;
-                let figure = lookup.result(run, name)?.summary.median;
-                (clock > 0.0 && figure > 0.0 && clock.is_finite() && figure.is_finite())
-                    .then(|| (clock.ln(), figure.ln()))
-            })
-            .collect();
-        if side_pairs.len() < 2 {
-            continue;
-        }
-        let n = side_pairs.len() as f64;
-        let (mx, my) = side_pairs
-            .iter()
-            .fold((0.0, 0.0), |(x, y), (a, b)| (x + a / n, y + b / n));
-        pairs.extend(side_pairs.iter().map(|(x, y)| (x - mx, y - my)));
-        groups += 1;
-    }
-    let degrees = pairs.len() as f64 - groups as f64 - 1.0;
-    let sxx: f64 = pairs.iter().map(|(x, _)| x * x).sum();
-    if degrees < 2.0 || sxx <= 0.0 {
-        return false;
-    }
-    let slope = pairs.iter().map(|(x, y)| x * y).sum::<f64>() / sxx;
-    let residual: f64 = pairs.iter().map(|(x, y)| (y - slope * x).powi(2)).sum();
-    let standard_error = (residual / degrees / sxx).sqrt();
-    let t = (slope - FOLLOWING_SLOPE) / standard_error;
-    t > student_quantile(1.0 - SIGNIFICANCE, degrees)
+    let groups: Vec<Vec<(f64, f64)>> = (sides.iter())
+        .map(|side| {
+            (side.runs.iter())
+                .filter_map(|run| {
+                    let clock = lookup.result(run, CYCLE_RESULT)?.summary.median;
+                    let figure = lookup.result(run, name)?.summary.median;
+                    (clock > 0.0 && figure > 0.0 && clock.is_finite() && figure.is_finite())
+                        .then(|| (clock.ln(), figure.ln()))
+                })
+                .collect()
+        })
+        .collect();
+    follows_clock(&groups)
 }
 
 /// Whether later side `index`'s core clock moved past `threshold`, and which rows of those

@@ -322,8 +322,8 @@ fn changed_lately(
     let runs: Vec<HistoryRun> = (read_all::<HistoryRun>(&again, declared).into_iter())
         .filter_map(Result::ok)
         .collect();
-    let history =
-        History::of_runs(runs, Vec::new(), DEFAULT_HISTORY_OPTIONS).recent(None, Some(recent_runs));
+    let history = History::of_runs(runs, Vec::new(), declared, DEFAULT_HISTORY_OPTIONS)
+        .recent(None, Some(recent_runs));
     let with_history = history.hosts.len();
     let changed = (history.hosts.into_iter())
         .filter(HostHistory::changed)

@@ -157,7 +157,7 @@ impl History {
         options: HistoryOptions,
     ) -> Result<History, LoadError> {
         let (runs, notes) = read_runs(dirs, declared)?;
-        Ok(History::of_runs(runs, notes, options))
+        Ok(History::of_runs(runs, notes, declared, options))
     }
 
     /// The history of `runs` (read in any order, copies among them counted once), with the
@@ -165,6 +165,7 @@ impl History {
     pub(crate) fn of_runs(
         runs: Vec<HistoryRun>,
         mut notes: Vec<String>,
+        declared: &Presentations,
         options: HistoryOptions,
     ) -> History {
         let read = runs.iter().map(|run| run.path.clone()).collect();
@@ -203,7 +204,7 @@ impl History {
                 hosts_runs.push(runs);
             }
         }
-        let hosts = of_hosts(&hosts_runs, options);
+        let hosts = of_hosts(&hosts_runs, declared, options);
         History { hosts, notes, read }
     }
 
@@ -299,9 +300,13 @@ fn read_runs(
 
 /// The history of each host of `hosts` (each its runs, oldest first), in order: hosts are
 /// searched on as many threads as the machine has CPUs, each taking the next host.
-fn of_hosts(hosts: &[Vec<HistoryRun>], options: HistoryOptions) -> Vec<HostHistory> {
+fn of_hosts(
+    hosts: &[Vec<HistoryRun>],
+    declared: &Presentations,
+    options: HistoryOptions,
+) -> Vec<HostHistory> {
     crate::parallel::map_in_order(hosts, "latlab-history", |runs| {
-        HostHistory::of(runs, options)
+        HostHistory::of(runs, declared, options)
     })
 }
 
@@ -322,7 +327,7 @@ impl HostHistory {
     }
 
     /// The changes of `runs` (one host's, oldest first).
-    fn of(runs: &[HistoryRun], options: HistoryOptions) -> HostHistory {
+    fn of(runs: &[HistoryRun], declared: &Presentations, options: HistoryOptions) -> HostHistory {
         let (by_name, names) = by_result(runs);
         let series = |name: &str| log_series(by_name.get(name).map_or(&[], Vec::as_slice));
         let clock = series(CLOCK_RESULT);
@@ -332,7 +337,12 @@ impl HostHistory {
         for name in names.into_iter().filter(|&name| name != CLOCK_RESULT) {
             let own = series(name);
             for change in changes_of(name, &own, runs, options) {
-                match clock::followed(&change, &clock_changes, &own, &clock, options) {
+                let series = clock::Series {
+                    own: &own,
+                    clock: &clock,
+                    declared_on_clock: declared.on_core_clock(name),
+                };
+                match clock::followed(&change, &clock_changes, &series, options) {
                     Some(step) => followers[step] += 1,
                     None => changes.push(change),
                 }

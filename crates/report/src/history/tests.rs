@@ -57,7 +57,7 @@ fn a_step_is_found_with_the_kernel_that_changed_at_it() {
         ("mem.latency/level/L2", 8.0),
     ];
     let runs = nightly("h", &results, &[("mem.latency/level/L2", 25, 1.09)], 25);
-    let host = HostHistory::of(&runs, OPTIONS);
+    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
     assert_eq!(host.changes.len(), 1, "{:?}", host.changes);
     let change = &host.changes[0];
     assert_eq!(
@@ -87,26 +87,45 @@ fn a_step_is_found_with_the_kernel_that_changed_at_it() {
     assert!(recent.hosts[0].changes.is_empty());
 }
 
+/// The presentations of results `on_clock`, as a probe declares them.
+fn on_the_clock(on_clock: &[&'static str]) -> Presentations {
+    Presentations {
+        on_core_clock: on_clock.to_vec(),
+        ..Presentations::default()
+    }
+}
+
+/// Only results on the core clock are counted on its step: one its probe declares so, and
+/// one whose runs follow the clock run by run between its steps. One that merely stepped
+/// with it (main memory, say) is a change of its own; one that stepped further is too.
 #[test]
-fn results_that_step_with_the_core_clock_are_counted_on_its_step() {
+fn results_on_the_core_clock_that_step_with_it_are_counted_on_its_step() {
     let results = [
         (CLOCK_RESULT, 0.4),
         ("cpu.call/empty", 2.0),
-        ("a/b", 5.0),
+        ("mem.latency/level/DRAM", 90.0),
         ("c/d", 9.0),
+        ("e/f", 3.0),
     ];
     let clocked = [
         (CLOCK_RESULT, 20, 1.06),
         ("cpu.call/empty", 20, 1.06),
-        ("a/b", 20, 1.06),
+        ("mem.latency/level/DRAM", 20, 1.06),
         // Beyond the clock's step: still a change in cycles.
         ("c/d", 20, 1.25),
     ];
-    let host = HostHistory::of(&nightly("h", &results, &clocked, 99), OPTIONS);
+    let mut runs = nightly("h", &results, &clocked, 99);
+    // e/f is not declared on the clock, but its runs follow the clock's, run by run.
+    for run in &mut runs {
+        let figure = |name: &str| run.figures.iter().position(|(n, _)| &**n == name).unwrap();
+        let (clock, own) = (figure(CLOCK_RESULT), figure("e/f"));
+        run.figures[own].1.median_ns = 7.5 * run.figures[clock].1.median_ns;
+    }
+    let host = HostHistory::of(&runs, &on_the_clock(&["cpu.call/empty"]), OPTIONS);
     assert_eq!(host.clock_steps.len(), 1, "{host:?}");
     assert_eq!(host.clock_steps[0].followers, 2, "{host:?}");
     let named: Vec<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
-    assert_eq!(named, ["c/d"]);
+    assert_eq!(named, ["c/d", "mem.latency/level/DRAM"]);
 }
 
 /// Results that step at one run, or a run apart, each say how many others did: the
@@ -115,7 +134,11 @@ fn results_that_step_with_the_core_clock_are_counted_on_its_step() {
 fn a_change_says_how_many_other_results_changed_with_it() {
     let results = [("a/b", 5.0), ("c/d", 9.0), ("e/f", 3.0), ("g/h", 7.0)];
     let steps = [("a/b", 20, 1.2), ("c/d", 21, 0.8), ("e/f", 30, 1.2)];
-    let host = HostHistory::of(&nightly("h", &results, &steps, 99), OPTIONS);
+    let host = HostHistory::of(
+        &nightly("h", &results, &steps, 99),
+        &Presentations::default(),
+        OPTIONS,
+    );
     let shared: Vec<(&str, usize)> = (host.changes.iter())
         .map(|c| (c.result.as_str(), c.shared_with))
         .collect();
@@ -137,7 +160,7 @@ fn a_result_flipping_between_two_regimes_has_no_step() {
             run.figures[0].1.median_ns *= 1.5;
         }
     }
-    let host = HostHistory::of(&runs, OPTIONS);
+    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
     assert!(host.changes.is_empty(), "{:?}", host.changes);
 }
 
@@ -147,7 +170,11 @@ fn unchanged_runs_have_no_change_point() {
         .map(|i| (format!("r/{i}"), 1.0 + i as f64))
         .collect();
     let named: Vec<(&str, f64)> = results.iter().map(|(n, f)| (n.as_str(), *f)).collect();
-    let host = HostHistory::of(&nightly("h", &named, &[], 99), OPTIONS);
+    let host = HostHistory::of(
+        &nightly("h", &named, &[], 99),
+        &Presentations::default(),
+        OPTIONS,
+    );
     assert!(host.changes.is_empty(), "{:?}", host.changes);
 }
 
@@ -158,7 +185,7 @@ fn the_tables_carry_each_change_and_defuse_hostile_names() {
     let results = [("=cmd|' /C calc'!A0", 10.0)];
     let runs = nightly("h", &results, &[("=cmd|' /C calc'!A0", 25, 1.2)], 25);
     let history = History {
-        hosts: vec![HostHistory::of(&runs, OPTIONS)],
+        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
         notes: Vec::new(),
         read: Vec::new(),
     };
@@ -182,7 +209,7 @@ fn the_tables_carry_each_change_and_defuse_hostile_names() {
 fn each_changed_result_has_a_timeline_and_the_page_shows_it() {
     let results = [("a/quiet", 10.0), ("<b>/stepped", 20.0)];
     let runs = nightly("<host>", &results, &[("<b>/stepped", 25, 1.2)], 25);
-    let host = HostHistory::of(&runs, OPTIONS);
+    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
     let timelines: Vec<&str> = host.timelines.iter().map(|t| t.result.as_str()).collect();
     assert_eq!(timelines, ["<b>/stepped"]);
     assert_eq!(host.timelines[0].points.len(), 40);
