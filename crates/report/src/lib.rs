@@ -45,6 +45,8 @@ mod plots;
 mod printable;
 mod rows;
 #[cfg(feature = "files")]
+pub(crate) mod runs;
+#[cfg(feature = "files")]
 pub mod summary;
 mod table;
 pub mod terminal;

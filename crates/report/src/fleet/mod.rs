@@ -61,16 +61,12 @@ use crate::history::{DEFAULT_HISTORY_OPTIONS, History, HostHistory};
 use crate::json::JSON_SCHEMA_VERSION;
 use crate::load::LoadError;
 use crate::openmetrics::ResultFigure;
+use crate::runs::{Walk, count, json_files, read_all};
 use latlab_engine::presentation::Presentations;
-use read::{Extract, json_files, read_all};
+use read::Extract;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The deepest directory level searched below the fleet's directory.
-const MAX_DEPTH: usize = 8;
-/// The most entries a walk looks at below one directory: a host run hourly for five years
-/// keeps some 44,000 runs of a few files each.
-const MAX_ENTRIES: usize = 1 << 20;
 /// Skipped files named in a note before "and N more".
 const NAMED_IN_NOTE: usize = 3;
 
@@ -300,7 +296,7 @@ impl Fleet {
 /// one run per host keeps its headline figures alone. The history's own notes (copies,
 /// hosts of one run) are the fleet's already, or no news in a fleet.
 fn changed_lately(
-    walk: &read::Walk,
+    walk: &Walk,
     extracts: &[Extract],
     declared: &Presentations,
     recent_runs: usize,
@@ -352,11 +348,6 @@ fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extrac
         notes.push(crate::copies::copies_note(&paths, "figures"));
     }
     (distinct, copies)
-}
-
-/// `1 file`, `3 files`.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The note on skipped files: how many, and the first few reasons.
@@ -597,34 +588,6 @@ mod tests {
         );
         assert!(fleet.notes.iter().any(|n| n.contains("full: 1, quick: 3")));
         assert!(fleet.outliers.is_empty());
-    }
-
-    /// Every file the walk passes over is named in a note with why: a link, a directory too
-    /// deep; files not ending in .json are counted.
-    #[test]
-    fn the_walk_notes_every_file_it_passes_over() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("a.json"), dir.path().join("b.json")).unwrap();
-        let mut deep = dir.path().to_path_buf();
-        for level in 0..=MAX_DEPTH {
-            deep = deep.join(format!("d{level}"));
-        }
-        std::fs::create_dir_all(&deep).unwrap();
-        std::fs::write(deep.join("deep.json"), "{}").unwrap();
-        let walk = json_files(dir.path());
-        let found: Vec<&Path> = walk.found.iter().map(|f| f.path.as_path()).collect();
-        assert_eq!(found, [dir.path().join("a.json")]);
-        assert_eq!(walk.ignored, 1);
-        let notes = walk.notes().join("\n");
-        assert!(notes.contains("1 link was not followed"), "{notes}");
-        assert!(notes.contains("b.json"), "{notes}");
-        assert!(
-            notes.contains("1 directory deeper than 8 levels not read"),
-            "{notes}"
-        );
-        assert!(notes.contains("/d8"), "{notes}");
     }
 
     #[test]

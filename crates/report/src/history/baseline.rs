@@ -9,7 +9,7 @@
 
 use super::runs::HistoryRun;
 use super::{Change, HistoryOptions, by_result, changes_of, log_series, steps::MIN_SEGMENT};
-use crate::fleet::read::RunShape;
+use crate::runs::RunShape;
 use latlab_engine::model::RunRecord;
 use latlab_engine::presentation::Presentations;
 

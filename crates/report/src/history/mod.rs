@@ -18,8 +18,8 @@ mod steps;
 mod tables;
 mod text;
 
-use crate::fleet::read::{Walk, json_files, read_all};
 use crate::load::LoadError;
+use crate::runs::{Walk, count, json_files, read_all};
 use latlab_engine::presentation::Presentations;
 use runs::HistoryRun;
 pub use runs::RunFigure;
@@ -308,11 +308,6 @@ fn of_hosts(
     crate::parallel::map_in_order(hosts, "latlab-history", |runs| {
         HostHistory::of(runs, declared, options)
     })
-}
-
-/// `1 file`, `3 files`.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl HostHistory {

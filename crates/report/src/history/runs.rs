@@ -1,9 +1,9 @@
 //! One run as a history keeps it: its host, its start, the fields of its environment a change
 //! may be named by, and every result's figure. Read through the fleet's reader
-//! ([`crate::fleet::read`]): a summary where there is one, else the results file without its
+//! ([`crate::runs`]): a summary where there is one, else the results file without its
 //! samples, made into the same summary.
 
-use crate::fleet::read::RunShape;
+use crate::runs::RunShape;
 use crate::summary::RunSummary;
 use latlab_engine::environment::Environment;
 use latlab_engine::model::RunRecord;
