@@ -554,7 +554,7 @@ fn is_numbered_run(file: &Path) -> bool {
 }
 
 /// The distinct runs among `loaded` (read from `files`), with the files they came from: a
-/// run is its host, its start time and its samples, so copies and hard links of one file,
+/// run is its host and CPU model, its start time and its samples, so copies and hard links of one file,
 /// which are no more evidence than the file, count once (two runs of a real machine never
 /// take the same samples). The copies are said in `notes`.
 fn distinct_runs(
@@ -564,11 +564,9 @@ fn distinct_runs(
     notes: &mut Vec<String>,
 ) -> (Vec<RunRecord>, Vec<PathBuf>) {
     let (distinct, copies) = copies::distinct_runs(loaded.into_iter().zip(files), |(run, _)| {
-        (
-            run.environment.host_name.clone(),
-            run.started_at.clone(),
-            samples_fingerprint(run),
-        )
+        let samples = (run.results()).map(|result| (&result.name, &result.samples_ns));
+        let host = (&run.environment.host_name, &run.environment.cpu.model);
+        copies::RunIdentity::new((host.0.as_str(), host.1.as_str()), &run.started_at, samples)
     });
     if !copies.is_empty() {
         let paths: Vec<&Path> = copies.iter().map(|(_, file)| file.as_path()).collect();
@@ -581,19 +579,6 @@ fn distinct_runs(
         .into_iter()
         .map(|(run, file)| (run, file.clone()))
         .unzip()
-}
-
-/// A hash of every sample of every result of `run`, in order.
-fn samples_fingerprint(run: &RunRecord) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for result in run.probes.iter().flat_map(|p| &p.results) {
-        result.name.hash(&mut hasher);
-        for sample in &result.samples_ns {
-            sample.to_bits().hash(&mut hasher);
-        }
-    }
-    hasher.finish()
 }
 
 /// The runs of a side in the order they started (then by file): the side's label names

@@ -1,17 +1,53 @@
-//! Copies of one run (a copy, a hard link) are one run's evidence, not several: `compare`
-//! and `fleet` count them once and say so. What makes two runs one is the caller's: its
-//! host, its start time and what it measured (two runs of a real machine never measure
-//! alike).
+//! Copies of one run (a copy, a hard link) are one run's evidence, not several: `compare`,
+//! `fleet` and `history` count them once and say so. Two files are one run where they have
+//! one [`RunIdentity`]: the host by its whole name and CPU model, the start, and what the
+//! reader keeps of its figures (two runs of a real machine never measure alike).
 
 use std::collections::HashSet;
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
+
+/// What makes two files one run, for every reader of runs alike.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RunIdentity {
+    host_name: String,
+    cpu_model: String,
+    started_at: String,
+    /// A hash of the figures the reader keeps (each name with its values, in order): a
+    /// copy of the run has the same, and keeping every name of ten thousand runs as a key
+    /// would double what a reader holds.
+    measured: u64,
+}
+
+impl RunIdentity {
+    /// The identity of the run of `host_name` on `cpu_model` started at `started_at`, whose
+    /// figures are `measured` (each a name and its values).
+    pub fn new<'a, N: Hash + 'a, V: IntoIterator<Item = &'a f64>>(
+        (host_name, cpu_model): (&str, &str),
+        started_at: &str,
+        measured: impl IntoIterator<Item = (N, V)>,
+    ) -> RunIdentity {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for (name, values) in measured {
+            name.hash(&mut hasher);
+            for value in values {
+                value.to_bits().hash(&mut hasher);
+            }
+        }
+        RunIdentity {
+            host_name: host_name.to_string(),
+            cpu_model: cpu_model.to_string(),
+            started_at: started_at.to_string(),
+            measured: hasher.finish(),
+        }
+    }
+}
 
 /// `items` without the copies of a run already seen, and the copies, each in the order
 /// given: an item whose `identity` an earlier one had is a copy.
-pub fn distinct_runs<T, K: Hash + Eq>(
+pub fn distinct_runs<T>(
     items: impl IntoIterator<Item = T>,
-    identity: impl Fn(&T) -> K,
+    identity: impl Fn(&T) -> RunIdentity,
 ) -> (Vec<T>, Vec<T>) {
     let mut seen = HashSet::new();
     items
@@ -52,10 +88,24 @@ mod tests {
 
     #[test]
     fn a_copy_is_counted_once_and_named() {
-        let runs = [("a", 1), ("b", 2), ("c", 1), ("d", 1)];
-        let (kept, copies) = distinct_runs(runs, |(_, run)| *run);
-        assert_eq!(kept, [("a", 1), ("b", 2)]);
-        assert_eq!(copies, [("c", 1), ("d", 1)]);
+        let runs = [("a", 1.0), ("b", 2.0), ("c", 1.0), ("d", 1.0)];
+        let identity = |(_, figure): &(&str, f64)| {
+            RunIdentity::new(
+                ("h", "m"),
+                "2026-12-07T00:00:00Z",
+                [("r", [*figure].iter())],
+            )
+        };
+        let (kept, copies) = distinct_runs(runs, identity);
+        assert_eq!(kept, [("a", 1.0), ("b", 2.0)]);
+        assert_eq!(copies, [("c", 1.0), ("d", 1.0)]);
+        // The same figures on another host, CPU model or start are another run.
+        let elsewhere = RunIdentity::new(
+            ("h", "other"),
+            "2026-12-07T00:00:00Z",
+            [("r", [1.0].iter())],
+        );
+        assert_ne!(identity(&("a", 1.0)), elsewhere);
         let paths = [Path::new("c.json"), Path::new("d.json")];
         assert_eq!(
             copies_note(&paths, "samples"),

@@ -55,6 +55,7 @@ impl crate::Offered for FleetReport {
     }
 }
 
+use crate::copies::RunIdentity;
 use crate::headline::measurable_operations;
 use crate::history::runs::HistoryRun;
 use crate::history::{DEFAULT_HISTORY_OPTIONS, History, HostHistory};
@@ -333,14 +334,10 @@ fn changed_lately(
 /// `notes`.
 fn distinct_runs(extracts: Vec<Extract>, notes: &mut Vec<String>) -> (Vec<Extract>, Vec<PathBuf>) {
     let (distinct, copies) = crate::copies::distinct_runs(extracts, |extract| {
-        let figures: Vec<(String, u64)> = (extract.figures.iter())
-            .map(|(row, figure)| (row.clone(), figure.median_ns.to_bits()))
-            .collect();
-        (
-            (extract.host_name.clone(), extract.cpu_model.clone()),
-            extract.started_at.clone(),
-            figures,
-        )
+        let figures = (extract.figures.iter())
+            .map(|(row, figure)| (row, std::slice::from_ref(&figure.median_ns)));
+        let host = (extract.host_name.as_str(), extract.cpu_model.as_str());
+        RunIdentity::new(host, &extract.started_at, figures)
     });
     let copies: Vec<PathBuf> = copies.into_iter().map(|copy| copy.path).collect();
     if !copies.is_empty() {

@@ -18,13 +18,13 @@ mod steps;
 mod tables;
 mod text;
 
+use crate::copies::RunIdentity;
 use crate::load::LoadError;
 use crate::runs::{Walk, count, json_files, read_all};
 use latlab_engine::presentation::Presentations;
 use runs::HistoryRun;
 pub use runs::RunFigure;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 pub use steps::DEFAULT_BEYOND_SCATTER;
 
@@ -170,18 +170,9 @@ impl History {
     ) -> History {
         let read = runs.iter().map(|run| run.path.clone()).collect();
         let (runs, copies) = crate::copies::distinct_runs(runs, |run: &HistoryRun| {
-            // The figures by a hash of them: a copy of the run has the same, and keeping
-            // every name of ten thousand runs as a key would double what the history holds.
-            let mut figures = std::collections::hash_map::DefaultHasher::new();
-            for (name, figure) in &run.figures {
-                (name, figure.median_ns.to_bits()).hash(&mut figures);
-            }
-            (
-                run.host_name.clone(),
-                run.cpu_model.clone(),
-                run.started_at.clone(),
-                figures.finish(),
-            )
+            let figures = (run.figures.iter())
+                .map(|(name, figure)| (name, std::slice::from_ref(&figure.median_ns)));
+            RunIdentity::new((&run.host_name, &run.cpu_model), &run.started_at, figures)
         });
         if !copies.is_empty() {
             let paths: Vec<&Path> = copies.iter().map(|c| c.path.as_path()).collect();
