@@ -314,54 +314,50 @@ fn a_host_name_longer_than_any_machine_has_is_refused() {
     assert!(stderr.len() < 400, "{stderr}");
 }
 
-/// A result's name past 1024 bytes is refused by its field, never quoted whole or kept: a
-/// directory of such files could take a fleet's memory.
+/// A result's name past 1024 bytes is refused by its field, and any text of a mebibyte (a
+/// suite, a method, a note, a key) before the file is read, by where it starts; neither is
+/// quoted or kept: a directory of such files could take a fleet's memory. Before: only
+/// names were bounded, and a suite or a method of any length was kept and printed.
 #[test]
-fn a_name_longer_than_latlab_writes_is_refused_without_being_quoted() {
+fn a_long_name_or_text_is_refused_without_being_quoted() {
     let dir = tempfile::tempdir().unwrap();
     results_file(dir.path(), "good.json");
-    edited_good(dir.path(), |json| {
-        json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(4000).into();
-    });
-    let stderr = export_refused(dir.path());
-    assert!(
-        stderr.contains("probes[0].results[0].name is 4000 bytes long"),
-        "{stderr}"
-    );
-    assert!(stderr.len() < 400, "{}", stderr.len());
-}
-
-/// Any text of a mebibyte (a suite, a method, a note, a key) is refused before the file is
-/// read, by where it starts, never quoted. Before: only names were bounded, and a suite or
-/// a method of any length was kept and printed.
-#[test]
-fn a_text_of_a_mebibyte_anywhere_is_refused_without_being_quoted() {
-    let dir = tempfile::tempdir().unwrap();
-    results_file(dir.path(), "good.json");
-    let long = || serde_json::Value::from("t".repeat(1 << 20));
+    let text = "is 1048576 bytes long, more than any text latlab writes";
     type Edit = fn(&mut serde_json::Value, serde_json::Value);
-    let edits: [(&str, Edit); 4] = [
-        ("suite", |json, long| {
-            json["latlab"]["settings"]["suite"] = long
-        }),
-        ("method", |json, long| {
-            json["latlab"]["probes"][0]["method"] = long
-        }),
-        ("note", |json, long| {
-            json["latlab"]["notes"] = vec![long].into()
-        }),
-        ("key", |json, long| {
-            json["latlab"]["probes"][0]["results"][0]["parameters"][long.as_str().unwrap()] =
-                1.into();
-        }),
+    let edits: [(&str, Edit, &str); 5] = [
+        (
+            "name",
+            |json, _| json["latlab"]["probes"][0]["results"][0]["name"] = "n".repeat(4000).into(),
+            "probes[0].results[0].name is 4000 bytes long",
+        ),
+        (
+            "suite",
+            |json, long| json["latlab"]["settings"]["suite"] = long,
+            text,
+        ),
+        (
+            "method",
+            |json, long| json["latlab"]["probes"][0]["method"] = long,
+            text,
+        ),
+        (
+            "note",
+            |json, long| json["latlab"]["notes"] = vec![long].into(),
+            text,
+        ),
+        (
+            "key",
+            |json, long| {
+                let result = &mut json["latlab"]["probes"][0]["results"][0];
+                result["parameters"][long.as_str().unwrap()] = 1.into();
+            },
+            text,
+        ),
     ];
-    for (what, edit) in edits {
-        edited_good(dir.path(), |json| edit(json, long()));
+    for (what, edit, expected) in edits {
+        edited_good(dir.path(), |json| edit(json, "t".repeat(1 << 20).into()));
         let stderr = export_refused(dir.path());
-        assert!(
-            stderr.contains("is 1048576 bytes long, more than any text latlab writes"),
-            "{what}: {stderr}"
-        );
+        assert!(stderr.contains(expected), "{what}: {stderr}");
         assert!(stderr.len() < 400, "{what}: {}", stderr.len());
     }
 }
@@ -1203,6 +1199,19 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
     }
 }
 
+/// A run in `dir` of `samples` samples of getppid into the results directory `same`, its
+/// standard error piped.
+fn getppid_run_into_same(dir: &Path, samples: &str) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .current_dir(dir)
+        .args(["run", "--only", "syscall.getppid", "--samples", samples])
+        .args(["--target-time", "100us", "--out", "same"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// Another user cannot hold a results directory against its owner. `nobody` binds the
 /// very lock name root's run held on the directory, and more of its stem, then root's next
 /// run into the directory goes ahead. Before, the lock was that one name, which any user
@@ -1213,16 +1222,7 @@ fn a_file_size_limit_fails_the_write_with_a_message_and_leaves_no_temporary_file
 fn another_user_cannot_hold_a_results_directory_against_its_owner() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    let run = |samples: &str| {
-        let mut command = Command::new(binary());
-        command
-            .current_dir(dir.path())
-            .args(["run", "--only", "syscall.getppid", "--samples", samples])
-            .args(["--target-time", "100us", "--out", "same"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        command
-    };
+    let run = |samples: &str| getppid_run_into_same(dir.path(), samples);
     let mut first = run("100000").spawn().unwrap();
     let directory_lock = |pid| {
         (abstract_names_held_by(pid).into_iter())
@@ -1273,16 +1273,7 @@ fn another_user_cannot_hold_a_results_directory_against_its_owner() {
 fn a_second_run_into_a_results_directory_in_use_is_refused() {
     let _alone = crate::machine_alone();
     let dir = tempfile::tempdir().unwrap();
-    let run = |samples: &str| {
-        let mut command = Command::new(binary());
-        command
-            .current_dir(dir.path())
-            .args(["run", "--only", "syscall.getppid", "--samples", samples])
-            .args(["--target-time", "100us", "--out", "same"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        command
-    };
+    let run = |samples: &str| getppid_run_into_same(dir.path(), samples);
     let first = run("20000").spawn().unwrap();
     wait_until("the first run to hold the measurement lock", || {
         holds_measurement_lock(first.id())
