@@ -31,8 +31,8 @@
 
 // A benchmark reads and writes files as it pleases: the doors are for what latlab does.
 #![allow(clippy::disallowed_methods)]
-use latlab_report::compare::stats::{normal_quantile, normal_upper_tail};
 use latlab_report::history::{History, HistoryOptions, HostHistory};
+use latlab_report::stats::{normal_quantile, normal_upper_tail};
 use latlab_test_support::{Draws, Scored, otava_change_points, scored, summary_text};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -4,7 +4,7 @@
 //! (`latlab export`) and how far results move between runs (`latlab noise`).
 
 use crate::plan::{ComparePlan, ExportPlan, FleetPlan, HistoryPlan, NoisePlan, ReportPlan};
-use latlab_report::compare::stats::NoiseTables;
+use latlab_report::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
 use latlab_report::history::HistoryText;

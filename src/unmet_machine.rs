@@ -9,7 +9,7 @@ mod tests {
     use latlab_engine::host::Noise;
     use latlab_engine::model::RunRecord;
     use latlab_engine::Warning;
-    use latlab_report::compare::stats::{NoiseTable, NoiseTables};
+    use latlab_report::stats::{NoiseTable, NoiseTables};
     use latlab_report::compare::{Comparison, DEFAULT_THRESHOLD, Gate, Verdict};
 
     /// `latlab run --synthetic --only mem.latency` on a noisy synthetic machine, the run

@@ -25,7 +25,7 @@ use latlab_probes::{
     default_max_size,
 };
 use latlab_report::JsonExporter;
-use latlab_report::compare::stats::NoiseTables;
+use latlab_report::stats::NoiseTables;
 use latlab_report::summary::SummaryExporter;
 use latlab_report::{FileFormat, Offered, OutputTarget};
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use crate::cli::{
 use latlab_doors::Reached;
 use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
-use latlab_report::compare::stats::{NoiseMachine, NoiseTable};
+use latlab_report::stats::{NoiseMachine, NoiseTable};
 use latlab_report::compare::{Compared, Excused, Side};
 use latlab_report::copies;
 use latlab_report::load::RunFile;

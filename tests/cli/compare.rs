@@ -628,7 +628,7 @@ fn a_noise_table_is_measured_from_runs_and_taken_by_compare() {
     assert!(written.status.success(), "{stderr}");
     assert!(stderr.contains("from 5 runs of "), "{stderr}");
     let table = std::fs::read_to_string(dir.path().join("table.tsv")).unwrap();
-    let table = latlab_report::compare::stats::NoiseTable::parse(&table).unwrap();
+    let table = latlab_report::stats::NoiseTable::parse(&table).unwrap();
     assert_eq!(table.runs, 5);
     // The standard deviation of ln(1.00), ln(1.01) … ln(1.04): 1.6%.
     let moved = table.of("cpu.branch/random").unwrap().sd;

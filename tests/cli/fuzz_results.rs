@@ -3,11 +3,11 @@
 //! fixed seed, each with a time limit, so that a failure repeats.
 
 use crate::latlab;
-use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{
     CompareCsv, CompareJson, CompareMarkdown, CompareText, Compared, DEFAULT_THRESHOLD, sides,
 };
 use latlab_report::load::parse_run;
+use latlab_report::stats::NoiseTables;
 use latlab_report::validate::validate;
 use latlab_report::{
     CsvExporter, Exporter, HeadlineExporter, HtmlExporter, JsonExporter, MarkdownExporter,

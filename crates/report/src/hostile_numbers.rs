@@ -5,7 +5,7 @@
 //! of a file is covered by a line in [`READERS`].
 
 use crate::Exporter;
-use crate::compare::stats::NoiseTable;
+use crate::stats::NoiseTable;
 use serde_json::Value;
 
 /// The hostile values, as text put where the number was. NaN and infinity have no JSON

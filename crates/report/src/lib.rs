@@ -47,6 +47,8 @@ mod rows;
 #[cfg(feature = "files")]
 pub(crate) mod runs;
 #[cfg(feature = "files")]
+pub mod stats;
+#[cfg(feature = "files")]
 pub mod summary;
 mod table;
 pub mod terminal;

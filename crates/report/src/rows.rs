@@ -383,7 +383,7 @@ mod tests {
             &runs,
             0.05,
             &latlab_probes::presentations(),
-            crate::compare::stats::NoiseTables::shipped(),
+            crate::stats::NoiseTables::shipped(),
         );
         assert_eq!(compared.tallies[0].untested, 1);
     }

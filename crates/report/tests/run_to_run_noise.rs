@@ -10,10 +10,10 @@ use latlab_engine::host::{Machine, Noise, SyntheticHost};
 use latlab_engine::model::{BenchResult, ProbeOutcome, ProbeStatus, RunRecord, RunSettings};
 use latlab_engine::rounds::ProbeRounds;
 use latlab_engine::{Config, Runner};
-use latlab_report::compare::stats::NoiseTables;
 use latlab_report::compare::{
     Comparison, DEFAULT_THRESHOLD, Excused, Gate, SameBecause, Side, Verdict,
 };
+use latlab_report::stats::NoiseTables;
 use std::sync::Arc;
 
 fn outcome(results: Vec<BenchResult>) -> ProbeOutcome {

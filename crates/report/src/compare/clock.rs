@@ -28,8 +28,8 @@
 //!   cycles as within its noise, and the report says the option was used.
 
 use super::judge::past_threshold;
-use super::stats::{LogDifference, follows_clock, mean, pooled_variance};
 use super::{ClockMove, ComparedResult, Lookup, SIGNIFICANCE, SameBecause, Side, Tests, Verdict};
+use crate::stats::{LogDifference, follows_clock, mean, pooled_variance};
 use latlab_engine::cycle::CYCLE_RESULT;
 use latlab_engine::presentation::Presentations;
 

@@ -6,7 +6,7 @@
 //!   every run repeats is not noise between runs), give its own variance of logarithms
 //!   within a run. Its set's variances (the primary results of its probe, or its probe's
 //!   sweep points; all results where those are too few) give a prior, which moderates it
-//!   as far as the set's variances agree ([`super::stats::Prior`]): a stable cache
+//!   as far as the set's variances agree ([`crate::stats::Prior`]): a stable cache
 //!   level keeps its own small noise beside its sweep's volatile edges.
 //! - **Between runs.** Rounds of one run cannot show how far a figure moves between runs.
 //!   With one run a side, the results' moves between the two runs, each over what its
@@ -30,13 +30,13 @@
 //! - **The core clock.** Where the later side's core clock moved, the results that moved
 //!   with it come here in cycles ([`super::clock`]).
 
-use super::stats::{
-    LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, mean,
-    median_of_squared_t, pooled_variance, student_quantile,
-};
 use super::{
     Against, ComparedResult, MIN_RESULTS_FOR_SCATTER, NoiseFrom, PriorUse, RunToRun, SIGNIFICANCE,
     SameBecause, TestedWithin, Tests, Verdict, family,
+};
+use crate::stats::{
+    LogDifference, Prior, Variance, benjamini_hochberg, fisher_upper_tail, mean,
+    median_of_squared_t, pooled_variance, student_quantile,
 };
 use latlab_engine::stats::{mann_whitney_p, median_in_place};
 use std::collections::HashMap;

@@ -23,10 +23,10 @@
 //! environments are listed side by side, and every line where they differ is marked, since
 //! a difference between machines is often the answer.
 
+use crate::stats::{NoiseMachine, NoisePrior, NoiseTable, NoiseTables};
 use latlab_engine::model::{BenchResult, ResultKind, RunRecord};
 use latlab_engine::presentation::Presentations;
 use latlab_engine::stats::{half_range_share, mann_whitney_p, median_in_place};
-use stats::{NoiseMachine, NoisePrior, NoiseTable, NoiseTables};
 use std::collections::HashMap;
 use steadiness::{checks_for, comparable_runs, steady};
 
@@ -43,7 +43,6 @@ mod places;
 #[cfg(test)]
 mod power;
 mod render;
-pub mod stats;
 mod steadiness;
 #[cfg(test)]
 mod tests;
@@ -375,7 +374,8 @@ impl Tests {
     /// runs'), where both sides have one.
     fn difference(&self) -> Option<f64> {
         let [first, later] = &self.runs;
-        (!first.is_empty() && !later.is_empty()).then(|| stats::mean(later) - stats::mean(first))
+        (!first.is_empty() && !later.is_empty())
+            .then(|| crate::stats::mean(later) - crate::stats::mean(first))
     }
 
     /// The later side moved by `step` (in logarithms): its runs, rounds, figure and samples,
@@ -478,7 +478,7 @@ pub enum NoiseFrom {
     /// The runs of a side with several: their own scatter.
     Runs,
     /// How far it moved between runs measured beforehand, as a table holds it
-    /// ([`stats::NoiseTables`]): one run a side, and more than its rounds say.
+    /// ([`crate::stats::NoiseTables`]): one run a side, and more than its rounds say.
     Prior { same_machine: bool },
     /// Its rounds, widened by how far its set's results moved between the two runs beyond
     /// their rounds: one run a side.

@@ -3,7 +3,7 @@
 //! is: 128 KiB of span sits inside an AMD core's L2 and at an Emerald Rapids core's L1 end,
 //! where the physical pages a process's ring gets rule the figure and move it between
 //! processes (1.2 to 2.7 times between two unchanged runs there). So the noise a table
-//! measured on one machine is not a sweep point's on another ([`super::stats::NoiseTables`]),
+//! measured on one machine is not a sweep point's on another ([`crate::stats::NoiseTables`]),
 //! and from one run a side a point at a level's end is not judged: its runs cannot show how
 //! far the pages move it.
 //!

@@ -1,8 +1,8 @@
 use super::*;
 use crate::Exporter;
+use crate::stats::ResultNoise;
 use crate::test_records::{probe, record};
 use latlab_engine::names::key;
-use stats::ResultNoise;
 
 /// `runs` compared at `threshold`, with the probes' declarations and the shipped tables.
 fn judged_at(runs: &[(String, RunRecord)], threshold: f64) -> Comparison {

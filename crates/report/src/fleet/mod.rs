@@ -25,13 +25,12 @@
 mod html;
 mod metrics;
 pub(crate) mod read;
-mod robust;
 mod text;
 
+pub use crate::stats::robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 #[cfg(feature = "html")]
 pub use html::FleetHtml;
 pub use metrics::{FleetOpenMetrics, carries_latest_runs_only, latest_runs, runs_left_out};
-pub use robust::{MAD_FLOOR_SHARE, MIN_HOSTS, OUTLIER_Z, Robust};
 pub use text::FleetText;
 
 /// A fleet as its renderings take it: the hosts and what was found across them, and the

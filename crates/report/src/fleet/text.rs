@@ -2,8 +2,8 @@
 //! when there are many hosts), the fleet's median and range per row, then the outliers by
 //! host, the groups, the hosts whose runs changed lately, and the notes.
 
-use super::robust::relative_mad;
 use super::{Fleet, Group};
+use crate::stats::robust::relative_mad;
 use crate::terminal::{Paint, Terminal};
 use crate::text_table::{Align, TextTable};
 use crate::units::{format_ns, format_ratio, plural};

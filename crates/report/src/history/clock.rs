@@ -2,7 +2,7 @@
 //! it, by the rule comparisons judge by: declared so by its probe
 //! ([`latlab_engine::presentation::Presentations::on_core_clock`]), or shown so by its own
 //! runs within the stretches between the clock's steps
-//! ([`crate::compare::stats::follows_clock`]), never for having moved with the step at
+//! ([`crate::stats::follows_clock`]), never for having moved with the step at
 //! hand. Where the clock's period ([`super::CLOCK_RESULT`]) steps, a result on the clock
 //! that steps at the same run (or the next or the one before), the same way and at least
 //! half as far, is tested again in cycles: its figures over the clock's period, run by run.
@@ -10,7 +10,7 @@
 //! reported on its own. Main memory, system calls, files and the rest step on their own.
 
 use super::{Change, HistoryOptions, steps};
-use crate::compare::stats::follows_clock;
+use crate::stats::follows_clock;
 
 /// One result's series beside the clock's (run index and logarithm of each), and whether
 /// its probe declares it on the core clock.

@@ -14,8 +14,8 @@
 //!   each side searched again.
 
 use super::steps::SIGNIFICANCE;
-use crate::compare::stats::mean_and_sd;
-use crate::compare::stats::normal_upper_tail;
+use crate::stats::mean_and_sd;
+use crate::stats::normal_upper_tail;
 
 /// The fewest runs in each regime.
 const MIN_IN_REGIME: usize = 3;

@@ -22,7 +22,7 @@
 //! Otava runs it.
 
 use super::HistoryOptions;
-use crate::compare::stats::{LogDifference, mean_and_sd};
+use crate::stats::{LogDifference, mean_and_sd};
 use latlab_engine::stats::median_in_place;
 
 /// The fewest runs of a level: a step in the last runs of a series is reported once this

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 /// The tables as shipped, one file per machine.
 const TABLES: &[(&str, &str)] = &[(
     "amd-epyc-2-kvm.tsv",
-    include_str!("../../../data/noise-tables/amd-epyc-2-kvm.tsv"),
+    include_str!("../../data/noise-tables/amd-epyc-2-kvm.tsv"),
 )];
 
 static PARSED: LazyLock<Vec<NoiseTable>> = LazyLock::new(|| {

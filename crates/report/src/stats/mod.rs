@@ -1,11 +1,13 @@
-//! The statistics a comparison (and a history) judges by: a sample's mean and deviation,
+//! The statistics every judgement reads (a comparison, a history, a fleet): a sample's mean and deviation,
 //! the distributions' tails, the moderation of a result's variance by its set's, the false
 //! discovery rate over many results, how far each result moves between runs of one
-//! machine (the noise tables), and whether a result's figure follows the core clock.
+//! machine (the noise tables), whether a result's figure follows the core clock, and the
+//! robust statistics that find a fleet's outlier hosts (`robust`).
 
 mod false_discovery;
 mod moderation;
 mod noise_table;
+pub mod robust;
 mod shipped_tables;
 mod tails;
 
@@ -37,7 +39,7 @@ pub fn mean_and_sd(x: &[f64]) -> (f64, f64) {
 /// The slope of a result's figure on the clock's, across runs, past which it follows the
 /// clock: its cycles then scatter less than its time (the variance of `y - x` is below that
 /// of `y` exactly where the slope of `y` on `x` passes one half).
-const FOLLOWING_SLOPE: f64 = 0.5;
+pub const FOLLOWING_SLOPE: f64 = 0.5;
 
 /// Whether a result's figure follows the core clock, from `groups` of runs, each run's
 /// (clock, figure) in logarithms: within each group of two runs or more (its means taken
