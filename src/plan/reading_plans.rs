@@ -12,7 +12,7 @@ use latlab_engine::model::RunRecord;
 use latlab_front::{Stream, TerminalArgs};
 use latlab_report::stats::{NoiseMachine, NoiseTable};
 use latlab_report::compare::{Compared, Excused, Side};
-use latlab_report::copies;
+use latlab_report::runs::admit;
 use latlab_report::load::RunFile;
 use latlab_report::fleet::{Fleet, FleetReport};
 use latlab_report::history::{History, HistoryOptions};
@@ -325,17 +325,12 @@ pub fn compare(args: &CompareArgs) -> Result<ComparePlan, UsageError> {
         let label = run_label(i);
         let loaded = latlab_report::load::load_runs(files)?;
         let files: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
-        let (runs, kept) = distinct_runs(&label, &files, loaded, &mut notes);
-        let (runs, kept) = in_start_order(runs, kept);
-        notes.extend(latlab_report::compare::mixes(&label, &runs));
-        notes.extend(interrupted_runs(&label, &runs, &kept));
+        let (runs, kept) = admit::side(&label, loaded, &files, &mut notes);
         sides.push(Side { label, runs });
-        kept_paths.push(kept);
+        kept_paths.push(kept.into_iter().map(|i| files[i].clone()).collect());
     }
-    let paths = kept_paths;
-    refuse_mixed_emulation(&sides, &paths)?;
-    notes.extend(latlab_report::compare::counters(&sides));
-    notes.extend(latlab_report::compare::cpus_apart(&sides));
+    let paths: Vec<Vec<PathBuf>> = kept_paths;
+    notes.extend(admit::sides(&sides, &paths).map_err(UsageError)?);
     let noise_table = args
         .noise_table
         .as_deref()
@@ -466,7 +461,7 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
         .map(|dir| dir.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    let (runs, _) = distinct_runs(&named, &files, loaded, &mut notes);
+    let (runs, _) = admit::side(&named, loaded, &files, &mut notes);
     let table = latlab_report::compare::noise_table(&runs, &latlab_probes::presentations())
         .map_err(|why| UsageError(format!("{named}: {why}")))?;
     if !table.unsteady.is_empty() {
@@ -551,84 +546,6 @@ fn is_numbered_run(file: &Path) -> bool {
         .and_then(|name| name.to_str()))
     .is_some_and(|name| latlab_front::RunOf::number_in(name, "").is_some_and(|n| n.is_ok()))
         && file.ends_with("results.json")
-}
-
-/// The distinct runs among `loaded` (read from `files`), with the files they came from: a
-/// run is its host and CPU model, its start time and its samples, so copies and hard links of one file,
-/// which are no more evidence than the file, count once (two runs of a real machine never
-/// take the same samples). The copies are said in `notes`.
-fn distinct_runs(
-    label: &str,
-    files: &[PathBuf],
-    loaded: Vec<RunRecord>,
-    notes: &mut Vec<String>,
-) -> (Vec<RunRecord>, Vec<PathBuf>) {
-    let (distinct, copies) = copies::distinct_runs(loaded.into_iter().zip(files), |(run, _)| {
-        let samples = (run.results()).map(|result| (&result.name, &result.samples_ns));
-        let host = (&run.environment.host_name, &run.environment.cpu.model);
-        copies::RunIdentity::new((host.0.as_str(), host.1.as_str()), &run.started_at, samples)
-    });
-    if !copies.is_empty() {
-        let paths: Vec<&Path> = copies.iter().map(|(_, file)| file.as_path()).collect();
-        notes.push(format!(
-            "{label}: {}",
-            copies::copies_note(&paths, "samples")
-        ));
-    }
-    distinct
-        .into_iter()
-        .map(|(run, file)| (run, file.clone()))
-        .unzip()
-}
-
-/// The runs of a side in the order they started (then by file): the side's label names
-/// its first and last start, whatever the files are called.
-fn in_start_order(runs: Vec<RunRecord>, files: Vec<PathBuf>) -> (Vec<RunRecord>, Vec<PathBuf>) {
-    let mut pairs: Vec<(RunRecord, PathBuf)> = runs.into_iter().zip(files).collect();
-    pairs.sort_by(|(a, a_file), (b, b_file)| {
-        (a.started_at.as_str(), a_file).cmp(&(b.started_at.as_str(), b_file))
-    });
-    pairs.into_iter().unzip()
-}
-
-/// Refuses an emulated run beside a native one, naming one of each: an emulator's
-/// translation of the code is not the machine, whichever machine it ran on.
-fn refuse_mixed_emulation(sides: &[Side], paths: &[Vec<PathBuf>]) -> Result<(), UsageError> {
-    let runs = || (sides.iter().zip(paths)).flat_map(|(side, paths)| side.runs.iter().zip(paths));
-    let emulated = runs().find(|(run, _)| run.environment.emulated.is_some());
-    let native = runs().find(|(run, _)| run.environment.emulated.is_none());
-    match (emulated, native) {
-        (Some((_, emulated)), Some((_, native))) => Err(UsageError(format!(
-            "{} was measured under an emulator and {} natively: an emulator's timings cannot \
-             be set beside a machine's; compare runs made the same way",
-            emulated.display(),
-            native.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// A note for the runs of side `label` that were interrupted (`complete: false`): their
-/// probes stop where the run was stopped.
-fn interrupted_runs(label: &str, runs: &[RunRecord], files: &[PathBuf]) -> Option<String> {
-    let stopped: Vec<&PathBuf> = (runs.iter().zip(files))
-        .filter(|(run, _)| !run.complete)
-        .map(|(_, file)| file)
-        .collect();
-    (!stopped.is_empty()).then(|| {
-        format!(
-            "{label}: {} interrupted before {} ended (complete: false), so {} results \
-             stop where it was stopped: {}",
-            if stopped.len() == 1 {
-                "a run was"
-            } else {
-                "runs were"
-            },
-            if stopped.len() == 1 { "it" } else { "they" },
-            if stopped.len() == 1 { "its" } else { "their" },
-            copies::first_few(&stopped)
-        )
-    })
 }
 
 /// Whether `output` would be written inside the directory `side` (or a run directory in

@@ -23,6 +23,7 @@ use latlab_engine::presentation::Presentations;
 use latlab_report::compare::{CompareText, Compared, DEFAULT_THRESHOLD, Excused, Gate, Side};
 use latlab_report::history::{DEFAULT_HISTORY_OPTIONS, since_changes_note, since_last_changes};
 use latlab_report::load::{MAX_FILE_BYTES, load_run};
+use latlab_report::runs::admit;
 use latlab_report::stats::NoiseTables;
 use latlab_report::terminal::{Detail, Terminal};
 use latlab_report::{ExportError, Exporter, JsonExporter};
@@ -64,9 +65,9 @@ impl BaselineStore {
         Ok(())
     }
 
-    /// The runs kept as the baseline `name`, oldest first; `Err` when there is none of that
-    /// name or one does not read.
-    pub fn load(&self, name: &str) -> Result<Vec<RunRecord>, String> {
+    /// The runs kept as the baseline `name`, oldest first, each with its file; `Err` when
+    /// there is none of that name or one does not read.
+    pub fn load(&self, name: &str) -> Result<Vec<(RunRecord, PathBuf)>, String> {
         let files = self
             .run_files(name)
             .map_err(|why| format!("baseline {name}: {why}"))?;
@@ -78,7 +79,9 @@ impl BaselineStore {
         }
         (files.iter())
             .map(|path| {
-                load_run(path, Reached::Found).map_err(|e| format!("baseline {name}: {}", e.0))
+                let run = load_run(path, Reached::Found)
+                    .map_err(|e| format!("baseline {name}: {}", e.0))?;
+                Ok((run, path.clone()))
             })
             .collect()
     }
@@ -210,7 +213,7 @@ pub struct Baselines {
     /// a missing one is refused before anything is measured; each result that stepped in
     /// them is left out of the runs before its last change point, and the sentence saying
     /// so is kept.
-    compared: Option<(String, Vec<RunRecord>, Option<String>)>,
+    compared: Option<AgainstBaseline>,
     saved_as: Option<String>,
     added_to: Option<String>,
     fail_if_slower: Option<f64>,
@@ -222,6 +225,39 @@ pub struct Baselines {
     declared: Presentations,
     /// The noise tables one run a side takes its prior from.
     noise: NoiseTables<'static>,
+}
+
+/// The baseline a run is judged against, loaded before measuring so that a missing one is
+/// refused before anything is measured: its runs admitted as a comparison's side is (copies
+/// once, in the order they started), each result that stepped in them left out of the runs
+/// before its last change point, with its files and the notes of both.
+#[derive(Debug)]
+struct AgainstBaseline {
+    name: String,
+    runs: Vec<RunRecord>,
+    files: Vec<PathBuf>,
+    notes: Vec<String>,
+}
+
+impl AgainstBaseline {
+    fn load(
+        store: &BaselineStore,
+        name: &str,
+        declared: &Presentations,
+    ) -> Result<AgainstBaseline, String> {
+        let (runs, files): (Vec<RunRecord>, Vec<PathBuf>) = store.load(name)?.into_iter().unzip();
+        let mut notes = Vec::new();
+        let label = format!("the baseline {name}");
+        let (mut runs, kept) = admit::side(&label, runs, &files, &mut notes);
+        let stepped = since_last_changes(&mut runs, declared, DEFAULT_HISTORY_OPTIONS);
+        notes.extend(since_changes_note(name, runs.len(), &stepped));
+        Ok(AgainstBaseline {
+            name: name.to_string(),
+            runs,
+            files: kept.into_iter().map(|i| files[i].clone()).collect(),
+            notes,
+        })
+    }
 }
 
 impl Baselines {
@@ -248,12 +284,7 @@ impl Baselines {
             }
         }
         let compared = match &args.baseline {
-            Some(name) => {
-                let mut runs = store.load(name)?;
-                let stepped = since_last_changes(&mut runs, &declared, DEFAULT_HISTORY_OPTIONS);
-                let note = since_changes_note(name, runs.len(), &stepped);
-                Some((name.clone(), runs, note))
-            }
+            Some(name) => Some(AgainstBaseline::load(&store, name, &declared)?),
             None => None,
         };
         Ok(Baselines {
@@ -283,28 +314,35 @@ impl Baselines {
     /// text, and no regression, when no baseline was asked for. `what` names a result in the
     /// gate's text ("result", "benchmark").
     pub fn judged(&self, these: Side, terminal: &Terminal, what: &str) -> (String, bool) {
-        let Some((name, runs, stepped)) = &self.compared else {
+        let Some(baseline) = &self.compared else {
             return (String::new(), false);
         };
-        // What either side's runs mix (machines, versions, suites, CPUs) is said first, and
-        // the results judged since a step in the baseline's runs.
-        let mixed: Vec<String> =
-            latlab_report::compare::mixes(&format!("the baseline {name}"), runs)
-                .into_iter()
-                .chain(stepped.clone())
-                .chain(latlab_report::compare::mixes(&these.label, &these.runs))
-                .map(|note| format!("note: {note}\n"))
-                .collect();
+        let name = &baseline.name;
+        // Both sides admitted as a comparison's are: what either side's runs mix (machines,
+        // versions, suites, CPUs) is said first, and the results judged since a step in the
+        // baseline's runs.
+        let mut notes = baseline.notes.clone();
+        let these_names = vec![PathBuf::from(&these.label); these.runs.len()];
+        let (runs, _) = admit::side(&these.label, these.runs, &these_names, &mut notes);
         let sides = vec![
             Side {
                 label: name.to_string(),
-                runs: runs.clone(),
+                runs: baseline.runs.clone(),
             },
-            these,
+            Side {
+                label: these.label,
+                runs,
+            },
         ];
-        let mixed: Vec<String> = (mixed.into_iter())
-            .chain(latlab_report::compare::counters(&sides).map(|note| format!("note: {note}\n")))
-            .chain(latlab_report::compare::cpus_apart(&sides).map(|note| format!("note: {note}\n")))
+        match admit::sides(&sides, &[baseline.files.clone(), these_names]) {
+            Ok(together) => notes.extend(together),
+            Err(why) => {
+                let text = format!("\nagainst the baseline {name}: not compared: {why}\n");
+                return (text, self.fail_if_slower.is_some());
+            }
+        }
+        let mixed: Vec<String> = (notes.iter())
+            .map(|note| format!("note: {note}\n"))
             .collect();
         let compared = Compared::excusing(
             sides,
@@ -403,6 +441,48 @@ mod tests {
             settings,
             Vec::new(),
         )
+    }
+
+    /// A baseline's runs are admitted as a comparison's side is: a copy among them counted
+    /// once, and said; a run made under an emulator is not set beside a native baseline, and
+    /// the gate fails on it. Before, the baselines built their own notes and skipped both.
+    #[test]
+    fn a_baseline_is_admitted_as_a_comparisons_side_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BaselineStore::at(dir.path().to_path_buf());
+        let run = record();
+        store
+            .keep("ci", &[run.clone(), run.clone()], false, 10)
+            .unwrap();
+        let args = BaselineArgs {
+            baseline: Some("ci".into()),
+            fail_if_slower: Some(10.0),
+            ..BaselineArgs::default()
+        };
+        let baselines = Baselines::asked(
+            store,
+            &args,
+            Presentations::default(),
+            NoiseTables::shipped(),
+        )
+        .unwrap();
+        let against = baselines.compared.as_ref().unwrap();
+        assert_eq!(against.runs.len(), 1);
+        assert!(
+            (against.notes.iter()).any(|n| n.contains("1 file repeats a run already read")),
+            "{:?}",
+            against.notes
+        );
+        let mut emulated = run.clone();
+        emulated.environment.emulated = Some("qemu-aarch64".into());
+        let these = Side {
+            label: "this run".into(),
+            runs: vec![emulated],
+        };
+        let (text, failed) = baselines.judged(these, &Terminal::default(), "result");
+        assert!(text.contains("not compared"), "{text}");
+        assert!(text.contains("measured under an emulator"), "{text}");
+        assert!(failed);
     }
 
     /// A baseline keeps its newest `history` runs: adding past it lets the oldest go and

@@ -45,7 +45,7 @@ mod plots;
 mod printable;
 mod rows;
 #[cfg(feature = "files")]
-pub(crate) mod runs;
+pub mod runs;
 #[cfg(feature = "files")]
 pub mod stats;
 #[cfg(feature = "files")]

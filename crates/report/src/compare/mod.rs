@@ -38,7 +38,6 @@ mod html;
 mod json;
 mod judge;
 mod markdown;
-mod mixes;
 mod places;
 #[cfg(test)]
 mod power;
@@ -54,7 +53,6 @@ pub use gate::Gate;
 pub use html::CompareHtml;
 pub use json::CompareJson;
 pub use markdown::CompareMarkdown;
-pub use mixes::{counters, cpus_apart, mixes};
 pub use text::CompareText;
 
 /// A comparison, as `latlab compare` also writes it.

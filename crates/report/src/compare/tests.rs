@@ -1,5 +1,6 @@
 use super::*;
 use crate::Exporter;
+use crate::runs::admit::{counters, cpus_apart, mixes};
 use crate::stats::ResultNoise;
 use crate::test_records::{probe, record};
 use latlab_engine::names::key;

@@ -15,6 +15,8 @@
 //! a summary larger than [`MAX_SUMMARY_BYTES`] is refused before it is read. Copies of one
 //! run are counted once ([`crate::copies`]).
 
+pub mod admit;
+
 use crate::load::{LoadError, figures_of};
 use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
 use latlab_doors::tree::{Found, Limits, PassedOver};

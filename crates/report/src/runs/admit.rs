@@ -1,10 +1,16 @@
-//! What a side's runs mix: machines, versions of latlab, suites or the CPUs a run was
-//! allowed. A side whose runs differ so sets unlike figures beside each other, and its
-//! medians and spread mix them: each mix is a note, said wherever runs are judged together
-//! (`latlab compare`, a run or a harness against its baseline).
+//! One admission policy for the runs judged together (`latlab compare`'s sides, `latlab
+//! noise`'s runs, a run or a harness against its baseline): copies of one run counted once
+//! ([`crate::copies::RunIdentity`]), the runs in the order they started, and the notes
+//! every reader gives alike, once: what a side's runs mix (machines, versions of latlab,
+//! suites or the CPUs a run was allowed: a side whose runs differ so sets unlike figures
+//! beside each other), which runs were interrupted, which counters counted, and sides
+//! allowed other CPUs; an emulated run beside a native one is refused.
 
+use crate::compare::Side;
+use crate::copies::{self, RunIdentity};
 use latlab_engine::model::RunRecord;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A note for each way the runs of the side called `label` mix.
 pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
@@ -72,9 +78,9 @@ fn counted_in(
 /// A note where the sides' runs were allowed other CPUs than the first side's (`taskset -c
 /// 0` against two CPUs): an unpinned figure measured on one CPU is not one measured across
 /// two, whatever its name.
-pub fn cpus_apart(sides: &[super::Side]) -> Option<String> {
+pub fn cpus_apart(sides: &[Side]) -> Option<String> {
     // Runs of a version that did not record them are left out of it.
-    let allowed = |side: &super::Side| -> std::collections::BTreeSet<String> {
+    let allowed = |side: &Side| -> std::collections::BTreeSet<String> {
         side.runs.iter().filter_map(cpus_allowed).collect()
     };
     let first = sides.first().map(allowed).filter(|cpus| !cpus.is_empty())?;
@@ -100,7 +106,7 @@ pub fn cpus_apart(sides: &[super::Side]) -> Option<String> {
 /// A note where the sides' counts were made by more than one counter (callgrind's count of
 /// every instruction, the CPU's `instructions:u`): they count differently, so each result
 /// is judged by its counts only where both sides counted it alike.
-pub fn counters(sides: &[super::Side]) -> Option<String> {
+pub fn counters(sides: &[Side]) -> Option<String> {
     let mut by_side: Vec<String> = Vec::new();
     let mut all: std::collections::BTreeSet<&str> = Default::default();
     for side in sides {
@@ -132,4 +138,80 @@ fn cpus_allowed(run: &RunRecord) -> Option<String> {
         "CPUs {}",
         latlab_engine::environment::cpu_ranges(cpus)
     ))
+}
+
+/// The runs of the side called `label`, each named by `names` (its file), admitted: copies
+/// of a run counted once (the same host, CPU model, start and samples), the rest in the
+/// order they started (then by name). Returns the runs kept and, for each, its index in
+/// `runs`; the notes on the copies, the side's mixes and its interrupted runs go to `notes`.
+pub fn side<N: AsRef<Path>>(
+    label: &str,
+    runs: Vec<RunRecord>,
+    names: &[N],
+    notes: &mut Vec<String>,
+) -> (Vec<RunRecord>, Vec<usize>) {
+    let (kept, copied) = copies::distinct_runs(runs.into_iter().enumerate(), |(_, run)| {
+        let samples = (run.results()).map(|result| (&result.name, &result.samples_ns));
+        let host = (&run.environment.host_name, &run.environment.cpu.model);
+        RunIdentity::new((host.0.as_str(), host.1.as_str()), &run.started_at, samples)
+    });
+    if !copied.is_empty() {
+        let paths: Vec<&Path> = copied.iter().map(|(i, _)| names[*i].as_ref()).collect();
+        notes.push(format!(
+            "{label}: {}",
+            copies::copies_note(&paths, "samples")
+        ));
+    }
+    let mut kept = kept;
+    kept.sort_by(|(a, a_run), (b, b_run)| {
+        let key =
+            |i: usize, run: &RunRecord| (run.started_at.clone(), names[i].as_ref().to_path_buf());
+        key(*a, a_run).cmp(&key(*b, b_run))
+    });
+    let (indices, runs): (Vec<usize>, Vec<RunRecord>) = kept.into_iter().unzip();
+    notes.extend(mixes(label, &runs));
+    let stopped: Vec<&Path> = (runs.iter().zip(&indices))
+        .filter(|(run, _)| !run.complete)
+        .map(|(_, i)| names[*i].as_ref())
+        .collect();
+    notes.extend(interrupted(label, &stopped));
+    (runs, indices)
+}
+
+/// The notes on `sides` judged together (each run named by `names`, side by side): which
+/// counters counted and sides allowed other CPUs; `Err` where an emulated run stands beside
+/// a native one, naming one of each: an emulator's translation of the code is not the
+/// machine, whichever machine it ran on.
+pub fn sides<N: AsRef<Path>>(sides: &[Side], names: &[Vec<N>]) -> Result<Vec<String>, String> {
+    let runs = || (sides.iter().zip(names)).flat_map(|(side, names)| side.runs.iter().zip(names));
+    let emulated = runs().find(|(run, _)| run.environment.emulated.is_some());
+    let native = runs().find(|(run, _)| run.environment.emulated.is_none());
+    if let (Some((_, emulated)), Some((_, native))) = (emulated, native) {
+        return Err(format!(
+            "{} was measured under an emulator and {} natively: an emulator's timings cannot \
+             be set beside a machine's; compare runs made the same way",
+            emulated.as_ref().display(),
+            native.as_ref().display()
+        ));
+    }
+    Ok(counters(sides)
+        .into_iter()
+        .chain(cpus_apart(sides))
+        .collect())
+}
+
+/// A note for the runs of side `label` that were interrupted (`complete: false`), `stopped`
+/// naming them: their probes stop where the run was stopped.
+fn interrupted(label: &str, stopped: &[&Path]) -> Option<String> {
+    let one = stopped.len() == 1;
+    (!stopped.is_empty()).then(|| {
+        format!(
+            "{label}: {} interrupted before {} ended (complete: false), so {} results \
+             stop where it was stopped: {}",
+            if one { "a run was" } else { "runs were" },
+            if one { "it" } else { "they" },
+            if one { "its" } else { "their" },
+            copies::first_few(stopped)
+        )
+    })
 }
