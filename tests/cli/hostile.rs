@@ -261,13 +261,20 @@ fn a_field_of_the_machine_cannot_forge_a_line() {
     assert!(stdout.contains("x\\nB against A"), "{stdout}");
 }
 
-/// A start that is not a time (empty, "garbage", another offset) is refused naming the
-/// field, rather than sorted as text ("" first, "garbage" last).
+/// A start that is not a time to the second in UTC (empty, "garbage", another offset, a
+/// fraction of a second, no such day) is refused naming the field, rather than sorted as
+/// text ("" first, "garbage" last, "…00.5Z" before "…00Z").
 #[test]
 fn a_start_that_is_not_a_time_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     results_file(dir.path(), "good.json");
-    for start in ["", "garbage", "2026-12-07T04:30:00-05:00"] {
+    for start in [
+        "",
+        "garbage",
+        "2026-12-07T04:30:00-05:00",
+        "2026-12-07T04:30:00.5Z",
+        "2026-13-45T04:30:00Z",
+    ] {
         edited_good(dir.path(), |json| {
             json["latlab"]["started_at"] = start.into()
         });

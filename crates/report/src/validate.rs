@@ -181,9 +181,12 @@ fn settings(settings: &latlab_engine::model::RunSettings) -> Result<(), String> 
     within("settings.budget_per_benchmark_ns", budget, 1.0, MAX_RUN_NS)
 }
 
-/// Whether `text` is a time as a run's start is written: RFC 3339, in UTC.
+/// Whether `text` is a time as a run's start is written: RFC 3339 in UTC to the second
+/// (`2026-12-07T13:08:50Z`), a real date and time. Held to that one form, starts order as
+/// text exactly as in time: a fraction of a second (`…50.5Z`) would sort before the
+/// second it follows.
 pub fn is_start_time(text: &str) -> bool {
-    humantime::parse_rfc3339(text).is_ok()
+    text.len() == "2026-12-07T13:08:50Z".len() && humantime::parse_rfc3339(text).is_ok()
 }
 
 /// When a run started, as latlab writes it: an RFC 3339 time in UTC
