@@ -199,21 +199,29 @@ fn a_summary_too_large_to_be_one_is_skipped_unread() {
     );
 }
 
-/// A summary with a text of a mebibyte (its suite) is refused unread into the fleet, which
-/// gives way to the results beside it and says why, never quoting the text. Before: the
-/// text was kept, and eight such summaries took 2.1 GB and wrote 428 MB of JSON.
+/// A summary's texts are bounded as read: a suite of a mebibyte is cut to one short line
+/// (its machine's fields are), a method id past a name's length refuses the summary, which
+/// gives way to the results beside it, and neither is quoted whole. Before: the texts were
+/// kept, and eight such summaries took 2.1 GB and wrote 428 MB of JSON.
 #[test]
-fn a_summary_with_a_text_of_a_mebibyte_gives_way_to_its_results() {
+fn a_summarys_long_texts_are_cut_or_refused_never_kept() {
     let dir = tempfile::tempdir().unwrap();
     three_summarised_hosts(dir.path());
     edit_summary(&dir.path().join("runs/b/summary.json"), |json| {
         json["suite"] = "s".repeat(1 << 20).into();
     });
+    edit_summary(&dir.path().join("runs/c/summary.json"), |json| {
+        json["results"][0]["method_id"] = "m".repeat(1 << 20).into();
+    });
     let (status, stdout, stderr) = fleet(dir.path(), &["runs"]);
     assert_eq!(status, Some(0), "{stderr}");
     assert!(stdout.contains("3 hosts"), "{stdout}");
     assert!(
-        stdout.contains("is 1048576 bytes long, more than any text latlab writes"),
+        stdout.contains("a result's method id is 1048576 bytes long"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{}…", "s".repeat(256))),
         "{stdout}"
     );
     assert!(stdout.len() + stderr.len() < 100_000, "{}", stdout.len());
