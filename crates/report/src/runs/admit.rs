@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A note for each way the runs of the side called `label` mix.
-pub fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
+pub(crate) fn mixes(label: &str, runs: &[RunRecord]) -> Vec<String> {
     let machine = |run: &RunRecord| {
         format!(
             "{}/{}",
@@ -78,7 +78,7 @@ fn counted_in(
 /// A note where the sides' runs were allowed other CPUs than the first side's (`taskset -c
 /// 0` against two CPUs): an unpinned figure measured on one CPU is not one measured across
 /// two, whatever its name.
-pub fn cpus_apart(sides: &[Side]) -> Option<String> {
+pub(crate) fn cpus_apart(sides: &[Side]) -> Option<String> {
     // Runs of a version that did not record them are left out of it.
     let allowed = |side: &Side| -> std::collections::BTreeSet<String> {
         side.runs.iter().filter_map(cpus_allowed).collect()
@@ -106,7 +106,7 @@ pub fn cpus_apart(sides: &[Side]) -> Option<String> {
 /// A note where the sides' counts were made by more than one counter (callgrind's count of
 /// every instruction, the CPU's `instructions:u`): they count differently, so each result
 /// is judged by its counts only where both sides counted it alike.
-pub fn counters(sides: &[Side]) -> Option<String> {
+pub(crate) fn counters(sides: &[Side]) -> Option<String> {
     let mut by_side: Vec<String> = Vec::new();
     let mut all: std::collections::BTreeSet<&str> = Default::default();
     for side in sides {

@@ -2,7 +2,7 @@
 //! passed over. A walk of a directory goes through the doors' one walk
 //! ([`latlab_doors::tree`]), bounded in depth and entries, links never followed; every file it
 //! found or passed over is claimed as an input that no output may replace. Each file is read
-//! once, in parallel, into what the reader keeps of a run ([`RunShape`]: the fleet's headline
+//! once, in parallel, into what the reader keeps of a run (`RunShape`: the fleet's headline
 //! figures, the history's every result). A compact summary ([`crate::summary`]) is read where
 //! there is one: a `results.json` with a `summary.json` beside it is passed over for the
 //! summary, and any `*.json` that begins as a summary is read as one. A full results file is
@@ -11,8 +11,8 @@
 //! The summary stands for the results file beside it only while it can: where it cannot be
 //! read (damaged, truncated, edited apart from its own results) or describes an earlier run
 //! than a results file written after it, the results file is read instead, and the reader
-//! says so. The files being read at once hold at most [`BYTES_IN_FLIGHT`] between them, and
-//! a summary larger than [`MAX_SUMMARY_BYTES`] is refused before it is read. Copies of one
+//! says so. The files being read at once hold at most `BYTES_IN_FLIGHT` between them, and
+//! a summary larger than `MAX_SUMMARY_BYTES` is refused before it is read. Copies of one
 //! run are counted once ([`crate::copies`]).
 
 pub mod admit;
