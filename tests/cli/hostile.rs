@@ -1075,14 +1075,7 @@ fn a_fifo_output_with_no_reader_is_reported_not_waited_for() {
 #[test]
 fn a_fifo_output_whose_reader_never_reads_is_abandoned() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("ff");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    latlab_test_support::fifo(dir.path(), "ff");
     // The reader: opens the FIFO and sleeps, never reading.
     let mut reader = Command::new("sh")
         .arg("-c")

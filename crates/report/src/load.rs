@@ -102,15 +102,14 @@ pub fn figures_of(bytes: &[u8]) -> Result<(RunRecord, u64), String> {
     Ok((one_line_fields(run), version))
 }
 
-/// The record with every field that is one line (names, the host, the CPU, the kernel, the
-/// start, every value describing the machine) made one line ([`crate::printable::one_line`]): anyone can write a results file, and a
+/// The record with every field that is one line (names, the host, the CPU, the kernel,
+/// every value describing the machine; the start is checked to be a time) made one line ([`crate::printable::one_line`]): anyone can write a results file, and a
 /// line break or a bidirectional control in a name could forge a line of what is printed
 /// from it ("B against A: 0 slower …").
 fn one_line_fields(mut run: RunRecord) -> RunRecord {
     use crate::printable::{make_environment_one_line, make_one_line as fix, make_short_line};
     make_environment_one_line(&mut run.environment);
     make_short_line(&mut run.latlab_version);
-    make_short_line(&mut run.started_at);
     for probe in &mut run.probes {
         fix(&mut probe.id);
         for result in &mut probe.results {

@@ -348,7 +348,6 @@ fn one_line_fields(summary: &mut RunSummary<'_>) {
     use crate::printable::{make_environment_one_line, make_short_line};
     make_environment_one_line(&mut summary.environment);
     make_short_line(&mut summary.latlab_version);
-    make_short_line(&mut summary.started_at);
     make_short_line(&mut summary.suite);
     for row in &mut summary.headline {
         fix_name(&mut row.operation);

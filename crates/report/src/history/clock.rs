@@ -25,12 +25,12 @@ impl Series<'_> {
     fn in_cycles(&self) -> Vec<(usize, f64, f64)> {
         (self.own.iter())
             .filter_map(|&(run, log)| {
-                let period = self
+                // The clock's series is in run order: found by halving, not by a walk.
+                let at = (self
                     .clock
-                    .iter()
-                    .find(|(clock_run, _)| *clock_run == run)?
-                    .1;
-                Some((run, period, log))
+                    .binary_search_by_key(&run, |(clock_run, _)| *clock_run))
+                .ok()?;
+                Some((run, self.clock[at].1, log))
             })
             .collect()
     }

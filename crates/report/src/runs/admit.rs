@@ -164,9 +164,8 @@ pub fn side<N: AsRef<Path>>(
     }
     let mut kept = kept;
     kept.sort_by(|(a, a_run), (b, b_run)| {
-        let key =
-            |i: usize, run: &RunRecord| (run.started_at.clone(), names[i].as_ref().to_path_buf());
-        key(*a, a_run).cmp(&key(*b, b_run))
+        (a_run.started_at.as_str(), names[*a].as_ref())
+            .cmp(&(b_run.started_at.as_str(), names[*b].as_ref()))
     });
     let (indices, runs): (Vec<usize>, Vec<RunRecord>) = kept.into_iter().unzip();
     notes.extend(mixes(label, &runs));
