@@ -20,7 +20,7 @@ pub fn execute(plan: RunPlan, stop: StopSignals) -> anyhow::Result<ExitCode> {
     let command = RunsCommand {
         runs,
         dir: &dir,
-        results_of: &|of| dir.join(of.name()).join("results.json"),
+        results_of: &|of| dir.join(of.name()).join(latlab_report::runs::RESULTS_NAME),
         announce: &|of| {
             latlab_front::say!(
                 "latlab: run {} of {}, into {}",

@@ -25,6 +25,7 @@ use latlab_probes::{
     default_max_size,
 };
 use latlab_report::JsonExporter;
+use latlab_report::runs::{RESULTS_NAME, SUMMARY_NAME};
 use latlab_report::stats::NoiseTables;
 use latlab_report::summary::SummaryExporter;
 use latlab_report::{FileFormat, Offered, OutputTarget};
@@ -313,7 +314,7 @@ fn runs(args: &RunArgs, run_of: Option<RunOf>) -> Result<usize, UsageError> {
     let dir = results_dir(args, run_of);
     let numbered = latlab_front::numbered_runs(&dir, "").map_err(UsageError)?;
     let others: Vec<String> = (numbered.into_iter())
-        .filter(|(k, path)| *k > runs as u64 && path.join("results.json").exists())
+        .filter(|(k, path)| *k > runs as u64 && path.join(RESULTS_NAME).exists())
         .filter_map(|(_, path)| Some(path.file_name()?.to_string_lossy().into_owned()))
         .collect();
     if !others.is_empty() {
@@ -519,8 +520,8 @@ fn outputs(args: &RunArgs, run_of: Option<RunOf>) -> Result<Outputs, UsageError>
         ))
     })?;
     let create_dir = (!results_dir.exists()).then(|| results_dir.clone());
-    let json = OutputTarget::Replaced(results_dir.join("results.json"));
-    let summary = OutputTarget::Replaced(results_dir.join("summary.json"));
+    let json = OutputTarget::Replaced(results_dir.join(RESULTS_NAME));
+    let summary = OutputTarget::Replaced(results_dir.join(SUMMARY_NAME));
     let checked = (args.tables.checked(create_dir.as_deref())).map_err(UsageError)?;
     // --json naming DIR/results.json itself adds nothing, nor --summary DIR/summary.json.
     let written_anyway = |format: &FileFormat<RunRecord>| match format.name {

@@ -475,77 +475,11 @@ pub fn noise(args: &NoiseArgs) -> Result<NoisePlan, UsageError> {
     Ok(NoisePlan { table, out, notes })
 }
 
-/// The results files of one side of a comparison: the file named, or, for a directory,
-/// the runs in it: each `*.json` directly in it and each `*/results.json` one level down
-/// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order. A directory that
-/// `--runs` wrote into is its runs alone (`run-K/results.json`): the results directory of
-/// a single run before them, its own `results.json`, is not one of them.
+/// The results files of one side of a comparison, as the runs layer finds them
+/// ([`latlab_report::runs::side_files`]); a run directory of `--runs` is `run-K`.
 fn side_files(path: &Path) -> Result<Vec<RunFile>, UsageError> {
-    if !path.is_dir() {
-        return Ok(vec![RunFile::Named(path.to_path_buf())]);
-    }
-    let limits = latlab_doors::tree::Limits {
-        depth: 1,
-        entries: 1 << 20,
-    };
-    let json = |name: &std::ffi::OsStr| Path::new(name).extension().is_some_and(|e| e == "json");
-    let tree = latlab_doors::tree::walk(path, limits, json);
-    tree.claim();
-    // A run directory that cannot be listed, or a link, is an error, as an unreadable file
-    // is: passed over, the side would count one run fewer unsaid.
-    if let Some((dir, why)) = tree.passed_over.unreadable.first() {
-        return Err(UsageError(format!(
-            "{}: cannot read it ({why}); make it readable, or move it out of {}",
-            dir.display(),
-            path.display()
-        )));
-    }
-    if let Some(link) = tree.passed_over.links.first() {
-        return Err(UsageError(format!(
-            "{}: a symbolic link, which latlab does not follow inside a directory of runs; \
-             give it as a side of its own, or copy the run in",
-            link.display()
-        )));
-    }
-    let depth = |file: &Path| file.strip_prefix(path).map_or(0, |p| p.components().count());
-    let found: Vec<&Path> = tree.found.iter().map(|f| f.path.as_path()).collect();
-    let mut files: Vec<RunFile> = (tree.found.iter())
-        .filter(|file| match depth(&file.path) {
-            1 => !is_summary_beside(&file.path, &found),
-            2 => file.path.ends_with("results.json"),
-            _ => false,
-        })
-        .map(|file| RunFile::Found(file.clone()))
-        .collect();
-    if files.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no runs in it (neither *.json nor */results.json); give results files, or \
-             a directory holding the runs of one side",
-            path.display()
-        )));
-    }
-    if files.iter().any(|file| is_numbered_run(file.path())) {
-        files.retain(|file| is_numbered_run(file.path()));
-    }
-    files.sort_by(|a, b| a.path().cmp(b.path()));
-    Ok(files)
-}
-
-/// Whether `file` is the `summary.json` a run wrote beside its `results.json`: the same run
-/// in brief, not another run.
-fn is_summary_beside(file: &Path, found: &[&Path]) -> bool {
-    file.file_name().is_some_and(|name| name == "summary.json")
-        && found.contains(&file.with_file_name("results.json").as_path())
-}
-
-/// Whether a results file is that of a run of `--runs`: `run-K/results.json`.
-fn is_numbered_run(file: &Path) -> bool {
-    (file
-        .parent()
-        .and_then(Path::file_name)
-        .and_then(|name| name.to_str()))
-    .is_some_and(|name| latlab_front::RunOf::number_in(name, "").is_some_and(|n| n.is_ok()))
-        && file.ends_with("results.json")
+    let numbered = |name: &str| latlab_front::RunOf::number_in(name, "").is_some_and(|n| n.is_ok());
+    latlab_report::runs::side_files(path, numbered).map_err(UsageError)
 }
 
 /// Whether `output` would be written inside the directory `side` (or a run directory in

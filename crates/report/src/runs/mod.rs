@@ -17,7 +17,7 @@
 
 pub mod admit;
 
-use crate::load::{LoadError, figures_of};
+use crate::load::{LoadError, RunFile, figures_of};
 use crate::summary::{RunSummary, check_headline, is_summary, parse_summary};
 use latlab_doors::tree::{Found, Limits, PassedOver};
 use latlab_engine::model::RunRecord;
@@ -56,8 +56,8 @@ pub(crate) trait RunShape: Sized + Send {
 }
 
 /// The name of the full results file a run directory holds, and of its summary.
-const RESULTS_NAME: &str = "results.json";
-const SUMMARY_NAME: &str = "summary.json";
+pub const RESULTS_NAME: &str = "results.json";
+pub const SUMMARY_NAME: &str = "summary.json";
 
 /// What a walk of the runs' directory found (the doors' one walk, [`latlab_doors::tree`]):
 /// the `*.json` files (sorted), how many other files, and what it passed over, each with its
@@ -312,6 +312,80 @@ impl Walk {
         self.summarised = before - self.found.len();
         self.beside = beside;
     }
+}
+
+/// The results files of one side of a comparison: the file named, or, for a directory,
+/// the runs in it: each `*.json` directly in it and each `*/results.json` one level down
+/// (runs written with `--out DIR/1`, `--out DIR/2` …), in name order. A directory that
+/// `--runs` wrote into is its runs alone (`run-K/results.json`): the results directory of
+/// a single run before them, its own `results.json`, is not one of them: `numbered` says
+/// which directory names are those runs'. `Err` is why, one line.
+pub fn side_files(path: &Path, numbered: impl Fn(&str) -> bool) -> Result<Vec<RunFile>, String> {
+    if !path.is_dir() {
+        return Ok(vec![RunFile::Named(path.to_path_buf())]);
+    }
+    let limits = latlab_doors::tree::Limits {
+        depth: 1,
+        entries: 1 << 20,
+    };
+    let json = |name: &std::ffi::OsStr| Path::new(name).extension().is_some_and(|e| e == "json");
+    let tree = latlab_doors::tree::walk(path, limits, json);
+    tree.claim();
+    // A run directory that cannot be listed, or a link, is an error, as an unreadable file
+    // is: passed over, the side would count one run fewer unsaid.
+    if let Some((dir, why)) = tree.passed_over.unreadable.first() {
+        return Err(format!(
+            "{}: cannot read it ({why}); make it readable, or move it out of {}",
+            dir.display(),
+            path.display()
+        ));
+    }
+    if let Some(link) = tree.passed_over.links.first() {
+        return Err(format!(
+            "{}: a symbolic link, which latlab does not follow inside a directory of runs; \
+             give it as a side of its own, or copy the run in",
+            link.display()
+        ));
+    }
+    let depth = |file: &Path| {
+        file.strip_prefix(path)
+            .map_or(0, |p| p.components().count())
+    };
+    let found: Vec<&Path> = tree.found.iter().map(|f| f.path.as_path()).collect();
+    let mut files: Vec<RunFile> = (tree.found.iter())
+        .filter(|file| match depth(&file.path) {
+            1 => !is_summary_beside(&file.path, &found),
+            2 => file.path.ends_with(RESULTS_NAME),
+            _ => false,
+        })
+        .map(|file| RunFile::Found(file.clone()))
+        .collect();
+    if files.is_empty() {
+        return Err(format!(
+            "{}: no runs in it (neither *.json nor */results.json); give results files, or \
+             a directory holding the runs of one side",
+            path.display()
+        ));
+    }
+    let is_numbered_run = |file: &Path| {
+        let directory = file
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str());
+        directory.is_some_and(&numbered) && file.ends_with(RESULTS_NAME)
+    };
+    if files.iter().any(|file| is_numbered_run(file.path())) {
+        files.retain(|file| is_numbered_run(file.path()));
+    }
+    files.sort_by(|a, b| a.path().cmp(b.path()));
+    Ok(files)
+}
+
+/// Whether `file` is the `summary.json` a run wrote beside its `results.json`: the same run
+/// in brief, not another run.
+fn is_summary_beside(file: &Path, found: &[&Path]) -> bool {
+    file.file_name().is_some_and(|name| name == SUMMARY_NAME)
+        && found.contains(&file.with_file_name(RESULTS_NAME).as_path())
 }
 
 /// `1 file`, `3 files`.
