@@ -121,9 +121,9 @@ mod tests {
     /// `latlab run --synthetic` of the core-to-core pairs and the hand-off on a
     /// synthetic machine whose pair 0-1 reads as `moved` says: its record.
     fn synthetic_run(moved: Vec<Moved>) -> RunRecord {
-        // Each measurement drifts as this guest's core-to-core figure wanders within one
-        // placement (24-32 ns: a tenth in logarithms), its samples jitter by 3%: the flag
-        // must hear a move through that, and not take the wander for one.
+        // Each measurement drifts as a guest's core-to-core figure wanders within one
+        // placement (a tenth in logarithms), its samples jitter: the flag must hear a move
+        // through that, and not take the wander for one.
         let noise = Noise {
             seed: 59,
             round_sd: 0.1,
@@ -149,9 +149,9 @@ mod tests {
     fn a_placement_change_during_one_probe_is_flagged_and_none_is_not() {
         assert_eq!(flagged(&synthetic_run(Vec::new())), []);
 
-        // The pair reads 4.5 times slower for the probe's own measurements only (its first
-        // one and the one it takes again at its end), as the issue saw: 123 ns, while the
-        // reference beside the probe read 25-28 ns.
+        // The pair reads several times slower for the probe's own measurements only (its
+        // first one and the one it takes again at its end), while the reference beside the
+        // probe held (the book's "How it measures", "The figures behind the rules").
         let during = synthetic_run(vec![Moved {
             name: PAIR.into(),
             measurements: 3..5,

@@ -356,7 +356,9 @@ pub(crate) fn synthetic_run_with(only: &str, noise: latlab_engine::host::Noise) 
         unreachable!("a run was asked for");
     };
     let mut plan = crate::plan::run(&args, None, None).unwrap();
-    plan.request.host = std::sync::Arc::new(latlab_engine::SyntheticHost::noisy(noise));
+    plan.request.host = std::sync::Arc::new(
+        latlab_engine::SyntheticHost::noisy(noise).with_model(&latlab_probes::synthetic::MODEL),
+    );
     execute(plan, StopSignals::unset()).unwrap();
     latlab_report::load::load_run(&json, latlab_doors::Reached::Named).unwrap()
 }

@@ -14,8 +14,8 @@ mod tests {
 
     /// `latlab run --synthetic --only mem.latency` on a noisy synthetic machine, the run
     /// `seed`: its record. Each chase at a cache level's end gets its own between-process
-    /// placement effect (a quarter in logarithms: 1.3 times either way, as the Emerald
-    /// Rapids guest's L1 end moved 1.2 to 2.7 times between unchanged runs).
+    /// placement effect (a quarter in logarithms, as an L1's end moves between unchanged
+    /// runs: the book's "Comparing runs", "The figures behind the rules").
     fn chase_run(seed: u64) -> RunRecord {
         let noise = Noise {
             seed,

@@ -111,7 +111,7 @@ fn memory_needed(size: u64, room: u64) -> u64 {
 /// The machine to measure: this one, or the synthetic one.
 pub fn host(synthetic: bool) -> SharedHost {
     if synthetic {
-        std::sync::Arc::new(SyntheticHost::default())
+        std::sync::Arc::new(SyntheticHost::default().with_model(&latlab_probes::synthetic::MODEL))
     } else {
         std::sync::Arc::new(RealHost::default())
     }

@@ -386,8 +386,8 @@ pub fn two_modes(samples: &[f64]) -> Option<Warning> {
 /// than this share of the first, besides their confidence intervals not overlapping.
 pub const MOVED_SHARE: f64 = 0.10;
 /// A figure read this many times apart at two moments of one run moved, however widely its
-/// samples scatter (on the Emerald Rapids guest a cache chase read 3.1 times apart and was
-/// called steady, its intervals overlapping).
+/// samples scatter (a cache chase read three times apart was once called steady, its
+/// intervals overlapping: the book's "How it measures", "The figures behind the rules").
 pub const MOVED_FACTOR: f64 = 2.0;
 /// A one-way core-to-core figure under this many L2 hits cannot have crossed between
 /// cores: every path between cores goes through the last-level cache or further, several
@@ -670,11 +670,10 @@ mod tests {
         assert_eq!(verdict_of_nothing(&empty, 2), Verdict::OptimisedAway);
     }
 
-    /// A body of nothing beside an empty loop of two speeds (0.47 and 0.85 ns an iteration,
-    /// its sibling's load changing from sample to sample), as a 2-vCPU guest recorded them:
-    /// the empty loop took the fast speed in five samples, the body in two, so their lower
-    /// quartiles lay at 0.66 and 0.82 ns. Still nothing; and one cycle more on the same
-    /// samples is work.
+    /// A body of nothing beside an empty loop of two speeds (its sibling's load changing
+    /// from sample to sample), as a 2-vCPU guest recorded them: the empty loop took the fast
+    /// speed in five samples, the body in two, so their lower quartiles lay apart. Still
+    /// nothing; and one cycle more on the same samples is work.
     #[test]
     fn a_loop_of_two_speeds_does_not_make_nothing_into_work() {
         let nothing = [
@@ -761,8 +760,8 @@ mod tests {
             None,
             "a median inside a wide interval"
         );
-        // Three times apart moved, however widely the samples scatter: a cache chase on the
-        // Emerald Rapids guest read 3.1 times apart, its intervals overlapping.
+        // Three times apart moved, however widely the samples scatter and their intervals
+        // overlap.
         let scattered = |base: f64| {
             Summary::of(
                 &(0..30)
@@ -778,8 +777,7 @@ mod tests {
         assert!(moved_between(&before, &after, 0.25).is_some());
     }
 
-    /// The case: a pair read 123 ns while the reference read 25-28 ns around it;
-    /// the reference moving from 25 ns at the start to 105 ns beside a probe flags every
+    /// The reference moving fourfold from the run's start to beside a probe flags every
     /// figure of it; a third apart, as one placement wanders, flags nothing.
     #[test]
     fn a_placement_change_is_flagged_and_a_wander_within_one_is_not() {

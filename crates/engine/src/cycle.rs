@@ -41,11 +41,7 @@ const EOR_CYCLES: Key = Key::new("eor_cycles");
 /// The multiply chain's cycles per instruction, beside the cycle (recorded, not judged).
 pub const IMUL_CYCLES: Key = Key::new("imul_cycles");
 
-/// The probe whose result the cycle is (`cpu.frequency`), under which a harness's run keeps
-/// the cycle it measured before its benchmarks.
-pub const CYCLE_PROBE: &str = "cpu.frequency";
-/// The name of the cycle's result.
-pub const CYCLE_RESULT: &str = "cpu.frequency/cycle";
+pub use crate::result_names::{CYCLE_PROBE, CYCLE_RESULT, EOR_RESULT, MULTIPLY_RESULT};
 
 /// Additions per call of the shorter body; the longer one performs twice as many.
 const ADDS_PER_CALL: usize = 64;
@@ -180,7 +176,7 @@ pub fn measure(runner: &mut Runner) -> Result<Cycle, Interrupted> {
         ),
         (
             Chain {
-                name: "cpu.frequency/eor",
+                name: EOR_RESULT,
                 method: "one dependent 64-bit exclusive or of two registers (one cycle) in a \
                          chain carried across calls",
                 ops: EORS_PER_CALL,
@@ -227,7 +223,7 @@ struct Chain {
 
 /// The multiply chain: x86-64's check, recorded beside aarch64's.
 const MULTIPLY: Chain = Chain {
-    name: "cpu.frequency/multiply",
+    name: MULTIPLY_RESULT,
     method: "one dependent 64-bit multiply (three cycles) in a chain carried across calls",
     ops: MULTIPLIES_PER_CALL,
 };
@@ -380,8 +376,7 @@ mod tests {
     use super::*;
 
     /// A multiply that takes three add cycles leaves the cycle alone; one that reads six
-    /// times as many (an add chain folded at rename: 0.056 ns "cycles" beside a 1.01 ns
-    /// multiply, as an Emerald Rapids core gave) puts it in doubt, naming both figures.
+    /// times as many (an add chain folded at rename) puts it in doubt, naming both figures.
     const IMUL: Check = Check {
         instruction: "imul",
         expected_cycles: 3.0,
@@ -393,13 +388,12 @@ mod tests {
 
     /// Judged by its interval: a check whose interval reaches the tolerance leaves the cycle
     /// alone, however far its median; one whose interval lies wholly beyond it (an add chain
-    /// folded at rename: 0.056 ns "cycles" beside a 1.01 ns multiply, as an Emerald Rapids
-    /// core gave) puts it in doubt, naming both figures, and so every figure in cycles.
+    /// folded at rename: the book's memory methods, "The figures behind the rules") puts it
+    /// in doubt, naming both figures, and so every figure in cycles.
     #[test]
     fn a_check_wholly_beyond_its_tolerance_puts_the_cycle_in_doubt() {
         assert_eq!(cross_check(0.337, IMUL, 1.012, [2.9, 3.1]), None);
-        // The Emerald Rapids guest's quiet runs: a median of 2.68 cycles, its interval
-        // reaching 2.8.
+        // A quiet run whose median lies past the tolerance, its interval within it.
         assert_eq!(cross_check(0.4, IMUL, 2.68 * 0.4, [2.5, 2.8]), None);
         assert!(cross_check(0.4, IMUL, 2.5 * 0.4, [2.4, 2.65]).is_some());
         assert!(cross_check(0.337, IMUL, 3.5 * 0.337, [3.4, 3.6]).is_some());

@@ -4,6 +4,16 @@
 //! name fits a template, and turns a template into a regular expression matching exactly
 //! the names it covers.
 
+/// The probe whose result the cycle is (`cpu.frequency`), under which a harness's run keeps
+/// the cycle it measured before its benchmarks ([`crate::cycle`]).
+pub const CYCLE_PROBE: &str = "cpu.frequency";
+/// The name of the cycle's result.
+pub const CYCLE_RESULT: &str = "cpu.frequency/cycle";
+/// The multiply chain's result: x86-64's check, recorded beside aarch64's.
+pub const MULTIPLY_RESULT: &str = "cpu.frequency/multiply";
+/// The exclusive-or chain's result: aarch64's check.
+pub const EOR_RESULT: &str = "cpu.frequency/eor";
+
 /// The placeholders a template may use, each with the regular expression of its values.
 pub const PLACEHOLDERS: &[(&str, &str)] = &[
     // `size_label`: up to three significant digits and a binary unit (`1KiB`, `5.69KiB`).

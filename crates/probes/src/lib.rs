@@ -22,6 +22,7 @@ mod random;
 mod sched;
 pub mod stability;
 mod sweep_time;
+pub mod synthetic;
 mod syscall;
 mod thread;
 
@@ -307,7 +308,8 @@ impl Rounds {
 }
 
 /// How long a probe typically takes in each suite, in seconds, as measured on a 2-vCPU
-/// virtual machine (Xeon at 2.8 GHz, 48 MiB L3) with the default largest working set. The
+/// virtual machine (the book's "How it measures", "The figures behind the rules") with the
+/// default largest working set. The
 /// GPU family's are estimates from the work its probes do, not measurements: that machine
 /// has no GPU. Only the progress display's estimate of the time left uses it, scaled by how
 /// fast the run turns out to be; no figure depends on it.
@@ -571,7 +573,9 @@ pub(crate) fn run_for_test(
 #[cfg(test)]
 pub(crate) fn synthetic_runner() -> Runner {
     Runner::on(
-        std::sync::Arc::new(latlab_engine::SyntheticHost::default()),
+        std::sync::Arc::new(
+            latlab_engine::SyntheticHost::default().with_model(&crate::synthetic::MODEL),
+        ),
         latlab_engine::Config::quick(),
     )
 }
@@ -758,8 +762,8 @@ mod tests {
         }
     }
 
-    /// A kernel that claims a 260 MiB L3 (an Emerald Rapids guest whose curve leaves L3 near
-    /// 32 MiB) sends no memory sweep to 1 GiB: the latency sweep's default stops at the
+    /// A kernel that claims far more L3 than the curve finds (the book's memory methods, "The
+    /// figures behind the rules") sends no memory sweep to 1 GiB: the latency sweep's default stops at the
     /// ceiling, and once the curve found the last cache, bandwidth and memcpy go to four
     /// times it (the all-CPU sweep past a plausible claim too); `--max-size` and the full
     /// suite go as far as the default or as asked.
@@ -791,9 +795,9 @@ mod tests {
         ctx.suite = Suite::Quick;
         ctx.set_max_size(1 << 30);
         assert_eq!(ctx.max_working_set_from_curve(false), 1 << 30);
-        // The Emerald Rapids guest: 260 MiB claimed, 32 MiB found. One thread goes to
-        // 128 MiB, all CPUs to 256 MiB; a plausible claim takes the all-CPU sweep past the
-        // cache found, never past 256 MiB.
+        // Far more claimed than found: one thread goes to four times what was found, all
+        // CPUs to the ceiling; a plausible claim takes the all-CPU sweep past the cache
+        // found, never past the ceiling.
         let sized = |found: u64, claim: u64, all_cpus| {
             sized_from_curve(found * MIB, Some(claim * MIB), all_cpus) / MIB
         };

@@ -100,7 +100,7 @@ impl OptionSpec {
 }
 
 /// A size in bytes, written as a number and a unit, at least `min`.
-fn parse_bytes(text: &str, min: u64) -> Result<u64, String> {
+pub(crate) fn parse_bytes(text: &str, min: u64) -> Result<u64, String> {
     let bad = || "not a size; write a number and a unit, such as 64KiB or 256MiB".to_string();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

@@ -54,8 +54,8 @@ fn fixed_size(config: &mut latlab_engine::Config) {
 }
 
 /// The main-memory chase spans twice the last-level cache the kernel reports, but never more
-/// than this: enough to miss any last-level cache a guest gets, and a kernel that claims a
-/// 260 MiB L3 does not make every run map half a gigabyte twice.
+/// than this: enough to miss any last-level cache a guest gets, and a kernel that claims
+/// the host's whole L3 does not make every run map half a gigabyte twice.
 const MEMORY_CHASE_CEILING: u64 = 128 << 20;
 
 /// The least move of the cache chase that counts: a share of the last-level cache is what a

@@ -579,9 +579,9 @@ mod tests {
         assert!(notes[0].contains("every figure that crosses CPUs"));
     }
 
-    /// The Emerald Rapids run: the pair read 7.63 ns one way (under two L2 hits of
-    /// 4.1 ns: siblings) while the stability check read 51 ns and 69.6 ns (across cores).
-    /// That is a change of regime, said beside the check with both figures; the same pair
+    /// A pair that read under two L2 hits one way (siblings) while the stability check read
+    /// across cores (the book's "Threads and processes"). That is a
+    /// change of regime, said beside the check with both figures; the same pair
     /// beside a check that also read as siblings is not, and nor is a check that crossed
     /// nothing. A check that crossed the line between start and end is one too.
     #[test]

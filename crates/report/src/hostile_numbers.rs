@@ -293,8 +293,9 @@ fn tsv_variants(text: &str, hostile: &str) -> Vec<(String, String)> {
 /// stability check, the synthetic machine's environment with the CPUs it was allowed.
 fn sample_run() -> latlab_engine::model::RunRecord {
     use latlab_engine::model::Counted;
-    let host: latlab_engine::SharedHost =
-        std::sync::Arc::new(latlab_engine::SyntheticHost::default());
+    let host: latlab_engine::SharedHost = std::sync::Arc::new(
+        latlab_engine::SyntheticHost::default().with_model(&latlab_probes::synthetic::MODEL),
+    );
     let config = latlab_engine::Config {
         samples: 5,
         ..latlab_engine::Config::quick()

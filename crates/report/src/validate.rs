@@ -693,7 +693,7 @@ mod tests {
 
     /// A span between timestamps on two CPUs runs backwards when the later event came first:
     /// a new thread's first instruction before the call that created it returned, in most
-    /// events of a 2-vCPU guest's run (`thread.lifecycle/start`, −15.8 µs). Such a run's own
+    /// events of a 2-vCPU guest's run (`thread.lifecycle/start`). Such a run's own
     /// file is read back; the same figure from a calibrated loop is not.
     #[test]
     fn an_observed_span_may_run_backwards_and_a_loop_may_not() {

@@ -47,15 +47,18 @@ fn run_of(
     factor: f64,
     machine: Machine,
 ) -> RunRecord {
-    let host: latlab_engine::SharedHost = Arc::new(SyntheticHost::noisy(Noise {
-        seed,
-        run_sd: 0.01,
-        round_sd: 0.005,
-        sample_sd: 0.01,
-        planted: planted.iter().map(|name| (name.clone(), factor)).collect(),
-        machine,
-        ..Noise::default()
-    }));
+    let host: latlab_engine::SharedHost = Arc::new(
+        SyntheticHost::noisy(Noise {
+            seed,
+            run_sd: 0.01,
+            round_sd: 0.005,
+            sample_sd: 0.01,
+            planted: planted.iter().map(|name| (name.clone(), factor)).collect(),
+            machine,
+            ..Noise::default()
+        })
+        .with_model(&latlab_probes::synthetic::MODEL),
+    );
     let rounds = 3;
     let config = Config {
         samples: 15,

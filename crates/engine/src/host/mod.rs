@@ -25,7 +25,7 @@ mod synthetic_noise;
 
 pub use real::RealHost;
 pub use synthetic::SyntheticHost;
-pub use synthetic_model::Machine;
+pub use synthetic_model::{FigureModel, Machine};
 pub use synthetic_noise::{Moved, Noise};
 
 use crate::analysis::LoopSamples;

@@ -14,7 +14,7 @@
 //! their helpers run unchanged; run-level controls that would change the real machine
 //! (`--mlock`, `--rt`) are refused and the run says so.
 
-use super::synthetic_model::Machine;
+use super::synthetic_model::{FigureModel, Machine, NAMES_ONLY};
 use super::synthetic_noise::{Noise, NoiseState};
 use super::{
     Controls, Cpus, EventRun, Inventory, Limits, LoopBody, LoopRun, Sampled, Timer, Timing,
@@ -100,6 +100,13 @@ impl SyntheticHost {
         host.timer.noise = Some(NoiseState::new(noise));
         host
     }
+
+    /// The same machine, its results costing what `model` says (the probes' model: the
+    /// caches a chase hits, the results on the core clock).
+    pub fn with_model(mut self, model: &'static dyn FigureModel) -> SyntheticHost {
+        self.timer.model = model;
+        self
+    }
 }
 
 impl Default for SyntheticHost {
@@ -115,6 +122,7 @@ impl Default for SyntheticHost {
                     fallback_reason: None,
                 }),
                 noise: None,
+                model: NAMES_ONLY,
             },
             environment: Environment::synthetic(),
             binds_memory: true,
@@ -249,27 +257,27 @@ struct SyntheticTimer {
     clock: Clock,
     /// Noise on the figures, when the machine is a noisy one.
     noise: Option<NoiseState>,
+    /// What its results cost.
+    model: &'static dyn FigureModel,
 }
 
 impl SyntheticTimer {
     /// The noise factors of one measurement of `name`, `count` samples (all 1 without noise).
     fn noise_factors(&self, name: &str, count: usize) -> Vec<f64> {
         match &self.noise {
-            Some(noise) => noise.factors(name, count),
+            Some(noise) => noise.factors(name, count, self.model),
             None => vec![1.0; count],
         }
     }
 
     /// The machine as this run finds it.
     fn machine(&self) -> Machine {
-        self.noise
-            .as_ref()
-            .map_or_else(Machine::default, NoiseState::machine)
+        (self.noise.as_ref()).map_or_else(Machine::default, NoiseState::machine)
     }
 
     /// The figure of `name` per operation, before noise.
     fn nominal_ns(&self, name: &str) -> f64 {
-        self.machine().figure_ns(name, nominal_ns(name))
+        self.machine().figure_ns(self.model, name, nominal_ns(name))
     }
 
     /// Events of `name`'s figure, wobbling, one per noise factor.
@@ -295,7 +303,7 @@ impl Timer for SyntheticTimer {
         let count = limits.config.samples_per_round(limits.config.samples);
         // Bodies sampled side by side drift together, as on a real machine.
         let factors = match (&self.noise, names.len()) {
-            (Some(noise), 2..) => noise.factors_together(names, count),
+            (Some(noise), 2..) => noise.factors_together(names, count, self.model),
             _ => (names.iter())
                 .map(|name| self.noise_factors(name, count))
                 .collect(),

@@ -10,7 +10,7 @@
 //! one result's figures by a factor; the run's machine ([`Machine`]: its clock, whether it
 //! folds additions) sets the figures the noise moves.
 
-use super::synthetic_model::{Machine, at_level_end};
+use super::synthetic_model::{FigureModel, Machine};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -86,32 +86,43 @@ impl NoiseState {
     }
 
     /// The factors of one new measurement of `name`: one per sample, `count` samples.
-    pub(super) fn factors(&self, name: &str, count: usize) -> Vec<f64> {
+    pub(super) fn factors(&self, name: &str, count: usize, model: &dyn FigureModel) -> Vec<f64> {
         let noise = &self.noise;
         let measurement = self.measurements.fetch_add(1, Ordering::Relaxed);
         let drift = noise.round_sd * normal(&[noise.seed, hash(name), 1, measurement]);
-        self.with_drift(name, count, measurement, drift)
+        self.with_drift((name, model), count, measurement, drift)
     }
 
     /// The factors of one new measurement of `names` sampled side by side, which drift
     /// together: one list per name, `count` samples each.
-    pub(super) fn factors_together(&self, names: &[&str], count: usize) -> Vec<Vec<f64>> {
+    pub(super) fn factors_together(
+        &self,
+        names: &[&str],
+        count: usize,
+        model: &dyn FigureModel,
+    ) -> Vec<Vec<f64>> {
         let noise = &self.noise;
         let measurement = self.measurements.fetch_add(1, Ordering::Relaxed);
         let drift = noise.round_sd * normal(&[noise.seed, 0, 1, measurement]);
         (names.iter())
-            .map(|name| self.with_drift(name, count, measurement, drift))
+            .map(|name| self.with_drift((name, model), count, measurement, drift))
             .collect()
     }
 
     /// The factors of measurement `measurement` of `name`, drifting by `drift`.
-    fn with_drift(&self, name: &str, count: usize, measurement: u64, drift: f64) -> Vec<f64> {
+    fn with_drift(
+        &self,
+        (name, model): (&str, &dyn FigureModel),
+        count: usize,
+        measurement: u64,
+        drift: f64,
+    ) -> Vec<f64> {
         let noise = &self.noise;
         let planted = (noise.planted.iter())
             .find(|(planted, _)| planted == name)
             .map_or(1.0, |(_, factor)| *factor)
             * self.moved(name);
-        let placement = match at_level_end(name) {
+        let placement = match model.placement_rules(name) {
             true => noise.placement_sd * normal(&[noise.seed, hash(name), 3, 0]),
             false => 0.0,
         };
@@ -157,6 +168,7 @@ fn normal(key: &[u64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::synthetic_model::NAMES_ONLY;
 
     /// The draws look standard normal: mean near 0, standard deviation near 1, and the same
     /// key gives the same draw.
@@ -180,17 +192,17 @@ mod tests {
             run_sd: 0.1,
             ..Noise::default()
         });
-        let first = run_only.factors("x", 3);
-        assert_eq!(first, run_only.factors("x", 3));
+        let first = run_only.factors("x", 3, NAMES_ONLY);
+        assert_eq!(first, run_only.factors("x", 3, NAMES_ONLY));
         assert_eq!(first[0], first[2]);
-        assert_ne!(first, run_only.factors("y", 3));
+        assert_ne!(first, run_only.factors("y", 3, NAMES_ONLY));
         let jittery = NoiseState::new(Noise {
             seed: 1,
             sample_sd: 0.1,
             planted: vec![("x".into(), 10.0)],
             ..Noise::default()
         });
-        let factors = jittery.factors("x", 3);
+        let factors = jittery.factors("x", 3, NAMES_ONLY);
         assert_ne!(factors[0], factors[1]);
         assert!(
             factors.iter().all(|f| (5.0..20.0).contains(f)),
@@ -209,8 +221,10 @@ mod tests {
             }],
             ..Noise::default()
         });
-        let first: Vec<f64> = (0..5).map(|_| moved.factors("x", 1)[0]).collect();
+        let first: Vec<f64> = (0..5)
+            .map(|_| moved.factors("x", 1, NAMES_ONLY)[0])
+            .collect();
         assert_eq!(first, [1.0, 4.0, 4.0, 1.0, 1.0]);
-        assert_eq!(moved.factors("y", 2), [1.0, 1.0]);
+        assert_eq!(moved.factors("y", 2, NAMES_ONLY), [1.0, 1.0]);
     }
 }

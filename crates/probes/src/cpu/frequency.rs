@@ -75,8 +75,8 @@ mod tests {
     /// overlapped across calls, would read the cycle short and the multiply as many cycles.
     /// The median of three rounds: a slope is a difference of two timings, so a noisy
     /// neighbour moves one round either way.
-    /// The Emerald Rapids guest's 16.7 GHz cycle beside its 2.3 GHz TSC is flagged; a
-    /// laptop's 4.9 GHz boost beside a 2.1 GHz TSC is not, nor a core at its reported
+    /// A cycle seven times the TSC's rate (a folded add chain) is flagged; a laptop's boost
+    /// at twice its TSC's rate is not, nor a core at its reported
     /// maximum; a cycle above a reported maximum is, whatever the TSC; with neither, nothing
     /// can be said.
     #[test]

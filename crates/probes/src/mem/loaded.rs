@@ -177,10 +177,10 @@ fn delays(suite: Suite) -> &'static [u32] {
 }
 
 /// The most the chase and the loaders' buffers take together, and the most the chase
-/// spans: with the rest of the process (some 25 MB), within the main job's 250 MB. A guest
-/// whose kernel claimed the host's 300 MiB L3 (an Emerald Rapids guest, whose curve left its
-/// L3 near 25 MiB) had loaders of 256 MiB beside a chase of 96 MiB, and a main job of 321 to
-/// 385 MB; 96 MiB of loaders there are still four times the L3 its curve found.
+/// spans: with the rest of the process, within the main job's 250 MB. A guest whose kernel
+/// claimed the host's whole L3 had outgrown the main job's memory before this ceiling; the
+/// loaders it leaves are still four times the L3 its curve found (the book's memory
+/// methods, "The figures behind the rules").
 const MEMORY_CEILING: u64 = 192 << 20;
 const CHASE_CEILING: u64 = 96 << 20;
 /// A loader's buffer is at least this large, so that it passes over memory, not a cache.
@@ -496,9 +496,9 @@ mod tests {
     }
 
     /// The chase and the loaders stay within 192 MiB together however large a cache the
-    /// kernel claims (a guest's 300 MiB of the host's L3, its curve finding 25 MiB: 96 MiB of
-    /// loaders, four times that); a kernel whose claim the curve bears out keeps its loaders
-    /// at four times the cache (a 32 MiB L3 whose curve ended at 3.5 MiB: 128 MiB).
+    /// kernel claims (the host's whole L3, its curve finding a tenth of it: loaders four
+    /// times what it found); a kernel whose claim the curve bears out keeps its loaders at
+    /// four times the cache.
     #[test]
     fn the_loaders_take_what_the_chase_leaves_of_the_ceiling() {
         const MIB: u64 = 1 << 20;

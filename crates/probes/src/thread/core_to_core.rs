@@ -459,8 +459,7 @@ mod tests {
     use super::*;
 
     /// A pair under twice an L2 hit one way behaved as one core's siblings, and says so; a
-    /// pair at a cross-core figure does not. (An Emerald Rapids guest read 7.63 ns one way
-    /// in one run and 51-61 ns in others, where an L2 hit takes about 5 ns.)
+    /// pair at a cross-core figure does not (the book's "Threads and processes").
     #[test]
     fn a_pair_faster_than_two_l2_hits_behaved_as_siblings() {
         let host = latlab_engine::SyntheticHost::default();

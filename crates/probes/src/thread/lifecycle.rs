@@ -11,8 +11,8 @@
 //! * `start`: from that call's return until the new thread runs its first instruction (it
 //!   waits for a CPU and for the kernel to switch to it). Negative when the new thread ran on
 //!   another CPU before the call returned: rare on most machines, but in most events of
-//!   some runs on a 2-vCPU guest (a median of −15.8 µs, the create call's return path
-//!   outlasting the new thread's start).
+//!   some runs on a 2-vCPU guest, the create call's return path outlasting the new thread's
+//!   start (the book's "How it measures", "The figures behind the rules").
 //! * `run`: the procedure, two clock reads.
 //! * `finish`: from the procedure's end until `pthread_join` returns, which a second
 //!   experiment splits: the caller polls `pthread_tryjoin_np` instead of sleeping in

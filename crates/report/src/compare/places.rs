@@ -1,8 +1,8 @@
 //! Where a sweep point lies on its machine's own curve: inside a cache level, or at a
 //! level's end. A point's name says what it spans (`mem.latency/random/128KiB`), not what it
-//! is: 128 KiB of span sits inside an AMD core's L2 and at an Emerald Rapids core's L1 end,
-//! where the physical pages a process's ring gets rule the figure and move it between
-//! processes (1.2 to 2.7 times between two unchanged runs there). So the noise a table
+//! is: 128 KiB of span sits inside one core's L2 and at another's L1 end, where the
+//! physical pages a process's ring gets rule the figure and move it between processes (the
+//! book's "Comparing runs", "The figures behind the rules"). So the noise a table
 //! measured on one machine is not a sweep point's on another ([`crate::stats::NoiseTables`]),
 //! and from one run a side a point at a level's end is not judged: its runs cannot show how
 //! far the pages move it.
@@ -23,8 +23,7 @@ use latlab_engine::presentation::{Panel, Plot, Presentations, Template};
 use std::collections::HashSet;
 
 /// How far from where a level ends (a factor, either way) a point lies at its end: an
-/// octave. The points that moved between unchanged runs on the Emerald Rapids guest spanned
-/// 45 to 181 KiB beside a 48 KiB L1 (where its curve left the level was not recorded).
+/// octave, as wide as the points that moved between unchanged runs around an L1's end.
 pub const LEVEL_END: f64 = 2.0;
 
 /// Where the page-group curve leaves a level, in the bytes its ring spans there.

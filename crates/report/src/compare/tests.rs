@@ -259,7 +259,7 @@ fn a_pooled_figure_resolves_a_tick_over_its_sources_operations() {
     ));
 }
 
-/// The issue's A/A run: both runs' core-to-core checks said MOVED and the pair read 8×
+/// An A/A run whose core-to-core checks both said MOVED, the pair reading several times
 /// slower. That pair, and every figure crossing CPUs, is "not comparable", not slower,
 /// and no gate fails on it; the memory figures, whose check held, are still tested.
 #[test]
@@ -335,9 +335,9 @@ fn a_figure_whose_check_moved_is_not_comparable() {
     );
 }
 
-/// The issue's case: the pair read 123 ns in B while the reference beside it read 25-28
-/// ns, and the checks at B's start and end held. The pair is not comparable (another
-/// placement), not 4.5 times slower, and no gate fails on it; the pipe of the same run,
+/// The pair read several times slower in B while the reference beside it held, and the
+/// checks at B's start and end held. The pair is not comparable (another placement), not
+/// slower, and no gate fails on it; the pipe of the same run,
 /// not flagged, still compares.
 #[test]
 fn a_figure_taken_in_another_placement_is_not_comparable() {
@@ -473,8 +473,8 @@ fn a_moved_run_is_left_out_and_private_caches_are_not_spoken_for() {
 }
 
 /// The lost-L3 A/A run: each run's checks held from start to end, but the cache chase
-/// read 14 ns in one run and 130 ns in the other. The memory figures are "not
-/// comparable", not 9× slower; the check that held between the runs leaves its family
+/// read an L3 in one run and memory in the other. The memory figures are "not
+/// comparable", not slower; the check that held between the runs leaves its family
 /// tested, and a difference within the check's floor is not a change of machine.
 #[test]
 fn a_check_that_differs_between_runs_makes_its_family_not_comparable() {

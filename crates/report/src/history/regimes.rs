@@ -1,5 +1,5 @@
-//! A series that flips between two regimes from run to run (`proc.pipe` on a shared guest
-//! between about 3.0 and 4.5 µs; `ipc.throughput/eventfd-shm` between regimes 6–8× apart):
+//! A series that flips between two regimes from run to run (`proc.pipe` on a shared guest,
+//! `ipc.throughput/eventfd-shm`: the book's "A machine's history"):
 //! its runs fall into two levels, and each run lands in one or the other. A step search
 //! would cut it wherever a few runs of one regime fall together; its only change is in the
 //! mix of its regimes, found here.

@@ -35,12 +35,10 @@ pub const SIGNIFICANCE: f64 = 0.001;
 /// How many standard deviations of the wider of its two segments a step must move unless
 /// told otherwise (`--beyond-scatter`): a step stands beyond the scatter between the runs of
 /// each level, not merely beyond the error of their means (which forty runs of a drifting
-/// machine make small). Chosen by measurement (the book's "History" chapter,
-/// `benches/history_targets.rs`): on two sittings of forty unchanged runs of a shared guest
-/// and series planted from them, 1.5 scored an F1 at least Otava's (0.33 and 0.21 against
-/// 0.25 and 0.16) while flagging under half the unchanged results Otava flags (3.8% and 5.7%
-/// against 9.6% and 20.1%), where 2 scored below it (0.19 and 0.13); held out on a third
-/// sitting, 1.5 scored 0.20 against Otava's 0.19 and flagged 8.9% against 21.4%.
+/// machine make small). Chosen by measurement on forty unchanged runs of a shared guest and
+/// series planted from them (`benches/history_targets.rs`; the figures are in the book's
+/// "A machine's history"): 1.5 scored an F1 at least Otava's while flagging under half the
+/// unchanged results Otava flags, where 2 scored below it.
 pub const DEFAULT_BEYOND_SCATTER: f64 = 1.5;
 /// How many deviations of the scatter one run must lie from its neighbours to be one run's
 /// outlier.

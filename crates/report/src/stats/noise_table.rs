@@ -489,7 +489,8 @@ mod tests {
 
     /// A run of the synthetic host whose two results read `figures`.
     fn run(figures: [f64; 2]) -> RunRecord {
-        let host: latlab_engine::SharedHost = Arc::new(SyntheticHost::default());
+        let host: latlab_engine::SharedHost =
+            Arc::new(SyntheticHost::default().with_model(&latlab_probes::synthetic::MODEL));
         let config = Config {
             samples: 5,
             ..Config::quick()

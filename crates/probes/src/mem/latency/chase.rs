@@ -85,7 +85,7 @@ impl Chase {
     /// wrote every line in random order, so the caches are full of dirty lines and the page
     /// walker's caches hold the build's pages: until a whole lap has been loaded, each miss
     /// also pays for a write-back and the first samples of a large set run slower than the
-    /// rest (a 256 MiB ring measured 15–20% slower over its first million loads).
+    /// rest (the book's memory methods, "The figures behind the rules").
     pub(crate) fn warm(&self) {
         let mut p = self.start();
         for _ in 0..self.lines {

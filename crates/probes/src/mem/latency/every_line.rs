@@ -122,8 +122,8 @@ mod tests {
     const KIB: u64 = 1024;
 
     /// A curve of a core whose prefetchers fill a level's skipped lines at L1 and not at
-    /// L2 (as a Zen 3 guest's did): the page-group ring leaves a 32 KiB L1 at a span of
-    /// 32 KiB and a 512 KiB L2 at 2 MiB. Over every line, both end where the caches do.
+    /// L2 (as a Zen 3 guest's did): the page-group ring leaves the L1 at its size and the L2
+    /// at four times it. Over every line, both end where the caches do.
     #[test]
     fn levels_end_where_every_line_of_the_ring_no_longer_fits() {
         let grid = crate::mem::sizes::working_sets(4096, 8 << 20, 2, 64);

@@ -388,8 +388,8 @@ mod tests {
         assert_eq!(levels.len(), 3, "{levels:?}");
     }
 
-    /// A step of 1.3× inside the L2's plateau (an Emerald Rapids guest's, where the first-level
-    /// TLB runs out; it has read up to 1.6×) is part of the L2, not a level of its own.
+    /// A step inside the L2's plateau, where the first-level TLB runs out (the book's memory
+    /// methods, `SAME_LEVEL_RATIO`), is part of the L2, not a level of its own.
     #[test]
     fn a_small_step_inside_a_level_is_not_a_level() {
         let truth = [

@@ -35,7 +35,7 @@
 //! sweep ends where the curve has told its story: once its last two octaves lie flat on main
 //! memory (within 15% of their median, 60 ns or more), the other layouts go as far and no
 //! further, with a note naming the plateau and the kernel's claim. A kernel's cache sizes
-//! are a claim (a guest may report the host's 260 MiB L3 and get 32 MiB of it); the curve
+//! are a claim (a guest may report the host's whole L3 and get a part of it); the curve
 //! is not. The levels are found on the `pagegroups` curve (`levels.rs`); their sizes are
 //! measured in the bytes a cache holds on a ring over every line around each level's end
 //! (`every_line.rs`: where a one-line-in-four ring leaves a level is a span, which the
@@ -330,9 +330,9 @@ mod tests {
     use latlab_engine::Warning;
 
     /// Each stride spans enough to touch twice the last cache, so its span grows with the
-    /// stride; one the sweep cannot reach is left out. (On a Zen 5 guest with a 32 MiB L3,
-    /// one 256 MiB span for every stride read a 4 KiB stride at 22.7 ns: 4 MiB of lines, in
-    /// the L3.)
+    /// stride; one the sweep cannot reach is left out (one span for every stride kept a
+    /// 4 KiB stride's lines in the L3: the book's memory methods, "The figures behind the
+    /// rules").
     #[test]
     fn every_stride_spans_twice_the_last_cache_in_lines() {
         let sizes: Vec<u64> = (20..=30).map(|p| 1u64 << p).collect(); // 1 MiB … 1 GiB
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn the_last_level_is_memory_when_the_curve_says_so() {
         let names = |latencies: &[f64], reached| level_names(latencies, 3, reached);
-        // Emerald Rapids guest, swept to 256 MiB: L1 L2 L3, then flat at ~125 ns.
+        // A large guest's curve, swept to 256 MiB: three caches, then flat on memory.
         assert_eq!(
             names(&[1.6, 5.0, 38.0, 125.0], false),
             ["L1", "L2", "L3", "DRAM"]
@@ -397,9 +397,9 @@ mod tests {
     }
 
     /// The quick sweep stops once the curve has lain flat on main memory for two octaves:
-    /// on the Emerald Rapids guest's curve (a 260 MiB L3 claimed, L3 left near 32 MiB, flat
-    /// at ~125 ns from 64 MiB) it stops by 256 MiB, not 1 GiB; it does not stop on a cache
-    /// plateau however long, nor on a ramp still climbing.
+    /// on a guest's curve whose kernel claims far more L3 than the curve finds, it stops by
+    /// 256 MiB, not 1 GiB; it does not stop on a cache plateau however long, nor on a ramp
+    /// still climbing.
     #[test]
     fn the_sweep_stops_where_the_curve_has_told_its_story() {
         const MIB: u64 = 1 << 20;
@@ -462,8 +462,8 @@ mod tests {
         assert!(memory_plateau(&curve(&ramp), 2, 1).is_some());
     }
 
-    /// A quick curve of an Emerald Rapids guest (the kernel claims a 300 MiB L3; 2 points an
-    /// octave), from 4 KiB.
+    /// A quick curve of a guest whose kernel claims far more L3 than it gets (2 points an
+    /// octave, from 4 KiB; the book's memory methods, "The figures behind the rules").
     const EMERALD_QUICK: [f64; 30] = [
         2.1, 2.2, 2.1, 2.0, 2.1, 2.1, 2.1, 2.6, 4.5, 5.0, 5.0, 5.6, 5.7, 6.3, 6.3, 6.3, 6.5, 6.4,
         6.3, 6.5, 6.8, 20.4, 32.6, 41.6, 43.8, 70.2, 118.2, 131.1, 128.8, 133.6,
@@ -492,10 +492,9 @@ mod tests {
         ]
     }
 
-    /// The Emerald Rapids curve: its L3, which the neighbours share, is flat for half an
-    /// octave (41.6 and 43.8 ns at 11.3 and 16 MiB) between a 6 ns L2 and 130 ns of memory: it
-    /// is the L3, and the L2's 1.3-1.6× step where the first-level TLB runs out is not. Two
-    /// points of the ramp into memory (85 and 97 ns) are not a level. Where the curve climbs
+    /// That curve: its L3, which the neighbours share, is flat for half an octave between
+    /// the L2 and memory: it is the L3, and the L2's step where the first-level TLB runs out
+    /// is not. Two points of the ramp into memory are not a level. Where the curve climbs
     /// through the L3 with no plateau, the memory level says that there is no L3 and what the
     /// curve read there.
     #[test]
@@ -559,8 +558,8 @@ mod tests {
         );
     }
 
-    /// The page-group ring leaves the Emerald Rapids guest's L2 at a span past twice the
-    /// kernel's 2 MiB, which is not the L2's size: the size, and the check against the
+    /// The page-group ring leaves that guest's L2 at a span past twice the kernel's L2,
+    /// which is not the L2's size: the size, and the check against the
     /// kernel's, are the bytes the every-line ring found the cache to hold.
     #[test]
     fn a_level_is_sized_by_the_bytes_its_cache_holds() {
