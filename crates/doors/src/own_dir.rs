@@ -20,6 +20,29 @@ pub enum Missing {
 #[cfg(unix)]
 pub use unix::{OwnDir, Scratch};
 
+impl OwnDir {
+    /// A new directory `name` in this one, made by this call (`None` when something of
+    /// that name is there already): what no other process can have taken.
+    pub fn make_new(&self, name: &str) -> std::io::Result<Option<OwnDir>> {
+        match self.make_dir(name) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+            made => made
+                .and_then(|()| self.sub(name, Missing::Refused))
+                .map(Some),
+        }
+    }
+
+    /// The path it was reached by, for messages.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The path of `name` in it, for messages.
+    pub fn join(&self, name: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+        self.path.join(name)
+    }
+}
+
 /// A directory held by `OwnDir::lock`, until dropped.
 #[derive(Debug)]
 pub struct Held(#[allow(dead_code, reason = "held for its lock")] std::fs::File);
@@ -73,7 +96,7 @@ mod unix {
     #[derive(Debug)]
     pub struct OwnDir {
         fd: OwnedFd,
-        path: PathBuf,
+        pub(super) path: PathBuf,
     }
 
     impl OwnDir {
@@ -144,25 +167,9 @@ mod unix {
             Ok(OwnDir { fd, path: shown })
         }
 
-        /// A new directory `name` in this one, made by this call (`None` when something of
-        /// that name is there already): what no other process can have taken.
-        pub fn make_new(&self, name: &str) -> io::Result<Option<OwnDir>> {
-            match sys::make_dir_in(self.fd.as_fd(), OsStr::new(name), 0o777) {
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
-                made => made
-                    .and_then(|()| self.sub(name, Missing::Refused))
-                    .map(Some),
-            }
-        }
-
-        /// The path it was reached by, for messages.
-        pub fn path(&self) -> &Path {
-            &self.path
-        }
-
-        /// The path of `name` in it, for messages.
-        pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
-            self.path.join(name)
+        /// Makes the directory `name` in this one.
+        pub(super) fn make_dir(&self, name: &str) -> io::Result<()> {
+            sys::make_dir_in(self.fd.as_fd(), OsStr::new(name), 0o777)
         }
 
         /// The names of its entries.

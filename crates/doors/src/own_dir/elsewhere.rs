@@ -18,7 +18,7 @@ use std::time::Duration;
 /// A directory of this user's, by its path.
 #[derive(Debug)]
 pub struct OwnDir {
-    path: PathBuf,
+    pub(super) path: PathBuf,
 }
 
 impl OwnDir {
@@ -48,21 +48,8 @@ impl OwnDir {
         OwnDir::kept(&self.path.join(name), missing)
     }
 
-    pub fn make_new(&self, name: &str) -> io::Result<Option<OwnDir>> {
-        match std::fs::create_dir(self.path.join(name)) {
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
-            made => made
-                .and_then(|()| self.sub(name, Missing::Refused))
-                .map(Some),
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
-        self.path.join(name)
+    pub(super) fn make_dir(&self, name: &str) -> io::Result<()> {
+        std::fs::create_dir(self.path.join(name))
     }
 
     pub fn names(&self) -> io::Result<Vec<OsString>> {

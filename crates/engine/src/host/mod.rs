@@ -299,17 +299,6 @@ pub trait Timer: Send + Sync {
         self.clock().info()
     }
 
-    /// Samples a calibrated loop of `body` and of the empty loop, named `name`.
-    fn sample_loop(
-        &self,
-        name: &str,
-        body: &mut dyn LoopBody,
-        limits: &Limits,
-    ) -> Sampled<LoopRun> {
-        let mut runs = self.sample_loops(&[name], &mut [body], limits)?;
-        Ok(runs.remove(0))
-    }
-
     /// Samples several calibrated loops interleaved, round by round: each round takes one
     /// sample of every body (with its empty loop), in order on even rounds and in reverse on
     /// odd ones (A B, B A …), so the i-th samples of two bodies were taken side by side and

@@ -26,13 +26,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.atomic/distinct/grid",
     ],
     typical: Typical::quick_full(1.5, 3.0),
-    extras: crate::Extras {
-        timing_note: Some(
-            "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
-        ),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting(
+        "between launches of 16 and 32 rounds, each launched and waited for, calibrated loops",
+    ),
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

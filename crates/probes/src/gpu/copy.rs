@@ -43,11 +43,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.copy/model/d2h/pageable",
     ],
     typical: Typical::quick_full(7.0, 40.0),
-    extras: crate::Extras {
-        timing_note: Some("the model fitted on the medians and per sample index"),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting("the model fitted on the medians and per sample index"),
     presentation: latlab_engine::presentation::Presentation {
         plots: &[Plot {
             stem: "gpu-copy",

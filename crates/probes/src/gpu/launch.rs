@@ -32,13 +32,9 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.launch/graph-sync",
     ],
     typical: Typical::quick_full(2.0, 6.0),
-    extras: crate::Extras {
-        timing_note: Some(
-            "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
-        ),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting(
+        "per-launch and per-graph-kernel costs as the slope between batches of 32 and 64",
+    ),
     presentation: latlab_engine::presentation::Presentation {
         headline: &[latlab_engine::presentation::HeadlineRow {
             only_with_family: true,

@@ -41,11 +41,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
         "gpu.memory/level/{level}",
     ],
     typical: Typical::quick_full(5.0, 30.0),
-    extras: crate::Extras {
-        timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting("%globaltimer ns and %clock64 cycles around the timed loads"),
     presentation: latlab_engine::presentation::Presentation {
         plots: &[latlab_engine::presentation::Plot {
             stem: "gpu-memory",

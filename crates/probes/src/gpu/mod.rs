@@ -51,7 +51,16 @@ pub(crate) const CYCLES_PER_OPERATION: Key = Key::new("cycles_per_operation");
 /// a sticky error that lasts as long as the process (the driver's documentation: "the
 /// process must be terminated and relaunched"), and in latlab's own process it took every
 /// later GPU probe with it.
-pub(crate) const OWN_PROCESS: crate::Process = crate::Process::Own { ready };
+const OWN_PROCESS: crate::Process = crate::Process::Own { ready };
+
+/// The extras of a GPU probe: a process of its own, and how its timing is read.
+pub(crate) const fn own_process_noting(timing_note: &'static str) -> crate::Extras {
+    crate::Extras {
+        timing_note: Some(timing_note),
+        process: OWN_PROCESS,
+        ..crate::Extras::NONE
+    }
+}
 
 /// Whether the family can run here, asked without loading more than the driver's library:
 /// a machine without a driver skips it without starting a process.

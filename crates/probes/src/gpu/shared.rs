@@ -10,11 +10,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     timing: crate::Timing::OnDevice,
     results: &["gpu.shared/load"],
     typical: Typical::quick_full(0.3, 0.5),
-    extras: crate::Extras {
-        timing_note: Some("%globaltimer ns and %clock64 cycles around the timed loads"),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting("%globaltimer ns and %clock64 cycles around the timed loads"),
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -30,11 +30,7 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     timing: crate::Timing::OnDevice,
     results: &["gpu.spread/l2", "gpu.spread/dram"],
     typical: Typical::quick_full(1.5, 6.0),
-    extras: crate::Extras {
-        timing_note: Some("%globaltimer ns around the timed loads; per SM the median"),
-        process: super::OWN_PROCESS,
-        ..crate::Extras::NONE
-    },
+    extras: super::own_process_noting("%globaltimer ns around the timed loads; per SM the median"),
     presentation: latlab_engine::presentation::Presentation::NONE,
     run,
 };

@@ -69,30 +69,20 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     presentation: Presentation {
         matrices: &[
-            PairMatrix {
-                id: "core-to-core-cas",
-                results: Template("thread.core_to_core/one-way/cas/{cpu}-{cpu}"),
-                row: key::CPU_A,
-                column: key::CPU_B,
-                axis: "CPU",
-                label: "cas",
-                directed: false,
-                unit: latlab_engine::presentation::Unit::Nanoseconds,
-                caption: "thread.core_to_core (cas): one-way latency of a cache line between two \
-                          CPUs (half a round trip)",
-            },
-            PairMatrix {
-                id: "core-to-core-rw",
-                results: Template("thread.core_to_core/one-way/rw/{cpu}-{cpu}"),
-                row: key::CPU_A,
-                column: key::CPU_B,
-                axis: "CPU",
-                label: "rw",
-                directed: false,
-                unit: latlab_engine::presentation::Unit::Nanoseconds,
-                caption: "thread.core_to_core (rw): one-way latency of a cache line between two \
-                          CPUs (half a round trip)",
-            },
+            pair_matrix(
+                "core-to-core-cas",
+                "thread.core_to_core/one-way/cas/{cpu}-{cpu}",
+                "cas",
+                "thread.core_to_core (cas): one-way latency of a cache line between two CPUs \
+                 (half a round trip)",
+            ),
+            pair_matrix(
+                "core-to-core-rw",
+                "thread.core_to_core/one-way/rw/{cpu}-{cpu}",
+                "rw",
+                "thread.core_to_core (rw): one-way latency of a cache line between two CPUs \
+                 (half a round trip)",
+            ),
         ],
         checked_by: &[latlab_engine::presentation::CheckedBy {
             check: latlab_engine::presentation::StabilityCheck::CoreToCore,
@@ -102,6 +92,26 @@ pub(crate) const SPEC: ProbeSpec = ProbeSpec {
     },
     run,
 };
+
+/// The matrix of the one-way figures of one bounce (`label`) between every two CPUs.
+const fn pair_matrix(
+    id: &'static str,
+    results: &'static str,
+    label: &'static str,
+    caption: &'static str,
+) -> PairMatrix {
+    PairMatrix {
+        id,
+        results: Template(results),
+        row: key::CPU_A,
+        column: key::CPU_B,
+        axis: "CPU",
+        label,
+        directed: false,
+        unit: latlab_engine::presentation::Unit::Nanoseconds,
+        caption,
+    }
+}
 
 /// The probe's results: this prefix, the direction ([`ONE_WAY`], or [`ROUND_TRIP`] for the
 /// summaries), the bounce (`cas`, `rw`), then the pair `a-b` or the summary [`ALL_PAIRS`].
