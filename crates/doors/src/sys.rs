@@ -299,16 +299,6 @@ pub fn signal_group(group: u32, signal: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// Whether any process is left in the group `group`.
-pub fn group_exists(group: u32) -> bool {
-    let Ok(group) = libc::pid_t::try_from(group) else {
-        return false;
-    };
-    // SAFETY: signal 0 sends nothing; killpg only checks that the group may be signalled.
-    let sent = unsafe { libc::killpg(group, 0) };
-    sent == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
