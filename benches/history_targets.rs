@@ -8,9 +8,9 @@
 //! `K` (`--beyond-scatter`, the default unless given, as many times as wanted) it reports:
 //!
 //! - **Quiet on unchanged runs:** the results that `latlab history` gives a change point
-//!   among DIR's runs, of those with six runs or more, how many of those share their run with no other
-//!   result's change (a step of the machine moves many results at one run), and the steps
-//!   of the core clock (reported once, apart from the results).
+//!   among DIR's runs, of those with six runs or more, how many of those are reported with a
+//!   change of their own (not a member of a step of the machine, which moves many results at
+//!   one run and is reported once), and the steps of the machine and of the core clock.
 //! - **Planted steps:** the results present and positive in every run of DIR, each copied
 //!   into 40 runs with its own scatter between DIR's runs (the median absolute deviation of
 //!   its logarithm, ×1.4826, drawn heavy-tailed: Student's t with 4 degrees of freedom), one
@@ -317,24 +317,26 @@ fn median(mut values: Vec<f64>) -> f64 {
     latlab_engine::stats::median_in_place(&mut values)
 }
 
-/// The results with a change point in the runs of `dir` at `factor`, and those of them whose
-/// every change no other result shares.
+/// The results with a change point in the runs of `dir` at `factor`, those of them reported
+/// with a change of their own (shared by no step of the machine), and the steps of the
+/// machine and of the core clock.
 fn unchanged(dir: &Path, results: usize, factor: f64) -> Result<(), String> {
     let host = history_of(dir, factor)?;
-    let changed: BTreeSet<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
-    let mut alone: BTreeMap<&str, bool> = BTreeMap::new();
-    for change in &host.changes {
-        let own = alone.entry(change.result.as_str()).or_insert(true);
-        *own &= change.shared_with == 0;
-    }
-    let alone = alone.values().filter(|&&own| own).count();
+    let changed: BTreeSet<&str> = (host.all_changes())
+        .filter(|c| c.result != latlab_report::history::CLOCK_RESULT)
+        .map(|c| c.result.as_str())
+        .collect();
+    let own: BTreeSet<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
     let share = |n: usize| 100.0 * n as f64 / results as f64;
     println!(
         "unchanged runs, --beyond-scatter {factor}: {} results with a change point ({:.1}%), \
-         {alone} ({:.1}%) with a change no other result shares, {} steps of the core clock",
+         {} ({:.1}%) reported with a change of their own, {} steps of the machine, {} steps of \
+         the core clock",
         changed.len(),
         share(changed.len()),
-        share(alone),
+        own.len(),
+        share(own.len()),
+        host.events.len(),
         host.clock_steps.len()
     );
     Ok(())

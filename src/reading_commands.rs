@@ -7,7 +7,7 @@ use crate::plan::{ComparePlan, ExportPlan, FleetPlan, HistoryPlan, NoisePlan, Re
 use latlab_report::stats::NoiseTables;
 use latlab_report::compare::{CompareText, Compared, Gate, Side};
 use latlab_report::fleet::FleetText;
-use latlab_report::history::HistoryText;
+use latlab_report::history::{HistoryText, gate_text};
 use latlab_report::formats::FileFormat;
 use latlab_report::{Exporter, HtmlExporter, OutputTarget, printable, write_output};
 use std::process::ExitCode;
@@ -182,26 +182,10 @@ pub fn history(plan: &HistoryPlan) -> anyhow::Result<ExitCode> {
     let mut status = ExitCode::SUCCESS;
     if let Some(percent) = plan.fail_if_slower {
         let slower = plan.history.slower_than(percent);
-        if slower.is_empty() {
-            text.push_str(&format!(
-                "no change made a result more than {percent}% slower\n"
-            ));
-        } else {
+        let (lines, failed) = gate_text(&slower, percent, plan.accept_machine_steps);
+        text.push_str(&lines);
+        if failed {
             status = ExitCode::from(1);
-            text.push_str(&format!(
-                "{} change{} made a result more than {percent}% slower (--fail-if-slower):\n",
-                slower.len(),
-                if slower.len() == 1 { "" } else { "s" }
-            ));
-            for (host, change) in slower {
-                text.push_str(&format!(
-                    "  {} on {}: {} from the run of {}\n",
-                    change.result,
-                    host.host,
-                    latlab_report::units::format_ratio(change.ratio),
-                    change.after_run
-                ));
-            }
         }
     }
     let text = printable(&text);

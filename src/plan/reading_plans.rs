@@ -144,6 +144,7 @@ pub struct HistoryPlan {
     pub history: History,
     pub outputs: Vec<(&'static FileFormat<History>, OutputTarget)>,
     pub fail_if_slower: Option<f64>,
+    pub accept_machine_steps: bool,
 }
 
 impl HistoryPlan {
@@ -185,6 +186,7 @@ pub fn history(args: &HistoryArgs) -> Result<HistoryPlan, UsageError> {
         history,
         outputs,
         fail_if_slower: args.fail_if_slower,
+        accept_machine_steps: args.accept_machine_steps,
     })
 }
 

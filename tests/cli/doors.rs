@@ -279,6 +279,11 @@ const WRITERS: &[Writer] = &[
         set_up: |dir, out| history_writing(dir, "--markdown", out),
     },
     Writer {
+        what: "history --openmetrics OUT",
+        input: Some("history/host/results.json"),
+        set_up: |dir, out| history_writing(dir, "--openmetrics", out),
+    },
+    Writer {
         what: "history --html OUT",
         input: Some("history/host/results.json"),
         set_up: |dir, out| history_writing(dir, "--html", out),

@@ -10,7 +10,7 @@ use std::path::Path;
 /// Twelve nightly summaries of one synthetic run under `dir/nightly`, each figure moved by
 /// up to ±0.5% from night to night, `cpu.call/empty` 30% slower and the kernel upgraded
 /// from night `step_at` on.
-fn nightly(dir: &Path, step_at: usize) {
+pub(crate) fn nightly(dir: &Path, step_at: usize) {
     let summary = synthetic_summary(dir);
     for night in 0..12 {
         let mut run = summary.clone();
@@ -103,6 +103,19 @@ fn a_step_is_found_at_its_run_with_the_kernel_that_changed_there() {
     gate(&["--fail-if-slower", "50"]).success();
     gate(&["--fail-if-slower", "10", "--last", "3"]).success();
     gate(&["--fail-if-slower", "10", "--since", "2026-11-08"]).success();
+    // A result's own step is never a step of the machine to accept.
+    gate(&["--fail-if-slower", "10", "--accept-machine-steps"]).code(1);
+    gate(&["--accept-machine-steps"]).code(2);
+    // The changes as gauges an alert rule can fire on.
+    gate(&["--openmetrics", "history.om"]).success();
+    let metrics = read("history.om");
+    assert!(
+        metrics
+            .contains("latlab_change_ratio{probe=\"cpu.call\",result=\"empty\",kind=\"own\",host=")
+            && metrics.contains("latlab_change_start_time_seconds{probe=\"cpu.call\"")
+            && metrics.ends_with("# EOF\n"),
+        "{metrics}"
+    );
 }
 
 #[test]

@@ -80,9 +80,13 @@ fn url_encoded(text: &str) -> String {
 
 /// The alerting rule as the book's page on fleets gives it, between its markers.
 fn documented_rule() -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/fleets.md"))
-            .unwrap();
+    rule_of("fleets.md")
+}
+
+/// The alerting rule the book's page `page` gives between its markers.
+fn rule_of(page: &str) -> String {
+    let path = format!("{}/docs/src/{page}", env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(path).unwrap();
     let start = readme
         .find("<!-- alert-rule-start -->")
         .expect("the rule's start");
@@ -207,6 +211,62 @@ fn prometheus_reads_the_exports_and_answers_with_the_exported_value() {
     std::fs::write(dir.path().join("rules_test.yml"), RULE_TEST).unwrap();
     promtool(&["test", "rules", "rules_test.yml"], dir.path());
 }
+
+/// A history's changes as gauges: `promtool check metrics` accepts the export, and the
+/// alerting rule the book's history page gives fires for a step slower than 10% that began
+/// within two days, and for no other.
+#[test]
+#[ignore = "needs Debian's prometheus package (promtool)"]
+fn prometheus_reads_the_history_export_and_its_rule_fires_on_a_recent_step() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::history::nightly(dir.path(), 6);
+    latlab(dir.path())
+        .args(["history", "nightly", "--openmetrics", "history.prom"])
+        .assert()
+        .success();
+    check_metrics(&dir.path().join("history.prom"));
+    let exported = std::fs::read_to_string(dir.path().join("history.prom")).unwrap();
+    assert!(exported.contains("latlab_change_ratio{"), "{exported}");
+    std::fs::write(dir.path().join("rules.yml"), rule_of("history.md")).unwrap();
+    promtool(&["check", "rules", "rules.yml"], dir.path());
+    std::fs::write(dir.path().join("rules_test.yml"), HISTORY_RULE_TEST).unwrap();
+    promtool(&["test", "rules", "rules_test.yml"], dir.path());
+}
+
+/// Three results' newest changes: 1.25× from a minute in, 1.05× from a minute in, and 1.3×
+/// from long before the evaluation. The rule fires for the first alone.
+const HISTORY_RULE_TEST: &str = r#"rule_files:
+  - rules.yml
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'latlab_change_ratio{probe="mem.latency",result="level/DRAM",kind="machine",host="a",cpu_model="M"}'
+        values: '1.25+0x60'
+      - series: 'latlab_change_start_time_seconds{probe="mem.latency",result="level/DRAM",kind="machine",host="a",cpu_model="M"}'
+        values: '60+0x60'
+      - series: 'latlab_change_ratio{probe="syscall.getppid",result="getppid",kind="own",host="a",cpu_model="M"}'
+        values: '1.05+0x60'
+      - series: 'latlab_change_start_time_seconds{probe="syscall.getppid",result="getppid",kind="own",host="a",cpu_model="M"}'
+        values: '60+0x60'
+      - series: 'latlab_change_ratio{probe="proc.pipe",result="round-trip",kind="own",host="a",cpu_model="M"}'
+        values: '1.3+0x60'
+      - series: 'latlab_change_start_time_seconds{probe="proc.pipe",result="round-trip",kind="own",host="a",cpu_model="M"}'
+        values: '-1000000+0x60'
+    alert_rule_test:
+      - eval_time: 30m
+        alertname: LatlabStepSlower
+        exp_alerts:
+          - exp_labels:
+              severity: warning
+              probe: mem.latency
+              result: level/DRAM
+              kind: machine
+              host: a
+              cpu_model: M
+            exp_annotations:
+              summary: "a: mem.latency/level/DRAM stepped 1.25× (machine) at its newest change"
+"#;
 
 /// Four hosts of model M (one 40% slower than the others) and one of model N alone: the
 /// rule fires for the slow host only, after its hour.

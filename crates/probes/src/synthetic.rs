@@ -12,10 +12,10 @@
 //!   reports them, then memory. A ring over every line leaves each level at the cache's
 //!   size. A ring of one line in four (`random`, `pagegroups`) leaves the first level at
 //!   its size too (its lines reach a quarter of the sets), and the others at
-//!   [`ONE_IN_FOUR_REACH`] times theirs, as the prefetchers fill the skipped lines: the span
+//!   `ONE_IN_FOUR_REACH` times theirs, as the prefetchers fill the skipped lines: the span
 //!   where that curve leaves a level is not the cache's size, as on the cores latlab has
 //!   met (the book's methods, "Memory").
-//! - **Where a level ends** (a span within a factor [`LEVEL_END`] of where the chase
+//! - **Where a level ends** (a span within a factor `LEVEL_END` of where the chase
 //!   leaves the level) a chase's figure depends on the physical pages its ring got, which
 //!   differ from one process to the next: the noise of a synthetic run draws their effect.
 

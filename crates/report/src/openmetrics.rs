@@ -9,6 +9,9 @@
 //! - `latlab_headline_seconds{operation,host,cpu_model}`: the latency-numbers table's rows;
 //! - `latlab_run_start_time_seconds{host,cpu_model}`: when the run started, so that an alert
 //!   can tell a stale host.
+//! - a history's changes (`latlab history`, and a fleet's hosts that changed lately):
+//!   `latlab_change_ratio` and `latlab_change_start_time_seconds`, written by
+//!   `history/metrics.rs` through `gauge_family`.
 //!
 //! Labels are bounded: the probe and result names are the suite's, the host and CPU model
 //! the fleet's; no sample, run id or time is a label. A run exports its primary results (not
@@ -173,6 +176,44 @@ pub fn exposition(runs: &[RunMetrics], stamps: Stamps) -> Result<String, ExportE
     Ok(text)
 }
 
+/// A sample of a gauge: its labels, its value, and its time stamp where it has one.
+pub(crate) type GaugeSample<'a> = (Vec<(&'a str, &'a str)>, f64, Option<u64>);
+
+/// One gauge family: its TYPE, UNIT and HELP lines, then a sample per labelled value (a
+/// value that is not finite left out); nothing where no sample is left. The history's
+/// changes are written so; a run's and a fleet's figures go through [`exposition`].
+pub(crate) fn gauge_family(
+    (name, unit, help): (&str, &str, &str),
+    samples: &[GaugeSample],
+) -> String {
+    let mut lines = String::new();
+    for (labels, value, stamp) in samples.iter().filter(|(_, value, _)| value.is_finite()) {
+        lines.push_str(name);
+        for (i, (label, value)) in labels.iter().enumerate() {
+            let opening = if i == 0 { '{' } else { ',' };
+            let _ = write!(lines, "{opening}{label}=\"{}\"", escaped(value));
+        }
+        let closing = if labels.is_empty() { "" } else { "}" };
+        let _ = write!(lines, "{closing} {}", number(*value));
+        if let Some(stamp) = stamp {
+            let _ = write!(lines, " {stamp}");
+        }
+        lines.push('\n');
+    }
+    match lines.is_empty() {
+        true => lines,
+        false => {
+            format!("# TYPE {name} gauge\n# UNIT {name} {unit}\n# HELP {name} {help}\n{lines}")
+        }
+    }
+}
+
+/// Seconds since 1970 of an RFC 3339 time, where it is one and not before 1970.
+pub(crate) fn seconds_since_epoch(time: &str) -> Option<u64> {
+    let time = humantime::parse_rfc3339_weak(time).ok()?;
+    Some(time.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs())
+}
+
 /// A run's results, each name once (two headline rows may read one result).
 fn distinct(results: &[ResultFigure]) -> impl Iterator<Item = &ResultFigure> {
     let mut seen = BTreeSet::new();
@@ -182,7 +223,7 @@ fn distinct(results: &[ResultFigure]) -> impl Iterator<Item = &ResultFigure> {
 }
 
 /// `mem.latency/level/L2` as probe `mem.latency` and result `level/L2`.
-fn split_name(name: &str) -> (&str, &str) {
+pub(crate) fn split_name(name: &str) -> (&str, &str) {
     name.split_once('/').unwrap_or((name, ""))
 }
 

@@ -1,6 +1,7 @@
 //! A fleet as OpenMetrics ([`crate::openmetrics`]): each host's latest run, its headline
 //! rows and the results they are read from. One run per host, since a host's label set can
-//! appear once; its older runs are in the fleet's table and page.
+//! appear once; its older runs are in the fleet's table and page. The hosts that changed
+//! within their last runs add their changes, as `latlab history --openmetrics` writes them.
 
 use super::{Fleet, FleetReport, HostRun};
 use crate::formats::FileFormat;
@@ -15,7 +16,12 @@ pub struct FleetOpenMetrics {
 
 impl Exporter<FleetReport> for FleetOpenMetrics {
     fn render(&self, report: &FleetReport) -> Result<String, ExportError> {
-        exposition(&latest_runs(&report.fleet), self.stamps)
+        let figures = exposition(&latest_runs(&report.fleet), self.stamps)?;
+        let changes = crate::history::change_families(&report.fleet.changed, self.stamps);
+        Ok(match figures.strip_suffix("# EOF\n") {
+            Some(figures) => format!("{figures}{changes}# EOF\n"),
+            None => figures,
+        })
     }
 }
 

@@ -267,19 +267,7 @@ fn changed_text(fleet: &Fleet) -> String {
     );
     for host in &fleet.changed {
         out.push_str(&format!("  {} · {}\n", host.host, host.cpu_model));
-        for step in &host.clock_steps {
-            out.push_str(&format!(
-                "    the core clock's cycle: {}\n",
-                crate::history::change_words(&step.change)
-            ));
-        }
-        for change in &host.changes {
-            out.push_str(&format!(
-                "    {}: {}\n",
-                change.result,
-                crate::history::change_words(change)
-            ));
-        }
+        crate::history::changes_text(&mut out, host, "    ");
     }
     out
 }

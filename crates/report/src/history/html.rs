@@ -72,7 +72,7 @@ fn first_screen(changed: &[(usize, &HostHistory)]) -> Section {
                         td { a href={ "#host-" (i) } { (host.host) } }
                         td { (host.cpu_model) }
                         td { (host.runs.len()) }
-                        td { (host.changes.len() + host.clock_steps.len()) }
+                        td { (host.changes.len() + host.events.len() + host.clock_steps.len()) }
                         td { (newest.result) }
                         td { (format_ratio(newest.ratio)) }
                         td { (newest.after_run) }
@@ -101,12 +101,22 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
     let body = html! {
         p { (host.cpu_model) " · " (host.runs.len()) " runs, " (host.runs[0]) " … "
             (host.runs[host.runs.len() - 1]) }
+        @if !host.events.is_empty() {
+            p { "Steps of the machine: many results moved at one run, reported once." }
+            ul { @for event in &host.events {
+                li {
+                    (super::text::event_words(event))
+                    ": " (event.members.iter().map(|m| format!("{} {}", m.result, format_ratio(m.ratio)))
+                        .collect::<Vec<_>>().join(", "))
+                }
+            } }
+        }
         @for timeline in &host.timelines { (timeline_figure(host, timeline, &all)) }
         div.scroll { table {
             tr {
                 th { "result" } th { "before" } th { "after" } th { "ratio" } th { "95%" }
                 th { "from the run of" } th { "the old level's last" } th { "what else changed" }
-                th { "other results changed within a run" }
+                th { "machine event" }
             }
             @for change in &all {
                 tr {
@@ -120,7 +130,7 @@ fn host_section(index: usize, host: &HostHistory) -> Section {
                     td { (change.after_run) }
                     td { (change.before_run) }
                     td { (environment_words(change)) }
-                    td { (change.shared_with) }
+                    td { (change.machine_event.map_or("", |at| host.runs[at].as_str())) }
                 }
             }
         } }

@@ -1,17 +1,20 @@
 //! A history as JSON: `hosts[]`, each with `host`, `cpu_model`, `runs` (each run's start,
-//! oldest first), `clock_steps[]` and `changes[]`; each change with `result`, `after_run`,
-//! `before_run`, `before` and `after` (nanoseconds), `ratio`, `interval`, `p`, `mix` (for a
-//! result in two regimes, the share of runs in the upper one before and after),
-//! `environment_changes[]` (`field`, `before`, `after`) and `shared_with` (how many other
-//! results changed within a run of it).
+//! oldest first), `clock_steps[]`, `machine_events[]`, `changes[]` (the results' own) and
+//! `timelines[]`. Each change has `result`, `after_run`, `before_run`, `before` and `after`
+//! (nanoseconds), `ratio`, `interval`, `p`, `mix` (for a result in two regimes, the share of
+//! runs in the upper one before and after), `environment_changes[]` (`field`, `before`,
+//! `after`) and `machine_event` (the start of the run its machine event began at, or null).
+//! A machine event has `after_run`, `before_run`, `environment_changes[]` and `members[]`
+//! (each a change). A timeline is a changed result's every run: `result` and `points[]`,
+//! each with the run's `start`, its `median_ns` and the median's 95% `interval_ns`.
 
-use super::{Change, History};
+use super::{Change, EnvironmentChange, History};
 use crate::formats::FileFormat;
 use crate::{ExportError, Exporter};
 use serde_json::{Value, json};
 
 /// The version of the history's JSON; raised on incompatible changes.
-pub const HISTORY_JSON_VERSION: u32 = 1;
+pub const HISTORY_JSON_VERSION: u32 = 2;
 
 /// The JSON rendering of a history.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,15 +33,30 @@ impl Exporter<History> for HistoryJson {
     fn render(&self, history: &History) -> Result<String, ExportError> {
         let hosts: Vec<Value> = (history.hosts.iter())
             .map(|host| {
+                let change = |change: &Change| change_json(change, &host.runs);
                 json!({
                     "host": host.host,
                     "cpu_model": host.cpu_model,
                     "runs": host.runs,
                     "clock_steps": host.clock_steps.iter().map(|step| json!({
-                        "change": change_json(&step.change),
+                        "change": change(&step.change),
                         "followers": step.followers,
                     })).collect::<Vec<_>>(),
-                    "changes": host.changes.iter().map(change_json).collect::<Vec<_>>(),
+                    "machine_events": host.events.iter().map(|event| json!({
+                        "after_run": event.after_run,
+                        "before_run": event.before_run,
+                        "environment_changes": environment_json(&event.environment_changes),
+                        "members": event.members.iter().map(change).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                    "changes": host.changes.iter().map(change).collect::<Vec<_>>(),
+                    "timelines": host.timelines.iter().map(|timeline| json!({
+                        "result": timeline.result,
+                        "points": timeline.points.iter().map(|(run, figure)| json!({
+                            "start": host.runs[*run],
+                            "median_ns": figure.median_ns,
+                            "interval_ns": figure.interval_ns,
+                        })).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -56,7 +74,7 @@ impl Exporter<History> for HistoryJson {
     }
 }
 
-fn change_json(change: &Change) -> Value {
+fn change_json(change: &Change, runs: &[String]) -> Value {
     json!({
         "result": change.result,
         "after_run": change.after_run,
@@ -67,11 +85,13 @@ fn change_json(change: &Change) -> Value {
         "interval": change.interval.map(|(low, high)| [low, high]),
         "p": change.p,
         "mix": change.mix.map(|(before, after)| json!({"before": before, "after": after})),
-        "shared_with": change.shared_with,
-        "environment_changes": change.environment_changes.iter().map(|field| json!({
-            "field": field.field,
-            "before": field.before,
-            "after": field.after,
-        })).collect::<Vec<_>>(),
+        "machine_event": change.machine_event.map(|at| &runs[at]),
+        "environment_changes": environment_json(&change.environment_changes),
     })
+}
+
+fn environment_json(changes: &[EnvironmentChange]) -> Value {
+    (changes.iter())
+        .map(|field| json!({"field": field.field, "before": field.before, "after": field.after}))
+        .collect()
 }

@@ -1,17 +1,20 @@
 //! A machine's history (`latlab history DIR…`): each host's runs in the order they started,
 //! and the change points of each result over them, each named with what else changed on the
-//! machine at that run. `steps.rs` finds the steps of a series of one level at a time,
+//! machine at that run. A step that many results share at one run is one event of the
+//! machine ([`MachineEvent`]), reported once with its members; a result's step that no
+//! other shares is its own. `steps.rs` finds the steps of a series of one level at a time,
 //! `regimes.rs` the changes of mix of a series that flips between two regimes, `clock.rs`
 //! the results that stepped with the core clock, `runs.rs` what is kept of each run,
 //! `baseline.rs` a baseline's runs judged since each result's last change point, and
-//! `text.rs`, `json.rs`, `tables.rs` (CSV and Markdown) and `html.rs` (a page of timelines)
-//! render a history.
+//! `text.rs`, `json.rs`, `tables.rs` (CSV and Markdown), `metrics.rs` (OpenMetrics) and
+//! `html.rs` (a page of timelines) render a history.
 
 mod baseline;
 mod clock;
 #[cfg(feature = "html")]
 mod html;
 mod json;
+mod metrics;
 mod regimes;
 pub(crate) mod runs;
 mod steps;
@@ -34,9 +37,11 @@ pub use html::HistoryHtml;
 #[cfg(feature = "html")]
 pub(crate) use html::environment_words;
 pub use json::HistoryJson;
+pub use metrics::HistoryOpenMetrics;
+pub(crate) use metrics::change_families;
 pub use tables::{HistoryCsv, HistoryMarkdown};
-pub use text::HistoryText;
-pub(crate) use text::change_words;
+pub(crate) use text::changes_text;
+pub use text::{HistoryText, gate_text};
 
 /// A history, as `latlab history` also writes it.
 impl crate::Offered for History {
@@ -44,6 +49,7 @@ impl crate::Offered for History {
         &[
             json::FORMAT,
             tables::CSV_FORMAT,
+            metrics::FORMAT,
             tables::MARKDOWN_FORMAT,
             #[cfg(feature = "html")]
             html::FORMAT,
@@ -88,7 +94,11 @@ pub struct HostHistory {
     pub cpu_model: String,
     /// Each run's start, oldest first.
     pub runs: Vec<String>,
+    /// The results' own changes, newest first: each shared by fewer than
+    /// [`MACHINE_EVENT_MEMBERS`] results within a run.
     pub changes: Vec<Change>,
+    /// The steps many results share at one run, newest first.
+    pub events: Vec<MachineEvent>,
     /// The steps of the core clock, each with the results that stepped with it.
     pub clock_steps: Vec<ClockStep>,
     /// The figures, run by run, of each result with a change (the clock's first where it
@@ -125,11 +135,28 @@ pub struct Change {
     /// A change of the mix of two regimes, not of a level: the share of runs in the upper
     /// regime before and after.
     pub mix: Option<(f64, f64)>,
-    /// How many other results have a change within one run of this one's first run (the
-    /// core clock's followers are counted on its step, not here): a step that many results
-    /// share is the machine's, a neighbour's load or a host's change, more often than each
-    /// result's own.
-    pub shared_with: usize,
+    /// The run (its index in its host's runs) at which the machine event this change is a
+    /// member of began; `None` for a result's own change ([`MachineEvent`]).
+    pub machine_event: Option<usize>,
+}
+
+/// The fewest results whose changes, within one run of one another, make one event of the
+/// machine: a neighbour's load, a host's change, a kernel, rather than each result's own.
+pub const MACHINE_EVENT_MEMBERS: usize = 3;
+
+/// A step that many results share at one run: one event of the machine, reported once with
+/// its members. The core clock's followers are counted on its step, not here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineEvent {
+    /// The run (its index in its host's runs) most members' new level begins at.
+    pub at: usize,
+    /// The start of that run, and of the run before the earliest member's new level.
+    pub after_run: String,
+    pub before_run: String,
+    /// Each member's change, by its result's name.
+    pub members: Vec<Change>,
+    /// What else differs between the run before the event and its last member's first run.
+    pub environment_changes: Vec<EnvironmentChange>,
 }
 
 /// A field of the environment that differs at a change.
@@ -146,6 +173,27 @@ pub struct EnvironmentChange {
 pub struct ClockStep {
     pub change: Change,
     pub followers: usize,
+}
+
+/// What `--fail-if-slower` fails on ([`History::slower_than`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slower<'h> {
+    /// A step of the core clock's period: the machine ran slower.
+    ClockStep {
+        host: &'h HostHistory,
+        step: &'h ClockStep,
+    },
+    /// A machine event, with those of its members that were slower.
+    Event {
+        host: &'h HostHistory,
+        event: &'h MachineEvent,
+        members: Vec<&'h Change>,
+    },
+    /// A result's own change.
+    Change {
+        host: &'h HostHistory,
+        change: &'h Change,
+    },
 }
 
 impl History {
@@ -199,16 +247,38 @@ impl History {
         History { hosts, notes, read }
     }
 
-    /// The changes that made a result slower by more than `percent` per cent, the whole 95%
-    /// interval of the ratio past it, with their hosts: what a nightly job gates on, once
-    /// [`History::recent`] has kept the recent ones.
-    pub fn slower_than(&self, percent: f64) -> Vec<(&HostHistory, &Change)> {
-        (self.hosts.iter())
-            .flat_map(|host| host.changes.iter().map(move |change| (host, change)))
-            .filter(|(_, change)| {
-                (change.interval).is_some_and(|(low, _)| low > 1.0 + percent / 100.0)
-            })
-            .collect()
+    /// What made the machine slower by more than `percent` per cent, with its host: each
+    /// result's own change ([`Change::slower_than`]), each step of the core clock, and each
+    /// machine event with its members that did, judged as a whole. What a nightly job
+    /// gates on, once [`History::recent`] has kept the recent ones. Nothing is forgiven for
+    /// its cause: a machine event and the clock fail the gate as a result's change does.
+    pub fn slower_than(&self, percent: f64) -> Vec<Slower<'_>> {
+        let mut slower = Vec::new();
+        for host in &self.hosts {
+            for step in &host.clock_steps {
+                if step.change.slower_than(percent) {
+                    slower.push(Slower::ClockStep { host, step });
+                }
+            }
+            for event in &host.events {
+                let members: Vec<&Change> = (event.members.iter())
+                    .filter(|change| change.slower_than(percent))
+                    .collect();
+                if !members.is_empty() {
+                    slower.push(Slower::Event {
+                        host,
+                        event,
+                        members,
+                    });
+                }
+            }
+            for change in &host.changes {
+                if change.slower_than(percent) {
+                    slower.push(Slower::Change { host, change });
+                }
+            }
+        }
+        slower
     }
 
     /// Keeps each host's changes whose new level began at `since` (RFC 3339) or later, or
@@ -221,11 +291,17 @@ impl History {
             };
             host.changes.retain(recent);
             host.clock_steps.retain(|step| recent(&step.change));
-            let (changes, clock_steps) = (&host.changes, &host.clock_steps);
+            host.events.retain(|event| {
+                event.at >= first && since.is_none_or(|since| event.after_run.as_str() >= since)
+            });
+            let changed: std::collections::HashSet<String> = (host.all_changes())
+                .map(|change| change.result.clone())
+                .collect();
+            let clock_stepped = !host.clock_steps.is_empty();
             host.timelines
                 .retain(|timeline| match timeline.result.as_str() {
-                    CLOCK_RESULT => !clock_steps.is_empty(),
-                    name => changes.iter().any(|c| c.result == name),
+                    CLOCK_RESULT => clock_stepped,
+                    name => changed.contains(name),
                 });
         }
         self
@@ -302,14 +378,17 @@ fn of_hosts(
 }
 
 impl HostHistory {
-    /// The core clock's steps, then the host's changes (each names its result).
+    /// The core clock's steps, the machine events' members, then the results' own changes
+    /// (each names its result).
     pub fn all_changes(&self) -> impl Iterator<Item = &Change> {
-        (self.clock_steps.iter().map(|step| &step.change)).chain(&self.changes)
+        (self.clock_steps.iter().map(|step| &step.change))
+            .chain(self.events.iter().flat_map(|event| &event.members))
+            .chain(&self.changes)
     }
 
-    /// Whether the host has a change, or a step of its core clock.
+    /// Whether the host has a change, a machine event, or a step of its core clock.
     pub fn changed(&self) -> bool {
-        !self.changes.is_empty() || !self.clock_steps.is_empty()
+        self.all_changes().next().is_some()
     }
 
     /// The changes of `runs` (one host's, oldest first).
@@ -317,7 +396,7 @@ impl HostHistory {
         let (by_name, names) = by_result(runs);
         let series = |name: &str| log_series(by_name.get(name).map_or(&[], Vec::as_slice));
         let clock = series(CLOCK_RESULT);
-        let mut clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
+        let clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
         let mut followers = vec![0usize; clock_changes.len()];
         let mut changes = Vec::new();
         for name in names.into_iter().filter(|&name| name != CLOCK_RESULT) {
@@ -334,14 +413,12 @@ impl HostHistory {
                 }
             }
         }
+        let (events, mut changes) = machine_events(changes, runs);
         changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.result.cmp(&b.result)));
-        let shared: Vec<usize> = (changes.iter().chain(&clock_changes))
-            .map(|change| shared_with(change, &changes))
+        let mut changed: Vec<&str> = (changes.iter())
+            .chain(events.iter().flat_map(|event| &event.members))
+            .map(|c| c.result.as_str())
             .collect();
-        for (change, shared) in changes.iter_mut().chain(&mut clock_changes).zip(shared) {
-            change.shared_with = shared;
-        }
-        let mut changed: Vec<&str> = changes.iter().map(|c| c.result.as_str()).collect();
         changed.sort_unstable();
         changed.dedup();
         if !clock_changes.is_empty() {
@@ -359,6 +436,7 @@ impl HostHistory {
             cpu_model: runs[0].cpu_model.clone(),
             runs: runs.iter().map(|run| run.started_at.clone()).collect(),
             changes,
+            events,
             clock_steps: (clock_changes.into_iter().zip(followers))
                 .map(|(change, followers)| ClockStep { change, followers })
                 .collect(),
@@ -366,16 +444,54 @@ impl HostHistory {
     }
 }
 
-/// How many results of `changes` other than `change`'s have a change within one run of its
-/// first run.
-fn shared_with(change: &Change, changes: &[Change]) -> usize {
-    let mut others: Vec<&str> = (changes.iter())
-        .filter(|other| other.result != change.result && other.at.abs_diff(change.at) <= 1)
-        .map(|other| other.result.as_str())
-        .collect();
-    others.sort_unstable();
-    others.dedup();
-    others.len()
+/// The machine events among `changes` (one host's, of `runs`) and the changes left, each a
+/// result's own. The run whose neighbourhood (it and one run either side) holds the most
+/// changes, [`MACHINE_EVENT_MEMBERS`] or more, makes an event of them; then the next, on the
+/// changes left. Newest event first.
+fn machine_events(changes: Vec<Change>, runs: &[HistoryRun]) -> (Vec<MachineEvent>, Vec<Change>) {
+    let mut rest = changes;
+    let mut events = Vec::new();
+    loop {
+        let mut at_run = vec![0usize; runs.len() + 1];
+        for change in &rest {
+            at_run[change.at] += 1;
+        }
+        let near = |run: usize| at_run[run.saturating_sub(1)..(run + 2).min(at_run.len())].iter();
+        let busiest = (1..runs.len())
+            .map(|run| (run, near(run).sum::<usize>()))
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)));
+        let Some((centre, _)) = busiest.filter(|(_, count)| *count >= MACHINE_EVENT_MEMBERS) else {
+            break;
+        };
+        let (mut members, others): (Vec<Change>, Vec<Change>) =
+            (rest.into_iter()).partition(|change| change.at.abs_diff(centre) <= 1);
+        rest = others;
+        let mut counts: Vec<(usize, usize)> = Vec::new();
+        for change in &members {
+            match counts.iter_mut().find(|(at, _)| *at == change.at) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((change.at, 1)),
+            }
+        }
+        let at = (counts.iter())
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map_or(centre, |(at, _)| *at);
+        let first = members.iter().map(|c| c.at).min().unwrap_or(at);
+        let last = members.iter().map(|c| c.at).max().unwrap_or(at);
+        for member in &mut members {
+            member.machine_event = Some(at);
+        }
+        members.sort_by(|a, b| a.result.cmp(&b.result));
+        events.push(MachineEvent {
+            at,
+            after_run: runs[at].started_at.clone(),
+            before_run: runs[first - 1].started_at.clone(),
+            members,
+            environment_changes: environment_changes(&runs[first - 1], &runs[last]),
+        });
+    }
+    events.sort_by_key(|event| std::cmp::Reverse(event.at));
+    (events, rest)
 }
 
 /// Each result's figures, run by run: each run's index and the result's figure there.
@@ -439,7 +555,7 @@ pub(crate) fn changes_of(
                     p: mix.p,
                     environment_changes,
                     mix: Some((mix.before, mix.after)),
-                    shared_with: 0,
+                    machine_event: None,
                 }
             })
             .collect();
@@ -459,13 +575,25 @@ pub(crate) fn changes_of(
                 p: step.p,
                 environment_changes,
                 mix: None,
-                shared_with: 0,
+                machine_event: None,
             }
         })
         .collect()
 }
 
 impl Change {
+    /// Whether it made its result slower by more than `percent` per cent: a step whose
+    /// whole 95% interval lies past it, or a change of mix whose typical figure (the levels
+    /// weighted by the shares of runs in each) did.
+    pub fn slower_than(&self, percent: f64) -> bool {
+        let past = 1.0 + percent / 100.0;
+        match (self.mix, self.interval) {
+            (Some(_), _) => self.ratio > past,
+            (None, Some((low, _))) => low > past,
+            (None, None) => false,
+        }
+    }
+
     /// What else changed in the environment: `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`,
     /// empty where nothing did.
     pub fn environment_text(&self) -> String {

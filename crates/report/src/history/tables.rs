@@ -1,5 +1,6 @@
-//! A history as tables: CSV, a row per change (and per step of the core clock), and
-//! Markdown, a table per host. Both take their cells from [`cells`].
+//! A history as tables: CSV, a row per change (each step of the core clock and each member
+//! of a machine event too, the event named by the start of its run), and Markdown, a table
+//! per host. Both take their cells from [`cells`].
 
 use super::{Change, History};
 use crate::formats::FileFormat;
@@ -20,7 +21,7 @@ const HEADERS: [&str; 12] = [
     "p",
     "mix",
     "environment_changes",
-    "shared_with",
+    "machine_event",
 ];
 
 /// The CSV rendering of a history.
@@ -58,7 +59,7 @@ impl Exporter<History> for HistoryCsv {
         writer.write_record(headers).map_err(|e| encode(&e))?;
         for host in &history.hosts {
             for change in host.all_changes() {
-                let cells = cells(change, |ns| ns.to_string(), |r| r.to_string());
+                let cells = cells(change, &host.runs, |ns| ns.to_string(), |r| r.to_string());
                 let record = [&host.host, &host.cpu_model]
                     .into_iter()
                     .cloned()
@@ -86,7 +87,7 @@ impl Exporter<History> for HistoryMarkdown {
             ));
             let mut table = TextTable::new(HEADERS);
             table.rows = (host.all_changes())
-                .map(|change| cells(change, format_ns, format_ratio).collect())
+                .map(|change| cells(change, &host.runs, format_ns, format_ratio).collect())
                 .collect();
             match table.rows.is_empty() {
                 true => out.push_str("No change point.\n\n"),
@@ -100,9 +101,11 @@ impl Exporter<History> for HistoryMarkdown {
     }
 }
 
-/// A change's cells, its figures by `ns` and its ratios by `ratio`.
+/// A change's cells, its figures by `ns` and its ratios by `ratio`; its machine event by
+/// the start of its run among its host's `runs`.
 fn cells(
     change: &Change,
+    runs: &[String],
     ns: impl Fn(f64) -> String,
     ratio: impl Fn(f64) -> String,
 ) -> impl Iterator<Item = String> {
@@ -126,7 +129,7 @@ fn cells(
         format!("{:.2e}", change.p),
         mix,
         change.environment_text(),
-        change.shared_with.to_string(),
+        (change.machine_event).map_or_else(String::new, |at| runs[at].clone()),
     ]
     .into_iter()
 }

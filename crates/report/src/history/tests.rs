@@ -128,27 +128,152 @@ fn results_on_the_core_clock_that_step_with_it_are_counted_on_its_step() {
     assert_eq!(named, ["c/d", "mem.latency/level/DRAM"]);
 }
 
-/// Results that step at one run, or a run apart, each say how many others did: the
-/// machine's step, not each result's own.
+/// Results that step at one run, or a run apart, are one step of the machine: reported once,
+/// with its members, the size of each and what changed in the environment; a result's step
+/// that no other shares is its own. Every file names the event.
 #[test]
-fn a_change_says_how_many_other_results_changed_with_it() {
-    let results = [("a/b", 5.0), ("c/d", 9.0), ("e/f", 3.0), ("g/h", 7.0)];
-    let steps = [("a/b", 20, 1.2), ("c/d", 21, 0.8), ("e/f", 30, 1.2)];
-    let host = HostHistory::of(
-        &nightly("h", &results, &steps, 99),
-        &Presentations::default(),
-        OPTIONS,
-    );
-    let shared: Vec<(&str, usize)> = (host.changes.iter())
-        .map(|c| (c.result.as_str(), c.shared_with))
-        .collect();
-    assert_eq!(shared, [("e/f", 0), ("c/d", 1), ("a/b", 1)]);
-    let words = text::change_words(&host.changes[1]);
+fn a_step_many_results_share_is_one_machine_event_reported_once() {
+    let results = [
+        ("a/b", 5.0),
+        ("c/d", 9.0),
+        ("e/f", 3.0),
+        ("g/h", 7.0),
+        ("i/j", 4.0),
+        ("k/l", 6.0),
+    ];
+    let steps = [
+        ("a/b", 20, 1.2),
+        ("c/d", 21, 0.8),
+        ("g/h", 20, 1.15),
+        ("i/j", 19, 1.25),
+        ("e/f", 30, 1.2),
+    ];
+    let runs = nightly("h", &results, &steps, 20);
+    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
+    assert_eq!(host.events.len(), 1, "{host:?}");
+    let event = &host.events[0];
+    let members: Vec<&str> = event.members.iter().map(|c| c.result.as_str()).collect();
+    assert_eq!(members, ["a/b", "c/d", "g/h", "i/j"]);
+    assert_eq!(event.at, 20);
+    assert_eq!(event.after_run, runs[20].started_at);
+    assert_eq!(event.before_run, runs[18].started_at);
+    assert_eq!(event.environment_changes[0].field, "kernel");
+    assert!(event.members.iter().all(|m| m.machine_event == Some(20)));
+    let own: Vec<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
+    assert_eq!(own, ["e/f"]);
+    let history = History {
+        hosts: vec![host],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    let text = HistoryText.render(&history).unwrap();
+    assert_eq!(text.matches("a step of the machine").count(), 1, "{text}");
     assert!(
-        words.ends_with("; 1 other result changed within a run of it"),
-        "{words}"
+        text.contains("4 results, 3 slower and 1 faster; kernel 6.8.0 → 6.9.1"),
+        "{text}"
     );
-    assert!(!text::change_words(&host.changes[0]).contains("other result"));
+    assert!(text.contains("    c/d: "), "{text}");
+    assert_eq!(text.matches("a/b").count(), 1, "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&HistoryJson.render(&history).unwrap()).unwrap();
+    let host_json = &json["hosts"][0];
+    assert_eq!(
+        host_json["machine_events"][0]["members"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(
+        host_json["machine_events"][0]["members"][0]["machine_event"],
+        runs[20].started_at.as_str()
+    );
+    assert_eq!(
+        host_json["changes"][0]["machine_event"],
+        serde_json::Value::Null
+    );
+    let timeline = &host_json["timelines"][0];
+    assert_eq!(timeline["points"].as_array().unwrap().len(), 40);
+    assert_eq!(timeline["points"][0]["start"], runs[0].started_at.as_str());
+    let csv = HistoryCsv.render(&history).unwrap();
+    assert!(csv.matches(&runs[20].started_at).count() >= 4, "{csv}");
+}
+
+/// `--fail-if-slower` judges a step of the machine as a whole: one line, naming the members
+/// slower past the percentage. It fails the gate whatever its cause; asked to, it takes one
+/// that no environment change explains as the host's own, and says so, but never one a
+/// kernel explains. A step of the core clock is judged the same way.
+#[test]
+fn the_gate_judges_a_machine_event_whole_and_never_forgives_it_unasked() {
+    let results = [("a/b", 5.0), ("c/d", 9.0), ("g/h", 7.0), ("x/y", 2.0)];
+    let steps = [("a/b", 20, 1.3), ("c/d", 20, 1.25), ("g/h", 20, 1.3)];
+    let gate = |kernel_at: usize, accept: bool| {
+        let runs = nightly("h", &results, &steps, kernel_at);
+        let history = History {
+            hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+            notes: Vec::new(),
+            read: Vec::new(),
+        };
+        gate_text(&history.slower_than(10.0), 10.0, accept)
+    };
+    let (text, failed) = gate(99, false);
+    assert!(failed, "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        text.contains("a step of the machine on h from the run of")
+            && text.contains("3 of its 3 results slower"),
+        "{text}"
+    );
+    let (text, failed) = gate(99, true);
+    assert!(!failed, "{text}");
+    assert!(text.contains("(--accept-machine-steps)"), "{text}");
+    let (text, failed) = gate(20, true);
+    assert!(failed && text.contains("kernel 6.8.0 → 6.9.1"), "{text}");
+    let clock = [(CLOCK_RESULT, 0.4), ("x/y", 2.0)];
+    let runs = nightly("h", &clock, &[(CLOCK_RESULT, 20, 1.2)], 99);
+    let history = History {
+        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    let (text, failed) = gate_text(&history.slower_than(10.0), 10.0, false);
+    assert!(
+        failed && text.contains("the core clock on h: its cycle 1.2"),
+        "{text}"
+    );
+}
+
+/// A change of mix that makes a result's typical figure slower past the percentage fails
+/// the gate, with its shares before and after: one result at twice its figure from run 20
+/// on, but for two runs, having run there three times in twenty before.
+#[test]
+fn a_change_of_mix_fails_the_gate_with_its_shares() {
+    let results = [("proc.pipe/round-trip", 3.0)];
+    let mut runs = nightly("h", &results, &[], 99);
+    for (i, run) in runs.iter_mut().enumerate() {
+        let upper = if i < 20 {
+            [3, 9, 15].contains(&i)
+        } else {
+            i != 27 && i != 34
+        };
+        if upper {
+            run.figures[0].1.median_ns *= 2.0;
+        }
+    }
+    let history = History {
+        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+        notes: Vec::new(),
+        read: Vec::new(),
+    };
+    let change = &history.hosts[0].changes[0];
+    assert!(change.mix.is_some(), "{change:?}");
+    let (text, failed) = gate_text(&history.slower_than(10.0), 10.0, false);
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("proc.pipe/round-trip on h: its typical figure")
+            && text.contains("runs in the upper regime 15% → 90%"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! results stepped with them, then each change, newest first, with what else changed on the
 //! machine at that run.
 
-use super::{Change, History, HostHistory};
-use crate::units::{format_ns, format_percent, format_ratio};
+use super::{Change, EnvironmentChange, History, HostHistory, MachineEvent, Slower};
+use crate::units::{format_ns, format_percent, format_ratio, plural};
 use crate::{ExportError, Exporter};
 use std::fmt::Write;
 
@@ -36,34 +36,85 @@ fn host_text(text: &mut String, host: &HostHistory) {
         host.cpu_model,
         host.runs.len()
     );
+    if !host.changed() {
+        let _ = writeln!(text, "  no change point");
+    }
+    changes_text(text, host, "  ");
+    text.push('\n');
+}
+
+/// How many members of a machine event the terminal lists; the files list them all.
+const MEMBERS_SHOWN: usize = 12;
+
+/// A host's changes, a line each at `indent`: the core clock's steps, the machine's events
+/// each with its members below it, then the results' own changes.
+pub(crate) fn changes_text(text: &mut String, host: &HostHistory, indent: &str) {
     for step in &host.clock_steps {
         let _ = writeln!(
             text,
-            "  the core clock's cycle: {}; {} result{} stepped with it (the same in cycles)",
+            "{indent}the core clock's cycle: {}; {} stepped with it (the same in cycles)",
             change_words(&step.change),
-            step.followers,
-            if step.followers == 1 { "" } else { "s" }
+            plural(step.followers, "result")
         );
     }
-    if host.changes.is_empty() {
-        let _ = writeln!(text, "  no change point");
+    for event in &host.events {
+        let _ = writeln!(text, "{indent}{}", event_words(event));
+        for member in event.members.iter().take(MEMBERS_SHOWN) {
+            let _ = writeln!(text, "{indent}  {}: {}", member.result, level_words(member));
+        }
+        if event.members.len() > MEMBERS_SHOWN {
+            let _ = writeln!(
+                text,
+                "{indent}  and {} more (--json, --csv and --html list every member)",
+                event.members.len() - MEMBERS_SHOWN
+            );
+        }
     }
     for change in &host.changes {
-        let _ = writeln!(text, "  {}: {}", change.result, change_words(change));
+        let _ = writeln!(text, "{indent}{}: {}", change.result, change_words(change));
     }
-    text.push('\n');
+}
+
+/// `a step of the machine from the run of … (the old level's last: …): 37 results, 30
+/// slower and 7 faster; nothing else changed in the environment`.
+pub(crate) fn event_words(event: &MachineEvent) -> String {
+    let slower = (event.members.iter()).filter(|m| m.ratio > 1.0).count();
+    format!(
+        "a step of the machine from the run of {} (the old level's last: {}): {}, {slower} \
+         slower and {} faster; {}",
+        event.after_run,
+        event.before_run,
+        plural(event.members.len(), "result"),
+        event.members.len() - slower,
+        environment_words(&event.environment_changes)
+    )
 }
 
 /// `8.36 ns → 9.11 ns, 1.09× (95%: 1.07–1.11×, p 2.0e-6), from the run of … (the old level's
 /// last: …); kernel 6.8.0 → 6.9.1`.
 pub(crate) fn change_words(change: &Change) -> String {
-    let mut words = match (change.mix, change.interval) {
+    format!(
+        "{}, from the run of {} (the old level's last: {}); {}",
+        level_words(change),
+        change.after_run,
+        change.before_run,
+        environment_words(&change.environment_changes)
+    )
+}
+
+/// A change's levels: `8.36 ns → 9.11 ns, 1.09× (95%: 1.07–1.11×, p 2.0e-6)`, or the shares
+/// of a change of mix and the typical figure they make.
+fn level_words(change: &Change) -> String {
+    match (change.mix, change.interval) {
         (Some((before, after)), _) => format!(
             "the mix of its two regimes changed: {} of runs in the upper before, {} after \
-             (p {:.1e})",
+             (p {:.1e}); its typical figure {} → {}, {}",
             format_percent(before),
             format_percent(after),
-            change.p
+            change.p,
+            format_ns(change.before),
+            format_ns(change.after),
+            format_ratio(change.ratio)
         ),
         (None, Some((low, high))) => format!(
             "{} → {}, {} (95%: {}–{}, p {:.1e})",
@@ -75,41 +126,110 @@ pub(crate) fn change_words(change: &Change) -> String {
             change.p
         ),
         (None, None) => format!("{} → {}", format_ns(change.before), format_ns(change.after)),
-    };
-    let _ = write!(
-        words,
-        ", from the run of {} (the old level's last: {})",
-        change.after_run, change.before_run
-    );
-    if change.environment_changes.is_empty() {
-        words.push_str("; nothing else changed in the environment");
     }
-    for field in &change.environment_changes {
-        let _ = write!(
-            words,
-            "; {} {} → {}",
-            field.field, field.before, field.after
-        );
-    }
-    if let Some(shared) = shared_words(change) {
-        let _ = write!(words, "; {shared}");
-    }
-    words
 }
 
-/// `6 other results changed within a run of it`, where any did.
-fn shared_words(change: &Change) -> Option<String> {
-    (change.shared_with > 0).then(|| {
-        format!(
-            "{} other {} changed within a run of it",
-            change.shared_with,
-            if change.shared_with == 1 {
-                "result"
-            } else {
-                "results"
-            }
-        )
-    })
+/// `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`, or that nothing else changed.
+fn environment_words(changes: &[EnvironmentChange]) -> String {
+    if changes.is_empty() {
+        return "nothing else changed in the environment".to_string();
+    }
+    (changes.iter())
+        .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The verdict of `--fail-if-slower PERCENT` on what was `slower`: the lines to print, and
+/// whether the gate fails. With `accept_machine_steps`, a machine event or a step of the
+/// core clock that no environment change explains is taken as the host's own noise, and
+/// said so; anything else slower fails it.
+pub fn gate_text(slower: &[Slower], percent: f64, accept_machine_steps: bool) -> (String, bool) {
+    let unexplained = |item: &Slower| match item {
+        Slower::ClockStep { step, .. } => step.change.environment_changes.is_empty(),
+        Slower::Event { event, .. } => event.environment_changes.is_empty(),
+        Slower::Change { .. } => false,
+    };
+    let (accepted, failing): (Vec<&Slower>, Vec<&Slower>) =
+        (slower.iter()).partition(|item| accept_machine_steps && unexplained(item));
+    let mut text = String::new();
+    if failing.is_empty() {
+        let _ = writeln!(text, "nothing made the machine more than {percent}% slower");
+    } else {
+        let _ = writeln!(
+            text,
+            "{} made the machine more than {percent}% slower (--fail-if-slower):",
+            plural(failing.len(), "change")
+        );
+        for item in &failing {
+            let _ = writeln!(text, "  {}", slower_words(item));
+        }
+    }
+    if !accepted.is_empty() {
+        let _ = writeln!(
+            text,
+            "{} {} of the machine that no environment change explains taken as the host's \
+             own (--accept-machine-steps):",
+            accepted.len(),
+            if accepted.len() == 1 { "step" } else { "steps" }
+        );
+        for item in &accepted {
+            let _ = writeln!(text, "  {}", slower_words(item));
+        }
+    }
+    (text, !failing.is_empty())
+}
+
+/// One line of the gate: what was slower, on which host, from which run.
+fn slower_words(item: &Slower) -> String {
+    match item {
+        Slower::ClockStep { host, step } => format!(
+            "the core clock on {}: its cycle {} from the run of {}; {}",
+            host.host,
+            format_ratio(step.change.ratio),
+            step.change.after_run,
+            environment_words(&step.change.environment_changes)
+        ),
+        Slower::Event {
+            host,
+            event,
+            members,
+        } => {
+            let named: Vec<String> = (members.iter().take(MEMBERS_SHOWN))
+                .map(|m| format!("{} {}", m.result, format_ratio(m.ratio)))
+                .collect();
+            let more = members.len().saturating_sub(MEMBERS_SHOWN);
+            format!(
+                "a step of the machine on {} from the run of {}: {} of its {} slower ({}{}); {}",
+                host.host,
+                event.after_run,
+                members.len(),
+                plural(event.members.len(), "result"),
+                named.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                },
+                environment_words(&event.environment_changes)
+            )
+        }
+        Slower::Change { host, change } => format!(
+            "{} on {}: {} from the run of {}",
+            change.result,
+            host.host,
+            match change.mix {
+                Some((before, after)) => format!(
+                    "its typical figure {} (runs in the upper regime {} → {})",
+                    format_ratio(change.ratio),
+                    format_percent(before),
+                    format_percent(after)
+                ),
+                None => format_ratio(change.ratio),
+            },
+            change.after_run
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -130,7 +250,7 @@ mod tests {
             p: 2.6e-4,
             environment_changes: Vec::new(),
             mix: Some((0.4, 0.0)),
-            shared_with: 0,
+            machine_event: None,
         };
         let words = change_words(&change);
         assert!(
