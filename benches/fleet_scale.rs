@@ -1,6 +1,8 @@
-//! How `latlab fleet` scales: a fleet generated from one real run, read by the real command.
+//! How `latlab fleet` and `latlab history` scale: a fleet, or one host's runs, generated from
+//! one real run, read by the real command.
 //!
-//! `cargo bench --bench fleet_scale -- [--from RESULTS.json] [--hosts N] [--full N] [--keep DIR]`
+//! `cargo bench --bench fleet_scale -- [--from RESULTS.json] [--hosts N] [--full N]
+//! [--history-runs N [--history-results K]] [--keep DIR]`
 //!
 //! From a real results file (`--from`, or a main job run first), it writes `--hosts`
 //! summaries (default 10,000) and `--full` full results files (default 1,000: a full file is
@@ -11,6 +13,12 @@
 //! wall time, the peak memory of that process (its maximum resident set), the time per host,
 //! and whether every planted host was named an outlier. The files are read from the page
 //! cache, as they were just written: a cold read adds the disk's time.
+//!
+//! With `--history-runs N` it also writes N summaries of one host, a second apart, each
+//! figure moved by up to 1% either way from run to run and the first result kept stepped
+//! 20% slower from the middle run on, keeping the first `--history-results` results of the
+//! run (all unless given), and runs `latlab history` on them: its wall time, its peak memory,
+//! and whether the planted step was found.
 
 // A test reads and writes files as it pleases: the doors are for what latlab itself does.
 #![allow(clippy::disallowed_methods)]
@@ -36,6 +44,8 @@ struct Options {
     from: Option<PathBuf>,
     hosts: usize,
     full: usize,
+    history_runs: usize,
+    history_results: Option<usize>,
     keep: Option<PathBuf>,
 }
 
@@ -54,6 +64,8 @@ fn options() -> Result<Options, String> {
         from: None,
         hosts: 10_000,
         full: 1_000,
+        history_runs: 0,
+        history_results: None,
         keep: None,
     };
     let mut args = std::env::args().skip(1);
@@ -66,12 +78,15 @@ fn options() -> Result<Options, String> {
             "--from" => options.from = Some(PathBuf::from(value()?)),
             "--hosts" => options.hosts = count(value()?)?,
             "--full" => options.full = count(value()?)?,
+            "--history-runs" => options.history_runs = count(value()?)?,
+            "--history-results" => options.history_results = Some(count(value()?)?),
             "--keep" => options.keep = Some(PathBuf::from(value()?)),
             // What `cargo bench` passes to every benchmark.
             "--bench" => {}
             other => {
                 return Err(format!(
-                    "{other}: unknown; the options are --from, --hosts, --full and --keep"
+                    "{other}: unknown; the options are --from, --hosts, --full, --history-runs, \
+                     --history-results and --keep"
                 ));
             }
         }
@@ -108,7 +123,79 @@ fn bench(options: &Options) -> Result<(), String> {
             .render(&host_run(&run, host))
             .map_err(|e| e.to_string())
     })?;
-    report("full files", options.full, generated, &full, &dir)
+    report("full files", options.full, generated, &full, &dir)?;
+    if options.history_runs > 0 {
+        history(&run, options, &dir.join("history"))?;
+    }
+    Ok(())
+}
+
+/// Writes `--history-runs` summaries of one host under `dir` and runs `latlab history` on
+/// them, saying what it took and whether it found the planted step.
+fn history(run: &RunRecord, options: &Options, dir: &Path) -> Result<(), String> {
+    let mut run = run.clone();
+    let mut kept = options.history_results.unwrap_or(usize::MAX);
+    for probe in &mut run.probes {
+        let here = probe.results.len().min(kept);
+        probe.results.truncate(here);
+        kept -= here;
+    }
+    run.probes.retain(|probe| !probe.results.is_empty());
+    let stepped = run
+        .results()
+        .next()
+        .ok_or("no result to keep")?
+        .name
+        .clone();
+    let runs = options.history_runs;
+    let declared = latlab_probes::presentations();
+    let generated = generate(dir, runs, |night| {
+        let mut run = run.clone();
+        run.environment.host_name = "nightly".into();
+        run.started_at = format!(
+            "2026-01-{:02}T{:02}:{:02}:{:02}Z",
+            1 + night / 86_400,
+            night / 3600 % 24,
+            night / 60 % 60,
+            night % 60
+        );
+        let mut index = 0u64;
+        for probe in &mut run.probes {
+            for result in &mut probe.results {
+                index += 1;
+                let jitter = 1.0 + 0.01 * (2.0 * unit_random(index << 32 | night as u64) - 1.0);
+                let step = if result.name == stepped && night >= runs / 2 {
+                    1.2
+                } else {
+                    1.0
+                };
+                scale(result, jitter * step);
+            }
+        }
+        serde_json::to_string(&RunSummary::of(&run, &declared)).map_err(|e| e.to_string())
+    })?;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_latlab"));
+    command
+        .arg("history")
+        .arg(dir)
+        .stdout(std::process::Stdio::piped());
+    let started = Instant::now();
+    let (status, stdout, peak_kib) = run_measured(command)?;
+    let wall = started.elapsed();
+    if !status.success() {
+        return Err(format!("latlab history failed ({status})"));
+    }
+    let found = stdout.contains(&format!("{stepped}: ")) || stdout.contains(&format!("{stepped} "));
+    println!(
+        "{runs} runs of one host, {} results each ({:.1} MB, written in {:.1} s): latlab \
+         history took {:.2} s, peak memory {:.0} MiB; the planted step of {stepped} found: {found}",
+        run.results().count(),
+        generated.1 as f64 / 1e6,
+        generated.0.as_secs_f64(),
+        wall.as_secs_f64(),
+        peak_kib as f64 / 1024.0,
+    );
+    Ok(())
 }
 
 /// A main job's results file, written under `dir`.
@@ -262,11 +349,11 @@ fn report(
 /// in KiB (from the kernel's accounting of that child alone).
 fn run_measured(mut command: Command) -> Result<(std::process::ExitStatus, String, i64), String> {
     use std::io::Read;
-    let mut child = command.spawn().map_err(|e| format!("latlab fleet: {e}"))?;
+    let mut child = command.spawn().map_err(|e| format!("latlab: {e}"))?;
     let mut stdout = String::new();
     if let Some(mut pipe) = child.stdout.take() {
         pipe.read_to_string(&mut stdout)
-            .map_err(|e| format!("latlab fleet's output: {e}"))?;
+            .map_err(|e| format!("latlab's output: {e}"))?;
     }
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
@@ -276,7 +363,7 @@ fn run_measured(mut command: Command) -> Result<(std::process::ExitStatus, Strin
     let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     if waited < 0 {
         return Err(format!(
-            "waiting for latlab fleet: {}",
+            "waiting for latlab: {}",
             std::io::Error::last_os_error()
         ));
     }

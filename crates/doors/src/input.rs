@@ -17,8 +17,9 @@
 //! What a file holds is the reader's to parse, in linear time, and its numbers are held to
 //! [`crate::rules`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 /// How latlab came to read a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +31,17 @@ pub enum Reached {
     Found,
 }
 
-/// The files read so far by this process: their device, inode and the path they were read
-/// by.
-static INPUTS: Mutex<Vec<(u64, u64, PathBuf)>> = Mutex::new(Vec::new());
+/// How an input is known: its device and inode; where std gives no file ids (Windows), its
+/// full path, links resolved.
+#[cfg(unix)]
+type InputKey = (u64, u64);
+#[cfg(not(unix))]
+type InputKey = PathBuf;
+
+/// The files read so far by this process, each by its key and the path it was read by (a
+/// map: a fleet reads tens of thousands).
+static INPUTS: LazyLock<Mutex<HashMap<InputKey, PathBuf>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The path an input of this process was read by, when the file of `device` and `inode` is
 /// one. An input is one while its path still leads to it: an input since removed, whose
@@ -43,20 +52,20 @@ pub fn read_as(device: u64, inode: u64) -> Option<PathBuf> {
     let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
     let still =
         |path: &Path| std::fs::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == (device, inode));
-    let at = (inputs.iter()).position(|(d, i, _)| (*d, *i) == (device, inode))?;
-    if still(&inputs[at].2) {
-        return Some(inputs[at].2.clone());
+    let path = inputs.get(&(device, inode))?;
+    if still(path) {
+        return Some(path.clone());
     }
-    inputs.swap_remove(at);
+    inputs.remove(&(device, inode));
     None
 }
 
 #[cfg(unix)]
 fn remember(device: u64, inode: u64, path: &Path) {
     let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-    if !inputs.iter().any(|(d, i, _)| (*d, *i) == (device, inode)) {
-        inputs.push((device, inode, path.to_path_buf()));
-    }
+    inputs
+        .entry((device, inode))
+        .or_insert_with(|| path.to_path_buf());
 }
 
 /// The bytes of the regular file at `path`, of at most `max_bytes`; `Err` is the reason, in
@@ -259,7 +268,7 @@ fn remember_file(_metadata: &std::fs::Metadata, path: &Path) {
 fn remember_path(path: &Path) {
     if let Ok(full) = std::fs::canonicalize(path) {
         let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-        inputs.push((0, 0, full));
+        inputs.insert(full.clone(), full);
     }
 }
 
@@ -275,9 +284,7 @@ pub fn is_input(path: &Path) -> Option<PathBuf> {
     {
         let full = std::fs::canonicalize(path).ok()?;
         let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-        (inputs.iter())
-            .find(|(_, _, input)| *input == full)
-            .map(|(_, _, input)| input.clone())
+        inputs.get(&full).cloned()
     }
 }
 

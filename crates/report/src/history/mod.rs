@@ -365,16 +365,30 @@ fn read_runs(
     Ok((runs, notes))
 }
 
-/// The history of each host of `hosts` (each its runs, oldest first), in order: hosts are
-/// searched on as many threads as the machine has CPUs, each taking the next host.
+/// Where the search is spread over the CPUs: over the hosts, each taking the next host,
+/// or, where there are fewer hosts than CPUs, over each host's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spread {
+    OverHosts,
+    OverResults,
+}
+
+/// The history of each host of `hosts` (each its runs, oldest first), in order, searched on
+/// as many threads as the machine has CPUs.
 fn of_hosts(
     hosts: &[Vec<HistoryRun>],
     declared: &Presentations,
     options: HistoryOptions,
 ) -> Vec<HostHistory> {
-    crate::parallel::map_in_order(hosts, "latlab-history", |runs| {
-        HostHistory::of(runs, declared, options)
-    })
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match hosts.len() < cpus {
+        true => (hosts.iter())
+            .map(|runs| HostHistory::of(runs, declared, options, Spread::OverResults))
+            .collect(),
+        false => crate::parallel::map_in_order(hosts, "latlab-history", |runs| {
+            HostHistory::of(runs, declared, options, Spread::OverHosts)
+        }),
+    }
 }
 
 impl HostHistory {
@@ -391,26 +405,44 @@ impl HostHistory {
         self.all_changes().next().is_some()
     }
 
-    /// The changes of `runs` (one host's, oldest first).
-    fn of(runs: &[HistoryRun], declared: &Presentations, options: HistoryOptions) -> HostHistory {
+    /// The changes of `runs` (one host's, oldest first), its results searched on every CPU
+    /// or on this thread alone, as `spread` says.
+    fn of(
+        runs: &[HistoryRun],
+        declared: &Presentations,
+        options: HistoryOptions,
+        spread: Spread,
+    ) -> HostHistory {
         let (by_name, names) = by_result(runs);
         let series = |name: &str| log_series(by_name.get(name).map_or(&[], Vec::as_slice));
         let clock = series(CLOCK_RESULT);
         let clock_changes = changes_of(CLOCK_RESULT, &clock, runs, options);
+        let names: Vec<&str> = names.into_iter().filter(|&n| n != CLOCK_RESULT).collect();
+        // Each result's changes, and the clock step each followed where it did.
+        let judge = |name: &&str| -> Vec<(Change, Option<usize>)> {
+            let own = series(name);
+            let series = clock::Series {
+                own: &own,
+                clock: &clock,
+                declared_on_clock: declared.on_core_clock(name),
+            };
+            (changes_of(name, &own, runs, options).into_iter())
+                .map(|change| {
+                    let followed = clock::followed(&change, &clock_changes, &series, options);
+                    (change, followed)
+                })
+                .collect()
+        };
+        let judged = match spread {
+            Spread::OverResults => crate::parallel::map_in_order(&names, "latlab-history", judge),
+            Spread::OverHosts => names.iter().map(judge).collect(),
+        };
         let mut followers = vec![0usize; clock_changes.len()];
         let mut changes = Vec::new();
-        for name in names.into_iter().filter(|&name| name != CLOCK_RESULT) {
-            let own = series(name);
-            for change in changes_of(name, &own, runs, options) {
-                let series = clock::Series {
-                    own: &own,
-                    clock: &clock,
-                    declared_on_clock: declared.on_core_clock(name),
-                };
-                match clock::followed(&change, &clock_changes, &series, options) {
-                    Some(step) => followers[step] += 1,
-                    None => changes.push(change),
-                }
+        for (change, followed) in judged.into_iter().flatten() {
+            match followed {
+                Some(step) => followers[step] += 1,
+                None => changes.push(change),
             }
         }
         let (events, mut changes) = machine_events(changes, runs);

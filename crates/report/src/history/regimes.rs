@@ -85,8 +85,18 @@ fn split_mix(upper: &[bool], offset: usize, changes: &mut Vec<MixChange>) {
     if n < 2 * MIN_MIX_SEGMENT {
         return;
     }
+    // How many runs ran in the upper regime before each run: each split's shares at once.
+    let mut above = vec![0usize; n + 1];
+    for (i, &up) in upper.iter().enumerate() {
+        above[i + 1] = above[i] + usize::from(up);
+    }
     let best = (MIN_MIX_SEGMENT..=n - MIN_MIX_SEGMENT)
-        .map(|at| (at, proportions(&upper[..at], &upper[at..])))
+        .map(|at| {
+            (
+                at,
+                proportions((above[at], at), (above[n] - above[at], n - at)),
+            )
+        })
         .min_by(|a, b| a.1.2.total_cmp(&b.1.2));
     if let Some((at, (before, after, p))) = best
         && p < SIGNIFICANCE
@@ -102,12 +112,11 @@ fn split_mix(upper: &[bool], offset: usize, changes: &mut Vec<MixChange>) {
     }
 }
 
-/// The shares of `true` in `a` and `b`, and the two-sided p-value of a two-proportion z
-/// test of their difference.
-fn proportions(a: &[bool], b: &[bool]) -> (f64, f64, f64) {
-    let share = |x: &[bool]| x.iter().filter(|&&u| u).count() as f64 / x.len() as f64;
-    let (pa, pb) = (share(a), share(b));
-    let (na, nb) = (a.len() as f64, b.len() as f64);
+/// The shares of runs in the upper regime of two stretches (each its count there and its
+/// runs), and the two-sided p-value of a two-proportion z test of their difference.
+fn proportions((up_a, a): (usize, usize), (up_b, b): (usize, usize)) -> (f64, f64, f64) {
+    let (na, nb) = (a as f64, b as f64);
+    let (pa, pb) = (up_a as f64 / na, up_b as f64 / nb);
     let pooled = (pa * na + pb * nb) / (na + nb);
     let error = (pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)).sqrt();
     let p = if error > 0.0 {

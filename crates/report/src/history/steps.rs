@@ -11,7 +11,9 @@
 //!   series into segments of at least [`MIN_SEGMENT`] runs that minimises each segment's sum
 //!   of squared deviations from its mean plus a penalty per segment of [`PENALTY`] times the
 //!   scatter's variance times the logarithm of the runs. It is exact, not greedy: two steps
-//!   close together are found together, where a binary split sees their sum.
+//!   close together are found together, where a binary split sees their sum. A level longer
+//!   than [`MAX_SEGMENT`] runs is cut, and the cut tested away below, so that the work grows
+//!   with the runs, not their square.
 //! - **Each step must stand beyond both segments' scatter.** The runs of the segment before
 //!   and those after differ by Welch's t test at [`SIGNIFICANCE`] (Otava's level), by more
 //!   than [`DEFAULT_BEYOND_SCATTER`] (or as told) standard deviations of either segment, and
@@ -22,12 +24,19 @@
 //! Otava runs it.
 
 use super::HistoryOptions;
-use crate::stats::{LogDifference, mean_and_sd};
+use crate::stats::LogDifference;
 use latlab_engine::stats::median_in_place;
 
 /// The fewest runs of a level: a step in the last runs of a series is reported once this
 /// many runs hold it.
 pub const MIN_SEGMENT: usize = 3;
+/// The longest segment the search takes. PELT's pruning drops the starts that can no longer
+/// win where a series steps, but a series that never steps keeps every start, and its work
+/// grows with the square of its runs (50,000 runs of one result took seconds). Past this
+/// length a level is cut where the cut costs least, and the cut, which stands beyond no
+/// scatter, is tested away with the other steps that do not stand: the work grows with the
+/// runs alone.
+const MAX_SEGMENT: usize = 64;
 /// The penalty per segment, in the scatter's variance times the logarithm of the runs.
 const PENALTY: f64 = 5.0;
 /// The level at which a step's two segments must differ (Welch's t test).
@@ -56,13 +65,16 @@ pub struct Step {
     /// next).
     pub before: f64,
     pub after: f64,
-    /// The 95% interval of the difference `after - before`, in logarithms.
+    /// The 95% interval of the difference `after - before`, in logarithms (filled in once
+    /// the step stands).
     pub interval: (f64, f64),
     /// Welch's p-value of the difference.
     pub p: f64,
     /// The larger of the two segments' standard deviations, in logarithms: the scatter
     /// between runs the step must stand beyond.
     pub spread: f64,
+    /// The standard error of the difference and its degrees of freedom.
+    error: (f64, f64),
 }
 
 /// The steps of `logs` that stand by `options` (larger than its threshold, a share, and
@@ -74,27 +86,33 @@ pub fn steps(logs: &[f64], options: HistoryOptions) -> Vec<Step> {
     let scatter = scatter(logs).max(LEAST_SCATTER);
     let cleaned = despiked(logs, scatter);
     let penalty = PENALTY * scatter * scatter * (logs.len() as f64).ln();
-    let mut changes = optimal_partition(&cleaned, penalty);
+    let sums = Sums::of(&cleaned);
+    let (mut changes, _) = optimal_partition(&sums, penalty);
+    // Each change tested between its neighbours; a change dropped leaves its two
+    // neighbours to test again, and no other.
+    let test = |changes: &[usize], i: usize| {
+        let start = if i == 0 { 0 } else { changes[i - 1] };
+        let end = changes.get(i + 1).copied().unwrap_or(cleaned.len());
+        welch(&sums, start, changes[i], end)
+    };
+    let mut tested: Vec<Step> = (0..changes.len()).map(|i| test(&changes, i)).collect();
     loop {
-        let tested: Vec<Step> = (0..changes.len())
-            .map(|i| {
-                let start = if i == 0 { 0 } else { changes[i - 1] };
-                let end = changes.get(i + 1).copied().unwrap_or(cleaned.len());
-                welch(
-                    &cleaned[start..changes[i]],
-                    &cleaned[changes[i]..end],
-                    changes[i],
-                )
-            })
-            .collect();
         let weakest = (tested.iter().enumerate())
             .filter(|(_, step)| !stands(step, options))
             .max_by(|a, b| a.1.p.total_cmp(&b.1.p));
-        match weakest {
-            Some((i, _)) => {
-                changes.remove(i);
+        let Some((i, _)) = weakest else {
+            // The intervals of the steps that stood alone: a quantile costs a search.
+            for step in &mut tested {
+                step.interval = step.difference().interval(0.95);
             }
-            None => return tested,
+            return tested;
+        };
+        changes.remove(i);
+        tested.remove(i);
+        for neighbour in [i.checked_sub(1), Some(i)].into_iter().flatten() {
+            if neighbour < changes.len() {
+                tested[neighbour] = test(&changes, neighbour);
+            }
         }
     }
 }
@@ -147,39 +165,99 @@ fn despiked(logs: &[f64], scatter: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The starts of the segments (after the first) of the partition of `x` into segments of
-/// at least [`MIN_SEGMENT`] that minimises their sums of squared deviations plus `penalty`
-/// each: PELT, whose pruning drops a start that can no longer begin the last segment of an
-/// optimal partition.
-fn optimal_partition(x: &[f64], penalty: f64) -> Vec<usize> {
-    let n = x.len();
-    let (mut sums, mut squares) = (vec![0.0; n + 1], vec![0.0; n + 1]);
-    for (i, v) in x.iter().enumerate() {
-        sums[i + 1] = sums[i] + v;
-        squares[i + 1] = squares[i] + v * v;
+/// The running sums of a series, less its mean (so that a stretch's squares lose no
+/// precision to its level): any stretch's mean and deviations at once, whatever its length.
+struct Sums {
+    centre: f64,
+    sums: Vec<f64>,
+    squares: Vec<f64>,
+}
+
+impl Sums {
+    fn of(x: &[f64]) -> Sums {
+        let centre = x.iter().sum::<f64>() / x.len().max(1) as f64;
+        let (mut sums, mut squares) = (vec![0.0; x.len() + 1], vec![0.0; x.len() + 1]);
+        for (i, v) in x.iter().enumerate() {
+            let v = v - centre;
+            sums[i + 1] = sums[i] + v;
+            squares[i + 1] = squares[i] + v * v;
+        }
+        Sums {
+            centre,
+            sums,
+            squares,
+        }
     }
-    let cost = |a: usize, b: usize| {
-        let sum = sums[b] - sums[a];
-        (squares[b] - squares[a] - sum * sum / (b - a) as f64).max(0.0)
-    };
+
+    fn len(&self) -> usize {
+        self.sums.len() - 1
+    }
+
+    /// The sum of squared deviations from their mean of the values `start..end`.
+    fn deviations(&self, start: usize, end: usize) -> f64 {
+        let sum = self.sums[end] - self.sums[start];
+        (self.squares[end] - self.squares[start] - sum * sum / (end - start) as f64).max(0.0)
+    }
+
+    /// The mean of the values `start..end`, and their standard deviation.
+    fn mean_and_sd(&self, start: usize, end: usize) -> (f64, f64) {
+        let n = (end - start) as f64;
+        let mean = self.centre + (self.sums[end] - self.sums[start]) / n;
+        (
+            mean,
+            (self.deviations(start, end) / (n - 1.0).max(1.0)).sqrt(),
+        )
+    }
+}
+
+/// The starts of the segments (after the first) of the partition of `x` into segments of
+/// at least [`MIN_SEGMENT`] and at most [`MAX_SEGMENT`] runs that minimises their sums of
+/// squared deviations plus `penalty` each: PELT, whose pruning drops a start that can no
+/// longer begin the last segment of an optimal partition, and every start further back than
+/// the longest segment. Also how many starts it weighed, all ends together: its work.
+fn optimal_partition(x: &Sums, penalty: f64) -> (Vec<usize>, usize) {
+    let n = x.len();
+    let cost = |a: usize, b: usize| x.deviations(a, b);
     let mut best = vec![f64::INFINITY; n + 1];
     let mut last = vec![0usize; n + 1];
     best[0] = -penalty;
     let mut starts: Vec<usize> = vec![0];
+    // Each start's cost of a last segment to `end`, computed once for the choice and the
+    // pruning alike.
+    let mut costs: Vec<f64> = Vec::with_capacity(MAX_SEGMENT + 1);
+    let mut weighed = 0;
     for end in MIN_SEGMENT..=n {
-        let options: Vec<(usize, f64)> = (starts.iter())
-            .filter(|&&start| end - start >= MIN_SEGMENT && best[start].is_finite())
-            .map(|&start| (start, best[start] + cost(start, end) + penalty))
-            .collect();
-        if let Some(&(start, value)) = options.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-            best[end] = value;
+        weighed += starts.len();
+        costs.clear();
+        costs.extend(
+            starts
+                .iter()
+                .map(|&start| match end - start >= MIN_SEGMENT {
+                    true => best[start] + cost(start, end),
+                    false => f64::INFINITY,
+                }),
+        );
+        let found = (starts.iter().zip(&costs))
+            .filter(|(_, value)| value.is_finite())
+            .fold(
+                None,
+                |least: Option<(usize, f64)>, (&start, &value)| match least
+                    .is_none_or(|(_, least)| value < least)
+                {
+                    true => Some((start, value)),
+                    false => least,
+                },
+            );
+        if let Some((start, value)) = found {
+            best[end] = value + penalty;
             last[end] = start;
         }
         let bound = best[end];
+        let mut index = 0;
         starts.retain(|&start| {
-            end - start < MIN_SEGMENT
-                || !best[start].is_finite()
-                || best[start] + cost(start, end) <= bound
+            let value = costs[index];
+            index += 1;
+            end + 1 - start <= MAX_SEGMENT && (value.is_infinite() || value <= bound)
         });
         starts.push(end + 1 - MIN_SEGMENT);
         starts.dedup();
@@ -194,23 +272,25 @@ fn optimal_partition(x: &[f64], penalty: f64) -> Vec<usize> {
         end = start;
     }
     changes.reverse();
-    changes
+    (changes, weighed)
 }
 
-/// Welch's test of `after` against `before`, the first of `after` being run `at`: the
+/// Welch's test of the values `at..end` of `x` against those of `start..at`: the
 /// comparison's t test ([`LogDifference`]) on the two stretches' means.
-fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
-    let moments = |x: &[f64]| {
-        let (mean, sd) = mean_and_sd(x);
-        (mean, sd * sd / x.len() as f64, sd)
+fn welch(x: &Sums, start: usize, at: usize, end: usize) -> Step {
+    let (before, after) = (at - start, end - at);
+    let moments = |(from, to): (usize, usize)| {
+        let (mean, sd) = x.mean_and_sd(from, to);
+        (mean, sd * sd / (to - from) as f64, sd)
     };
-    let ((mean_a, error_a, sd_a), (mean_b, error_b, sd_b)) = (moments(before), moments(after));
+    let ((mean_a, error_a, sd_a), (mean_b, error_b, sd_b)) =
+        (moments((start, at)), moments((at, end)));
     let error = (error_a + error_b).max(LEAST_SCATTER * LEAST_SCATTER);
     let degrees = (error * error
-        / (error_a * error_a / (before.len() as f64 - 1.0).max(1.0)
-            + error_b * error_b / (after.len() as f64 - 1.0).max(1.0))
+        / (error_a * error_a / (before as f64 - 1.0).max(1.0)
+            + error_b * error_b / (after as f64 - 1.0).max(1.0))
         .max(f64::MIN_POSITIVE))
-    .clamp(1.0, (before.len() + after.len()) as f64 - 2.0);
+    .clamp(1.0, (before + after) as f64 - 2.0);
     let difference = LogDifference {
         difference: mean_b - mean_a,
         standard_error: error.sqrt(),
@@ -220,9 +300,21 @@ fn welch(before: &[f64], after: &[f64], at: usize) -> Step {
         at,
         before: mean_a,
         after: mean_b,
-        interval: difference.interval(0.95),
+        interval: (f64::NAN, f64::NAN),
         p: difference.p(),
         spread: sd_a.max(sd_b),
+        error: (difference.standard_error, degrees),
+    }
+}
+
+impl Step {
+    /// The difference of its levels, as the t test took it.
+    fn difference(&self) -> LogDifference {
+        LogDifference {
+            difference: self.after - self.before,
+            standard_error: self.error.0,
+            degrees: self.error.1,
+        }
     }
 }
 
@@ -312,6 +404,47 @@ pub(super) mod tests {
         assert!(steps(&noisy, with_threshold(0.02)).is_empty());
     }
 
+    /// The search's work grows with the runs, not their square: four times the runs of a
+    /// series that never steps, PELT's worst case, weigh under five times the starts; and
+    /// the step of a long series is still found.
+    #[test]
+    fn the_search_weighs_a_bounded_number_of_starts_a_run() {
+        let weighed = |runs: usize| {
+            let flat = Sums::of(&noise(runs, 0.01, 5));
+            let penalty = PENALTY * 1e-4 * (runs as f64).ln();
+            optimal_partition(&flat, penalty).1
+        };
+        // A series that never steps is PELT's worst case: its pruning keeps every start.
+        let (short, long) = (weighed(2_000), weighed(8_000));
+        assert!(
+            long < 5 * short,
+            "{short} starts weighed for 2,000 runs, {long} for 8,000"
+        );
+        assert!(long <= 8_000 * (MAX_SEGMENT + 1), "{long}");
+        let planted = stepped(noise(8_000, 0.01, 6), 5_000, 1.1);
+        assert_eq!(steps(&planted, with_threshold(0.02)).len(), 1);
+    }
+
+    /// A step of four scatters is found however long the series (a level longer than the
+    /// longest segment is cut, and the cut tested away), and a series that never steps has
+    /// no step, however long.
+    #[test]
+    fn long_series_keep_their_steps_and_gain_none() {
+        for (runs, at) in [(500, 130), (5_000, 4_000)] {
+            let planted = stepped(noise(runs, 0.01, 7), at, (0.04f64).exp());
+            let found = steps(&planted, with_threshold(0.02));
+            assert_eq!(
+                found.iter().map(|s| s.at).collect::<Vec<_>>(),
+                [at],
+                "{runs}"
+            );
+            assert!(
+                steps(&noise(runs, 0.01, 8), with_threshold(0.02)).is_empty(),
+                "{runs}"
+            );
+        }
+    }
+
     /// Twenty runs a side make the error of each level's mean a fifth of the runs' scatter:
     /// a step of 1.3 scatters passes Welch's test, but its levels overlap run for run, and at
     /// a factor of two it is no change. Four scatters stand beyond both levels at the
@@ -326,7 +459,7 @@ pub(super) mod tests {
         for seed in 0..20 {
             let logs = noise(40, 0.05, seed + 100);
             let small = stepped(logs.clone(), 20, (1.3f64 * 0.05).exp());
-            let tested = welch(&small[..20], &small[20..], 20);
+            let tested = welch(&Sums::of(&small), 0, 20, 40);
             if tested.p < SIGNIFICANCE {
                 within += 1;
                 assert!(steps(&small, two).is_empty(), "{seed}: {tested:?}");

@@ -57,7 +57,12 @@ fn a_step_is_found_with_the_kernel_that_changed_at_it() {
         ("mem.latency/level/L2", 8.0),
     ];
     let runs = nightly("h", &results, &[("mem.latency/level/L2", 25, 1.09)], 25);
-    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
+    let host = HostHistory::of(
+        &runs,
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverResults,
+    );
     assert_eq!(host.changes.len(), 1, "{:?}", host.changes);
     let change = &host.changes[0];
     assert_eq!(
@@ -121,7 +126,12 @@ fn results_on_the_core_clock_that_step_with_it_are_counted_on_its_step() {
         let (clock, own) = (figure(CLOCK_RESULT), figure("e/f"));
         run.figures[own].1.median_ns = 7.5 * run.figures[clock].1.median_ns;
     }
-    let host = HostHistory::of(&runs, &on_the_clock(&["cpu.call/empty"]), OPTIONS);
+    let host = HostHistory::of(
+        &runs,
+        &on_the_clock(&["cpu.call/empty"]),
+        OPTIONS,
+        Spread::OverResults,
+    );
     assert_eq!(host.clock_steps.len(), 1, "{host:?}");
     assert_eq!(host.clock_steps[0].followers, 2, "{host:?}");
     let named: Vec<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
@@ -149,7 +159,12 @@ fn a_step_many_results_share_is_one_machine_event_reported_once() {
         ("e/f", 30, 1.2),
     ];
     let runs = nightly("h", &results, &steps, 20);
-    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
+    let host = HostHistory::of(
+        &runs,
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverResults,
+    );
     assert_eq!(host.events.len(), 1, "{host:?}");
     let event = &host.events[0];
     let members: Vec<&str> = event.members.iter().map(|c| c.result.as_str()).collect();
@@ -210,7 +225,12 @@ fn the_gate_judges_a_machine_event_whole_and_never_forgives_it_unasked() {
     let gate = |kernel_at: usize, accept: bool| {
         let runs = nightly("h", &results, &steps, kernel_at);
         let history = History {
-            hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+            hosts: vec![HostHistory::of(
+                &runs,
+                &Presentations::default(),
+                OPTIONS,
+                Spread::OverResults,
+            )],
             notes: Vec::new(),
             read: Vec::new(),
         };
@@ -232,7 +252,12 @@ fn the_gate_judges_a_machine_event_whole_and_never_forgives_it_unasked() {
     let clock = [(CLOCK_RESULT, 0.4), ("x/y", 2.0)];
     let runs = nightly("h", &clock, &[(CLOCK_RESULT, 20, 1.2)], 99);
     let history = History {
-        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+        hosts: vec![HostHistory::of(
+            &runs,
+            &Presentations::default(),
+            OPTIONS,
+            Spread::OverResults,
+        )],
         notes: Vec::new(),
         read: Vec::new(),
     };
@@ -261,7 +286,12 @@ fn a_change_of_mix_fails_the_gate_with_its_shares() {
         }
     }
     let history = History {
-        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+        hosts: vec![HostHistory::of(
+            &runs,
+            &Presentations::default(),
+            OPTIONS,
+            Spread::OverResults,
+        )],
         notes: Vec::new(),
         read: Vec::new(),
     };
@@ -285,7 +315,12 @@ fn a_result_flipping_between_two_regimes_has_no_step() {
             run.figures[0].1.median_ns *= 1.5;
         }
     }
-    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
+    let host = HostHistory::of(
+        &runs,
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverResults,
+    );
     assert!(host.changes.is_empty(), "{:?}", host.changes);
 }
 
@@ -299,6 +334,7 @@ fn unchanged_runs_have_no_change_point() {
         &nightly("h", &named, &[], 99),
         &Presentations::default(),
         OPTIONS,
+        Spread::OverResults,
     );
     assert!(host.changes.is_empty(), "{:?}", host.changes);
 }
@@ -310,7 +346,12 @@ fn the_tables_carry_each_change_and_defuse_hostile_names() {
     let results = [("=cmd|' /C calc'!A0", 10.0)];
     let runs = nightly("h", &results, &[("=cmd|' /C calc'!A0", 25, 1.2)], 25);
     let history = History {
-        hosts: vec![HostHistory::of(&runs, &Presentations::default(), OPTIONS)],
+        hosts: vec![HostHistory::of(
+            &runs,
+            &Presentations::default(),
+            OPTIONS,
+            Spread::OverResults,
+        )],
         notes: Vec::new(),
         read: Vec::new(),
     };
@@ -334,7 +375,12 @@ fn the_tables_carry_each_change_and_defuse_hostile_names() {
 fn each_changed_result_has_a_timeline_and_the_page_shows_it() {
     let results = [("a/quiet", 10.0), ("<b>/stepped", 20.0)];
     let runs = nightly("<host>", &results, &[("<b>/stepped", 25, 1.2)], 25);
-    let host = HostHistory::of(&runs, &Presentations::default(), OPTIONS);
+    let host = HostHistory::of(
+        &runs,
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverResults,
+    );
     let timelines: Vec<&str> = host.timelines.iter().map(|t| t.result.as_str()).collect();
     assert_eq!(timelines, ["<b>/stepped"]);
     assert_eq!(host.timelines[0].points.len(), 40);
