@@ -629,11 +629,17 @@ impl Change {
     /// What else changed in the environment: `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`,
     /// empty where nothing did.
     pub fn environment_text(&self) -> String {
-        (self.environment_changes.iter())
-            .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
-            .collect::<Vec<_>>()
-            .join("; ")
+        environment_text(&self.environment_changes)
     }
+}
+
+/// The fields that changed: `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`, empty where none
+/// did.
+pub(crate) fn environment_text(changes: &[EnvironmentChange]) -> String {
+    (changes.iter())
+        .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The fields of the environment that differ between `before` and `after`.

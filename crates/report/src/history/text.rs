@@ -1,6 +1,7 @@
 //! A history for the terminal: per host, its runs, the core clock's steps with how many
-//! results stepped with them, then each change, newest first, with what else changed on the
-//! machine at that run.
+//! results stepped with them, the steps of the machine each with its members, then each
+//! result's own change, newest first, with what else changed on the machine at that run;
+//! and the lines of `--fail-if-slower`'s verdict.
 
 use super::{Change, EnvironmentChange, History, HostHistory, MachineEvent, Slower};
 use crate::units::{format_ns, format_percent, format_ratio, plural};
@@ -131,13 +132,10 @@ fn level_words(change: &Change) -> String {
 
 /// `kernel 6.8.0 → 6.9.1; latlab 0.1.0 → 0.2.0`, or that nothing else changed.
 fn environment_words(changes: &[EnvironmentChange]) -> String {
-    if changes.is_empty() {
-        return "nothing else changed in the environment".to_string();
+    match changes.is_empty() {
+        true => "nothing else changed in the environment".to_string(),
+        false => super::environment_text(changes),
     }
-    (changes.iter())
-        .map(|f| format!("{} {} → {}", f.field, f.before, f.after))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The verdict of `--fail-if-slower PERCENT` on what was `slower`: the lines to print, and
