@@ -49,6 +49,25 @@ fn nightly(
 
 const OPTIONS: HistoryOptions = DEFAULT_HISTORY_OPTIONS;
 
+/// A history of `host` alone.
+fn history_of(host: HostHistory) -> History {
+    History {
+        hosts: vec![host],
+        notes: Vec::new(),
+        read: Vec::new(),
+    }
+}
+
+/// The history of one host's `runs`, no result declared on the core clock.
+fn one_host(runs: &[HistoryRun]) -> History {
+    history_of(HostHistory::of(
+        runs,
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverResults,
+    ))
+}
+
 #[test]
 fn a_step_is_found_with_the_kernel_that_changed_at_it() {
     let results = [
@@ -81,11 +100,7 @@ fn a_step_is_found_with_the_kernel_that_changed_at_it() {
         }]
     );
     // A nightly gate: slower by more than 5%, within the last ten runs or not.
-    let history = History {
-        hosts: vec![host],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = history_of(host);
     assert_eq!(history.slower_than(5.0).len(), 1);
     assert!(history.slower_than(20.0).is_empty());
     let recent = history.recent(None, Some(10));
@@ -176,11 +191,7 @@ fn a_step_many_results_share_is_one_machine_event_reported_once() {
     assert!(event.members.iter().all(|m| m.machine_event == Some(20)));
     let own: Vec<&str> = host.changes.iter().map(|c| c.result.as_str()).collect();
     assert_eq!(own, ["e/f"]);
-    let history = History {
-        hosts: vec![host],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = history_of(host);
     let text = HistoryText.render(&history).unwrap();
     assert_eq!(text.matches("a step of the machine").count(), 1, "{text}");
     assert!(
@@ -224,16 +235,7 @@ fn the_gate_judges_a_machine_event_whole_and_never_forgives_it_unasked() {
     let steps = [("a/b", 20, 1.3), ("c/d", 20, 1.25), ("g/h", 20, 1.3)];
     let gate = |kernel_at: usize, accept: bool| {
         let runs = nightly("h", &results, &steps, kernel_at);
-        let history = History {
-            hosts: vec![HostHistory::of(
-                &runs,
-                &Presentations::default(),
-                OPTIONS,
-                Spread::OverResults,
-            )],
-            notes: Vec::new(),
-            read: Vec::new(),
-        };
+        let history = one_host(&runs);
         gate_text(&history.slower_than(10.0), 10.0, accept)
     };
     let (text, failed) = gate(99, false);
@@ -251,16 +253,7 @@ fn the_gate_judges_a_machine_event_whole_and_never_forgives_it_unasked() {
     assert!(failed && text.contains("kernel 6.8.0 → 6.9.1"), "{text}");
     let clock = [(CLOCK_RESULT, 0.4), ("x/y", 2.0)];
     let runs = nightly("h", &clock, &[(CLOCK_RESULT, 20, 1.2)], 99);
-    let history = History {
-        hosts: vec![HostHistory::of(
-            &runs,
-            &Presentations::default(),
-            OPTIONS,
-            Spread::OverResults,
-        )],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = one_host(&runs);
     let (text, failed) = gate_text(&history.slower_than(10.0), 10.0, false);
     assert!(
         failed && text.contains("the core clock on h: its cycle 1.2"),
@@ -280,16 +273,7 @@ fn a_change_of_mix_fails_the_gate_with_its_shares() {
             run.figures[0].1.median_ns *= 2.0;
         }
     }
-    let history = History {
-        hosts: vec![HostHistory::of(
-            &runs,
-            &Presentations::default(),
-            OPTIONS,
-            Spread::OverResults,
-        )],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = one_host(&runs);
     let change = &history.hosts[0].changes[0];
     assert!(change.mix.is_some(), "{change:?}");
     let (text, failed) = gate_text(&history.slower_than(10.0), 10.0, false);
@@ -340,16 +324,7 @@ fn unchanged_runs_have_no_change_point() {
 fn the_tables_carry_each_change_and_defuse_hostile_names() {
     let results = [("=cmd|' /C calc'!A0", 10.0)];
     let runs = nightly("h", &results, &[("=cmd|' /C calc'!A0", 25, 1.2)], 25);
-    let history = History {
-        hosts: vec![HostHistory::of(
-            &runs,
-            &Presentations::default(),
-            OPTIONS,
-            Spread::OverResults,
-        )],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = one_host(&runs);
     let csv = HistoryCsv.render(&history).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 2, "{csv}");
@@ -379,11 +354,7 @@ fn each_changed_result_has_a_timeline_and_the_page_shows_it() {
     let timelines: Vec<&str> = host.timelines.iter().map(|t| t.result.as_str()).collect();
     assert_eq!(timelines, ["<b>/stepped"]);
     assert_eq!(host.timelines[0].points.len(), 40);
-    let history = History {
-        hosts: vec![host],
-        notes: Vec::new(),
-        read: Vec::new(),
-    };
+    let history = history_of(host);
     #[cfg(feature = "html")]
     {
         let page = HistoryHtml.render(&history).unwrap();
