@@ -102,8 +102,9 @@ fn write_nights(dir: &Path, planted: &Planted) {
     }
 }
 
-/// latlab's change points of each series, from `latlab history --json`, and the results
-/// of its level steps (not changes of a mix of two regimes).
+/// latlab's change points of each series, from `latlab history --json` (each result's own
+/// and the members of each step of the machine), and the results of its level steps (not
+/// changes of a mix of two regimes).
 fn latlab_history(dir: &Path) -> (BTreeMap<String, Vec<usize>>, Vec<String>) {
     latlab(dir)
         .args(["history", "nightly", "--json", "history.json"])
@@ -116,7 +117,9 @@ fn latlab_history(dir: &Path) -> (BTreeMap<String, Vec<usize>>, Vec<String>) {
         .map(|run| run.as_str().unwrap())
         .collect();
     let (mut found, mut stepped): (BTreeMap<String, Vec<usize>>, Vec<String>) = Default::default();
-    for change in host["changes"].as_array().unwrap() {
+    let members = (host["machine_events"].as_array().unwrap().iter())
+        .flat_map(|event| event["members"].as_array().unwrap());
+    for change in host["changes"].as_array().unwrap().iter().chain(members) {
         let at = runs
             .iter()
             .position(|run| *run == change["after_run"])
