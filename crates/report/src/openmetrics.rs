@@ -187,18 +187,8 @@ pub(crate) fn gauge_family(
     samples: &[GaugeSample],
 ) -> String {
     let mut lines = String::new();
-    for (labels, value, stamp) in samples.iter().filter(|(_, value, _)| value.is_finite()) {
-        lines.push_str(name);
-        for (i, (label, value)) in labels.iter().enumerate() {
-            let opening = if i == 0 { '{' } else { ',' };
-            let _ = write!(lines, "{opening}{label}=\"{}\"", escaped(value));
-        }
-        let closing = if labels.is_empty() { "" } else { "}" };
-        let _ = write!(lines, "{closing} {}", number(*value));
-        if let Some(stamp) = stamp {
-            let _ = write!(lines, " {stamp}");
-        }
-        lines.push('\n');
+    for (labels, value, stamp) in samples {
+        sample_line(&mut lines, name, labels.iter(), *value, *stamp);
     }
     match lines.is_empty() {
         true => lines,
@@ -243,21 +233,40 @@ impl Samples {
         value: f64,
         stamp: Option<u64>,
     ) {
-        if !value.is_finite() {
-            return;
-        }
         let host = [("host", run.host.as_str()), ("cpu_model", &run.cpu_model)];
-        self.text.push_str(name);
-        for (i, (label, value)) in labels.iter().chain(&host).enumerate() {
-            let opening = if i == 0 { '{' } else { ',' };
-            let _ = write!(self.text, "{opening}{label}=\"{}\"", escaped(value));
-        }
-        let _ = write!(self.text, "}} {}", number(value));
-        if let Some(stamp) = stamp {
-            let _ = write!(self.text, " {stamp}");
-        }
-        self.text.push('\n');
+        sample_line(
+            &mut self.text,
+            name,
+            labels.iter().chain(&host),
+            value,
+            stamp,
+        );
     }
+}
+
+/// `name{labels} value [stamp]` and a line feed; a value that is not finite is left out.
+fn sample_line<'a>(
+    out: &mut String,
+    name: &str,
+    labels: impl Iterator<Item = &'a (&'a str, &'a str)>,
+    value: f64,
+    stamp: Option<u64>,
+) {
+    if !value.is_finite() {
+        return;
+    }
+    out.push_str(name);
+    let mut opened = false;
+    for (label, value) in labels {
+        let opening = if opened { ',' } else { '{' };
+        opened = true;
+        let _ = write!(out, "{opening}{label}=\"{}\"", escaped(value));
+    }
+    let _ = write!(out, "{} {}", if opened { "}" } else { "" }, number(value));
+    if let Some(stamp) = stamp {
+        let _ = write!(out, " {stamp}");
+    }
+    out.push('\n');
 }
 
 /// A value to twelve significant digits, far past any figure's precision, so that the
