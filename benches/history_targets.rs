@@ -33,7 +33,9 @@
 #![allow(clippy::disallowed_methods)]
 use latlab_report::history::{History, HistoryOptions, HostHistory};
 use latlab_report::stats::{normal_quantile, normal_upper_tail};
-use latlab_test_support::{Draws, Scored, otava_change_points, scored, summary_text};
+use latlab_test_support::{
+    Draws, Generated, PlantedStep, Scored, generated, otava_change_points, scored, summary_text,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,6 +43,8 @@ use std::process::ExitCode;
 
 /// Runs of a planted series.
 const RUNS: usize = 40;
+/// Results of a generated series, each seed.
+const GENERATED_RESULTS: usize = 200;
 /// The share of results a step is planted in, and the runs it may begin at.
 const STEPPED_SHARE: f64 = 0.1;
 const FIRST_STEP: usize = 5;
@@ -61,7 +65,8 @@ const OTAVA_DEFAULT_P: f64 = 0.001;
 const FEWEST_RUNS: usize = 6;
 
 struct Options {
-    runs: PathBuf,
+    runs: Option<PathBuf>,
+    generated: bool,
     seeds: u64,
     factors: Vec<f64>,
     otava: Option<String>,
@@ -81,12 +86,14 @@ fn main() -> ExitCode {
 
 fn options() -> Result<Options, String> {
     let (mut runs, mut seeds, mut factors, mut keep) = (None, 6, Vec::new(), None);
+    let mut generated = false;
     let (mut otava, mut otava_p) = (None, Vec::new());
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
             "--runs" => runs = Some(PathBuf::from(value()?)),
+            "--generated" => generated = true,
             "--seeds" => {
                 let text = value()?;
                 seeds = (text.parse::<u64>().ok())
@@ -110,8 +117,8 @@ fn options() -> Result<Options, String> {
             "--bench" => {}
             other => {
                 return Err(format!(
-                    "{other}: unknown; the options are --runs, --seeds, --beyond-scatter, \
-                     --otava, --otava-p and --keep"
+                    "{other}: unknown; the options are --runs, --generated, --seeds, \
+                     --beyond-scatter, --otava, --otava-p and --keep"
                 ));
             }
         }
@@ -122,12 +129,17 @@ fn options() -> Result<Options, String> {
     if otava_p.is_empty() {
         otava_p.push(OTAVA_DEFAULT_P);
     }
-    let runs = runs.ok_or(
-        "give --runs DIR, a directory of runs of one build on one machine (forty main jobs: \
-         for i in $(seq -w 40); do latlab --out DIR/r$i; done)",
-    )?;
+    if runs.is_none() && !generated {
+        return Err(
+            "give --runs DIR, a directory of runs of one build on one machine (forty \
+                    main jobs: for i in $(seq -w 40); do latlab --out DIR/r$i; done), or \
+                    --generated"
+                .into(),
+        );
+    }
     Ok(Options {
         runs,
+        generated,
         seeds,
         factors,
         otava,
@@ -137,7 +149,21 @@ fn options() -> Result<Options, String> {
 }
 
 fn bench(options: &Options) -> Result<(), String> {
-    let runs = read_runs(&options.runs)?;
+    let scratch = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    let root = options.keep.clone().unwrap_or(scratch.path().to_path_buf());
+    if let Some(runs) = &options.runs {
+        from_runs(options, runs, &root.join("planted"))?;
+    }
+    if options.generated {
+        generated(options, &root.join("generated"))?;
+    }
+    Ok(())
+}
+
+/// The targets on the runs under `dir`, and on series planted from their scatter under
+/// `root`.
+fn from_runs(options: &Options, dir: &Path, root: &Path) -> Result<(), String> {
+    let runs = read_runs(dir)?;
     let series = series_of(&runs);
     let scatter = scatter_of(&runs);
     println!(
@@ -151,7 +177,7 @@ fn bench(options: &Options) -> Result<(), String> {
         100.0 * median(scatter.values().map(|s| s.sd).collect()),
     );
     for &factor in &options.factors {
-        unchanged(&options.runs, series.len(), factor)?;
+        unchanged(dir, series.len(), factor)?;
     }
     if let Some(python) = &options.otava {
         for &p in &options.otava_p {
@@ -163,15 +189,14 @@ fn bench(options: &Options) -> Result<(), String> {
             );
         }
     }
-    let scratch = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
-    let root = options.keep.clone().unwrap_or(scratch.path().to_path_buf());
     let plantings: Vec<Planting> = (1..=options.seeds)
         .map(|seed| plant(&scatter, seed))
         .collect();
     for (seed, planting) in (1..).zip(&plantings) {
-        write_runs(&runs[0], &planting.series, &seed_dir(&root, seed))?;
+        write_runs(&runs[0], &planting.series, &seed_dir(root, seed))?;
     }
-    planted(options, &root, &plantings)
+    println!("planted from the scatter of these runs:");
+    planted(options, root, &plantings)
 }
 
 /// The planted series' scores: latlab's at each factor, and Otava's where asked.
@@ -214,6 +239,112 @@ fn planted(options: &Options, root: &Path, plantings: &[Planting]) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// The targets on the project's own generated series ([`Generated`]), written under `root`.
+fn generated(options: &Options, root: &Path) -> Result<(), String> {
+    let template = synthetic_summary(root)?;
+    let sets: Vec<Generated> = (1..=options.seeds)
+        .map(|seed| Generated::new(seed, GENERATED_RESULTS, RUNS))
+        .collect();
+    let plantings: Vec<Planting> = sets.iter().map(Planting::of_generated).collect();
+    for (seed, set) in (1..).zip(&sets) {
+        let dir = seed_dir(root, seed);
+        (set.write_summaries(&template, &dir)).map_err(|e| format!("{}: {e}", dir.display()))?;
+        write_what_was_planted(set, &root.join(format!("seed-{seed}.planted.json")))?;
+    }
+    println!(
+        "generated: {} results a seed, {} runs, a scatter of {:.0}% between runs ({:.0}% for \
+         one result in {}), one-run outliers, two regimes in one result in {}, steps of 5% to \
+         10% and a kernel change:",
+        GENERATED_RESULTS,
+        RUNS,
+        100.0 * generated::SCATTER,
+        100.0 * generated::NOISY_SCATTER,
+        generated::NOISY_EVERY,
+        generated::REGIMES_EVERY,
+    );
+    planted(options, root, &plantings)?;
+    for &factor in &options.factors {
+        let mut by_class = [(0, 0); 3];
+        let (mut in_regimes, mut kernel_named) = (0, 0);
+        for (seed, set) in (1..).zip(&sets) {
+            let host = history_of(&seed_dir(root, seed), factor)?;
+            for change in host.all_changes() {
+                let Some(step) = set.steps.get(&change.result) else {
+                    let regime = set.regimes.contains(&change.result);
+                    in_regimes += usize::from(regime && change.mix.is_none());
+                    continue;
+                };
+                let class = &mut by_class[class_of(step)];
+                class.0 += usize::from(change.at.abs_diff(step.at) <= 1);
+            }
+            for step in set.steps.values() {
+                by_class[class_of(step)].1 += 1;
+            }
+            kernel_named += usize::from(host.events.iter().any(|event| {
+                event.at.abs_diff(set.kernel_change) <= 1
+                    && event
+                        .environment_changes
+                        .iter()
+                        .any(|c| c.field == "kernel")
+            }));
+        }
+        let recall = |(found, of): (usize, usize)| format!("{found} of {of}");
+        println!(
+            "  latlab at {factor}: steps found in results of {:.0}% scatter {}, of {:.0}% \
+             scatter {}, of the kernel {}; the kernel change named as a step of the machine in \
+             {kernel_named} of {} seeds; steps called in two-regime results: {in_regimes}",
+            100.0 * generated::SCATTER,
+            recall(by_class[0]),
+            100.0 * generated::NOISY_SCATTER,
+            recall(by_class[1]),
+            recall(by_class[2]),
+            options.seeds,
+        );
+    }
+    Ok(())
+}
+
+/// A step's class: a result's own in the usual scatter, in the noisier one, or the kernel's.
+fn class_of(step: &PlantedStep) -> usize {
+    match (step.kernel, step.scatter > generated::SCATTER) {
+        (true, _) => 2,
+        (false, noisy) => usize::from(noisy),
+    }
+}
+
+/// A run's summary to copy: `latlab run --synthetic` of one probe, made under `root`.
+fn synthetic_summary(root: &Path) -> Result<Value, String> {
+    let dir = root.join("template");
+    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_latlab"))
+        .args(["run", "--synthetic", "--only", "cpu.call", "--out"])
+        .stdout(std::process::Stdio::null())
+        .arg(&dir)
+        .status()
+        .map_err(|e| format!("latlab run --synthetic: {e}"))?;
+    if !status.success() {
+        return Err(format!("latlab run --synthetic: {status}"));
+    }
+    let text = std::fs::read_to_string(dir.join("summary.json"))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("latlab run --synthetic: {e}"))
+}
+
+/// What was planted in `set`, as JSON at `path`: each step (its result, first run, factor,
+/// scatter and whether it is the kernel's), the two-regime results and the kernel's run.
+fn write_what_was_planted(set: &Generated, path: &Path) -> Result<(), String> {
+    let steps: Vec<Value> = (set.steps.iter())
+        .map(|(name, step)| {
+            serde_json::json!({"result": name, "at": step.at, "factor": step.factor,
+                "scatter": step.scatter, "kernel": step.kernel})
+        })
+        .collect();
+    let planted = serde_json::json!({"steps": steps, "regimes": set.regimes,
+        "kernel_change": set.kernel_change});
+    std::fs::write(path, planted.to_string()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn seed_dir(root: &Path, seed: u64) -> PathBuf {
@@ -393,6 +524,21 @@ impl Step {
 struct Planting {
     series: BTreeMap<String, Vec<f64>>,
     steps: BTreeMap<String, Step>,
+}
+
+impl Planting {
+    fn of_generated(set: &Generated) -> Planting {
+        let steps = (set.steps.iter())
+            .map(|(name, step)| {
+                let (at, factor, sd) = (step.at, step.factor, step.scatter);
+                (name.clone(), Step { at, factor, sd })
+            })
+            .collect();
+        Planting {
+            series: set.series.clone(),
+            steps,
+        }
+    }
 }
 
 fn plant(scatter: &BTreeMap<String, Scatter>, seed: u64) -> Planting {

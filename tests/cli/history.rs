@@ -199,3 +199,57 @@ fn the_page_and_the_fleet_name_the_host_that_stepped() {
         .assert()
         .code(2);
 }
+
+/// On the project's own generated series (heavy-tailed scatter of 2%, 5% for one result in
+/// six, one-run outliers, two regimes, steps of 5% to 10% and a kernel change), the steps of
+/// three scatters or more are found within a run of where they were planted, the kernel
+/// change is one step of the machine named by its kernel, and a result in two regimes at
+/// the usual scatter is never given a step of its level.
+#[test]
+fn generated_steps_of_three_scatters_are_found_and_two_regimes_are_not_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = latlab_test_support::Generated::new(84, 200, 40);
+    let template = synthetic_summary(dir.path());
+    generated
+        .write_summaries(&template, &dir.path().join("nightly"))
+        .unwrap();
+    latlab(dir.path())
+        .args(["history", "nightly", "--json", "history.json"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(dir.path().join("history.json")).unwrap();
+    let host = serde_json::from_str::<Value>(&text).unwrap()["hosts"][0].clone();
+    let runs: Vec<&str> = (host["runs"].as_array().unwrap().iter())
+        .map(|run| run.as_str().unwrap())
+        .collect();
+    let events = host["machine_events"].as_array().unwrap();
+    let members = events.iter().flat_map(|e| e["members"].as_array().unwrap());
+    let changes: Vec<(String, usize, bool)> = (host["changes"].as_array().unwrap().iter())
+        .chain(members)
+        .map(|change| {
+            let at = runs.iter().position(|run| *run == change["after_run"]);
+            let name = change["result"].as_str().unwrap().to_string();
+            (name, at.unwrap(), change["mix"].is_null())
+        })
+        .collect();
+    let tall: Vec<_> = (generated.steps.iter())
+        .filter(|(_, step)| step.scatters() >= 3.0)
+        .collect();
+    let missed: Vec<_> = (tall.iter())
+        .filter(|(name, step)| {
+            !(changes.iter()).any(|(n, at, _)| n == *name && at.abs_diff(step.at) <= 1)
+        })
+        .collect();
+    assert!(tall.len() >= 30, "{} steps of three scatters", tall.len());
+    assert!(missed.len() * 20 <= tall.len(), "missed {missed:?}");
+    let kernel = events.iter().find(|event| {
+        let members = event["members"].as_array().unwrap();
+        members.len() >= 10 && event["environment_changes"][0]["field"] == "kernel"
+    });
+    assert!(kernel.is_some(), "{events:?}");
+    let quiet_regimes = (generated.regimes.iter()).filter(|name| !generated.noisy.contains(name));
+    for name in quiet_regimes {
+        let steps = changes.iter().filter(|(n, _, level)| n == name && *level);
+        assert_eq!(steps.count(), 0, "{name} in two regimes given a step");
+    }
+}

@@ -4,7 +4,7 @@
 //! it where CI looks ([`SKIPPED_TESTS_VARIABLE`]). A test that waits for a process to get
 //! somewhere polls with [`wait_until`], which fails it, naming what never came, at its limit;
 //! one that stops a process with a signal sends it with [`send`] or [`interrupt`]. Series
-//! with planted steps draw their noise from [`Draws`], are written as runs' summaries with
+//! with planted steps draw their noise from [`Draws`] (or come whole from [`Generated`]), are written as runs' summaries with
 //! [`summary_text`], and are scored with [`scored`], Otava's change points of them found with
 //! [`otava_change_points`].
 
@@ -13,10 +13,12 @@
 use std::io::Write;
 
 mod draws;
+pub mod generated;
 mod planted;
 mod summaries;
 
 pub use draws::Draws;
+pub use generated::{Generated, PlantedStep};
 pub use planted::{Scored, otava_change_points, scored};
 pub use summaries::summary_text;
 

@@ -6,8 +6,11 @@
 //!
 //! - **Two regimes** when the runs' logarithms, sorted, split at their widest gap into two
 //!   groups of at least [`MIN_IN_REGIME`] runs, the gap more than [`GAP`] and more than
-//!   [`SEPARATION`] times the wider group's spread (so a slow drift is not two regimes), and
-//!   the runs cross between them at least [`MIN_FLIPS`] times (a step crosses once).
+//!   [`SEPARATION`] times the wider group's spread (read from its median absolute deviation,
+//!   so that a few outliers do not widen it; a slow drift is not two regimes), the runs cross
+//!   between them at least [`MIN_FLIPS`] times (a step crosses once), and the smaller group
+//!   holds [`MIN_SHARE`] of the runs or holds for two runs or more in a row at least
+//!   [`MIN_STRETCHES`] times (outliers here and there, one run each, are not a regime).
 //! - **A change of mix** is the split of the series where the share of runs in the upper
 //!   regime differs most, by a two-proportion test at the steps' level
 //!   ([`super::steps::SIGNIFICANCE`]), each side at least [`MIN_MIX_SEGMENT`] runs; then
@@ -21,10 +24,18 @@ use crate::stats::normal_upper_tail;
 const MIN_IN_REGIME: usize = 3;
 /// The least gap between the regimes, in logarithms (5%).
 const GAP: f64 = 0.049;
+/// The share of each group's runs, at the side of the other, that may stray into the gap
+/// between them: an outlier of one regime lands between the two.
+const STRAYS: f64 = 0.1;
 /// How many times the wider group's spread (its standard deviation) the gap must be.
 const SEPARATION: f64 = 4.0;
 /// The fewest crossings between the regimes.
 const MIN_FLIPS: usize = 4;
+/// The regime with fewer runs holds this share of the runs, or holds for two runs or more in
+/// a row at least [`MIN_STRETCHES`] times: one-run outliers (a run slower here and there) are
+/// not a regime.
+const MIN_SHARE: f64 = 0.2;
+const MIN_STRETCHES: usize = 2;
 /// The fewest runs on either side of a change of mix.
 const MIN_MIX_SEGMENT: usize = 5;
 
@@ -55,19 +66,54 @@ pub fn regimes(logs: &[f64]) -> Option<Regimes> {
     if n < 2 * MIN_IN_REGIME {
         return None;
     }
-    let split = (MIN_IN_REGIME..=n - MIN_IN_REGIME)
-        .max_by(|&a, &b| (sorted[a] - sorted[a - 1]).total_cmp(&(sorted[b] - sorted[b - 1])))?;
-    let gap = sorted[split] - sorted[split - 1];
-    let ((low, low_sd), (high, high_sd)) =
-        (mean_and_sd(&sorted[..split]), mean_and_sd(&sorted[split..]));
-    let spread = low_sd.max(high_sd);
-    if gap <= GAP || gap <= SEPARATION * spread {
+    // Each split's gap between the groups' cores, a few strays in between passed over.
+    let cores = |split: usize| {
+        let (below, above) = (split - 1, n - split - 1);
+        let top_of_low = sorted[below - (below as f64 * STRAYS) as usize];
+        let foot_of_high = sorted[split + (above as f64 * STRAYS) as usize];
+        (top_of_low, foot_of_high)
+    };
+    let split = (MIN_IN_REGIME..=n - MIN_IN_REGIME).max_by(|&a, &b| {
+        let gap = |split| {
+            let (top, foot) = cores(split);
+            foot - top
+        };
+        gap(a).total_cmp(&gap(b))
+    })?;
+    let (top_of_low, foot_of_high) = cores(split);
+    let gap = foot_of_high - top_of_low;
+    let (low, high) = (&sorted[..split], &sorted[split..]);
+    if gap <= GAP || gap <= SEPARATION * robust_spread(low).max(robust_spread(high)) {
         return None;
     }
-    let cut = sorted[split - 1];
+    let cut = (top_of_low + foot_of_high) / 2.0;
     let upper: Vec<bool> = logs.iter().map(|&x| x > cut).collect();
     let flips = upper.windows(2).filter(|w| w[0] != w[1]).count();
-    (flips >= MIN_FLIPS).then_some(Regimes { low, high, upper })
+    // The regime with fewer runs, and whether it is more than a few outliers.
+    let (fewer, runs_in_fewer) = (split > n - split, split.min(n - split));
+    let not_outliers =
+        runs_in_fewer as f64 >= MIN_SHARE * n as f64 || stretches(&upper, fewer) >= MIN_STRETCHES;
+    (flips >= MIN_FLIPS && not_outliers).then(|| Regimes {
+        low: mean_and_sd(low).0,
+        high: mean_and_sd(high).0,
+        upper,
+    })
+}
+
+/// The spread of a regime's runs as a standard deviation, read from their median absolute
+/// deviation: a run of the other regime's outliers (a noisy night in the lower regime can
+/// land beyond the upper) does not widen it.
+fn robust_spread(logs: &[f64]) -> f64 {
+    1.4826 * latlab_engine::stats::median_and_mad(logs).1
+}
+
+/// How many times `upper` holds `side` for two runs or more in a row.
+fn stretches(upper: &[bool], side: bool) -> usize {
+    let starts = upper
+        .windows(2)
+        .enumerate()
+        .filter(|(i, w)| w[0] == side && w[1] == side && (*i == 0 || upper[i - 1] != side));
+    starts.count()
 }
 
 /// The changes of mix of `upper` (whether each run ran in the upper regime), oldest first.
@@ -98,6 +144,10 @@ fn split_mix(upper: &[bool], offset: usize, changes: &mut Vec<MixChange>) {
             )
         })
         .min_by(|a, b| a.1.2.total_cmp(&b.1.2));
+    // The test takes the runs as independent; a regime that holds for a few runs at a time
+    // makes fewer independent runs than that, and its p-value too small.
+    let best = best
+        .map(|(at, (before, after, p))| (at, (before, after, widened(p, persistence(upper, at)))));
     if let Some((at, (before, after, p))) = best
         && p < SIGNIFICANCE
     {
@@ -110,6 +160,36 @@ fn split_mix(upper: &[bool], offset: usize, changes: &mut Vec<MixChange>) {
         split_mix(&upper[..at], offset, changes);
         split_mix(&upper[at..], offset + at, changes);
     }
+}
+
+/// How far a run's regime follows the run before's, within each side of a split at `at`:
+/// their autocorrelation at lag one, pooled, from 0 (runs independent) to at most 0.9.
+fn persistence(upper: &[bool], at: usize) -> f64 {
+    let (mut together, mut apart) = (0.0, 0.0);
+    for side in [&upper[..at], &upper[at..]] {
+        let share = side.iter().filter(|&&up| up).count() as f64 / side.len() as f64;
+        let centred: Vec<f64> = side
+            .iter()
+            .map(|&up| f64::from(u8::from(up)) - share)
+            .collect();
+        together += centred.windows(2).map(|w| w[0] * w[1]).sum::<f64>();
+        apart += centred.iter().map(|c| c * c).sum::<f64>();
+    }
+    if apart > 0.0 {
+        (together / apart).clamp(0.0, 0.9)
+    } else {
+        0.0
+    }
+}
+
+/// A two-sided normal p-value `p` of independent runs, for runs with autocorrelation
+/// `rho`: the variance of a share grows by (1 + rho) / (1 - rho).
+fn widened(p: f64, rho: f64) -> f64 {
+    if p >= 1.0 {
+        return p;
+    }
+    let z = crate::stats::normal_quantile(1.0 - p / 2.0);
+    (2.0 * normal_upper_tail(z * ((1.0 - rho) / (1.0 + rho)).sqrt())).min(1.0)
 }
 
 /// The shares of runs in the upper regime of two stretches (each its count there and its
@@ -160,5 +240,54 @@ mod tests {
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(changes[0].at.abs_diff(20) <= 2, "{changes:?}");
         assert!(changes[0].before < 0.3 && changes[0].after > 0.7);
+    }
+
+    /// A step of 8% with a few one-run outliers 30% slower here and there is not two
+    /// regimes; two regimes with their outliers between and beyond them are.
+    #[test]
+    fn outliers_are_not_a_regime_and_do_not_hide_one() {
+        let mut step: Vec<f64> = (noise(40, 0.02, 5).into_iter().enumerate())
+            .map(|(i, e)| if i >= 20 { 1.08f64.ln() } else { 0.0 } + e)
+            .collect();
+        for run in [4, 13, 31] {
+            step[run] += 1.3f64.ln();
+        }
+        assert!(regimes(&step).is_none(), "{step:?}");
+        let mut flips = flipping(|i| (i / 4) % 2 == 1, 6);
+        for run in [2, 17, 30] {
+            flips[run] += 1.3f64.ln();
+        }
+        assert!(regimes(&flips).is_some(), "{flips:?}");
+    }
+
+    /// A regime that holds for a few runs at a time (each run keeps the last's regime three
+    /// times in four) makes no change of mix where its mix never changed; the same shares
+    /// drawn run by run make none either, and a real change of mix is still found.
+    #[test]
+    fn regimes_that_hold_for_a_few_runs_are_no_change_of_mix() {
+        let mut state = 11u64;
+        let mut uniform = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut spurious = 0;
+        for _ in 0..200 {
+            let mut up = false;
+            let upper: Vec<bool> = (0..40)
+                .map(|_| {
+                    up ^= uniform() < 0.25;
+                    up
+                })
+                .collect();
+            spurious += usize::from(!mix_changes(&upper).is_empty());
+        }
+        assert!(
+            spurious <= 10,
+            "{spurious} of 200 series given a change of mix"
+        );
+        let changed: Vec<bool> = (0..40)
+            .map(|i| if i < 20 { i % 5 == 2 } else { i % 5 != 2 })
+            .collect();
+        assert_eq!(mix_changes(&changed).len(), 1);
     }
 }

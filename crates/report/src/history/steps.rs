@@ -5,8 +5,9 @@
 //!   scaled to a standard deviation (×1.4826 / √2). A series of runs of one build has no
 //!   other measure of how far its runs move.
 //! - **One run is not a change.** A run further than [`SPIKE`] deviations from the median of
-//!   its two neighbours on each side is set to that median before the search: a noisy night
-//!   or a run the stability checks flagged moves one run, and a step moves every run after.
+//!   its [`SIDE`] neighbours on each side is set to their median before the search: a
+//!   noisy night or a run the stability checks flagged moves one run (or two), and a step
+//!   moves every run after.
 //! - **The search** is PELT (Killick, Fearnhead and Eckley 2012): the partition of the
 //!   series into segments of at least [`MIN_SEGMENT`] runs that minimises each segment's sum
 //!   of squared deviations from its mean plus a penalty per segment of [`PENALTY`] times the
@@ -52,6 +53,9 @@ pub const DEFAULT_BEYOND_SCATTER: f64 = 1.5;
 /// How many deviations of the scatter one run must lie from its neighbours to be one run's
 /// outlier.
 const SPIKE: f64 = 4.0;
+/// How many runs on each side of a run its neighbours' medians are taken over: three, so
+/// that one outlier among them moves neither.
+const SIDE: usize = 3;
 /// The least scatter taken, in logarithms: a series whose runs never move would make any
 /// difference a step.
 const LEAST_SCATTER: f64 = 1e-6;
@@ -139,8 +143,9 @@ pub fn scatter(logs: &[f64]) -> f64 {
 }
 
 /// `logs` with each run further than [`SPIKE`] times `scatter`, the same way, from the
-/// median of the two runs before it and from that of the two after it set to the median of
-/// those four. A run that begins a new level agrees with the runs after it, and is kept.
+/// median of the [`SIDE`] runs before it and from that of the [`SIDE`] after it set to the
+/// median of those neighbours. A run that begins a new level agrees with the runs after
+/// it, and is kept; two outliers side by side move neither median.
 fn despiked(logs: &[f64], scatter: f64) -> Vec<f64> {
     let median_of = |range: std::ops::Range<usize>| {
         let mut values: Vec<f64> = logs[range].to_vec();
@@ -148,10 +153,9 @@ fn despiked(logs: &[f64], scatter: f64) -> Vec<f64> {
     };
     (0..logs.len())
         .map(|i| {
-            let (start, end) = (i.saturating_sub(2), (i + 3).min(logs.len()));
+            let (start, end) = (i.saturating_sub(SIDE), (i + SIDE + 1).min(logs.len()));
             let sides = [median_of(start..i), median_of(i + 1..end)];
-            let apart = |side: Option<f64>| side.map(|m| logs[i] - m);
-            let moves: Vec<f64> = sides.iter().filter_map(|&side| apart(side)).collect();
+            let moves: Vec<f64> = sides.iter().flatten().map(|m| logs[i] - m).collect();
             let spike = moves.iter().all(|m| m.abs() > SPIKE * scatter)
                 && (moves.iter().all(|&m| m > 0.0) || moves.iter().all(|&m| m < 0.0));
             if spike {
