@@ -1,7 +1,7 @@
 //! How near `latlab history` comes to its targets on this machine's own runs.
 //!
-//! `cargo bench --bench history_targets -- --runs DIR [--seeds N] [--beyond-scatter K]…
-//! [--otava PYTHON [--otava-p P]…] [--keep DIR]`
+//! `cargo bench --bench history_targets -- [--runs DIR] [--generated] [--seeds N]
+//! [--beyond-scatter K]… [--otava PYTHON [--otava-p P]…] [--keep DIR]`
 //!
 //! DIR holds runs of one build on one machine, one after another (forty main jobs:
 //! `for i in $(seq -w 40); do latlab --out DIR/r$i; done`, twenty minutes). For each factor
@@ -23,11 +23,19 @@
 //!   knew where each step was would find at p 0.001, two-sided, from each step's size over
 //!   its scatter and its two levels' lengths.
 //!
+//! - **The project's own series** (`--generated`, with or without `--runs`): 200 results of
+//!   40 runs a seed, with a scatter of 2% (5% for one result in six), one-run outliers, two
+//!   regimes, steps of 5% to 10% and a kernel change ([`Generated`]), scored the same way,
+//!   with the steps found by the result's scatter and by the kernel, whether the kernel
+//!   change was named as one step of the machine, and the steps called in two-regime
+//!   results.
+//!
 //! With `--otava PYTHON` (a Python that has apache-otava), Apache Otava's change points
 //! (`compute_change_points`, window 50, at each `--otava-p`, 0.001 unless given: its
 //! defaults) are scored beside latlab's on the same unchanged runs and the same planted
 //! series. Without it, the benchmark needs nothing but latlab. `--keep DIR` keeps the planted
-//! runs there (under `seed-N/`) instead of a temporary directory.
+//! runs there (under `planted/seed-N/` and `generated/seed-N/`, with what was planted in
+//! each generated seed in `generated/seed-N.planted.json`) instead of a temporary directory.
 
 // A benchmark reads and writes files as it pleases: the doors are for what latlab does.
 #![allow(clippy::disallowed_methods)]

@@ -14,6 +14,7 @@ mod clock;
 #[cfg(feature = "html")]
 mod html;
 mod json;
+mod members;
 mod metrics;
 mod regimes;
 pub(crate) mod runs;
@@ -438,14 +439,26 @@ impl HostHistory {
             Spread::OverHosts => names.iter().map(judge).collect(),
         };
         let mut followers = vec![0usize; clock_changes.len()];
-        let mut changes = Vec::new();
+        let (mut changes, mut on_clock) = (Vec::new(), std::collections::HashSet::new());
         for (change, followed) in judged.into_iter().flatten() {
             match followed {
-                Some(step) => followers[step] += 1,
+                Some(step) => {
+                    followers[step] += 1;
+                    on_clock.insert(change.result.clone());
+                }
                 None => changes.push(change),
             }
         }
-        let (events, mut changes) = machine_events(changes, runs);
+        let (mut events, mut changes) = machine_events(changes, runs);
+        let others: Vec<&str> = (names.iter().copied())
+            .filter(|name| !on_clock.contains(*name))
+            .collect();
+        let context = members::Context {
+            runs,
+            options,
+            own: &changes,
+        };
+        context.join(&mut events, &others, &series, spread);
         changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.result.cmp(&b.result)));
         let mut changed: Vec<&str> = (changes.iter())
             .chain(events.iter().flat_map(|event| &event.members))
@@ -593,24 +606,32 @@ pub(crate) fn changes_of(
             .collect();
     }
     (steps::steps(&logs, options).into_iter())
-        .map(|step| {
-            let (after, before, environment_changes) = change(step.at);
-            Change {
-                result: name.to_string(),
-                at: after,
-                after_run: runs[after].started_at.clone(),
-                before_run: runs[before].started_at.clone(),
-                before: step.before.exp(),
-                after: step.after.exp(),
-                ratio: (step.after - step.before).exp(),
-                interval: Some((step.interval.0.exp(), step.interval.1.exp())),
-                p: step.p,
-                environment_changes,
-                mix: None,
-                machine_event: None,
-            }
-        })
+        .map(|step| step_change(name, series, runs, &step))
         .collect()
+}
+
+/// The change of result `name` that `step` of its `series` makes.
+fn step_change(
+    name: &str,
+    series: &[(usize, f64)],
+    runs: &[HistoryRun],
+    step: &steps::Step,
+) -> Change {
+    let (after, before) = (series[step.at].0, series[step.at - 1].0);
+    Change {
+        result: name.to_string(),
+        at: after,
+        after_run: runs[after].started_at.clone(),
+        before_run: runs[before].started_at.clone(),
+        before: step.before.exp(),
+        after: step.after.exp(),
+        ratio: (step.after - step.before).exp(),
+        interval: Some((step.interval.0.exp(), step.interval.1.exp())),
+        p: step.p,
+        environment_changes: environment_changes(&runs[before], &runs[after]),
+        mix: None,
+        machine_event: None,
+    }
 }
 
 impl Change {

@@ -121,6 +121,41 @@ pub fn steps(logs: &[f64], options: HistoryOptions) -> Vec<Step> {
     }
 }
 
+/// A series made ready for steps tested at runs named from outside it (a step of the
+/// machine's run, [`super::members`]): its runs despiked as for the search.
+pub struct Located {
+    sums: Sums,
+}
+
+impl Located {
+    pub fn of(logs: &[f64]) -> Located {
+        let scatter = scatter(logs).max(LEAST_SCATTER);
+        Located {
+            sums: Sums::of(&despiked(logs, scatter)),
+        }
+    }
+
+    /// The step at `at` between the levels `start..at` and `at..end`, each at least
+    /// [`MIN_SEGMENT`] runs, where it passes Welch's test at [`SIGNIFICANCE`] and the
+    /// threshold: one test at a known run, so not held to the factor of scatter a step
+    /// found by the search is.
+    pub fn step(
+        &self,
+        (start, at, end): (usize, usize, usize),
+        options: HistoryOptions,
+    ) -> Option<Step> {
+        if at < start + MIN_SEGMENT || end < at + MIN_SEGMENT || end > self.sums.len() {
+            return None;
+        }
+        let mut step = welch(&self.sums, start, at, end);
+        let moved = (step.after - step.before).abs() > options.threshold.ln_1p();
+        (step.p < SIGNIFICANCE && moved).then(|| {
+            step.interval = step.difference().interval(0.95);
+            step
+        })
+    }
+}
+
 /// Whether `step` stands: significant, past the threshold either way, and beyond the
 /// scatter of its levels.
 fn stands(step: &Step, options: HistoryOptions) -> bool {

@@ -225,6 +225,84 @@ fn a_step_many_results_share_is_one_machine_event_reported_once() {
     assert!(csv.matches(&runs[20].started_at).count() >= 4, "{csv}");
 }
 
+/// A result that moved at a step of the machine where the kernel changed, by less than its
+/// levels' scatter times the factor a search asks, joins it: one test at a known run. One
+/// that did not move does not; and where nothing changed in the environment, none joins.
+#[test]
+fn a_result_that_moved_with_a_step_of_the_machine_joins_it() {
+    let results = [
+        ("a/b", 5.0),
+        ("c/d", 9.0),
+        ("g/h", 7.0),
+        ("m/n", 4.0),
+        ("o/p", 6.0),
+    ];
+    let steps = [
+        ("a/b", 20, 1.2),
+        ("c/d", 20, 1.2),
+        ("g/h", 20, 1.2),
+        ("m/n", 20, 1.05),
+    ];
+    let unexplained = HostHistory::of(
+        &with_more_scatter(nightly("h", &results, &steps, 99)),
+        &Presentations::default(),
+        OPTIONS,
+        Spread::OverHosts,
+    );
+    let unexplained: Vec<&str> = (unexplained.events[0].members.iter())
+        .map(|c| c.result.as_str())
+        .collect();
+    assert_eq!(unexplained, ["a/b", "c/d", "g/h"]);
+    let runs = with_more_scatter(nightly("h", &results, &steps, 20));
+    let searched = HostHistory::of(&runs, &Presentations::default(), OPTIONS, Spread::OverHosts);
+    let by_search: Vec<&str> = (searched.all_changes())
+        .map(|c| c.result.as_str())
+        .collect();
+    let logs: Vec<f64> = (runs.iter())
+        .map(|run| {
+            run.figures
+                .iter()
+                .find(|(n, _)| &**n == "m/n")
+                .unwrap()
+                .1
+                .median_ns
+                .ln()
+        })
+        .collect();
+    assert!(
+        steps::steps(&logs, OPTIONS).is_empty(),
+        "the search alone finds m/n's step"
+    );
+    assert_eq!(searched.events.len(), 1, "{searched:?}");
+    let members: Vec<&str> = searched.events[0]
+        .members
+        .iter()
+        .map(|c| c.result.as_str())
+        .collect();
+    assert_eq!(members, ["a/b", "c/d", "g/h", "m/n"], "{by_search:?}");
+    let joined = &searched.events[0].members[3];
+    assert_eq!((joined.at, joined.machine_event), (20, Some(20)));
+    assert!((1.0..1.12).contains(&joined.ratio), "{joined:?}");
+    assert!(searched.changes.is_empty(), "{:?}", searched.changes);
+}
+
+/// `runs` with m/n and o/p scattering by 4% more: m/n's step of 5% then lies within one and a
+/// half times its levels' scatter.
+fn with_more_scatter(mut runs: Vec<HistoryRun>) -> Vec<HistoryRun> {
+    for (name, seed) in [("m/n", 31), ("o/p", 32)] {
+        for (run, extra) in runs.iter_mut().zip(noise(40, 0.04, seed)) {
+            let figure = &mut run
+                .figures
+                .iter_mut()
+                .find(|(n, _)| &**n == name)
+                .unwrap()
+                .1;
+            figure.median_ns *= extra.exp();
+        }
+    }
+    runs
+}
+
 /// `--fail-if-slower` judges a step of the machine as a whole: one line, naming the members
 /// slower past the percentage. It fails the gate whatever its cause; asked to, it takes one
 /// that no environment change explains as the host's own, and says so, but never one a

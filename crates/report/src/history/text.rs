@@ -103,28 +103,38 @@ pub(crate) fn change_words(change: &Change) -> String {
     )
 }
 
+/// A p-value as said: `p 2.0e-6`, or below the least a float holds where it underflowed
+/// (a step of many scatters over thousands of runs), never `p 0.0e0`.
+fn p_words(p: f64) -> String {
+    if p < f64::MIN_POSITIVE {
+        format!("p < {:.0e}", f64::MIN_POSITIVE)
+    } else {
+        format!("p {p:.1e}")
+    }
+}
+
 /// A change's levels: `8.36 ns → 9.11 ns, 1.09× (95%: 1.07–1.11×, p 2.0e-6)`, or the shares
 /// of a change of mix and the typical figure they make.
 fn level_words(change: &Change) -> String {
     match (change.mix, change.interval) {
         (Some((before, after)), _) => format!(
             "the mix of its two regimes changed: {} of runs in the upper before, {} after \
-             (p {:.1e}); its typical figure {} → {}, {}",
+             ({}); its typical figure {} → {}, {}",
             format_percent(before),
             format_percent(after),
-            change.p,
+            p_words(change.p),
             format_ns(change.before),
             format_ns(change.after),
             format_ratio(change.ratio)
         ),
         (None, Some((low, high))) => format!(
-            "{} → {}, {} (95%: {}–{}, p {:.1e})",
+            "{} → {}, {} (95%: {}–{}, {})",
             format_ns(change.before),
             format_ns(change.after),
             format_ratio(change.ratio),
             format_ratio(low),
             format_ratio(high),
-            change.p
+            p_words(change.p)
         ),
         (None, None) => format!("{} → {}", format_ns(change.before), format_ns(change.after)),
     }
@@ -257,5 +267,11 @@ mod tests {
             ),
             "{words}"
         );
+    }
+
+    #[test]
+    fn a_p_value_that_underflowed_is_said_as_below_the_least_float() {
+        assert_eq!(p_words(2.04e-6), "p 2.0e-6");
+        assert_eq!(p_words(0.0), "p < 2e-308");
     }
 }
