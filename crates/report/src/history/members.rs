@@ -8,8 +8,8 @@
 //! 5% names it among its members. A step of the machine with nothing changed in the
 //! environment gains no member this way: on a shared guest those are many, and a test at
 //! each for every result would join results by chance (on the project's generated series,
-//! joining there too found 2 more planted steps and 15 more changes not planted). A result in two regimes, or one that stepped
-//! with the core clock, is left out.
+//! joining there too found 2 more planted steps and 15 more changes not planted). A result
+//! in two regimes, or one that stepped with the core clock, is left out.
 
 use super::steps::Located;
 use super::{Change, HistoryOptions, HistoryRun, MachineEvent, Spread, regimes, step_change};
