@@ -95,6 +95,10 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     if crate::count::child::is_counting_child().map_err(bad)? {
         return Ok(count_in_this_child(selected));
     }
+    #[cfg(feature = "files")]
+    if crate::against::serve::asked() {
+        return Ok(crate::against::serve::serve(selected));
+    }
     if options.list {
         for benchmark in &selected {
             print(&format!("{}: benchmark\n", benchmark.name));
@@ -108,6 +112,10 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     let baselines = latlab_front::Baselines::none();
     if !options.bench {
         return Ok(run_once(selected));
+    }
+    #[cfg(feature = "files")]
+    if let Some(against) = &options.against {
+        return compare_against(options, against, &selected);
     }
     let files = result_files(options, run_of).map_err(bad)?;
     let host: Arc<dyn Host> = Arc::new(RealHost::default());
@@ -162,6 +170,31 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     let mut sets = sets;
     let status = latlab_front::execute(request, &mut sets, &stop).map_err(bad)?;
     Ok(i32::from(status))
+}
+
+/// `--against REV`: this build's benchmarks and REV's, compared in paired slices, every
+/// process of both pinned to one CPU (`--pin`'s, else the last this process may use).
+#[cfg(feature = "files")]
+fn compare_against(
+    options: &Options,
+    against: &crate::against::AgainstArgs,
+    selected: &[Benchmark],
+) -> Result<i32, Stop> {
+    let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
+    let host = RealHost::default();
+    check_before_measuring(options, &host)?;
+    let cpus = match options.sampling.pin {
+        Some(cpu) => vec![cpu],
+        None => (&host as &dyn Host).allowed_cpus(),
+    };
+    let json = (options.outputs_by_flag().into_iter())
+        .find(|(flag, _)| flag == "--json")
+        .and_then(|(_, path)| path);
+    let outputs = crate::against::Outputs {
+        json: json.as_deref(),
+        html: options.html.as_deref(),
+    };
+    crate::against::run(against, selected, outputs, &cpus, &stop).map_err(bad)
 }
 
 /// `--runs N`: the run made N times, each a process of its own started after the last

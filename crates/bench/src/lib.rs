@@ -62,6 +62,8 @@
 
 // Tests read and write files as they please: the doors are for what latlab itself does.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
+#[cfg(feature = "files")]
+mod against;
 mod alloc;
 #[cfg(feature = "files")]
 mod baselines;

@@ -33,6 +33,13 @@ pub(crate) struct Options {
     pub html: Option<String>,
     pub baselines: BaselineArgs,
     pub terminal: TerminalArgs,
+    /// `--against REV`: this build compared with another in paired slices.
+    #[cfg(feature = "files")]
+    pub against: Option<crate::against::AgainstArgs>,
+    /// `--precision` and `--time`, as given, checked against `--against` once every option
+    /// is read.
+    precision: Option<f64>,
+    time: Option<std::time::Duration>,
 }
 
 /// What the command line asks for.
@@ -104,6 +111,36 @@ const HTML: &[OptionHelp] = &[OptionHelp {
     ..flag("html", "Write the self-contained HTML report here")
 }];
 
+const AGAINST: &[OptionHelp] = &[
+    OptionHelp {
+        value: Some("REV"),
+        ..flag(
+            "against",
+            "Compare this build with another, benchmark by benchmark, in paired slices run \
+             side by side (A B B A), the two builds each in a process of its own: REV is a git \
+             revision, branch or tag (its bench targets built in a worktree under the target \
+             directory, kept for the next run) or the path of a saved bench executable",
+        )
+    },
+    OptionHelp {
+        value: Some("PCT"),
+        default: Some("0.5"),
+        ..flag(
+            "precision",
+            "With --against, stop sampling a benchmark once its ratio's 95% interval is this \
+             narrow either side",
+        )
+    },
+    OptionHelp {
+        value: Some("TIME"),
+        default: Some("2s"),
+        ..flag(
+            "time",
+            "With --against, the most time one benchmark is sampled",
+        )
+    },
+];
+
 const EXIT_STATUS: &str = "Exit status:
   0    every selected benchmark ran
   1    a benchmark failed, --fail-if-slower found one slower than the
@@ -155,6 +192,7 @@ impl Command {
                 ),
             }
         }
+        options.check_against()?;
         options.baselines.check()?;
         options.check_count()?;
         Ok(Command::Run(Box::new(options)))
@@ -190,6 +228,58 @@ impl Options {
         named
     }
 
+    /// `--against` with its `--precision`, `--time` and `--fail-if-slower` (which judges the
+    /// comparison with the other build, not a baseline), refusing what a paired comparison
+    /// does not do.
+    fn check_against(&mut self) -> Result<(), String> {
+        #[cfg(feature = "files")]
+        if let Some(against) = &mut self.against {
+            if let Some(precision) = self.precision {
+                against.precision = precision / 100.0;
+            }
+            if let Some(time) = self.time {
+                against.time = time;
+            }
+            against.fail_if_slower = self.baselines.fail_if_slower.take().map(|pct| pct / 100.0);
+            let b = &self.baselines;
+            let alone = [
+                ("--baseline", b.baseline.is_some()),
+                ("--save-baseline", b.save_baseline.is_some()),
+                ("--add-to-baseline", b.add_to_baseline.is_some()),
+                ("--count", self.count.is_some()),
+                ("--profile", self.profile),
+                ("--runs", self.sampling.runs > 1),
+            ];
+            let tables = self.tables.by_flag();
+            let other_table = (tables.iter())
+                .find(|(flag, path)| path.is_some() && flag != "--json")
+                .map(|(flag, _)| flag.clone());
+            if let Some(flag) = other_table {
+                return Err(format!(
+                    "{flag}: with --against, the comparison is written as --json and --html only"
+                ));
+            }
+            if let Some((option, _)) = alone.iter().find(|(_, given)| *given) {
+                return Err(format!(
+                    "{option}: is for a run of this build alone; --against compares two builds \
+                     in paired slices: give one or the other"
+                ));
+            }
+            return Ok(());
+        }
+        if self.precision.is_some() || self.time.is_some() {
+            let option = if self.precision.is_some() {
+                "--precision"
+            } else {
+                "--time"
+            };
+            return Err(format!(
+                "the argument '{option}' needs '--against <REV>', whose comparison it paces"
+            ));
+        }
+        Ok(())
+    }
+
     /// `--via` given its `--count`: refused without one, and with the cache simulation,
     /// which is Valgrind's.
     fn check_count(&mut self) -> Result<(), String> {
@@ -219,6 +309,41 @@ impl Options {
             "profile" => &mut self.profile,
             "html" => {
                 self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
+                return Ok(true);
+            }
+            #[cfg(feature = "files")]
+            "against" => {
+                let rev = value(parser, long, "REV", |text| match text.is_empty() {
+                    true => Err("give a git revision or the path of a bench executable".into()),
+                    false => Ok(text.to_string()),
+                })?;
+                self.against = Some(crate::against::AgainstArgs {
+                    rev,
+                    precision: crate::against::DEFAULT_PRECISION_PERCENT / 100.0,
+                    time: crate::against::DEFAULT_TIME,
+                    fail_if_slower: None,
+                });
+                return Ok(true);
+            }
+            "precision" => {
+                let pct = value(
+                    parser,
+                    long,
+                    "PCT",
+                    latlab_engine::config_text::parse_percent,
+                )?;
+                if pct <= 0.0 {
+                    return Err("--precision: must be above 0, such as 0.5".into());
+                }
+                self.precision = Some(pct);
+                return Ok(true);
+            }
+            "time" => {
+                let range =
+                    std::time::Duration::from_millis(100)..=std::time::Duration::from_secs(3600);
+                self.time = Some(value(parser, long, "TIME", |text| {
+                    latlab_engine::config_text::duration_in(text, &range, "2s")
+                })?);
                 return Ok(true);
             }
             "count" => {
@@ -280,6 +405,9 @@ pub(crate) fn help(program: &str, width: usize) -> String {
     ));
     text.push_str(&help_section("Terminal", TerminalArgs::OPTIONS, width));
     text.push_str(&help_section("Baselines", BaselineArgs::OPTIONS, width));
+    if cfg!(feature = "files") {
+        text.push_str(&help_section("Two builds", AGAINST, width));
+    }
     let mut any_left_out = false;
     for (feature, options, built) in [
         (
@@ -333,6 +461,51 @@ mod tests {
         assert_eq!(gated.baselines.fail_if_slower, Some(5.0));
         assert_eq!(gated.baselines.baseline.as_deref(), Some("main"));
         assert_eq!(parse(&["-h"]).unwrap_err(), "help");
+    }
+
+    /// `--against` takes its pace and its gate; what only a run of this build alone does
+    /// is refused beside it, and its pace without it.
+    #[cfg(feature = "files")]
+    #[test]
+    fn a_paired_comparison_takes_its_pace_and_gate_and_refuses_a_baseline() {
+        let options =
+            parse(&["--against", "main", "--precision", "1%", "--time", "500ms"]).unwrap();
+        let against = options.against.unwrap();
+        assert_eq!(against.rev, "main");
+        assert!((against.precision - 0.01).abs() < 1e-12);
+        assert_eq!(against.time, std::time::Duration::from_millis(500));
+        assert_eq!(against.fail_if_slower, None);
+        let gated = parse(&["--against", "main", "--fail-if-slower", "2"]).unwrap();
+        assert_eq!(gated.against.unwrap().fail_if_slower, Some(0.02));
+        assert_eq!(gated.baselines.fail_if_slower, None);
+        for (args, says) in [
+            (
+                &["--against", "main", "--baseline", "b"][..],
+                "--baseline: is for a run",
+            ),
+            (
+                &["--against", "main", "--count", "instructions"][..],
+                "--count: is for a run",
+            ),
+            (
+                &["--against", "main", "--csv", "x.csv"][..],
+                "--csv: with --against",
+            ),
+            (&["--precision", "1"][..], "needs '--against <REV>'"),
+            (&["--time", "1s"][..], "needs '--against <REV>'"),
+            (
+                &["--against", "main", "--precision", "0"][..],
+                "must be above 0",
+            ),
+            (
+                &["--against", "main", "--time", "1h2x"][..],
+                "not a duration",
+            ),
+            (&["--against", ""][..], "give a git revision"),
+        ] {
+            let refused = parse(args).unwrap_err();
+            assert!(refused.contains(says), "{args:?}: {refused}");
+        }
     }
 
     #[test]

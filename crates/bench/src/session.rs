@@ -37,6 +37,10 @@ pub(crate) enum Mode {
     /// Each benchmark's bodies counted under Valgrind, in the counting child
     /// ([`crate::count`]), nothing timed.
     Count,
+    /// A benchmark's body timed in slices as the harness comparing this build with another
+    /// asks ([`crate::against::serve`]).
+    #[cfg(feature = "files")]
+    Serve,
 }
 
 /// A benchmark that could not be measured (failed, or skipped), and why.
@@ -189,6 +193,12 @@ impl Session {
                 body.one.time(&clock, 1);
                 self.checked.push(body.benchmark_name.clone());
             }
+            return;
+        }
+        #[cfg(feature = "files")]
+        if self.mode == Mode::Serve {
+            let clock = self.runner.clock().clone();
+            crate::against::serve::serve_body(&mut pending[0], &clock);
             return;
         }
         if self.mode == Mode::Count {

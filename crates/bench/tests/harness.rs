@@ -43,7 +43,12 @@ fn cargo_bench(args: &[&str]) -> Output {
 
 /// The fixture's bench binary, as cargo names it ("Executable benches/known.rs (PATH)").
 fn bench_binary() -> PathBuf {
-    let built = cargo(&["--bench", "known", "--no-run"]);
+    bench_binary_of("known")
+}
+
+/// The fixture's bench binary of bench target `target`.
+fn bench_binary_of(target: &str) -> PathBuf {
+    let built = cargo(&["--bench", target, "--no-run"]);
     let stderr = text(&built.stderr);
     let line = stderr
         .lines()
@@ -1478,4 +1483,270 @@ fn two_runs_commands_at_once_keep_their_own_runs() {
         .filter(|name| name.starts_with("run-"))
         .collect();
     assert_eq!(kept.len(), 4, "{kept:?}");
+}
+
+/// A script at `path` that starts `binary` with `LATLAB_FIXTURE_SLOWER` set or cleared:
+/// another build of the fixture, whose gate benchmark does sixteen times the work or not.
+fn other_build(path: &Path, binary: &Path, slower: bool) -> PathBuf {
+    let plant = match slower {
+        true => "export LATLAB_FIXTURE_SLOWER=1",
+        false => "unset LATLAB_FIXTURE_SLOWER",
+    };
+    let script = format!("#!/bin/sh\n{plant}\nexec '{}' \"$@\"\n", binary.display());
+    std::fs::write(path, script).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(path, executable).unwrap();
+    path.to_path_buf()
+}
+
+/// `--against OTHER` of the gate benchmark, this build sixteen times slower where
+/// `slower`, with `args`: the status, standard output, standard error and the JSON.
+fn against(
+    binary: &Path,
+    other: &Path,
+    slower: bool,
+    args: &[&str],
+) -> (Option<i32>, String, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("paired.json");
+    let mut command = Command::new(binary);
+    command
+        .args([
+            "--bench",
+            "--exact",
+            "gate/work",
+            "--time",
+            "1s",
+            "--against",
+        ])
+        .arg(other)
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .env_remove("LATLAB_FIXTURE_SLOWER");
+    if slower {
+        command.env("LATLAB_FIXTURE_SLOWER", "1");
+    }
+    let (status, stdout, stderr) = outcome(&mut command);
+    let value = std::fs::read(&json)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or(Value::Null);
+    (status, stdout, stderr, value)
+}
+
+/// `--against`: a build whose benchmark does sixteen times the work is called slower and
+/// fails `--fail-if-slower`; the same build against itself stays within a few per cent
+/// and passes a gate of 10%. Before `--against` the option was refused.
+#[test]
+#[cfg(unix)]
+fn a_paired_comparison_calls_a_planted_change_and_passes_the_same_build() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let unplanted = other_build(&dir.path().join("unplanted"), &binary, false);
+    let (status, stdout, stderr, json) =
+        against(&binary, &unplanted, true, &["--fail-if-slower", "50"]);
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    let compared = &json["benchmarks"][0];
+    assert_eq!(compared["name"], "gate/work", "{json}");
+    assert_eq!(compared["verdict"], "slower", "{json}");
+    let ratio = compared["ratio"].as_f64().unwrap();
+    assert!((4.0..40.0).contains(&ratio), "{json}");
+    assert!(
+        stdout.contains("gate/work:") && stdout.contains(": slower"),
+        "{stdout}"
+    );
+    assert!(
+        json["benchmarks"][0]["process_pairs"].as_u64().unwrap() >= 2,
+        "{json}"
+    );
+    // The same build, both sides unplanted.
+    let (status, stdout, stderr, json) =
+        against(&binary, &binary, false, &["--fail-if-slower", "10"]);
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let ratio = json["benchmarks"][0]["ratio"].as_f64().unwrap();
+    assert!((0.95..1.05).contains(&ratio), "{json}");
+    assert!(stdout.contains("layout floor"), "{stdout}");
+}
+
+/// The benchmarks one side alone has are named (the other build's command line selects
+/// only the gate); another program in the other build's place, and a REV that is neither a
+/// file nor a revision, are refused in one line, with status 2.
+#[test]
+#[cfg(unix)]
+fn benchmarks_one_side_lacks_are_named_and_what_is_no_other_build_is_refused() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let gate_only = dir.path().join("gate-only");
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\" gate/\n", binary.display());
+    std::fs::write(&gate_only, script).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&gate_only, executable).unwrap();
+    let json = dir.path().join("paired.json");
+    let (status, stdout, stderr) = outcome(
+        Command::new(&binary)
+            .args(["--bench", "gate/|lists/", "--time", "300ms", "--against"])
+            .arg(&gate_only)
+            .arg("--json")
+            .arg(&json),
+    );
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let value: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let only_here: Vec<&str> = (value["only_in_this_build"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        !only_here.is_empty() && only_here.iter().all(|n| n.starts_with("lists/")),
+        "{value}"
+    );
+    assert_eq!(value["benchmarks"][0]["name"], "gate/work", "{value}");
+    assert!(stdout.contains("only in this build: lists/"), "{stdout}");
+    // Not a bench executable of latlab-bench: a program that runs and ends.
+    let by_hand = bench_binary_of("by_hand");
+    let (status, stdout, stderr) = outcome(
+        Command::new(&binary)
+            .args(["--bench", "gate/", "--against"])
+            .arg(&by_hand),
+    );
+    assert_eq!(status, Some(2), "{stdout}{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("is it a bench executable built with latlab-bench"),
+        "{stderr}"
+    );
+    let (status, stdout, stderr) = outcome(
+        Command::new(&binary)
+            .current_dir(dir.path())
+            .env("CARGO_MANIFEST_DIR", dir.path())
+            .args(["--bench", "--against", "no-such-revision"]),
+    );
+    assert_eq!(status, Some(2), "{stdout}{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--against no-such-revision"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+}
+
+/// The fixture copied into a git repository of its own under `dir`, its dependency on the
+/// harness made absolute, committed; the repository's path.
+#[cfg(unix)]
+fn fixture_repository(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    for sub in ["src", "benches"] {
+        std::fs::create_dir_all(repo.join(sub)).unwrap();
+        for entry in std::fs::read_dir(fixture().join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), repo.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let manifest = std::fs::read_to_string(fixture().join("Cargo.toml")).unwrap();
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = manifest.replace("path = \"../..\"", &format!("path = {:?}", harness));
+    std::fs::write(repo.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(fixture().join("Cargo.lock"), repo.join("Cargo.lock")).unwrap();
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "the fixture");
+    repo
+}
+
+#[cfg(unix)]
+fn git(repo: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=latlab",
+            "-c",
+            "user.email=latlab@localhost",
+        ])
+        .args(args)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[cfg(unix)]
+fn commit(repo: &Path, message: &str) {
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", message]);
+}
+
+/// `cargo bench --bench '*' -- --against HEAD~1` in a crate with two bench targets (and a
+/// library, whose libtest harness, which knows no `--against`, `--bench '*'` leaves out): REV's bench targets
+/// built once in a worktree under the target directory, every benchmark of both targets
+/// compared in one command (the gate's benchmark, sixteen times the work since REV, called
+/// slower and failing the gate), the second run finding the build kept; a REV that does not
+/// build refused in one line.
+#[test]
+#[cfg(unix)]
+#[ignore = "needs git; builds the fixture at two commits (minutes)"]
+fn cargo_bench_against_a_revision_compares_every_bench_target() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let repo = fixture_repository(dir.path());
+    // The gate's work sixteen times as much from the next commit on.
+    let known = repo.join("benches/known.rs");
+    let source = std::fs::read_to_string(&known).unwrap();
+    std::fs::write(
+        &known,
+        source.replacen("\n            64\n", "\n            1024\n", 1),
+    )
+    .unwrap();
+    commit(&repo, "the gate's work sixteen times as much");
+    let target = dir.path().join("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let against = |extra: &[&str]| {
+        outcome(
+            Command::new(&cargo)
+                .current_dir(&repo)
+                .env("CARGO_TARGET_DIR", &target)
+                .args(["bench", "--quiet", "--bench", "*", "--"])
+                .args(["--against", "HEAD~1", "--time", "300ms"])
+                .args(extra),
+        )
+    };
+    let (status, stdout, stderr) = against(&["gate/|chains/add/1$", "--fail-if-slower", "50"]);
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("building the bench targets of HEAD~1"),
+        "{stderr}"
+    );
+    let gate = stdout
+        .lines()
+        .find(|l| l.starts_with("gate/work:"))
+        .unwrap_or_default();
+    assert!(gate.contains(": slower"), "{stdout}");
+    assert!(stdout.contains("chains/add/1:"), "{stdout}");
+    let (_, stdout, stderr) = against(&["gate/"]);
+    assert!(!stderr.contains("building the bench targets"), "{stderr}");
+    assert!(stdout.contains("gate/work:"), "{stdout}");
+    // A revision that does not build: its manifest broken.
+    std::fs::write(repo.join("Cargo.toml"), "[package]\nname = \n").unwrap();
+    commit(&repo, "a broken manifest");
+    let binary = std::fs::read_dir(target.join("release/deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("known-") && !name.ends_with(".d")
+        })
+        .unwrap();
+    let (status, stdout, stderr) = outcome(
+        Command::new(&binary)
+            .env("CARGO_MANIFEST_DIR", &repo)
+            .args(["--bench", "--against", "HEAD", "gate/"]),
+    );
+    assert_eq!(status, Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("does not build"), "{stderr}");
+    assert_eq!(
+        stderr
+            .trim()
+            .lines()
+            .filter(|l| l.starts_with("error"))
+            .count(),
+        1,
+        "{stderr}"
+    );
 }

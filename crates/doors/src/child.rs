@@ -225,7 +225,7 @@ impl Reader {
 
 /// Gives the child a process group of its own and, on Linux, has it die with this process.
 #[cfg(unix)]
-fn own_group(command: &mut Command) {
+pub(crate) fn own_group(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     command.process_group(0);
     #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -251,7 +251,7 @@ fn own_group(command: &mut Command) {
 }
 
 #[cfg(not(unix))]
-fn own_group(_command: &mut Command) {}
+pub(crate) fn own_group(_command: &mut Command) {}
 
 /// Passes `signal` on to the child's group.
 #[cfg(unix)]
@@ -266,12 +266,12 @@ fn signal_group(_child: &std::process::Child, _signal: i32) {}
 
 /// Kills whatever is left of the child's group.
 #[cfg(unix)]
-fn kill_group(child: &std::process::Child) {
+pub(crate) fn kill_group(child: &std::process::Child) {
     let _ = crate::sys::signal_group(child.id(), libc::SIGKILL);
 }
 
 #[cfg(not(unix))]
-fn kill_group(_child: &std::process::Child) {}
+pub(crate) fn kill_group(_child: &std::process::Child) {}
 
 /// A child's exit status as a shell reports it: its code, or 128 plus the signal that
 /// ended it.

@@ -23,6 +23,7 @@
 // Tests read and write files as they please: the doors are for what latlab itself does.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 pub mod child;
+pub mod conversation;
 pub mod debris;
 pub mod input;
 pub mod output;

@@ -29,6 +29,8 @@ mod hostile_numbers;
 mod html;
 #[cfg(feature = "html")]
 mod html_benchmarks;
+#[cfg(feature = "html")]
+mod html_paired;
 #[cfg(feature = "files")]
 mod json;
 #[cfg(feature = "files")]
@@ -69,6 +71,8 @@ pub use group_ratio::group_ratio_sentence;
 pub use headline::HeadlineExporter;
 #[cfg(feature = "html")]
 pub use html::{HtmlExporter, benchmarks_html_page, html_page};
+#[cfg(feature = "html")]
+pub use html_paired::{PairedPage, PairedRow, paired_html_page};
 #[cfg(feature = "schema")]
 pub use json::json_schema;
 #[cfg(feature = "files")]

@@ -41,6 +41,13 @@ impl Default for RealHost {
     /// This machine, its best clock detected and calibrated now (about 40 ms), and the CPUs
     /// the process may use as it starts (before any `--pin`).
     fn default() -> RealHost {
+        RealHost::with_clock(Clock::detect())
+    }
+}
+
+impl RealHost {
+    /// This machine, timed with `clock`.
+    pub fn with_clock(clock: Clock) -> RealHost {
         let allowed = isolation::allowed_cpus();
         let online = environment::online_cpus();
         let usable_cpus = if online.is_empty() {
@@ -49,9 +56,7 @@ impl Default for RealHost {
             online.into_iter().filter(|c| allowed.contains(c)).collect()
         };
         RealHost {
-            timer: RealTimer {
-                clock: Clock::detect(),
-            },
+            timer: RealTimer { clock },
             usable_cpus,
         }
     }

@@ -1,0 +1,130 @@
+//! The two builds of a paired comparison, each a child serving its benchmarks
+//! ([`super::serve`]), spoken with through the door for a child that answers
+//! ([`latlab_doors::conversation`]).
+
+use super::serve::{HELLO, SERVE_VARIABLE, hex, unhex};
+use latlab_doors::conversation::{Conversation, Refused};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// The longest line a side may answer: its list of benchmarks, in hexadecimal.
+const MAX_ANSWER: usize = 4 << 20;
+/// How long a side may take to greet, to list, to begin or end a benchmark.
+const ANSWER_LIMIT: Duration = Duration::from_secs(60);
+/// How long a slice may take beyond the time it was calibrated to, before its side is
+/// stopped as hung.
+const SLICE_GRACE: Duration = Duration::from_secs(10);
+
+/// One build, serving.
+pub(crate) struct Side {
+    talk: Conversation,
+    /// Its benchmarks' names, in its order.
+    pub names: Vec<String>,
+    /// How it is named in messages: `this build`, `main (3f2a9c1)`.
+    pub label: String,
+}
+
+/// A benchmark a side could not serve.
+pub(crate) enum NotServed {
+    /// It failed or cannot be paired (a benchmark of several threads): why.
+    Benchmark(String),
+    /// The side itself stopped answering: the comparison cannot go on.
+    Side(String),
+}
+
+impl Side {
+    /// Starts `executable` serving, and reads its list of benchmarks.
+    pub fn start(executable: &Path, label: &str) -> Result<Side, String> {
+        let said = |why: Refused| format!("{label} ({}): {why}", executable.display());
+        let talk = Conversation::start(
+            Command::new(executable)
+                .arg("--bench")
+                .env(SERVE_VARIABLE, "1"),
+            HELLO,
+            MAX_ANSWER,
+            ANSWER_LIMIT,
+        )
+        .map_err(|why| match why {
+            Refused::Stranger(_) | Refused::Ended(_) => format!(
+                "{}; is it a bench executable built with latlab-bench, of a version that \
+                 serves paired comparisons?",
+                said(why)
+            ),
+            why => said(why),
+        })?;
+        let mut side = Side {
+            talk,
+            names: Vec::new(),
+            label: label.to_string(),
+        };
+        let listed = side.ask("list", ANSWER_LIMIT).map_err(|why| match why {
+            NotServed::Benchmark(why) | NotServed::Side(why) => why,
+        })?;
+        let names = listed.strip_prefix("benchmarks").map(|rest| {
+            rest.split_whitespace()
+                .map(unhex)
+                .collect::<Option<Vec<_>>>()
+        });
+        side.names = names.flatten().ok_or_else(|| {
+            format!("{label}: its list of benchmarks was not understood: {listed:.80}")
+        })?;
+        Ok(side)
+    }
+
+    fn ask(&mut self, line: &str, limit: Duration) -> Result<String, NotServed> {
+        let answer = (self.talk.ask(line, limit))
+            .map_err(|why| NotServed::Side(format!("{}: {why}", self.label)))?;
+        match answer.split_once(' ') {
+            Some(("failed" | "unsupported", why)) => Err(NotServed::Benchmark(
+                unhex(why).unwrap_or_else(|| why.to_string()),
+            )),
+            _ => Ok(answer),
+        }
+    }
+
+    /// Makes `name` the benchmark its slices time.
+    pub fn begin(&mut self, name: &str) -> Result<(), NotServed> {
+        self.expect(&format!("bench {}", hex(name)), "ready", ANSWER_LIMIT)
+            .map(|_| ())
+    }
+
+    /// The turns of one call each that make a slice of `ns` nanoseconds.
+    pub fn calibrate(&mut self, ns: u64) -> Result<u64, NotServed> {
+        let turns = self.expect(
+            &format!("calibrate {ns}"),
+            "turns",
+            ANSWER_LIMIT + SLICE_GRACE,
+        )?;
+        turns
+            .parse()
+            .map_err(|_| NotServed::Side(format!("{}: turns {turns:?} not understood", self.label)))
+    }
+
+    /// Times `turns` turns of the benchmark; nanoseconds. `expected` is about how long
+    /// that takes.
+    pub fn slice(&mut self, turns: u64, expected: Duration) -> Result<f64, NotServed> {
+        let ns = self.expect(&format!("slice {turns}"), "ns", 10 * expected + SLICE_GRACE)?;
+        (ns.parse::<f64>().ok())
+            .filter(|ns| ns.is_finite() && *ns > 0.0)
+            .ok_or_else(|| NotServed::Side(format!("{}: a slice of {ns:?} ns", self.label)))
+    }
+
+    /// Leaves the benchmark.
+    pub fn end(&mut self) -> Result<(), NotServed> {
+        self.expect("end", "done", ANSWER_LIMIT).map(|_| ())
+    }
+
+    /// Asks `line`, whose answer begins with `word`; what follows it.
+    fn expect(&mut self, line: &str, word: &str, limit: Duration) -> Result<String, NotServed> {
+        let answer = self.ask(line, limit)?;
+        let (said, rest) = answer.split_once(' ').unwrap_or((&answer, ""));
+        if said != word {
+            return Err(NotServed::Side(format!(
+                "{}: answered {answer:.80?} to {line:.40?}",
+                self.label
+            )));
+        }
+        Ok(rest.to_string())
+    }
+}
