@@ -14,8 +14,6 @@
 // A benchmark reads and writes files as it pleases: the doors are for what latlab does.
 #![allow(clippy::disallowed_methods)]
 use latlab_bench::black_box;
-use std::path::Path;
-use std::process::Command;
 use std::sync::LazyLock;
 
 /// The variable that plants 1% more work in every body of this process.
@@ -92,6 +90,7 @@ fn allocate() -> usize {
 }
 
 /// `getppid`, a system call that does almost nothing in the kernel.
+#[cfg(unix)]
 #[latlab_bench::bench]
 fn syscall() -> i32 {
     let mut sum = 0;
@@ -131,94 +130,113 @@ fn random_cycle(n: usize) -> Vec<usize> {
     next
 }
 
-/// What one `--against` attempt said of a body: its verdict, the seconds it took, what it
-/// could hear and the layout floor.
-struct Said {
-    verdict: String,
-    seconds: f64,
-    could_hear: Option<f64>,
-    floor: Option<f64>,
+/// The attempts need a shell script for the other side.
+#[cfg(not(unix))]
+fn attempt(_n: usize, _bodies: &[&str]) -> i32 {
+    eprintln!("error: --attempts starts the other side through a shell script: run it on Unix");
+    2
 }
 
-/// One `--against` run of `body` in `dir`, planted or not; `None` where it failed.
-fn compare(exe: &Path, other: &Path, dir: &Path, body: &str, planted: bool) -> Option<Said> {
-    let json = dir.join("paired.json");
-    let mut command = Command::new(exe);
-    command
-        .args(["--bench", "--exact", body, "--against"])
-        .arg(other)
-        .arg("--json")
-        .arg(&json)
-        .env_remove(PLANT);
-    if planted {
-        command.env(PLANT, "1");
+#[cfg(unix)]
+use attempts::attempt;
+
+/// The attempts: `--against` runs of this executable, each read back from its JSON.
+#[cfg(unix)]
+mod attempts {
+    use super::PLANT;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// What one `--against` attempt said of a body: its verdict, the seconds it took, what it
+    /// could hear and the layout floor.
+    struct Said {
+        verdict: String,
+        seconds: f64,
+        could_hear: Option<f64>,
+        floor: Option<f64>,
     }
-    let output = command.output().ok()?;
-    if !output.status.success() {
-        eprintln!("{body}: {}", String::from_utf8_lossy(&output.stderr).trim());
-        return None;
+
+    /// One `--against` run of `body` in `dir`, planted or not; `None` where it failed.
+    fn compare(exe: &Path, other: &Path, dir: &Path, body: &str, planted: bool) -> Option<Said> {
+        let json = dir.join("paired.json");
+        let mut command = Command::new(exe);
+        command
+            .args(["--bench", "--exact", body, "--against"])
+            .arg(other)
+            .arg("--json")
+            .arg(&json)
+            .env_remove(PLANT);
+        if planted {
+            command.env(PLANT, "1");
+        }
+        let output = command.output().ok()?;
+        if !output.status.success() {
+            eprintln!("{body}: {}", String::from_utf8_lossy(&output.stderr).trim());
+            return None;
+        }
+        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
+        let b = &value["benchmarks"][0];
+        Some(Said {
+            verdict: b["verdict"].as_str()?.to_string(),
+            seconds: b["seconds"].as_f64()?,
+            could_hear: b["would_have_caught"].as_f64(),
+            floor: b["layout_floor"].as_f64(),
+        })
     }
-    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
-    let b = &value["benchmarks"][0];
-    Some(Said {
-        verdict: b["verdict"].as_str()?.to_string(),
-        seconds: b["seconds"].as_f64()?,
-        could_hear: b["would_have_caught"].as_f64(),
-        floor: b["layout_floor"].as_f64(),
-    })
-}
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
+    fn median(mut values: Vec<f64>) -> f64 {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    }
 
-/// The attempts, `n` planted and `2n` unchanged a body (of `bodies`, or all); the exit
-/// status.
-fn attempt(n: usize, bodies: &[&str]) -> i32 {
-    let exe = std::env::current_exe().expect("this executable");
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    // The other side: this executable with the plant cleared.
-    let other = dir.path().join("unplanted");
-    let script = format!(
-        "#!/bin/sh\nunset {PLANT}\nexec '{}' \"$@\"\n",
-        exe.display()
-    );
-    std::fs::write(&other, script).expect("the other side's script");
-    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-    std::fs::set_permissions(&other, executable).expect("the script made executable");
-    println!(
-        "{n} comparisons with 1% more work planted in this build, {} with nothing planted, a \
-         body; each up to 2 s",
-        2 * n
-    );
-    let all = ["compute", "branchy", "chase", "allocate", "syscall"];
-    for body in all
-        .into_iter()
-        .filter(|b| bodies.is_empty() || bodies.contains(b))
-    {
-        let planted: Vec<Said> = (0..n)
-            .filter_map(|_| compare(&exe, &other, dir.path(), body, true))
-            .collect();
-        let unchanged: Vec<Said> = (0..2 * n)
-            .filter_map(|_| compare(&exe, &other, dir.path(), body, false))
-            .collect();
-        let called = |said: &[Said], word: &str| said.iter().filter(|s| s.verdict == word).count();
-        let heard = |said: &[Said]| median(said.iter().filter_map(|s| s.could_hear).collect());
-        let floor = |said: &[Said]| median(said.iter().filter_map(|s| s.floor).collect());
-        println!(
-            "{body}: 1% planted called slower in {} of {} (median {:.1} s; could hear ±{:.2}%); \
-             unchanged called the same in {} of {} (could hear ±{:.2}%); layout floor ±{:.2}% \
-             at the median",
-            called(&planted, "slower"),
-            planted.len(),
-            median(planted.iter().map(|s| s.seconds).collect()),
-            100.0 * heard(&planted),
-            called(&unchanged, "same"),
-            unchanged.len(),
-            100.0 * heard(&unchanged),
-            100.0 * floor(&unchanged),
+    /// The attempts, `n` planted and `2n` unchanged a body (of `bodies`, or all); the exit
+    /// status.
+    pub fn attempt(n: usize, bodies: &[&str]) -> i32 {
+        let exe = std::env::current_exe().expect("this executable");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // The other side: this executable with the plant cleared.
+        let other = dir.path().join("unplanted");
+        let script = format!(
+            "#!/bin/sh\nunset {PLANT}\nexec '{}' \"$@\"\n",
+            exe.display()
         );
+        std::fs::write(&other, script).expect("the other side's script");
+        let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&other, executable).expect("the script made executable");
+        println!(
+            "{n} comparisons with 1% more work planted in this build, {} with nothing planted, a \
+             body; each up to 2 s",
+            2 * n
+        );
+        let all = ["compute", "branchy", "chase", "allocate", "syscall"];
+        for body in all
+            .into_iter()
+            .filter(|b| bodies.is_empty() || bodies.contains(b))
+        {
+            let planted: Vec<Said> = (0..n)
+                .filter_map(|_| compare(&exe, &other, dir.path(), body, true))
+                .collect();
+            let unchanged: Vec<Said> = (0..2 * n)
+                .filter_map(|_| compare(&exe, &other, dir.path(), body, false))
+                .collect();
+            let called =
+                |said: &[Said], word: &str| said.iter().filter(|s| s.verdict == word).count();
+            let heard = |said: &[Said]| median(said.iter().filter_map(|s| s.could_hear).collect());
+            let floor = |said: &[Said]| median(said.iter().filter_map(|s| s.floor).collect());
+            println!(
+                "{body}: 1% planted called slower in {} of {} (median {:.1} s; could hear ±{:.2}%); \
+                 unchanged called the same in {} of {} (could hear ±{:.2}%); layout floor ±{:.2}% \
+                 at the median",
+                called(&planted, "slower"),
+                planted.len(),
+                median(planted.iter().map(|s| s.seconds).collect()),
+                100.0 * heard(&planted),
+                called(&unchanged, "same"),
+                unchanged.len(),
+                100.0 * heard(&unchanged),
+                100.0 * floor(&unchanged),
+            );
+        }
+        0
     }
-    0
 }
