@@ -192,6 +192,7 @@ fn compare_against(
         .and_then(|(_, path)| path);
     let outputs = crate::against::Outputs {
         json: json.as_deref(),
+        #[cfg(feature = "html")]
         html: options.html.as_deref(),
     };
     crate::against::run(against, selected, outputs, &cpus, &stop).map_err(bad)

@@ -53,6 +53,7 @@ pub(crate) const DEFAULT_TIME: Duration = Duration::from_secs(2);
 /// Where the comparison is written besides the terminal.
 pub(crate) struct Outputs<'a> {
     pub json: Option<&'a str>,
+    #[cfg(feature = "html")]
     pub html: Option<&'a str>,
 }
 
