@@ -97,7 +97,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
     }
     #[cfg(feature = "files")]
     if crate::against::serve::asked() {
-        return Ok(crate::against::serve::serve(selected));
+        return Ok(crate::against::serve::serve(&selected));
     }
     if options.list {
         for benchmark in &selected {
@@ -127,14 +127,7 @@ fn run_with(options: &Arc<Options>) -> Result<i32, Stop> {
         return repeat(options, &baselines, &stop);
     }
     let config = config_of(options)?;
-    let mut notes = Vec::new();
-    if config.rounds < options.sampling.rounds {
-        notes.push(format!(
-            "measured in {} round(s), not {}: each round takes at least \
-             {SLOPE_SAMPLES_PER_ROUND} of the {} samples",
-            config.rounds, options.sampling.rounds, config.samples
-        ));
-    }
+    let mut notes = fewer_rounds_note(options, &config);
     let terminal = latlab_front::terminal(
         &options.terminal,
         latlab_front::Stream::beside(files.uses_stdout()),
@@ -396,6 +389,20 @@ fn run_once(selected: Vec<Benchmark>) -> i32 {
         ));
     }
     i32::from(!session.failures.is_empty())
+}
+
+/// The note a run keeps where its samples leave fewer rounds than asked.
+fn fewer_rounds_note(options: &Options, config: &Config) -> Vec<String> {
+    (config.rounds < options.sampling.rounds)
+        .then(|| {
+            format!(
+                "measured in {} round(s), not {}: each round takes at least \
+                 {SLOPE_SAMPLES_PER_ROUND} of the {} samples",
+                config.rounds, options.sampling.rounds, config.samples
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The engine's settings for `options`: the suite's sampling, overridden, in as many of the

@@ -300,17 +300,10 @@ impl Options {
         }
     }
 
-    /// Takes `--long` and its value when it is a bench binary's option.
-    fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
-        let flag = match long {
-            "exact" => &mut self.exact,
-            "list" => &mut self.list,
-            "bench" => &mut self.bench,
-            "profile" => &mut self.profile,
-            "html" => {
-                self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
-                return Ok(true);
-            }
+    /// Takes `--against` (with the `files` feature), `--precision` and `--time` and their
+    /// values.
+    fn take_against(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        match long {
             #[cfg(feature = "files")]
             "against" => {
                 let rev = value(parser, long, "REV", |text| match text.is_empty() {
@@ -323,7 +316,7 @@ impl Options {
                     time: crate::against::DEFAULT_TIME,
                     fail_if_slower: None,
                 });
-                return Ok(true);
+                Ok(true)
             }
             "precision" => {
                 let pct = value(
@@ -336,7 +329,7 @@ impl Options {
                     return Err("--precision: must be above 0, such as 0.5".into());
                 }
                 self.precision = Some(pct);
-                return Ok(true);
+                Ok(true)
             }
             "time" => {
                 let range =
@@ -344,6 +337,21 @@ impl Options {
                 self.time = Some(value(parser, long, "TIME", |text| {
                     latlab_engine::config_text::duration_in(text, &range, "2s")
                 })?);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Takes `--long` and its value when it is a bench binary's option.
+    fn take(&mut self, long: &str, parser: &mut lexopt::Parser) -> Result<bool, String> {
+        let flag = match long {
+            "exact" => &mut self.exact,
+            "list" => &mut self.list,
+            "bench" => &mut self.bench,
+            "profile" => &mut self.profile,
+            "html" => {
+                self.html = Some(value(parser, long, "FILE", |text| Ok(text.to_string()))?);
                 return Ok(true);
             }
             "count" => {
@@ -367,7 +375,8 @@ impl Options {
                 return Ok(true);
             }
             _ => {
-                return Ok(self.sampling.take(long, parser)?
+                return Ok(self.take_against(long, parser)?
+                    || self.sampling.take(long, parser)?
                     || self.tables.take(long, parser)?
                     || self.baselines.take(long, parser)?
                     || self.terminal.take(long, parser)?);

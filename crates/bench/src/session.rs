@@ -38,7 +38,7 @@ pub(crate) enum Mode {
     /// ([`crate::count`]), nothing timed.
     Count,
     /// A benchmark's body timed in slices as the harness comparing this build with another
-    /// asks ([`crate::against::serve`]).
+    /// asks ([`crate::against::slices`]).
     #[cfg(feature = "files")]
     Serve,
 }
@@ -198,7 +198,7 @@ impl Session {
         #[cfg(feature = "files")]
         if self.mode == Mode::Serve {
             let clock = self.runner.clock().clone();
-            crate::against::serve::serve_body(&mut pending[0], &clock);
+            crate::against::slices::serve_body(&mut pending[0], &clock);
             return;
         }
         if self.mode == Mode::Count {

@@ -1750,3 +1750,39 @@ fn cargo_bench_against_a_revision_compares_every_bench_target() {
         "{stderr}"
     );
 }
+
+/// `--against` where a benchmark ends its process: that benchmark is not compared, named
+/// with how its side ended, and the next is compared in fresh processes; the status is 1.
+#[test]
+#[cfg(unix)]
+fn a_benchmark_that_ends_its_side_is_not_compared_and_the_rest_are() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let binary = bench_binary();
+    let (status, stdout, stderr) = outcome(
+        Command::new(&binary)
+            .env("LATLAB_FIXTURE_EXIT", "1")
+            .args([
+                "--bench",
+                "^(hostile/exits|gate/work)$",
+                "--time",
+                "300ms",
+                "--against",
+            ])
+            .arg(&binary),
+    );
+    assert_eq!(status, Some(1), "{stdout}{stderr}");
+    let exits = stdout
+        .lines()
+        .find(|l| l.starts_with("hostile/exits:"))
+        .unwrap_or_default();
+    assert!(
+        exits.contains("not compared") && exits.contains("ended"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("gate/work:") && l.contains("layout floor")),
+        "{stdout}"
+    );
+}

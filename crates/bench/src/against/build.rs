@@ -122,33 +122,51 @@ fn revision_build(
             )
         })
         .map_err(|e| format!("--against {rev}: {}: {e}", cache.path().display()))?;
-    let listed = format!("{commit}-{profile}.txt");
-    let executables = match cached(&cache, &listed) {
-        Some(executables) => executables,
-        None => {
-            let worktree = cache.join(&commit);
-            if !worktree.exists() {
-                add_worktree(package_dir, &worktree, &commit)
-                    .map_err(|why| format!("--against {rev}: {why}"))?;
-            }
-            let executables = build(
-                &worktree.join(within),
-                &cache.join("target"),
-                profile,
-                &label,
-                stop,
-            )
-            .map_err(|why| format!("--against {rev}: {label} does not build: {why}"))?;
-            let text: String = (executables.iter())
-                .map(|(name, path)| format!("{name}\t{}\n", path.display()))
-                .collect();
-            cache
-                .replace(&listed, text.as_bytes(), latlab_doors::Durability::Synced)
-                .map_err(|e| format!("--against {rev}: {}: {e}", cache.join(&listed).display()))?;
-            executables
-        }
-    };
+    let executables = built_or_cached(
+        &cache,
+        &commit,
+        (package_dir, within),
+        profile,
+        &label,
+        stop,
+    )
+    .map_err(|why| format!("--against {rev}: {why}"))?;
     Ok((executables, label))
+}
+
+/// The bench executables of `commit` listed in `cache`, or built there (a worktree of the
+/// repository of `package_dir`, the package `within` it) with `profile` and listed.
+fn built_or_cached(
+    cache: &OwnDir,
+    commit: &str,
+    (package_dir, within): (&Path, &Path),
+    profile: &str,
+    label: &str,
+    stop: &dyn Fn() -> Option<i32>,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let listed = format!("{commit}-{profile}.txt");
+    if let Some(executables) = cached(cache, &listed) {
+        return Ok(executables);
+    }
+    let worktree = cache.join(commit);
+    if !worktree.exists() {
+        add_worktree(package_dir, &worktree, commit)?;
+    }
+    let executables = build(
+        &worktree.join(within),
+        &cache.join("target"),
+        profile,
+        label,
+        stop,
+    )
+    .map_err(|why| format!("{label} does not build: {why}"))?;
+    let text: String = (executables.iter())
+        .map(|(name, path)| format!("{name}\t{}\n", path.display()))
+        .collect();
+    cache
+        .replace(&listed, text.as_bytes(), latlab_doors::Durability::Synced)
+        .map_err(|e| format!("{}: {e}", cache.join(&listed).display()))?;
+    Ok(executables)
 }
 
 /// The executables a cache lists, where every one is still there.

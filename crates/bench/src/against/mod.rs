@@ -14,6 +14,8 @@ mod paired;
 mod report;
 pub(crate) mod serve;
 mod sides;
+pub(crate) mod slices;
+mod wire;
 
 use crate::bencher::Benchmark;
 use latlab_engine::signals::StopSignals;
@@ -224,8 +226,13 @@ fn compare(
                 report::print_line(&compared, &comparison.other);
                 comparison.compared.push(compared);
             }
-            Err(NotServed::Benchmark(why)) => comparison.not_compared.push((name, why)),
-            Err(NotServed::Side(why)) => return Err(format!("--against: {why}")),
+            // A side that stopped answering stopped on this benchmark (a body that hangs,
+            // floods or ends its process): its processes are gone, the next benchmark
+            // starts fresh ones, and what was compared is kept.
+            Err(NotServed::Benchmark(why) | NotServed::Side(why)) => {
+                report::print_line_not_compared(&name, &why);
+                comparison.not_compared.push((name, why));
+            }
         }
     }
     comparison.interrupted |= stop.received().is_some();

@@ -49,6 +49,11 @@ pub(super) fn print_line(compared: &Compared, other: &str) {
     print(&format!("{}\n", line(compared, other)));
 }
 
+/// The line of a benchmark one side could not serve, as it happens.
+pub(super) fn print_line_not_compared(name: &str, why: &str) {
+    print(&format!("{name}: not compared: {why}\n"));
+}
+
 fn print(text: &str) {
     if let Err(error) = latlab_front::print_out(text) {
         latlab_front::say!("error: {}", latlab_front::with_causes(&error));
@@ -67,9 +72,6 @@ pub(super) fn print_end(comparison: &Comparison) {
             comparison.other,
             comparison.only_there.join(", ")
         );
-    }
-    for (name, why) in &comparison.not_compared {
-        text += &format!("{name}: not compared: {why}\n");
     }
     if comparison.interrupted {
         text += "interrupted: the benchmarks above were compared, the rest were not\n";

@@ -1,8 +1,8 @@
 //! The two builds of a paired comparison, each a child serving its benchmarks
-//! ([`super::serve`]), spoken with through the door for a child that answers
+//! ([`super::serve`], [`super::wire`]), spoken with through the door for a child that answers
 //! ([`latlab_doors::conversation`]).
 
-use super::serve::{HELLO, SERVE_VARIABLE, hex, unhex};
+use super::wire::{HELLO, SERVE_VARIABLE, hex, unhex};
 use latlab_doors::conversation::{Conversation, Refused};
 use std::path::Path;
 use std::process::Command;
