@@ -17,8 +17,8 @@
 //!   run in 50 made 30% slower, and steps of 5% to 10% either way planted in a tenth of the
 //!   results at runs 5 to 35; written as summaries and read by `latlab history` itself, for
 //!   `--seeds` seeds (6 unless given, from `--first-seed`, 1 unless given: the series a
-//!   method is tuned on and those it is held to are kept apart by their seeds). A change point counts as found within one run of where
-//!   its step was planted: steps found, those of three scatters or more found, change points
+//!   method is tuned on and those it is held to are kept apart by their seeds). A change
+//!   point counts as found within one run of where its step was planted: steps found, those of three scatters or more found, change points
 //!   not planted, precision and F1.
 //! - **The most any method could find:** the share of the planted steps that a test which
 //!   knew where each step was would find at p 0.001, two-sided, from each step's size over
@@ -63,9 +63,10 @@ const FIRST_STEP: usize = 5;
 const LAST_STEP: usize = 35;
 /// The sizes of a planted step.
 const STEP_SIZES: (f64, f64) = (1.05, 1.10);
-/// One run in this many is a noisy night, this much slower.
-const NOISY_EVERY: f64 = 50.0;
-const NOISY_FACTOR: f64 = 1.3;
+/// One run in this many is a noisy night, this much slower: the generated series' one-run
+/// outliers, so that both kinds of series and the placing ceiling read one law.
+const NOISY_EVERY: f64 = generated::OUTLIER_EVERY;
+const NOISY_FACTOR: f64 = generated::OUTLIER_FACTOR;
 /// The least scatter a result is given, in logarithms.
 const LEAST_SCATTER: f64 = 0.002;
 /// The level the oracle tests at, two-sided.
@@ -231,9 +232,8 @@ fn planted(options: &Options, root: &Path, plantings: &[Planting]) -> Result<(),
         .flat_map(|(seed, p)| p.steps.iter().map(move |(n, s)| (format!("{seed}/{n}"), s)))
         .collect();
     let oracle = steps.values().map(|step| step.oracle_power()).sum::<f64>() / steps.len() as f64;
-    let placed = (options.first_seed..)
-        .zip(plantings)
-        .flat_map(|(_, p)| {
+    let placed = (plantings.iter())
+        .flat_map(|p| {
             p.steps
                 .iter()
                 .map(|(name, step)| step.placed(&p.series[name]))
@@ -568,14 +568,15 @@ impl Step {
             ((1.0 - noisy) * student(x - mean) + noisy * student(x - mean - NOISY_FACTOR.ln())).ln()
         };
         let fewest = FEWEST_RUNS / 2;
-        let best = (fewest..=logs.len() - fewest).max_by(|&a, &b| {
-            let fit = |at: usize| -> f64 {
-                (logs.iter().enumerate())
-                    .map(|(i, &x)| likelihood(x, if i < at { before } else { after }))
-                    .sum()
-            };
-            fit(a).total_cmp(&fit(b))
-        });
+        let fit = |at: usize| -> f64 {
+            (logs.iter().enumerate())
+                .map(|(i, &x)| likelihood(x, if i < at { before } else { after }))
+                .sum()
+        };
+        let best = (fewest..=logs.len() - fewest)
+            .map(|at| (at, fit(at)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(at, _)| at);
         best.is_some_and(|at| at.abs_diff(self.at) <= 1)
     }
 

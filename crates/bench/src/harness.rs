@@ -174,12 +174,19 @@ fn compare_against(
     selected: &[Benchmark],
 ) -> Result<i32, Stop> {
     let stop = StopSignals::install().map_err(|e| bad(format!("cannot handle Ctrl-C: {e}")))?;
-    let host = RealHost::default();
+    // This process times nothing: the OS's clock, not the cycle counter's calibration.
+    let host = RealHost::with_clock(latlab_engine::Clock::monotonic());
     check_before_measuring(options, &host)?;
-    let cpus = match options.sampling.pin {
-        Some(cpu) => vec![cpu],
-        None => (&host as &dyn Host).allowed_cpus(),
-    };
+    // Both sides' processes on one CPU, this process's (which they inherit): neither waits
+    // for the other to wake on another CPU, and neither runs on a core the other did not.
+    let host: &dyn Host = &host;
+    let cpu = options
+        .sampling
+        .pin
+        .or_else(|| host.allowed_cpus().last().copied());
+    if let Some(Err(why)) = cpu.map(|cpu| host.pin_to_cpu(cpu)) {
+        latlab_front::say!("--against: the two builds are not pinned to one CPU: {why}");
+    }
     let json = (options.outputs_by_flag().into_iter())
         .find(|(flag, _)| flag == "--json")
         .and_then(|(_, path)| path);
@@ -188,7 +195,7 @@ fn compare_against(
         #[cfg(feature = "html")]
         html: options.html.as_deref(),
     };
-    crate::against::run(against, selected, outputs, &cpus, &stop).map_err(bad)
+    crate::against::run(against, selected, outputs, &stop).map_err(bad)
 }
 
 /// `--runs N`: the run made N times, each a process of its own started after the last

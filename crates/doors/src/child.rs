@@ -173,12 +173,12 @@ fn watch(child: &mut std::process::Child, s: &Supervision) -> io::Result<(ExitSt
 }
 
 /// A thread reading one of the child's streams as its [`Output`] says.
-struct Reader {
+pub(crate) struct Reader {
     thread: std::thread::JoinHandle<(Vec<u8>, bool)>,
     done: Arc<AtomicBool>,
 }
 
-fn reader(mut stream: impl Read + Send + 'static, output: Output) -> Reader {
+pub(crate) fn reader(mut stream: impl Read + Send + 'static, output: Output) -> Reader {
     let done = Arc::new(AtomicBool::new(false));
     let finished = Arc::clone(&done);
     let thread = std::thread::spawn(move || {
@@ -211,7 +211,7 @@ fn reader(mut stream: impl Read + Send + 'static, output: Output) -> Reader {
 impl Reader {
     /// What it read, waiting up to [`DRAIN`] for the stream's end; a stream still held
     /// open by a grandchild that left the group is given up on.
-    fn finish(self) -> (Vec<u8>, bool) {
+    pub(crate) fn finish(self) -> (Vec<u8>, bool) {
         let until = Instant::now() + DRAIN;
         while !self.done.load(Ordering::Acquire) && Instant::now() < until {
             std::thread::sleep(POLL);

@@ -13,11 +13,10 @@
 //! - what the child must first say (`hello`) is checked before anything is asked: another
 //!   program in its place is refused at once ([`Refused::Stranger`]).
 
-use crate::child::{kill_group, own_group};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use crate::child::{Output, Reader, kill_group, own_group, reader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The last bytes of the child's standard error kept, for what it said of a failure.
@@ -74,7 +73,8 @@ pub struct Conversation {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<Heard>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Its standard error's last bytes, read until it ends ([`crate::child`]'s reader).
+    stderr: Option<Reader>,
     bound: usize,
     over: Option<Refused>,
 }
@@ -102,7 +102,7 @@ impl Conversation {
             return Err(Refused::Io("its streams could not be piped".into()));
         };
         let lines = read_lines(stdout, bound);
-        let stderr = keep_tail(stderr);
+        let stderr = Some(reader(stderr, Output::Tail(KEPT_STDERR)));
         let mut conversation = Conversation {
             child,
             stdin,
@@ -163,7 +163,7 @@ impl Conversation {
     /// How the child ended, if it has.
     fn ended(&mut self) -> Option<Refused> {
         let status = self.child.try_wait().ok()??;
-        let tail = self.stderr.lock().map(|t| t.clone()).unwrap_or_default();
+        let tail = self.stderr.take().map(|r| r.finish().0).unwrap_or_default();
         let said = String::from_utf8_lossy(&tail);
         let last = said
             .lines()
@@ -220,29 +220,6 @@ fn read_lines(stdout: impl Read + Send + 'static, bound: usize) -> Receiver<Hear
         }
     });
     receive
-}
-
-/// A thread keeping the last [`KEPT_STDERR`] bytes of `stderr`.
-fn keep_tail(mut stderr: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
-    let kept = Arc::new(Mutex::new(Vec::new()));
-    let keeping = Arc::clone(&kept);
-    std::thread::spawn(move || {
-        let mut chunk = [0u8; 4096];
-        loop {
-            match stderr.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(read) => {
-                    let Ok(mut kept) = keeping.lock() else { return };
-                    kept.extend_from_slice(&chunk[..read]);
-                    let excess = kept.len().saturating_sub(KEPT_STDERR);
-                    kept.drain(..excess);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
-        }
-    });
-    kept
 }
 
 /// The hostile children a conversation must bound, each a shell script: the other build of

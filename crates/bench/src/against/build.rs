@@ -59,7 +59,8 @@ pub(crate) fn other_build(
             label: rev.to_string(),
         }));
     }
-    let (executables, label) = revision_build(rev, package_dir, target_dir, profile, stop)?;
+    let (executables, label) = revision_build(rev, package_dir, target_dir, profile, stop)
+        .map_err(|why| format!("--against {rev}: {why}"))?;
     let wanted = target.replace('-', "_");
     Ok((executables.into_iter())
         .find(|(name, _)| name.replace('-', "_") == wanted)
@@ -83,37 +84,23 @@ fn revision_build(
             "--quiet",
             &format!("{rev}^{{commit}}"),
         ],
-    )
-    .map_err(|why| format!("--against {rev}: {why}"))?
+    )?
     .ok_or_else(|| {
         format!(
-            "--against {rev}: not a file, nor a revision of the git repository at {}; give \
+            "not a file, nor a revision of the git repository at {}; give \
                  a commit, a branch or a tag, or the path of a saved bench executable",
             package_dir.display()
         )
     })?;
     let short = &commit[..commit.len().min(7)];
     let label = format!("{rev} ({short})");
-    let top = git(package_dir, &["rev-parse", "--show-toplevel"])
-        .map_err(|why| format!("--against {rev}: {why}"))?
-        .ok_or_else(|| {
-            format!(
-                "--against {rev}: {} is not in a git work tree",
-                package_dir.display()
-            )
-        })?;
-    let within = package_dir.strip_prefix(&top).map_err(|_| {
-        format!(
-            "--against {rev}: {} is not under {top}",
-            package_dir.display()
-        )
-    })?;
-    let cache = OwnDir::kept(&target_dir.join("latlab-against"), Missing::Made).map_err(|e| {
-        format!(
-            "--against {rev}: {}: {e}",
-            target_dir.join("latlab-against").display()
-        )
-    })?;
+    let top = git(package_dir, &["rev-parse", "--show-toplevel"])?
+        .ok_or_else(|| format!("{} is not in a git work tree", package_dir.display()))?;
+    let within = package_dir
+        .strip_prefix(&top)
+        .map_err(|_| format!("{} is not under {top}", package_dir.display()))?;
+    let cache = OwnDir::kept(&target_dir.join("latlab-against"), Missing::Made)
+        .map_err(|e| format!("{}: {e}", target_dir.join("latlab-against").display()))?;
     let _held = cache
         .lock(Duration::from_secs(3600), || {
             latlab_front::say!(
@@ -121,7 +108,7 @@ fn revision_build(
                 cache.path().display()
             )
         })
-        .map_err(|e| format!("--against {rev}: {}: {e}", cache.path().display()))?;
+        .map_err(|e| format!("{}: {e}", cache.path().display()))?;
     let executables = built_or_cached(
         &cache,
         &commit,
@@ -129,8 +116,7 @@ fn revision_build(
         profile,
         &label,
         stop,
-    )
-    .map_err(|why| format!("--against {rev}: {why}"))?;
+    )?;
     Ok((executables, label))
 }
 

@@ -41,7 +41,8 @@ const MIN_ROUNDS: usize = 6;
 #[derive(Debug, Clone)]
 pub(crate) struct AgainstArgs {
     pub rev: String,
-    /// The interval's half-width at which a benchmark's sampling stops, as a share.
+    /// The interval's half-width and the layout floor together at which a benchmark's
+    /// sampling stops, as a share.
     pub precision: f64,
     /// The most time a benchmark is sampled.
     pub time: Duration,
@@ -137,16 +138,9 @@ pub(crate) fn run(
     args: &AgainstArgs,
     selected: &[Benchmark],
     outputs: Outputs<'_>,
-    cpus: &[usize],
     stop: &StopSignals,
 ) -> Result<i32, String> {
     let this = ThisBuild::find()?;
-    // Both sides' processes on one CPU, this process's (which they inherit): neither waits
-    // for the other to wake on another CPU, and neither runs on a core the other did not.
-    if let Some(&cpu) = cpus.last() {
-        let host: &dyn latlab_engine::Host = &latlab_engine::RealHost::default();
-        let _ = host.pin_to_cpu(cpu);
-    }
     let stopped = || stop.received();
     let other = build::other_build(
         &args.rev,

@@ -11,18 +11,19 @@
 //! a body can run a few per cent apart in them however long it is timed. So a benchmark is
 //! timed in rounds, each in a fresh pair of processes, and the floor is how far the pooled
 //! ratio can sit from the truth because of the pairs it happened to draw, read from how
-//! far the rounds' median ratios scatter ([`floor`]). It is measured on every comparison, for every benchmark; a verdict never
-//! calls a change that does not clear both the interval and the floor.
+//! far the rounds' median ratios scatter ([`floor`]). It is measured on every comparison,
+//! for every benchmark; a verdict never calls a change that does not clear both the
+//! interval and the floor.
 //!
 //! A burst that falls on both sides of a block (each side's slice of a pair more than
 //! [`BURST`] times that side's median slice) is counted and named in the verdict, and kept:
 //! the ratio of its block is as good as any, since both sides paid for it.
 
 use latlab_engine::stats::{MIN_SAMPLES_FOR_INTERVAL, median_ci_ranks, median_in_place};
-use latlab_report::stats::{normal_quantile, student_quantile};
+use latlab_report::stats::{mean_and_sd, normal_quantile, student_quantile};
 
 /// How much slower than its side's median a slice is to be part of a burst.
-pub(crate) const BURST: f64 = 1.25;
+const BURST: f64 = 1.25;
 
 /// One block's four slices, in nanoseconds, in the order they ran: A, B, B, A.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,17 +82,18 @@ impl Paired {
             .flat_map(|b| [(b.a[0], b.b[0]), (b.a[1], b.b[1])])
             .filter(|&(a, b)| a > BURST * slice_a && b > BURST * slice_b)
             .count();
-        let resolution = interval.map(|(lo, hi)| (hi - lo) / 2.0 / ratio);
-        Some(Paired {
+        let mut paired = Paired {
             blocks: blocks.len(),
             rounds: rounds.iter().filter(|r| !r.is_empty()).count(),
             ratio,
             interval,
-            floor: floor(rounds, resolution),
+            floor: None,
             slice_a,
             slice_b,
             bursts,
-        })
+        };
+        paired.floor = floor(rounds, paired.resolution());
+        Some(paired)
     }
 
     /// Half the interval's width, as a share of the ratio (0.004 for ±0.4%): a change of
@@ -153,9 +155,8 @@ fn floor(rounds: &[Vec<Block>], resolution: Option<f64>) -> Option<f64> {
         return None;
     }
     let k = medians.len() as f64;
-    let mean = medians.iter().sum::<f64>() / k;
-    let variance = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (k - 1.0);
-    let error = (std::f64::consts::FRAC_PI_2 * variance / k).sqrt();
+    let (_, sd) = mean_and_sd(&medians);
+    let error = sd * (std::f64::consts::FRAC_PI_2 / k).sqrt();
     let clustered = (student_quantile(0.975, k - 1.0) * error).exp_m1();
     Some((clustered - resolution?).max(0.0))
 }

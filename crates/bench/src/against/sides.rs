@@ -29,7 +29,8 @@ pub(crate) struct Side {
 pub(crate) enum NotServed {
     /// It failed or cannot be paired (a benchmark of several threads): why.
     Benchmark(String),
-    /// The side itself stopped answering: the comparison cannot go on.
+    /// The side itself stopped answering (it hung, flooded, ended or said what the
+    /// protocol does not): its processes are of no more use.
     Side(String),
 }
 

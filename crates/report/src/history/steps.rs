@@ -87,16 +87,14 @@ pub fn steps(logs: &[f64], options: HistoryOptions) -> Vec<Step> {
     if logs.len() < 2 * MIN_SEGMENT {
         return Vec::new();
     }
-    let scatter = scatter(logs).max(LEAST_SCATTER);
-    let cleaned = despiked(logs, scatter);
+    let Located { scatter, sums } = Located::of(logs);
     let penalty = PENALTY * scatter * scatter * (logs.len() as f64).ln();
-    let sums = Sums::of(&cleaned);
     let (mut changes, _) = optimal_partition(&sums, penalty);
     // Each change tested between its neighbours; a change dropped leaves its two
     // neighbours to test again, and no other.
     let test = |changes: &[usize], i: usize| {
         let start = if i == 0 { 0 } else { changes[i - 1] };
-        let end = changes.get(i + 1).copied().unwrap_or(cleaned.len());
+        let end = changes.get(i + 1).copied().unwrap_or(sums.len());
         welch(&sums, start, changes[i], end)
     };
     let mut tested: Vec<Step> = (0..changes.len()).map(|i| test(&changes, i)).collect();
@@ -121,9 +119,11 @@ pub fn steps(logs: &[f64], options: HistoryOptions) -> Vec<Step> {
     }
 }
 
-/// A series made ready for steps tested at runs named from outside it (a step of the
-/// machine's run, [`super::members`]): its runs despiked as for the search.
+/// A series made ready for steps: its scatter between runs, and its runs despiked, as the
+/// search takes them and as steps tested at runs named from outside it (a step of the
+/// machine's run, [`super::members`]) take them.
 pub struct Located {
+    scatter: f64,
     sums: Sums,
 }
 
@@ -131,6 +131,7 @@ impl Located {
     pub fn of(logs: &[f64]) -> Located {
         let scatter = scatter(logs).max(LEAST_SCATTER);
         Located {
+            scatter,
             sums: Sums::of(&despiked(logs, scatter)),
         }
     }
