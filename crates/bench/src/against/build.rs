@@ -162,10 +162,9 @@ fn cached(cache: &OwnDir, listed: &str) -> Option<Vec<(String, PathBuf)>> {
         .filter_map(|line| line.split_once('\t'))
         .map(|(name, path)| (name.to_string(), PathBuf::from(path)))
         .collect();
-    executables
-        .iter()
-        .all(|(_, path)| path.is_file())
-        .then_some(executables)
+    // An empty list is no build: one with no bench target is refused before it is kept.
+    let all_there = executables.iter().all(|(_, path)| path.is_file());
+    (all_there && !executables.is_empty()).then_some(executables)
 }
 
 fn supervision<'a>(
@@ -323,6 +322,38 @@ fn last_line(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The list of a build kept is read back only where it names executables that are all
+    /// still there: an empty list, one whose file is gone, or no list, builds again.
+    #[test]
+    fn a_kept_build_is_taken_only_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = OwnDir::kept(&dir.path().join("latlab-against"), Missing::Made).unwrap();
+        let exe = dir.path().join("lists-1f");
+        std::fs::write(&exe, "").unwrap();
+        let keep = |text: &str| {
+            (cache.replace(
+                "c-bench.txt",
+                text.as_bytes(),
+                latlab_doors::Durability::Synced,
+            ))
+            .unwrap()
+        };
+        assert!(cached(&cache, "c-bench.txt").is_none());
+        keep("");
+        assert!(cached(&cache, "c-bench.txt").is_none());
+        keep(&format!(
+            "lists\t{}\nold\t{}/gone\n",
+            exe.display(),
+            dir.path().display()
+        ));
+        assert!(cached(&cache, "c-bench.txt").is_none());
+        keep(&format!("lists\t{}\nno tab here\n", exe.display()));
+        assert_eq!(
+            cached(&cache, "c-bench.txt"),
+            Some(vec![("lists".into(), exe.clone())])
+        );
+    }
 
     #[test]
     fn cargos_messages_name_the_bench_executables_and_the_first_error() {

@@ -118,6 +118,14 @@ impl Paired {
         (self.resolution().zip(self.floor)).is_some_and(|(r, f)| r + f < precision)
     }
 
+    /// Whether the blocks' interval lies past no change while the verdict is the same: the
+    /// layout floor, and nothing else, kept it from a change (said on its line, never
+    /// silently).
+    pub fn inside_floor(&self) -> bool {
+        let past_no_change = self.interval.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+        past_no_change && self.verdict() == Verdict::Same
+    }
+
     /// What the comparison says: slower or faster only where the whole interval lies past
     /// the layout floor.
     pub fn verdict(&self) -> Verdict {
@@ -233,6 +241,16 @@ mod tests {
         let floor = paired.floor.unwrap();
         assert!(floor > 0.01 && floor < 0.03, "{paired:?}");
         assert_eq!(paired.verdict(), Verdict::Same, "{paired:?}");
+        // Pairs that all read this build slower, by 0% to 3%: the blocks' interval lies
+        // past no change, the floor keeps the verdict, and says it did.
+        let drawn = [1.03, 1.002, 1.028, 1.004, 1.001, 1.026];
+        let ratios: Vec<f64> = (0..60)
+            .map(|i| drawn[i / 10] * (1.0 + 0.0002 * (i % 3) as f64))
+            .collect();
+        let paired = Paired::of(&rounds(&ratios, 10)).unwrap();
+        assert!(paired.interval.unwrap().0 > 1.0, "{paired:?}");
+        assert_eq!(paired.verdict(), Verdict::Same, "{paired:?}");
+        assert!(paired.inside_floor(), "{paired:?}");
     }
 
     #[test]
@@ -248,6 +266,7 @@ mod tests {
         };
         let paired = Paired::of(&with_bursts).unwrap();
         assert_eq!(paired.bursts, 1, "{paired:?}");
+        assert!(!paired.inside_floor());
         assert_eq!(paired.ratio, 1.0);
         assert_eq!(paired.verdict(), Verdict::Same);
     }

@@ -20,6 +20,11 @@ pub(super) fn line(compared: &Compared, other: &str) -> String {
         |(lo, hi)| format!("[{}, {}]", percent(lo - 1.0), percent(hi - 1.0)),
     );
     let verdict = match (p.verdict(), p.could_hear()) {
+        (Verdict::Same, Some(d)) if p.inside_floor() => format!(
+            "same: the blocks' interval is past no change but inside the layout floor, which \
+             the pairs of processes make; would have caught ±{:.1}%",
+            100.0 * d
+        ),
         (Verdict::Same, Some(d)) => format!("same, would have caught ±{:.1}%", 100.0 * d),
         (Verdict::Same, None) => "same, too few blocks or rounds to hear a change".to_string(),
         (verdict, _) => verdict.word().to_string(),
@@ -93,6 +98,7 @@ pub(super) fn json(comparison: &Comparison, args: &AgainstArgs) -> serde_json::V
                 "verdict": p.verdict().word(),
                 "would_have_caught": p.could_hear(),
                 "layout_floor": p.floor,
+                "inside_layout_floor": p.inside_floor(),
                 "blocks": p.blocks,
                 "process_pairs": p.rounds,
                 "turns_per_slice": c.turns,

@@ -4,6 +4,7 @@
 
 use super::wire::{HELLO, SERVE_VARIABLE, hex, unhex};
 use latlab_doors::conversation::{Conversation, Refused};
+use latlab_doors::rules::Rule;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -97,18 +98,24 @@ impl Side {
             "turns",
             ANSWER_LIMIT + SLICE_GRACE,
         )?;
-        turns
-            .parse()
-            .map_err(|_| NotServed::Side(format!("{}: turns {turns:?} not understood", self.label)))
+        self.number("turns", &turns, Rule::Count)
+            .map(|turns| turns as u64)
     }
 
     /// Times `turns` turns of the benchmark; nanoseconds. `expected` is about how long
     /// that takes.
     pub fn slice(&mut self, turns: u64, expected: Duration) -> Result<f64, NotServed> {
         let ns = self.expect(&format!("slice {turns}"), "ns", 10 * expected + SLICE_GRACE)?;
-        (ns.parse::<f64>().ok())
-            .filter(|ns| ns.is_finite() && *ns > 0.0)
-            .ok_or_else(|| NotServed::Side(format!("{}: a slice of {ns:?} ns", self.label)))
+        self.number("a slice's ns", &ns, Rule::PositiveTime)
+    }
+
+    /// `text`, a number the other side said, held to `rule` (the rules every number latlab
+    /// reads obeys): not a number, NaN, 2^64 - 1 turns or a slice of a year end the side.
+    fn number(&self, field: &str, text: &str, rule: Rule) -> Result<f64, NotServed> {
+        let said = |why: String| NotServed::Side(format!("{}: {why}", self.label));
+        let value = (text.trim().parse::<f64>())
+            .map_err(|_| said(format!("{field} {text:.40?} is not a number")))?;
+        latlab_doors::rules::check(field, value, rule).map_err(said)
     }
 
     /// Leaves the benchmark.
@@ -127,5 +134,73 @@ impl Side {
             )));
         }
         Ok(rest.to_string())
+    }
+}
+
+/// The numbers another build says, against the rules: each hostile answer ends its side in
+/// one line, never a ratio made of it.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A side that greets, lists one benchmark, begins it, and answers every question after
+    /// with `answer`.
+    fn side(dir: &std::path::Path, answer: &str) -> Side {
+        let script = dir.join("side");
+        let text = format!(
+            "#!/bin/sh\necho '{HELLO}'\nread q; echo 'benchmarks {}'\nread q; echo ready\n\
+             while read q; do echo '{answer}'; done\n",
+            hex("sum")
+        );
+        std::fs::write(&script, text).unwrap();
+        let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&script, executable).unwrap();
+        let mut side = Side::start(&script, "the other build").unwrap();
+        assert_eq!(side.names, ["sum"]);
+        assert!(side.begin("sum").is_ok());
+        side
+    }
+
+    #[test]
+    fn nan_huge_and_garbage_numbers_end_the_side_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        for answer in [
+            "ns NaN",
+            "ns inf",
+            "ns -5",
+            "ns 0",
+            "ns 1e300",
+            "ns 1e-320",
+            "ns x",
+        ] {
+            let refused = side(dir.path(), answer).slice(1000, Duration::from_millis(5));
+            let Err(NotServed::Side(why)) = refused else {
+                panic!("{answer}: {:?}", refused.ok());
+            };
+            assert!(
+                why.starts_with("the other build: a slice's ns"),
+                "{answer}: {why}"
+            );
+            assert_eq!(why.lines().count(), 1);
+        }
+        for answer in [
+            "turns 18446744073709551615",
+            "turns 0",
+            "turns 1.5",
+            "turns -1",
+        ] {
+            let refused = side(dir.path(), answer).calibrate(5_000_000);
+            assert!(
+                matches!(refused, Err(NotServed::Side(_))),
+                "{answer}: {:?}",
+                refused.ok()
+            );
+        }
+        assert_eq!(
+            side(dir.path(), "turns 4096").calibrate(5_000_000).ok(),
+            Some(4096)
+        );
+        let ns = side(dir.path(), "ns 5000000").slice(4096, Duration::from_millis(5));
+        assert_eq!(ns.ok(), Some(5e6));
     }
 }
